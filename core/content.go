@@ -1,0 +1,268 @@
+package core
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Content block types.
+const (
+	BlockText       = "text"
+	BlockReasoning  = "reasoning"
+	BlockImage      = "image"
+	BlockToolCall   = "tool-call"
+	BlockToolResult = "tool-result"
+)
+
+// ContentBlock is one block of message or tool-result content: *TextBlock,
+// *ReasoningBlock, *ImageBlock, *ToolCallBlock, *ToolResultBlock, or
+// *UnknownBlock for a type prism does not know (kept verbatim, never dropped).
+type ContentBlock interface {
+	// BlockType returns the block's "type" discriminant.
+	BlockType() string
+	isContentBlock()
+}
+
+// TextBlock is plain text.
+type TextBlock struct {
+	Text string `json:"text"`
+}
+
+// ReasoningBlock is model reasoning text.
+type ReasoningBlock struct {
+	Text string `json:"text"`
+}
+
+// ImageBlock references an image held in an attachment store; tool results
+// never embed image bytes.
+type ImageBlock struct {
+	Attachment ImageAttachmentRef `json:"attachment"`
+}
+
+// ImageAttachmentRef identifies an attachment and describes its image.
+type ImageAttachmentRef struct {
+	AttachmentID       string          `json:"attachmentId"`
+	MediaType          string          `json:"mediaType"`
+	Bytes              int64           `json:"bytes"`
+	Width              int             `json:"width"`
+	Height             int             `json:"height"`
+	Name               string          `json:"name,omitempty"`
+	OriginalDimensions *ImageDimension `json:"originalDimensions,omitempty"`
+}
+
+// ImageDimension is a width and height in pixels.
+type ImageDimension struct {
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+// ToolCallBlock is one tool invocation requested by the model, with its raw
+// argument string exactly as the model produced it.
+type ToolCallBlock struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolResultBlock carries a tool's model-facing result inside a
+// ToolResultMessage.
+type ToolResultBlock struct {
+	ToolCallID string  `json:"toolCallId"`
+	Content    Content `json:"content"`
+	IsError    bool    `json:"isError"`
+}
+
+// UnknownBlock is a block of a type prism does not know; Raw is the whole
+// block's JSON, kept verbatim.
+type UnknownBlock struct {
+	Type string
+	Raw  json.RawMessage
+}
+
+// BlockType implements ContentBlock.
+func (*TextBlock) BlockType() string { return BlockText }
+
+// BlockType implements ContentBlock.
+func (*ReasoningBlock) BlockType() string { return BlockReasoning }
+
+// BlockType implements ContentBlock.
+func (*ImageBlock) BlockType() string { return BlockImage }
+
+// BlockType implements ContentBlock.
+func (*ToolCallBlock) BlockType() string { return BlockToolCall }
+
+// BlockType implements ContentBlock.
+func (*ToolResultBlock) BlockType() string { return BlockToolResult }
+
+// BlockType implements ContentBlock.
+func (b *UnknownBlock) BlockType() string { return b.Type }
+
+func (*TextBlock) isContentBlock()       {}
+func (*ReasoningBlock) isContentBlock()  {}
+func (*ImageBlock) isContentBlock()      {}
+func (*ToolCallBlock) isContentBlock()   {}
+func (*ToolResultBlock) isContentBlock() {}
+func (*UnknownBlock) isContentBlock()    {}
+
+// MarshalJSON writes {"type":"text","text":…}.
+func (b *TextBlock) MarshalJSON() ([]byte, error) {
+	return marshalTagged(BlockText, struct {
+		Text string `json:"text"`
+	}{b.Text})
+}
+
+// MarshalJSON writes {"type":"reasoning","text":…}.
+func (b *ReasoningBlock) MarshalJSON() ([]byte, error) {
+	return marshalTagged(BlockReasoning, struct {
+		Text string `json:"text"`
+	}{b.Text})
+}
+
+// MarshalJSON writes {"type":"image","attachment":…}.
+func (b *ImageBlock) MarshalJSON() ([]byte, error) {
+	type plain ImageBlock
+	return marshalTagged(BlockImage, (*plain)(b))
+}
+
+// MarshalJSON writes {"type":"tool-call","id":…,"name":…,"arguments":…}.
+func (b *ToolCallBlock) MarshalJSON() ([]byte, error) {
+	type plain ToolCallBlock
+	return marshalTagged(BlockToolCall, (*plain)(b))
+}
+
+// MarshalJSON writes {"type":"tool-result","toolCallId":…,"content":[…],"isError":…}.
+func (b *ToolResultBlock) MarshalJSON() ([]byte, error) {
+	type plain ToolResultBlock
+	p := *(*plain)(b)
+	if p.Content == nil {
+		p.Content = Content{}
+	}
+	return marshalTagged(BlockToolResult, &p)
+}
+
+// MarshalJSON writes the block's original JSON.
+func (b *UnknownBlock) MarshalJSON() ([]byte, error) { return b.Raw, nil }
+
+// marshalTagged writes {"type":tag, …fields of v}.
+func marshalTagged(tag string, v any) ([]byte, error) {
+	body, err := MarshalNoEscape(v)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(tag) + len(body) + 12)
+	buf.WriteString(`{"type":`)
+	t, _ := MarshalNoEscape(tag)
+	buf.Write(t)
+	if len(body) > 2 {
+		buf.WriteByte(',')
+		buf.Write(body[1:])
+	} else {
+		buf.WriteByte('}')
+	}
+	return buf.Bytes(), nil
+}
+
+// Content is an ordered list of content blocks. Its JSON form is an array of
+// type-tagged objects; unknown types decode to *UnknownBlock.
+type Content []ContentBlock
+
+// Text returns a content of one text block.
+func Text(s string) Content { return Content{&TextBlock{Text: s}} }
+
+// MarshalJSON writes the blocks as a JSON array ([] for nil).
+func (c Content) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	for i, b := range c {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if b == nil {
+			return nil, fmt.Errorf("content block %d is nil", i)
+		}
+		data, err := MarshalNoEscape(b)
+		if err != nil {
+			return nil, fmt.Errorf("content block %d: %w", i, err)
+		}
+		buf.Write(data)
+	}
+	buf.WriteByte(']')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON decodes an array of type-tagged blocks.
+func (c *Content) UnmarshalJSON(data []byte) error {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return fmt.Errorf("content: %w", err)
+	}
+	out := make(Content, 0, len(raws))
+	for i, raw := range raws {
+		b, err := DecodeBlock(raw)
+		if err != nil {
+			return fmt.Errorf("content block %d: %w", i, err)
+		}
+		out = append(out, b)
+	}
+	*c = out
+	return nil
+}
+
+// DecodeBlock decodes one type-tagged content block. A block of an unknown
+// type is returned as *UnknownBlock holding the raw JSON.
+func DecodeBlock(raw json.RawMessage) (ContentBlock, error) {
+	var head struct {
+		Type *string `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, err
+	}
+	if head.Type == nil {
+		return nil, fmt.Errorf(`block has no "type"`)
+	}
+	var b ContentBlock
+	switch *head.Type {
+	case BlockText:
+		b = new(TextBlock)
+	case BlockReasoning:
+		b = new(ReasoningBlock)
+	case BlockImage:
+		b = new(ImageBlock)
+	case BlockToolCall:
+		b = new(ToolCallBlock)
+	case BlockToolResult:
+		b = new(ToolResultBlock)
+	default:
+		return &UnknownBlock{Type: *head.Type, Raw: append(json.RawMessage(nil), raw...)}, nil
+	}
+	if err := json.Unmarshal(raw, b); err != nil {
+		return nil, fmt.Errorf("%s block: %w", *head.Type, err)
+	}
+	return b, nil
+}
+
+// PlainText joins the text of c the way dsh's web client flattens a result:
+// text blocks verbatim, any other block as indented JSON, joined by "\n".
+func (c Content) PlainText() string {
+	var sb strings.Builder
+	for i, b := range c {
+		if i > 0 {
+			sb.WriteByte('\n')
+		}
+		switch x := b.(type) {
+		case *TextBlock:
+			sb.WriteString(x.Text)
+		default:
+			data, err := json.MarshalIndent(b, "", "  ")
+			if err != nil {
+				sb.WriteString("[" + b.BlockType() + " content]")
+				continue
+			}
+			sb.Write(data)
+		}
+	}
+	return sb.String()
+}

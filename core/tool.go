@@ -1,0 +1,268 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"prism/core/jsonschema"
+)
+
+// Definition describes a typed tool. A is the argument type, decoded from
+// the model's JSON after it validated against Parameters; V is the canonical
+// value type, which must validate against Output.Schema.
+type Definition[A, V any] struct {
+	// Name is how the model calls the tool.
+	Name string
+	// Description is sent to the model.
+	Description string
+	// Parameters is dsh's parameter DSL as JSON text: a property map whose
+	// properties may carry "required": true, e.g.
+	//   {"title": {"type": "string", "required": true, "description": "Note title"}}
+	// Empty means no parameters ({}).
+	Parameters string
+	// Output declares the canonical value and its projections.
+	Output Output[A, V]
+	// Execute runs one accepted call and returns only its canonical value. It
+	// must observe ctx and return only after its own work has stopped.
+	Execute func(ctx context.Context, args A, run *Run) (V, error)
+	// IsConcurrencySafe reports whether a call may overlap with its siblings.
+	// Only true is parallel; nil, a panic or invalid arguments are exclusive.
+	IsConcurrencySafe func(args A) bool
+	// Timeout is the call's cooperative deadline (0 = none). It is never sent
+	// to the model.
+	Timeout time.Duration
+	// PresentCall presents the pending call; nil (or a nil view) is the
+	// generic card. It must be a pure function of args.
+	PresentCall func(args A) CallView
+	// PresentResult presents the completed call from the durable result; nil
+	// (or a nil view) keeps the pending title over the raw content.
+	PresentResult func(args A, result ToolResult) ResultView
+}
+
+// Output is a tool's canonical output contract.
+type Output[A, V any] struct {
+	// Schema is dsh's value-schema DSL as JSON text, enforced against every
+	// successful value (from the body or a post-execute replacement).
+	Schema string
+	// Render projects the validated value into model-facing content.
+	Render func(args A, value V) (Content, error)
+	// PresentationMeta projects UI-only metadata, persisted as
+	// tool/result.data.meta; computed only for top-level calls. Optional.
+	PresentationMeta func(args A, value V) (any, error)
+}
+
+// Tool is a registered tool with its types erased. Build one with Define.
+type Tool struct {
+	name        string
+	description string
+	params      *jsonschema.Schema
+	paramsJSON  json.RawMessage
+	output      *jsonschema.Schema
+	timeout     time.Duration
+	impl        toolImpl
+}
+
+// Name returns the tool's name.
+func (t *Tool) Name() string { return t.name }
+
+// Timeout returns the tool's cooperative deadline (0 = none).
+func (t *Tool) Timeout() time.Duration { return t.timeout }
+
+// Schema returns the model-visible projection of the tool.
+func (t *Tool) Schema() ToolSchema {
+	return ToolSchema{Name: t.name, Description: t.description, Parameters: t.paramsJSON}
+}
+
+// toolImpl is the typed half of a Tool.
+type toolImpl interface {
+	// decodeArgs validates the generic arguments and decodes them into A.
+	decodeArgs(exec *Execution) (any, error)
+	execute(ctx context.Context, args any, run *Run) (any, error)
+	// decodeValue decodes a lossless replacement value into V.
+	decodeValue(data json.RawMessage) (any, error)
+	render(args, value any) (Content, error)
+	meta(args, value any) (any, bool, error)
+	concurrencySafe(tree any) bool
+	presentCall(tree any) CallView
+	presentResult(tree any, r ToolResult) ResultView
+}
+
+// Define compiles a typed definition into a registrable Tool, refusing an
+// invalid definition with dsh's messages.
+func Define[A, V any](d Definition[A, V]) (*Tool, error) {
+	if d.Name == "" {
+		return nil, errors.New("tool name must be a non-empty string")
+	}
+	if d.Output.Render == nil {
+		return nil, fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", d.Name)
+	}
+	if d.Execute == nil {
+		return nil, fmt.Errorf("tool %q must declare execute", d.Name)
+	}
+	if d.Timeout < 0 {
+		return nil, fmt.Errorf("defineTool(%s): timeoutMs must be a positive finite number", d.Name)
+	}
+	dsl := strings.TrimSpace(d.Parameters)
+	if dsl == "" {
+		dsl = "{}"
+	}
+	params, err := jsonschema.CompileParameters([]byte(dsl))
+	if err != nil {
+		return nil, fmt.Errorf("tool %q parameters: %w", d.Name, err)
+	}
+	paramsJSON, err := params.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("tool %q parameters: %w", d.Name, err)
+	}
+	if strings.TrimSpace(d.Output.Schema) == "" {
+		return nil, fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", d.Name)
+	}
+	out, err := jsonschema.CompileValue([]byte(d.Output.Schema))
+	if err != nil {
+		return nil, fmt.Errorf("tool %q output: %w", d.Name, err)
+	}
+	return &Tool{
+		name:        d.Name,
+		description: d.Description,
+		params:      params,
+		paramsJSON:  paramsJSON,
+		output:      out,
+		timeout:     d.Timeout,
+		impl:        &typedTool[A, V]{def: d, params: params},
+	}, nil
+}
+
+// MustDefine is Define for package-level tool values; it panics on an
+// invalid definition.
+func MustDefine[A, V any](d Definition[A, V]) *Tool {
+	t, err := Define(d)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+type typedTool[A, V any] struct {
+	def    Definition[A, V]
+	params *jsonschema.Schema
+}
+
+// argsError is dsh's ToolArgsError.
+func argsError(violations []string) error {
+	return &Error{Name: "ToolArgsError", Code: CodeInvalidArgs,
+		Message: "invalid arguments: " + strings.Join(violations, "; ")}
+}
+
+func (t *typedTool[A, V]) decodeArgs(exec *Execution) (any, error) {
+	if v := t.params.Validate(exec.Arguments, ""); len(v) > 0 {
+		return nil, argsError(v)
+	}
+	a, err := decodeTyped[A](exec.Arguments, exec.RawArguments)
+	if err != nil {
+		return nil, argsError([]string{err.Error()})
+	}
+	return a, nil
+}
+
+// decodeTyped converts a validated generic tree into T, decoding the raw
+// text directly when it is the tree's source.
+func decodeTyped[T any](tree any, raw string) (T, error) {
+	var out T
+	data := []byte(raw)
+	if raw == "" || tree == nil {
+		var err error
+		if data, err = json.Marshal(tree); err != nil {
+			return out, err
+		}
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+func (t *typedTool[A, V]) execute(ctx context.Context, args any, run *Run) (any, error) {
+	return t.def.Execute(ctx, args.(A), run)
+}
+
+func (t *typedTool[A, V]) decodeValue(data json.RawMessage) (any, error) {
+	var v V
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (t *typedTool[A, V]) render(args, value any) (Content, error) {
+	return t.def.Output.Render(args.(A), value.(V))
+}
+
+func (t *typedTool[A, V]) meta(args, value any) (any, bool, error) {
+	if t.def.Output.PresentationMeta == nil {
+		return nil, false, nil
+	}
+	m, err := t.def.Output.PresentationMeta(args.(A), value.(V))
+	return m, true, err
+}
+
+// softArgs validates and decodes arguments for a pure classifier or
+// presenter; invalid (for example obsolete, logged) arguments give ok=false.
+func (t *typedTool[A, V]) softArgs(tree any) (a A, ok bool) {
+	if len(t.params.Validate(tree, "")) > 0 {
+		return a, false
+	}
+	a, err := decodeTyped[A](tree, "")
+	return a, err == nil
+}
+
+func (t *typedTool[A, V]) concurrencySafe(tree any) (safe bool) {
+	if t.def.IsConcurrencySafe == nil {
+		return false
+	}
+	a, ok := t.softArgs(tree)
+	if !ok {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			safe = false
+		}
+	}()
+	return t.def.IsConcurrencySafe(a)
+}
+
+func (t *typedTool[A, V]) presentCall(tree any) (v CallView) {
+	if t.def.PresentCall == nil {
+		return nil
+	}
+	a, ok := t.softArgs(tree)
+	if !ok {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			v = nil
+		}
+	}()
+	return t.def.PresentCall(a)
+}
+
+func (t *typedTool[A, V]) presentResult(tree any, r ToolResult) (v ResultView) {
+	if t.def.PresentResult == nil {
+		return nil
+	}
+	a, ok := t.softArgs(tree)
+	if !ok {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			v = nil
+		}
+	}()
+	return t.def.PresentResult(a, r)
+}

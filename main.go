@@ -1,0 +1,87 @@
+// Command prism runs an AI agent's tool core and shows, live in the browser,
+// what the agent does: each tool call is a card that appears pending when the
+// model asks for it and completes when its result is committed.
+//
+// Usage:
+//
+//	prism [serve] [flags]          serve the dashboard (default 127.0.0.1:8080, ./prism.db)
+//	prism exec TOOL 'RAW-ARGS'     run one tool call and print every projection as JSON
+//	prism import [--db PATH] FILE… import prism JSONL, dsh session.jsonl(.zstd) or a dsh export .zip
+//	prism export [--db PATH] ID    write a session as JSONL to stdout
+//	prism watch [--db PATH] [DIR]  tail a dsh sessions directory into the store
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one prism subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands lists the subcommands; "serve" is the default.
+func commands() []command {
+	return []command{
+		{"serve", "serve the dashboard", runServe},
+		{"exec", "run one tool call and print its projections", runExec},
+		{"import", "import session logs", runImport},
+		{"export", "export a session as JSONL", runExport},
+		{"watch", "tail a dsh sessions directory", runWatch},
+	}
+}
+
+// errUsage marks a command-line mistake (exit status 2).
+var errUsage = errors.New("usage")
+
+// exitError carries a specific exit status without printing more.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches args to a subcommand and returns the process exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	name := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		name, args = args[0], args[1:]
+	}
+	for _, c := range commands() {
+		if c.name != name {
+			continue
+		}
+		err := c.run(ctx, args, stdout, stderr)
+		var ee exitError
+		switch {
+		case err == nil:
+			return 0
+		case errors.As(err, &ee):
+			return ee.code
+		case errors.Is(err, errUsage):
+			fmt.Fprintf(stderr, "prism %s: %v\n", name, err)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "prism %s: %v\n", name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "prism: unknown command %q\n\ncommands:\n", name)
+	for _, c := range commands() {
+		fmt.Fprintf(stderr, "  %-8s %s\n", c.name, c.summary)
+	}
+	return 2
+}
