@@ -118,6 +118,9 @@ func checkNumbers(data []byte) error {
 			if err != nil || math.IsInf(f, 0) {
 				return fmt.Errorf("%w: number %s is out of range", ErrNotLossless, tok)
 			}
+			if f == 0 && math.Signbit(f) {
+				return fmt.Errorf("%w: negative zero", ErrNotLossless)
+			}
 		}
 	}
 	return nil
