@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 )
 
 // ErrNotLossless reports a value that JSON cannot carry exactly: NaN, ±Inf,
@@ -224,11 +225,29 @@ func losslessTree(v any, depth int) bool {
 // MarshalNoEscape encodes v like json.Marshal but without escaping <, > and
 // & — the way JavaScript's JSON.stringify writes them.
 func MarshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := encoders.Get().(*encoder)
+	defer func() {
+		if e.buf.Cap() <= 64<<10 { // don't keep huge buffers alive
+			encoders.Put(e)
+		}
+	}()
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+	out := e.buf.Bytes()
+	return bytes.Clone(out[:len(out)-1]), nil // drop Encode's newline
 }
+
+// encoder is a reusable JSON encoder that does not escape HTML.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := new(encoder)
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -107,14 +108,18 @@ type Pending struct {
 	reg    *Registry
 	hooks  hooks
 	caller context.Context // the caller's cancellation
-	exec   *Execution
-	run    *Run
+	exec   *Execution      // points at execution
+	run    *Run            // points at runCtx
+
+	execution Execution
+	runCtx    Run
 	stage  stage
 	result Result
 	// bodyInvoked records whether the tool body started.
 	bodyInvoked bool
-	// canonical holds results the registry normalized for this call.
-	canonical map[Result]bool
+	// canonical holds results the registry built or normalized for this
+	// call; anything else returned by middleware is re-normalized.
+	canonical []Result
 	final     Result
 }
 
@@ -133,8 +138,8 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 // the pre-execute middleware, approval, and guards. ctx is the caller's
 // cancellation for the whole call.
 func (r *Registry) Prepare(ctx context.Context, call Call) *Pending {
-	p := &Pending{reg: r, hooks: r.snapshot(), caller: ctx, canonical: map[Result]bool{}}
-	exec := &Execution{
+	p := &Pending{reg: r, hooks: r.snapshot(), caller: ctx}
+	p.execution = Execution{
 		CallID:       call.CallID,
 		RootCallID:   call.RootCallID,
 		Name:         call.Name,
@@ -143,11 +148,13 @@ func (r *Registry) Prepare(ctx context.Context, call Call) *Pending {
 		Cwd:          call.Cwd,
 		Parent:       call.Parent,
 	}
+	exec := &p.execution
 	if exec.RootCallID == "" {
 		exec.RootCallID = exec.CallID
 	}
 	p.exec = exec
-	p.run = &Run{Execution: exec, emit: call.Emit}
+	p.runCtx.Execution, p.runCtx.emit = exec, call.Emit
+	p.run = &p.runCtx
 	args := call.Arguments
 	if args == nil {
 		args = ParseArguments(call.RawArguments)
@@ -192,6 +199,9 @@ func (r *Registry) Prepare(ctx context.Context, call Call) *Pending {
 // approver, returning an allow or deny decision.
 func (p *Pending) decide(ctx context.Context) (d PreDecision, approvalCancelled bool, err error) {
 	hs := p.hooks.pre
+	if len(hs) == 0 && p.hooks.approver == nil {
+		return Allow(), false, nil
+	}
 	var next func(i int) (PreDecision, error)
 	next = func(i int) (PreDecision, error) {
 		if i == len(hs) {
@@ -324,10 +334,15 @@ func (p *Pending) Dispatch(ctx context.Context) {
 // cancellation into the wrapper's context, re-resolve the tool, run the
 // body under the tool's timeout and build the success result.
 func (p *Pending) dispatchBody(wrapperCtx context.Context) Result {
-	ctx, cancel := context.WithCancel(wrapperCtx)
-	defer cancel()
-	stop := context.AfterFunc(p.caller, cancel)
-	defer stop()
+	ctx := wrapperCtx
+	if ctx != p.caller {
+		// A middleware replaced the context: fuse the caller's cancellation
+		// back in so it can never be detached from the body.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(wrapperCtx)
+		defer cancel()
+		defer context.AfterFunc(p.caller, cancel)()
+	}
 	if ctx.Err() != nil {
 		return p.mark(abortedBeforeDispatch(nil))
 	}
@@ -434,7 +449,7 @@ func (p *Pending) success(tool *Tool, args, value any, raw json.RawMessage) (*Su
 	if _, concludes := p.run.takeDeferred(); concludes {
 		s.ConcludesTurn = true
 	}
-	p.canonical[s] = true
+	p.canonical = append(p.canonical, s)
 	return s, nil
 }
 
@@ -455,7 +470,7 @@ func snapshotValue(v any) (json.RawMessage, error) {
 // unchanged, re-wraps a middleware-authored failure, and re-validates and
 // re-renders a middleware-authored success from its value.
 func (p *Pending) normalize(r Result) (Result, error) {
-	if p.canonical[r] {
+	if slices.Contains(p.canonical, r) {
 		return r, nil
 	}
 	switch x := r.(type) {
@@ -483,7 +498,7 @@ func (p *Pending) normalize(r Result) (Result, error) {
 }
 
 func (p *Pending) mark(r Result) Result {
-	p.canonical[r] = true
+	p.canonical = append(p.canonical, r)
 	return r
 }
 

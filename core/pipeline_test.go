@@ -183,44 +183,44 @@ func TestPipelineFailureCatalog(t *testing.T) {
 			want: noPost(fail("policy store offline", nil)),
 		},
 		{
-			name: "ask without an approver",
-			call: core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
+			name:  "ask without an approver",
+			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
 			setup: askSetup(nil, ""),
 			want:  fail(`tool "note" requires approval (not yet supported)`, nil),
 		},
 		{
-			name: "ask with a reason and no approver",
-			call: core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
+			name:  "ask with a reason and no approver",
+			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
 			setup: askSetup(nil, "writes are reviewed"),
 			want:  fail("writes are reviewed", nil),
 		},
 		{
-			name: "ask without an agent",
-			call: core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
+			name:  "ask without an agent",
+			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
 			setup: askSetup(approve(core.ApprovalAllowedOnce), ""),
 			want:  fail(`tool "note" requires approval, but the call has no agent to route it through`, nil),
 		},
 		{
-			name: "approval granted",
-			call: core.Call{Name: "note", RawArguments: `{"title":"Demo"}`, SessionID: "s1"},
+			name:  "approval granted",
+			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`, SessionID: "s1"},
 			setup: askSetup(approve(core.ApprovalAllowedOnce), ""),
 			want:  outcome{Text: noteText, Value: noteValue, Meta: noteMetaJ, Posted: true},
 		},
 		{
-			name: "approval rejected",
-			call: core.Call{Name: "note", RawArguments: `{"title":"Demo"}`, SessionID: "s1"},
+			name:  "approval rejected",
+			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`, SessionID: "s1"},
 			setup: askSetup(approve(core.ApprovalRejected), ""),
 			want:  fail(`the user rejected tool "note"`, nil),
 		},
 		{
-			name: "approval cancelled while the caller is not",
-			call: core.Call{Name: "note", RawArguments: `{"title":"Demo"}`, SessionID: "s1"},
+			name:  "approval cancelled while the caller is not",
+			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`, SessionID: "s1"},
 			setup: askSetup(approve(core.ApprovalCancelled), ""),
 			want:  fail(`approval for tool "note" was cancelled`, nil),
 		},
 		{
-			name: "approval unavailable",
-			call: core.Call{Name: "note", RawArguments: `{"title":"Demo"}`, SessionID: "s1"},
+			name:  "approval unavailable",
+			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`, SessionID: "s1"},
 			setup: askSetup(approve(core.ApprovalUnavailable), ""),
 			want:  fail(`tool "note" requires approval, but no approval channel is available`, nil),
 		},
@@ -253,8 +253,8 @@ func TestPipelineFailureCatalog(t *testing.T) {
 			want: fail("tool call aborted before dispatch", info("AbortError", "ABORTED_BEFORE_DISPATCH")),
 		},
 		{
-			name: "caller cancelled while the body runs",
-			call: core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
+			name:  "caller cancelled while the body runs",
+			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
 			setup: func(t *testing.T, reg *core.Registry, cancel context.CancelFunc) { cancelCaller = cancel },
 			tool: func(ctx context.Context, a noteArgs, _ *core.Run) (note, error) {
 				cancelCaller()
@@ -264,8 +264,8 @@ func TestPipelineFailureCatalog(t *testing.T) {
 			want: fail("tool call aborted", info("AbortError", "ABORTED")),
 		},
 		{
-			name: "a tool failure is kept when the caller cancels",
-			call: core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
+			name:  "a tool failure is kept when the caller cancels",
+			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
 			setup: func(t *testing.T, reg *core.Registry, cancel context.CancelFunc) { cancelCaller = cancel },
 			tool: func(ctx context.Context, a noteArgs, _ *core.Run) (note, error) {
 				cancelCaller()
@@ -285,8 +285,8 @@ func TestPipelineFailureCatalog(t *testing.T) {
 			want: noPost(fail("rate limiter broken", nil)),
 		},
 		{
-			name: "post-execute block",
-			call: core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
+			name:  "post-execute block",
+			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
 			setup: postSetup(core.Block(core.Content{&core.TextBlock{Text: "no"}, &core.ReasoningBlock{Text: "why"}})),
 			want:  outcome{IsError: true, Text: "no", Message: "no\n[reasoning content]", Posted: true},
 		},
@@ -304,8 +304,8 @@ func TestPipelineFailureCatalog(t *testing.T) {
 			want: fail("tools/post-execute accept decision cannot replace both value and content", nil),
 		},
 		{
-			name: "post-execute value replacement on a failure",
-			call: core.Call{Name: "nope", RawArguments: `{}`},
+			name:  "post-execute value replacement on a failure",
+			call:  core.Call{Name: "nope", RawArguments: `{}`},
 			setup: postSetup(core.AcceptValue(note{Title: "y", Lines: []string{}})),
 			want:  fail("tools/post-execute cannot replace the value of a failed result", nil),
 		},
@@ -327,8 +327,8 @@ func TestPipelineFailureCatalog(t *testing.T) {
 			want: fail("hook exited 2", info("HookError", "HOOK_FAILED")),
 		},
 		{
-			name: "result not lossless at materialization",
-			call: core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
+			name:  "result not lossless at materialization",
+			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
 			setup: postSetup(core.AcceptContent(core.Content{&core.UnknownBlock{Type: "x", Raw: json.RawMessage(`{"type":"x","n":-0}`)}})),
 			want:  fail("tool result must be losslessly JSON-serializable", nil),
 		},

@@ -1,0 +1,24 @@
+# syntax=docker/dockerfile:1
+# Multi-stage build of the same binary `make build` produces: cgo for SQLite,
+# linked statically, run as a non-root user with the database on /data.
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+COPY . .
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    go generate ./... && \
+    CGO_ENABLED=1 go build -trimpath \
+      -tags "osusergo,netgo,sqlite_omit_load_extension" \
+      -ldflags "-s -w -extldflags '-static'" \
+      -o /out/prism .
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/prism /prism
+VOLUME /data
+# Inside a container the listener must accept the published port; outside
+# one, prism binds 127.0.0.1 by default.
+ENV PRISM_DB=/data/prism.db PRISM_ADDR=0.0.0.0:8080
+EXPOSE 8080
+USER nonroot:nonroot
+ENTRYPOINT ["/prism"]
