@@ -1,6 +1,9 @@
 package jsonschema
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // unsupportedKeyword is the tail of the unknown-keyword violation.
 const unsupportedKeyword = " is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)"
@@ -95,7 +98,7 @@ func sameScalar(a, b *node) bool {
 type checkTask struct {
 	op    uint8 // opEnter, opOneOfTail, opObjectTail
 	n     *node
-	path  string
+	path  *spath
 	props *node // opObjectTail: the node's properties value, or nil when absent
 }
 
@@ -110,7 +113,7 @@ const (
 // acyclic, so dsh's "is circular" violation cannot occur.
 func checkSchema(root *node, rootPath string) []string {
 	var violations []string
-	tasks := []checkTask{{op: opEnter, n: root, path: rootPath}}
+	tasks := []checkTask{{op: opEnter, n: root, path: &spath{name: rootPath}}}
 	for len(tasks) > 0 {
 		task := tasks[len(tasks)-1]
 		tasks = tasks[:len(tasks)-1]
@@ -119,7 +122,7 @@ func checkSchema(root *node, rootPath string) []string {
 		case opOneOfTail:
 			for _, k := range oneOfSiblings {
 				if task.n.has(k) {
-					violations = append(violations, path+"."+k+" is not supported beside oneOf")
+					violations = append(violations, path.String()+"."+k+" is not supported beside oneOf")
 				}
 			}
 			continue
@@ -130,7 +133,7 @@ func checkSchema(root *node, rootPath string) []string {
 
 		n := task.n
 		if n.kind != kindObject {
-			violations = append(violations, path+" must be a schema object")
+			violations = append(violations, path.String()+" must be a schema object")
 			continue
 		}
 		for i, k := range n.keys {
@@ -139,29 +142,29 @@ func checkSchema(root *node, rootPath string) []string {
 			}
 			if isAnnotationKeyword(k) {
 				if !n.vals[i].isLossless() {
-					violations = append(violations, path+"."+k+" annotation must be lossless JSON data")
+					violations = append(violations, path.String()+"."+k+" annotation must be lossless JSON data")
 				}
 				continue
 			}
-			violations = append(violations, path+"."+k+unsupportedKeyword)
+			violations = append(violations, path.String()+"."+k+unsupportedKeyword)
 		}
 		if d, ok := n.get("description"); ok && d.kind != kindString {
-			violations = append(violations, path+".description must be a string")
+			violations = append(violations, path.String()+".description must be a string")
 		}
 		if t, ok := n.get("title"); ok && t.kind != kindString {
-			violations = append(violations, path+".title must be a string")
+			violations = append(violations, path.String()+".title must be a string")
 		}
 
 		typ, hasType := n.get("type")
 		oneOf, hasOneOf := n.get("oneOf")
 		if hasType && hasOneOf {
-			violations = append(violations, path+" cannot declare both type and oneOf")
+			violations = append(violations, path.String()+" cannot declare both type and oneOf")
 			continue
 		}
 		if !hasType && !hasOneOf {
 			for _, k := range oneOfSiblings {
 				if n.has(k) {
-					violations = append(violations, path+"."+k+" requires type or oneOf")
+					violations = append(violations, path.String()+"."+k+" requires type or oneOf")
 				}
 			}
 			continue
@@ -170,10 +173,10 @@ func checkSchema(root *node, rootPath string) []string {
 		if hasOneOf {
 			tasks = append(tasks, checkTask{op: opOneOfTail, n: n, path: path})
 			if oneOf.kind != kindArray || len(oneOf.items) < 2 {
-				violations = append(violations, path+".oneOf must be an array of at least two schemas")
+				violations = append(violations, path.String()+".oneOf must be an array of at least two schemas")
 			} else {
 				for i := len(oneOf.items) - 1; i >= 0; i-- {
-					tasks = append(tasks, checkTask{op: opEnter, n: oneOf.items[i], path: path + ".oneOf[" + itoa(i) + "]"})
+					tasks = append(tasks, checkTask{op: opEnter, n: oneOf.items[i], path: &spath{parent: path, kind: segOneOf, idx: i}})
 				}
 			}
 			continue
@@ -185,9 +188,9 @@ func checkSchema(root *node, rootPath string) []string {
 		}
 		if st == tAny {
 			if typ.kind == kindArray {
-				violations = append(violations, path+".type must be a single type string (type arrays are not supported)")
+				violations = append(violations, path.String()+".type must be a single type string (type arrays are not supported)")
 			} else {
-				violations = append(violations, path+".type must be one of "+strings.Join(schemaTypes[:], "/"))
+				violations = append(violations, path.String()+".type must be one of "+strings.Join(schemaTypes[:], "/"))
 			}
 			continue
 		}
@@ -203,7 +206,7 @@ func checkSchema(root *node, rootPath string) []string {
 				allowed = isScalarType(st)
 			}
 			if !allowed && n.has(k) {
-				violations = append(violations, path+"."+k+` is not supported on type "`+name+`"`)
+				violations = append(violations, path.String()+"."+k+` is not supported on type "`+name+`"`)
 			}
 		}
 
@@ -213,16 +216,16 @@ func checkSchema(root *node, rootPath string) []string {
 			tasks = append(tasks, checkTask{op: opObjectTail, n: n, path: path, props: props})
 			if hasProps {
 				if props.kind != kindObject {
-					violations = append(violations, path+".properties must be an object of schemas")
+					violations = append(violations, path.String()+".properties must be an object of schemas")
 				} else {
 					for i := len(props.keys) - 1; i >= 0; i-- {
-						tasks = append(tasks, checkTask{op: opEnter, n: props.vals[i], path: path + ".properties." + props.keys[i]})
+						tasks = append(tasks, checkTask{op: opEnter, n: props.vals[i], path: &spath{parent: path, kind: segProperties, name: props.keys[i]}})
 					}
 				}
 			}
 		case st == tArray:
 			if items, ok := n.get("items"); ok {
-				tasks = append(tasks, checkTask{op: opEnter, n: items, path: path + ".items"})
+				tasks = append(tasks, checkTask{op: opEnter, n: items, path: &spath{parent: path, kind: segItems}})
 			}
 		default:
 			enum, hasEnum := n.get("enum")
@@ -236,13 +239,13 @@ func checkSchema(root *node, rootPath string) []string {
 				}
 			}
 			if hasEnum && !enumValid {
-				violations = append(violations, path+".enum must be a non-empty array of "+name+" values")
+				violations = append(violations, path.String()+".enum must be a non-empty array of "+name+" values")
 			}
 			if c, hasConst := n.get("const"); hasConst {
 				if !scalarMatches(st, c) {
-					violations = append(violations, path+".const must be a "+name+" value")
+					violations = append(violations, path.String()+".const must be a "+name+" value")
 				} else if enumValid && !enumIncludes(enum, c) {
-					violations = append(violations, path+".const must be one of "+path+".enum when both are declared")
+					violations = append(violations, path.String()+".const must be one of "+path.String()+".enum when both are declared")
 				}
 			}
 		}
@@ -262,7 +265,7 @@ func enumIncludes(enum, v *node) bool {
 
 // checkObjectTail checks an object node's required and additionalProperties
 // after its property schemas have been visited.
-func checkObjectTail(n *node, path string, props *node, violations []string) []string {
+func checkObjectTail(n *node, path *spath, props *node, violations []string) []string {
 	if req, ok := n.get("required"); ok {
 		valid := req.kind == kindArray
 		if valid {
@@ -274,17 +277,67 @@ func checkObjectTail(n *node, path string, props *node, violations []string) []s
 			}
 		}
 		if !valid {
-			violations = append(violations, path+".required must be an array of strings")
+			violations = append(violations, path.String()+".required must be an array of strings")
 		} else {
 			for _, e := range req.items {
 				if props == nil || props.kind != kindObject || !props.has(e.str) {
-					violations = append(violations, path+`.required names "`+e.str+`" which is not in properties`)
+					violations = append(violations, path.String()+`.required names "`+e.str+`" which is not in properties`)
 				}
 			}
 		}
 	}
 	if ap, ok := n.get("additionalProperties"); ok && ap.kind != kindBool {
-		violations = append(violations, path+".additionalProperties must be a boolean")
+		violations = append(violations, path.String()+".additionalProperties must be a boolean")
 	}
 	return violations
+}
+
+// spath is a schema path built lazily: a chain of segments that is turned
+// into text only when a violation is reported, so deep schemas cost linear
+// time.
+type spath struct {
+	parent *spath
+	kind   uint8  // segRoot, segItems, segOneOf, segProperties, segDot
+	name   string // root label, or property key
+	idx    int    // oneOf branch index
+}
+
+const (
+	segRoot uint8 = iota
+	segItems
+	segOneOf
+	segProperties
+	segDot // ".name", used by the DSL compiler
+)
+
+// String returns the path text, e.g. "schema.properties.a.oneOf[1].items".
+func (p *spath) String() string {
+	if p.parent == nil {
+		return p.name
+	}
+	var chain []*spath
+	for q := p; q != nil; q = q.parent {
+		chain = append(chain, q)
+	}
+	var b strings.Builder
+	for i := len(chain) - 1; i >= 0; i-- {
+		q := chain[i]
+		switch q.kind {
+		case segRoot:
+			b.WriteString(q.name)
+		case segItems:
+			b.WriteString(".items")
+		case segOneOf:
+			b.WriteString(".oneOf[")
+			b.WriteString(strconv.Itoa(q.idx))
+			b.WriteByte(']')
+		case segProperties:
+			b.WriteString(".properties.")
+			b.WriteString(q.name)
+		case segDot:
+			b.WriteByte('.')
+			b.WriteString(q.name)
+		}
+	}
+	return b.String()
 }

@@ -29,7 +29,7 @@ func CompileParameters(dsl []byte) (*Schema, error) {
 	root := &node{kind: kindObject}
 	root.keys = append(root.keys, "type")
 	root.vals = append(root.vals, &node{kind: kindString, str: "object"})
-	if err := compileDSL(dslTask{op: dslPropertyMap, in: spec, path: "parameters", obj: root}); err != nil {
+	if err := compileDSL(dslTask{op: dslPropertyMap, in: spec, path: &spath{name: "parameters"}, obj: root}); err != nil {
 		return nil, err
 	}
 	return compileChecked(root)
@@ -48,7 +48,7 @@ func CompileValue(dsl []byte) (*Schema, error) {
 		return nil, &SyntaxError{Err: err}
 	}
 	var root *node
-	if err := compileDSL(dslTask{op: dslValue, in: spec, path: "schema", dst: &root}); err != nil {
+	if err := compileDSL(dslTask{op: dslValue, in: spec, path: &spath{name: "schema"}, dst: &root}); err != nil {
 		return nil, err
 	}
 	return compileChecked(root)
@@ -67,7 +67,7 @@ const (
 type dslTask struct {
 	op            uint8
 	in            *node
-	path          string
+	path          *spath
 	allowRequired bool   // dslValue: the node is a property and may carry required
 	dst           **node // dslValue: where the compiled node goes
 	obj           *node  // dslPropertyMap, dslPropertyMapTail: the object node being built
@@ -95,11 +95,11 @@ func compileDSL(initial dslTask) error {
 			continue
 		case dslProperty:
 			if t.in.kind != kindObject {
-				return dslError(t.path + " must be a value schema object")
+				return dslError(t.path.String() + " must be a value schema object")
 			}
 			if r, ok := t.in.get("required"); ok {
 				if r.kind != kindBool || !r.b {
-					return dslError(t.path + ".required must be true when present")
+					return dslError(t.path.String() + ".required must be true when present")
 				}
 				*t.required = append(*t.required, t.key)
 			}
@@ -107,7 +107,7 @@ func compileDSL(initial dslTask) error {
 			continue
 		case dslPropertyMap:
 			if t.in.kind != kindObject {
-				return dslError(t.path + " must be an object of value schemas")
+				return dslError(t.path.String() + " must be an object of value schemas")
 			}
 			props := &node{kind: kindObject, keys: make([]string, len(t.in.keys)), vals: make([]*node, len(t.in.keys))}
 			copy(props.keys, t.in.keys)
@@ -118,7 +118,7 @@ func compileDSL(initial dslTask) error {
 				tasks = append(tasks, dslTask{
 					op:       dslProperty,
 					in:       t.in.vals[i],
-					path:     t.path + "." + t.in.keys[i],
+					path:     &spath{parent: t.path, kind: segDot, name: t.in.keys[i]},
 					key:      t.in.keys[i],
 					dst:      &props.vals[i],
 					required: required,
@@ -129,7 +129,7 @@ func compileDSL(initial dslTask) error {
 
 		in, path := t.in, t.path
 		if in.kind != kindObject {
-			return dslError(path + " must be a value schema object")
+			return dslError(path.String() + " must be a value schema object")
 		}
 		out := &node{kind: kindObject}
 		*t.dst = out
@@ -139,16 +139,16 @@ func compileDSL(initial dslTask) error {
 				return err
 			}
 			if in.has("type") {
-				return dslError(path + " cannot declare both type and oneOf")
+				return dslError(path.String() + " cannot declare both type and oneOf")
 			}
 			if oneOf.kind != kindArray {
-				return dslError(path + ".oneOf must be an array of at least two value schemas")
+				return dslError(path.String() + ".oneOf must be an array of at least two value schemas")
 			}
 			branches := &node{kind: kindArray, items: make([]*node, len(oneOf.items))}
 			addMember(out, "oneOf", branches)
 			copyAnnotations(in, out)
 			for i := len(oneOf.items) - 1; i >= 0; i-- {
-				tasks = append(tasks, dslTask{op: dslValue, in: oneOf.items[i], path: path + ".oneOf[" + itoa(i) + "]", dst: &branches.items[i]})
+				tasks = append(tasks, dslTask{op: dslValue, in: oneOf.items[i], path: &spath{parent: path, kind: segOneOf, idx: i}, dst: &branches.items[i]})
 			}
 			finishObject(out)
 			continue
@@ -170,13 +170,13 @@ func compileDSL(initial dslTask) error {
 			}
 			ap, ok := in.get("additionalProperties")
 			if !ok || ap.kind != kindBool {
-				return dslError(path + ".additionalProperties must be explicitly true or false")
+				return dslError(path.String() + ".additionalProperties must be explicitly true or false")
 			}
 			addMember(out, "type", &node{kind: kindString, str: "object"})
 			copyAnnotations(in, out)
 			addMember(out, "additionalProperties", ap)
 			if props, ok := in.get("properties"); ok {
-				tasks = append(tasks, dslTask{op: dslPropertyMap, in: props, path: path + ".properties", obj: out})
+				tasks = append(tasks, dslTask{op: dslPropertyMap, in: props, path: &spath{parent: path, kind: segDot, name: "properties"}, obj: out})
 			}
 		case "array":
 			if err := authorKeys(in, path, t.allowRequired, "type", "items"); err != nil {
@@ -187,7 +187,7 @@ func compileDSL(initial dslTask) error {
 			if items, ok := in.get("items"); ok {
 				// The items slot is filled when the task runs; reserve its position now.
 				addMember(out, "items", nil)
-				tasks = append(tasks, dslTask{op: dslValue, in: items, path: path + ".items", dst: &out.vals[len(out.vals)-1]})
+				tasks = append(tasks, dslTask{op: dslValue, in: items, path: &spath{parent: path, kind: segItems}, dst: &out.vals[len(out.vals)-1]})
 			}
 		case "string", "number", "integer", "boolean", "null":
 			if err := authorKeys(in, path, t.allowRequired, "type", "enum", "const"); err != nil {
@@ -197,7 +197,7 @@ func compileDSL(initial dslTask) error {
 			copyAnnotations(in, out)
 			if enum, ok := in.get("enum"); ok {
 				if enum.kind != kindArray {
-					return dslError(path + ".enum must be a non-empty array of scalar values")
+					return dslError(path.String() + ".enum must be a non-empty array of scalar values")
 				}
 				addMember(out, "enum", enum)
 			}
@@ -205,7 +205,7 @@ func compileDSL(initial dslTask) error {
 				addMember(out, "const", c)
 			}
 		default:
-			return dslError(path + ".type must be string/number/integer/boolean/null/array/object/json, or use oneOf")
+			return dslError(path.String() + ".type must be string/number/integer/boolean/null/array/object/json, or use oneOf")
 		}
 		finishObject(out)
 	}
@@ -214,7 +214,7 @@ func compileDSL(initial dslTask) error {
 
 // authorKeys rejects keys outside one DSL node's vocabulary: the annotations,
 // required when the node is a property, and the variant's own keys.
-func authorKeys(in *node, path string, allowRequired bool, own ...string) error {
+func authorKeys(in *node, path *spath, allowRequired bool, own ...string) error {
 	for _, k := range in.keys {
 		if isAnnotationKeyword(k) || (allowRequired && k == "required") {
 			continue
@@ -227,7 +227,7 @@ func authorKeys(in *node, path string, allowRequired bool, own ...string) error 
 			}
 		}
 		if !ok {
-			return dslError(path + "." + k + " is not supported by the value schema DSL")
+			return dslError(path.String() + "." + k + " is not supported by the value schema DSL")
 		}
 	}
 	return nil

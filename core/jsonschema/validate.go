@@ -35,7 +35,7 @@ type vframe struct {
 	idx     int            // path segment: item index (seg == segIndex)
 	next    int            // next child (property, item or branch) to visit
 	start   int            // len(out) when the frame started
-	matches int            // oneOf frames: branches that matched
+	matches int            // oneOf frames: branches that matched; object frames: declared properties present
 	seg     uint8
 	started bool
 	quiet   bool // inside a oneOf branch: only pass/fail matters
@@ -145,6 +145,7 @@ func (s *Schema) Validate(v any, root string) []string {
 				p := &sc.props[f.next]
 				f.next++
 				if cv, ok := f.m[p.name]; ok {
+					f.matches++ // object frames count the declared properties present
 					stack = append(stack, vframe{s: p.schema, v: cv, seg: segKey, key: p.name, quiet: f.quiet})
 					pushed = true
 					break
@@ -153,13 +154,8 @@ func (s *Schema) Validate(v any, root string) []string {
 			if pushed {
 				continue
 			}
+			undeclared := len(f.m) - f.matches
 			if sc.closed {
-				undeclared := 0
-				for k := range f.m {
-					if !sc.declared(k) {
-						undeclared++
-					}
-				}
 				if undeclared > 0 {
 					failed = true
 					if f.quiet {
@@ -180,7 +176,7 @@ func (s *Schema) Validate(v any, root string) []string {
 			}
 			if len(out) > f.start {
 				failed = true
-			} else if !failed {
+			} else if !failed && undeclared > 0 {
 				// Declared children passed, so they are lossless; check the rest.
 				for k, cv := range f.m {
 					if !sc.declared(k) && !lossless(cv) {
@@ -384,16 +380,25 @@ func validNumberText(s string) bool {
 // pathOf builds the raw path of the top frame: the root label followed by
 // each frame's segment (".key", or "key" at an empty root, and "[i]").
 func pathOf(stack []vframe, root string) string {
-	p := root
+	if len(stack) <= 1 {
+		return root
+	}
+	var b strings.Builder
+	b.WriteString(root)
 	for i := 1; i < len(stack); i++ {
 		switch stack[i].seg {
 		case segKey:
-			p = propertyPath(p, stack[i].key)
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(stack[i].key)
 		case segIndex:
-			p = p + "[" + strconv.Itoa(stack[i].idx) + "]"
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(stack[i].idx))
+			b.WriteByte(']')
 		}
 	}
-	return p
+	return b.String()
 }
 
 // quoted formats `"<diagnostic path>"<suffix>` for the top frame.
@@ -525,14 +530,28 @@ func losslessTree(v any) bool {
 		switch x := t.v.(type) {
 		case map[string]any:
 			for _, c := range x {
-				if !pushLossless(&tasks, c) {
+				switch kind := containerKind(c); kind {
+				case containerNone:
+					if !lossless(c) {
+						return false
+					}
+				case containerNil:
 					return false
+				case containerFull:
+					tasks = append(tasks, ltask{v: c})
 				}
 			}
 		case []any:
 			for _, c := range x {
-				if !pushLossless(&tasks, c) {
+				switch kind := containerKind(c); kind {
+				case containerNone:
+					if !lossless(c) {
+						return false
+					}
+				case containerNil:
 					return false
+				case containerFull:
+					tasks = append(tasks, ltask{v: c})
 				}
 			}
 		}
@@ -540,26 +559,32 @@ func losslessTree(v any) bool {
 	return true
 }
 
-// pushLossless checks a scalar child at once and queues a non-empty container
-// child; it reports false for a value that is not lossless.
-func pushLossless(tasks *[]ltask, c any) bool {
+const (
+	containerNone  = iota // not a JSON container
+	containerNil          // a nil map[string]any or []any: not lossless
+	containerEmpty        // an empty container: lossless, nothing to walk
+	containerFull         // a container to walk
+)
+
+// containerKind classifies a child value for the lossless walk.
+func containerKind(c any) int {
 	switch x := c.(type) {
 	case map[string]any:
-		if x == nil {
-			return false
+		switch {
+		case x == nil:
+			return containerNil
+		case len(x) == 0:
+			return containerEmpty
 		}
-		if len(x) > 0 {
-			*tasks = append(*tasks, ltask{v: c})
-		}
-		return true
+		return containerFull
 	case []any:
-		if x == nil {
-			return false
+		switch {
+		case x == nil:
+			return containerNil
+		case len(x) == 0:
+			return containerEmpty
 		}
-		if len(x) > 0 {
-			*tasks = append(*tasks, ltask{v: c})
-		}
-		return true
+		return containerFull
 	}
-	return lossless(c)
+	return containerNone
 }
