@@ -16,10 +16,7 @@
 // explicit stack, so deeply nested input cannot exhaust the goroutine stack.
 package jsonschema
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // schemaType is the type keyword of a compiled node; tAny means the node has
 // no type (an annotation-only node or a oneOf node).
@@ -259,5 +256,3 @@ func (s *Schema) String() string {
 	}
 	return string(s.wire)
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

@@ -230,6 +230,17 @@ func (s *Schema) Validate(v any, root string) []string {
 	return out
 }
 
+// ValidateArgs validates tool arguments the way dsh's defineTool does before
+// running a tool: at the "" root, returning an *ArgsError (dsh ToolArgsError,
+// "invalid arguments: ...") that lists every violation, or nil when the
+// arguments are valid.
+func (s *Schema) ValidateArgs(args any) error {
+	if v := s.Validate(args, ""); len(v) > 0 {
+		return &ArgsError{Violations: v}
+	}
+	return nil
+}
+
 // checkScalar checks a scalar node and returns the violation suffix ("" when
 // the value passes).
 func checkScalar(sc *Schema, v any) string {

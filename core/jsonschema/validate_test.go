@@ -274,9 +274,15 @@ func TestValidateCompiled(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
-			if tt.errMsg != "" {
-				if msg := (&ArgsError{Violations: got}).Error(); msg != tt.errMsg {
-					t.Errorf("ArgsError = %q, want %q", msg, tt.errMsg)
+			if tt.root == "" {
+				err := tt.s.ValidateArgs(mustValue(t, tt.value))
+				switch {
+				case tt.errMsg == "" && err != nil:
+					t.Errorf("ValidateArgs = %v, want nil", err)
+				case tt.errMsg != "" && (err == nil || err.Error() != tt.errMsg):
+					t.Errorf("ValidateArgs = %v, want %q", err, tt.errMsg)
+				case err != nil && !cmp.Equal(err.(*ArgsError).Violations, got):
+					t.Errorf("ArgsError violations %q", err.(*ArgsError).Violations)
 				}
 			}
 		})
