@@ -12,8 +12,39 @@
 // keys in text order). That order is the walk order of every check and the
 // key order of the compiled wire schema.
 //
+// # Values
+//
+// Schema.Validate walks generic trees as produced by encoding/json Unmarshal
+// into any. The JSON values are:
+//
+//   - nil (null), bool, string;
+//   - float64, a number; it is lossless only when finite and not negative
+//     zero, as in dsh;
+//   - json.Number, as produced by Decoder.UseNumber, read with JavaScript's
+//     rounding ("1e400" is +Inf); a json.Number that is not JSON number text
+//     is not a number;
+//   - map[string]any (a plain object) and []any (a dense array), non-nil.
+//
+// Anything else (a struct, a pointer, a typed map or slice such as []string,
+// an int, a channel, or a nil map or slice, which encoding/json writes as
+// null) is an exotic value, reported the way dsh reports a non-plain
+// JavaScript object: it fails the object, array and scalar type checks and is
+// not lossless JSON. Cyclic maps and slices are not lossless either; shared
+// (acyclic) subtrees are.
+//
 // Every walk (parsing, checking, compiling, marshalling, validating) uses an
 // explicit stack, so deeply nested input cannot exhaust the goroutine stack.
+//
+// # Differences from dsh
+//
+//   - dsh checks JavaScript values; this package reads JSON text. Text that is
+//     not one JSON value is a *SyntaxError, and dsh's "is circular" violations
+//     cannot arise, since parsed text is a tree.
+//   - A Go map has no key order: the undeclared-property check visits keys in
+//     the fixed order documented on Schema.Validate, where dsh follows the
+//     value's insertion order.
+//   - encoding/json replaces invalid UTF-8 and unpaired surrogate escapes
+//     ("\ud800") with U+FFFD, which a JavaScript string would keep.
 package jsonschema
 
 import "strings"

@@ -216,6 +216,8 @@ func TestParseAccepts(t *testing.T) {
 		{"JS key order", `{"type":"object","properties":{"b":{},"10":{},"2":{}}}`, `{"type":"object","properties":{"2":{},"10":{},"b":{}}}`},
 		{"duplicate keys", `{"title":"a","type":"number","title":"b"}`, `{"title":"b","type":"number"}`},
 		{"sibling reuse is fine", `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}}}`, `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}}}`},
+		// Divergence: JSON.parse keeps the lone surrogate and JSON.stringify writes "\ud800".
+		{"lone surrogate becomes U+FFFD", `{"title":"\ud800"}`, "{\"title\":\"\ufffd\"}"},
 		{"default lossless nested", `{"default":{"x":[1,{"y":-1.5}]}}`, `{"default":{"x":[1,{"y":-1.5}]}}`},
 	}
 	for _, tt := range tests {

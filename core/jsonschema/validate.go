@@ -10,21 +10,6 @@ import (
 	"unsafe"
 )
 
-// Value model. Validate walks generic trees as produced by encoding/json
-// Unmarshal into any. The JSON values are:
-//
-//   - nil (null), bool, string;
-//   - float64 (a number; lossless only when finite and not negative zero);
-//   - json.Number, as produced by Decoder.UseNumber, read with JavaScript's
-//     rounding (a json.Number that is not JSON number text is not a number);
-//   - map[string]any (a plain object) and []any (a dense array), non-nil.
-//
-// Anything else (a struct, a typed map or slice such as []string, an int, a
-// channel, a nil map or slice, which encoding/json writes as null) is an exotic
-// value, reported the way dsh reports a non-plain JavaScript object: it fails
-// the object/array/scalar type checks and is not lossless JSON. Cyclic maps
-// and slices are not lossless either.
-
 // vframe is one explicit call frame of the stack-safe validator.
 type vframe struct {
 	s       *Schema
@@ -49,7 +34,7 @@ const (
 
 // Validate returns every violation of v against the schema, in dsh's walk
 // order (validateJsonSchemaValue); nil means valid. v is a generic JSON tree
-// (see the package's value model above). root is the diagnostic root label:
+// (see "Values" in the package documentation). root is the diagnostic root label:
 // "" for tool arguments (printed as "arguments", with child paths written
 // without a leading dot, e.g. "title" or "[0]") and "value" for tool outputs
 // (e.g. "value.lines[1]").
@@ -61,7 +46,8 @@ const (
 // keys in ascending byte order.
 //
 // Validate never panics on any value and uses an explicit stack, so deep
-// values and schemas are safe. It allocates only to report violations.
+// values and schemas are safe. Validating a valid value of modest depth does
+// not allocate; strings are built only for reported violations.
 func (s *Schema) Validate(v any, root string) []string {
 	var buf [16]vframe
 	stack := append(buf[:0], vframe{s: s, v: v})
