@@ -49,7 +49,7 @@ const (
 // values and schemas are safe. Validating a valid value of modest depth does
 // not allocate; strings are built only for reported violations.
 func (s *Schema) Validate(v any, root string) []string {
-	var buf [16]vframe
+	var buf [8]vframe
 	stack := append(buf[:0], vframe{s: s, v: v})
 	var out []string
 	for len(stack) > 0 {
