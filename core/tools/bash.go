@@ -136,7 +136,9 @@ func bashDefinition(ws workspaceSource, grace time.Duration) core.Definition[Bas
 			}
 			timeout := BashDefaultTimeout
 			if a.TimeoutMs != nil {
-				timeout = min(time.Duration(*a.TimeoutMs*float64(time.Millisecond)), BashMaxTimeout)
+				// Clamp before converting: a huge timeoutMs must not overflow.
+				ms := min(*a.TimeoutMs, float64(BashMaxTimeout/time.Millisecond))
+				timeout = time.Duration(ms * float64(time.Millisecond))
 			}
 			return runShell(ctx, dir, a.Command, timeout, grace)
 		},

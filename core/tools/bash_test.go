@@ -246,6 +246,12 @@ func TestBashArgumentFailures(t *testing.T) {
 	} {
 		e.call("bash", c.args).fails(t, c.message, nil)
 	}
+	// A huge timeoutMs is capped at 600 s, not overflowed.
+	var v tools.BashValue
+	e.call("bash", map[string]any{"command": "echo ok", "description": "d", "timeoutMs": 1e300}).value(t, &v)
+	if v.TimedOut || v.TimeoutMs != 600000 || v.Stdout.Text != "ok\n" {
+		t.Errorf("capped timeout: timedOut=%v timeoutMs=%v stdout=%q", v.TimedOut, v.TimeoutMs, v.Stdout.Text)
+	}
 	e.call("bash", map[string]any{"command": "ls"}).fails(t, `invalid arguments: missing required property "description"`,
 		&core.ErrorInfo{Name: "ToolArgsError", Code: "INVALID_ARGS"})
 }
