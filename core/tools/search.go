@@ -239,7 +239,10 @@ func searchStart(tool string, w *workspace, r *os.Root, arg *string) (target, er
 		return target{}, err
 	}
 	if _, err := r.Stat(t.rel); err != nil {
-		if errors.Is(err, fs.ErrNotExist) || isEscape(err) {
+		switch {
+		case isEscape(err):
+			return target{}, rootError("search", t, err)
+		case errors.Is(err, fs.ErrNotExist):
 			return target{}, searchError(CodeSearchFailed, "%s search failed: %q was not found", tool, p)
 		}
 		return target{}, searchError(CodeSearchFailed, "%s search failed: %v", tool, err)

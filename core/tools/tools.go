@@ -24,6 +24,31 @@ type Options struct {
 	BashKillGrace time.Duration
 }
 
+// Where these tools knowingly differ from dsh's:
+//
+//   - grep and glob walk the workspace in Go instead of spawning ripgrep:
+//     patterns are Go (RE2) regular expressions, close to ripgrep's default
+//     engine; grep skips hidden and binary files but reads no .gitignore;
+//     symbolic links are never followed; results come in lexical path order
+//     (glob: oldest modification first); error texts cannot quote rg.
+//   - prism has no spill store: a capped grep or glob result carries dsh's
+//     "could not be saved" footer and a truncated bash stream reports its
+//     full output as "(unavailable)". glob keeps the modification-time head
+//     of an over-cap result (dsh's sampleOverCapGlobResults: false).
+//   - the 64 KiB search-meta cap also trims the matches of a single oversized
+//     file group, so the persisted meta always fits (dsh keeps that group).
+//   - reads are confined too, and an escape is FsError FS_SANDBOX_DENIED with
+//     a message naming the path, not dsh's "[sandbox: …]" marker and
+//     escalation hint (prism has no escalation).
+//   - edit on a missing file is FS_NOT_FOUND "not found" rather than dsh's
+//     FS_STALE_VERSION "file changed since it was read": prism has no
+//     read-before-write policy and no fs/observed events.
+//   - read measures line length in Unicode code points, not UTF-16 units.
+//   - a file write creates gets mode 0644 (dsh leaves its 0600 staging mode).
+//   - bash has no run_in_background (a call that sets it is refused), no
+//     managed DSH_* variables and no sandbox; processes that still hold its
+//     output pipes after the shell exits are killed after the grace period.
+
 // workspaceSource yields the workspace of one call.
 type workspaceSource func(run *core.Run) (*workspace, error)
 

@@ -21,6 +21,7 @@ const (
 	CodeFsNotText        = "FS_NOT_TEXT"
 	CodeFsNotRegularFile = "FS_NOT_REGULAR_FILE"
 	CodeFsSandboxDenied  = "FS_SANDBOX_DENIED"
+	CodeFsPermission     = "FS_PERMISSION_DENIED"
 	CodeFsIOError        = "FS_IO_ERROR"
 	CodeFsAmbiguousEdit  = "FS_AMBIGUOUS_EDIT"
 	CodeFsEditNotFound   = "FS_EDIT_NOT_FOUND"
@@ -137,7 +138,7 @@ func rootError(verb string, t target, err error) error {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return fsError(CodeFsNotFound, "cannot %s %q: not found", verb, t.display)
 	case errors.Is(err, fs.ErrPermission):
-		return fsError("FS_PERMISSION_DENIED", "cannot %s %q: permission denied", verb, t.display)
+		return fsError(CodeFsPermission, "cannot %s %q: permission denied", verb, t.display)
 	default:
 		return fsError(CodeFsIOError, "cannot %s %q: %v", verb, t.display, err)
 	}
