@@ -7,7 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
 
 	"prism/core"
 	"prism/core/tools"
@@ -47,6 +47,7 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	indent := fs.Bool("indent", false, "indent the JSON output")
 	workspace := fs.String("workspace", envOr("PRISM_WORKSPACE", "."), "workspace root for file tools (env PRISM_WORKSPACE)")
+	allowBash := fs.Bool("allow-bash", envOr("PRISM_ALLOW_BASH", "") == "1", "register the bash tool (env PRISM_ALLOW_BASH=1)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -59,10 +60,18 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		raw = fs.Arg(1)
 	}
 	reg := core.NewRegistry(nil)
-	if err := registerTools(reg, *workspace); err != nil {
+	ws, err := filepath.Abs(*workspace)
+	if err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	builtins, err := tools.Builtins(tools.Options{Workspace: ws, AllowBash: *allowBash})
+	if err != nil {
 		return err
 	}
-	call := core.Call{CallID: "exec-" + core.NewID(), Name: name, RawArguments: raw, Cwd: *workspace}
+	if err := reg.Register(builtins...); err != nil {
+		return err
+	}
+	call := core.Call{CallID: "exec-" + core.NewID(), Name: name, RawArguments: raw, Cwd: ws}
 	res := reg.Execute(ctx, call)
 	out := execOutput{
 		Tool:       name,
@@ -99,12 +108,4 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return exitError{1}
 	}
 	return nil
-}
-
-// registerTools registers prism's built-in tools for a workspace.
-func registerTools(reg *core.Registry, workspace string) error {
-	if _, err := os.Stat(workspace); err != nil {
-		return fmt.Errorf("workspace: %w", err)
-	}
-	return reg.Register(tools.NewNote())
 }

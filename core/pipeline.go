@@ -113,8 +113,8 @@ type Pending struct {
 
 	execution Execution
 	runCtx    Run
-	stage  stage
-	result Result
+	stage     stage
+	result    Result
 	// bodyInvoked records whether the tool body started.
 	bodyInvoked bool
 	// canonical holds results the registry built or normalized for this

@@ -1,0 +1,175 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Crash-repair texts: the model-facing content of the synthetic results
+// (dsh's repair.ts, verbatim).
+const (
+	// ToolNotStartedText answers an assistant tool-call block whose
+	// tool/call was never logged.
+	ToolNotStartedText = "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
+	// ToolOutcomeUnknownText answers a logged tool/call with no result.
+	ToolOutcomeUnknownText = "The tool call was interrupted after it was recorded, but no result was durably recorded. " +
+		"Its outcome is unknown. Decide whether to retry from the tool semantics: retry only if the operation is " +
+		"read-only or idempotent; if it may have side effects, first verify external state or ask the user. " +
+		"Do not retry blindly."
+)
+
+// pendingCall is an assistant tool-call block awaiting its tool/result.
+type pendingCall struct {
+	callID  string
+	step    int
+	callSeq int64 // seq of its tool/call; -1 if none was logged
+	done    bool  // removed (answered); kept to preserve insertion order
+}
+
+// pendingCalls is an insertion-ordered map of call id to pending call with
+// the semantics of a JavaScript Map: re-setting a key keeps its position,
+// deleting and re-adding moves it to the end.
+type pendingCalls struct {
+	list  []pendingCall
+	index map[string]int
+}
+
+func (p *pendingCalls) set(callID string, step int) {
+	if p.index == nil {
+		p.index = map[string]int{}
+	}
+	if i, ok := p.index[callID]; ok {
+		p.list[i] = pendingCall{callID: callID, step: step, callSeq: -1}
+		return
+	}
+	p.index[callID] = len(p.list)
+	p.list = append(p.list, pendingCall{callID: callID, step: step, callSeq: -1})
+}
+
+func (p *pendingCalls) get(callID string) *pendingCall {
+	if i, ok := p.index[callID]; ok {
+		return &p.list[i]
+	}
+	return nil
+}
+
+func (p *pendingCalls) delete(callID string) {
+	if i, ok := p.index[callID]; ok {
+		p.list[i].done = true
+		delete(p.index, callID)
+	}
+}
+
+func (p *pendingCalls) clear() { *p = pendingCalls{} }
+
+// InterruptedTurnClosers returns the deterministic events dsh's crash repair
+// (repair.ts: interruptedTurnClosers) appends to a log whose last turn is
+// open, or nil when the log is empty or its last turn is closed.
+//
+// Pending calls are the tool-call blocks of assistant messages since the
+// last turn or step boundary that no tool/result (matched by
+// message.source.callId) has answered; a tool/call only marks a call that an
+// assistant block registered as started. For each, in transcript order, a
+// synthetic error tool/result: TOOL_OUTCOME_UNKNOWN citing the tool/call seq
+// in sourceEventSeqs when the call was logged, TOOL_NOT_STARTED without
+// sourceEventSeqs otherwise; its message id is
+// "interrupted-tool-result-<callId>-<seq>". Then step/end if a step is open,
+// then turn/end{interrupted}. Seqs continue the log; every closer reuses the
+// last event's time.
+func InterruptedTurnClosers(events []Event) []Event {
+	var (
+		openTurn *int
+		openStep *int
+		pending  pendingCalls
+	)
+	for i := range events {
+		ev := &events[i]
+		switch ev.Type {
+		case EventTurnStart:
+			var d TurnStart
+			_ = json.Unmarshal(ev.Data, &d)
+			openTurn, openStep = &d.Turn, nil
+			pending.clear()
+		case EventTurnEnd:
+			openTurn, openStep = nil, nil
+			pending.clear()
+		case EventStepStart:
+			var d StepBoundary
+			_ = json.Unmarshal(ev.Data, &d)
+			openStep = &d.Step
+		case EventStepEnd:
+			pending.clear()
+			openStep = nil
+		case EventAssistantMessage:
+			// Decode only what repair reads, so one odd block elsewhere in
+			// the message cannot hide the calls.
+			var d struct {
+				Step    int `json:"step"`
+				Message struct {
+					Content []struct {
+						Type string `json:"type"`
+						ID   string `json:"id"`
+					} `json:"content"`
+				} `json:"message"`
+			}
+			_ = json.Unmarshal(ev.Data, &d)
+			for _, b := range d.Message.Content {
+				if b.Type == BlockToolCall {
+					pending.set(b.ID, d.Step)
+				}
+			}
+		case EventToolCall:
+			var d ToolCall
+			_ = json.Unmarshal(ev.Data, &d)
+			if p := pending.get(d.CallID); p != nil {
+				p.callSeq = ev.Seq
+			}
+		case EventToolResult:
+			var d struct {
+				Message struct {
+					Source Source `json:"source"`
+				} `json:"message"`
+			}
+			_ = json.Unmarshal(ev.Data, &d)
+			pending.delete(d.Message.Source.CallID)
+		}
+	}
+	if openTurn == nil || len(events) == 0 {
+		return nil
+	}
+	last := events[len(events)-1]
+	seq, now := last.Seq+1, last.Time
+	var closers []Event
+	add := func(typ string, data any, op *SurfaceOp, sources []int64) {
+		raw, err := Snapshot(data)
+		if err != nil { // our own fixed shapes always encode
+			panic(fmt.Sprintf("core: crash-repair closer %s: %v", typ, err))
+		}
+		closers = append(closers, Event{Type: typ, Seq: seq, Time: now, Data: raw, SurfaceOp: op, SourceEventSeqs: sources})
+		seq++
+	}
+	for _, p := range pending.list {
+		if p.done {
+			continue
+		}
+		started := p.callSeq >= 0
+		text, info := ToolNotStartedText, &ErrorInfo{Name: "ToolNotStartedError", Code: CodeToolNotStarted}
+		var sources []int64
+		if started {
+			text, info = ToolOutcomeUnknownText, &ErrorInfo{Name: "ToolOutcomeUnknownError", Code: CodeToolOutcomeUnknown}
+			sources = []int64{p.callSeq}
+		}
+		id := fmt.Sprintf("interrupted-tool-result-%s-%d", p.callID, seq)
+		add(EventToolResult, ToolResultData{
+			Turn:    *openTurn,
+			Step:    p.step,
+			Message: NewToolResultMessage(id, p.callID, Text(text), true),
+			Error:   info,
+		}, &SurfaceOp{}, sources)
+	}
+	if openStep != nil {
+		add(EventStepEnd, StepBoundary{Turn: *openTurn, Step: *openStep}, nil, nil)
+	}
+	add(EventTurnEnd, TurnEnd{Turn: *openTurn, Reason: TurnEndReason{Kind: TurnInterrupted}}, nil, nil)
+	return closers
+}
