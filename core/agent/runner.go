@@ -1,0 +1,445 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"prism/core"
+	"prism/core/model"
+)
+
+// Models resolves model names; *model.Catalog implements it.
+type Models interface {
+	// New returns a fresh model for name ("" = the default).
+	New(name string) (model.Model, error)
+	// Default returns the name "" resolves to.
+	Default() string
+}
+
+// RunnerConfig configures a Runner.
+type RunnerConfig struct {
+	// Store is where every event goes (nil keeps sessions in memory only).
+	Store core.EventStore
+	// Tools is the registry every session's calls run through. The file
+	// tools confine each call to its session's cwd (the workspace).
+	// Required.
+	Tools *core.Registry
+	// Models resolves StartRequest.Model. Required.
+	Models Models
+	// Workspace is the default workspace of sessions on a real model ("" =
+	// a fresh empty directory under WorkspaceRoot per session).
+	Workspace string
+	// WorkspaceRoot is where fresh workspaces are created, the demo's
+	// seeded ones included ("" = the system temp directory).
+	WorkspaceRoot string
+	// System returns the system prompt of a session in workspace (nil =
+	// DefaultSystemPrompt).
+	System func(workspace string) string
+	// MaxParallel, MaxSteps and MaxTokens configure each session's Agent.
+	MaxParallel int
+	MaxSteps    int
+	MaxTokens   int64
+	// OnEvent is called with every event of every session after it is
+	// committed to the store, never before, in seq order per session, from
+	// the appending goroutine: it must not block (hand the event to a
+	// buffered broker) and must not append to the session.
+	OnEvent func(sessionID string, e core.Event)
+	// Logger receives the runner's and the loops' logs; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Now is the clock of event times; nil means time.Now.
+	Now func() time.Time
+}
+
+// StartRequest starts a session.
+type StartRequest struct {
+	// Prompt is the first user message. Required.
+	Prompt string
+	// Model names the model ("" = the default).
+	Model string
+	// Workspace is the directory the tools work in ("" = the configured
+	// default). It must be an existing directory. The scripted demo model
+	// always gets its own freshly seeded workspace and refuses this field.
+	Workspace string
+}
+
+// SessionStatus describes one session of the runner.
+type SessionStatus struct {
+	ID        string
+	Model     string // the model name it was started with
+	Provider  string
+	Workspace string
+	CreatedAt int64 // epoch milliseconds
+	Running   bool  // a turn is running
+	Queued    int   // follow-up messages waiting for their turn
+	LastTurn  *core.TurnEndReason
+}
+
+// Runner owns the sessions a server runs: it starts a session from a
+// prompt, runs its turns in the background one after another, queues
+// follow-up messages, cancels turns and stops everything on Close. Several
+// sessions run at once without blocking each other. It is safe for
+// concurrent use.
+//
+// A follow-up message sent while a turn runs is queued: it opens its own
+// turn after the running one ends (dsh's followup). Cancel aborts the
+// running turn and drops the queued messages (dsh's cancel).
+type Runner struct {
+	cfg    RunnerConfig
+	logger *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	order    []string // start order
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+// session is one running session.
+type session struct {
+	id    string
+	sess  *core.Session
+	agent *Agent
+	info  SessionStatus
+
+	mu      sync.Mutex
+	queue   []core.Message
+	running bool
+	cancel  context.CancelCauseFunc // of the running turn
+	last    *core.TurnEndReason
+}
+
+// NewRunner returns a runner for cfg.
+func NewRunner(cfg RunnerConfig) (*Runner, error) {
+	switch {
+	case cfg.Tools == nil:
+		return nil, fmt.Errorf("agent runner: no tool registry")
+	case cfg.Models == nil:
+		return nil, fmt.Errorf("agent runner: no models")
+	}
+	if cfg.Workspace != "" {
+		ws, err := checkWorkspace(cfg.Workspace)
+		if err != nil {
+			return nil, fmt.Errorf("agent runner: default %w", err)
+		}
+		cfg.Workspace = ws
+	}
+	if cfg.System == nil {
+		cfg.System = DefaultSystemPrompt
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Runner{cfg: cfg, logger: logger, sessions: map[string]*session{}}, nil
+}
+
+// Start creates a session through the store (its header's cwd is the
+// workspace) and runs the first turn in the background. It returns the new
+// session's id once the session exists; its events follow through OnEvent.
+// Errors are coded: CodeInvalid for a bad request, CodeUnavailable for an
+// unusable model or a closed runner.
+func (r *Runner) Start(ctx context.Context, req StartRequest) (string, error) {
+	prompt := strings.TrimSpace(req.Prompt)
+	if prompt == "" {
+		return "", core.Errorf(core.CodeInvalid, "start session: the prompt is empty")
+	}
+	if r.isClosed() {
+		return "", core.Errorf(core.CodeUnavailable, "start session: the runner is closed")
+	}
+	name := req.Model
+	if name == "" {
+		name = r.cfg.Models.Default()
+	}
+	m, err := r.cfg.Models.New(name)
+	if err != nil {
+		return "", fmt.Errorf("start session: %w", err)
+	}
+	ws, err := r.workspace(m, req.Workspace)
+	if err != nil {
+		return "", fmt.Errorf("start session: %w", err)
+	}
+	sess, err := core.NewSession(ctx, core.SessionHeader{Cwd: ws},
+		core.SessionOptions{Store: r.cfg.Store, Now: r.cfg.Now, Logger: r.logger})
+	if err != nil {
+		return "", fmt.Errorf("start session: %w", err)
+	}
+	h := sess.Header()
+	if r.cfg.OnEvent != nil {
+		onEvent, id := r.cfg.OnEvent, h.ID
+		sess.OnAppend(func(e core.Event) { onEvent(id, e) })
+	}
+	a, err := New(Config{
+		Session:     sess,
+		Tools:       r.cfg.Tools,
+		Model:       m,
+		System:      r.cfg.System(ws),
+		MaxParallel: r.cfg.MaxParallel,
+		MaxSteps:    r.cfg.MaxSteps,
+		MaxTokens:   r.cfg.MaxTokens,
+		Logger:      r.logger,
+	})
+	if err != nil {
+		return "", fmt.Errorf("start session: %w", err)
+	}
+	info := m.Info()
+	s := &session{id: h.ID, sess: sess, agent: a, info: SessionStatus{
+		ID: h.ID, Model: name, Provider: info.Provider, Workspace: ws, CreatedAt: h.CreatedAt,
+	}}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return "", core.Errorf(core.CodeUnavailable, "start session: the runner is closed")
+	}
+	r.sessions[h.ID] = s
+	r.order = append(r.order, h.ID)
+	r.mu.Unlock()
+	r.logger.Info("session started", "session", h.ID, "model", name, "provider", info.Provider, "workspace", ws)
+	if err := r.enqueue(s, prompt); err != nil {
+		return "", err
+	}
+	return h.ID, nil
+}
+
+// Send adds a user message to a session: it runs as the next turn, after
+// the running one (if any) and the messages queued before it. CodeNotFound
+// for a session this runner does not own, CodeInvalid for an empty text,
+// CodeUnavailable once the runner is closed.
+func (r *Runner) Send(_ context.Context, id, text string) error {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return core.Errorf(core.CodeInvalid, "send to session %s: the message is empty", id)
+	}
+	s, err := r.get(id)
+	if err != nil {
+		return err
+	}
+	return r.enqueue(s, text)
+}
+
+// Cancel aborts the session's running turn (turn/end{aborted, {kind:
+// user}}) and drops its queued messages. Cancelling an idle session does
+// nothing. CodeNotFound for an unknown session.
+func (r *Runner) Cancel(id string) error {
+	s, err := r.get(id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.queue = nil
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(Cancel(CauseUser))
+		r.logger.Info("turn cancelled", "session", id)
+	}
+	return nil
+}
+
+// Status returns one session's status (CodeNotFound if unknown).
+func (r *Runner) Status(id string) (SessionStatus, error) {
+	s, err := r.get(id)
+	if err != nil {
+		return SessionStatus{}, err
+	}
+	return s.status(), nil
+}
+
+// Sessions returns the status of every session, in start order.
+func (r *Runner) Sessions() []SessionStatus {
+	r.mu.Lock()
+	ss := make([]*session, 0, len(r.order))
+	for _, id := range r.order {
+		ss = append(ss, r.sessions[id])
+	}
+	r.mu.Unlock()
+	out := make([]SessionStatus, len(ss))
+	for i, s := range ss {
+		out[i] = s.status()
+	}
+	return out
+}
+
+// Session returns a running session's log, for readers that want its
+// events or transcript directly.
+func (r *Runner) Session(id string) (*core.Session, error) {
+	s, err := r.get(id)
+	if err != nil {
+		return nil, err
+	}
+	return s.sess, nil
+}
+
+// Close stops the runner: no session or message is accepted any more,
+// every running turn is cancelled ({kind: disposed}: started calls drain,
+// the rest get synthetic results, the turn is closed in the log), and Close
+// returns once every turn has ended.
+func (r *Runner) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	ss := make([]*session, 0, len(r.sessions))
+	for _, s := range r.sessions {
+		ss = append(ss, s)
+	}
+	r.mu.Unlock()
+	for _, s := range ss {
+		s.mu.Lock()
+		s.queue = nil
+		if s.cancel != nil {
+			s.cancel(Cancel(CauseDisposed))
+		}
+		s.mu.Unlock()
+	}
+	r.wg.Wait()
+	return nil
+}
+
+func (r *Runner) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}
+
+func (r *Runner) get(id string) (*session, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.sessions[id]
+	if !ok {
+		return nil, core.Errorf(core.CodeNotFound, "session %s is not running here", id)
+	}
+	return s, nil
+}
+
+func (s *session) status() SessionStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.info
+	st.Running, st.Queued = s.running, len(s.queue)
+	if s.last != nil {
+		last := *s.last
+		st.LastTurn = &last
+	}
+	return st
+}
+
+// enqueue queues a message and starts the session's driver if it is idle.
+func (r *Runner) enqueue(s *session, text string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return core.Errorf(core.CodeUnavailable, "session %s: the runner is closed", s.id)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, core.NewUserMessage(core.NewID(), text))
+	if !s.running {
+		s.running = true
+		r.wg.Add(1)
+		go r.drive(s)
+	}
+	return nil
+}
+
+// drive runs the session's queued turns one after another.
+func (r *Runner) drive(s *session) {
+	defer r.wg.Done()
+	for {
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.running, s.cancel = false, nil
+			s.mu.Unlock()
+			return
+		}
+		msg := s.queue[0]
+		s.queue = slices.Delete(s.queue, 0, 1)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		s.cancel = cancel
+		s.mu.Unlock()
+
+		reason, err := s.agent.Turn(ctx, msg)
+		cancel(nil)
+		s.mu.Lock()
+		s.cancel = nil
+		s.last = &reason
+		s.mu.Unlock()
+		if err != nil {
+			r.logger.Error("turn failed", "session", s.id, "err", err)
+		} else {
+			r.logger.Info("turn ended", "session", s.id, "reason", reason.Kind)
+		}
+	}
+}
+
+// workspace resolves a session's workspace: a fresh seeded directory for a
+// model that seeds one (the demo), else the requested or default
+// directory, else a fresh empty one.
+func (r *Runner) workspace(m model.Model, requested string) (string, error) {
+	if seeder, ok := m.(model.WorkspaceSeeder); ok {
+		if requested != "" {
+			return "", core.Errorf(core.CodeInvalid,
+				"the scripted demo model works in its own seeded workspace; omit the workspace or choose another model")
+		}
+		dir, err := os.MkdirTemp(r.cfg.WorkspaceRoot, "prism-demo-")
+		if err != nil {
+			return "", fmt.Errorf("demo workspace: %w", err)
+		}
+		if err := seeder.SeedWorkspace(dir); err != nil {
+			return "", err
+		}
+		return filepath.Abs(dir)
+	}
+	if requested != "" {
+		ws, err := checkWorkspace(requested)
+		if err != nil {
+			return "", core.Errorf(core.CodeInvalid, "%v", err)
+		}
+		return ws, nil
+	}
+	if r.cfg.Workspace != "" {
+		return r.cfg.Workspace, nil
+	}
+	dir, err := os.MkdirTemp(r.cfg.WorkspaceRoot, "prism-workspace-")
+	if err != nil {
+		return "", fmt.Errorf("workspace: %w", err)
+	}
+	return filepath.Abs(dir)
+}
+
+// checkWorkspace returns the absolute, symlink-resolved path of an
+// existing directory.
+func checkWorkspace(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("workspace %q: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("workspace %q: %w", dir, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("workspace %q: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("workspace %q is not a directory", dir)
+	}
+	return real, nil
+}
+
+// DefaultSystemPrompt is the system prompt of a session in workspace.
+func DefaultSystemPrompt(workspace string) string {
+	return "You are a coding agent run by prism. You work in the workspace " + workspace + ": " +
+		"every file path you give a tool is relative to it, and nothing outside it is reachable.\n\n" +
+		"Use read (not shell commands) to inspect files; results carry line numbers. " +
+		"Use edit for targeted changes to existing files and write to create files. " +
+		"Use grep to search contents and glob to find files. " +
+		"When bash is available, check the [exit code: N] marker of every result and investigate failures before moving on.\n\n" +
+		"Work step by step, call independent tools together, and finish with a short summary of what you found or changed."
+}
