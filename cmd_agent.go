@@ -1,0 +1,113 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+
+	"prism/core"
+	"prism/core/agent"
+	"prism/core/model"
+	"prism/core/tools"
+)
+
+// agentFlags are the agent runner's command-line settings; each flag also
+// reads a PRISM_* environment variable as its default. The API key is read
+// from the environment only (a flag would show it in the process list).
+type agentFlags struct {
+	model     string
+	baseURL   string
+	workspace string
+	allowBash bool
+	maxSteps  int
+}
+
+// addAgentFlags registers the runner's flags on fs:
+//
+//	--model NAME        PRISM_MODEL     model name; default deepseek-chat with a key, else "scripted"
+//	--base-url URL      PRISM_BASE_URL  OpenAI-compatible endpoint (default https://api.deepseek.com)
+//	--workspace DIR     PRISM_WORKSPACE default workspace of sessions on a real model
+//	--allow-bash        PRISM_ALLOW_BASH=1 registers the bash tool
+//	--max-steps N       PRISM_MAX_STEPS  steps per turn before the guard stops it
+//
+// and PRISM_API_KEY (or DEEPSEEK_API_KEY) supplies the key.
+func addAgentFlags(fs *flag.FlagSet) *agentFlags {
+	f := &agentFlags{}
+	fs.StringVar(&f.model, "model", os.Getenv("PRISM_MODEL"),
+		`default model: "scripted" (the offline demo) or an OpenAI-compatible model name; empty = deepseek-chat when an API key is set, else scripted (env PRISM_MODEL)`)
+	fs.StringVar(&f.baseURL, "base-url", envOr("PRISM_BASE_URL", model.DefaultBaseURL),
+		"OpenAI-compatible chat-completions base URL (env PRISM_BASE_URL; key from PRISM_API_KEY or DEEPSEEK_API_KEY)")
+	fs.StringVar(&f.workspace, "workspace", os.Getenv("PRISM_WORKSPACE"),
+		"default workspace of sessions on a real model; empty = a fresh directory per session (env PRISM_WORKSPACE)")
+	fs.BoolVar(&f.allowBash, "allow-bash", envBool("PRISM_ALLOW_BASH"),
+		"register the bash tool: commands run with the server's authority (env PRISM_ALLOW_BASH=1)")
+	fs.IntVar(&f.maxSteps, "max-steps", envInt("PRISM_MAX_STEPS", agent.DefaultMaxSteps),
+		"model steps one turn may take before it is stopped (env PRISM_MAX_STEPS)")
+	return f
+}
+
+// apiKey returns the configured API key: PRISM_API_KEY, else DEEPSEEK_API_KEY.
+func apiKey() string {
+	if k := strings.TrimSpace(os.Getenv("PRISM_API_KEY")); k != "" {
+		return k
+	}
+	return strings.TrimSpace(os.Getenv("DEEPSEEK_API_KEY"))
+}
+
+// runnerConfig builds the agent runner's configuration from the parsed
+// flags: the built-in tools (bash only when allowed; every file tool
+// confined to the session's workspace), the model catalog (the scripted
+// demo unless a key is configured) and the given store, event hook and
+// logger. The caller builds the runner with agent.NewRunner and must Close
+// it on shutdown.
+func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID string, e core.Event), logger *slog.Logger) (agent.RunnerConfig, error) {
+	builtins, err := tools.Builtins(tools.Options{AllowBash: f.allowBash})
+	if err != nil {
+		return agent.RunnerConfig{}, fmt.Errorf("agent tools: %w", err)
+	}
+	reg := core.NewRegistry(logger)
+	if err := reg.Register(builtins...); err != nil {
+		return agent.RunnerConfig{}, fmt.Errorf("agent tools: %w", err)
+	}
+	key := apiKey()
+	catalog := model.NewCatalog(model.CatalogConfig{
+		OpenAI:  model.OpenAIConfig{BaseURL: f.baseURL, APIKey: key, Logger: logger},
+		Default: f.model,
+		Logger:  logger,
+	})
+	if f.model != "" && f.model != model.DemoModelName && f.model != "demo" && key == "" {
+		return agent.RunnerConfig{}, fmt.Errorf("model %q needs an API key: set PRISM_API_KEY or DEEPSEEK_API_KEY", f.model)
+	}
+	if f.maxSteps <= 0 {
+		return agent.RunnerConfig{}, fmt.Errorf("--max-steps must be positive, got %d", f.maxSteps)
+	}
+	logger.Info("agent runner", "default_model", catalog.Default(), "base_url", f.baseURL,
+		"api_key", key != "", "bash", f.allowBash, "workspace", f.workspace)
+	return agent.RunnerConfig{
+		Store:     store,
+		Tools:     reg,
+		Models:    catalog,
+		Workspace: f.workspace,
+		MaxSteps:  f.maxSteps,
+		OnEvent:   onEvent,
+		Logger:    logger,
+	}, nil
+}
+
+// envBool reports whether the environment variable key holds a true value
+// ("1", "true", …).
+func envBool(key string) bool {
+	b, err := strconv.ParseBool(os.Getenv(key))
+	return err == nil && b
+}
+
+// envInt returns the environment variable key as an int, or def.
+func envInt(key string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(key)); err == nil {
+		return n
+	}
+	return def
+}
