@@ -103,6 +103,7 @@ type Agent struct {
 	lastTurn     int
 	headerLogged bool            // this agent logged its initial/resume header
 	lastHeader   json.RawMessage // canonical latest request/header.header in the log
+	lastRaw      json.RawMessage // this agent's encoding of lastHeader, a fast path
 	lastContext  *core.RequestContext
 	// pending holds additional contexts of committed tool results, in
 	// commit order; they become user/message events at the next step (or
@@ -390,22 +391,10 @@ func (t *turn) request() (model.Request, error) {
 	if err != nil {
 		return model.Request{}, err
 	}
-	canon := canonicalJSON(hj)
-	switch {
-	case !a.headerLogged:
-		reason := "initial"
-		if a.lastHeader != nil {
-			reason = "resume"
-		}
-		if _, err := t.append(core.EventRequestHeader, core.RequestHeader{Header: header, Reason: reason}, core.AppendOptions{}); err != nil {
+	if !a.headerLogged || !bytes.Equal(hj, a.lastRaw) {
+		if err := t.logHeader(header, hj); err != nil {
 			return model.Request{}, err
 		}
-		a.headerLogged, a.lastHeader = true, canon
-	case !bytes.Equal(canon, a.lastHeader):
-		if _, err := t.append(core.EventRequestHeader, core.RequestHeader{Header: header, Reason: "change"}, core.AppendOptions{}); err != nil {
-			return model.Request{}, err
-		}
-		a.lastHeader = canon
 	}
 	rc := core.RequestContext{Provider: info.Provider, Model: info.Model, ContextWindow: info.ContextWindow}
 	if a.lastContext == nil || *a.lastContext != rc {
@@ -421,6 +410,30 @@ func (t *turn) request() (model.Request, error) {
 		MaxTokens: a.cfg.MaxTokens,
 		SessionID: a.sess.Header().ID,
 	}, nil
+}
+
+// logHeader appends request/header when the header differs from the
+// latest one in the log: "initial" for the first of the log, "resume" for
+// this agent's first over an older log, "change" afterwards. hj is the
+// header's encoding.
+func (t *turn) logHeader(header core.EpochHeader, hj json.RawMessage) error {
+	a := t.a
+	canon := canonicalJSON(hj)
+	reason := "change"
+	switch {
+	case !a.headerLogged && a.lastHeader == nil:
+		reason = "initial"
+	case !a.headerLogged:
+		reason = "resume"
+	case bytes.Equal(canon, a.lastHeader):
+		a.lastRaw = hj
+		return nil
+	}
+	if _, err := t.append(core.EventRequestHeader, core.RequestHeader{Header: header, Reason: reason}, core.AppendOptions{}); err != nil {
+		return err
+	}
+	a.headerLogged, a.lastHeader, a.lastRaw = true, canon, hj
+	return nil
 }
 
 // canonicalJSON re-encodes JSON with sorted object keys, for comparison.

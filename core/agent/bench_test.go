@@ -1,0 +1,113 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"prism/core"
+	"prism/core/agent"
+	"prism/core/model"
+	"prism/core/tools"
+)
+
+// timedStore measures the time spent inside a store.
+type timedStore struct {
+	inner   core.EventStore
+	nanos   atomic.Int64
+	batches atomic.Int64
+	events  atomic.Int64
+}
+
+func (s *timedStore) CreateSession(ctx context.Context, h core.SessionHeader) error {
+	start := time.Now()
+	defer func() { s.nanos.Add(int64(time.Since(start))) }()
+	return s.inner.CreateSession(ctx, h)
+}
+
+func (s *timedStore) AppendEvents(ctx context.Context, id string, evs []core.Event) error {
+	start := time.Now()
+	defer func() { s.nanos.Add(int64(time.Since(start))) }()
+	s.batches.Add(1)
+	s.events.Add(int64(len(evs)))
+	return s.inner.AppendEvents(ctx, id, evs)
+}
+
+// noteScript is a session of calls note calls, perStep per model step,
+// then a closing text.
+func noteScript(calls, perStep int) model.Script {
+	var steps []model.Step
+	for n := 0; n < calls; {
+		var st model.Step
+		for i := 0; i < perStep && n < calls; i++ {
+			st.Calls = append(st.Calls, model.ScriptCall{Name: "note", Arguments: fmt.Sprintf(`{"title":"note %d"}`, n)})
+			n++
+		}
+		steps = append(steps, st)
+	}
+	return model.Script{Steps: append(steps, model.Step{Text: "All notes taken."})}
+}
+
+// benchmarkNoteSession runs one scripted session of 1,000 note calls per
+// iteration, end to end: scripted model, loop, scheduler, pipeline and the
+// store newStore returns (a fresh one per iteration, created outside the
+// timer). It reports calls/s and the share of time spent inside the store.
+// It takes the store as a constructor so a SQLite store can be measured
+// the same way (see BenchmarkNoteSession).
+func benchmarkNoteSession(b *testing.B, perStep int, newStore func(testing.TB) core.EventStore) {
+	const calls = 1000
+	reg := core.NewRegistry(quiet)
+	reg.MustRegister(tools.NewNote())
+	script := noteScript(calls, perStep)
+	var storeNanos, total time.Duration
+	var events int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		store := &timedStore{inner: newStore(b)}
+		sess, err := core.NewSession(context.Background(), core.SessionHeader{Cwd: b.TempDir()},
+			core.SessionOptions{Store: store, Logger: quiet})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a, err := agent.New(agent.Config{
+			Session: sess, Tools: reg, Logger: quiet, MaxSteps: calls + 1,
+			Model: model.NewScripted(model.ScriptedConfig{Script: script}),
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		store.nanos.Store(0)
+		b.StartTimer()
+		start := time.Now()
+		r, err := a.Turn(context.Background(), core.NewUserMessage(core.NewID(), "take notes"))
+		elapsed := time.Since(start)
+		b.StopTimer()
+		if err != nil || r.Kind != core.TurnCompleted {
+			b.Fatalf("turn: %+v %v", r, err)
+		}
+		total += elapsed
+		storeNanos += time.Duration(store.nanos.Load())
+		events += store.events.Load()
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(calls*b.N)/total.Seconds(), "calls/s")
+	b.ReportMetric(100*storeNanos.Seconds()/total.Seconds(), "storage-%")
+	b.ReportMetric(float64(events)/float64(b.N), "events/session")
+}
+
+// BenchmarkNoteSession: 1,000 note calls per session, with 1, 10 or 1,000
+// calls per model step, through the in-memory store. A SQLite variant is
+// the same call with its store constructor.
+func BenchmarkNoteSession(b *testing.B) {
+	mem := func(testing.TB) core.EventStore { return newMemStore() }
+	for _, perStep := range []int{1, 10, 1000} {
+		b.Run(fmt.Sprintf("store=mem/calls-per-step=%d", perStep), func(b *testing.B) {
+			benchmarkNoteSession(b, perStep, mem)
+		})
+	}
+}
