@@ -120,6 +120,7 @@ type Pending struct {
 	// canonical holds results the registry built or normalized for this
 	// call; anything else returned by middleware is re-normalized.
 	canonical []Result
+	canonBuf  [2]Result
 	final     Result
 }
 
@@ -139,6 +140,7 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 // cancellation for the whole call.
 func (r *Registry) Prepare(ctx context.Context, call Call) *Pending {
 	p := &Pending{reg: r, hooks: r.snapshot(), caller: ctx}
+	p.canonical = p.canonBuf[:0]
 	p.execution = Execution{
 		CallID:       call.CallID,
 		RootCallID:   call.RootCallID,
@@ -286,6 +288,10 @@ func (p *Pending) Dispatch(ctx context.Context) {
 		return
 	}
 	hs := p.hooks.wrap
+	if len(hs) == 0 {
+		p.settleDispatch(p.dispatchBody(ctx))
+		return
+	}
 	var wrapErr error // the first failing middleware fails the whole call
 	var next func(i int, ctx context.Context) Result
 	next = func(i int, ctx context.Context) Result {
@@ -316,6 +322,12 @@ func (p *Pending) Dispatch(ctx context.Context) {
 		p.finalResult(errorResult(wrapErr))
 		return
 	}
+	p.settleDispatch(result)
+}
+
+// settleDispatch normalizes the dispatch result, prepends the contexts the
+// body deferred, and applies the caller's cancellation to a success.
+func (p *Pending) settleDispatch(result Result) {
 	normalized, err := p.normalize(result)
 	if err != nil {
 		p.finalResult(errorResult(err))
@@ -575,6 +587,9 @@ func (p *Pending) postExecute(ctx context.Context, result Result) (Result, error
 	}
 	if d.ReplaceContent && d.ReplaceValue {
 		return nil, errors.New("tools/post-execute accept decision cannot replace both value and content")
+	}
+	if !d.ReplaceContent && !d.ReplaceValue && len(d.AdditionalContexts) == 0 {
+		return result, nil // a plain accept keeps the result as it is
 	}
 	contexts := nonEmpty(append(append([]Message(nil), result.Contexts()...), d.AdditionalContexts...))
 	if d.ReplaceValue {
