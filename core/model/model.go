@@ -69,7 +69,7 @@ type Request struct {
 	MaxTokens int64
 	// Temperature, when set, is sent as is.
 	Temperature *float64
-	// SessionID identifies the calling session, for logs and headers.
+	// SessionID identifies the calling session, for logs.
 	SessionID string
 }
 

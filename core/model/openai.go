@@ -186,15 +186,12 @@ func (m *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 		cancel(nil)
 		return nil, &Error{Failure: core.LLMFailure{Message: m.name() + " API returned no response body", Code: CodeEmptyResponse}}
 	}
-	s := &openaiStream{
-		m:       m,
-		parent:  ctx,
-		ctx:     sctx,
-		cancel:  cancel,
-		decoder: ssestream.NewDecoder(res),
-		tr:      newTranslator(),
-	}
+	s := &openaiStream{m: m, parent: ctx, ctx: sctx, cancel: cancel, tr: newTranslator(), session: req.SessionID}
+	// Every byte received — keep-alive comments included — resets the idle
+	// watchdog, as dsh's idleWatchdog pulses on comments.
 	s.idle = time.AfterFunc(m.cfg.IdleTimeout, func() { cancel(errIdle) })
+	res.Body = &pulseReader{ReadCloser: res.Body, pulse: func() { s.idle.Reset(m.cfg.IdleTimeout) }}
+	s.decoder = ssestream.NewDecoder(res)
 	return s, nil
 }
 
@@ -304,6 +301,7 @@ type openaiStream struct {
 	decoder ssestream.Decoder
 	idle    *time.Timer
 	tr      *translator
+	session string
 
 	queue []core.StreamChunk
 	done  bool  // [DONE] seen and the tail queued
@@ -348,7 +346,6 @@ func (s *openaiStream) Recv() (core.StreamChunk, error) {
 			}
 			continue
 		}
-		s.idle.Reset(s.m.cfg.IdleTimeout)
 		ev := s.decoder.Event()
 		out, done, err := s.tr.push(ev.Data)
 		s.queue = append(s.queue, out...)
@@ -366,7 +363,7 @@ func (s *openaiStream) Recv() (core.StreamChunk, error) {
 func (s *openaiStream) fail(err *Error) {
 	s.err = err
 	s.m.logger.Warn("model stream failed", "provider", s.m.cfg.Provider, "model", s.m.cfg.Model,
-		"code", err.Failure.Code, "err", err)
+		"session", s.session, "code", err.Failure.Code, "err", err)
 	s.stop()
 }
 
@@ -382,4 +379,18 @@ func (s *openaiStream) stop() {
 func (s *openaiStream) Close() error {
 	s.stop()
 	return nil
+}
+
+// pulseReader calls pulse whenever bytes arrive.
+type pulseReader struct {
+	io.ReadCloser
+	pulse func()
+}
+
+func (r *pulseReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if n > 0 {
+		r.pulse()
+	}
+	return n, err
 }

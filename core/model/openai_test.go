@@ -514,3 +514,29 @@ func mustJSON(v any) string {
 	}
 	return string(data)
 }
+
+// TestOpenAIKeepAliveResetsIdle: SSE comments count as activity.
+func TestOpenAIKeepAliveResetsIdle(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		streamHeaders(w)
+		for range 8 {
+			fmt.Fprint(w, ": keep-alive\n\n")
+			w.(http.Flusher).Flush()
+			time.Sleep(20 * time.Millisecond)
+		}
+		sse(t, w, chunkJSON(`{"content":"late but alive"}`, "stop"))
+		sse(t, w, "[DONE]")
+	}))
+	defer ts.Close()
+	m, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: ts.URL, APIKey: "k", IdleTimeout: 80 * time.Millisecond, HTTPClient: ts.Client(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, a, err := run(t, m, model.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustJSON(blocks(t, a)); got != `[{"type":"text","text":"late but alive"}]` {
+		t.Errorf("blocks = %s", got)
+	}
+}

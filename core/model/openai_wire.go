@@ -294,7 +294,11 @@ func (t *translator) tail() ([]core.StreamChunk, bool, *Error) {
 		case core.BlockReasoning:
 			block = &core.ReasoningBlock{Text: b.text.String()}
 		default:
-			block = &core.ToolCallBlock{ID: b.callID, Name: b.name, Arguments: b.text.String()}
+			id := b.callID
+			if id == "" { // the assembler's fallback for a call the provider left unnamed
+				id = fmt.Sprintf("call-%d", b.index)
+			}
+			block = &core.ToolCallBlock{ID: id, Name: b.name, Arguments: b.text.String()}
 		}
 		c, err := BlockEnd(b.index, block)
 		if err != nil {
