@@ -209,12 +209,23 @@ func (t *turn) run(prompt core.Message) (core.TurnEndReason, error) {
 	}
 	a.lastTurn = t.n
 	// Contexts parked by an earlier turn happened before this prompt.
-	inputs := append(a.pending, prompt)
+	parked := a.pending
+	inputs := append(parked[:len(parked):len(parked)], prompt)
 	a.pending = nil
 
 	var reason core.TurnEndReason
 	var failure error
 	for {
+		if t.ctx.Err() != nil || t.step >= a.cfg.MaxSteps {
+			// No step will log the inputs: the contexts stay parked for the
+			// next turn (a cancelled prompt is dropped, as dsh's cancel
+			// discards queued input).
+			if t.step == 0 {
+				a.pending = parked
+			} else {
+				a.pending = inputs
+			}
+		}
 		if t.ctx.Err() != nil {
 			reason = t.aborted()
 			break

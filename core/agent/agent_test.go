@@ -613,3 +613,20 @@ func TestRequestHeaderChange(t *testing.T) {
 		t.Errorf("turn numbering did not continue: %d", ts.Turn)
 	}
 }
+
+// TestCancelledBeforeFirstStep: a turn cancelled before it starts a step
+// opens and closes without a step, and the next turn runs normally.
+func TestCancelledBeforeFirstStep(t *testing.T) {
+	h := newHarness(t, []model.Step{{Text: "hello"}}, nil, nil)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(agent.Cancel(agent.CauseParent))
+	if r := h.turn(ctx, "never sent"); r.Kind != core.TurnAborted || r.Reason.Kind != agent.CauseParent {
+		t.Fatalf("reason = %+v", r)
+	}
+	if r := h.turn(context.Background(), "hi"); r.Kind != core.TurnCompleted {
+		t.Fatalf("reason = %+v", r)
+	}
+	expect(t, h.check(), seq("turn/start", "turn/end aborted:parent",
+		"turn/start", "step/start", "user/message user", "request/header initial", "request/context",
+		textOnly(), "assistant/message", "step/end", "turn/end completed")...)
+}
