@@ -56,6 +56,7 @@ type CancelError struct {
 	Cause core.CancelCause
 }
 
+// Error describes the cancellation.
 func (e *CancelError) Error() string {
 	if e.Cause.Reason != "" {
 		return fmt.Sprintf("turn cancelled (%s: %s)", e.Cause.Kind, e.Cause.Reason)

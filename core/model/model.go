@@ -104,6 +104,7 @@ type Error struct {
 	Err error
 }
 
+// Error returns the failure's message and code (and the cause's text).
 func (e *Error) Error() string {
 	if e.Err != nil && e.Err.Error() != e.Failure.Message {
 		return fmt.Sprintf("%s (%s): %v", e.Failure.Message, e.Failure.Code, e.Err)

@@ -387,6 +387,7 @@ type pulseReader struct {
 	pulse func()
 }
 
+// Read implements io.Reader.
 func (r *pulseReader) Read(p []byte) (int, error) {
 	n, err := r.ReadCloser.Read(p)
 	if n > 0 {
