@@ -30,26 +30,27 @@ type Timeline struct {
 	header core.SessionHeader
 	p      Presenter
 
-	segs    []Segment
-	calls   map[string][]*Card // by call id, in log order
-	idCount map[string]int     // element-id base → occurrences, for uniqueness
-	byElem  map[string]*Card
+	segs      []Segment
+	calls     map[string][]*Card // by call id, in log order
+	idCount   map[string]int     // element-id base → occurrences, for uniqueness
+	byElem    map[string]*Card
 	approvals map[string]*Card // approval id → card
 
 	turn   *TurnRow
 	step   *Step
 	stream *AssistantItem // the assistant message being streamed, if any
 
-	title   string
-	lastSeq int64
-	stats   Stats
+	title     string
+	firstUser string
+	lastSeq   int64
+	stats     Stats
 }
 
 // Stats are a session's counters, shown in the page header.
 type Stats struct {
 	Events, Turns, Steps, Calls, Results, Errors, Pending int
-	InputTokens, OutputTokens                            int64
-	FirstTime, LastTime                                  int64
+	InputTokens, OutputTokens                             int64
+	FirstTime, LastTime                                   int64
 	// Status is running (a turn is open), idle, interrupted (the last turn
 	// ended interrupted) or empty.
 	Status string
@@ -88,8 +89,14 @@ func (t *Timeline) LastSeq() int64 { return t.lastSeq }
 // log order. The slice is owned by the Timeline.
 func (t *Timeline) Segments() []Segment { return t.segs }
 
-// Title returns the latest session/title, or "".
-func (t *Timeline) Title() string { return t.title }
+// Title returns the latest session/title, else the first line of the first
+// user message, or "".
+func (t *Timeline) Title() string {
+	if t.title != "" {
+		return t.title
+	}
+	return t.firstUser
+}
 
 // Stats returns the session's counters.
 func (t *Timeline) Stats() Stats {
@@ -405,6 +412,9 @@ func (t *Timeline) Apply(e *core.Event) Update {
 		if e.SurfaceOp != nil && e.SurfaceOp.Replace {
 			t.addRaw(&u, e, "replacement", "")
 			break
+		}
+		if t.firstUser == "" && m.Source.Kind == core.SourceUser {
+			t.firstUser = firstLine(clean(m.Content.PlainText()), 80)
 		}
 		t.addItem(&u, &MessageItem{Seq: e.Seq, Time: e.Time, Message: m})
 	case core.EventAssistantChunk:

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"prism/core"
 )
@@ -81,12 +82,20 @@ func NewSessionHead(t *Timeline) SessionHeadView {
 	if v.Title == "" {
 		v.Title = "Session " + shortID(v.ID)
 	}
-	_, v.Created = clock(h.CreatedAt)
-	_, v.Updated = clock(st.LastTime)
+	v.Created = dateTime(h.CreatedAt)
+	v.Updated = dateTime(st.LastTime)
 	if st.LastTime > 0 && st.FirstTime > 0 {
 		v.Duration = Duration(st.LastTime - st.FirstTime)
 	}
 	return v
+}
+
+// dateTime formats epoch ms as "2006-01-02 15:04:05 UTC".
+func dateTime(ms int64) string {
+	if ms <= 0 {
+		return ""
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
 func shortID(id string) string {
