@@ -73,13 +73,15 @@ func (Presenter) PresentResult(name, raw string, r core.ToolResult) core.ResultV
 	case "bash":
 		v := &core.TerminalResultView{}
 		body := text
-		if m := exitRE.FindStringSubmatchIndex(text); m != nil {
-			body = text[:m[0]]
+		tailAt := max(0, len(text)-200) // the marker is at the end; never scan a huge output
+		if m := exitRE.FindStringSubmatchIndex(text[tailAt:]); m != nil {
+			tail := text[tailAt:]
+			body = text[:tailAt+m[0]]
 			if m[4] >= 0 {
-				n, _ := strconv.Atoi(text[m[4]:m[5]])
+				n, _ := strconv.Atoi(tail[m[4]:m[5]])
 				v.ExitCode = &n
 			} else {
-				v.Signal = text[m[6]:m[7]]
+				v.Signal = tail[m[6]:m[7]]
 			}
 		}
 		body = strings.TrimSuffix(body, "\n")
