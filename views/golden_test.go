@@ -94,4 +94,3 @@ func golden(t *testing.T, dir, name, htmlSrc string) {
 		t.Errorf("%s mismatch (-want +got):\n%s", path, d)
 	}
 }
-
