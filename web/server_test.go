@@ -143,7 +143,7 @@ func TestPages(t *testing.T) {
 	}
 	d = doc(t, body)
 	for _, lane := range []string{"lane-raw-args", "lane-parsed-args", "lane-content", "lane-meta", "lane-call-view", "lane-result-view", "timing"} {
-		if d.Find(`[data-testid="` + lane + `"]`).Length() != 1 {
+		if d.Find(`[data-testid="`+lane+`"]`).Length() != 1 {
 			t.Errorf("call page lacks %s", lane)
 		}
 	}
