@@ -1,7 +1,9 @@
 package views
 
 import (
+	"crypto/sha256"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/chroma/v2"
 	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
@@ -185,6 +187,16 @@ func cutTokens(ts []Token, max int) ([]Token, int) {
 // path) into classed tokens, one slice per line. Unknown languages give one
 // plain token per line.
 func Highlight(lang, path string, lines []string) [][]Token {
+	key := hlKey(lang, path, lines)
+	if toks, ok := hlCache.get(key); ok {
+		return toks
+	}
+	toks := highlight(lang, path, lines)
+	hlCache.put(key, toks)
+	return toks
+}
+
+func highlight(lang, path string, lines []string) [][]Token {
 	out := make([][]Token, len(lines))
 	var lx chroma.Lexer
 	if lang != "" {
@@ -267,4 +279,48 @@ func newMatchesBody(x *core.SearchMatchesView, res core.ToolResult) *MatchesBody
 		b.Recovery = NewClip(res.Content.PlainText(), 40)
 	}
 	return b
+}
+
+// hlCache memoizes Highlight, a pure and slow function (chroma's lexers
+// are regexp-based): a card is rendered for the page, for every live
+// patch and on every resume.
+var hlCache = &tokenCache{m: map[[32]byte][][]Token{}, max: 2048}
+
+type tokenCache struct {
+	mu  sync.Mutex
+	m   map[[32]byte][][]Token
+	max int
+}
+
+func (c *tokenCache) get(k [32]byte) ([][]Token, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *tokenCache) put(k [32]byte, v [][]Token) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= c.max {
+		for old := range c.m { // evict an arbitrary entry
+			delete(c.m, old)
+			break
+		}
+	}
+	c.m[k] = v
+}
+
+func hlKey(lang, path string, lines []string) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(lang))
+	h.Write([]byte{0})
+	h.Write([]byte(path))
+	for _, l := range lines {
+		h.Write([]byte{0})
+		h.Write([]byte(l))
+	}
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
 }

@@ -73,10 +73,49 @@ func NewTimeline(h core.SessionHeader, p Presenter) *Timeline {
 // Fold returns the Timeline of a whole log.
 func Fold(h core.SessionHeader, events []core.Event, p Presenter) *Timeline {
 	t := NewTimeline(h, p)
-	for i := range events {
-		t.Apply(&events[i])
-	}
+	t.ApplyAll(events)
 	return t
+}
+
+// ApplyAll applies a batch of events in seq order. It ends in the state
+// Apply would reach event by event, but looks ahead: the chunks of a
+// streamed message that a later assistant/message in the batch finalizes
+// are not decoded (the final message replaces their text).
+func (t *Timeline) ApplyAll(events []core.Event) {
+	superseded := false
+	for i := range events {
+		e := &events[i]
+		if e.Type != core.EventAssistantChunk {
+			superseded = false
+			t.Apply(e)
+			continue
+		}
+		if i == 0 || events[i-1].Type != core.EventAssistantChunk {
+			// A new run of chunks: is it finalized within the batch?
+			j := i
+			for j < len(events) && events[j].Type == core.EventAssistantChunk {
+				j++
+			}
+			superseded = j < len(events) && events[j].Type == core.EventAssistantMessage && !(events[j].SurfaceOp != nil && events[j].SurfaceOp.Replace)
+		}
+		if superseded && t.stream != nil && e.Seq > t.lastSeq {
+			t.skip(e)
+			continue
+		}
+		t.Apply(e)
+	}
+}
+
+// skip records an event without decoding it.
+func (t *Timeline) skip(e *core.Event) {
+	t.lastSeq = e.Seq
+	t.stats.Events++
+	if t.stats.FirstTime == 0 || e.Time < t.stats.FirstTime {
+		t.stats.FirstTime = e.Time
+	}
+	if e.Time > t.stats.LastTime {
+		t.stats.LastTime = e.Time
+	}
 }
 
 // Header returns the session header.

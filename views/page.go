@@ -63,7 +63,7 @@ type SessionPageView struct {
 }
 
 // DefaultWindow is how many transcript items the first paint shows.
-const DefaultWindow = 250
+const DefaultWindow = 120
 
 // NewSessionHead builds the header of a timeline.
 func NewSessionHead(t *Timeline) SessionHeadView {

@@ -32,7 +32,9 @@ func (s *logSource) add(typ string, data any) core.Event {
 	return e
 }
 
-func (s *logSource) ListSessions(context.Context, ListQuery) ([]SessionSummary, error) { return nil, nil }
+func (s *logSource) ListSessions(context.Context, ListQuery) ([]SessionSummary, error) {
+	return nil, nil
+}
 func (s *logSource) Summary(context.Context, string) (SessionSummary, error) {
 	return SessionSummary{ID: s.h.ID}, nil
 }
