@@ -63,7 +63,11 @@ func RenderUpdate(ctx context.Context, t *Timeline, u Update) ([]Patch, error) {
 		}
 		if u.Header {
 			head := NewSessionHead(t)
-			if err := SessionHead(&head).Render(ctx, &b); err != nil {
+			if err := SessionStatus(&head).Render(ctx, &b); err != nil {
+				return nil, err
+			}
+			b.WriteByte('\n')
+			if err := SessionStats(&head).Render(ctx, &b); err != nil {
 				return nil, err
 			}
 		}
