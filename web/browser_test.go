@@ -12,6 +12,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"prism/core"
+
 	"prism/web/memstore"
 )
 
@@ -140,6 +142,30 @@ func TestBrowser_PendingCardCompletesWithoutReload(t *testing.T) {
 	nav, err := chromedp.Run(ctx, chromedp.Evaluate[int](`performance.getEntriesByType('navigation').length`))
 	if err != nil || nav != 1 {
 		t.Errorf("navigations = %d (%v), want 1: no reload", nav, err)
+	}
+
+	// A long session: the first paint is a window; "show earlier" loads
+	// the rest in place.
+	long := memstore.NewBuilder(t0)
+	for range 60 {
+		long.TurnStart().StepStart().User("again").Call("x", "note", `{}`).Result("x", "ok", false, nil, nil).StepEnd().TurnEnd(core.TurnCompleted)
+	}
+	e.session(t, "long", long.Events)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.ts.URL+"/sessions/long"),
+		chromedp.WaitReady(chromedp.CSS(`[data-testid="load-earlier"]`))); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid=tool-card]').length`))
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="load-earlier"]`)),
+		chromedp.WaitReady(chromedp.CSS(`.earlier.loaded`))); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid=tool-card]').length`))
+	if before == 0 || after <= before {
+		t.Errorf("load earlier: %d cards before, %d after", before, after)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.ts.URL+"/sessions/b1"), chromedp.WaitReady(chromedp.CSS(`#call-live[data-state="ok"]`))); err != nil {
+		t.Fatal(err)
 	}
 
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))

@@ -84,11 +84,18 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.deps.Sessions.Summary(ctx, id); err != nil {
+	sum, err := s.deps.Sessions.Summary(ctx, id)
+	if err != nil {
 		return err // before the stream opens: an ordinary error response
 	}
 	cursor := cursorOf(c)
 	w := &streamConn{c: c, sse: newEchoSSE(c)}
+	if cursor >= sum.Events {
+		// The page claims events the log does not have (the store was
+		// replaced under it); patches for those seqs would be skipped.
+		w.fail("this page is ahead of the session log (it shows seq " + strconv.FormatInt(cursor, 10) + "): reload it.")
+		return nil
+	}
 	h, sub, at, err := s.broker.subscribe(ctx, id)
 	if err != nil {
 		if ctx.Err() == nil {
