@@ -11,4 +11,4 @@
 // views imports core only (of prism's packages).
 package views
 
-//go:generate go tool templ generate
+//go:generate go tool templ generate -path ..
