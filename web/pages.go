@@ -12,9 +12,13 @@ import (
 	"prism/views"
 )
 
-// param returns a path parameter, unescaped (Echo leaves escapes in params
-// matched on the raw path).
+// param returns a path parameter, unescaped. Echo matches on the raw path
+// (and leaves escapes in params) only when the request has one, e.g. for an
+// escaped "/"; otherwise params are already decoded.
 func param(c echo.Context, name string) (string, error) {
+	if c.Request().URL.RawPath == "" {
+		return c.Param(name), nil
+	}
 	v, err := url.PathUnescape(c.Param(name))
 	if err != nil {
 		return "", core.Errorf(core.CodeInvalid, "bad %s in path", name)

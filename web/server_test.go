@@ -172,17 +172,32 @@ func TestPages(t *testing.T) {
 
 func TestPages_QuotedCallID(t *testing.T) {
 	e := newEnv(t, nil)
-	e.session(t, "q", quotedSession())
+	events := quotedSession()
+	b := memstore.NewBuilder(t0)
+	b.Events = events[:len(events)-2]
+	b.Time = events[len(events)-1].Time + 10
+	b.Call("50%off", "note", `{}`).Call("a/b?c#d", "note", `{}`)
+	b.Events = append(b.Events, events[len(events)-2:]...)
+	for i := range b.Events {
+		b.Events[i].Seq = int64(i)
+	}
+	e.session(t, "q", b.Events)
 	_, body := e.get(t, "/sessions/q")
 	d := doc(t, body)
 	card := d.Find(`[data-call-id="a \"quoted\" call id with spaces"]`)
 	if card.Length() != 1 {
 		t.Fatal("no card for the quoted call id")
 	}
-	href, _ := card.Find("a.inspect").Attr("href")
-	res, page := e.get(t, href)
-	if res.StatusCode != 200 || !strings.Contains(page, "quoted") {
-		t.Errorf("inspect link %q = %d", href, res.StatusCode)
+	for _, id := range []string{`a "quoted" call id with spaces`, "50%off", "a/b?c#d", "ü/ß"} {
+		sel := d.Find(`[data-testid="tool-card"]`).FilterFunction(func(_ int, s *goquery.Selection) bool {
+			v, _ := s.Attr("data-call-id")
+			return v == id
+		})
+		href, _ := sel.Find("a.inspect").Attr("href")
+		res, page := e.get(t, href)
+		if res.StatusCode != 200 || doc(t, page).Find(`[data-testid="call-page"] h1 .mono`).Text() != id {
+			t.Errorf("inspect link %q for call %q = %d", href, id, res.StatusCode)
+		}
 	}
 }
 
