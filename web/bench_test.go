@@ -151,7 +151,7 @@ func fanout(tb testing.TB, n, rate int, d time.Duration) []time.Duration {
 			ready.Done()
 			mine := make([]time.Duration, 0, total)
 			sc := bufio.NewScanner(res.Body)
-			sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+			sc.Buffer(make([]byte, 0, 4<<10), 16<<20)
 			for sc.Scan() {
 				line := sc.Bytes()
 				if len(line) > 4 && string(line[:4]) == "id: " {
@@ -227,7 +227,7 @@ func BenchmarkFanout(b *testing.B) {
 // BenchmarkFanoutRate sweeps the event rate with 1,000 subscribers (2 s
 // each) to find the highest rate with p99 ≤ 50 ms.
 func BenchmarkFanoutRate(b *testing.B) {
-	for _, rate := range []int{50, 100, 150, 200, 300} {
+	for _, rate := range []int{50, 100, 150} {
 		b.Run(fmt.Sprintf("subs=1000/rate=%d", rate), func(b *testing.B) {
 			var lat []time.Duration
 			for b.Loop() {

@@ -131,6 +131,7 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 	}
 	ka := time.NewTicker(s.tune.KeepAlive)
 	defer ka.Stop()
+	var batch []byte
 	for {
 		select {
 		case <-ctx.Done():
@@ -144,17 +145,34 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 				return nil
 			}
 		case f := <-sub.ch:
-			switch {
-			case f.seq <= cursor:
-			case f.from == cursor+1:
-				if !w.write(f.data) {
-					return nil
+			// Write this frame and any already queued behind it in one
+			// write and one flush.
+			batch = batch[:0]
+			lost := false
+			for {
+				switch {
+				case f.seq <= cursor:
+				case f.from == cursor+1:
+					batch = append(batch, f.data...)
+					cursor = f.seq
+				default: // a frame straddles the cursor, or frames were lost
+					lost = true
 				}
-				cursor = f.seq
-			default: // a frame straddles the cursor, or frames were lost
-				if !catchUp(h.resync(sub)) {
-					return nil
+				if lost || len(batch) > 256<<10 {
+					break
 				}
+				select {
+				case f = <-sub.ch:
+					continue
+				default:
+				}
+				break
+			}
+			if !w.write(batch) {
+				return nil
+			}
+			if lost && !catchUp(h.resync(sub)) {
+				return nil
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"prism/core"
 	"prism/web"
@@ -195,4 +196,33 @@ func itoa(n int64) string {
 		n /= 10
 	}
 	return s
+}
+
+// TestStream_ChunksAreCoalesced: a token stream does not become a patch per
+// token; the streamed text arrives and the final message replaces it.
+func TestStream_ChunksAreCoalesced(t *testing.T) {
+	e := newEnv(t, func(d *web.Deps) { d.Tuning.Coalesce = 20 * time.Millisecond })
+	b := openStep()
+	e.session(t, "s1", b.Events)
+	sc := e.stream(t, "/sessions/s1/stream?after=2")
+	words := make([]string, 200)
+	for i := range words {
+		words[i] = "w" + itoa(int64(i)) + " "
+	}
+	b.Chunks(words...)
+	e.append(t, "s1", b.Events[3:]...)
+	last := b.Events[len(b.Events)-1].Seq
+	evs := sc.until(t, func(ev sseEvent) bool { return ev.ID == itoa(last) })
+	if len(evs) >= 50 {
+		t.Errorf("%d patches for 201 chunk events: not coalesced", len(evs))
+	}
+	if !strings.Contains(evs[len(evs)-1].Elements(), "w199 ") {
+		t.Errorf("last patch lacks the streamed text: %.200s", evs[len(evs)-1].Elements())
+	}
+	b.Assistant(strings.Join(words, ""))
+	e.append(t, "s1", b.Events[len(b.Events)-1])
+	ev := sc.until(t, func(ev sseEvent) bool { return ev.ID == itoa(last+1) })
+	if !strings.Contains(ev[len(ev)-1].Elements(), `data-final="true"`) || ev[len(ev)-1].field("mode") != "" {
+		t.Errorf("final message is not a morph of the streamed item: %+v", ev[len(ev)-1])
+	}
 }
