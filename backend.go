@@ -17,7 +17,10 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 	store := memstore.New()
 	log.Warn("no database yet: serving an in-memory store (--db is not used)", "db", cfg.DB)
 	demoCtx, cancel := context.WithCancel(ctx)
-	go memstore.RunDemo(demoCtx, store, log)
+	if err := memstore.StartDemo(demoCtx, store, log); err != nil {
+		cancel()
+		return web.Deps{}, nil, err
+	}
 	deps := web.Deps{
 		Sessions:  store,
 		Commits:   store,

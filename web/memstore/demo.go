@@ -52,16 +52,20 @@ func DemoEvents(t0 int64) []core.Event {
 	return b.Events
 }
 
-// RunDemo creates the demo session and appends its events with pauses, so
-// a newcomer watches cards appear pending and complete. It returns when
-// the script ends or ctx is done.
-func RunDemo(ctx context.Context, s *Store, log *slog.Logger) {
+// StartDemo creates the demo session now and appends its events in the
+// background with pauses, so a newcomer watches cards appear pending and
+// complete. The playback stops when ctx is done.
+func StartDemo(ctx context.Context, s *Store, log *slog.Logger) error {
 	now := s.Now().UnixMilli()
 	if err := s.CreateSession(ctx, core.SessionHeader{ID: DemoSessionID, CreatedAt: now, Cwd: "/work/demo"}); err != nil {
-		log.Warn("demo session not created", "err", err)
-		return
+		return err
 	}
-	for _, e := range DemoEvents(now) {
+	go playDemo(ctx, s, log, DemoEvents(now))
+	return nil
+}
+
+func playDemo(ctx context.Context, s *Store, log *slog.Logger, events []core.Event) {
+	for _, e := range events {
 		pause := 120 * time.Millisecond
 		switch e.Type {
 		case core.EventToolResult:
