@@ -191,14 +191,20 @@ func NewCardView(c *Card, sessionID, cwd string) *CardView {
 	}
 	v.Title = firstLine(clean(v.Title), 200)
 	v.Summary = summary(c)
+	if cwd != "" && strings.HasPrefix(v.Summary, cwd+"/") {
+		v.Summary = v.Summary[len(cwd)+1:]
+	}
 
 	if c.Result == nil {
 		v.pendingBody(c, vs.call, cwd)
 	} else {
 		v.resultBody(c, vs.call, vs.result, cwd)
 	}
-	if v.State == StateError && v.Summary == "" {
-		v.Summary = v.errorLine(c)
+	// A failed call's summary is the first line of its error output (dsh).
+	if c.Result != nil && (c.Result.Projection().IsError || v.Summary == "") && v.State == StateError {
+		if l := v.errorLine(c); l != "" {
+			v.Summary = l
+		}
 	}
 	return v
 }
