@@ -20,7 +20,10 @@ func TestServe(t *testing.T) {
 	defer cancel()
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"serve", "--db", t.TempDir() + "/prism.db"}, io.Discard, pw); pw.Close() }()
+	go func() {
+		done <- run(ctx, []string{"serve", "--db", t.TempDir() + "/prism.db"}, io.Discard, pw)
+		pw.Close()
+	}()
 
 	urlRE := regexp.MustCompile(`url=(http://\S+)`)
 	sc := bufio.NewScanner(pr)
