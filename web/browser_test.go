@@ -55,7 +55,7 @@ func TestBrowser_PendingCardCompletesWithoutReload(t *testing.T) {
 		t.Skip("browser test in -short mode")
 	}
 	if _, err := os.Stat(chromium); err != nil {
-		t.Skip("no " + chromium)
+		t.Fatalf("the browser test needs %s (apt-get install chromium; .ci/run installs it): %v", chromium, err)
 	}
 	e := newEnv(t, nil)
 	b := memstore.NewBuilder(t0)
