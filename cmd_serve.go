@@ -9,39 +9,64 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
+
+	"prism/web"
 )
 
-// runServe serves the dashboard.
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// serveConfig is the serve command's configuration: flags, each with a
+// PRISM_* environment default.
+type serveConfig struct {
+	// Addr is the listen address; loopback by default.
+	Addr string
+	// DB is the SQLite database path.
+	DB string
+	// LogLevel is debug, info, warn or error.
+	LogLevel string
+}
+
+// parseServeFlags reads the serve flags over their environment defaults.
+func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
+	var cfg serveConfig
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", envOr("PRISM_ADDR", "127.0.0.1:8080"), "listen address (env PRISM_ADDR)")
+	fs.StringVar(&cfg.Addr, "addr", envOr("PRISM_ADDR", "127.0.0.1:8080"), "listen address (env PRISM_ADDR)")
+	fs.StringVar(&cfg.DB, "db", envOr("PRISM_DB", "./prism.db"), "SQLite database path (env PRISM_DB)")
+	fs.StringVar(&cfg.LogLevel, "log-level", envOr("PRISM_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env PRISM_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return cfg, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintln(w, "<!doctype html><title>prism</title><p>prism is starting up.</p>")
-	})
-	ln, err := net.Listen("tcp", *addr)
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	return cfg, nil
+}
+
+// runServe serves the dashboard until ctx is done.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseServeFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		return fmt.Errorf("%w: bad --log-level %q", errUsage, cfg.LogLevel)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	deps, closeBackend, err := openBackend(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeBackend()
+	deps.Logger = logger
+	srv := web.New(deps)
+	defer srv.Close()
+
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	logger.Info("serving", "addr", "http://"+ln.Addr().String())
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	logger.Info("serving", "url", "http://"+ln.Addr().String())
+	if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -1,0 +1,191 @@
+package views_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+
+	"prism/core"
+	"prism/views"
+	"prism/web/memstore"
+)
+
+const hostile = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1"><a href="javascript:window.__pwned=1">x</a>"' onmouseover="window.__pwned=1` + "\r\n\x1b[31mred\x1b[0m\x00"
+
+// badPresenter returns broken views for some tools and panics for others.
+type badPresenter struct{ memstore.Presenter }
+
+func (p badPresenter) PresentCall(name, raw string) core.CallView {
+	switch name {
+	case "panic":
+		panic("presenter bug")
+	case "nilview":
+		var v *core.TerminalCallView
+		return v
+	case "baddiff":
+		return &core.DiffCallView{Title: "x", Diffs: []core.FileDiff{{Path: ""}}}
+	}
+	return p.Presenter.PresentCall(name, raw)
+}
+
+func (p badPresenter) PresentResult(name, raw string, r core.ToolResult) core.ResultView {
+	switch name {
+	case "panic":
+		panic("presenter bug")
+	case "nilview":
+		var v *core.ReadResultView
+		return v
+	case "baddiff":
+		return &core.DiffResultView{}
+	case "badterm":
+		n := 1
+		return &core.TerminalResultView{ExitCode: &n, Signal: "SIGTERM"}
+	case "badread":
+		return &core.ReadResultView{Path: "x", Lines: []core.ReadFileLine{{Number: -5, Text: hostile}}, TotalLines: -1}
+	}
+	return p.Presenter.PresentResult(name, raw, r)
+}
+
+var testMeta = views.PageMeta{Title: "t", Assets: views.Assets{CSS: "/static/app.css", HighlightCSS: "/static/highlight.css", JS: "/static/app.js", Datastar: "/static/datastar.js", Icon: "/static/icon.svg"}}
+
+func hostileSession() []core.Event {
+	b := memstore.NewBuilder(t0)
+	b.TurnStart().StepStart().User(hostile)
+	b.Chunks(hostile)
+	b.Assistant("# hi\n" + hostile + "\n[link](javascript:window.__pwned=1) <iframe src=x></iframe>\n![img](https://evil.example/x.png)")
+	b.Call("c-script", "bash", `{"command":"echo \"<script>window.__pwned=1</script>\""}`).Result("c-script", hostile, false, nil, nil)
+	b.Call(`call "quoted" id with spaces </article>`, "note", `{"x":"`+strings.ReplaceAll(hostile, `"`, `\"`)+`"}`)
+	b.Result(`call "quoted" id with spaces </article>`, hostile, true, nil, &core.ErrorInfo{Name: "<b>X</b>", Code: `"><script>`})
+	b.Call("big", "bash", `{"command":"cat big"}`).Result("big", strings.Repeat("A", 10<<20), false, nil, nil)
+	b.Call("many", "bash", `{"command":"seq 100000"}`).Result("many", strings.Repeat("line\n", 100000), false, nil, nil)
+	for _, n := range []string{"panic", "nilview", "baddiff", "badterm", "badread"} {
+		b.Call("k-"+n, n, `not json {`).Result("k-"+n, hostile, false, []byte(`{"oops":`), nil)
+	}
+	b.Call("web", "web_search", `{}`).Result("web", "x", false, map[string]any{"sources": []map[string]any{
+		{"url": "javascript:window.__pwned=1", "title": hostile}, {"url": "data:text/html,<script>1</script>"}, {"url": "https://ok.example/?q=\"<x>"}}}, nil)
+	b.AddRaw("vendor/"+hostile, []byte("{\"bad\":\"\xff\xfe\"}"), nil)
+	b.StepEnd().TurnEnd(core.TurnCompleted)
+	return b.Events
+}
+
+// assertSafe parses a page and fails on any executable or unescaped markup
+// a tool could have injected.
+func assertSafe(t *testing.T, page string) {
+	t.Helper()
+	if !utf8.ValidString(page) {
+		t.Error("page is not valid UTF-8")
+	}
+	if strings.ContainsAny(page, "\r\x00\x1b") {
+		t.Error("page carries CR, NUL or ESC bytes")
+	}
+	doc, err := html.Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			switch n.Data {
+			case "script":
+				src := ""
+				for _, a := range n.Attr {
+					if a.Key == "src" {
+						src = a.Val
+					}
+				}
+				if !strings.HasPrefix(src, "/static/") {
+					t.Errorf("a script element that is not ours: %v", n.Attr)
+				}
+			case "iframe", "object", "embed", "img":
+				for _, a := range n.Attr {
+					if a.Key == "src" && !strings.HasPrefix(a.Val, "/static/") {
+						t.Errorf("<%s src=%q>", n.Data, a.Val)
+					}
+				}
+			}
+			for _, a := range n.Attr {
+				k := strings.ToLower(a.Key)
+				if strings.HasPrefix(k, "on") {
+					t.Errorf("event handler attribute %s=%q on <%s>", a.Key, a.Val, n.Data)
+				}
+				if (k == "href" || k == "src" || k == "action") && !(strings.HasPrefix(a.Val, "/") || strings.HasPrefix(a.Val, "https://") || strings.HasPrefix(a.Val, "http://") || strings.HasPrefix(a.Val, "#")) {
+					t.Errorf("%s=%q on <%s>", a.Key, a.Val, n.Data)
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+}
+
+func TestBadInput_PageRendersSafelyAndBounded(t *testing.T) {
+	events := hostileSession()
+	tl := views.Fold(hdr(), events, badPresenter{})
+	page, err := views.Render(context.Background(), views.SessionPage(views.NewSessionPage(testMeta, tl, 1000, "/sessions/s1/stream")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertSafe(t, page)
+	if len(page) > 2<<20 {
+		t.Errorf("page is %d bytes; a 10 MB line and 100k lines must be bounded", len(page))
+	}
+	for _, want := range []string{"showing 12 of 100,000 lines", "+10,484,760 chars", "&lt;script&gt;window.__pwned=1&lt;/script&gt;"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// Broken views fall back to the generic card.
+	for _, n := range []string{"panic", "nilview", "baddiff", "badterm", "badread"} {
+		c := tl.CardsByCallID("k-" + n)[0]
+		v := views.NewCardView(c, "s1", "/work")
+		if v.Kind != core.CardGeneric || v.Generic == nil {
+			t.Errorf("tool %s: card kind %q, want the generic fallback", n, v.Kind)
+		}
+	}
+	q := tl.CardsByCallID(`call "quoted" id with spaces </article>`)
+	if len(q) != 1 || strings.ContainsAny(q[0].ID, ` "<>`) {
+		t.Errorf("quoted call id card: %v", q)
+	}
+}
+
+func TestBadInput_SSEPatchesAreSafe(t *testing.T) {
+	events := hostileSession()
+	tl := views.NewTimeline(hdr(), badPresenter{})
+	for i := range events {
+		u := tl.Apply(&events[i])
+		ps, err := views.RenderUpdate(context.Background(), tl, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if strings.ContainsAny(p.HTML, "\r") {
+				t.Fatalf("seq %d: a CR in a patch would split an SSE line", events[i].Seq)
+			}
+			assertSafe(t, "<!doctype html><body>"+p.HTML)
+		}
+	}
+}
+
+func FuzzCard(f *testing.F) {
+	f.Add("c1", "bash", `{"command":"ls"}`, "out\n[exit code: 3]", false)
+	f.Add(`a"b c`, "read", `{"path":"<x>"}`, hostile, true)
+	f.Fuzz(func(t *testing.T, callID, name, args, out string, isErr bool) {
+		b := memstore.NewBuilder(t0)
+		b.TurnStart().StepStart().Call(callID, name, args).Result(callID, out, isErr, nil, nil)
+		tl := views.Fold(hdr(), b.Events, memstore.Presenter{})
+		cs := tl.CardsByCallID(callID)
+		if len(cs) == 0 {
+			t.Skip() // the builder's JSON carries the id as given; Go may have replaced invalid UTF-8
+		}
+		h, err := views.Render(context.Background(), views.CardComponent(views.NewCardView(cs[0], "s1", "/")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertSafe(t, "<!doctype html><body>"+h)
+	})
+}

@@ -1,0 +1,326 @@
+package views
+
+import (
+	"crypto/sha256"
+	"strings"
+	"sync"
+
+	"github.com/alecthomas/chroma/v2"
+	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
+	"github.com/alecthomas/chroma/v2/lexers"
+	"github.com/alecthomas/chroma/v2/styles"
+	"github.com/aymanbagabas/go-udiff"
+
+	"prism/core"
+)
+
+// maxDiffInput bounds the text a diff is computed over; larger changes are
+// shown as plain old/new sides.
+const maxDiffInput = 256 << 10
+
+func newDiffBody(diffs []core.FileDiff, intent bool) *DiffBody {
+	b := &DiffBody{Intent: intent}
+	budget := MaxLines
+	for i, d := range diffs {
+		if i == 50 {
+			break
+		}
+		f := DiffFile{Path: firstLine(clean(d.Path), 500), New: d.OldText == nil}
+		old := ""
+		if d.OldText != nil {
+			old = clean(*d.OldText)
+		}
+		lines := diffLines(old, clean(d.NewText))
+		for _, l := range lines {
+			switch l.Op {
+			case '+':
+				b.Added++
+			case '-':
+				b.Removed++
+			}
+		}
+		if len(lines) > budget {
+			f.Hidden = len(lines) - budget
+			lines = lines[:budget]
+		}
+		budget -= len(lines)
+		f.Lines = lines
+		b.Files = append(b.Files, f)
+	}
+	// Collapse: the first PreviewLines rows of the whole card show; the rest
+	// expand.
+	n := 0
+	for fi := range b.Files {
+		for li := range b.Files[fi].Lines {
+			n++
+			b.Files[fi].Lines[li].Expanded = n > PreviewLines
+		}
+	}
+	return b
+}
+
+// Rows returns how many diff rows the card has (for the collapse label).
+func (b *DiffBody) Rows() int {
+	n := 0
+	for _, f := range b.Files {
+		n += len(f.Lines) + f.Hidden
+	}
+	return n
+}
+
+// diffLines returns the numbered rows of a change from old to new: context,
+// removed and added lines with 3 lines of context, '~' between hunks.
+func diffLines(old, new string) []DiffLine {
+	if old == "" {
+		return sideLines('+', new)
+	}
+	if len(old)+len(new) > maxDiffInput {
+		return append(sideLines('-', old), sideLines('+', new)...)
+	}
+	if !strings.HasSuffix(old, "\n") {
+		old += "\n"
+	}
+	if !strings.HasSuffix(new, "\n") {
+		new += "\n"
+	}
+	edits := udiff.Lines(old, new)
+	u, err := udiff.ToUnifiedDiff("a", "b", old, edits, 3)
+	if err != nil {
+		return append(sideLines('-', old), sideLines('+', new)...)
+	}
+	var out []DiffLine
+	for hi, h := range u.Hunks {
+		if hi > 0 {
+			out = append(out, DiffLine{Op: '~'})
+		}
+		o, n := h.FromLine, h.ToLine
+		for _, l := range h.Lines {
+			text, _ := cutLine(strings.TrimSuffix(l.Content, "\n"), MaxLineRunes)
+			switch l.Kind {
+			case udiff.Delete:
+				out = append(out, DiffLine{Op: '-', Old: o, Text: text})
+				o++
+			case udiff.Insert:
+				out = append(out, DiffLine{Op: '+', New: n, Text: text})
+				n++
+			default:
+				out = append(out, DiffLine{Op: ' ', Old: o, New: n, Text: text})
+				o++
+				n++
+			}
+		}
+	}
+	return out
+}
+
+func sideLines(op byte, s string) []DiffLine {
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil
+	}
+	parts := strings.SplitN(s, "\n", MaxLines+1)
+	out := make([]DiffLine, 0, len(parts))
+	for i, p := range parts {
+		if i == MaxLines {
+			break
+		}
+		text, _ := cutLine(p, MaxLineRunes)
+		l := DiffLine{Op: op, Text: text}
+		if op == '-' {
+			l.Old = i + 1
+		} else {
+			l.New = i + 1
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func newReadBody(x *core.ReadResultView) *ReadBody {
+	b := &ReadBody{
+		Label:      firstLine(clean(x.Title), 300),
+		Lang:       firstLine(clean(x.Lang), 40),
+		TotalLines: x.TotalLines,
+		Empty:      len(x.Lines) == 0,
+	}
+	if b.Label == "" {
+		b.Label = firstLine(clean(x.Path), 300)
+	}
+	lines := x.Lines
+	if len(lines) > MaxLines {
+		lines = lines[:MaxLines]
+	}
+	b.Shown = len(lines)
+	b.Partial = b.Shown < x.TotalLines
+	texts := make([]string, len(lines))
+	for i, l := range lines {
+		texts[i] = strings.ReplaceAll(clean(l.Text), "\n", " ")
+	}
+	toks := Highlight(x.Lang, x.Path, texts)
+	for i, l := range lines {
+		cl := CodeLine{N: l.Number, Tokens: toks[i], Expanded: i >= PreviewLines}
+		cl.Tokens, cl.Cut = cutTokens(cl.Tokens, MaxLineRunes)
+		b.Lines = append(b.Lines, cl)
+	}
+	return b
+}
+
+func cutTokens(ts []Token, max int) ([]Token, int) {
+	n := 0
+	for i, t := range ts {
+		r := len([]rune(t.Text))
+		if n+r > max {
+			text, cut := cutLine(t.Text, max-n)
+			rest := cut
+			for _, u := range ts[i+1:] {
+				rest += len([]rune(u.Text))
+			}
+			out := append(ts[:i:i], Token{Class: t.Class, Text: text})
+			return out, rest
+		}
+		n += r
+	}
+	return ts, 0
+}
+
+// Highlight tokenizes lines of source (language lang, else guessed from
+// path) into classed tokens, one slice per line. Unknown languages give one
+// plain token per line.
+func Highlight(lang, path string, lines []string) [][]Token {
+	key := hlKey(lang, path, lines)
+	if toks, ok := hlCache.get(key); ok {
+		return toks
+	}
+	toks := highlight(lang, path, lines)
+	hlCache.put(key, toks)
+	return toks
+}
+
+func highlight(lang, path string, lines []string) [][]Token {
+	out := make([][]Token, len(lines))
+	var lx chroma.Lexer
+	if lang != "" {
+		lx = lexers.Get(lang)
+	}
+	if lx == nil && path != "" {
+		lx = lexers.Match(path)
+	}
+	total := 0
+	for _, l := range lines {
+		total += len(l)
+	}
+	if lx == nil || total > 512<<10 {
+		for i, l := range lines {
+			out[i] = []Token{{Text: l}}
+		}
+		return out
+	}
+	lx = chroma.Coalesce(lx)
+	it, err := lx.Tokenise(nil, strings.Join(lines, "\n")+"\n")
+	if err != nil {
+		for i, l := range lines {
+			out[i] = []Token{{Text: l}}
+		}
+		return out
+	}
+	row := 0
+	for tok := it(); tok != chroma.EOF; tok = it() {
+		cls := chroma.StandardTypes[tok.Type]
+		parts := strings.Split(tok.Value, "\n")
+		for pi, p := range parts {
+			if pi > 0 {
+				row++
+			}
+			if row >= len(out) {
+				break
+			}
+			if p != "" {
+				out[row] = append(out[row], Token{Class: cls, Text: p})
+			}
+		}
+	}
+	return out
+}
+
+// HighlightCSS returns the stylesheet for highlighted tokens: a light style,
+// and a dark one under prefers-color-scheme: dark.
+func HighlightCSS() string {
+	var b strings.Builder
+	f := chromahtml.New(chromahtml.WithClasses(true))
+	_ = f.WriteCSS(&b, styles.Get("github"))
+	b.WriteString("@media (prefers-color-scheme: dark) {\n")
+	_ = f.WriteCSS(&b, styles.Get("github-dark"))
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func newMatchesBody(x *core.SearchMatchesView, res core.ToolResult) *MatchesBody {
+	b := &MatchesBody{Total: x.Total, Truncated: x.Truncated}
+	budget := MaxLines
+	for _, f := range x.Files {
+		b.Count += len(f.Matches)
+		if budget <= 0 {
+			b.Hidden += len(f.Matches)
+			continue
+		}
+		mf := MatchFile{Path: firstLine(clean(f.Path), 500)}
+		for _, m := range f.Matches {
+			if budget <= 0 {
+				b.Hidden++
+				continue
+			}
+			text, cut := cutLine(strings.ReplaceAll(clean(m.Line), "\n", " "), MaxLineRunes)
+			mf.Matches = append(mf.Matches, Line{N: m.LineNumber, Text: text, Cut: cut})
+			budget--
+		}
+		b.Files = append(b.Files, mf)
+	}
+	if x.Truncated {
+		b.Recovery = NewClip(res.Content.PlainText(), 40)
+	}
+	return b
+}
+
+// hlCache memoizes Highlight, a pure and slow function (chroma's lexers
+// are regexp-based): a card is rendered for the page, for every live
+// patch and on every resume.
+var hlCache = &tokenCache{m: map[[32]byte][][]Token{}, max: 2048}
+
+type tokenCache struct {
+	mu  sync.Mutex
+	m   map[[32]byte][][]Token
+	max int
+}
+
+func (c *tokenCache) get(k [32]byte) ([][]Token, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *tokenCache) put(k [32]byte, v [][]Token) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= c.max {
+		for old := range c.m { // evict an arbitrary entry
+			delete(c.m, old)
+			break
+		}
+	}
+	c.m[k] = v
+}
+
+func hlKey(lang, path string, lines []string) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(lang))
+	h.Write([]byte{0})
+	h.Write([]byte(path))
+	for _, l := range lines {
+		h.Write([]byte{0})
+		h.Write([]byte(l))
+	}
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
+}

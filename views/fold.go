@@ -1,0 +1,810 @@
+package views
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"prism/core"
+)
+
+// Presenter computes the views of tool cards from durable data. It must be
+// pure and never fail; *core.Registry implements it.
+type Presenter interface {
+	// PresentCall returns the pending card's view of a logged call.
+	PresentCall(name, rawArgs string) core.CallView
+	// PresentResult returns the completed card's view of a call's result.
+	PresentResult(name, rawArgs string, res core.ToolResult) core.ResultView
+}
+
+// TranscriptID is the element id of the flat transcript container that
+// turn rows, steps and loose rows are appended to.
+const TranscriptID = "transcript"
+
+// Timeline is the incremental fold of a session log into the page model: the
+// single place where events become turns, steps, messages and tool cards.
+// The full page, the SSE patches and the replay page all render from a
+// Timeline, which is why a live card equals its replayed twin byte for byte.
+//
+// Apply events in seq order. A Timeline is not safe for concurrent use.
+type Timeline struct {
+	header core.SessionHeader
+	p      Presenter
+
+	segs      []Segment
+	calls     map[string][]*Card // by call id, in log order
+	idCount   map[string]int     // element-id base → occurrences, for uniqueness
+	byElem    map[string]*Card
+	approvals map[string]*Card // approval id → card
+
+	turn   *TurnRow
+	step   *Step
+	stream *AssistantItem // the assistant message being streamed, if any
+
+	title     string
+	firstUser string
+	lastSeq   int64
+	stats     Stats
+}
+
+// Stats are a session's counters, shown in the page header.
+type Stats struct {
+	Events, Turns, Steps, Calls, Results, Errors, Pending int
+	InputTokens, OutputTokens                             int64
+	FirstTime, LastTime                                   int64
+	// Status is running (a turn is open), idle, interrupted (the last turn
+	// ended interrupted) or empty.
+	Status string
+}
+
+// NewTimeline returns an empty fold of the session h whose cards are
+// presented by p.
+func NewTimeline(h core.SessionHeader, p Presenter) *Timeline {
+	return &Timeline{
+		header:    h,
+		p:         p,
+		calls:     map[string][]*Card{},
+		idCount:   map[string]int{},
+		byElem:    map[string]*Card{},
+		approvals: map[string]*Card{},
+		lastSeq:   -1,
+	}
+}
+
+// Fold returns the Timeline of a whole log.
+func Fold(h core.SessionHeader, events []core.Event, p Presenter) *Timeline {
+	t := NewTimeline(h, p)
+	t.ApplyAll(events)
+	return t
+}
+
+// ApplyAll applies a batch of events in seq order. It ends in the state
+// Apply would reach event by event, but looks ahead: the chunks of a
+// streamed message that a later assistant/message in the batch finalizes
+// are not decoded (the final message replaces their text).
+func (t *Timeline) ApplyAll(events []core.Event) {
+	superseded := false
+	for i := range events {
+		e := &events[i]
+		if e.Type != core.EventAssistantChunk {
+			superseded = false
+			t.Apply(e)
+			continue
+		}
+		if i == 0 || events[i-1].Type != core.EventAssistantChunk {
+			// A new run of chunks: is it finalized within the batch?
+			j := i
+			for j < len(events) && events[j].Type == core.EventAssistantChunk {
+				j++
+			}
+			superseded = j < len(events) && events[j].Type == core.EventAssistantMessage && !(events[j].SurfaceOp != nil && events[j].SurfaceOp.Replace)
+		}
+		if superseded && t.stream != nil && e.Seq > t.lastSeq {
+			t.skip(e)
+			continue
+		}
+		t.Apply(e)
+	}
+}
+
+// skip records an event without decoding it.
+func (t *Timeline) skip(e *core.Event) {
+	t.lastSeq = e.Seq
+	t.stats.Events++
+	if t.stats.FirstTime == 0 || e.Time < t.stats.FirstTime {
+		t.stats.FirstTime = e.Time
+	}
+	if e.Time > t.stats.LastTime {
+		t.stats.LastTime = e.Time
+	}
+}
+
+// Header returns the session header.
+func (t *Timeline) Header() core.SessionHeader { return t.header }
+
+// LastSeq returns the seq of the last applied event, or -1.
+func (t *Timeline) LastSeq() int64 { return t.lastSeq }
+
+// Segments returns the flat transcript: turn rows, steps and loose rows in
+// log order. The slice is owned by the Timeline.
+func (t *Timeline) Segments() []Segment { return t.segs }
+
+// Title returns the latest session/title, else the first line of the first
+// user message, or "".
+func (t *Timeline) Title() string {
+	if t.title != "" {
+		return t.title
+	}
+	return t.firstUser
+}
+
+// Stats returns the session's counters.
+func (t *Timeline) Stats() Stats {
+	s := t.stats
+	s.Pending = 0
+	for _, cs := range t.calls {
+		for _, c := range cs {
+			if c.Result == nil && !c.Stopped {
+				s.Pending++
+			}
+		}
+	}
+	switch {
+	case t.turn != nil:
+		s.Status = "running"
+	case s.Events == 0:
+		s.Status = "empty"
+	case s.Status == "":
+		s.Status = "idle"
+	}
+	return s
+}
+
+// Card returns the card with the given element id, or nil.
+func (t *Timeline) Card(elemID string) *Card { return t.byElem[elemID] }
+
+// CardsByCallID returns the cards of one call id, in log order (a model that
+// reuses call ids yields several).
+func (t *Timeline) CardsByCallID(callID string) []*Card { return t.calls[callID] }
+
+// Segment is one top-level element of the flat transcript: *TurnRow, *Step
+// or *Row.
+type Segment interface {
+	// ElemID returns the segment's element id.
+	ElemID() string
+}
+
+// TurnRow is a turn's divider row: it opens at turn/start and is updated at
+// turn/end.
+type TurnRow struct {
+	Seq, Time int64
+	Turn      int
+	Ended     bool
+	EndSeq    int64
+	EndTime   int64
+	End       core.TurnEndReason
+
+	cards []*Card
+}
+
+// Step is a model step and everything logged inside it.
+type Step struct {
+	Seq, Time int64
+	Turn      *TurnRow // nil for a step outside any turn
+	TurnNo    int
+	StepNo    int
+	Ended     bool
+	EndTime   int64
+	Usage     core.TokenUsage
+	HasUsage  bool
+	Items     []Item
+}
+
+// Row is a loose item: logged outside any step.
+type Row struct{ Item Item }
+
+// ElemID implements Segment.
+func (r *TurnRow) ElemID() string { return "turn-" + strconv.FormatInt(r.Seq, 10) }
+
+// ElemID implements Segment.
+func (s *Step) ElemID() string { return "step-" + strconv.FormatInt(s.Seq, 10) }
+
+// HeadID is the id of the step's header row.
+func (s *Step) HeadID() string { return s.ElemID() + "-head" }
+
+// ItemsID is the id of the container the step's items are appended to.
+func (s *Step) ItemsID() string { return s.ElemID() + "-items" }
+
+// ElemID implements Segment.
+func (r *Row) ElemID() string { return r.Item.ElemID() }
+
+// Item is one element inside a step (or a loose Row): *MessageItem,
+// *AssistantItem, *Card or *RawItem.
+type Item interface {
+	// ElemID returns the item's element id.
+	ElemID() string
+}
+
+// MessageItem is an append-origin user/message.
+type MessageItem struct {
+	Seq, Time int64
+	Message   core.Message
+}
+
+// ElemID implements Item.
+func (m *MessageItem) ElemID() string { return "ev-" + strconv.FormatInt(m.Seq, 10) }
+
+// AssistantBlock is one block of an assistant message: text, reasoning, or
+// another block shown raw.
+type AssistantBlock struct {
+	Kind string // text | reasoning | other
+	Text string
+}
+
+// AssistantItem is an assistant message, streamed from chunks and finalized
+// by assistant/message.
+type AssistantItem struct {
+	Seq, Time   int64 // of the first event (chunk or message)
+	Blocks      []AssistantBlock
+	byIndex     map[int]int // stream block index → Blocks index
+	Final       bool
+	Interrupted bool
+	ToolCalls   int
+	Usage       *core.TokenUsage
+	Model       string
+}
+
+// ElemID implements Item.
+func (a *AssistantItem) ElemID() string { return "asst-" + strconv.FormatInt(a.Seq, 10) }
+
+// RawItem is an event shown as a compact row: an unknown type, a known type
+// the transcript has no special form for, a malformed event, or a
+// model-only surface replacement.
+type RawItem struct {
+	Event core.Event
+	// Kind is unknown | meta | malformed | replacement.
+	Kind string
+	// Note explains a malformed event.
+	Note string
+}
+
+// ElemID implements Item.
+func (r *RawItem) ElemID() string { return "ev-" + strconv.FormatInt(r.Event.Seq, 10) }
+
+// Card is a tool call paired (by call id, across the whole log) with its
+// append-origin result.
+type Card struct {
+	ID     string // element id, unique in the session
+	CallID string
+	Name   string
+	Args   string // the raw argument string
+
+	CallSeq, CallTime int64
+	HasCall           bool // false for a result whose call was never logged
+
+	Result     *core.ToolResultData
+	ResultSeq  int64
+	ResultTime int64
+
+	Step    *Step    // may be nil
+	Turn    *TurnRow // may be nil
+	Stopped bool     // the call's step or turn closed with no result
+	StopSeq int64
+
+	Approval string // "", asked, allowed-once, rejected, cancelled, unavailable
+
+	presenter  Presenter
+	callView   core.CallView
+	resultView core.ResultView
+	presented  bool
+}
+
+// ElemID implements Item.
+func (c *Card) ElemID() string { return c.ID }
+
+// Card states.
+const (
+	StatePending = "pending"
+	StateRunning = "running"
+	StateOK      = "ok"
+	StateError   = "error"
+	StateStopped = "stopped"
+)
+
+// State returns pending, running, ok, error or stopped.
+func (c *Card) State() string {
+	if c.Result == nil {
+		switch {
+		case c.Stopped:
+			return StateStopped
+		case c.Approval == "allowed-once":
+			return StateRunning
+		}
+		return StatePending
+	}
+	res := c.Result.Projection()
+	if res.IsError {
+		return StateError
+	}
+	if tv, ok := c.Views().result.(*core.TerminalResultView); ok {
+		if (tv.ExitCode != nil && *tv.ExitCode != 0) || tv.Signal != "" {
+			return StateError
+		}
+	}
+	return StateOK
+}
+
+// Outcome names a distinct failure shown apart from ordinary errors:
+// outcome-unknown and not-started (crash repair), aborted-before-dispatch,
+// aborted, or "".
+func (c *Card) Outcome() string {
+	if c.Result == nil || c.Result.Error == nil {
+		return ""
+	}
+	switch c.Result.Error.Code {
+	case core.CodeToolOutcomeUnknown:
+		return "outcome-unknown"
+	case core.CodeToolNotStarted:
+		return "not-started"
+	case core.CodeAbortedBeforeDispatch:
+		return "aborted-before-dispatch"
+	case core.CodeAborted:
+		return "aborted"
+	}
+	return ""
+}
+
+// views holds a card's validated views.
+type cardViews struct {
+	call   core.CallView
+	result core.ResultView
+}
+
+// Views returns the card's call view (nil when the call was never logged)
+// and result view (nil while pending). Presenters run once per card; a nil
+// or invalid view falls back to the generic card.
+func (c *Card) Views() cardViews {
+	if !c.presented {
+		c.presented = true
+		if c.HasCall {
+			c.callView = safeCallView(c.p(), c.Name, c.Args)
+		}
+	}
+	if c.Result != nil && c.resultView == nil {
+		c.resultView = safeResultView(c.p(), c.Name, c.Args, c.Result.Projection())
+	}
+	return cardViews{c.callView, c.resultView}
+}
+
+func (c *Card) p() Presenter { return c.presenter }
+
+// Apply folds one event into the timeline and returns what changed on the
+// page. Events must come in seq order; an event at or below LastSeq is
+// ignored (empty Update).
+func (t *Timeline) Apply(e *core.Event) Update {
+	if e.Seq <= t.lastSeq {
+		return Update{}
+	}
+	t.lastSeq = e.Seq
+	u := Update{From: e.Seq, Seq: e.Seq}
+	t.stats.Events++
+	if t.stats.FirstTime == 0 || e.Time < t.stats.FirstTime {
+		t.stats.FirstTime = e.Time
+	}
+	if e.Time > t.stats.LastTime {
+		t.stats.LastTime = e.Time
+	}
+	if e.Type != core.EventAssistantChunk {
+		t.stream = nil
+	}
+	switch e.Type {
+	case core.EventTurnStart:
+		var d core.TurnStart
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.addRaw(&u, e, "malformed", err.Error())
+			break
+		}
+		t.closeTurn(&u, e, nil)
+		r := &TurnRow{Seq: e.Seq, Time: e.Time, Turn: d.Turn}
+		t.turn, t.step = r, nil
+		t.segs = append(t.segs, r)
+		t.stats.Turns++
+		t.stats.Status = ""
+		u.append(TranscriptID, r)
+		u.Header = true
+	case core.EventTurnEnd:
+		var d core.TurnEnd
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.addRaw(&u, e, "malformed", err.Error())
+			break
+		}
+		if t.turn == nil {
+			t.addRaw(&u, e, "meta", "turn/end without an open turn")
+			break
+		}
+		t.closeTurn(&u, e, &d.Reason)
+		u.Header = true
+	case core.EventStepStart:
+		var d core.StepBoundary
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.addRaw(&u, e, "malformed", err.Error())
+			break
+		}
+		t.closeStep(&u, e)
+		s := &Step{Seq: e.Seq, Time: e.Time, Turn: t.turn, TurnNo: d.Turn, StepNo: d.Step}
+		t.step = s
+		t.segs = append(t.segs, s)
+		t.stats.Steps++
+		u.append(TranscriptID, s)
+	case core.EventStepEnd:
+		if t.step == nil {
+			t.addRaw(&u, e, "meta", "step/end without an open step")
+			break
+		}
+		t.closeStep(&u, e)
+		u.Header = true
+	case core.EventUserMessage:
+		var m core.Message
+		if err := json.Unmarshal(e.Data, &m); err != nil {
+			t.addRaw(&u, e, "malformed", err.Error())
+			break
+		}
+		if e.SurfaceOp != nil && e.SurfaceOp.Replace {
+			t.addRaw(&u, e, "replacement", "")
+			break
+		}
+		if t.firstUser == "" && m.Source.Kind == core.SourceUser {
+			t.firstUser = firstLine(clean(m.Content.PlainText()), 80)
+		}
+		t.addItem(&u, &MessageItem{Seq: e.Seq, Time: e.Time, Message: m})
+	case core.EventAssistantChunk:
+		var d core.AssistantChunk
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.stream = nil
+			t.addRaw(&u, e, "malformed", err.Error())
+			break
+		}
+		t.applyChunk(&u, e, &d.Chunk)
+	case core.EventAssistantMessage:
+		var d core.AssistantMessage
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.addRaw(&u, e, "malformed", err.Error())
+			break
+		}
+		if e.SurfaceOp != nil && e.SurfaceOp.Replace {
+			t.addRaw(&u, e, "replacement", "")
+			break
+		}
+		t.applyAssistant(&u, e, &d)
+	case core.EventToolCall:
+		var d core.ToolCall
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.addRaw(&u, e, "malformed", err.Error())
+			break
+		}
+		c := t.newCard(d.CallID)
+		c.Name, c.Args, c.HasCall = d.Name, d.Arguments, true
+		c.CallSeq, c.CallTime = e.Seq, e.Time
+		t.stats.Calls++
+		t.addItem(&u, c)
+		u.Header = true
+	case core.EventToolResult:
+		var d core.ToolResultData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.addRaw(&u, e, "malformed", err.Error())
+			break
+		}
+		if e.SurfaceOp != nil && e.SurfaceOp.Replace {
+			// A replacement rewrites the model's copy only; the card keeps
+			// what the user saw.
+			break
+		}
+		t.applyResult(&u, e, &d)
+		u.Header = true
+	case core.EventSessionTitle:
+		var d core.SessionTitle
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.addRaw(&u, e, "malformed", err.Error())
+			break
+		}
+		t.title = d.Title
+		t.addRaw(&u, e, "meta", "")
+		u.Header = true
+	case core.EventApprovalAsked:
+		var d struct {
+			ID     string `json:"id"`
+			CallID string `json:"callId"`
+		}
+		_ = json.Unmarshal(e.Data, &d)
+		if c := t.openCard(d.CallID); c != nil {
+			c.Approval = "asked"
+			if d.ID != "" {
+				t.approvals[d.ID] = c
+			}
+			u.morph(c)
+			break
+		}
+		t.addRaw(&u, e, "meta", "")
+	case core.EventApprovalDecided:
+		var d struct {
+			ID      string `json:"id"`
+			Outcome string `json:"outcome"`
+		}
+		_ = json.Unmarshal(e.Data, &d)
+		if c := t.approvals[d.ID]; c != nil && d.Outcome != "" {
+			c.Approval = d.Outcome
+			u.morph(c)
+			break
+		}
+		t.addRaw(&u, e, "meta", "")
+	default:
+		kind := "meta"
+		if !core.IsKnownEventType(e.Type) {
+			kind = "unknown"
+		}
+		t.addRaw(&u, e, kind, "")
+	}
+	return u
+}
+
+func (t *Timeline) addRaw(u *Update, e *core.Event, kind, note string) {
+	t.addItem(u, &RawItem{Event: *e, Kind: kind, Note: note})
+}
+
+// addItem appends it to the open step, or as a loose row.
+func (t *Timeline) addItem(u *Update, it Item) {
+	if t.step != nil && !t.step.Ended {
+		t.step.Items = append(t.step.Items, it)
+		u.append(t.step.ItemsID(), it)
+		return
+	}
+	r := &Row{Item: it}
+	t.segs = append(t.segs, r)
+	u.append(TranscriptID, r)
+}
+
+func (t *Timeline) applyChunk(u *Update, e *core.Event, ch *core.StreamChunk) {
+	idx := 0
+	if ch.Index != nil {
+		idx = *ch.Index
+	}
+	switch ch.Type {
+	case core.ChunkBlockStart, core.ChunkTextDelta, core.ChunkReasoningDelta, core.ChunkBlockEnd:
+	default:
+		return // tool-call deltas, usage, finish: nothing visible
+	}
+	if ch.Type == core.ChunkBlockStart && ch.BlockType != core.BlockText && ch.BlockType != core.BlockReasoning {
+		return
+	}
+	a := t.stream
+	created := false
+	if a == nil {
+		a = &AssistantItem{Seq: e.Seq, Time: e.Time, byIndex: map[int]int{}}
+		t.stream = a
+		created = true
+	}
+	block := func(kind string) *AssistantBlock {
+		i, ok := a.byIndex[idx]
+		if !ok {
+			a.Blocks = append(a.Blocks, AssistantBlock{Kind: kind})
+			i = len(a.Blocks) - 1
+			a.byIndex[idx] = i
+		}
+		return &a.Blocks[i]
+	}
+	switch ch.Type {
+	case core.ChunkBlockStart:
+		kind := "text"
+		if ch.BlockType == core.BlockReasoning {
+			kind = "reasoning"
+		}
+		block(kind)
+	case core.ChunkTextDelta:
+		if ch.Text != nil {
+			b := block("text")
+			b.Text += *ch.Text
+		}
+	case core.ChunkReasoningDelta:
+		if ch.Text != nil {
+			b := block("reasoning")
+			b.Text += *ch.Text
+		}
+	case core.ChunkBlockEnd:
+		if len(ch.Block) == 0 {
+			return
+		}
+		blk, err := core.DecodeBlock(ch.Block)
+		if err != nil {
+			return
+		}
+		switch x := blk.(type) {
+		case *core.TextBlock:
+			b := block("text")
+			b.Text = x.Text
+		case *core.ReasoningBlock:
+			b := block("reasoning")
+			b.Text = x.Text
+		default:
+			return // tool-call blocks become cards at tool/call
+		}
+	}
+	if created {
+		t.addItem(u, a)
+		return
+	}
+	u.morph(a)
+}
+
+func (t *Timeline) applyAssistant(u *Update, e *core.Event, d *core.AssistantMessage) {
+	a := t.streamOf(e)
+	created := a == nil
+	if created {
+		a = &AssistantItem{Seq: e.Seq, Time: e.Time}
+	}
+	a.Blocks = a.Blocks[:0]
+	a.byIndex = nil
+	a.ToolCalls = 0
+	for _, b := range d.Message.Content {
+		switch x := b.(type) {
+		case *core.TextBlock:
+			a.Blocks = append(a.Blocks, AssistantBlock{Kind: "text", Text: x.Text})
+		case *core.ReasoningBlock:
+			a.Blocks = append(a.Blocks, AssistantBlock{Kind: "reasoning", Text: x.Text})
+		case *core.ToolCallBlock:
+			a.ToolCalls++
+		default:
+			raw, _ := json.Marshal(b)
+			a.Blocks = append(a.Blocks, AssistantBlock{Kind: "other", Text: string(raw)})
+		}
+	}
+	a.Final = true
+	a.Interrupted = d.Interrupted
+	a.Usage = d.Usage
+	a.Model = d.Message.Source.Model
+	if d.Usage != nil {
+		t.stats.InputTokens += d.Usage.InputTokens
+		t.stats.OutputTokens += d.Usage.OutputTokens
+		if t.step != nil {
+			t.step.Usage = addUsage(t.step.Usage, *d.Usage)
+			t.step.HasUsage = true
+		}
+	}
+	if created {
+		t.addItem(u, a)
+		return
+	}
+	u.morph(a)
+}
+
+// streamOf finds the streamed item an assistant/message finalizes: the
+// latest unfinished assistant item of the open step (or loose rows).
+func (t *Timeline) streamOf(e *core.Event) *AssistantItem {
+	if t.step != nil {
+		for i := len(t.step.Items) - 1; i >= 0; i-- {
+			if a, ok := t.step.Items[i].(*AssistantItem); ok {
+				if a.Final {
+					return nil
+				}
+				return a
+			}
+		}
+		return nil
+	}
+	if n := len(t.segs); n > 0 {
+		if r, ok := t.segs[n-1].(*Row); ok {
+			if a, ok := r.Item.(*AssistantItem); ok && !a.Final {
+				return a
+			}
+		}
+	}
+	return nil
+}
+
+func addUsage(a, b core.TokenUsage) core.TokenUsage {
+	a.InputTokens += b.InputTokens
+	a.OutputTokens += b.OutputTokens
+	a.CacheReadTokens += b.CacheReadTokens
+	a.CacheWriteTokens += b.CacheWriteTokens
+	a.ReasoningTokens += b.ReasoningTokens
+	return a
+}
+
+func (t *Timeline) newCard(callID string) *Card {
+	base := CallElemID(callID)
+	n := t.idCount[base]
+	t.idCount[base] = n + 1
+	id := base
+	if n > 0 {
+		id = base + "--" + strconv.Itoa(n+1)
+	}
+	c := &Card{ID: id, CallID: callID, Step: t.step, Turn: t.turn, presenter: t.p}
+	t.calls[callID] = append(t.calls[callID], c)
+	t.byElem[id] = c
+	if t.turn != nil {
+		t.turn.cards = append(t.turn.cards, c)
+	}
+	return c
+}
+
+// openCard returns the latest card of callID still waiting for its result.
+func (t *Timeline) openCard(callID string) *Card {
+	cs := t.calls[callID]
+	for i := len(cs) - 1; i >= 0; i-- {
+		if cs[i].Result == nil {
+			return cs[i]
+		}
+	}
+	return nil
+}
+
+func (t *Timeline) applyResult(u *Update, e *core.Event, d *core.ToolResultData) {
+	callID := d.CallID()
+	c := t.openCard(callID)
+	if c == nil {
+		if len(t.calls[callID]) > 0 {
+			t.addRaw(u, e, "meta", "a second result for call "+strconv.Quote(callID))
+			return
+		}
+		// The call was never logged (crash repair's TOOL_NOT_STARTED, or an
+		// imported fragment): the card is built from the result alone.
+		c = t.newCard(callID)
+		c.ResultSeq, c.ResultTime, c.Result = e.Seq, e.Time, d
+		t.countResult(c)
+		t.addItem(u, c)
+		return
+	}
+	c.Result, c.ResultSeq, c.ResultTime = d, e.Seq, e.Time
+	c.Stopped = false
+	t.countResult(c)
+	u.morph(c)
+}
+
+func (t *Timeline) countResult(c *Card) {
+	t.stats.Results++
+	if c.State() == StateError {
+		t.stats.Errors++
+	}
+}
+
+// closeStep ends the open step (if any): its unanswered calls stop.
+func (t *Timeline) closeStep(u *Update, e *core.Event) {
+	s := t.step
+	if s == nil {
+		return
+	}
+	t.step = nil
+	s.Ended, s.EndTime = true, e.Time
+	for _, it := range s.Items {
+		if c, ok := it.(*Card); ok && c.Result == nil && !c.Stopped {
+			c.Stopped, c.StopSeq = true, e.Seq
+			u.morph(c)
+		}
+	}
+	u.morph(StepHead{s})
+}
+
+// closeTurn ends the open turn (if any) and its open step; reason nil means
+// the turn was superseded by a new turn/start without a turn/end.
+func (t *Timeline) closeTurn(u *Update, e *core.Event, reason *core.TurnEndReason) {
+	r := t.turn
+	if r == nil {
+		return
+	}
+	t.closeStep(u, e)
+	t.turn = nil
+	r.Ended, r.EndSeq, r.EndTime = true, e.Seq, e.Time
+	if reason != nil {
+		r.End = *reason
+		if reason.Kind == core.TurnInterrupted {
+			t.stats.Status = "interrupted"
+		}
+	} else {
+		r.End = core.TurnEndReason{Kind: "unclosed"}
+	}
+	for _, c := range r.cards {
+		if c.Result == nil && !c.Stopped {
+			c.Stopped, c.StopSeq = true, e.Seq
+			u.morph(c)
+		}
+	}
+	u.morph(r)
+}

@@ -1,0 +1,158 @@
+package views_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"prism/core"
+	"prism/views"
+	"prism/web/memstore"
+)
+
+func hdr() core.SessionHeader { return core.SessionHeader{ID: "s1", CreatedAt: t0, Cwd: "/work"} }
+
+func TestFold_PairsAcrossTheLog(t *testing.T) {
+	b := memstore.NewBuilder(t0)
+	b.TurnStart().StepStart().Call("a", "note", `{}`).Call("b", "note", `{}`)
+	b.Result("b", "B", false, nil, nil).Result("a", "A", false, nil, nil).StepEnd().TurnEnd(core.TurnCompleted)
+	tl := views.Fold(hdr(), b.Events, memstore.Presenter{})
+	for _, id := range []string{"a", "b"} {
+		c := tl.CardsByCallID(id)
+		if len(c) != 1 || c[0].State() != views.StateOK {
+			t.Fatalf("card %s: %d cards, state %v", id, len(c), c)
+		}
+		if got := c[0].ResultTime - c[0].CallTime; got <= 0 {
+			t.Errorf("card %s duration = %d, want > 0", id, got)
+		}
+	}
+	if st := tl.Stats(); st.Calls != 2 || st.Results != 2 || st.Errors != 0 || st.Status != "idle" {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func TestFold_StepEndStopsUnansweredCalls(t *testing.T) {
+	b := memstore.NewBuilder(t0)
+	b.TurnStart().StepStart().Call("a", "note", `{}`)
+	tl := views.NewTimeline(hdr(), memstore.Presenter{})
+	var last views.Update
+	for i := range b.Events {
+		tl.Apply(&b.Events[i])
+	}
+	if got := tl.CardsByCallID("a")[0].State(); got != views.StatePending {
+		t.Fatalf("state before step/end = %s", got)
+	}
+	b.StepEnd()
+	last = tl.Apply(&b.Events[len(b.Events)-1])
+	if got := tl.CardsByCallID("a")[0].State(); got != views.StateStopped {
+		t.Errorf("state after step/end = %s, want stopped", got)
+	}
+	found := false
+	for _, n := range last.Morphs {
+		if n.ElemID() == views.CallElemID("a") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("step/end update does not morph the stopped card: %+v", last.Morphs)
+	}
+}
+
+func TestFold_ReusedCallIDsGetDistinctElements(t *testing.T) {
+	b := memstore.NewBuilder(t0)
+	b.TurnStart().StepStart().Call("call_0", "note", `{}`).Result("call_0", "one", false, nil, nil).StepEnd()
+	b.StepStart().Call("call_0", "note", `{}`).Result("call_0", "two", false, nil, nil).StepEnd()
+	tl := views.Fold(hdr(), b.Events, memstore.Presenter{})
+	cs := tl.CardsByCallID("call_0")
+	if len(cs) != 2 || cs[0].ID == cs[1].ID {
+		t.Fatalf("cards = %d, ids %q", len(cs), []string{cs[0].ID})
+	}
+	if cs[0].Result.Projection().Content.PlainText() != "one" || cs[1].Result.Projection().Content.PlainText() != "two" {
+		t.Error("results paired with the wrong call")
+	}
+}
+
+func TestFold_ReplacementResultKeepsTheCard(t *testing.T) {
+	b := memstore.NewBuilder(t0)
+	b.TurnStart().StepStart().Call("a", "note", `{}`).Result("a", "original", false, nil, nil)
+	d := core.ToolResultData{Turn: 1, Step: 1, Message: core.NewToolResultMessage("r", "a", core.Text("[pruned]"), false)}
+	e := b.Add(core.EventToolResult, d, &core.SurfaceOp{Replace: true, Start: 4, End: 4})
+	e.SourceEventSeqs = []int64{4}
+	tl := views.Fold(hdr(), b.Events, memstore.Presenter{})
+	if got := tl.CardsByCallID("a")[0].Result.Projection().Content.PlainText(); got != "original" {
+		t.Errorf("card result = %q, want the append-origin original", got)
+	}
+}
+
+func TestFold_UnknownAndMalformedEventsAreRawRows(t *testing.T) {
+	b := memstore.NewBuilder(t0)
+	b.TurnStart().StepStart()
+	b.AddRaw("vendor/thing", []byte(`{"x":1}`), nil)
+	b.AddRaw(core.EventToolCall, []byte(`{"callId":5}`), nil)
+	tl := views.Fold(hdr(), b.Events, memstore.Presenter{})
+	step := tl.Segments()[1].(*views.Step)
+	var kinds []string
+	for _, it := range step.Items {
+		if r, ok := it.(*views.RawItem); ok {
+			kinds = append(kinds, r.Kind)
+		}
+	}
+	if strings.Join(kinds, ",") != "unknown,malformed" {
+		t.Errorf("raw rows = %v, want unknown,malformed", kinds)
+	}
+}
+
+func TestFold_StreamingTextAndFinalMessage(t *testing.T) {
+	b := memstore.NewBuilder(t0)
+	b.TurnStart().StepStart().Chunks("Hel", "lo **world**")
+	tl := views.NewTimeline(hdr(), memstore.Presenter{})
+	var u views.Update
+	for i := range b.Events {
+		v := tl.Apply(&b.Events[i])
+		if i >= 2 {
+			u.Merge(v)
+		} else {
+			u = v
+		}
+	}
+	if len(u.Appends) != 1 {
+		t.Fatalf("merged chunk updates append %d nodes, want 1 (the stream item)", len(u.Appends))
+	}
+	html, err := views.RenderUpdate(context.Background(), tl, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(html[len(html)-1].HTML, "Hello **world**") {
+		t.Errorf("streamed text not rendered plainly: %s", html[len(html)-1].HTML)
+	}
+	b.Assistant("Hello **world**")
+	fu := tl.Apply(&b.Events[len(b.Events)-1])
+	if len(fu.Appends) != 0 || len(fu.Morphs) != 1 {
+		t.Fatalf("assistant/message after chunks: %d appends, %d morphs; want a morph of the stream item", len(fu.Appends), len(fu.Morphs))
+	}
+	p, _ := views.RenderUpdate(context.Background(), tl, fu)
+	if !strings.Contains(p[0].HTML, "<strong>world</strong>") {
+		t.Errorf("final message is not markdown: %s", p[0].HTML)
+	}
+}
+
+func TestCallElemID(t *testing.T) {
+	ids := []string{"call_1", `say "hi" there`, "a b", "a_20b", "ü", "x/y", ""}
+	seen := map[string]string{}
+	for _, id := range ids {
+		e := views.CallElemID(id)
+		for _, r := range e {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				t.Errorf("CallElemID(%q) = %q has %q", id, e, r)
+			}
+		}
+		if prev, ok := seen[e]; ok {
+			t.Errorf("CallElemID(%q) = CallElemID(%q) = %q", id, prev, e)
+		}
+		seen[e] = id
+	}
+	long := strings.Repeat("x", 500)
+	if e := views.CallElemID(long); len(e) > 100 {
+		t.Errorf("CallElemID of a long id is %d bytes", len(e))
+	}
+}

@@ -1,0 +1,208 @@
+package views
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+
+	"prism/core"
+)
+
+func statusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return t
+	}
+	return "Error"
+}
+
+func pathEscape(s string) string { return url.PathEscape(s) }
+
+func turnStatus(t *TurnRow) string {
+	if !t.Ended {
+		return "running"
+	}
+	switch t.End.Kind {
+	case core.TurnCompleted:
+		return "ok"
+	case core.TurnInterrupted, core.TurnAborted, "unclosed":
+		return "stopped"
+	case core.TurnError:
+		return "error"
+	}
+	return "ended"
+}
+
+func turnLabel(t *TurnRow) string {
+	if !t.Ended {
+		return "running"
+	}
+	if t.End.Kind == "" {
+		return "ended"
+	}
+	return clean(t.End.Kind)
+}
+
+func turnMessage(t *TurnRow) string {
+	switch {
+	case !t.Ended:
+		return ""
+	case t.End.Error != nil:
+		return firstLine(clean(t.End.Error.Code+": "+t.End.Error.Message), 200)
+	case t.End.Reason != nil:
+		return firstLine(clean(t.End.Reason.Kind+" "+t.End.Reason.Reason), 200)
+	case t.End.Kind == core.TurnInterrupted:
+		return "closed by crash repair"
+	case t.End.Kind == "unclosed":
+		return "a new turn started before this one ended"
+	}
+	return ""
+}
+
+func sourceNote(s core.Source) string {
+	parts := []string{}
+	if s.Plugin != "" {
+		parts = append(parts, s.Plugin)
+	}
+	if s.Form != "" {
+		parts = append(parts, s.Form)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " · " + clean(strings.Join(parts, " · "))
+}
+
+// shownBlock is one rendered block of a message.
+type shownBlock struct {
+	Kind  string // text | markdown | reasoning | other
+	Text  string
+	Lines int
+}
+
+func blocksOf(c core.Content) []shownBlock {
+	var out []shownBlock
+	for _, b := range c {
+		switch x := b.(type) {
+		case *core.TextBlock:
+			t, _ := capBytes(clean(x.Text), MaxTextBytes)
+			out = append(out, shownBlock{Kind: "text", Text: t})
+		case *core.ImageBlock:
+			out = append(out, shownBlock{Kind: "other", Text: clean("image " + x.Attachment.Name + " " + x.Attachment.MediaType)})
+		default:
+			raw, _ := json.MarshalIndent(b, "", "  ")
+			t, _ := capBytes(clean(string(raw)), 16<<10)
+			out = append(out, shownBlock{Kind: "other", Text: t})
+		}
+	}
+	return out
+}
+
+func assistantBlocks(a *AssistantItem) []shownBlock {
+	out := make([]shownBlock, 0, len(a.Blocks))
+	for _, b := range a.Blocks {
+		switch b.Kind {
+		case "reasoning":
+			t, _ := capBytes(clean(b.Text), MaxTextBytes)
+			out = append(out, shownBlock{Kind: "reasoning", Text: t, Lines: strings.Count(t, "\n") + 1})
+		case "text":
+			if strings.TrimSpace(b.Text) == "" {
+				continue
+			}
+			if a.Final {
+				out = append(out, shownBlock{Kind: "markdown", Text: Markdown(b.Text)})
+			} else {
+				t, _ := capBytes(clean(b.Text), MaxTextBytes)
+				out = append(out, shownBlock{Kind: "text", Text: t})
+			}
+		default:
+			t, _ := capBytes(clean(b.Text), 16<<10)
+			out = append(out, shownBlock{Kind: "other", Text: t})
+		}
+	}
+	return out
+}
+
+func rawType(x *RawItem) string { return firstLine(clean(x.Event.Type), 120) }
+
+// rawBrief is a one-line description of a raw row.
+func rawBrief(x *RawItem) string {
+	if x.Note != "" {
+		return firstLine(clean(x.Note), 200)
+	}
+	switch x.Kind {
+	case "replacement":
+		return "model-only rewrite; the transcript keeps the original"
+	case "unknown":
+		if x.Event.Ignorable {
+			return "unknown event type (ignorable)"
+		}
+		return "unknown event type"
+	}
+	d := x.Event.Data
+	if len(d) > 160 {
+		d = d[:160]
+	}
+	return firstLine(clean(string(d)), 120)
+}
+
+func rawClip(x *RawItem) Clip {
+	data := x.Event.Data
+	if len(data) > 64<<10 {
+		s, _ := capBytes(string(data), 64<<10)
+		return NewClip(s+"\n… cut at 64 KB", 200)
+	}
+	return NewClip(prettyJSON(string(data)), 200)
+}
+
+func approvalLabel(a string) string {
+	switch a {
+	case "asked":
+		return "awaiting approval"
+	case "allowed-once":
+		return "approved"
+	}
+	return "approval " + clean(a)
+}
+
+func diffClass(op byte) string {
+	switch op {
+	case '+':
+		return "add"
+	case '-':
+		return "del"
+	}
+	return "ctx"
+}
+
+func lineNo(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return Count(n)
+}
+
+func baseName(p string) string {
+	if p == "" {
+		return ""
+	}
+	return path.Base(p)
+}
+
+func orText(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func contentNote(v *CallPageView) string {
+	switch {
+	case !v.HasResult:
+		return "no result yet"
+	case v.IsError:
+		return "isError: true"
+	}
+	return ""
+}

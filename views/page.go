@@ -1,0 +1,341 @@
+package views
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"prism/core"
+)
+
+// Assets are the URLs of the static files a page links.
+type Assets struct {
+	CSS, HighlightCSS, JS, Datastar, Icon string
+}
+
+// PageMeta is what every page's layout needs.
+type PageMeta struct {
+	Title  string
+	Assets Assets
+}
+
+// R is the render context of transcript components: which session they
+// belong to and its working directory.
+type R struct {
+	SessionID string
+	Cwd       string
+}
+
+// SessionHeadView is the session page's header: identity, status and stats.
+type SessionHeadView struct {
+	ID, Title, Status string
+	Cwd, Parent       string
+	Created, Updated  string
+	Stats             Stats
+	Duration          string
+	LastSeq           int64
+	Live              bool
+}
+
+// EarlierView is the placeholder that loads the segments before Before.
+type EarlierView struct {
+	Before int64 // seq of the first segment already shown
+	Count  int   // segments not shown
+	URL    string
+	Loaded []Segment // filled when the placeholder is replaced
+	Next   *EarlierView
+	R      R
+}
+
+// ElemID returns the placeholder's element id.
+func (e *EarlierView) ElemID() string { return "earlier-" + strconv.FormatInt(e.Before, 10) }
+
+// SessionPageView is the inspector page.
+type SessionPageView struct {
+	Meta      PageMeta
+	R         R
+	Head      SessionHeadView
+	Earlier   *EarlierView
+	Segments  []Segment
+	StreamURL string // "" for a page without a live stream
+	CanRun    bool
+}
+
+// DefaultWindow is how many transcript items the first paint shows.
+const DefaultWindow = 120
+
+// NewSessionHead builds the header of a timeline.
+func NewSessionHead(t *Timeline) SessionHeadView {
+	h := t.Header()
+	st := t.Stats()
+	v := SessionHeadView{
+		ID:      clean(h.ID),
+		Title:   firstLine(clean(t.Title()), 200),
+		Status:  st.Status,
+		Cwd:     clean(h.Cwd),
+		Parent:  clean(h.ParentSession),
+		Stats:   st,
+		LastSeq: t.LastSeq(),
+		Live:    st.Status == "running",
+	}
+	if v.Title == "" {
+		v.Title = "Session " + shortID(v.ID)
+	}
+	v.Created = dateTime(h.CreatedAt)
+	v.Updated = dateTime(st.LastTime)
+	if st.LastTime > 0 && st.FirstTime > 0 {
+		v.Duration = Duration(st.LastTime - st.FirstTime)
+	}
+	return v
+}
+
+// dateTime formats epoch ms as "2006-01-02 15:04:05 UTC".
+func dateTime(ms int64) string {
+	if ms <= 0 {
+		return ""
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// NewSessionPage builds the inspector page of t, showing the latest segments
+// that fit in window items (at least one) and a loader for the rest.
+// streamURL is the SSE URL (without the after= cursor), "" for none.
+func NewSessionPage(meta PageMeta, t *Timeline, window int, streamURL string) *SessionPageView {
+	h := t.Header()
+	r := R{SessionID: h.ID, Cwd: h.Cwd}
+	segs := t.Segments()
+	start := WindowStart(segs, window)
+	v := &SessionPageView{Meta: meta, R: r, Head: NewSessionHead(t), Segments: segs[start:]}
+	if start > 0 {
+		v.Earlier = newEarlier(r, segs, start)
+	}
+	if streamURL != "" {
+		v.StreamURL = streamURL + "?after=" + strconv.FormatInt(t.LastSeq(), 10)
+	}
+	return v
+}
+
+// WindowStart returns the index of the first segment of the latest window:
+// segments from the end whose items add up to at most window (at least one
+// segment).
+func WindowStart(segs []Segment, window int) int {
+	cost := 0
+	for i := len(segs) - 1; i >= 0; i-- {
+		c := 1
+		if s, ok := segs[i].(*Step); ok {
+			c += len(s.Items)
+		}
+		if cost+c > window && i < len(segs)-1 {
+			return i + 1
+		}
+		cost += c
+	}
+	return 0
+}
+
+func newEarlier(r R, segs []Segment, end int) *EarlierView {
+	before := SegmentSeq(segs[end])
+	return &EarlierView{
+		Before: before,
+		Count:  end,
+		URL:    "/sessions/" + url.PathEscape(r.SessionID) + "/earlier?before=" + strconv.FormatInt(before, 10),
+		R:      r,
+	}
+}
+
+// LoadEarlier returns the placeholder for before, filled with the window of
+// segments that precede it (and a further placeholder when more remain), or
+// nil when no segment starts at before.
+func LoadEarlier(t *Timeline, before int64, window int) *EarlierView {
+	h := t.Header()
+	r := R{SessionID: h.ID, Cwd: h.Cwd}
+	segs := t.Segments()
+	end := -1
+	for i, s := range segs {
+		if SegmentSeq(s) == before {
+			end = i
+			break
+		}
+	}
+	if end < 0 {
+		return nil
+	}
+	e := newEarlier(r, segs, end)
+	start := WindowStart(segs[:end], window)
+	e.Loaded = segs[start:end]
+	if start > 0 {
+		e.Next = newEarlier(r, segs, start)
+	}
+	return e
+}
+
+// SegmentSeq returns the seq of the event that opened a segment.
+func SegmentSeq(s Segment) int64 {
+	switch x := s.(type) {
+	case *TurnRow:
+		return x.Seq
+	case *Step:
+		return x.Seq
+	case *Row:
+		return itemSeq(x.Item)
+	}
+	return -1
+}
+
+func itemSeq(it Item) int64 {
+	switch x := it.(type) {
+	case *MessageItem:
+		return x.Seq
+	case *AssistantItem:
+		return x.Seq
+	case *RawItem:
+		return x.Event.Seq
+	case *Card:
+		if x.HasCall {
+			return x.CallSeq
+		}
+		return x.ResultSeq
+	}
+	return -1
+}
+
+// SessionRowView is one row of the session list.
+type SessionRowView struct {
+	ID, Title, Status string
+	Created, Updated  string
+	UpdatedISO        string
+	Calls, Errors     int
+	Events            int64
+	Parent            string
+	URL               string
+}
+
+// ElemID returns the row's element id.
+func (r *SessionRowView) ElemID() string { return "session-" + CallElemID(r.ID)[5:] }
+
+// SessionListView is the session list page.
+type SessionListView struct {
+	Meta      PageMeta
+	Query     string
+	Rows      []*SessionRowView
+	StreamURL string
+	CanRun    bool
+	Notice    string
+}
+
+// CallPageView shows one call's projections side by side.
+type CallPageView struct {
+	Meta       PageMeta
+	SessionID  string
+	SessionURL string
+	Card       *CardView
+	Name       string
+	CallID     string
+	RawArgs    Clip
+	ParsedArgs Clip
+	ArgsNote   string
+	Content    Clip
+	IsError    bool
+	HasResult  bool
+	MetaJSON   Clip
+	ErrorJSON  string
+	CallView   Clip
+	ResultView Clip
+	CallSeq    string
+	ResultSeq  string
+	CallTime   string
+	ResultTime string
+	Duration   string
+	Others     []string // element ids of other cards with the same call id
+}
+
+// Call page bounds: much larger than a card's.
+const (
+	callPageLines = 20000
+	callPageRunes = 20000
+)
+
+// NewCallPage builds the projections page of card c.
+func NewCallPage(meta PageMeta, t *Timeline, c *Card) *CallPageView {
+	h := t.Header()
+	vs := c.Views()
+	v := &CallPageView{
+		Meta:       meta,
+		SessionID:  clean(h.ID),
+		SessionURL: "/sessions/" + url.PathEscape(h.ID),
+		Card:       NewCardView(c, h.ID, h.Cwd),
+		Name:       clean(c.Name),
+		CallID:     clean(c.CallID),
+		HasResult:  c.Result != nil,
+	}
+	v.SessionURL += "#" + c.ID
+	if c.HasCall {
+		v.RawArgs = NewClipN(c.Args, callPageLines, callPageRunes)
+		v.CallSeq = strconv.FormatInt(c.CallSeq, 10)
+		_, v.CallTime = clock(c.CallTime)
+		parsed := core.ParseArguments(c.Args)
+		if s, ok := parsed.(string); ok && s == c.Args && c.Args != "" {
+			v.ArgsNote = "not JSON: the raw string is kept as is"
+		} else if b, err := core.MarshalNoEscape(parsed); err == nil {
+			v.ParsedArgs = NewClipN(prettyJSON(string(b)), callPageLines, callPageRunes)
+		}
+		if vs.call != nil {
+			if b, err := core.MarshalNoEscape(vs.call); err == nil {
+				v.CallView = NewClipN(prettyJSON(string(b)), callPageLines, callPageRunes)
+			}
+		} else {
+			v.CallView = NewClip("(no valid call view: the generic card is shown)", 1)
+		}
+	}
+	if c.Result != nil {
+		res := c.Result.Projection()
+		v.IsError = res.IsError
+		v.Content = NewClipN(res.Content.PlainText(), callPageLines, callPageRunes)
+		if len(c.Result.Meta) > 0 {
+			v.MetaJSON = NewClipN(prettyJSON(string(c.Result.Meta)), callPageLines, callPageRunes)
+		}
+		if c.Result.Error != nil {
+			v.ErrorJSON = clean(c.Result.Error.Name + " / " + c.Result.Error.Code)
+		}
+		if b, err := core.MarshalNoEscape(vs.result); err == nil {
+			v.ResultView = NewClipN(prettyJSON(string(b)), callPageLines, callPageRunes)
+		}
+		v.ResultSeq = strconv.FormatInt(c.ResultSeq, 10)
+		_, v.ResultTime = clock(c.ResultTime)
+		if c.HasCall {
+			v.Duration = Duration(c.ResultTime - c.CallTime)
+		}
+	}
+	for _, o := range t.CardsByCallID(c.CallID) {
+		if o != c {
+			v.Others = append(v.Others, o.ID)
+		}
+	}
+	return v
+}
+
+// ExprURL makes a URL safe inside a Datastar expression string literal: any
+// byte outside a conservative set is percent-encoded.
+func ExprURL(u string) string {
+	var b strings.Builder
+	const hexdigits = "0123456789ABCDEF"
+	for i := 0; i < len(u); i++ {
+		c := u[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("/-_.~%?=&", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hexdigits[c>>4])
+		b.WriteByte(hexdigits[c&15])
+	}
+	return b.String()
+}

@@ -1,0 +1,90 @@
+package views
+
+import (
+	"context"
+	"strings"
+
+	"github.com/a-h/templ"
+)
+
+// NodeComponent returns the component that renders a patchable node.
+func NodeComponent(r R, n Node) templ.Component {
+	switch x := n.(type) {
+	case StepHead:
+		return StepHeadView(x.Step)
+	case *TurnRow:
+		return TurnRowView(x)
+	case *Step:
+		return StepView(r, x)
+	case *Row:
+		return ItemView(r, x.Item)
+	case *EarlierView:
+		return Earlier(x)
+	case Item:
+		return ItemView(r, x)
+	}
+	return templ.NopComponent
+}
+
+// Render renders a component to a string.
+func Render(ctx context.Context, c templ.Component) (string, error) {
+	var b strings.Builder
+	if err := c.Render(ctx, &b); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// Patch is one datastar-patch-elements message.
+type Patch struct {
+	// Selector is the container of an append; "" for a morph.
+	Selector string
+	// Mode is "outer" (morph each top-level element onto the element with
+	// its id) or "append".
+	Mode string
+	HTML string
+}
+
+// RenderUpdate renders what u changed in t as patches: first one morph of
+// every changed node (and the session header), then the appends, grouped by
+// container. Morphs are idempotent and appends come last, so a client that
+// lost the tail of a group can safely be sent the whole group again.
+func RenderUpdate(ctx context.Context, t *Timeline, u Update) ([]Patch, error) {
+	h := t.Header()
+	r := R{SessionID: h.ID, Cwd: h.Cwd}
+	var out []Patch
+	if len(u.Morphs) > 0 || u.Header {
+		var b strings.Builder
+		for _, n := range u.Morphs {
+			if err := NodeComponent(r, n).Render(ctx, &b); err != nil {
+				return nil, err
+			}
+			b.WriteByte('\n')
+		}
+		if u.Header {
+			head := NewSessionHead(t)
+			if err := SessionStatus(&head).Render(ctx, &b); err != nil {
+				return nil, err
+			}
+			b.WriteByte('\n')
+			if err := SessionStats(&head).Render(ctx, &b); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, Patch{Mode: "outer", HTML: strings.TrimSuffix(b.String(), "\n")})
+	}
+	for i := 0; i < len(u.Appends); {
+		parent := u.Appends[i].Parent
+		var b strings.Builder
+		for ; i < len(u.Appends) && u.Appends[i].Parent == parent; i++ {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			if err := NodeComponent(r, u.Appends[i].Node).Render(ctx, &b); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, Patch{Selector: "#" + parent, Mode: "append", HTML: b.String()})
+	}
+	return out, nil
+}

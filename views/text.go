@@ -1,0 +1,257 @@
+package views
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Display bounds. Cards never carry more than MaxLines lines of at most
+// MaxLineRunes runes each; the call page allows more (see CallPage).
+const (
+	// PreviewLines is how many lines a collapsed body shows (head and tail).
+	PreviewLines = 12
+	// MaxLines is how many lines an expanded card body shows at most.
+	MaxLines = 400
+	// MaxLineRunes is the longest line a card shows before cutting it.
+	MaxLineRunes = 1000
+	// MaxTextBytes bounds free text (messages, markdown) in the transcript.
+	MaxTextBytes = 256 << 10
+)
+
+// clean makes text safe to carry in HTML and in SSE data lines: invalid
+// UTF-8 becomes U+FFFD, CR and CRLF become LF (a bare CR would split an SSE
+// line), ANSI escape sequences are dropped, and other C0 controls except
+// tab and newline become U+FFFD.
+func clean(s string) string {
+	ok := utf8.ValidString(s)
+	if ok {
+		needs := false
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
+				needs = true
+				break
+			}
+		}
+		if !needs {
+			return s
+		}
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\r':
+			if i+1 < len(s) && s[i+1] == '\n' {
+				continue
+			}
+			b.WriteByte('\n')
+		case c == 0x1b:
+			i = skipEscape(s, i)
+		case c < 0x20 && c != '\n' && c != '\t', c == 0x7f:
+			b.WriteString("\uFFFD")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// skipEscape returns the index of the last byte of the escape sequence that
+// starts at s[i] (ESC).
+func skipEscape(s string, i int) int {
+	if i+1 >= len(s) {
+		return i
+	}
+	switch s[i+1] {
+	case '[': // CSI: parameters, then a final byte in 0x40–0x7e
+		for j := i + 2; j < len(s); j++ {
+			if s[j] >= 0x40 && s[j] <= 0x7e {
+				return j
+			}
+		}
+		return len(s) - 1
+	case ']': // OSC: up to BEL or ST
+		for j := i + 2; j < len(s); j++ {
+			if s[j] == 0x07 {
+				return j
+			}
+			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
+				return j + 1
+			}
+		}
+		return len(s) - 1
+	}
+	return i + 1
+}
+
+// capBytes cuts s to at most n bytes on a rune boundary and reports whether
+// it cut.
+func capBytes(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}
+
+// Line is one displayed line of a body, cut to MaxLineRunes.
+type Line struct {
+	N    int    // 1-based number within the text (or the file's own number)
+	Text string // cleaned and cut
+	Cut  int    // runes cut from the end (0 = whole line)
+}
+
+// Clip is a bounded, collapsible view of a multi-line text: Head and Tail
+// show when collapsed, Middle when expanded, and Omitted lines are never
+// shown in the card.
+type Clip struct {
+	Head, Middle, Tail []Line
+	Total              int // lines in the whole text
+	Omitted            int // lines neither collapsed nor expanded view shows
+	Empty              bool
+}
+
+// Shown returns how many lines the expanded view shows.
+func (c *Clip) Shown() int { return len(c.Head) + len(c.Middle) + len(c.Tail) }
+
+// Collapsed returns how many lines the collapsed view shows.
+func (c *Clip) Collapsed() int { return len(c.Head) + len(c.Tail) }
+
+// Text returns the shown lines joined, for copy buttons.
+func (c *Clip) Text() string {
+	var b strings.Builder
+	for _, part := range [][]Line{c.Head, c.Middle, c.Tail} {
+		for _, l := range part {
+			b.WriteString(l.Text)
+			b.WriteByte('\n')
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// cutLine bounds one line to max runes.
+func cutLine(s string, max int) (string, int) {
+	if len(s) <= max {
+		return s, 0
+	}
+	n, i := 0, 0
+	for i < len(s) && n < max {
+		_, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+		n++
+	}
+	if i >= len(s) {
+		return s, 0
+	}
+	return s[:i], utf8.RuneCountInString(s[i:])
+}
+
+// NewClip splits text into lines and bounds it for a card: at most
+// PreviewLines collapsed (half head, half tail), at most maxLines expanded,
+// each line cut to MaxLineRunes.
+func NewClip(text string, maxLines int) Clip { return NewClipN(text, maxLines, MaxLineRunes) }
+
+// NewClipN is NewClip with a line length bound of maxRunes.
+func NewClipN(text string, maxLines, maxRunes int) Clip {
+	if text == "" {
+		return Clip{Empty: true}
+	}
+	text = clean(text)
+	text = strings.TrimSuffix(text, "\n")
+	// Count lines without splitting a huge text into a huge slice.
+	total := strings.Count(text, "\n") + 1
+	c := Clip{Total: total}
+	mk := func(n int, s string) Line {
+		t, cut := cutLine(s, maxRunes)
+		return Line{N: n, Text: t, Cut: cut}
+	}
+	if total <= PreviewLines {
+		for i, s := range strings.Split(text, "\n") {
+			c.Head = append(c.Head, mk(i+1, s))
+		}
+		return c
+	}
+	if maxLines < PreviewLines {
+		maxLines = PreviewLines
+	}
+	headN := PreviewLines / 2
+	tailN := PreviewLines - headN
+	middleN := min(maxLines-PreviewLines, total-PreviewLines)
+	c.Omitted = total - PreviewLines - middleN
+	// Walk the first headN+middleN lines.
+	rest := text
+	for i := 1; i <= headN+middleN; i++ {
+		line, after, _ := strings.Cut(rest, "\n")
+		rest = after
+		if i <= headN {
+			c.Head = append(c.Head, mk(i, line))
+		} else {
+			c.Middle = append(c.Middle, mk(i, line))
+		}
+	}
+	// The last tailN lines.
+	end := text
+	tail := make([]string, 0, tailN)
+	for range tailN {
+		k := strings.LastIndexByte(end, '\n')
+		tail = append(tail, end[k+1:])
+		if k < 0 {
+			break
+		}
+		end = end[:k]
+	}
+	for j := len(tail) - 1; j >= 0; j-- {
+		c.Tail = append(c.Tail, mk(total-j, tail[j]))
+	}
+	return c
+}
+
+// Count formats n with thousands separators.
+func Count(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + Count(-n)
+	}
+	if len(s) <= 3 {
+		return s
+	}
+	var b strings.Builder
+	pre := len(s) % 3
+	if pre > 0 {
+		b.WriteString(s[:pre])
+	}
+	for i := pre; i < len(s); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
+
+// plural returns "1 line" / "2 lines".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return Count(n) + " " + many
+}
+
+// firstLine returns the first non-empty line of s, cut to max runes.
+func firstLine(s string, max int) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			t, cut := cutLine(l, max)
+			if cut > 0 {
+				t += "…"
+			}
+			return t
+		}
+	}
+	return ""
+}

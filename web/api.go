@@ -1,0 +1,239 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"prism/core"
+)
+
+// maxImportBytes bounds one import request.
+const maxImportBytes = 512 << 20
+
+func (s *Server) runner() (Runner, error) {
+	if s.deps.Runner == nil {
+		return nil, core.Errorf(core.CodeUnavailable, "no agent runner is configured on this server: sessions can be imported and watched, not started")
+	}
+	return s.deps.Runner, nil
+}
+
+// handleStart handles POST /sessions (a form with prompt, model?,
+// workspace?): it starts a session and redirects to it.
+func (s *Server) handleStart(c echo.Context) error {
+	r, err := s.runner()
+	if err != nil {
+		return err
+	}
+	req := StartRequest{Prompt: strings.TrimSpace(c.FormValue("prompt")), Model: c.FormValue("model"), Workspace: c.FormValue("workspace")}
+	if req.Prompt == "" {
+		return core.Errorf(core.CodeInvalid, "prompt is required")
+	}
+	id, err := r.StartSession(c.Request().Context(), req)
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/sessions/"+url.PathEscape(id))
+}
+
+// handleMessage handles POST /sessions/:id/messages (form field text).
+func (s *Server) handleMessage(c echo.Context) error {
+	r, err := s.runner()
+	if err != nil {
+		return err
+	}
+	id, err := param(c, "id")
+	if err != nil {
+		return err
+	}
+	text := strings.TrimSpace(c.FormValue("text"))
+	if text == "" {
+		return core.Errorf(core.CodeInvalid, "text is required")
+	}
+	if err := r.SendMessage(c.Request().Context(), id, text); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/sessions/"+url.PathEscape(id))
+}
+
+// handleCancel handles POST /sessions/:id/cancel.
+func (s *Server) handleCancel(c echo.Context) error {
+	r, err := s.runner()
+	if err != nil {
+		return err
+	}
+	id, err := param(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := r.Cancel(c.Request().Context(), id); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/sessions/"+url.PathEscape(id))
+}
+
+// handleAPIList handles GET /api/sessions?q=&limit=.
+func (s *Server) handleAPIList(c echo.Context) error {
+	q := ListQuery{Query: c.QueryParam("q")}
+	if l := c.QueryParam("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 0 {
+			return core.Errorf(core.CodeInvalid, "limit must be a non-negative integer")
+		}
+		q.Limit = n
+	}
+	sums, err := s.deps.Sessions.ListSessions(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	if sums == nil {
+		sums = []SessionSummary{}
+	}
+	return c.JSON(http.StatusOK, sums)
+}
+
+// handleAPIStart handles POST /api/sessions {prompt, model?, workspace?} → {id}.
+func (s *Server) handleAPIStart(c echo.Context) error {
+	r, err := s.runner()
+	if err != nil {
+		return err
+	}
+	var req StartRequest
+	dec := json.NewDecoder(io.LimitReader(c.Request().Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return core.Errorf(core.CodeInvalid, "body must be {prompt, model?, workspace?}: %v", err)
+	}
+	if strings.TrimSpace(req.Prompt) == "" {
+		return core.Errorf(core.CodeInvalid, "prompt is required")
+	}
+	id, err := r.StartSession(c.Request().Context(), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, map[string]string{"id": id})
+}
+
+// handleAPIEvents handles GET /api/sessions/:id/events: the session as
+// JSONL, a header line {"type":"session",…} then one event per line — the
+// format import reads.
+func (s *Server) handleAPIEvents(c echo.Context) error {
+	id, err := param(c, "id")
+	if err != nil {
+		return err
+	}
+	h, events, err := s.deps.Sessions.LoadSession(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	head, err := headerLine(h)
+	if err != nil {
+		return err
+	}
+	w := c.Response()
+	w.Header().Set(echo.HeaderContentType, "application/x-ndjson")
+	w.Header().Set(echo.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": "prism-session-" + id + ".jsonl"}))
+	w.WriteHeader(http.StatusOK)
+	var buf bytes.Buffer
+	buf.Write(head)
+	buf.WriteByte('\n')
+	for i := range events {
+		b, err := events[i].MarshalJSON()
+		if err != nil {
+			s.log.ErrorContext(c.Request().Context(), "export: event not encodable", "session_id", id, "seq", events[i].Seq, "err", err)
+			return nil // the response started; a truncated file is the signal
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+		if buf.Len() > 64<<10 {
+			if _, err := w.Write(buf.Bytes()); err != nil {
+				return nil
+			}
+			buf.Reset()
+		}
+	}
+	_, _ = w.Write(buf.Bytes())
+	return nil
+}
+
+// headerLine writes the header as {"type":"session",…fields}.
+func headerLine(h core.SessionHeader) ([]byte, error) {
+	b, err := core.MarshalNoEscape(h)
+	if err != nil {
+		return nil, err
+	}
+	out := []byte(`{"type":"session"`)
+	if len(b) > 2 {
+		out = append(out, ',')
+		out = append(out, b[1:]...)
+	} else {
+		out = append(out, '}')
+	}
+	return out, nil
+}
+
+// handleAPIImport handles POST /api/sessions/import: a multipart form (every
+// file part is imported) or a raw body (?name= or Content-Disposition names
+// it) → {ids}.
+func (s *Server) handleAPIImport(c echo.Context) error {
+	if s.deps.Importer == nil {
+		return core.Errorf(core.CodeUnavailable, "import is not configured on this server")
+	}
+	ctx := c.Request().Context()
+	req := c.Request()
+	req.Body = http.MaxBytesReader(c.Response(), req.Body, maxImportBytes)
+	var ids []string
+	ct, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
+	if ct == "multipart/form-data" {
+		mr, err := req.MultipartReader()
+		if err != nil {
+			return core.Errorf(core.CodeInvalid, "multipart: %v", err)
+		}
+		for {
+			part, err := mr.NextPart()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return core.Errorf(core.CodeInvalid, "multipart: %v", err)
+			}
+			if part.FileName() == "" {
+				continue
+			}
+			got, err := s.deps.Importer.Import(ctx, part.FileName(), part)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, got...)
+		}
+		if len(ids) == 0 {
+			return core.Errorf(core.CodeInvalid, "no file part in the form")
+		}
+	} else {
+		name := c.QueryParam("name")
+		if name == "" {
+			if _, p, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentDisposition)); err == nil {
+				name = p["filename"]
+			}
+		}
+		if name == "" {
+			name = "session.jsonl"
+		}
+		got, err := s.deps.Importer.Import(ctx, name, req.Body)
+		if err != nil {
+			return err
+		}
+		ids = got
+	}
+	if ids == nil {
+		ids = []string{}
+	}
+	return c.JSON(http.StatusCreated, map[string][]string{"ids": ids})
+}

@@ -1,0 +1,248 @@
+package web_test
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"prism/core"
+	"prism/web"
+	"prism/web/memstore"
+)
+
+// bigSession builds a realistic session of exactly n events: turns of three
+// steps, each streaming ~20 chunks and running bash, read and edit calls.
+func bigSession(n int) []core.Event {
+	b := memstore.NewBuilder(t0)
+	call := 0
+	for len(b.Events) < n {
+		b.TurnStart()
+		for s := range 3 {
+			b.StepStart()
+			if s == 0 {
+				b.User("please look at the build and fix what is broken")
+			}
+			parts := make([]string, 20)
+			for i := range parts {
+				parts[i] = "word" + itoa(int64(i)) + " "
+			}
+			b.Chunks(parts...)
+			b.Assistant(strings.Join(parts, ""))
+			for k := range 3 {
+				call++
+				id := "call-" + itoa(int64(call))
+				switch k {
+				case 0:
+					b.Call(id, "bash", `{"command":"go build ./...","description":"build"}`).Result(id, strings.Repeat("building package ...\n", 20)+"[exit code: 0]", false, nil, nil)
+				case 1:
+					lines := make([]map[string]any, 30)
+					for i := range lines {
+						lines[i] = map[string]any{"number": i + 1, "text": "\tfmt.Println(\"line\", " + itoa(int64(i)) + ")"}
+					}
+					b.Call(id, "read", `{"path":"main.go"}`).Result(id, "…", false, map[string]any{"path": "main.go", "offset": 1, "totalLines": 300, "lang": "go", "lines": lines}, nil)
+				case 2:
+					b.Call(id, "edit", `{"path":"main.go","old_string":"a","new_string":"b"}`).Result(id, "edited", false,
+						map[string]any{"diffs": []map[string]any{{"path": "main.go", "oldText": "x\ny\na\nz\n", "newText": "x\ny\nb\nz\n"}}}, nil)
+				}
+			}
+			b.StepEnd()
+		}
+		b.TurnEnd(core.TurnCompleted)
+	}
+	return b.Events[:n]
+}
+
+// BenchmarkFirstPaint10k measures GET /sessions/{id} of a 10,000-event
+// session: "server" is the handler alone (ServeHTTP into a recorder, the
+// gzip middleware on), "loopback" a real HTTP request over 127.0.0.1 read
+// to the end. Both report the bytes of the page, plain and gzip.
+func BenchmarkFirstPaint10k(b *testing.B) {
+	t := &testing.T{}
+	e := newEnv(t, nil)
+	e.session(t, "big", bigSession(10000))
+	h := e.srv.Handler()
+	serve := func(gz bool) int {
+		req := httptest.NewRequest(http.MethodGet, "/sessions/big", nil)
+		if gz {
+			req.Header.Set("Accept-Encoding", "gzip")
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatalf("status %d", rec.Code)
+		}
+		return rec.Body.Len()
+	}
+	start := time.Now()
+	plain := serve(false) // the first render of this process: cold highlight cache
+	cold := time.Since(start)
+	gzBytes := serve(true)
+	b.Run("server", func(b *testing.B) {
+		for b.Loop() {
+			serve(true)
+		}
+		b.ReportMetric(float64(cold.Microseconds())/1000, "cold-ms")
+		b.ReportMetric(float64(plain), "bytes")
+		b.ReportMetric(float64(gzBytes), "gzip-bytes")
+	})
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	b.Run("loopback", func(b *testing.B) {
+		for b.Loop() {
+			req, _ := http.NewRequest(http.MethodGet, e.ts.URL+"/sessions/big", nil)
+			req.Header.Set("Accept-Encoding", "gzip")
+			res, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n, _ := io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if int(n) != gzBytes {
+				b.Fatalf("read %d bytes, want %d", n, gzBytes)
+			}
+		}
+		b.ReportMetric(float64(gzBytes), "gzip-bytes")
+	})
+}
+
+// fanout runs one publisher appending tool calls and results at rate
+// events/s for d, with n SSE subscribers on loopback, and returns the
+// commit-to-patch-received latencies of every subscriber and event.
+func fanout(tb testing.TB, n, rate int, d time.Duration) []time.Duration {
+	t := &testing.T{}
+	e := newEnv(t, nil)
+	defer func() {
+		e.ts.CloseClientConnections()
+		e.ts.Close()
+		e.srv.Close()
+	}()
+	b := memstore.NewBuilder(t0)
+	b.TurnStart().StepStart()
+	e.session(t, "f", b.Events)
+	total := rate * int(d/time.Second)
+	commit := make([]atomic.Int64, len(b.Events)+total+1)
+	lastSeq := int64(len(b.Events) + total - 1)
+
+	tr := &http.Transport{MaxIdleConnsPerHost: n, DisableCompression: true}
+	client := &http.Client{Transport: tr}
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var lat []time.Duration
+	var ready, done sync.WaitGroup
+	ready.Add(n)
+	done.Add(n)
+	for range n {
+		go func() {
+			defer done.Done()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.ts.URL+"/sessions/f/stream?after=1", nil)
+			res, err := client.Do(req)
+			if err != nil {
+				ready.Done()
+				return
+			}
+			defer res.Body.Close()
+			ready.Done()
+			mine := make([]time.Duration, 0, total)
+			sc := bufio.NewScanner(res.Body)
+			sc.Buffer(make([]byte, 0, 4<<10), 16<<20)
+			for sc.Scan() {
+				line := sc.Bytes()
+				if len(line) > 4 && string(line[:4]) == "id: " {
+					var seq int64
+					fmt.Sscan(string(line[4:]), &seq)
+					if c := commit[seq].Load(); c > 0 {
+						mine = append(mine, time.Duration(time.Now().UnixNano()-c))
+					}
+					if seq >= lastSeq {
+						break
+					}
+				}
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	ready.Wait()
+	// Every subscriber has its response headers: the hub exists. Publish.
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	for i := range total {
+		<-tick.C
+		id := "c" + itoa(int64(i/2))
+		if i%2 == 0 {
+			b.Call(id, "bash", `{"command":"make test","description":"run the tests"}`)
+		} else {
+			b.Result(id, strings.Repeat("ok  \tprism/pkg\t0.01s\n", 10), false, nil, nil)
+		}
+		ev := b.Events[len(b.Events)-1]
+		commit[ev.Seq].Store(time.Now().UnixNano())
+		e.append(t, "f", ev)
+	}
+	tick.Stop()
+	waitc := make(chan struct{})
+	go func() { done.Wait(); close(waitc) }()
+	select {
+	case <-waitc:
+	case <-time.After(10 * time.Second):
+		cancel()
+		<-waitc
+	}
+	slices.Sort(lat)
+	if len(lat) < n*total {
+		tb.Logf("delivered %d of %d patches", len(lat), n*total)
+	}
+	return lat
+}
+
+func pct(l []time.Duration, p float64) float64 {
+	if len(l) == 0 {
+		return -1
+	}
+	return float64(l[min(len(l)-1, int(float64(len(l))*p))].Microseconds()) / 1000
+}
+
+// BenchmarkFanout: one publisher, N subscribers on loopback, 30 events/s
+// for 3 s; reports commit-to-patch-received p50/p99 in ms.
+func BenchmarkFanout(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("subs=%d/rate=30", n), func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				lat = fanout(b, n, 30, 3*time.Second)
+			}
+			b.ReportMetric(pct(lat, 0.50), "p50-ms")
+			b.ReportMetric(pct(lat, 0.99), "p99-ms")
+			b.ReportMetric(float64(len(lat)), "patches")
+		})
+	}
+}
+
+// BenchmarkFanoutRate sweeps the event rate with 1,000 subscribers (2 s
+// each) to find the highest rate with p99 ≤ 50 ms.
+func BenchmarkFanoutRate(b *testing.B) {
+	for _, rate := range []int{50, 100, 150} {
+		b.Run(fmt.Sprintf("subs=1000/rate=%d", rate), func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				lat = fanout(b, 1000, rate, 2*time.Second)
+			}
+			b.ReportMetric(pct(lat, 0.50), "p50-ms")
+			b.ReportMetric(pct(lat, 0.99), "p99-ms")
+			b.ReportMetric(float64(len(lat)), "patches")
+		})
+	}
+}
+
+var _ = gzip.BestSpeed
+var _ = web.Deps{}

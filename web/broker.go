@@ -1,0 +1,528 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/starfederation/datastar-go/datastar"
+
+	"prism/core"
+	"prism/views"
+)
+
+// Broker fans committed events out to page streams.
+//
+// Each session with at least one open stream has a hub: one goroutine that
+// folds the session's committed events into a views.Timeline, renders each
+// change once, formats it once as SSE patches, and hands the same bytes to
+// every subscriber. Publish only queues, so a commit is never delayed by
+// rendering, and a subscriber's queue is bounded: a subscriber that falls
+// behind is told to resynchronize from the log instead of blocking anyone.
+//
+// The session list has one more hub that re-reads changed sessions'
+// summaries, at most every Tuning.ListThrottle.
+type Broker struct {
+	src  SessionSource
+	p    views.Presenter
+	tune Tuning
+	log  *slog.Logger
+
+	mu     sync.Mutex
+	hubs   map[string]*hub
+	closed bool
+	list   *listHub
+}
+
+func newBroker(src SessionSource, p views.Presenter, tune Tuning, log *slog.Logger) *Broker {
+	b := &Broker{src: src, p: p, tune: tune, log: log, hubs: map[string]*hub{}}
+	b.list = &listHub{b: b, subs: map[*listSub]struct{}{}, dirty: map[string]bool{}}
+	return b
+}
+
+// Publish hands committed events of one session to the live path. It is
+// what a CommitFeed calls after each commit; it never blocks on
+// subscribers and never renders on the caller's goroutine.
+func (b *Broker) Publish(sessionID string, events []core.Event) {
+	b.mu.Lock()
+	h := b.hubs[sessionID]
+	b.mu.Unlock()
+	if h != nil && len(events) > 0 {
+		h.enqueue(events)
+	}
+	b.list.touch(sessionID)
+}
+
+// Close stops every hub; open streams end.
+func (b *Broker) Close() {
+	b.mu.Lock()
+	b.closed = true
+	hubs := b.hubs
+	b.hubs = map[string]*hub{}
+	b.mu.Unlock()
+	for _, h := range hubs {
+		h.cancel()
+	}
+	b.list.close()
+}
+
+// frame is one formatted patch group covering the events (from-1, seq].
+type frame struct {
+	from, seq int64
+	data      []byte
+}
+
+// subscriber is one stream's queue on a hub.
+type subscriber struct {
+	ch     chan frame
+	kick   chan struct{} // signalled when frames were dropped
+	lagged bool          // guarded by hub.mu
+}
+
+// hub is the live fold of one session.
+type hub struct {
+	b      *Broker
+	id     string
+	ctx    context.Context
+	cancel context.CancelFunc
+	refs   int // guarded by Broker.mu
+
+	ready   chan struct{}
+	loadErr error
+
+	mu      sync.Mutex
+	queue   []core.Event
+	subs    map[*subscriber]struct{}
+	flushed int64 // seq covered by the last frame group handed out
+	wake    chan struct{}
+
+	// Owned by the run goroutine.
+	tl   *views.Timeline
+	coal *views.Update
+}
+
+func (h *hub) enqueue(events []core.Event) {
+	h.mu.Lock()
+	h.queue = append(h.queue, events...)
+	h.mu.Unlock()
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// subscribe joins (or starts) the session's hub. It returns the
+// subscription and the seq its first frame follows.
+func (b *Broker) subscribe(ctx context.Context, id string) (*hub, *subscriber, int64, error) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, nil, 0, core.Errorf(core.CodeUnavailable, "server is shutting down")
+	}
+	h := b.hubs[id]
+	if h == nil {
+		hctx, cancel := context.WithCancel(context.Background())
+		h = &hub{b: b, id: id, ctx: hctx, cancel: cancel, ready: make(chan struct{}),
+			subs: map[*subscriber]struct{}{}, wake: make(chan struct{}, 1), flushed: -1}
+		b.hubs[id] = h
+		go h.run()
+	}
+	h.refs++
+	b.mu.Unlock()
+	select {
+	case <-h.ready:
+	case <-ctx.Done():
+		b.release(h)
+		return nil, nil, 0, ctx.Err()
+	}
+	if h.loadErr != nil {
+		b.release(h)
+		return nil, nil, 0, h.loadErr
+	}
+	s := &subscriber{ch: make(chan frame, b.tune.Buffer), kick: make(chan struct{}, 1)}
+	h.mu.Lock()
+	h.subs[s] = struct{}{}
+	at := h.flushed
+	h.mu.Unlock()
+	return h, s, at, nil
+}
+
+func (b *Broker) unsubscribe(h *hub, s *subscriber) {
+	h.mu.Lock()
+	delete(h.subs, s)
+	h.mu.Unlock()
+	b.release(h)
+}
+
+// release drops one reference; the last one stops the hub.
+func (b *Broker) release(h *hub) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h.refs--
+	if h.refs == 0 {
+		if b.hubs[h.id] == h {
+			delete(b.hubs, h.id)
+		}
+		h.cancel()
+	}
+}
+
+// resync clears s's queue and lag and returns the seq the next frame will
+// follow: the subscriber renders everything after its cursor up to it from
+// the log.
+func (h *hub) resync(s *subscriber) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for {
+		select {
+		case <-s.ch:
+			continue
+		case <-s.kick:
+			continue
+		default:
+		}
+		break
+	}
+	s.lagged = false
+	return h.flushed
+}
+
+func (h *hub) run() {
+	hdr, events, err := h.b.src.LoadSession(h.ctx, h.id)
+	if err != nil {
+		h.loadErr = err
+		close(h.ready)
+		return
+	}
+	h.tl = views.Fold(hdr, events, h.b.p)
+	h.mu.Lock()
+	h.flushed = h.tl.LastSeq()
+	h.mu.Unlock()
+	close(h.ready)
+
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	armed := false
+	defer timer.Stop()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-h.wake:
+		case <-timer.C:
+			armed = false
+			h.flushCoalesced()
+		}
+		h.mu.Lock()
+		q := h.queue
+		h.queue = nil
+		h.mu.Unlock()
+		for i := range q {
+			h.take(&q[i])
+		}
+		if h.coal != nil && !armed {
+			timer.Reset(h.b.tune.Coalesce)
+			armed = true
+		}
+		if h.coal == nil && armed {
+			timer.Stop()
+			armed = false
+		}
+	}
+}
+
+// take applies one published event, repairing a gap from the log first.
+func (h *hub) take(e *core.Event) {
+	last := h.tl.LastSeq()
+	if e.Seq <= last {
+		return // already folded (the load raced the publish)
+	}
+	if e.Seq > last+1 {
+		missing, err := h.b.src.EventsAfter(h.ctx, h.id, last)
+		if err != nil {
+			h.b.log.Warn("live fold: gap not repaired", "session_id", h.id, "after", last, "err", err)
+		}
+		for i := range missing {
+			if missing[i].Seq >= e.Seq {
+				break
+			}
+			h.apply(&missing[i])
+		}
+	}
+	h.apply(e)
+}
+
+func (h *hub) apply(e *core.Event) {
+	if e.Type == core.EventAssistantChunk {
+		u := h.tl.Apply(e)
+		if h.coal == nil {
+			h.coal = &u
+		} else {
+			h.coal.Merge(u)
+		}
+		return
+	}
+	h.flushCoalesced()
+	h.emit(h.tl.Apply(e))
+}
+
+func (h *hub) flushCoalesced() {
+	if h.coal == nil {
+		return
+	}
+	u := *h.coal
+	h.coal = nil
+	h.emit(u)
+}
+
+// emit renders an update once and queues it for every subscriber.
+func (h *hub) emit(u views.Update) {
+	var data []byte
+	if !u.Empty() {
+		var err error
+		data, err = renderFrame(h.ctx, h.tl, u)
+		if err != nil {
+			h.b.log.Error("live fold: render failed", "session_id", h.id, "seq", u.Seq, "err", err)
+			data = nil
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f := frame{from: h.flushed + 1, seq: u.Seq, data: data}
+	h.flushed = u.Seq
+	if len(data) == 0 {
+		return
+	}
+	for s := range h.subs {
+		if s.lagged {
+			continue
+		}
+		select {
+		case s.ch <- f:
+		default:
+			s.lagged = true
+			select {
+			case s.kick <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// renderRange renders, from the log, the frames that bring a page showing
+// the session up to seq after to seq upTo — what a reconnecting or lagging
+// stream sends before it goes live.
+func (b *Broker) renderRange(ctx context.Context, id string, after, upTo int64) ([]frame, error) {
+	if upTo <= after {
+		return nil, nil
+	}
+	hdr, events, err := b.src.EventsUpTo(ctx, id, upTo)
+	if err != nil {
+		return nil, err
+	}
+	tl := views.NewTimeline(hdr, b.p)
+	var frames []frame
+	prev := after
+	var coal *views.Update
+	push := func(u views.Update) error {
+		if u.Empty() {
+			return nil
+		}
+		data, err := renderFrame(ctx, tl, u)
+		if err != nil {
+			return err
+		}
+		frames = append(frames, frame{from: prev + 1, seq: u.Seq, data: data})
+		prev = u.Seq
+		return nil
+	}
+	for i := range events {
+		e := &events[i]
+		if e.Seq > upTo {
+			break
+		}
+		if e.Seq <= after {
+			tl.Apply(e)
+			continue
+		}
+		if e.Type == core.EventAssistantChunk {
+			u := tl.Apply(e)
+			if coal == nil {
+				coal = &u
+			} else {
+				coal.Merge(u)
+			}
+			continue
+		}
+		if coal != nil {
+			if err := push(*coal); err != nil {
+				return nil, err
+			}
+			coal = nil
+		}
+		if err := push(tl.Apply(e)); err != nil {
+			return nil, err
+		}
+	}
+	if coal != nil {
+		if err := push(*coal); err != nil {
+			return nil, err
+		}
+	}
+	return frames, nil
+}
+
+// renderFrame formats an update as SSE datastar-patch-elements events; the
+// last carries the update's seq as its event id, so a reconnecting client
+// resumes after it.
+func renderFrame(ctx context.Context, tl *views.Timeline, u views.Update) ([]byte, error) {
+	patches, err := views.RenderUpdate(ctx, tl, u)
+	if err != nil {
+		return nil, err
+	}
+	return formatPatches(patches, strconv.FormatInt(u.Seq, 10)), nil
+}
+
+// formatPatches formats patches with datastar-go, once, into bytes that can
+// be written to any number of streams.
+func formatPatches(patches []views.Patch, id string) []byte {
+	w := &bufWriter{h: http.Header{}}
+	sse := datastar.NewSSE(w, formatRequest)
+	for i, p := range patches {
+		var opts []datastar.PatchElementOption
+		if p.Selector != "" {
+			opts = append(opts, datastar.WithSelector(p.Selector))
+		}
+		if p.Mode == "append" {
+			opts = append(opts, datastar.WithModeAppend())
+		} else if p.Mode == "prepend" {
+			opts = append(opts, datastar.WithModePrepend())
+		}
+		if i == len(patches)-1 && id != "" {
+			opts = append(opts, datastar.WithPatchElementsEventID(id))
+		}
+		_ = sse.PatchElements(p.HTML, opts...) // writes to memory; cannot fail
+	}
+	return w.buf.Bytes()
+}
+
+var formatRequest, _ = http.NewRequestWithContext(context.Background(), http.MethodGet, "/", nil)
+
+// bufWriter is an in-memory http.ResponseWriter for formatting SSE bytes.
+type bufWriter struct {
+	h   http.Header
+	buf bytes.Buffer
+}
+
+func (w *bufWriter) Header() http.Header         { return w.h }
+func (w *bufWriter) Write(b []byte) (int, error) { return w.buf.Write(b) }
+func (w *bufWriter) WriteHeader(int)             {}
+func (w *bufWriter) Flush()                      {}
+
+// listHub pushes session-list row changes.
+type listHub struct {
+	b       *Broker
+	mu      sync.Mutex
+	subs    map[*listSub]struct{}
+	dirty   map[string]bool
+	armed   bool
+	stopped bool
+}
+
+type listSub struct {
+	ch   chan listFrame
+	kick chan struct{}
+}
+
+// listFrame is one changed row, formatted both as a morph (the page shows
+// the row) and as a prepend (it does not yet).
+type listFrame struct {
+	sum            SessionSummary
+	morph, prepend []byte
+}
+
+func (l *listHub) touch(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.subs) == 0 || l.stopped {
+		return
+	}
+	l.dirty[id] = true
+	if !l.armed {
+		l.armed = true
+		time.AfterFunc(l.b.tune.ListThrottle, l.flush)
+	}
+}
+
+func (l *listHub) close() {
+	l.mu.Lock()
+	l.stopped = true
+	l.mu.Unlock()
+}
+
+func (l *listHub) flush() {
+	l.mu.Lock()
+	dirty := l.dirty
+	l.dirty = map[string]bool{}
+	l.armed = false
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for id := range dirty {
+		sum, err := l.b.src.Summary(ctx, id)
+		if err != nil {
+			l.b.log.Debug("list: summary unavailable", "session_id", id, "err", err)
+			continue
+		}
+		html, err := views.Render(ctx, views.SessionRow(rowView(&sum)))
+		if err != nil {
+			l.b.log.Error("list: render failed", "session_id", id, "err", err)
+			continue
+		}
+		f := listFrame{
+			sum:     sum,
+			morph:   formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, ""),
+			prepend: formatPatches([]views.Patch{{Selector: "#session-rows", Mode: "prepend", HTML: html}}, ""),
+		}
+		l.mu.Lock()
+		for s := range l.subs {
+			select {
+			case s.ch <- f:
+			default:
+				select {
+				case s.kick <- struct{}{}:
+				default:
+				}
+			}
+		}
+		l.mu.Unlock()
+	}
+}
+
+func (l *listHub) subscribe() *listSub {
+	s := &listSub{ch: make(chan listFrame, l.b.tune.Buffer), kick: make(chan struct{}, 1)}
+	l.mu.Lock()
+	l.subs[s] = struct{}{}
+	l.mu.Unlock()
+	return s
+}
+
+func (l *listHub) unsubscribe(s *listSub) {
+	l.mu.Lock()
+	delete(l.subs, s)
+	l.mu.Unlock()
+}
+
+// matches reports whether a summary matches a list query.
+func matches(q string, s *SessionSummary) bool {
+	if q == "" {
+		return true
+	}
+	q = strings.ToLower(q)
+	return strings.Contains(strings.ToLower(s.Title), q) || strings.Contains(strings.ToLower(s.ID), q)
+}

@@ -1,0 +1,164 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"prism/core"
+)
+
+// logSource is a minimal SessionSource over one in-memory log (package web
+// cannot import memstore in its own tests).
+type logSource struct {
+	mu     sync.Mutex
+	h      core.SessionHeader
+	events []core.Event
+}
+
+func (s *logSource) add(typ string, data any) core.Event {
+	raw, _ := json.Marshal(data)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var op *core.SurfaceOp
+	if core.IsSurfaceType(typ) {
+		op = core.AppendOp
+	}
+	e := core.Event{Type: typ, Seq: int64(len(s.events)), Time: 1000 + int64(len(s.events)), Data: raw, SurfaceOp: op}
+	s.events = append(s.events, e)
+	return e
+}
+
+func (s *logSource) ListSessions(context.Context, ListQuery) ([]SessionSummary, error) {
+	return nil, nil
+}
+func (s *logSource) Summary(context.Context, string) (SessionSummary, error) {
+	return SessionSummary{ID: s.h.ID}, nil
+}
+func (s *logSource) LoadSession(ctx context.Context, id string) (core.SessionHeader, []core.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.h, append([]core.Event(nil), s.events...), nil
+}
+func (s *logSource) EventsAfter(ctx context.Context, id string, after int64) ([]core.Event, error) {
+	_, ev, _ := s.LoadSession(ctx, id)
+	return ev[min(int(after+1), len(ev)):], nil
+}
+func (s *logSource) EventsUpTo(ctx context.Context, id string, upTo int64) (core.SessionHeader, []core.Event, error) {
+	h, ev, _ := s.LoadSession(ctx, id)
+	return h, ev[:min(int(upTo+1), len(ev))], nil
+}
+
+type genericPresenter struct{}
+
+func (genericPresenter) PresentCall(name, raw string) core.CallView {
+	return &core.GenericCallView{Title: name}
+}
+func (genericPresenter) PresentResult(name, raw string, r core.ToolResult) core.ResultView {
+	return &core.GenericResultView{Content: r.Content}
+}
+
+// TestBroker_SlowSubscriberNeverBlocksAndResyncs: a subscriber that reads
+// nothing fills its bounded queue; publishing goes on; the subscriber is
+// kicked, and resync + renderRange covers exactly what it missed.
+func TestBroker_SlowSubscriberNeverBlocksAndResyncs(t *testing.T) {
+	src := &logSource{h: core.SessionHeader{ID: "s"}}
+	src.add(core.EventTurnStart, core.TurnStart{Turn: 1})
+	src.add(core.EventStepStart, core.StepBoundary{Turn: 1, Step: 1})
+	b := newBroker(src, genericPresenter{}, Tuning{Buffer: 2}.withDefaults(), slog.New(slog.DiscardHandler))
+	defer b.Close()
+	ctx := context.Background()
+	h, slow, at, err := b.subscribe(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at != 1 {
+		t.Fatalf("subscribed at %d, want 1", at)
+	}
+	_, fast, _, _ := b.subscribe(ctx, "s")
+
+	// Publish n calls; the fast subscriber reads each frame as it comes,
+	// the slow one reads nothing.
+	const n = 20
+	cursor := at
+	for i := range n {
+		id := "c" + string(rune('a'+i))
+		returned := make(chan struct{})
+		go func() {
+			b.Publish("s", []core.Event{src.add(core.EventToolCall, core.ToolCall{Turn: 1, Step: 1, CallID: id, Name: "x", Arguments: "{}"})})
+			close(returned)
+		}()
+		select {
+		case <-returned:
+		case <-time.After(5 * time.Second):
+			t.Fatal("Publish blocked on a subscriber that reads nothing")
+		}
+		select {
+		case f := <-fast.ch:
+			if f.from != cursor+1 {
+				t.Fatalf("fast subscriber: frame from %d after cursor %d", f.from, cursor)
+			}
+			cursor = f.seq
+		case <-time.After(5 * time.Second):
+			t.Fatalf("fast subscriber stuck at %d", cursor)
+		}
+	}
+	select {
+	case <-slow.kick:
+	case <-time.After(5 * time.Second):
+		t.Fatal("slow subscriber was never told to resync")
+	}
+	// It read 0 frames; its cursor is still at. Resync from the log.
+	upTo := h.resync(slow)
+	if upTo != at+n {
+		t.Fatalf("resync to %d, want %d", upTo, at+n)
+	}
+	frames, err := b.renderRange(ctx, "s", at, upTo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != n || frames[0].from != at+1 || frames[n-1].seq != upTo {
+		t.Fatalf("renderRange gave %d frames (%d..%d)", len(frames), frames[0].from, frames[len(frames)-1].seq)
+	}
+	// After the resync the slow subscriber is live again.
+	b.Publish("s", []core.Event{src.add(core.EventStepEnd, core.StepBoundary{Turn: 1, Step: 1})})
+	select {
+	case f := <-slow.ch:
+		if f.from != upTo+1 {
+			t.Errorf("after resync: frame from %d, want %d", f.from, upTo+1)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("slow subscriber gets nothing after resync")
+	}
+}
+
+// TestBroker_GapIsRepairedFromTheLog: a hub that misses a publish fetches
+// the missing events from the source before applying the next one.
+func TestBroker_GapIsRepairedFromTheLog(t *testing.T) {
+	src := &logSource{h: core.SessionHeader{ID: "s"}}
+	src.add(core.EventTurnStart, core.TurnStart{Turn: 1})
+	src.add(core.EventStepStart, core.StepBoundary{Turn: 1, Step: 1})
+	b := newBroker(src, genericPresenter{}, Tuning{}.withDefaults(), slog.New(slog.DiscardHandler))
+	defer b.Close()
+	_, sub, at, err := b.subscribe(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.add(core.EventToolCall, core.ToolCall{CallID: "lost", Name: "x"}) // committed, never published
+	b.Publish("s", []core.Event{src.add(core.EventToolCall, core.ToolCall{CallID: "seen", Name: "x"})})
+	var got []int64
+	for len(got) < 2 {
+		select {
+		case f := <-sub.ch:
+			got = append(got, f.seq)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("frames %v, want 2", got)
+		}
+	}
+	if got[0] != at+1 || got[1] != at+2 {
+		t.Errorf("frames %v, want %d and %d", got, at+1, at+2)
+	}
+}

@@ -1,0 +1,131 @@
+package web
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"time"
+
+	"prism/core"
+	"prism/views"
+)
+
+// SessionSource reads durable session logs. Methods fail with a core.Error
+// of code core.CodeNotFound for an unknown session.
+type SessionSource interface {
+	// ListSessions returns session summaries, most recently updated first.
+	ListSessions(ctx context.Context, q ListQuery) ([]SessionSummary, error)
+	// Summary returns one session's summary.
+	Summary(ctx context.Context, id string) (SessionSummary, error)
+	// LoadSession returns a session's header and its whole log in seq order.
+	LoadSession(ctx context.Context, id string) (core.SessionHeader, []core.Event, error)
+	// EventsAfter returns the events with seq > after, in seq order.
+	EventsAfter(ctx context.Context, id string, after int64) ([]core.Event, error)
+	// EventsUpTo returns the header and the events with seq <= upTo.
+	EventsUpTo(ctx context.Context, id string, upTo int64) (core.SessionHeader, []core.Event, error)
+}
+
+// ListQuery filters and bounds a session list.
+type ListQuery struct {
+	// Query matches title or id (case-insensitive substring); "" = all.
+	Query string
+	// Limit bounds the result; 0 = the source's default.
+	Limit int
+}
+
+// SessionSummary is one session as the list shows it.
+type SessionSummary struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Status is running, idle, ended or interrupted (empty for a new session).
+	Status    string `json:"status"`
+	CreatedAt int64  `json:"createdAt"` // epoch ms
+	UpdatedAt int64  `json:"updatedAt"` // epoch ms
+	Calls     int    `json:"calls"`
+	Errors    int    `json:"errors"`
+	Events    int64  `json:"events"`
+	ParentID  string `json:"parentId,omitempty"`
+}
+
+// CommitFeed delivers committed events. The store calls every registered
+// function after each durable commit (never before), with that session's
+// events in seq order; events may be empty for a change without events
+// (a new session, a title or status change). Functions must not block;
+// web's never do.
+type CommitFeed interface {
+	OnCommit(fn func(sessionID string, events []core.Event)) (remove func())
+}
+
+// Runner starts, messages and cancels agent sessions.
+type Runner interface {
+	// StartSession starts a session from a prompt and returns its id.
+	StartSession(ctx context.Context, req StartRequest) (string, error)
+	// SendMessage queues a follow-up user message.
+	SendMessage(ctx context.Context, sessionID, text string) error
+	// Cancel cancels the running turn.
+	Cancel(ctx context.Context, sessionID string) error
+}
+
+// StartRequest is what starts a session.
+type StartRequest struct {
+	Prompt    string `json:"prompt"`
+	Model     string `json:"model,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+}
+
+// Importer imports session logs: prism JSONL, dsh session.jsonl,
+// session.jsonl.zstd or a dsh export .zip (the filename's extension helps
+// it choose). It returns the ids of the imported sessions.
+type Importer interface {
+	Import(ctx context.Context, filename string, r io.Reader) ([]string, error)
+}
+
+// Deps is what the web server consumes. Sessions and Presenter are
+// required; everything else is optional.
+type Deps struct {
+	Sessions  SessionSource
+	Presenter views.Presenter
+	// Commits makes pages live; without it pages are static snapshots.
+	Commits CommitFeed
+	// Runner enables starting, messaging and cancelling sessions; without
+	// it those routes answer 503.
+	Runner Runner
+	// Importer enables POST /api/sessions/import; without it, 503.
+	Importer Importer
+	Logger   *slog.Logger
+	Tuning   Tuning
+}
+
+// Tuning holds the live path's knobs; zero values take the defaults.
+type Tuning struct {
+	// Window is how many transcript items a page's first paint shows (250).
+	Window int
+	// Buffer is each subscriber's queue of patch groups (256); a subscriber
+	// whose queue is full is resynchronized from the log.
+	Buffer int
+	// Coalesce is how long assistant chunks gather before one patch (50ms).
+	Coalesce time.Duration
+	// KeepAlive is the interval of SSE comment lines (15s).
+	KeepAlive time.Duration
+	// ListThrottle is how often the session list coalesces changes (250ms).
+	ListThrottle time.Duration
+}
+
+func (t Tuning) withDefaults() Tuning {
+	if t.Window <= 0 {
+		t.Window = views.DefaultWindow
+	}
+	if t.Buffer <= 0 {
+		t.Buffer = 256
+	}
+	if t.Coalesce <= 0 {
+		t.Coalesce = 50 * time.Millisecond
+	}
+	if t.KeepAlive <= 0 {
+		t.KeepAlive = 15 * time.Second
+	}
+	if t.ListThrottle <= 0 {
+		t.ListThrottle = 250 * time.Millisecond
+	}
+	return t
+}

@@ -1,0 +1,220 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"prism/core"
+	"prism/web"
+	"prism/web/memstore"
+)
+
+const t0 = 1767225600000 // 2026-01-01T00:00:00Z
+
+type env struct {
+	ts    *httptest.Server
+	store *memstore.Store
+	srv   *web.Server
+}
+
+func newEnv(t *testing.T, deps func(*web.Deps)) *env {
+	t.Helper()
+	st := memstore.New()
+	clock := int64(t0)
+	st.Now = func() time.Time { clock += 10; return time.UnixMilli(clock) }
+	d := web.Deps{Sessions: st, Commits: st, Importer: st, Presenter: memstore.Presenter{}}
+	if testing.Verbose() {
+		d.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	if deps != nil {
+		deps(&d)
+	}
+	srv := web.New(d)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+		srv.Close()
+	})
+	return &env{ts: ts, store: st, srv: srv}
+}
+
+// session creates a session and appends events (seqs from 0).
+func (e *env) session(t *testing.T, id string, events []core.Event) {
+	t.Helper()
+	ctx := context.Background()
+	if err := e.store.CreateSession(ctx, core.SessionHeader{ID: id, CreatedAt: t0, Cwd: "/work"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) > 0 {
+		if err := e.store.AppendEvents(ctx, id, events); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (e *env) append(t *testing.T, id string, events ...core.Event) {
+	t.Helper()
+	if err := e.store.AppendEvents(context.Background(), id, events); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *env) get(t *testing.T, path string, hdr ...string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, e.ts.URL+path, nil)
+	req.Header.Set("Accept", "text/html")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := e.ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var b strings.Builder
+	if _, err := bufio.NewReader(res.Body).WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	return res, b.String()
+}
+
+// sseEvent is one parsed server-sent event.
+type sseEvent struct {
+	Type, ID string
+	Data     []string
+}
+
+// Elements returns the joined "elements" data lines.
+func (ev sseEvent) Elements() string {
+	var parts []string
+	for _, d := range ev.Data {
+		if s, ok := strings.CutPrefix(d, "elements "); ok {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (ev sseEvent) field(name string) string {
+	for _, d := range ev.Data {
+		if s, ok := strings.CutPrefix(d, name+" "); ok {
+			return s
+		}
+	}
+	return ""
+}
+
+// sseClient reads one SSE stream.
+type sseClient struct {
+	events chan sseEvent
+	cancel context.CancelFunc
+	res    *http.Response
+}
+
+func (e *env) stream(t *testing.T, path string, hdr ...string) *sseClient {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.ts.URL+path, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := e.ts.Client().Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	c := &sseClient{events: make(chan sseEvent, 1024), cancel: cancel, res: res}
+	t.Cleanup(func() { cancel(); res.Body.Close() })
+	go func() {
+		defer close(c.events)
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if ev.Type != "" {
+					c.events <- ev
+				}
+				ev = sseEvent{}
+			case strings.HasPrefix(line, ":"):
+			case strings.HasPrefix(line, "event: "):
+				ev.Type = line[7:]
+			case strings.HasPrefix(line, "id: "):
+				ev.ID = line[4:]
+			case strings.HasPrefix(line, "data: "):
+				ev.Data = append(ev.Data, line[6:])
+			}
+		}
+	}()
+	return c
+}
+
+// next returns the next event, failing after 5 s.
+func (c *sseClient) next(t *testing.T) sseEvent {
+	t.Helper()
+	select {
+	case ev, ok := <-c.events:
+		if !ok {
+			t.Fatal("stream ended")
+		}
+		return ev
+	case <-time.After(5 * time.Second):
+		t.Fatal("no SSE event within 5s")
+	}
+	return sseEvent{}
+}
+
+// until reads events until one satisfies ok, returning all read.
+func (c *sseClient) until(t *testing.T, ok func(sseEvent) bool) []sseEvent {
+	t.Helper()
+	var got []sseEvent
+	for {
+		ev := c.next(t)
+		got = append(got, ev)
+		if ok(ev) {
+			return got
+		}
+	}
+}
+
+// cards extracts every <article id=…>…</article> from html, keyed by id.
+func cards(html string) map[string]string {
+	out := map[string]string{}
+	for {
+		i := strings.Index(html, `<article id="`)
+		if i < 0 {
+			return out
+		}
+		html = html[i:]
+		j := strings.Index(html, "</article>")
+		if j < 0 {
+			return out
+		}
+		card := html[:j+len("</article>")]
+		id := card[len(`<article id="`):]
+		id = id[:strings.IndexByte(id, '"')]
+		out[id] = card
+		html = html[j:]
+	}
+}
+
+func seqOf(ev sseEvent) int64 {
+	var n int64 = -2
+	if ev.ID != "" {
+		n = 0
+		for _, c := range ev.ID {
+			n = n*10 + int64(c-'0')
+		}
+	}
+	return n
+}

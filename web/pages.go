@@ -1,0 +1,164 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"prism/core"
+	"prism/views"
+)
+
+// param returns a path parameter, unescaped. Echo matches on the raw path
+// (and leaves escapes in params) only when the request has one, e.g. for an
+// escaped "/"; otherwise params are already decoded.
+func param(c echo.Context, name string) (string, error) {
+	if c.Request().URL.RawPath == "" {
+		return c.Param(name), nil
+	}
+	v, err := url.PathUnescape(c.Param(name))
+	if err != nil {
+		return "", core.Errorf(core.CodeInvalid, "bad %s in path", name)
+	}
+	return v, nil
+}
+
+// listLimit bounds the session list page.
+const listLimit = 200
+
+// handleHome handles GET /: the session list.
+func (s *Server) handleHome(c echo.Context) error {
+	ctx := c.Request().Context()
+	q := strings.TrimSpace(c.QueryParam("q"))
+	sums, err := s.deps.Sessions.ListSessions(ctx, ListQuery{Query: q, Limit: listLimit})
+	if err != nil {
+		return err
+	}
+	v := &views.SessionListView{Meta: s.meta("sessions"), Query: q, CanRun: s.deps.Runner != nil}
+	for i := range sums {
+		v.Rows = append(v.Rows, rowView(&sums[i]))
+	}
+	if s.deps.Commits != nil {
+		v.StreamURL = "/stream"
+		if q != "" {
+			v.StreamURL += "?q=" + url.QueryEscape(q)
+		}
+	}
+	return s.render(c, http.StatusOK, views.SessionListPage(v))
+}
+
+func rowView(m *SessionSummary) *views.SessionRowView {
+	r := &views.SessionRowView{
+		ID: m.ID, Title: m.Title, Status: m.Status,
+		Calls: m.Calls, Errors: m.Errors, Events: m.Events, Parent: m.ParentID,
+		URL: "/sessions/" + url.PathEscape(m.ID),
+	}
+	if r.Title == "" {
+		r.Title = "Session " + short(m.ID)
+	}
+	if r.Status == "" {
+		r.Status = "empty"
+	}
+	r.Updated, r.UpdatedISO = stamp(m.UpdatedAt)
+	r.Created, _ = stamp(m.CreatedAt)
+	return r
+}
+
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// handleSession handles GET /sessions/:id: the inspector.
+func (s *Server) handleSession(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := param(c, "id")
+	if err != nil {
+		return err
+	}
+	h, events, err := s.deps.Sessions.LoadSession(ctx, id)
+	if err != nil {
+		return err
+	}
+	t := views.Fold(h, events, s.deps.Presenter)
+	stream := ""
+	if s.deps.Commits != nil {
+		stream = "/sessions/" + url.PathEscape(id) + "/stream"
+	}
+	title := t.Title()
+	if title == "" {
+		title = "session " + short(id)
+	}
+	v := views.NewSessionPage(s.meta(title), t, s.tune.Window, stream)
+	v.CanRun = s.deps.Runner != nil
+	return s.render(c, http.StatusOK, views.SessionPage(v))
+}
+
+// handleEarlier handles GET /sessions/:id/earlier?before=SEQ: a Datastar
+// request answered with one patch that fills the "earlier" placeholder.
+func (s *Server) handleEarlier(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := param(c, "id")
+	if err != nil {
+		return err
+	}
+	before, err := strconv.ParseInt(c.QueryParam("before"), 10, 64)
+	if err != nil {
+		return core.Errorf(core.CodeInvalid, "before must be a seq")
+	}
+	h, events, err := s.deps.Sessions.LoadSession(ctx, id)
+	if err != nil {
+		return err
+	}
+	t := views.Fold(h, events, s.deps.Presenter)
+	e := views.LoadEarlier(t, before, s.tune.Window)
+	if e == nil {
+		return core.Errorf(core.CodeNotFound, "no transcript segment starts at seq %d", before)
+	}
+	html, err := views.Render(ctx, views.Earlier(e))
+	if err != nil {
+		return err
+	}
+	sse := newEchoSSE(c)
+	if err := sse.PatchElements(html); err != nil {
+		s.log.DebugContext(ctx, "earlier patch not sent", "err", err)
+	}
+	return nil
+}
+
+// handleCall handles GET /sessions/:id/calls/:callId: every projection of
+// one call. With several cards for the call id, ?card=ELEMENT-ID picks one.
+func (s *Server) handleCall(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := param(c, "id")
+	if err != nil {
+		return err
+	}
+	callID, err := param(c, "callId")
+	if err != nil {
+		return err
+	}
+	h, events, err := s.deps.Sessions.LoadSession(ctx, id)
+	if err != nil {
+		return err
+	}
+	t := views.Fold(h, events, s.deps.Presenter)
+	cards := t.CardsByCallID(callID)
+	if len(cards) == 0 {
+		return core.Errorf(core.CodeNotFound, "session %q has no call %q", id, callID)
+	}
+	card := cards[0]
+	if want := c.QueryParam("card"); want != "" {
+		for _, k := range cards {
+			if k.ID == want {
+				card = k
+			}
+		}
+	}
+	return s.render(c, http.StatusOK, views.CallPage(views.NewCallPage(s.meta("call "+short(callID)), t, card)))
+}

@@ -1,0 +1,233 @@
+// Package web is prism's HTTP face: the Echo server, its pages, the JSON
+// API, and the live path — one SSE stream per page, fed by a broker that
+// folds committed events into the same view models the pages render, so a
+// card patched live equals the card a reload shows.
+//
+// web imports core, views and static, never the store: main hands it the
+// small interfaces declared in deps.go.
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"prism/static"
+	"prism/views"
+)
+
+// Route names, for e.Reverse and tests.
+const (
+	RouteHome         = "home"
+	RouteListStream   = "list-stream"
+	RouteSession      = "session"
+	RouteSessionSSE   = "session-stream"
+	RouteEarlier      = "session-earlier"
+	RouteCall         = "call"
+	RouteStart        = "session-start"
+	RouteMessage      = "session-message"
+	RouteCancel       = "session-cancel"
+	RouteAPIList      = "api-sessions"
+	RouteAPIStart     = "api-start"
+	RouteAPIEvents    = "api-events"
+	RouteAPIImport    = "api-import"
+	RouteHealth       = "healthz"
+	RouteStatic       = "static"
+	RouteHighlightCSS = "highlight-css"
+)
+
+// Server is prism's web server. Build it with New; serve Handler(), or
+// Serve a listener.
+type Server struct {
+	deps   Deps
+	tune   Tuning
+	log    *slog.Logger
+	e      *echo.Echo
+	broker *Broker
+	assets views.Assets
+	hlCSS  []byte
+	remove func()
+}
+
+// New returns a server over deps. It panics when Sessions or Presenter is
+// missing (a wiring bug). Call Close to detach it from the commit feed.
+func New(deps Deps) *Server {
+	if deps.Sessions == nil || deps.Presenter == nil {
+		panic("web.New: Deps.Sessions and Deps.Presenter are required")
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{deps: deps, tune: deps.Tuning.withDefaults(), log: deps.Logger}
+	s.hlCSS = []byte(views.HighlightCSS())
+	s.assets = views.Assets{
+		CSS:          "/static/app.css?v=" + static.Hash("app.css"),
+		JS:           "/static/app.js?v=" + static.Hash("app.js"),
+		Datastar:     "/static/datastar.js?v=" + static.Hash("datastar.js"),
+		Icon:         "/static/icon.svg?v=" + static.Hash("icon.svg"),
+		HighlightCSS: "/static/highlight.css?v=" + hashBytes(s.hlCSS),
+	}
+	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
+	if deps.Commits != nil {
+		s.remove = deps.Commits.OnCommit(s.broker.Publish)
+	}
+	s.e = s.routes()
+	return s
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.e }
+
+// Broker returns the server's broker (its Publish is what the commit feed
+// calls).
+func (s *Server) Broker() *Broker { return s.broker }
+
+// Close detaches the server from the commit feed and stops its hubs.
+func (s *Server) Close() {
+	if s.remove != nil {
+		s.remove()
+	}
+	s.broker.Close()
+}
+
+// Serve serves on ln until ctx is done, then shuts down gracefully (open
+// streams are cancelled). It has no WriteTimeout: SSE streams live long.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.e,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := srv.Shutdown(shut)
+	if e := <-errc; e != nil && !errors.Is(e, http.ErrServerClosed) {
+		return e
+	}
+	return err
+}
+
+func (s *Server) routes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.Recover())
+	e.Use(s.logRequests)
+	e.Use(securityHeaders)
+	e.Use(sameOrigin)
+	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
+		Level: 1,
+		// Streams are not compressed: a frame is written to hundreds of
+		// subscribers as is.
+		Skipper: func(c echo.Context) bool {
+			p := c.Path()
+			return p == "/stream" || p == "/sessions/:id/stream" || p == "/healthz"
+		},
+	}))
+
+	add := func(r *echo.Route, name string) { r.Name = name }
+	add(e.GET("/", s.handleHome), RouteHome)
+	add(e.GET("/stream", s.handleListStream), RouteListStream)
+	add(e.GET("/sessions/:id", s.handleSession), RouteSession)
+	add(e.GET("/sessions/:id/stream", s.handleSessionStream), RouteSessionSSE)
+	add(e.GET("/sessions/:id/earlier", s.handleEarlier), RouteEarlier)
+	add(e.GET("/sessions/:id/calls/:callId", s.handleCall), RouteCall)
+	add(e.POST("/sessions", s.handleStart), RouteStart)
+	add(e.POST("/sessions/:id/messages", s.handleMessage), RouteMessage)
+	add(e.POST("/sessions/:id/cancel", s.handleCancel), RouteCancel)
+	// Share links (POST /sessions/:id/shares, DELETE /shares/:id, the
+	// /api/…/shares routes and GET /s/:token) are registered here by the
+	// sharing work; the replay page is SessionPage without a stream.
+	add(e.GET("/api/sessions", s.handleAPIList), RouteAPIList)
+	add(e.POST("/api/sessions", s.handleAPIStart), RouteAPIStart)
+	add(e.GET("/api/sessions/:id/events", s.handleAPIEvents), RouteAPIEvents)
+	add(e.POST("/api/sessions/import", s.handleAPIImport), RouteAPIImport)
+	add(e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }), RouteHealth)
+	add(e.GET("/static/highlight.css", s.handleHighlightCSS), RouteHighlightCSS)
+	add(e.GET("/static/*", s.handleStatic), RouteStatic)
+	return e
+}
+
+// render writes a templ component as an HTML response.
+func (s *Server) render(c echo.Context, status int, comp templ.Component) error {
+	buf := templ.GetBuffer()
+	defer templ.ReleaseBuffer(buf)
+	if err := comp.Render(c.Request().Context(), buf); err != nil {
+		return err
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+func (s *Server) meta(title string) views.PageMeta {
+	if title == "" {
+		title = "prism"
+	} else {
+		title += " · prism"
+	}
+	return views.PageMeta{Title: title, Assets: s.assets}
+}
+
+func (s *Server) handleHighlightCSS(c echo.Context) error {
+	c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	return c.Blob(http.StatusOK, "text/css; charset=utf-8", s.hlCSS)
+}
+
+var staticFiles = http.FileServerFS(mustSub(static.FS))
+
+func mustSub(f fs.FS) fs.FS { return f }
+
+func (s *Server) handleStatic(c echo.Context) error {
+	name := c.Param("*")
+	if _, err := fs.Stat(static.FS, name); err != nil || name == "" || name == "static.go" {
+		return echo.NewHTTPError(http.StatusNotFound, "no such asset")
+	}
+	h := c.Response().Header()
+	if c.QueryParam("v") != "" {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "no-cache")
+	}
+	r := c.Request().Clone(c.Request().Context())
+	r.URL.Path = "/" + name
+	staticFiles.ServeHTTP(c.Response(), r)
+	return nil
+}
+
+// logRequests logs each request at debug level (errors are logged by
+// handleError).
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		s.log.DebugContext(c.Request().Context(), "request", "method", c.Request().Method, "path", c.Request().URL.Path,
+			"status", c.Response().Status, "dur", time.Since(start))
+		return err
+	}
+}
+
+func hashBytes(b []byte) string {
+	var h uint64 = 14695981039346656037
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return fmt.Sprintf("%012x", h&0xffffffffffff)
+}

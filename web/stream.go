@@ -1,0 +1,244 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+	"github.com/starfederation/datastar-go/datastar"
+
+	"prism/views"
+)
+
+// newEchoSSE starts an SSE response the way Echo needs it: headers set and
+// the status written (so Echo knows the response is committed and never
+// appends a JSON error to the stream), no write deadline, no proxy
+// buffering.
+func newEchoSSE(c echo.Context) *datastar.ServerSentEventGenerator {
+	rc := http.NewResponseController(c.Response().Writer)
+	_ = rc.SetWriteDeadline(time.Time{}) // ErrNotSupported under httptest is fine
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	c.Response().WriteHeader(http.StatusOK)
+	return datastar.NewSSE(c.Response(), c.Request())
+}
+
+// cursorOf returns the seq a stream resumes after: Last-Event-ID on a
+// retry, else ?after= from the page, else -1 (everything).
+func cursorOf(c echo.Context) int64 {
+	if v := strings.TrimSpace(c.Request().Header.Get("Last-Event-ID")); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= -1 {
+			return n
+		}
+	}
+	if v := c.QueryParam("after"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= -1 {
+			return n
+		}
+	}
+	return -1
+}
+
+// streamConn writes frames to one SSE response.
+type streamConn struct {
+	c   echo.Context
+	sse *datastar.ServerSentEventGenerator
+}
+
+func (w *streamConn) write(b []byte) bool {
+	if len(b) == 0 {
+		return true
+	}
+	if _, err := w.c.Response().Write(b); err != nil {
+		return false
+	}
+	w.c.Response().Flush()
+	return true
+}
+
+// fail reports an error inside an open stream.
+func (w *streamConn) fail(msg string) {
+	html, err := views.Render(context.Background(), streamStatus(msg))
+	if err == nil {
+		_ = w.sse.PatchElements(html)
+	}
+}
+
+func streamStatus(msg string) templ.Component {
+	return views.StreamStatus(msg)
+}
+
+// handleSessionStream handles GET /sessions/:id/stream: the inspector's SSE
+// stream. It first sends exactly the events after the page's cursor
+// (Last-Event-ID, else ?after=), rendered from the log, then goes live.
+// Each patch group carries its last seq as the event id.
+func (s *Server) handleSessionStream(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := param(c, "id")
+	if err != nil {
+		return err
+	}
+	sum, err := s.deps.Sessions.Summary(ctx, id)
+	if err != nil {
+		return err // before the stream opens: an ordinary error response
+	}
+	cursor := cursorOf(c)
+	w := &streamConn{c: c, sse: newEchoSSE(c)}
+	if cursor >= sum.Events {
+		// The page claims events the log does not have (the store was
+		// replaced under it); patches for those seqs would be skipped.
+		w.fail("this page is ahead of the session log (it shows seq " + strconv.FormatInt(cursor, 10) + "): reload it.")
+		return nil
+	}
+	h, sub, at, err := s.broker.subscribe(ctx, id)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "stream: subscribe failed", "session_id", id, "err", err)
+			w.fail("live updates unavailable: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
+		}
+		return nil
+	}
+	defer s.broker.unsubscribe(h, sub)
+
+	catchUp := func(to int64) bool {
+		if to <= cursor {
+			return true
+		}
+		frames, err := s.broker.renderRange(ctx, id, cursor, to)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.ErrorContext(ctx, "stream: catch-up failed", "session_id", id, "after", cursor, "err", err)
+				w.fail("live updates stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
+			}
+			return false
+		}
+		for _, f := range frames {
+			if !w.write(f.data) {
+				return false
+			}
+		}
+		cursor = to
+		return true
+	}
+	if !catchUp(at) {
+		return nil
+	}
+	ka := time.NewTicker(s.tune.KeepAlive)
+	defer ka.Stop()
+	var batch []byte
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ka.C:
+			if !w.write([]byte(": keep-alive\n\n")) {
+				return nil
+			}
+		case <-sub.kick:
+			if !catchUp(h.resync(sub)) {
+				return nil
+			}
+		case f := <-sub.ch:
+			// Write this frame and any already queued behind it in one
+			// write and one flush.
+			batch = batch[:0]
+			lost := false
+			for {
+				switch {
+				case f.seq <= cursor:
+				case f.from == cursor+1:
+					batch = append(batch, f.data...)
+					cursor = f.seq
+				default: // a frame straddles the cursor, or frames were lost
+					lost = true
+				}
+				if lost || len(batch) > 256<<10 {
+					break
+				}
+				select {
+				case f = <-sub.ch:
+					continue
+				default:
+				}
+				break
+			}
+			if !w.write(batch) {
+				return nil
+			}
+			if lost && !catchUp(h.resync(sub)) {
+				return nil
+			}
+		}
+	}
+}
+
+// handleListStream handles GET /stream?q=: the session list's SSE stream.
+// On connect it re-sends the whole list body (idempotent), then changed
+// rows as they change.
+func (s *Server) handleListStream(c echo.Context) error {
+	ctx := c.Request().Context()
+	q := strings.TrimSpace(c.QueryParam("q"))
+	w := &streamConn{c: c, sse: newEchoSSE(c)}
+	sub := s.broker.list.subscribe()
+	defer s.broker.list.unsubscribe(sub)
+	seen := map[string]bool{}
+	full := func() bool {
+		sums, err := s.deps.Sessions.ListSessions(ctx, ListQuery{Query: q, Limit: listLimit})
+		if err != nil {
+			if ctx.Err() == nil {
+				w.fail("session list unavailable: " + messageOf(err, statusOf(err)))
+			}
+			return false
+		}
+		rows := make([]*views.SessionRowView, len(sums))
+		clear(seen)
+		for i := range sums {
+			rows[i] = rowView(&sums[i])
+			seen[sums[i].ID] = true
+		}
+		html, err := views.Render(ctx, views.SessionRows(rows))
+		if err != nil {
+			return false
+		}
+		return w.write(formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, ""))
+	}
+	if !full() {
+		return nil
+	}
+	ka := time.NewTicker(s.tune.KeepAlive)
+	defer ka.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ka.C:
+			if !w.write([]byte(": keep-alive\n\n")) {
+				return nil
+			}
+		case <-sub.kick:
+			for len(sub.ch) > 0 {
+				<-sub.ch
+			}
+			if !full() {
+				return nil
+			}
+		case f := <-sub.ch:
+			if !matches(q, &f.sum) {
+				continue
+			}
+			data := f.morph
+			if !seen[f.sum.ID] {
+				data, seen[f.sum.ID] = f.prepend, true
+			}
+			if !w.write(data) {
+				return nil
+			}
+		}
+	}
+}
