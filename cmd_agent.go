@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"prism/core/agent"
 	"prism/core/model"
 	"prism/core/tools"
+	"prism/web"
 )
 
 // agentFlags are the agent runner's command-line settings; each flag also
@@ -23,6 +25,8 @@ type agentFlags struct {
 	workspace string
 	allowBash bool
 	maxSteps  int
+	// demoPacing overrides the scripted demo's pacing (tests: no delay).
+	demoPacing *model.Pacing
 }
 
 // addAgentFlags registers the runner's flags on fs:
@@ -74,9 +78,10 @@ func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID 
 	}
 	key := apiKey()
 	catalog := model.NewCatalog(model.CatalogConfig{
-		OpenAI:  model.OpenAIConfig{BaseURL: f.baseURL, APIKey: key, Logger: logger},
-		Default: f.model,
-		Logger:  logger,
+		OpenAI:     model.OpenAIConfig{BaseURL: f.baseURL, APIKey: key, Logger: logger},
+		Default:    f.model,
+		DemoPacing: f.demoPacing,
+		Logger:     logger,
 	})
 	if f.model != "" && f.model != model.DemoModelName && f.model != "demo" && key == "" {
 		return agent.RunnerConfig{}, fmt.Errorf("model %q needs an API key: set PRISM_API_KEY or DEEPSEEK_API_KEY", f.model)
@@ -110,4 +115,41 @@ func envInt(key string, def int) int {
 		return n
 	}
 	return def
+}
+
+// newAgentRunner builds the agent runner over store from the parsed flags
+// and adapts it to web.Runner. The returned func closes the runner
+// (cancelling running turns and waiting for them); call it on shutdown,
+// before closing the store.
+func (f *agentFlags) newAgentRunner(store core.EventStore, logger *slog.Logger) (web.Runner, func(), error) {
+	cfg, err := f.runnerConfig(store, nil, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := agent.NewRunner(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return webRunner{r}, func() { _ = r.Close() }, nil
+}
+
+// webRunner adapts *agent.Runner to the runner web consumes.
+type webRunner struct{ r *agent.Runner }
+
+var _ web.Runner = webRunner{}
+
+// StartSession implements web.Runner.
+func (w webRunner) StartSession(ctx context.Context, req web.StartRequest) (string, error) {
+	return w.r.Start(ctx, agent.StartRequest{Prompt: req.Prompt, Model: req.Model, Workspace: req.Workspace})
+}
+
+// SendMessage implements web.Runner: the message is queued behind a
+// running turn.
+func (w webRunner) SendMessage(ctx context.Context, sessionID, text string) error {
+	return w.r.Send(ctx, sessionID, text)
+}
+
+// Cancel implements web.Runner.
+func (w webRunner) Cancel(_ context.Context, sessionID string) error {
+	return w.r.Cancel(sessionID)
 }

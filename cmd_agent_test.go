@@ -5,8 +5,13 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
+	"prism/core"
 	"prism/core/agent"
+	"prism/core/model"
+	"prism/web"
+	"prism/web/memstore"
 )
 
 func parseAgentFlags(t *testing.T, args ...string) *agentFlags {
@@ -74,5 +79,52 @@ func TestAgentRunnerConfig(t *testing.T) {
 	}
 	if _, err := agent.NewRunner(cfg); err != nil {
 		t.Errorf("NewRunner: %v", err)
+	}
+}
+
+// TestAgentRunnerOverMemstore runs the scripted demo through the web
+// adapter into the in-memory store the server uses today.
+func TestAgentRunnerOverMemstore(t *testing.T) {
+	for _, k := range []string{"PRISM_MODEL", "PRISM_API_KEY", "DEEPSEEK_API_KEY", "PRISM_ALLOW_BASH"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	store := memstore.New()
+	f := parseAgentFlags(t)
+	f.demoPacing = &model.Pacing{}
+	r, closeRunner, err := f.newAgentRunner(store, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{}, 1)
+	defer store.OnCommit(func(_ string, evs []core.Event) {
+		for _, e := range evs {
+			if e.Type == core.EventTurnEnd {
+				ended <- struct{}{}
+			}
+		}
+	})()
+	id, err := r.StartSession(t.Context(), web.StartRequest{Prompt: "Show me around."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SendMessage(t.Context(), "no-such-session", "hi"); core.ErrorCode(err) != core.CodeNotFound {
+		t.Errorf("SendMessage to an unknown session: %v", err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(time.Minute):
+		t.Fatal("the demo turn did not end")
+	}
+	closeRunner()
+	h, evs, err := store.LoadSession(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Cwd == "" || len(evs) < 100 {
+		t.Errorf("header %+v, %d events", h, len(evs))
+	}
+	if err := core.CheckRelations(evs); err != nil {
+		t.Error(err)
 	}
 }
