@@ -1,6 +1,9 @@
 package core
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // TurnStart is the data of turn/start.
 type TurnStart struct {
@@ -85,8 +88,70 @@ type StreamChunk struct {
 	ArgumentsDelta *string         `json:"argumentsDelta,omitempty"`
 	Block          json.RawMessage `json:"block,omitempty"`
 	Usage          *TokenUsage     `json:"usage,omitempty"`
-	Reason         string          `json:"reason,omitempty"`
+	// Reason is a finish chunk's reason kind (stop, tool-calls, max-tokens,
+	// aborted, error, or a provider's own); on the wire it is dsh's
+	// {"kind": …, "failure"?: …} object. A bare string is read too.
+	Reason string `json:"-"`
+	// Failure is the failure of an aborted or error finish.
+	Failure     *LLMFailure     `json:"-"`
+	ReplayState json.RawMessage `json:"replayState,omitempty"`
+}
+
+// finishReason is dsh's FinishReason wire shape.
+type finishReason struct {
+	Kind    string      `json:"kind"`
+	Failure *LLMFailure `json:"failure,omitempty"`
+}
+
+type streamChunkJSON struct {
+	Type           string          `json:"type"`
+	Index          *int            `json:"index,omitempty"`
+	BlockType      string          `json:"blockType,omitempty"`
+	Text           *string         `json:"text,omitempty"`
+	ID             string          `json:"id,omitempty"`
+	Name           string          `json:"name,omitempty"`
+	ArgumentsDelta *string         `json:"argumentsDelta,omitempty"`
+	Block          json.RawMessage `json:"block,omitempty"`
+	Usage          *TokenUsage     `json:"usage,omitempty"`
+	Reason         json.RawMessage `json:"reason,omitempty"`
 	ReplayState    json.RawMessage `json:"replayState,omitempty"`
+}
+
+// MarshalJSON writes the chunk in dsh's shape (a finish reason as an object).
+func (c StreamChunk) MarshalJSON() ([]byte, error) {
+	w := streamChunkJSON{Type: c.Type, Index: c.Index, BlockType: c.BlockType, Text: c.Text, ID: c.ID,
+		Name: c.Name, ArgumentsDelta: c.ArgumentsDelta, Block: c.Block, Usage: c.Usage, ReplayState: c.ReplayState}
+	if c.Reason != "" || c.Failure != nil {
+		r, err := MarshalNoEscape(finishReason{Kind: c.Reason, Failure: c.Failure})
+		if err != nil {
+			return nil, err
+		}
+		w.Reason = r
+	}
+	return MarshalNoEscape(w)
+}
+
+// UnmarshalJSON reads dsh's chunk shape; a finish reason may be dsh's
+// object or a bare string.
+func (c *StreamChunk) UnmarshalJSON(data []byte) error {
+	var w streamChunkJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*c = StreamChunk{Type: w.Type, Index: w.Index, BlockType: w.BlockType, Text: w.Text, ID: w.ID,
+		Name: w.Name, ArgumentsDelta: w.ArgumentsDelta, Block: w.Block, Usage: w.Usage, ReplayState: w.ReplayState}
+	if len(w.Reason) == 0 || string(w.Reason) == "null" {
+		return nil
+	}
+	if w.Reason[0] == '"' {
+		return json.Unmarshal(w.Reason, &c.Reason)
+	}
+	var r finishReason
+	if err := json.Unmarshal(w.Reason, &r); err != nil {
+		return fmt.Errorf("finish reason: %w", err)
+	}
+	c.Reason, c.Failure = r.Kind, r.Failure
+	return nil
 }
 
 // TokenUsage counts the tokens of one model call.
