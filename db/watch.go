@@ -61,9 +61,21 @@ type watchedFile struct {
 	format    sessionlog.Format
 	tail      *sessionlog.Tail
 	sessionID string
-	// failed is the (size, mtime) a file had when it last failed; it is
-	// not retried until that changes.
-	failed [2]int64
+	// seen is the (size, mtime, ctime) the file had when last synced: an
+	// unchanged size with a new mtime or ctime means it was rewritten in
+	// place (or replaced by a file that reused the inode).
+	seen [3]int64
+	// failed is the signature a file had when it last failed; it is not
+	// retried until that changes.
+	failed [3]int64
+}
+
+func statSig(fi os.FileInfo) [3]int64 {
+	sig := [3]int64{fi.Size(), fi.ModTime().UnixNano(), 0}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		sig[2] = sys.Ctim.Nano()
+	}
+	return sig
 }
 
 // NewWatcher returns a Watcher of the dsh sessions directory dir.
@@ -160,9 +172,9 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 		dev, ino = uint64(sys.Dev), sys.Ino
 	}
 	size := fi.Size()
-	sig := [2]int64{size, fi.ModTime().UnixNano()}
+	sig := statSig(fi)
 	wf := w.files[path]
-	if wf != nil && wf.failed != [2]int64{} {
+	if wf != nil && wf.failed != [3]int64{} {
 		if wf.failed == sig && wf.dev == dev && wf.ino == ino {
 			return nil
 		}
@@ -172,7 +184,10 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 		wf = nil // replaced or shrunk: re-read from scratch
 	}
 	if wf != nil && size == wf.tail.Offset() {
-		return nil
+		if sig == wf.seen {
+			return nil
+		}
+		wf = nil // same size, new times: rewritten in place
 	}
 	if wf == nil {
 		return w.resync(ctx, path, f, dev, ino, size, sig)
@@ -199,6 +214,7 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 		w.report(WatchSync{Path: path, SessionID: wf.sessionID, Outcome: "failed", Added: len(events), Err: withPath(ferr, path)})
 		return nil
 	}
+	wf.seen = sig
 	w.report(WatchSync{Path: path, SessionID: wf.sessionID, Outcome: "appended", Added: len(events)})
 	return nil
 }
@@ -212,7 +228,7 @@ func withPath(err error, path string) error {
 }
 
 // resync reads a file from its start and reconciles the store with it.
-func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino uint64, size int64, sig [2]int64) error {
+func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino uint64, size int64, sig [3]int64) error {
 	lim := w.st.opts.Limits
 	if max := orDefaultFileBytes(lim); size > max {
 		w.files[path] = &watchedFile{dev: dev, ino: ino, tail: sessionlog.NewTail(sessionlog.FormatJSONL, lim), failed: sig}
@@ -257,6 +273,7 @@ func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino 
 		return nil
 	}
 	w.files[path] = wf
+	wf.seen = sig
 	if ferr != nil {
 		wf.failed = sig
 		w.report(WatchSync{Path: path, SessionID: h.ID, Outcome: "failed", Added: added, Err: withPath(ferr, path)})
