@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"prism/core"
 )
@@ -46,7 +47,7 @@ type writer struct {
 	done     chan struct{}
 	maxBatch int
 
-	insEvent, updSession, selState, insSession *sql.Stmt
+	insEvent, updSession, selState, insSession, versionStmt *sql.Stmt
 
 	cache       map[string]*sessState // committed session state
 	dataVersion int64
@@ -55,7 +56,13 @@ type writer struct {
 	// path (tests use both).
 	commits       atomic.Int64
 	isolateAlways bool
+
+	lastCallers int // requests in the last group commit
 }
+
+// batchWait bounds how long the writer waits for the callers of its last
+// group commit to come back before committing what it has.
+var batchWait = 100 * time.Microsecond
 
 // errRetryIsolated aborts a fast-path batch so it is re-run with one
 // savepoint per request.
@@ -83,6 +90,9 @@ func newWriter(st *Store) (*writer, error) {
 		FROM sessions WHERE id = ?`); err != nil {
 		return nil, err
 	}
+	if w.versionStmt, err = prep("PRAGMA data_version"); err != nil {
+		return nil, err
+	}
 	if w.insSession, err = prep(`INSERT INTO sessions (id, header, parent_id, source, status, created_at, updated_at)
 		VALUES (?, ?, ?, ?, 'idle', ?, ?)`); err != nil {
 		return nil, err
@@ -91,7 +101,7 @@ func newWriter(st *Store) (*writer, error) {
 }
 
 func (w *writer) closeStmts() {
-	for _, s := range []*sql.Stmt{w.insEvent, w.updSession, w.selState, w.insSession} {
+	for _, s := range []*sql.Stmt{w.insEvent, w.updSession, w.selState, w.insSession, w.versionStmt} {
 		if s != nil {
 			s.Close()
 		}
@@ -150,26 +160,51 @@ func (w *writer) run() {
 		}
 		batch := []*request{first}
 		n := len(first.events)
+		// Adaptive group commit: the callers of the last batch are likely
+		// to be back within microseconds of their acks, so wait briefly
+		// (at most batchWait) until as many requests are queued; a lone
+		// appender (last batch of one) never waits.
+		target := min(w.lastCallers, w.maxBatch)
+		if batchWait <= 0 {
+			target = 0
+		}
+		var timer *time.Timer
 	drain:
 		for n < w.maxBatch {
+			var r *request
+			var ok bool
 			select {
-			case r, ok := <-w.reqs:
-				if !ok {
-					break drain
-				}
-				if !r.take() {
-					continue
-				}
-				if r.kind == kindTx {
-					pending = r
-					break drain
-				}
-				batch = append(batch, r)
-				n += len(r.events)
+			case r, ok = <-w.reqs:
 			default:
+				if len(batch) >= target {
+					break drain
+				}
+				if timer == nil {
+					timer = time.NewTimer(batchWait)
+				}
+				select {
+				case r, ok = <-w.reqs:
+				case <-timer.C:
+					break drain
+				}
+			}
+			if !ok {
 				break drain
 			}
+			if !r.take() {
+				continue
+			}
+			if r.kind == kindTx {
+				pending = r
+				break drain
+			}
+			batch = append(batch, r)
+			n += len(r.events)
 		}
+		if timer != nil {
+			timer.Stop()
+		}
+		w.lastCallers = len(batch)
 		w.runBatch(batch)
 	}
 }
@@ -182,7 +217,7 @@ func (w *writer) begin() (*sql.Tx, error) {
 		return nil, translate(err, "begin write transaction")
 	}
 	var v int64
-	if err := tx.QueryRow("PRAGMA data_version").Scan(&v); err != nil {
+	if err := tx.Stmt(w.versionStmt).QueryRow().Scan(&v); err != nil {
 		tx.Rollback() //nolint:errcheck
 		return nil, translate(err, "read data_version")
 	}
