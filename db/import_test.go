@@ -379,7 +379,7 @@ func TestImport_crashedLogIsRepaired(t *testing.T) {
 		stepOpen bool
 	}{
 		{"crashed/session.jsonl", crashedID, 5, map[string]int64{"call_00_x": 4, "call_01_y": -1}, true},
-		{"torn/session.jsonl.zstd", basicID, 30, map[string]int64{"call_00_a": 26}, true},
+		{"torn/session.jsonl.zstd", basicID, 30, map[string]int64{}, true}, // step 2 had just started
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
