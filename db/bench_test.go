@@ -83,6 +83,15 @@ func BenchmarkAppend(b *testing.B) {
 		}
 		reportLatencies(b, all, per*n, elapsed)
 	}
+	if v := os.Getenv("PRISM_BENCH_BATCHWAIT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		old := batchWait
+		batchWait = d
+		defer func() { batchWait = old }()
+	}
 	b.Run("appenders=1", func(b *testing.B) { appenders(b, 1) })
 	b.Run("appenders=8", func(b *testing.B) { appenders(b, 8) })
 	if os.Getenv("PRISM_BENCH_NOWAIT") != "" {

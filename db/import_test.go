@@ -418,3 +418,24 @@ func TestImport_placeholderSafe(t *testing.T) {
 		t.Errorf("ImportResult = %+v", res[0])
 	}
 }
+
+// TestImport_validateLogRefuses depends on core.ValidateLog (the session
+// work): a log that decodes but breaks dsh's seed rules is refused whole.
+func TestImport_validateLogRefuses(t *testing.T) {
+	path := filepath.Join(fixtures, "bad/mismatched-tool-result.jsonl")
+	logs, _, err := sessionlog.ReadFile(path, sessionlog.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if core.ValidateLog(logs[0].Header, logs[0].Events) == nil {
+		t.Skip("core.ValidateLog is still a placeholder (accepts a tool/result whose callId differs from its toolCallId)")
+	}
+	st := newTestStore(t)
+	_, err = st.ImportFile(context.Background(), path)
+	if err == nil || core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(err.Error(), "mismatched-tool-result.jsonl: invalid session log: ") {
+		t.Fatalf("ImportFile = %v, want a %s error naming the file", err, core.CodeInvalid)
+	}
+	if page, _ := st.ListSessions(context.Background(), ListOptions{}); len(page.Sessions) != 0 {
+		t.Errorf("%d sessions stored, want 0", len(page.Sessions))
+	}
+}

@@ -313,6 +313,10 @@ func fixtures() map[string][]byte {
 	files["bad/non-json.jsonl"] = []byte(strings.Join(lines[:4], "") + "{this is not json\n" + fmt.Sprintf(end, 3))
 	files["bad/unknown-type.jsonl"] = []byte(strings.Join(lines[:3], "") + `{"type":"mystery/event","seq":2,"time":1764500100021,"data":{}}` + "\n")
 	files["bad/version.jsonl"] = []byte(strings.Replace(lines[0], `"version":0`, `"version":7`, 1) + strings.Join(lines[1:], ""))
+	// Decodes fine, but its tool/result answers a different call than its
+	// tool-result block names: core.ValidateLog must refuse it.
+	mismatch := strings.Replace(toolResult(1, 1, "m-1", "call_00_x", "go 1.26", false, ""), `"source":{"kind":"tool","callId":"call_00_x"}`, `"source":{"kind":"tool","callId":"call_99_z"}`, 1)
+	files["bad/mismatched-tool-result.jsonl"] = []byte(string(ok) + fmt.Sprintf(`{"type":"tool/result","seq":5,"time":1764500100042,"data":%s,"surfaceOp":"append","sourceEventSeqs":[4]}`, mismatch) + "\n")
 	corrupt := bytes.Clone(zst)
 	zf, _, _ := sessionlog.ScanFrames(corrupt)
 	corrupt[zf[2].End-6] ^= 0xFF // inside frame 2: its checksum or last block
