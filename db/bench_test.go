@@ -55,6 +55,7 @@ func BenchmarkAppend(b *testing.B) {
 		}
 		per := max(1, b.N/n)
 		lat := make([][]time.Duration, n)
+		commits := st.w.commits.Load()
 		var wg sync.WaitGroup
 		b.ResetTimer()
 		start := time.Now()
@@ -82,6 +83,7 @@ func BenchmarkAppend(b *testing.B) {
 			all = append(all, l...)
 		}
 		reportLatencies(b, all, per*n, elapsed)
+		b.ReportMetric(float64(per*n)/float64(st.w.commits.Load()-commits), "events/commit")
 	}
 	if v := os.Getenv("PRISM_BENCH_BATCHWAIT"); v != "" {
 		d, err := time.ParseDuration(v)

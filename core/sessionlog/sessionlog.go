@@ -145,6 +145,8 @@ type FormatError struct {
 	Reason string
 }
 
+// Error returns "file: entry: frame N (byte X), line L: reason", leaving
+// out the parts that do not apply.
 func (e *FormatError) Error() string {
 	var b strings.Builder
 	sep := func() {
