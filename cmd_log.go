@@ -2,21 +2,152 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
+
+	"prism/db"
 )
 
-// runImport imports session logs into the store.
+// dbFlag registers --db on fs: the store's file (default ./prism.db, or
+// env PRISM_DB).
+func dbFlag(fs *flag.FlagSet) *string {
+	return fs.String("db", envOr("PRISM_DB", "./prism.db"), "SQLite database file (env PRISM_DB)")
+}
+
+// parseInterspersed parses flags that may come before, between or after
+// the positional arguments, and returns the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func openStore(ctx context.Context, path string, stderr io.Writer) (*db.Store, error) {
+	return db.Open(ctx, path, db.Options{Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+}
+
+// runImport imports session logs into the store: prism JSONL, dsh
+// session.jsonl, session.jsonl.zstd or a dsh export .zip. It prints each
+// imported session id (subagents too) on its own line; a torn tail that was
+// ignored or a crash repair is noted on stderr. Each file is one
+// transaction; a file that fails is reported and the others still import
+// (exit status 1 if any failed).
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return fmt.Errorf("not implemented yet")
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbPath := dbFlag(fs)
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("%w: prism import [--db PATH] FILE...", errUsage)
+	}
+	st, err := openStore(ctx, *dbPath, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	failed := 0
+	for _, f := range files {
+		res, err := st.ImportFile(ctx, f)
+		if err != nil {
+			failed++
+			fmt.Fprintf(stderr, "prism import: %v\n", err)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		for _, r := range res {
+			fmt.Fprintln(stdout, r.SessionID)
+			if r.Torn != "" {
+				fmt.Fprintf(stderr, "prism import: %s: session %s: torn tail ignored: %s\n", f, r.SessionID, r.Torn)
+			}
+			if r.Repaired > 0 {
+				fmt.Fprintf(stderr, "prism import: %s: session %s: last turn was open; appended %d crash-repair events (status interrupted)\n", f, r.SessionID, r.Repaired)
+			}
+			if r.Outcome == db.ImportUnchanged {
+				fmt.Fprintf(stderr, "prism import: %s: session %s was already imported; unchanged\n", f, r.SessionID)
+			}
+		}
+	}
+	if failed > 0 {
+		return exitError{code: 1}
+	}
+	return nil
 }
 
-// runExport writes one session as JSONL.
+// runExport writes one session as prism JSONL to stdout.
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return fmt.Errorf("not implemented yet")
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbPath := dbFlag(fs)
+	ids, err := parseInterspersed(fs, args)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if len(ids) != 1 {
+		return fmt.Errorf("%w: prism export [--db PATH] SESSION_ID", errUsage)
+	}
+	if _, err := os.Stat(*dbPath); err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	st, err := openStore(ctx, *dbPath, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.Export(ctx, ids[0], stdout)
 }
 
-// runWatch tails a dsh sessions directory into the store.
+// runWatch tails a dsh sessions directory into the store until interrupted.
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return fmt.Errorf("not implemented yet")
+	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbPath := dbFlag(fs)
+	dirs, err := parseInterspersed(fs, args)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if len(dirs) > 1 {
+		return fmt.Errorf("%w: prism watch [--db PATH] [DIR]", errUsage)
+	}
+	dir := ""
+	if len(dirs) == 1 {
+		dir = dirs[0]
+	} else if dir, err = db.DefaultDshSessionsDir(); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	st, err := db.Open(ctx, *dbPath, db.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		logger.Warn("dsh sessions directory does not exist yet; waiting for it", "dir", dir)
+	}
+	logger.Info("watching", "dir", dir, "db", *dbPath)
+	err = st.NewWatcher(dir, db.WatchOptions{}).Run(ctx)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }

@@ -1,0 +1,158 @@
+package sessionlog
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"prism/core"
+)
+
+// scanMode says how a scanner treats a record that does not decode or does
+// not continue the seq.
+type scanMode int
+
+const (
+	// modeTolerant is dsh's plain-log rule: the first problem opens a torn
+	// tail, which becomes corruption if a later record holds a turn/end.
+	modeTolerant scanMode = iota
+	// modeStrict fails on the first problem (records inside complete frames).
+	modeStrict
+	// modeStop silently stops at the first problem (a torn frame's prefix).
+	modeStop
+)
+
+// errStop is returned by record in modeStop when the scanner stops.
+var errStop = errors.New("stop")
+
+type scanner struct {
+	log    Log
+	header bool
+	issue  *FormatError
+	mode   scanMode
+}
+
+func (s *scanner) headerLine(line []byte, pos Position) error {
+	h, err := DecodeHeader(line)
+	if err != nil {
+		return errAt(pos, "%v", err)
+	}
+	s.log.Header = h
+	s.header = true
+	return nil
+}
+
+func hasTurnEnd(events []core.Event) bool {
+	for i := range events {
+		if events[i].Type == core.EventTurnEnd {
+			return true
+		}
+	}
+	return false
+}
+
+// record consumes one complete record line.
+func (s *scanner) record(line []byte, pos Position) error {
+	if !s.header {
+		return s.headerLine(line, pos)
+	}
+	decoded, err := DecodeRecord(line)
+	if err != nil {
+		fe := errAt(pos, "%v", err)
+		switch s.mode {
+		case modeStrict:
+			return fe
+		case modeStop:
+			return errStop
+		}
+		if s.issue == nil {
+			s.issue = fe
+		}
+		return nil
+	}
+	if s.issue != nil {
+		if hasTurnEnd(decoded) {
+			return s.issue
+		}
+		return nil
+	}
+	start := len(s.log.Events)
+	for _, e := range decoded {
+		if want := int64(len(s.log.Events)); e.Seq != want {
+			s.log.Events = s.log.Events[:start]
+			s.log.Pos = s.log.Pos[:start]
+			fe := errAt(pos, "seq gap: expected seq %d, got %d", want, e.Seq)
+			switch s.mode {
+			case modeStrict:
+				return fe
+			case modeStop:
+				return errStop
+			}
+			s.issue = fe
+			if hasTurnEnd(decoded) {
+				return fe
+			}
+			return nil
+		}
+		s.log.Events = append(s.log.Events, e)
+		s.log.Pos = append(s.log.Pos, pos)
+	}
+	return nil
+}
+
+// DecodeJSONL decodes a plain JSONL log (prism's export or dsh's
+// session.jsonl) from r. A final line without a newline is a torn tail and is
+// ignored; see the package comment for the rest of the torn-tail rule.
+func DecodeJSONL(r io.Reader, lim Limits) (*Log, error) {
+	lim = lim.orDefault()
+	br := bufio.NewReaderSize(r, 64<<10)
+	s := &scanner{mode: modeTolerant}
+	var total int64
+	var long []byte
+	for lineNo := 1; ; lineNo++ {
+		pos := Position{Frame: -1, Line: lineNo}
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				if len(long) > lim.MaxLineBytes {
+					return nil, errAt(pos, "line is longer than the limit of %d bytes", lim.MaxLineBytes)
+				}
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if len(line) > lim.MaxLineBytes+1 {
+			return nil, errAt(pos, "line is longer than the limit of %d bytes", lim.MaxLineBytes)
+		}
+		total += int64(len(line))
+		if total > lim.MaxLogBytes {
+			return nil, errAt(pos, "log is larger than the limit of %d bytes", lim.MaxLogBytes)
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, errAt(pos, "read: %v", err)
+		}
+		if errors.Is(err, io.EOF) {
+			switch {
+			case !s.header && lineNo == 1 && len(line) == 0:
+				return nil, errAt(Position{Frame: -1}, "empty file: no session header")
+			case !s.header:
+				return nil, errAt(pos, "truncated: the header line has no trailing newline")
+			case len(line) > 0 && s.issue == nil:
+				s.log.Torn = fmt.Sprintf("line %d has no trailing newline (a torn write); ignored", lineNo)
+			}
+			break
+		}
+		if err := s.record(bytes.TrimSuffix(line, []byte{'\n'}), pos); err != nil {
+			return nil, err
+		}
+	}
+	if s.issue != nil {
+		s.log.Torn = s.issue.Error() + "; the tail from there is ignored (no later turn/end)"
+	}
+	l := s.log
+	return &l, nil
+}

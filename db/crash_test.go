@@ -1,0 +1,228 @@
+package db
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"prism/core"
+)
+
+const crashEnv = "PRISM_CRASH_CHILD_DB"
+
+// TestCrashChild is the child process of TestCrash: it group-commits turns
+// to four sessions from four goroutines forever and prints "ACK id seq"
+// after each acknowledged append. It does nothing in a normal test run.
+func TestCrashChild(t *testing.T) {
+	path := os.Getenv(crashEnv)
+	if path == "" {
+		t.Skip("only runs as TestCrash's child process")
+	}
+	ctx := context.Background()
+	st, err := Open(ctx, path, Options{Logger: quietLogger()})
+	if err != nil {
+		fmt.Println("OPEN FAILED", err)
+		os.Exit(3)
+	}
+	var out sync.Mutex
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprint("crash-", g)
+			if _, err := st.Session(ctx, id); core.ErrorCode(err) == core.CodeNotFound {
+				mustCreate(t, st, id)
+			}
+			l, err := st.LoadSession(ctx, id)
+			if err != nil {
+				panic(err)
+			}
+			next, turn := int64(len(l.Events)), 1
+			for _, e := range l.Events {
+				if e.Type == core.EventTurnStart {
+					turn++
+				}
+			}
+			r := rand.New(rand.NewSource(int64(g) + time.Now().UnixNano()))
+			for ; ; turn++ {
+				events := turnEvents(next, turn, r.Intn(3) == 0)
+				for len(events) > 0 {
+					n := min(len(events), 1+r.Intn(3))
+					if err := st.AppendEvents(ctx, id, events[:n]); err != nil {
+						panic(err)
+					}
+					out.Lock()
+					fmt.Printf("ACK %s %d\n", id, events[n-1].Seq)
+					out.Unlock()
+					events, next = events[n:], next+int64(n)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// openTurn describes the open last turn of a log for checkRepair: the calls
+// of its open step without results (call seq, or -1 when no tool/call was
+// logged), and whether a step is open.
+func openTurn(events []core.Event) (pending map[string]int64, stepOpen, open bool) {
+	start := -1
+	for i, e := range events {
+		switch e.Type {
+		case core.EventTurnStart:
+			start, open = i, true
+		case core.EventTurnEnd:
+			open = false
+		}
+	}
+	pending = map[string]int64{}
+	if !open {
+		return pending, false, false
+	}
+	for _, e := range events[start:] {
+		switch e.Type {
+		case core.EventStepStart:
+			stepOpen, pending = true, map[string]int64{}
+		case core.EventStepEnd:
+			stepOpen, pending = false, map[string]int64{}
+		case core.EventAssistantMessage:
+			var d core.AssistantMessage
+			json.Unmarshal(e.Data, &d)
+			for _, b := range d.Message.Content {
+				if c, ok := b.(*core.ToolCallBlock); ok {
+					pending[c.ID] = -1
+				}
+			}
+		case core.EventToolCall:
+			var d core.ToolCall
+			json.Unmarshal(e.Data, &d)
+			pending[d.CallID] = e.Seq
+		case core.EventToolResult:
+			var d core.ToolResultData
+			json.Unmarshal(e.Data, &d)
+			delete(pending, d.CallID())
+		}
+	}
+	return pending, stepOpen, true
+}
+
+// TestCrash kills a group-committing writer with SIGKILL at random moments
+// and checks, after each kill, that every acknowledged seq is stored, seqs
+// are contiguous, and open turns are repaired as dsh-spec §4.8 says.
+func TestCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns and kills child processes")
+	}
+	const trials = 12
+	path := t.TempDir() + "/crash.db"
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	for trial := 0; trial < trials; trial++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), crashEnv+"="+path)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		acked := map[string]int64{}
+		firstAck := make(chan struct{})
+		readDone := make(chan struct{})
+		go func() {
+			defer close(readDone)
+			sc := bufio.NewScanner(stdout)
+			first := true
+			for sc.Scan() {
+				f := strings.Fields(sc.Text())
+				if len(f) != 3 || f[0] != "ACK" {
+					continue
+				}
+				seq, _ := strconv.ParseInt(f[2], 10, 64)
+				acked[f[1]] = max(acked[f[1]], seq)
+				if first {
+					close(firstAck)
+					first = false
+				}
+			}
+			if first {
+				close(firstAck)
+			}
+		}()
+		<-firstAck
+		time.Sleep(time.Duration(5+rng.Intn(150)) * time.Millisecond) // the random moment of the kill
+		cmd.Process.Signal(syscall.SIGKILL)
+		<-readDone
+		cmd.Wait()
+		if len(acked) == 0 {
+			t.Fatalf("trial %d: the child acknowledged nothing", trial)
+		}
+
+		st, err := Open(context.Background(), path, Options{Logger: quietLogger()})
+		if err != nil {
+			t.Fatalf("trial %d: reopen: %v", trial, err)
+		}
+		ctx := context.Background()
+		type openLog struct {
+			events   []core.Event
+			pending  map[string]int64
+			stepOpen bool
+		}
+		opened := map[string]openLog{}
+		total := 0
+		for id, seq := range acked {
+			l, err := st.LoadSession(ctx, id)
+			if err != nil {
+				t.Fatalf("trial %d: %s: %v", trial, id, err)
+			}
+			for i, e := range l.Events {
+				if e.Seq != int64(i) {
+					t.Fatalf("trial %d: %s: event %d has seq %d (not contiguous)", trial, id, i, e.Seq)
+				}
+			}
+			if last := int64(len(l.Events)) - 1; last < seq {
+				t.Fatalf("trial %d: %s: acknowledged seq %d lost (stored up to %d)", trial, id, seq, last)
+			}
+			if pending, stepOpen, open := openTurn(l.Events); open {
+				opened[id] = openLog{l.Events, pending, stepOpen}
+			}
+			total += len(l.Events)
+		}
+		repaired, err := st.RepairOpenTurns(ctx)
+		if err != nil {
+			t.Fatalf("trial %d: RepairOpenTurns: %v", trial, err)
+		}
+		t.Logf("trial %d: %d events in %d sessions, %d open turns, %d repaired", trial, total, len(acked), len(opened), len(repaired))
+		t.Run(fmt.Sprintf("trial%d/repair", trial), func(t *testing.T) {
+			requireRepair(t)
+			if len(repaired) != len(opened) {
+				t.Errorf("repaired %v, want the %d sessions with an open turn", repaired, len(opened))
+			}
+			for id, o := range opened {
+				l, err := st.LoadSession(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkRepair(t, o.events, l.Events, o.pending, o.stepOpen)
+				if l.Info.Status != StatusInterrupted {
+					t.Errorf("%s: status %s, want interrupted", id, l.Info.Status)
+				}
+			}
+		})
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,273 @@
+// Package db is prism's SQLite session store: embedded, ordered migrations;
+// WAL with synchronous=FULL by default, verified after opening; one writer
+// connection driven by a group-commit goroutine and a separate read pool;
+// queries for session lists and event ranges; import and export of session
+// log files; and a Watcher that tails a dsh sessions directory.
+//
+// Every write goes through the one writer goroutine. Concurrent appends are
+// committed together in one transaction and each caller returns only after
+// the commit that holds its events; a rejected append leaves nothing behind.
+package db
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+
+	"prism/core"
+	"prism/core/sessionlog"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Options configure a Store. The zero value is the durable default.
+type Options struct {
+	// SyncNormal relaxes synchronous=FULL to NORMAL: faster commits, but
+	// the last transactions may be lost on power failure (not on a crash).
+	SyncNormal bool
+	// BusyTimeout bounds how long a connection waits for a lock held by
+	// another process (default 5s).
+	BusyTimeout time.Duration
+	// ReadConns is the size of the read pool (default max(4, GOMAXPROCS)).
+	ReadConns int
+	// MaxBatchEvents bounds the events one group commit takes (default 1000).
+	MaxBatchEvents int
+	// Limits bound what import and watch accept (zero fields: defaults).
+	Limits sessionlog.Limits
+	// Logger receives the store's logs (default slog.Default()).
+	Logger *slog.Logger
+	// Committed, if set, is called by the writer goroutine after each
+	// commit, once per session that changed, in commit order. It must not
+	// block or write to the store.
+	Committed func(Commit)
+}
+
+// Commit describes the durable change to one session made by one commit.
+type Commit struct {
+	SessionID string
+	// Created is set when the commit created the session; Replaced when it
+	// replaced the session's whole log (a watched file that was rewritten).
+	Created, Replaced bool
+	// Events are the events the commit appended, in seq order.
+	Events []core.Event
+}
+
+// Store is a SQLite session store. It implements core.EventStore. Its
+// methods are safe for concurrent use.
+type Store struct {
+	path string
+	opts Options
+	log  *slog.Logger
+	wdb  *sql.DB // one connection, used only by the writer goroutine
+	rdb  *sql.DB // the read pool
+	w    *writer
+
+	mu     sync.RWMutex // guards closed and sends on w.reqs
+	closed bool
+}
+
+var _ core.EventStore = (*Store)(nil)
+
+// Open opens (creating if needed) the store in the SQLite file at path,
+// applies pending migrations, verifies the journal and sync modes, and
+// starts the writer. The caller must Close it.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file::memory:") {
+		return nil, core.Errorf(core.CodeInvalid, "open store: a database file path is required (in-memory databases are not supported)")
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 5 * time.Second
+	}
+	if opts.ReadConns <= 0 {
+		opts.ReadConns = max(4, runtime.GOMAXPROCS(0))
+	}
+	if opts.MaxBatchEvents <= 0 {
+		opts.MaxBatchEvents = 1000
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	sync := "FULL"
+	if opts.SyncNormal {
+		sync = "NORMAL"
+	}
+	base := "file:" + (&url.URL{Path: path}).EscapedPath()
+	busy := fmt.Sprintf("_busy_timeout=%d", opts.BusyTimeout.Milliseconds())
+	wdsn := base + "?" + busy + "&_journal_mode=WAL&_synchronous=" + sync + "&_foreign_keys=1&_txlock=immediate"
+	rdsn := base + "?" + busy + "&_foreign_keys=1&_query_only=1"
+
+	wdb, err := sql.Open("sqlite3", wdsn)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	wdb.SetConnMaxIdleTime(0)
+	st := &Store{path: path, opts: opts, log: opts.Logger, wdb: wdb}
+	if err := st.verifyPragmas(ctx, sync); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if err := migrate(ctx, wdb); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	rdb, err := sql.Open("sqlite3", rdsn)
+	if err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("open store %s: read pool: %w", path, err)
+	}
+	rdb.SetMaxOpenConns(opts.ReadConns)
+	rdb.SetMaxIdleConns(opts.ReadConns)
+	if err := rdb.PingContext(ctx); err != nil {
+		wdb.Close()
+		rdb.Close()
+		return nil, fmt.Errorf("open store %s: read pool: %w", path, err)
+	}
+	st.rdb = rdb
+	w, err := newWriter(st)
+	if err != nil {
+		wdb.Close()
+		rdb.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	st.w = w
+	go w.run()
+	return st, nil
+}
+
+// verifyPragmas reads back what the DSN asked for: go-sqlite3 silently runs
+// WAL databases at synchronous=NORMAL unless told otherwise, and a journal
+// mode can fail to apply (e.g. on some network file systems).
+func (st *Store) verifyPragmas(ctx context.Context, wantSync string) error {
+	var mode string
+	if err := st.wdb.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("read journal_mode: %w", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal_mode is %q, want wal", mode)
+	}
+	var syncMode int
+	if err := st.wdb.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&syncMode); err != nil {
+		return fmt.Errorf("read synchronous: %w", err)
+	}
+	want := map[string]int{"NORMAL": 1, "FULL": 2}[wantSync]
+	if syncMode != want {
+		return fmt.Errorf("synchronous is %d, want %d (%s)", syncMode, want, wantSync)
+	}
+	var fk int
+	if err := st.wdb.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
+		return fmt.Errorf("foreign_keys is not on (%d, %v)", fk, err)
+	}
+	return nil
+}
+
+// Path returns the database file's path.
+func (st *Store) Path() string { return st.path }
+
+// Close drains queued writes, stops the writer and closes the database.
+// Writes after Close fail with ErrClosed.
+func (st *Store) Close() error {
+	st.mu.Lock()
+	if st.closed {
+		st.mu.Unlock()
+		return nil
+	}
+	st.closed = true
+	close(st.w.reqs)
+	st.mu.Unlock()
+	<-st.w.done
+	st.w.closeStmts()
+	rerr := st.rdb.Close()
+	if err := st.wdb.Close(); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	if rerr != nil {
+		return fmt.Errorf("close store: %w", rerr)
+	}
+	return nil
+}
+
+// migrate applies the embedded migrations in name order, each in its own
+// transaction, recording each in the migrations table.
+func migrate(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS migrations (
+		name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`); err != nil {
+		return fmt.Errorf("create migrations table: %w", err)
+	}
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	known := map[string]bool{}
+	for _, n := range names {
+		known[strings.TrimPrefix(n, "migrations/")] = true
+	}
+	applied := map[string]bool{}
+	rows, err := db.QueryContext(ctx, "SELECT name FROM migrations")
+	if err != nil {
+		return fmt.Errorf("read migrations: %w", err)
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		if !known[n] {
+			rows.Close()
+			return fmt.Errorf("database has migration %s, unknown to this prism (written by a newer version?)", n)
+		}
+		applied[n] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, path := range names {
+		name := strings.TrimPrefix(path, "migrations/")
+		if applied[name] {
+			continue
+		}
+		body, err := fs.ReadFile(migrationFS, path)
+		if err != nil {
+			return err
+		}
+		if err := migrateOne(ctx, db, name, string(body)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func migrateOne(ctx context.Context, db *sql.DB, name, body string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migration %s: %w", name, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	if _, err := tx.ExecContext(ctx, body); err != nil {
+		return fmt.Errorf("migration %s: %w", name, err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", name, time.Now().UnixMilli()); err != nil {
+		return fmt.Errorf("migration %s: record: %w", name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migration %s: commit: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,5 @@
+package db
+
+import "runtime"
+
+func runtimeGosched() { runtime.Gosched() }

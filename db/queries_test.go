@@ -1,0 +1,227 @@
+package db
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"prism/core"
+)
+
+func TestStore_derivedSessionRow(t *testing.T) {
+	ctx := context.Background()
+	st := newTestStore(t)
+	mustCreate(t, st, "s")
+	info, _ := st.Session(ctx, "s")
+	if info.Status != StatusIdle || info.LastSeq != -1 || info.Title != "" || info.Source != SourceLive || info.UpdatedAt != 1764500000000 {
+		t.Errorf("new session row = %+v", info)
+	}
+	turn := turnEvents(0, 1, true)
+	if err := st.AppendEvents(ctx, "s", turn[:3]); err != nil {
+		t.Fatal(err)
+	}
+	info, _ = st.Session(ctx, "s")
+	if info.Status != StatusRunning || info.Title != "do thing 1" {
+		t.Errorf("mid-turn row: status %s title %q, want running and %q", info.Status, info.Title, "do thing 1")
+	}
+	if err := st.AppendEvents(ctx, "s", turn[3:]); err != nil {
+		t.Fatal(err)
+	}
+	info, _ = st.Session(ctx, "s")
+	if info.Status != StatusIdle || info.Calls != 1 || info.Errors != 1 || info.LastSeq != 7 || info.UpdatedAt != turn[7].Time {
+		t.Errorf("after the turn: %+v, want idle, 1 call, 1 error, last seq 7", info)
+	}
+	long := strings.Repeat("word ", 100)
+	more := []core.Event{
+		ev(8, core.EventSessionTitle, `{"title":"  Named\n by   the model ","messageSeqs":[2],"source":"llm"}`),
+		ev(9, core.EventUserMessage, fmt.Sprintf(`{"id":"x","role":"user","content":[{"type":"text","text":%q}],"source":{"kind":"user"}}`, long)),
+	}
+	if err := st.AppendEvents(ctx, "s", more); err != nil {
+		t.Fatal(err)
+	}
+	info, _ = st.Session(ctx, "s")
+	if info.Title != "Named by the model" {
+		t.Errorf("title = %q, want the session/title one", info.Title)
+	}
+	// The fallback title is cut to 80 characters.
+	mustCreate(t, st, "long")
+	st.AppendEvents(ctx, "long", []core.Event{ev(0, core.EventUserMessage, fmt.Sprintf(`{"id":"x","role":"user","content":[{"type":"text","text":%q}],"source":{"kind":"user"}}`, long))})
+	if info, _ := st.Session(ctx, "long"); len([]rune(info.Title)) != 80 || !strings.HasSuffix(info.Title, "…") {
+		t.Errorf("long title = %q (%d runes), want 80 ending in …", info.Title, len([]rune(info.Title)))
+	}
+	// An interrupted turn end marks the session interrupted.
+	mustCreate(t, st, "cut")
+	st.AppendEvents(ctx, "cut", []core.Event{ev(0, core.EventTurnStart, `{"turn":1}`), ev(1, core.EventTurnEnd, `{"turn":1,"reason":{"kind":"interrupted"}}`)})
+	if info, _ := st.Session(ctx, "cut"); info.Status != StatusInterrupted {
+		t.Errorf("status = %s, want interrupted", info.Status)
+	}
+}
+
+func TestStore_listAndEventQueries(t *testing.T) {
+	ctx := context.Background()
+	st := newTestStore(t)
+	for i := 0; i < 7; i++ {
+		id := fmt.Sprintf("s%d", i)
+		h := header(id)
+		if i == 6 {
+			h.ParentSession = "s0"
+		}
+		if err := st.CreateSession(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		events := turnEvents(0, 1, false)
+		for k := range events {
+			events[k].Time = int64(1000*i + k) // s6 is the newest
+		}
+		n := len(events)
+		if i%2 == 1 {
+			n = 3 // odd sessions stay running
+		}
+		if err := st.AppendEvents(ctx, id, events[:n]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func(p SessionPage) string {
+		var out []string
+		for _, s := range p.Sessions {
+			out = append(out, s.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	page, err := st.ListSessions(ctx, ListOptions{Limit: 3})
+	if err != nil || ids(page) != "s6,s5,s4" || page.NextCursor == "" {
+		t.Fatalf("first page = %s (cursor %q, %v)", ids(page), page.NextCursor, err)
+	}
+	page, _ = st.ListSessions(ctx, ListOptions{Limit: 3, Cursor: page.NextCursor})
+	if ids(page) != "s3,s2,s1" {
+		t.Errorf("second page = %s", ids(page))
+	}
+	page, _ = st.ListSessions(ctx, ListOptions{Limit: 3, Cursor: page.NextCursor})
+	if ids(page) != "s0" || page.NextCursor != "" {
+		t.Errorf("last page = %s cursor %q", ids(page), page.NextCursor)
+	}
+	if page, _ := st.ListSessions(ctx, ListOptions{Limit: 2, Offset: 5}); ids(page) != "s1,s0" {
+		t.Errorf("offset page = %s", ids(page))
+	}
+	if page, _ := st.ListSessions(ctx, ListOptions{Status: StatusRunning}); ids(page) != "s5,s3,s1" {
+		t.Errorf("running = %s", ids(page))
+	}
+	if page, _ := st.ListSessions(ctx, ListOptions{TopLevel: true, Status: StatusIdle}); ids(page) != "s4,s2,s0" {
+		t.Errorf("top-level idle = %s", ids(page))
+	}
+	if page, _ := st.ListSessions(ctx, ListOptions{Query: "S6"}); ids(page) != "s6" {
+		t.Errorf("query = %s", ids(page))
+	}
+	if page, _ := st.ListSessions(ctx, ListOptions{Query: "%"}); ids(page) != "" {
+		t.Errorf("query %% = %s, want nothing (LIKE metacharacters are escaped)", ids(page))
+	}
+	if _, err := st.ListSessions(ctx, ListOptions{Status: "bogus"}); core.ErrorCode(err) != core.CodeInvalid {
+		t.Errorf("unknown status: %v", err)
+	}
+	if _, err := st.ListSessions(ctx, ListOptions{Cursor: "!!"}); core.ErrorCode(err) != core.CodeInvalid {
+		t.Errorf("bad cursor: %v", err)
+	}
+	// The list row carries what GET /api/sessions needs.
+	row, _ := st.Session(ctx, "s6")
+	b, _ := json.Marshal(row)
+	for _, key := range []string{`"id":"s6"`, `"title":"do thing 1"`, `"status":"idle"`, `"parentId":"s0"`, `"calls":1`, `"errors":0`, `"createdAt":1764500000000`, `"updatedAt":6007`} {
+		if !bytes.Contains(b, []byte(key)) {
+			t.Errorf("JSON row %s lacks %s", b, key)
+		}
+	}
+
+	after, _ := st.EventsAfter(ctx, "s0", 5)
+	upTo, _ := st.EventsUpTo(ctx, "s0", 2)
+	all, _ := st.EventsAfter(ctx, "s0", -1)
+	if len(after) != 2 || after[0].Seq != 6 || len(upTo) != 3 || upTo[2].Seq != 2 || len(all) != 8 {
+		t.Errorf("EventsAfter(5) = %d, EventsUpTo(2) = %d, all = %d", len(after), len(upTo), len(all))
+	}
+	if all[5].SourceEventSeqs[0] != 4 || !all[5].IsAppendOrigin() {
+		t.Errorf("tool/result envelope not restored: %+v", all[5])
+	}
+	calls, _ := st.CallEvents(ctx, "s0", "call_1")
+	if len(calls) != 2 || calls[0].Seq != 4 || calls[1].Seq != 5 {
+		t.Errorf("CallEvents = %+v", calls)
+	}
+	for name, err := range map[string]error{
+		"EventsAfter": func() error { _, err := st.EventsAfter(ctx, "nope", 0); return err }(),
+		"EventsUpTo":  func() error { _, err := st.EventsUpTo(ctx, "nope", 0); return err }(),
+		"CallEvents":  func() error { _, err := st.CallEvents(ctx, "nope", "c"); return err }(),
+		"LoadSession": func() error { _, err := st.LoadSession(ctx, "nope"); return err }(),
+		"Session":     func() error { _, err := st.Session(ctx, "nope"); return err }(),
+		"Export":      st.Export(ctx, "nope", &bytes.Buffer{}),
+	} {
+		if core.ErrorCode(err) != core.CodeNotFound {
+			t.Errorf("%s(missing) = %v, want %s", name, err, core.CodeNotFound)
+		}
+	}
+}
+
+func TestStore_committedHookAfterCommit(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var got []Commit
+	var st *Store
+	st = newTestStore(t, func(o *Options) {
+		o.Committed = func(c Commit) {
+			// The commit is durable and visible when the hook runs.
+			info, err := st.Session(ctx, c.SessionID)
+			if err != nil || info.LastSeq < int64(len(c.Events))-1 {
+				t.Errorf("hook ran before the commit was visible: %+v %v", info, err)
+			}
+			mu.Lock()
+			got = append(got, c)
+			mu.Unlock()
+		}
+	})
+	mustCreate(t, st, "s")
+	st.AppendEvents(ctx, "s", turnEvents(0, 1, false))
+	st.AppendEvents(ctx, "s", []core.Event{ev(3, core.EventTurnStart, `{}`)}) // rejected: no notice
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || !got[0].Created || len(got[0].Events) != 0 || len(got[1].Events) != 8 || got[1].Events[7].Seq != 7 {
+		t.Errorf("commits = %+v", got)
+	}
+}
+
+func TestImport_fromReader(t *testing.T) {
+	st := newTestStore(t)
+	data, _ := os.ReadFile(filepath.Join(fixtures, "basic/session.jsonl.zstd"))
+	res, err := st.Import(context.Background(), "upload.zst", bytes.NewReader(data), int64(len(data)))
+	if err != nil || len(res) != 1 || res[0].Events != 39 {
+		t.Fatalf("Import = %+v, %v", res, err)
+	}
+	bad, _ := os.ReadFile(filepath.Join(fixtures, "bad/version.jsonl"))
+	if _, err := st.Import(context.Background(), "upload.jsonl", bytes.NewReader(bad), -1); err == nil || !strings.HasPrefix(err.Error(), "upload.jsonl: line 1: ") {
+		t.Errorf("Import(bad) = %v, want an error naming the upload", err)
+	}
+}
+
+// TestDeps enforces DESIGN.md §2: db imports core (and its codec package)
+// but no web, views or template library; core/sessionlog imports only core
+// and the zstd library.
+func TestDeps(t *testing.T) {
+	check := func(pkg string, banned []string) {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, b := range banned {
+				if dep == b || strings.HasPrefix(dep, b+"/") {
+					t.Errorf("%s depends on %s", pkg, dep)
+				}
+			}
+		}
+	}
+	common := []string{"prism/web", "prism/views", "prism/static", "github.com/labstack/echo", "github.com/a-h/templ", "github.com/starfederation/datastar-go", "net/http/httptest", "testing"}
+	check("prism/db", common)
+	check("prism/core/sessionlog", append(common, "prism/db", "github.com/mattn/go-sqlite3", "database/sql"))
+}

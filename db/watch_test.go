@@ -1,0 +1,232 @@
+package db
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"prism/core/sessionlog"
+)
+
+// dshFile plays dsh's writer for one session file: it publishes the header
+// frame and first batch by hard link, then appends frames.
+type dshFile struct {
+	t      testing.TB
+	path   string
+	frames [][]byte
+	n      int // frames written
+}
+
+func newDshFile(t testing.TB, root, fixture string) *dshFile {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(fixtures, fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames, end, err := sessionlog.ScanFrames(data)
+	if err != nil || end != len(data) {
+		t.Fatalf("fixture frames: %v", err)
+	}
+	f := &dshFile{t: t, path: filepath.Join(root, "--home-alice-src-app--", basicID, "session.jsonl.zstd")}
+	for _, fr := range frames {
+		f.frames = append(f.frames, data[fr.Start:fr.End])
+	}
+	return f
+}
+
+func (f *dshFile) publish(frames int) {
+	f.t.Helper()
+	os.MkdirAll(filepath.Dir(f.path), 0o755)
+	tmp := filepath.Join(filepath.Dir(f.path), ".session.tmp")
+	if err := os.WriteFile(tmp, bytes.Join(f.frames[:frames], nil), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.Link(tmp, f.path); err != nil {
+		f.t.Fatal(err)
+	}
+	os.Remove(tmp)
+	f.n = frames
+}
+
+func (f *dshFile) appendBytes(b []byte) {
+	f.t.Helper()
+	fh, err := os.OpenFile(f.path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer fh.Close()
+	if _, err := fh.Write(b); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *dshFile) content() []byte { return bytes.Join(f.frames[:f.n], nil) }
+
+func eventCount(t testing.TB, st *Store, id string) int64 {
+	t.Helper()
+	info, err := st.Session(context.Background(), id)
+	if err != nil {
+		return -1
+	}
+	return info.EventCount()
+}
+
+func TestWatcher_tailsFramesAndSurvivesRewrites(t *testing.T) {
+	ctx := context.Background()
+	st := newTestStore(t)
+	root := t.TempDir()
+	var syncs []WatchSync
+	w := st.NewWatcher(root, WatchOptions{Synced: func(s WatchSync) { syncs = append(syncs, s) }})
+	f := newDshFile(t, root, "basic/session.jsonl.zstd")
+	// Frame sizes (events per batch frame): 4, 25, 2, 3, 5.
+	scan := func(want int64, step string) {
+		t.Helper()
+		if err := w.Scan(ctx); err != nil {
+			t.Fatalf("%s: Scan: %v", step, err)
+		}
+		if got := eventCount(t, st, basicID); got != want {
+			t.Fatalf("%s: %d events stored, want %d", step, got, want)
+		}
+	}
+	scan(-1, "empty root")
+	f.publish(2)
+	scan(4, "published with one batch")
+	if info, _ := st.Session(ctx, basicID); info.Status != StatusRunning || info.Source != SourceWatch {
+		t.Errorf("watched session row %+v, want running and source watch", info)
+	}
+	half := f.frames[2][:len(f.frames[2])/2]
+	f.appendBytes(half)
+	scan(4, "a torn frame is not consumed")
+	f.appendBytes(f.frames[2][len(half):])
+	f.n = 3
+	scan(29, "the frame completed")
+	for f.n < len(f.frames) {
+		f.appendBytes(f.frames[f.n])
+		f.n++
+	}
+	scan(39, "the rest")
+	scan(39, "no change, no duplicates")
+
+	// Replaced by a new inode with the same content: reconciled, unchanged.
+	os.Remove(f.path)
+	f.publish(len(f.frames))
+	scan(39, "replaced file")
+	if last := syncs[len(syncs)-1]; last.Outcome != ImportUnchanged {
+		t.Errorf("replaced identical file: outcome %s, want unchanged", last.Outcome)
+	}
+
+	// Shrunk (dsh's files only grow, but a restore could do this): the
+	// watched session follows the file.
+	if err := os.Truncate(f.path, int64(len(bytes.Join(f.frames[:3], nil)))); err != nil {
+		t.Fatal(err)
+	}
+	f.n = 3
+	scan(29, "shrunk file")
+	if last := syncs[len(syncs)-1]; last.Outcome != ImportReplaced {
+		t.Errorf("shrunk file: outcome %s, want replaced", last.Outcome)
+	}
+	for f.n < len(f.frames) {
+		f.appendBytes(f.frames[f.n])
+		f.n++
+	}
+	scan(39, "regrown")
+
+	l, err := st.LoadSession(ctx, basicID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, _, _ := sessionlog.ReadFile(filepath.Join(fixtures, "basic/session.jsonl.zstd"), sessionlog.Limits{})
+	if diff := cmp.Diff(eventJSON(logs[0].Events), eventJSON(l.Events)); diff != "" {
+		t.Errorf("watched log differs from the file (-file +stored):\n%s", diff)
+	}
+
+	// A corrupt frame fails once and is not retried until the file changes.
+	bad := bytes.Clone(f.frames[1])
+	bad[len(bad)-2] ^= 0xFF
+	f.appendBytes(bad)
+	n := len(syncs)
+	scan(39, "corrupt frame")
+	if len(syncs) != n+1 || syncs[n].Outcome != "failed" || syncs[n].Err == nil {
+		t.Fatalf("corrupt frame: syncs %+v, want one failure", syncs[n:])
+	}
+	scan(39, "corrupt frame, unchanged file")
+	if len(syncs) != n+1 {
+		t.Errorf("an unchanged failed file was retried")
+	}
+	// dsh's file was never written by the watcher.
+	got, _ := os.ReadFile(f.path)
+	if want := append(f.content(), bad...); !bytes.Equal(got, want) {
+		t.Errorf("the dsh file changed under the watcher")
+	}
+}
+
+func TestWatcher_plainJSONLLines(t *testing.T) {
+	ctx := context.Background()
+	st := newTestStore(t)
+	root := t.TempDir()
+	w := st.NewWatcher(root, WatchOptions{})
+	data, _ := os.ReadFile(filepath.Join(fixtures, "basic/session.jsonl"))
+	path := filepath.Join(root, "_no-cwd", basicID, "session.jsonl")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	cut := bytes.Index(data, []byte("\n{\"type\":\"reasoning-chunks\"")) + 20 // mid-line
+	os.WriteFile(path, data[:cut], 0o644)
+	w.Scan(ctx)
+	if got := eventCount(t, st, basicID); got != 5 {
+		t.Fatalf("%d events after a partial line, want 5", got)
+	}
+	fh, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	fh.Write(data[cut:])
+	fh.Close()
+	w.Scan(ctx)
+	if got := eventCount(t, st, basicID); got != 39 {
+		t.Fatalf("%d events after completion, want 39", got)
+	}
+}
+
+func TestWatcher_runLatency(t *testing.T) {
+	st := newTestStore(t)
+	root := t.TempDir()
+	synced := make(chan WatchSync, 64)
+	w := st.NewWatcher(root, WatchOptions{Synced: func(s WatchSync) {
+		if s.Added > 0 {
+			synced <- s
+		}
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); w.Run(ctx) }()
+	defer func() { cancel(); wg.Wait() }()
+
+	f := newDshFile(t, root, "basic/session.jsonl.zstd")
+	wait := func(what string, start time.Time) {
+		t.Helper()
+		select {
+		case s := <-synced:
+			lat := time.Since(start)
+			t.Logf("%s: %d events stored %v after dsh wrote them", what, s.Added, lat)
+			if lat > time.Second {
+				t.Errorf("%s: stored after %v, want within a second", what, lat)
+			}
+		case <-time.After(10 * time.Second): // a failure guard, not synchronisation
+			t.Fatalf("%s: never stored", what)
+		}
+	}
+	start := time.Now()
+	f.publish(2)
+	wait("new session", start)
+	for i := 2; i < len(f.frames); i++ {
+		start = time.Now()
+		f.appendBytes(f.frames[i])
+		wait("new frame", start)
+	}
+	if got := eventCount(t, st, basicID); got != 39 {
+		t.Errorf("%d events, want 39", got)
+	}
+}

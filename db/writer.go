@@ -1,0 +1,344 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"prism/core"
+)
+
+type reqKind int
+
+const (
+	kindAppend reqKind = iota
+	kindCreate
+	kindTx
+)
+
+// Request states: a caller that gives up (its context ended) may withdraw
+// a request only while the writer has not taken it.
+const (
+	reqQueued int32 = iota
+	reqTaken
+	reqAbandoned
+)
+
+type request struct {
+	kind      reqKind
+	sessionID string
+	events    []core.Event
+	header    core.SessionHeader
+	source    string
+	fn        func(*wtx) error
+	done      chan error
+	state     atomic.Int32
+}
+
+func (r *request) take() bool { return r.state.CompareAndSwap(reqQueued, reqTaken) }
+
+// writer is the single goroutine that owns the write connection.
+type writer struct {
+	st       *Store
+	reqs     chan *request
+	done     chan struct{}
+	maxBatch int
+
+	insEvent, updSession, selState, insSession, versionStmt *sql.Stmt
+
+	cache       map[string]*sessState // committed session state
+	dataVersion int64
+
+	// commits counts committed transactions; isolateAlways skips the fast
+	// path (tests use both).
+	commits       atomic.Int64
+	isolateAlways bool
+
+	lastCallers int // requests in the last group commit
+}
+
+// batchWait bounds how long the writer waits for the callers of its last
+// group commit to come back before committing what it has.
+var batchWait = 100 * time.Microsecond
+
+// errRetryIsolated aborts a fast-path batch so it is re-run with one
+// savepoint per request.
+var errRetryIsolated = errors.New("retry the batch with one savepoint per request")
+
+func newWriter(st *Store) (*writer, error) {
+	w := &writer{st: st, reqs: make(chan *request, 4096), done: make(chan struct{}), maxBatch: st.opts.MaxBatchEvents, cache: map[string]*sessState{}, dataVersion: -1}
+	prep := func(q string) (*sql.Stmt, error) {
+		s, err := st.wdb.Prepare(q)
+		if err != nil {
+			return nil, fmt.Errorf("prepare %q: %w", q, err)
+		}
+		return s, nil
+	}
+	var err error
+	if w.insEvent, err = prep(`INSERT INTO events (session_id, seq, type, time, data, ignorable, surface_op, source_event_seqs, call_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+		return nil, err
+	}
+	if w.updSession, err = prep(`UPDATE sessions SET title = ?, titled = ?, status = ?, one_shot = ?, calls = ?, errors = ?,
+		last_seq = ?, updated_at = ? WHERE id = ?`); err != nil {
+		return nil, err
+	}
+	if w.selState, err = prep(`SELECT title, titled, status, one_shot, calls, errors, last_seq, updated_at, source, header
+		FROM sessions WHERE id = ?`); err != nil {
+		return nil, err
+	}
+	if w.versionStmt, err = prep("PRAGMA data_version"); err != nil {
+		return nil, err
+	}
+	if w.insSession, err = prep(`INSERT INTO sessions (id, header, parent_id, source, status, created_at, updated_at)
+		VALUES (?, ?, ?, ?, 'idle', ?, ?)`); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *writer) closeStmts() {
+	for _, s := range []*sql.Stmt{w.insEvent, w.updSession, w.selState, w.insSession, w.versionStmt} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+// submit queues r and waits for its outcome. If ctx ends before the writer
+// takes r, r is withdrawn and ctx's error returned; once taken, submit waits
+// for the commit (or rollback) that decides it, so an error never hides a
+// durable write.
+func (st *Store) submit(ctx context.Context, r *request) error {
+	r.done = make(chan error, 1)
+	st.mu.RLock()
+	if st.closed {
+		st.mu.RUnlock()
+		return ErrClosed
+	}
+	select {
+	case st.w.reqs <- r:
+	case <-ctx.Done():
+		st.mu.RUnlock()
+		return ctx.Err()
+	}
+	st.mu.RUnlock()
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(reqQueued, reqAbandoned) {
+			return ctx.Err()
+		}
+		return <-r.done
+	}
+}
+
+func (w *writer) run() {
+	defer close(w.done)
+	var pending *request // a kindTx request met while draining a batch
+	for {
+		var first *request
+		if pending != nil {
+			first, pending = pending, nil
+		} else {
+			r, ok := <-w.reqs
+			if !ok {
+				return
+			}
+			if !r.take() {
+				continue
+			}
+			first = r
+		}
+		if first.kind == kindTx {
+			first.done <- w.runTx(first)
+			continue
+		}
+		batch := []*request{first}
+		n := len(first.events)
+		// Adaptive group commit: the callers of the last batch are likely
+		// to be back within microseconds of their acks, so wait briefly
+		// (at most batchWait) until as many requests are queued; a lone
+		// appender (last batch of one) never waits.
+		target := min(w.lastCallers, w.maxBatch)
+		if batchWait <= 0 {
+			target = 0
+		}
+		var timer *time.Timer
+	drain:
+		for n < w.maxBatch {
+			var r *request
+			var ok bool
+			select {
+			case r, ok = <-w.reqs:
+			default:
+				if len(batch) >= target {
+					break drain
+				}
+				if timer == nil {
+					timer = time.NewTimer(batchWait)
+				}
+				select {
+				case r, ok = <-w.reqs:
+				case <-timer.C:
+					break drain
+				}
+			}
+			if !ok {
+				break drain
+			}
+			if !r.take() {
+				continue
+			}
+			if r.kind == kindTx {
+				pending = r
+				break drain
+			}
+			batch = append(batch, r)
+			n += len(r.events)
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		w.lastCallers = len(batch)
+		w.runBatch(batch)
+	}
+}
+
+// begin starts a write transaction and drops the state cache if another
+// connection (another process) committed since our last transaction.
+func (w *writer) begin() (*sql.Tx, error) {
+	tx, err := w.st.wdb.BeginTx(context.Background(), nil)
+	if err != nil {
+		return nil, translate(err, "begin write transaction")
+	}
+	var v int64
+	if err := tx.Stmt(w.versionStmt).QueryRow().Scan(&v); err != nil {
+		tx.Rollback() //nolint:errcheck
+		return nil, translate(err, "read data_version")
+	}
+	if v != w.dataVersion {
+		clear(w.cache)
+		w.dataVersion = v
+	}
+	if len(w.cache) > 10000 {
+		clear(w.cache)
+	}
+	return tx, nil
+}
+
+func (w *writer) runBatch(batch []*request) {
+	results, commits, err := w.tryBatch(batch, w.isolateAlways)
+	if errors.Is(err, errRetryIsolated) {
+		results, commits, err = w.tryBatch(batch, true)
+	}
+	for i, r := range batch {
+		if err != nil && results[i] == nil {
+			r.done <- err
+		} else {
+			r.done <- results[i]
+		}
+	}
+	if err == nil {
+		w.notify(commits)
+	}
+}
+
+// tryBatch runs every request of batch in one transaction. A request that
+// fails validation gets its own error and writes nothing; the others
+// proceed. On the fast path a statement failure aborts the batch with
+// errRetryIsolated; isolated, each request runs inside its own savepoint
+// so a failing statement costs only its own request.
+func (w *writer) tryBatch(batch []*request, isolated bool) ([]error, []Commit, error) {
+	results := make([]error, len(batch))
+	tx, err := w.begin()
+	if err != nil {
+		return results, nil, err
+	}
+	t := newWtx(w, tx)
+	for i, r := range batch {
+		if !isolated {
+			rejected, dbErr := t.apply(r)
+			if dbErr != nil {
+				tx.Rollback() //nolint:errcheck
+				return results, nil, errRetryIsolated
+			}
+			results[i] = rejected
+			continue
+		}
+		if _, err := tx.Exec("SAVEPOINT request"); err != nil {
+			tx.Rollback() //nolint:errcheck
+			return results, nil, translate(err, "savepoint")
+		}
+		sub := t.child()
+		rejected, dbErr := sub.apply(r)
+		if rejected == nil && dbErr == nil {
+			sub.mergeInto(t)
+			_, err = tx.Exec("RELEASE request")
+		} else {
+			results[i] = rejected
+			if dbErr != nil {
+				results[i] = dbErr
+			}
+			if _, err = tx.Exec("ROLLBACK TO request"); err == nil {
+				_, err = tx.Exec("RELEASE request")
+			}
+		}
+		if err != nil {
+			tx.Rollback() //nolint:errcheck
+			return results, nil, translate(err, "savepoint")
+		}
+	}
+	if err := t.finish(); err != nil {
+		tx.Rollback() //nolint:errcheck
+		if !isolated {
+			return results, nil, errRetryIsolated
+		}
+		return results, nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return results, nil, translate(err, "commit")
+	}
+	w.commits.Add(1)
+	commits := t.commits()
+	t.publish()
+	return results, commits, nil
+}
+
+// runTx runs a kindTx request alone in its own transaction.
+func (w *writer) runTx(r *request) error {
+	tx, err := w.begin()
+	if err != nil {
+		return err
+	}
+	t := newWtx(w, tx)
+	if err := r.fn(t); err != nil {
+		tx.Rollback() //nolint:errcheck
+		return err
+	}
+	if err := t.finish(); err != nil {
+		tx.Rollback() //nolint:errcheck
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return translate(err, "commit")
+	}
+	w.commits.Add(1)
+	commits := t.commits()
+	t.publish()
+	w.notify(commits)
+	return nil
+}
+
+func (w *writer) notify(commits []Commit) {
+	if w.st.opts.Committed == nil {
+		return
+	}
+	for _, c := range commits {
+		w.st.opts.Committed(c)
+	}
+}
