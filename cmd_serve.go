@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 
 	"prism/web"
 )
@@ -22,6 +23,14 @@ type serveConfig struct {
 	DB string
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
+	// SyncNormal relaxes SQLite's synchronous=FULL to NORMAL.
+	SyncNormal bool
+	// Watch is a dsh sessions directory to tail into the store ("" = none).
+	Watch string
+	// NoDemo skips the demo session on an empty database.
+	NoDemo bool
+	// agent configures the agent runner.
+	agent *agentFlags
 }
 
 // parseServeFlags reads the serve flags over their environment defaults.
@@ -32,6 +41,10 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&cfg.Addr, "addr", envOr("PRISM_ADDR", "127.0.0.1:8080"), "listen address (env PRISM_ADDR)")
 	fs.StringVar(&cfg.DB, "db", envOr("PRISM_DB", "./prism.db"), "SQLite database path (env PRISM_DB)")
 	fs.StringVar(&cfg.LogLevel, "log-level", envOr("PRISM_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env PRISM_LOG_LEVEL)")
+	fs.BoolVar(&cfg.SyncNormal, "sync-normal", envBool("PRISM_SYNC_NORMAL"), "relax SQLite synchronous=FULL to NORMAL: faster, may lose the last commits on power loss (env PRISM_SYNC_NORMAL=1)")
+	fs.StringVar(&cfg.Watch, "watch", os.Getenv("PRISM_WATCH"), "tail this dsh sessions directory into the store, e.g. ~/.dsh/sessions (env PRISM_WATCH)")
+	fs.BoolVar(&cfg.NoDemo, "no-demo", envBool("PRISM_NO_DEMO"), "do not start the demo session on an empty database (env PRISM_NO_DEMO=1)")
+	cfg.agent = addAgentFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %v", errUsage, err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
@@ -40,7 +41,7 @@ func TestServe(t *testing.T) {
 	if !strings.HasPrefix(base, "http://127.0.0.1:") {
 		t.Errorf("serve bound %s, want loopback", base)
 	}
-	for _, path := range []string{"/healthz", "/", "/sessions/demo-session", "/static/datastar.js"} {
+	for _, path := range []string{"/healthz", "/", "/static/datastar.js"} {
 		res, err := http.Get(base + path)
 		if err != nil {
 			t.Fatal(err)
@@ -49,6 +50,25 @@ func TestServe(t *testing.T) {
 		if res.StatusCode != 200 {
 			t.Errorf("GET %s = %d", path, res.StatusCode)
 		}
+	}
+	// An empty database gets one scripted demo session.
+	res, err := http.Get(base + "/api/sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []struct{ ID, Status string }
+	err = json.NewDecoder(res.Body).Decode(&list)
+	res.Body.Close()
+	if err != nil || len(list) != 1 {
+		t.Fatalf("GET /api/sessions = %+v, %v; want the one demo session", list, err)
+	}
+	res, err = http.Get(base + "/sessions/" + list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Errorf("GET the demo session's page = %d", res.StatusCode)
 	}
 	cancel()
 	select {
