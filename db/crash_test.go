@@ -161,7 +161,12 @@ func TestCrash(t *testing.T) {
 				close(firstAck)
 			}
 		}()
-		<-firstAck
+		select {
+		case <-firstAck:
+		case <-time.After(60 * time.Second): // a failure guard, not synchronisation
+			cmd.Process.Kill()
+			t.Fatalf("trial %d: the child acknowledged nothing within a minute", trial)
+		}
 		time.Sleep(time.Duration(5+rng.Intn(150)) * time.Millisecond) // the random moment of the kill
 		cmd.Process.Signal(syscall.SIGKILL)
 		<-readDone
