@@ -23,16 +23,6 @@ const (
 	childID   = "c4f1b2a3-d5e6-4789-8abc-def012345678"
 )
 
-// requireRepair skips a test while core.InterruptedTurnClosers is still the
-// placeholder that returns nil (the session work implements it).
-func requireRepair(t testing.TB) {
-	t.Helper()
-	open := []core.Event{ev(0, core.EventTurnStart, `{"turn":1}`), ev(1, core.EventStepStart, `{"turn":1,"step":1}`)}
-	if len(core.InterruptedTurnClosers(open)) == 0 {
-		t.Skip("core.InterruptedTurnClosers is still a placeholder (returns nil for an open turn)")
-	}
-}
-
 // transcript is the human transcript: the append-origin surface events.
 func transcript(t testing.TB, events []core.Event) []string {
 	t.Helper()
@@ -370,7 +360,6 @@ func eventJSON(events []core.Event) []string {
 }
 
 func TestImport_crashedLogIsRepaired(t *testing.T) {
-	requireRepair(t)
 	tests := []struct {
 		file     string
 		id       string
@@ -428,7 +417,7 @@ func TestImport_validateLogRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	if core.ValidateLog(logs[0].Header, logs[0].Events) == nil {
-		t.Skip("core.ValidateLog is still a placeholder (accepts a tool/result whose callId differs from its toolCallId)")
+		t.Fatal("core.ValidateLog accepts a tool/result whose callId differs from its toolCallId")
 	}
 	st := newTestStore(t)
 	_, err = st.ImportFile(context.Background(), path)
