@@ -23,6 +23,7 @@ type agentFlags struct {
 	model     string
 	baseURL   string
 	workspace string
+	roots     string
 	allowBash bool
 	maxSteps  int
 	// demoPacing overrides the scripted demo's pacing (tests: no delay).
@@ -46,6 +47,8 @@ func addAgentFlags(fs *flag.FlagSet) *agentFlags {
 		"OpenAI-compatible chat-completions base URL (env PRISM_BASE_URL; key from PRISM_API_KEY or DEEPSEEK_API_KEY)")
 	fs.StringVar(&f.workspace, "workspace", os.Getenv("PRISM_WORKSPACE"),
 		"default workspace of sessions on a real model; empty = a fresh directory per session (env PRISM_WORKSPACE)")
+	fs.StringVar(&f.roots, "workspace-roots", os.Getenv("PRISM_WORKSPACE_ROOTS"),
+		"comma-separated directories a started session may name as its workspace (or a directory below one); default: --workspace (env PRISM_WORKSPACE_ROOTS)")
 	fs.BoolVar(&f.allowBash, "allow-bash", envBool("PRISM_ALLOW_BASH"),
 		"register the bash tool: commands run with the server's authority (env PRISM_ALLOW_BASH=1)")
 	fs.IntVar(&f.maxSteps, "max-steps", envInt("PRISM_MAX_STEPS", agent.DefaultMaxSteps),
@@ -92,14 +95,30 @@ func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID 
 	logger.Info("agent runner", "default_model", catalog.Default(), "base_url", f.baseURL,
 		"api_key", key != "", "bash", f.allowBash, "workspace", f.workspace)
 	return agent.RunnerConfig{
-		Store:     store,
-		Tools:     reg,
-		Models:    catalog,
-		Workspace: f.workspace,
-		MaxSteps:  f.maxSteps,
-		OnEvent:   onEvent,
-		Logger:    logger,
+		Store:             store,
+		Tools:             reg,
+		Models:            catalog,
+		Workspace:         f.workspace,
+		AllowedWorkspaces: f.allowedWorkspaces(),
+		MaxSteps:          f.maxSteps,
+		OnEvent:           onEvent,
+		Logger:            logger,
 	}, nil
+}
+
+// allowedWorkspaces returns the roots a requested workspace must lie in:
+// --workspace-roots, else --workspace.
+func (f *agentFlags) allowedWorkspaces() []string {
+	var roots []string
+	for _, r := range strings.Split(f.roots, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			roots = append(roots, r)
+		}
+	}
+	if len(roots) == 0 && f.workspace != "" {
+		roots = []string{f.workspace}
+	}
+	return roots
 }
 
 // envBool reports whether the environment variable key holds a true value

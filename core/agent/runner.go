@@ -39,6 +39,11 @@ type RunnerConfig struct {
 	// WorkspaceRoot is where fresh workspaces are created, the demo's
 	// seeded ones included ("" = the system temp directory).
 	WorkspaceRoot string
+	// AllowedWorkspaces are the directories a StartRequest may name as its
+	// workspace (each, or anything below it). Empty: a request naming a
+	// workspace is refused, since a session's tools act on it with the
+	// server's authority.
+	AllowedWorkspaces []string
 	// System returns the system prompt of a session in workspace (nil =
 	// DefaultSystemPrompt).
 	System func(workspace string) string
@@ -400,7 +405,13 @@ func (r *Runner) workspace(m model.Model, requested string) (string, error) {
 		if err != nil {
 			return "", core.Errorf(core.CodeInvalid, "%v", err)
 		}
-		return ws, nil
+		for _, root := range r.cfg.AllowedWorkspaces {
+			if real, err := checkWorkspace(root); err == nil && within(real, ws) {
+				return ws, nil
+			}
+		}
+		return "", core.Errorf(core.CodeInvalid,
+			"workspace %q is not inside an allowed workspace root (the server's --workspace-roots)", requested)
 	}
 	if r.cfg.Workspace != "" {
 		return r.cfg.Workspace, nil
@@ -431,6 +442,12 @@ func checkWorkspace(dir string) (string, error) {
 		return "", fmt.Errorf("workspace %q is not a directory", dir)
 	}
 	return real, nil
+}
+
+// within reports whether path is root or lies below it.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // DefaultSystemPrompt is the system prompt of a session in workspace.

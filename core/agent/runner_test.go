@@ -316,11 +316,27 @@ func TestRunnerErrors(t *testing.T) {
 	if err := r.Cancel("nope"); core.ErrorCode(err) != core.CodeNotFound {
 		t.Errorf("cancel unknown: %v", err)
 	}
-	r2 := newRunner(t, scriptModels{[]model.Step{{Text: "hi"}}}, reg, nil, l)
-	if _, err := r2.Start(ctx, agent.StartRequest{Prompt: "x", Workspace: filepath.Join(t.TempDir(), "missing")}); core.ErrorCode(err) != core.CodeInvalid {
+	allowed := t.TempDir()
+	r2, err := agent.NewRunner(agent.RunnerConfig{Tools: reg, Models: scriptModels{[]model.Step{{Text: "hi"}}},
+		WorkspaceRoot: t.TempDir(), AllowedWorkspaces: []string{allowed}, OnEvent: l.on, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r2.Close() })
+	if _, err := r2.Start(ctx, agent.StartRequest{Prompt: "x", Workspace: filepath.Join(allowed, "missing")}); core.ErrorCode(err) != core.CodeInvalid {
 		t.Errorf("missing workspace: %v", err)
 	}
-	ws := t.TempDir()
+	if _, err := r2.Start(ctx, agent.StartRequest{Prompt: "x", Workspace: t.TempDir()}); core.ErrorCode(err) != core.CodeInvalid ||
+		!strings.Contains(err.Error(), "not inside an allowed workspace root") {
+		t.Errorf("workspace outside the allowed roots: %v", err)
+	}
+	if _, err := r.Start(ctx, agent.StartRequest{Prompt: "x", Model: "other", Workspace: allowed}); err == nil {
+		t.Error("a runner without allowed roots accepted a requested workspace")
+	}
+	ws := filepath.Join(allowed, "project")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	id, err := r2.Start(ctx, agent.StartRequest{Prompt: "x", Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
