@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"prism/core"
+	"prism/core/agent"
+	"prism/core/model"
+	"prism/db"
+	"prism/web"
+)
+
+const chromium = "/usr/bin/chromium"
+
+// gateArgs names the gate a call waits on.
+type gateArgs struct {
+	Name string `json:"name"`
+}
+
+// gateTool blocks each call until the test releases it, so a card stays
+// pending for as long as the test needs.
+func gateTool(release <-chan struct{}) *core.Tool {
+	return core.MustDefine(core.Definition[gateArgs, string]{
+		Name:       "gate",
+		Parameters: `{"name":{"type":"string","required":true}}`,
+		Output: core.Output[gateArgs, string]{Schema: `{"type":"string"}`,
+			Render: func(_ gateArgs, v string) (core.Content, error) { return core.Text(v), nil }},
+		Execute: func(ctx context.Context, a gateArgs, _ *core.Run) (string, error) {
+			select {
+			case <-release:
+				return "opened " + a.Name, nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		},
+		PresentCall: func(a gateArgs) core.CallView {
+			return &core.GenericCallView{Title: "Wait at gate " + a.Name, Kind: core.KindOther}
+		},
+	})
+}
+
+type gateModels struct{}
+
+func (gateModels) New(string) (model.Model, error) {
+	return model.NewScripted(model.ScriptedConfig{Script: model.Script{Steps: []model.Step{
+		{Text: "Waiting at the gate.", Calls: []model.ScriptCall{{ID: "gate-1", Name: "gate", Arguments: `{"name":"north"}`}}},
+		{Text: "The gate **opened**."},
+	}}}), nil
+}
+
+func (gateModels) Default() string { return "gate-script" }
+
+// TestEndToEndBrowser runs the real stack — SQLite store, agent runner on
+// a scripted model, the pipeline, web — and drives headless Chromium: the
+// session's page shows the running call's card pending, and when the tool
+// finishes, the same element becomes ok over SSE with no reload.
+func TestEndToEndBrowser(t *testing.T) {
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("the browser test needs %s (apt-get install chromium; .ci/run installs it): %v", chromium, err)
+	}
+	ctx := t.Context()
+	log := quietLog()
+	feed := &commitFeed{}
+	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "prism.db"), db.Options{Logger: log, Committed: feed.publish})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	reg, err := presentationRegistry(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.MustRegister(gateTool(release))
+	runner, err := agent.NewRunner(agent.RunnerConfig{Store: store, Tools: reg, Models: gateModels{},
+		WorkspaceRoot: t.TempDir(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := web.New(web.Deps{Sessions: storeSource{store}, Commits: feed, Runner: webRunner{runner},
+		Presenter: reg, Logger: log})
+	ts := httptest.NewServer(srv.Handler())
+	var releaseOnce sync.Once
+	t.Cleanup(func() {
+		releaseOnce.Do(func() { close(release) })
+		ts.Close()
+		srv.Close()
+		runner.Close()
+		store.Close()
+	})
+
+	// The call is pending once its tool/call is committed.
+	called := make(chan string, 1)
+	remove := feed.OnCommit(func(id string, events []core.Event) {
+		for _, e := range events {
+			if e.Type == core.EventToolCall {
+				select {
+				case called <- id:
+				default:
+				}
+			}
+		}
+	})
+	defer remove()
+	id, err := runner.Start(ctx, agent.StartRequest{Prompt: "Open the north gate."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-called:
+		if got != id {
+			t.Fatalf("tool/call committed for %s, want %s", got, id)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the gate call was never committed")
+	}
+
+	bctx := browser(t)
+	if err := chromedp.Do(bctx, chromedp.Navigate(ts.URL+"/sessions/"+id),
+		chromedp.WaitReady(chromedp.CSS(`[data-call-id="gate-1"][data-state="pending"]`))); err != nil {
+		t.Fatalf("the pending card: %v", err)
+	}
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](`window.__fetch.includes('started')`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("the page's stream never started: %v", err)
+	}
+	releaseOnce.Do(func() { close(release) })
+	if err := chromedp.Do(bctx, chromedp.WaitReady(chromedp.CSS(`[data-call-id="gate-1"][data-state="ok"]`))); err != nil {
+		t.Fatalf("the card never completed: %v", err)
+	}
+	states, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`window.__states`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The card appeared pending and the same element was morphed to ok:
+	// never replaced, never shown in any other state.
+	if len(states) < 2 || states[0] != "added:pending" || states[len(states)-1] != "attr:ok" {
+		t.Errorf("card states seen by the page = %v, want added:pending … attr:ok", states)
+	}
+	for _, s := range states[1:] {
+		if s != "attr:pending" && s != "attr:ok" {
+			t.Errorf("card states seen by the page = %v: the element was replaced or took another state", states)
+			break
+		}
+	}
+	if nav, err := chromedp.Run(bctx, chromedp.Evaluate[int](`performance.getEntriesByType('navigation').length`)); err != nil || nav != 1 {
+		t.Errorf("navigations = %d (%v), want 1: no reload", nav, err)
+	}
+	if err := chromedp.Do(bctx, chromedp.WaitReady(chromedp.CSS(`[data-testid="assistant-message"] strong`))); err != nil {
+		t.Errorf("the final assistant text never streamed in: %v", err)
+	}
+	if shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100)); err == nil {
+		dir := filepath.Join("artifacts", "browser")
+		if os.MkdirAll(dir, 0o755) == nil {
+			_ = os.WriteFile(filepath.Join(dir, "end-to-end.png"), shot, 0o644)
+		}
+	}
+}
+
+// browser starts headless Chromium with a probe that records the gate
+// card's states (the element present at load, then its attribute changes)
+// and Datastar's fetch events; a different element showing the card later
+// is recorded as a replacement.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromium),
+		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900))
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
+	const probe = `
+window.__states = []; window.__fetch = [];
+const sel = '[data-call-id="gate-1"]';
+new MutationObserver(ms => { for (const m of ms) {
+  if (m.type === 'attributes' && m.target.matches && m.target.matches(sel)) window.__states.push('attr:' + m.target.getAttribute('data-state'));
+  for (const n of m.addedNodes) if (n.nodeType === 1) {
+    const el = n.matches(sel) ? n : n.querySelector && n.querySelector(sel);
+    if (el && el !== window.__card) { window.__states.push((window.__card ? 'replaced:' : 'added:') + el.getAttribute('data-state')); window.__card = el; }
+  }
+}}).observe(document, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-state']});
+document.addEventListener('datastar-fetch', e => window.__fetch.push(e.detail.type));`
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: probe}); err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
+// quietLog discards logs below warnings.
+func quietLog() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
