@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"prism/core/agent"
 	"prism/core/model"
 	"prism/core/tools"
+	"prism/db"
 )
 
 // timedStore measures the time spent inside a store.
@@ -101,13 +103,26 @@ func benchmarkNoteSession(b *testing.B, perStep int, newStore func(testing.TB) c
 }
 
 // BenchmarkNoteSession: 1,000 note calls per session, with 1, 10 or 1,000
-// calls per model step, through the in-memory store. A SQLite variant is
-// the same call with its store constructor.
+// calls per model step, through the in-memory store and through a real
+// SQLite file (synchronous=FULL, group commit).
 func BenchmarkNoteSession(b *testing.B) {
 	mem := func(testing.TB) core.EventStore { return newMemStore() }
-	for _, perStep := range []int{1, 10, 1000} {
-		b.Run(fmt.Sprintf("store=mem/calls-per-step=%d", perStep), func(b *testing.B) {
-			benchmarkNoteSession(b, perStep, mem)
-		})
+	sqlite := func(tb testing.TB) core.EventStore {
+		st, err := db.Open(context.Background(), filepath.Join(tb.TempDir(), "bench.db"), db.Options{Logger: quiet})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { st.Close() })
+		return st
+	}
+	for _, store := range []struct {
+		name string
+		new  func(testing.TB) core.EventStore
+	}{{"mem", mem}, {"sqlite", sqlite}} {
+		for _, perStep := range []int{1, 10, 1000} {
+			b.Run(fmt.Sprintf("store=%s/calls-per-step=%d", store.name, perStep), func(b *testing.B) {
+				benchmarkNoteSession(b, perStep, store.new)
+			})
+		}
 	}
 }
