@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -37,12 +35,10 @@ type Session struct {
 	log  []Event
 	surf surface
 
-	pubMu      sync.Mutex // guards the fields below
-	pubCond    *sync.Cond
-	nextPub    int64       // seq whose observers run next
-	observers  []*observer // copy-on-write
-	delivering bool        // observers are running for seq nextPub
-	deliverer  uint64      // goroutine running them (when delivering)
+	pubMu     sync.Mutex  // guards the fields below
+	observers []*observer // copy-on-write
+	queue     []Event     // committed events not yet delivered, in seq order
+	draining  bool        // a goroutine is delivering the queue
 
 	cacheMu      sync.Mutex // guards the derived-message cache
 	derived      []Message
@@ -86,7 +82,6 @@ func newSession(h SessionHeader, opts SessionOptions) *Session {
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
-	s.pubCond = sync.NewCond(&s.pubMu)
 	return s
 }
 
@@ -129,7 +124,6 @@ func OpenSession(h SessionHeader, events []Event, opts SessionOptions) (*Session
 		s.log[i] = cloneEvent(events[i])
 	}
 	s.surf = foldSurface(s.log)
-	s.nextPub = int64(len(s.log))
 	return s, nil
 }
 
@@ -153,11 +147,12 @@ func (s *Session) Events() []Event {
 
 // OnAppend registers f to observe every event appended from now on. f runs
 // after the event is committed, outside the session's append lock, for one
-// event at a time in seq order; the Append that committed the event returns
-// after its observers ran. A panic in f is logged and contained. f must not
-// append to the same session synchronously (that Append is refused), nor
-// wait for another goroutine's append to the same session. The returned
-// function removes f; calling it more than once is harmless.
+// event at a time in seq order: the first appending goroutine that finds no
+// delivery running delivers every queued event, so an Append may return
+// before its event's observers ran when another goroutine delivers it. f
+// may append to the same session (that event is delivered after f
+// returns). A panic in f is logged and contained. The returned function
+// removes f; calling it more than once is harmless.
 func (s *Session) OnAppend(f func(Event)) (remove func()) {
 	if f == nil {
 		return func() {}
@@ -213,9 +208,6 @@ func (s *Session) Append(ctx context.Context, typ string, data any, opts AppendO
 	if err := checkSupportedRequestHeader(typ, raw, subject); err != nil {
 		return Event{}, Errorf(CodeInvalid, "%w", err)
 	}
-	if s.reentrant() {
-		return Event{}, Errorf(CodeInvalid, "session append cannot reenter while another append is being published")
-	}
 	if err := checkEventShape(typ, raw, subject); err != nil {
 		return Event{}, Errorf(CodeInvalid, "%w", err)
 	}
@@ -232,7 +224,7 @@ func (s *Session) Append(ctx context.Context, typ string, data any, opts AppendO
 	if err != nil {
 		return Event{}, err
 	}
-	s.publish(committed)
+	s.deliver()
 	return committed[0], nil
 }
 
@@ -240,16 +232,13 @@ func (s *Session) Append(ctx context.Context, typ string, data any, opts AppendO
 // of InterruptedTurnClosers (with their own seqs and times) in one store
 // batch and returns them; it returns nil when the last turn is closed.
 func (s *Session) RepairInterrupted(ctx context.Context) ([]Event, error) {
-	if s.reentrant() {
-		return nil, Errorf(CodeInvalid, "session append cannot reenter while another append is being published")
-	}
 	committed, err := s.commit(ctx, func(log []Event) ([]Event, error) {
 		return InterruptedTurnClosers(log), nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.publish(committed)
+	s.deliver()
 	return committed, nil
 }
 
@@ -286,31 +275,35 @@ func (s *Session) commit(ctx context.Context, build func(log []Event) ([]Event, 
 	s.log = append(s.log, evs...)
 	s.surf = scratch
 	s.mu.Unlock()
+	s.pubMu.Lock() // still under appendMu: the queue stays in seq order
+	if len(s.observers) > 0 {
+		s.queue = append(s.queue, evs...)
+	}
+	s.pubMu.Unlock()
 	return evs, nil
 }
 
-// publish runs the observers of committed events, in seq order across all
-// appending goroutines.
-func (s *Session) publish(evs []Event) {
-	for _, ev := range evs {
-		s.pubMu.Lock()
-		for s.nextPub != ev.Seq {
-			s.pubCond.Wait()
-		}
+// deliver runs the observers of queued events in seq order, unless
+// another goroutine is already doing so (it then delivers these too).
+func (s *Session) deliver() {
+	s.pubMu.Lock()
+	defer s.pubMu.Unlock()
+	if s.draining {
+		return
+	}
+	s.draining = true
+	for len(s.queue) > 0 {
+		ev := s.queue[0]
+		s.queue = s.queue[1:]
 		obs := s.observers
-		if len(obs) > 0 {
-			s.delivering, s.deliverer = true, goroutineID()
-		}
 		s.pubMu.Unlock()
 		for _, o := range obs {
 			s.notify(o.f, ev)
 		}
 		s.pubMu.Lock()
-		s.delivering = false
-		s.nextPub++
-		s.pubCond.Broadcast()
-		s.pubMu.Unlock()
 	}
+	s.queue = nil
+	s.draining = false
 }
 
 // notify calls one observer, containing its panic.
@@ -322,14 +315,6 @@ func (s *Session) notify(f func(Event), ev Event) {
 		}
 	}()
 	f(ev)
-}
-
-// reentrant reports whether the calling goroutine is running this
-// session's observers.
-func (s *Session) reentrant() bool {
-	s.pubMu.Lock()
-	defer s.pubMu.Unlock()
-	return s.delivering && s.deliverer == goroutineID()
 }
 
 // DeriveMessages returns the model transcript (see the package function
@@ -393,19 +378,4 @@ func cloneEvent(e Event) Event {
 		e.SurfaceOp = &op
 	}
 	return e
-}
-
-// goroutineID returns the calling goroutine's id, parsed from the
-// "goroutine N [" line runtime.Stack writes. It is used only to recognise an
-// append made from inside this session's observer, which would otherwise
-// wait forever for its own delivery.
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = bytes.TrimPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	id, _ := strconv.ParseUint(string(b), 10, 64)
-	return id
 }

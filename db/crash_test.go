@@ -208,10 +208,23 @@ func TestCrash(t *testing.T) {
 			if last := int64(len(l.Events)) - 1; last < seq {
 				t.Fatalf("trial %d: %s: acknowledged seq %d lost (stored up to %d)", trial, id, seq, last)
 			}
-			if pending, stepOpen, open := openTurn(l.Events); open {
-				opened[id] = openLog{l.Events, pending, stepOpen}
-			}
 			total += len(l.Events)
+		}
+		// Every stored session, acknowledged or not (the child may have been
+		// killed after a commit it never got to acknowledge), is a candidate
+		// for repair.
+		page, err := st.ListSessions(ctx, ListOptions{Limit: 1000})
+		if err != nil {
+			t.Fatalf("trial %d: list: %v", trial, err)
+		}
+		for _, info := range page.Sessions {
+			l, err := st.LoadSession(ctx, info.ID)
+			if err != nil {
+				t.Fatalf("trial %d: %s: %v", trial, info.ID, err)
+			}
+			if pending, stepOpen, open := openTurn(l.Events); open {
+				opened[info.ID] = openLog{l.Events, pending, stepOpen}
+			}
 		}
 		repaired, err := st.RepairOpenTurns(ctx)
 		if err != nil {
