@@ -146,24 +146,7 @@ func (b *ToolResultBlock) MarshalJSON() ([]byte, error) {
 func (b *UnknownBlock) MarshalJSON() ([]byte, error) { return b.Raw, nil }
 
 // marshalTagged writes {"type":tag, …fields of v}.
-func marshalTagged(tag string, v any) ([]byte, error) {
-	body, err := MarshalNoEscape(v)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(tag) + len(body) + 12)
-	buf.WriteString(`{"type":`)
-	t, _ := MarshalNoEscape(tag)
-	buf.Write(t)
-	if len(body) > 2 {
-		buf.WriteByte(',')
-		buf.Write(body[1:])
-	} else {
-		buf.WriteByte('}')
-	}
-	return buf.Bytes(), nil
-}
+func marshalTagged(tag string, v any) ([]byte, error) { return marshalKeyed("type", tag, v) }
 
 // Content is an ordered list of content blocks. Its JSON form is an array of
 // type-tagged objects; unknown types decode to *UnknownBlock.

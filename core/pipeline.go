@@ -697,21 +697,19 @@ func outputError(tool string, violations ...string) error {
 }
 
 func aborted(prior Result) *Failure {
-	f := &Failure{
-		Error:   ToolFailure{Message: "tool call aborted", Info: &ErrorInfo{Name: "AbortError", Code: CodeAborted}},
-		Content: Text("Error: tool call aborted"),
-	}
-	if prior != nil {
-		f.AdditionalContexts = nonEmpty(prior.Contexts())
-	}
-	return f
+	return cancelled(prior, "tool call aborted", CodeAborted)
 }
 
 func abortedBeforeDispatch(prior Result) *Failure {
+	return cancelled(prior, "tool call aborted before dispatch", CodeAbortedBeforeDispatch)
+}
+
+// cancelled is a cancellation failure (dsh's AbortError) keeping the
+// contexts of the result it replaces.
+func cancelled(prior Result, msg, code string) *Failure {
 	f := &Failure{
-		Error: ToolFailure{Message: "tool call aborted before dispatch",
-			Info: &ErrorInfo{Name: "AbortError", Code: CodeAbortedBeforeDispatch}},
-		Content: Text("Error: tool call aborted before dispatch"),
+		Error:   ToolFailure{Message: msg, Info: &ErrorInfo{Name: "AbortError", Code: code}},
+		Content: Text("Error: " + msg),
 	}
 	if prior != nil {
 		f.AdditionalContexts = nonEmpty(prior.Contexts())
@@ -730,27 +728,16 @@ func ErrorResult(err error) *Failure { return errorResult(err) }
 // checkResult is the materialization check: every part of the result must
 // be lossless JSON.
 func checkResult(r Result) error {
-	switch x := r.(type) {
-	case *Success:
-		if err := checkRaw(x.Meta); err != nil {
-			return err
-		}
-		if err := checkContent(x.Content); err != nil {
-			return err
-		}
-		return checkMessages(x.AdditionalContexts)
-	case *Failure:
-		if err := checkRaw(x.Meta); err != nil {
-			return err
-		}
-		if err := checkContent(x.Content); err != nil {
-			return err
-		}
-		return checkMessages(x.AdditionalContexts)
-	case nil:
+	if r == nil {
 		return errors.New("no result")
 	}
-	return fmt.Errorf("unknown result type %T", r)
+	if err := checkRaw(r.Projection().Meta); err != nil {
+		return err
+	}
+	if err := checkContent(r.Projection().Content); err != nil {
+		return err
+	}
+	return checkMessages(r.Contexts())
 }
 
 func checkRaw(m json.RawMessage) error {
