@@ -84,6 +84,9 @@ func skipEscape(s string, i int) int {
 		}
 		return len(s) - 1
 	}
+	if s[i+1] >= utf8.RuneSelf { // not a two-byte escape: drop ESC alone, keep the rune
+		return i
+	}
 	return i + 1
 }
 
