@@ -621,3 +621,49 @@ func TestDefineRefusesInvalidDefinitions(t *testing.T) {
 		t.Errorf("duplicate Register error = %v", err)
 	}
 }
+
+// TestArgumentKeysAreCaseSensitive checks that a key the schema saw as
+// undeclared can't reach a declared field through encoding/json's
+// case-insensitive matching: the body and the presenter see the validated
+// value, never the alias.
+func TestArgumentKeysAreCaseSensitive(t *testing.T) {
+	type modeArgs struct {
+		Mode  string `json:"mode"`
+		Inner struct {
+			Path string `json:"path"`
+		} `json:"inner"`
+	}
+	var seen []modeArgs
+	reg := core.NewRegistry(nil)
+	reg.MustRegister(core.MustDefine(core.Definition[modeArgs, string]{
+		Name: "mode",
+		Parameters: `{"mode": {"type": "string", "enum": ["safe"]},
+			"inner": {"type": "object", "additionalProperties": true, "properties": {"path": {"type": "string", "enum": ["ok"]}}}}`,
+		Output: core.Output[modeArgs, string]{Schema: `{"type":"string"}`,
+			Render: func(_ modeArgs, v string) (core.Content, error) { return core.Text(v), nil }},
+		Execute: func(_ context.Context, a modeArgs, _ *core.Run) (string, error) {
+			seen = append(seen, a)
+			return a.Mode + "|" + a.Inner.Path, nil
+		},
+		PresentCall: func(a modeArgs) core.CallView { return &core.TerminalCallView{Title: a.Mode + "|" + a.Inner.Path} },
+	}))
+	for _, raw := range []string{
+		`{"MODE":"rm -rf"}`,
+		`{"mode":"safe","Mode":"rm -rf"}`,
+		`{"Mode":"rm -rf","mode":"safe"}`,
+		`{"inner":{"PATH":"/etc"}}`,
+	} {
+		seen = nil
+		res := reg.Execute(context.Background(), core.Call{Name: "mode", RawArguments: raw})
+		if res.IsError() {
+			t.Fatalf("Execute(%s) failed: %s", raw, res.Projection().Content.PlainText())
+		}
+		got := res.Projection().Content.PlainText()
+		if strings.Contains(got, "rm") || strings.Contains(got, "/etc") {
+			t.Errorf("Execute(%s): the body saw %q through a case alias", raw, got)
+		}
+		if v := reg.PresentCall("mode", raw).(*core.TerminalCallView); strings.Contains(v.Title, "rm") || strings.Contains(v.Title, "/etc") {
+			t.Errorf("PresentCall(%s) = %q: the card shows a case alias", raw, v.Title)
+		}
+	}
+}

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"prism/core/jsonschema"
@@ -169,13 +172,18 @@ func (t *typedTool[A, V]) decodeArgs(exec *Execution) (any, error) {
 }
 
 // decodeTyped converts a validated generic tree into T, decoding the raw
-// text directly when it is the tree's source.
+// text directly when it is the tree's source. encoding/json matches object
+// keys to struct fields case-insensitively, so a key the schema saw as
+// undeclared ("MODE") could land in a declared field ("mode") past its
+// checks; such keys are dropped first (see dropCaseAliases), and then the
+// tree, not the raw text, is decoded.
 func decodeTyped[T any](tree any, raw string) (T, error) {
 	var out T
+	pruned, changed := dropCaseAliases(tree, reflect.TypeFor[T]())
 	data := []byte(raw)
-	if raw == "" || tree == nil {
+	if raw == "" || tree == nil || changed {
 		var err error
-		if data, err = json.Marshal(tree); err != nil {
+		if data, err = json.Marshal(pruned); err != nil {
 			return out, err
 		}
 	}
@@ -183,6 +191,128 @@ func decodeTyped[T any](tree any, raw string) (T, error) {
 		return out, err
 	}
 	return out, nil
+}
+
+// dropCaseAliases returns tree without the object keys that match a JSON
+// field name of the struct it decodes into only case-insensitively,
+// recursing through nested structs, slices, arrays, maps and pointers. The
+// input is never modified; changed reports whether a copy was made.
+func dropCaseAliases(tree any, t reflect.Type) (out any, changed bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch x := tree.(type) {
+	case map[string]any:
+		switch t.Kind() {
+		case reflect.Struct:
+			fields := jsonFields(t)
+			var cp map[string]any
+			for k, v := range x {
+				ft, exact := fields.exact[k]
+				if !exact {
+					if _, alias := fields.folded[strings.ToLower(k)]; alias {
+						cp = copyOnce(cp, x)
+						delete(cp, k)
+					}
+					continue
+				}
+				if nv, ch := dropCaseAliases(v, ft); ch {
+					cp = copyOnce(cp, x)
+					cp[k] = nv
+				}
+			}
+			if cp != nil {
+				return cp, true
+			}
+		case reflect.Map:
+			var cp map[string]any
+			for k, v := range x {
+				if nv, ch := dropCaseAliases(v, t.Elem()); ch {
+					cp = copyOnce(cp, x)
+					cp[k] = nv
+				}
+			}
+			if cp != nil {
+				return cp, true
+			}
+		}
+	case []any:
+		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+			return tree, false
+		}
+		var cp []any
+		for i, v := range x {
+			if nv, ch := dropCaseAliases(v, t.Elem()); ch {
+				if cp == nil {
+					cp = append([]any(nil), x...)
+				}
+				cp[i] = nv
+			}
+		}
+		if cp != nil {
+			return cp, true
+		}
+	}
+	return tree, false
+}
+
+func copyOnce(cp, src map[string]any) map[string]any {
+	if cp != nil {
+		return cp
+	}
+	return maps.Clone(src)
+}
+
+// fieldSet is a struct's JSON field names: exact name → field type, and
+// the lower-cased names.
+type fieldSet struct {
+	exact  map[string]reflect.Type
+	folded map[string]bool
+}
+
+var fieldSets sync.Map // reflect.Type → *fieldSet
+
+// jsonFields returns the JSON field names encoding/json decodes into for
+// struct type t, including promoted fields of embedded structs.
+func jsonFields(t reflect.Type) *fieldSet {
+	if fs, ok := fieldSets.Load(t); ok {
+		return fs.(*fieldSet)
+	}
+	fs := &fieldSet{exact: map[string]reflect.Type{}, folded: map[string]bool{}}
+	var walk func(t reflect.Type, depth int)
+	walk = func(t reflect.Type, depth int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, _, _ := strings.Cut(tag, ",")
+			ft := f.Type
+			if f.Anonymous && name == "" {
+				for ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if ft.Kind() == reflect.Struct && depth < 16 {
+					walk(ft, depth+1)
+					continue
+				}
+			}
+			if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if _, dup := fs.exact[name]; !dup {
+				fs.exact[name] = f.Type
+			}
+			fs.folded[strings.ToLower(name)] = true
+		}
+	}
+	walk(t, 0)
+	actual, _ := fieldSets.LoadOrStore(t, fs)
+	return actual.(*fieldSet)
 }
 
 func (t *typedTool[A, V]) execute(ctx context.Context, args any, run *Run) (any, error) {
