@@ -47,7 +47,7 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	indent := fs.Bool("indent", false, "indent the JSON output")
 	workspace := fs.String("workspace", envOr("PRISM_WORKSPACE", "."), "workspace root for file tools (env PRISM_WORKSPACE)")
-	allowBash := fs.Bool("allow-bash", envOr("PRISM_ALLOW_BASH", "") == "1", "register the bash tool (env PRISM_ALLOW_BASH=1)")
+	allowBash := fs.Bool("allow-bash", envBool("PRISM_ALLOW_BASH"), "register the bash tool (env PRISM_ALLOW_BASH=1)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}

@@ -230,7 +230,8 @@ func prepareEvents(sessionID string, next int64, events []core.Event) ([]core.Ev
 		if e.Type == "" {
 			return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d has no type", sessionID, e.Seq)
 		}
-		if err := core.CheckJSON(e.Data); err != nil {
+		data, err := core.Snapshot(e.Data) // lossless check and compaction, one pass when already compact
+		if err != nil {
 			return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d (%s): data: %v", sessionID, e.Seq, e.Type, err)
 		}
 		surface := core.IsSurfaceType(e.Type)
@@ -245,41 +246,14 @@ func prepareEvents(sessionID string, next int64, events []core.Event) ([]core.Ev
 				return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d: sourceEventSeqs entry %d is not an earlier seq", sessionID, e.Seq, s)
 			}
 		}
-		if !isCompact(e.Data) {
+		if len(data) != len(e.Data) {
 			if &out[0] == &events[0] {
 				out = append([]core.Event(nil), events...)
 			}
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, e.Data); err != nil {
-				return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d: %v", sessionID, e.Seq, err)
-			}
-			out[i].Data = buf.Bytes()
+			out[i].Data = data
 		}
 	}
 	return out, nil
-}
-
-func isCompact(data []byte) bool {
-	in := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if in {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				in = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			in = true
-		case ' ', '\t', '\n', '\r':
-			return false
-		}
-	}
-	return true
 }
 
 func (t *wtx) insertEvents(id string, s *sessState, events []core.Event) error {

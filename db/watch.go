@@ -189,7 +189,8 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 		}
 		wf = nil // same size, new times: rewritten in place
 	}
-	if wf == nil {
+	if wf == nil || size > orDefaultFileBytes(w.st.opts.Limits) {
+		// A new file, or one grown past the limit (resync refuses it).
 		return w.resync(ctx, path, f, dev, ino, size, sig)
 	}
 	buf := make([]byte, size-wf.tail.Offset())

@@ -3,8 +3,10 @@ package db
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -228,5 +230,35 @@ func TestWatcher_runLatency(t *testing.T) {
 	}
 	if got := eventCount(t, st, basicID); got != 39 {
 		t.Errorf("%d events, want 39", got)
+	}
+}
+
+// TestWatcher_fileGrownPastTheLimit checks that a watched file that grows
+// past the file limit is refused (reported, nothing more read) instead of
+// being read whole into memory.
+func TestWatcher_fileGrownPastTheLimit(t *testing.T) {
+	ctx := context.Background()
+	data, _ := os.ReadFile(filepath.Join(fixtures, "basic/session.jsonl"))
+	st := newTestStore(t, func(o *Options) { o.Limits.MaxFileBytes = int64(len(data)) + 100 })
+	root := t.TempDir()
+	var syncs []WatchSync
+	w := st.NewWatcher(root, WatchOptions{Synced: func(s WatchSync) { syncs = append(syncs, s) }})
+	path := filepath.Join(root, "_no-cwd", basicID, "session.jsonl")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	os.WriteFile(path, data, 0o644)
+	w.Scan(ctx)
+	if got := eventCount(t, st, basicID); got != 39 {
+		t.Fatalf("%d events within the limit, want 39", got)
+	}
+	fh, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	fh.Write(bytes.Repeat([]byte(" "), 4096))
+	fh.Close()
+	syncs = nil
+	w.Scan(ctx)
+	if len(syncs) == 0 || syncs[len(syncs)-1].Outcome != "failed" || !strings.Contains(fmt.Sprint(syncs[len(syncs)-1].Err), "larger than the limit") {
+		t.Fatalf("syncs after growing past the limit = %+v, want a failure naming the limit", syncs)
+	}
+	if got := eventCount(t, st, basicID); got != 39 {
+		t.Errorf("%d events after the refused growth, want the 39 stored before", got)
 	}
 }
