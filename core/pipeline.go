@@ -722,9 +722,6 @@ func cancelled(prior Result, msg, code string) *Failure {
 // writes without running the pipeline.
 func AbortedBeforeDispatch() *Failure { return abortedBeforeDispatch(nil) }
 
-// ErrorResult returns dsh's failure result for err.
-func ErrorResult(err error) *Failure { return errorResult(err) }
-
 // checkResult is the materialization check: every part of the result must
 // be lossless JSON.
 func checkResult(r Result) error {

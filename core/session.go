@@ -19,7 +19,7 @@ import (
 // A Session is safe for concurrent use. Appends are serialized: seq
 // assignment, validation and the store commit happen under one lock, so seqs
 // stay contiguous; observers run after that lock is released, one event at a
-// time in seq order, and an Append returns after its event's observers ran.
+// time in seq order (see OnAppend).
 type Session struct {
 	header SessionHeader
 	store  EventStore
@@ -179,8 +179,7 @@ func (s *Session) OnAppend(f func(Event)) (remove func()) {
 // Validation follows dsh's Session.append, in order: data must be lossless
 // JSON (else `session event "<type>" carries non-JSON-serializable data`,
 // wrapping the cause); the legacy request/header-delta type and the
-// request/header reason "fallback" are refused; an append from inside one of
-// this session's observers is refused; request/header and message events
+// request/header reason "fallback" are refused; request/header and message events
 // must be well formed as a seed requires (see ValidateLog); and the surface
 // rules hold: only surface types carry surfaceOp and sourceEventSeqs and
 // they must carry surfaceOp; sourceEventSeqs are unique, non-negative, below
