@@ -32,7 +32,7 @@ type Timeline struct {
 
 	segs      []Segment
 	calls     map[string][]*Card // by call id, in log order
-	idCount   map[string]int     // element-id base → occurrences, for uniqueness
+	idCount   map[string]int     // call id → cards so far (the nth gets cardElemID(id, n))
 	byElem    map[string]*Card
 	approvals map[string]*Card // approval id → card
 
@@ -709,13 +709,9 @@ func addUsage(a, b core.TokenUsage) core.TokenUsage {
 }
 
 func (t *Timeline) newCard(callID string) *Card {
-	base := CallElemID(callID)
-	n := t.idCount[base]
-	t.idCount[base] = n + 1
-	id := base
-	if n > 0 {
-		id = base + "--" + strconv.Itoa(n+1)
-	}
+	n := t.idCount[callID] + 1
+	t.idCount[callID] = n
+	id := cardElemID(callID, n)
 	c := &Card{ID: id, CallID: callID, Step: t.step, Turn: t.turn, presenter: t.p}
 	t.calls[callID] = append(t.calls[callID], c)
 	t.byElem[id] = c

@@ -2,6 +2,9 @@ package views_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,5 +157,55 @@ func TestCallElemID(t *testing.T) {
 	long := strings.Repeat("x", 500)
 	if e := views.CallElemID(long); len(e) > 100 {
 		t.Errorf("CallElemID of a long id is %d bytes", len(e))
+	}
+}
+
+// TestFold_ElementIDsAreInjective: adversarial call ids — ones that look
+// like another id's reuse suffix or like the hashed form of a long id —
+// still give every card its own element id, and Card finds each by it.
+func TestFold_ElementIDsAreInjective(t *testing.T) {
+	long := strings.Repeat("long-call-id-", 10)
+	sum := sha256.Sum256([]byte(long))
+	hashed := hex.EncodeToString(sum[:12])
+	ids := []string{
+		"x", "x", "x", "x--2", "x--3", "x__2", "x_5f_5f2", "x_2", "x-_2",
+		long, long, "h" + hashed, "_h" + hashed, "h" + hashed + "--2", "_h" + hashed + "__2",
+		"", "", "--2", "__2", "_", "-", "a b", "a_20b", "a_20b", "ü", "_c3_bc",
+		strings.Repeat("y", 95), strings.Repeat("y", 96), strings.Repeat("y", 97), strings.Repeat("y", 97),
+	}
+	b := memstore.NewBuilder(t0)
+	b.TurnStart().StepStart()
+	for _, id := range ids {
+		b.Call(id, "note", `{}`).Result(id, "ok", false, nil, nil)
+	}
+	b.StepEnd()
+	tl := views.Fold(hdr(), b.Events, memstore.Presenter{})
+	seen := map[string]string{}
+	n := 0
+	for _, id := range slices.Compact(slices.Sorted(slices.Values(ids))) {
+		for i, c := range tl.CardsByCallID(id) {
+			n++
+			if prev, ok := seen[c.ID]; ok {
+				t.Errorf("element id %q is used by call %q and by call %q (card %d)", c.ID, prev, id, i+1)
+			}
+			seen[c.ID] = id
+			if got := tl.Card(c.ID); got != c {
+				t.Errorf("Card(%q) does not find call %q's card %d", c.ID, id, i+1)
+			}
+			for _, r := range c.ID {
+				if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+					t.Errorf("element id %q has %q", c.ID, r)
+				}
+			}
+		}
+	}
+	if n != len(ids) {
+		t.Errorf("%d cards for %d calls", n, len(ids))
+	}
+	// Ids that escape to themselves keep their element ids.
+	for id, want := range map[string]string{"c1": "call-c1", "call_0": "call-call_5f0", "toolu-01": "call-toolu-01"} {
+		if got := views.CallElemID(id); got != want {
+			t.Errorf("CallElemID(%q) = %q, want %q", id, got, want)
+		}
 	}
 }
