@@ -189,3 +189,33 @@ func FuzzCard(f *testing.F) {
 		assertSafe(t, "<!doctype html><body>"+h)
 	})
 }
+
+// TestBadInput_CRInModelAndSessionFields: a model name, a session id, a
+// parent id or a title with a CR renders without it (a CR would end an SSE
+// data line and let the rest become a field of its own).
+func TestBadInput_CRInModelAndSessionFields(t *testing.T) {
+	const evil = "x\rdata: mode remove\x00"
+	b := memstore.NewBuilder(t0)
+	b.TurnStart().StepStart()
+	m := core.Message{ID: "a1", Role: core.RoleAssistant, Content: core.Text("hi"),
+		Source: core.Source{Kind: core.SourceModel, Provider: "p", Model: "m1" + evil}}
+	b.Add(core.EventAssistantMessage, core.AssistantMessage{Turn: 1, Step: 1, Message: m}, core.AppendOp)
+	tl := views.Fold(core.SessionHeader{ID: "s" + evil, ParentSession: "p" + evil, CreatedAt: t0}, b.Events, memstore.Presenter{})
+	page, err := views.Render(context.Background(), views.SessionPage(views.NewSessionPage(testMeta, tl, 10, "/stream")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := views.Render(context.Background(), views.SessionRow(&views.SessionRowView{
+		ID: "s" + evil, Title: "t" + evil, Status: "idle" + evil, Parent: "p" + evil, URL: "/sessions/x"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, h := range map[string]string{"session page": page, "session row": row} {
+		if strings.ContainsAny(h, "\r\x00") {
+			t.Errorf("%s carries a CR or NUL: %q", name, h)
+		}
+	}
+	if !strings.Contains(page, `<span class="model">m1x</span>`) {
+		t.Errorf("model name not shown as its first line: %s", page)
+	}
+}

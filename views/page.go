@@ -221,6 +221,17 @@ type SessionRowView struct {
 // ElemID returns the row's element id.
 func (r *SessionRowView) ElemID() string { return "session-" + CallElemID(r.ID)[5:] }
 
+// cleaned returns a copy of the row whose text is safe in HTML and in SSE
+// data lines (a CR in a session id or title would otherwise end the line
+// and start a field of its own). Its element id is still the raw row's.
+func (r *SessionRowView) cleaned() *SessionRowView {
+	c := *r
+	c.ID, c.Parent = clean(r.ID), clean(r.Parent)
+	c.Title, c.Status = clean(r.Title), clean(r.Status)
+	c.Created, c.Updated, c.UpdatedISO = clean(r.Created), clean(r.Updated), clean(r.UpdatedISO)
+	return &c
+}
+
 // SessionListView is the session list page.
 type SessionListView struct {
 	Meta      PageMeta

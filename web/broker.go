@@ -389,14 +389,15 @@ func renderFrame(ctx context.Context, tl *views.Timeline, u views.Update) ([]byt
 }
 
 // formatPatches formats patches with datastar-go, once, into bytes that can
-// be written to any number of streams.
+// be written to any number of streams. Every stream's patches go through it:
+// it makes each patch's text safe for SSE data lines (sseSafe, sseLine).
 func formatPatches(patches []views.Patch, id string) []byte {
 	w := &bufWriter{h: http.Header{}}
 	sse := datastar.NewSSE(w, formatRequest)
 	for i, p := range patches {
 		var opts []datastar.PatchElementOption
 		if p.Selector != "" {
-			opts = append(opts, datastar.WithSelector(p.Selector))
+			opts = append(opts, datastar.WithSelector(sseLine(p.Selector)))
 		}
 		if p.Mode == "append" {
 			opts = append(opts, datastar.WithModeAppend())
@@ -406,9 +407,58 @@ func formatPatches(patches []views.Patch, id string) []byte {
 		if i == len(patches)-1 && id != "" {
 			opts = append(opts, datastar.WithPatchElementsEventID(id))
 		}
-		_ = sse.PatchElements(p.HTML, opts...) // writes to memory; cannot fail
+		_ = sse.PatchElements(sseSafe(p.HTML), opts...) // writes to memory; cannot fail
 	}
 	return w.buf.Bytes()
+}
+
+// sseSafe makes text safe to carry in SSE data lines. datastar-go splits
+// elements on LF only, but the client (like EventSource) also ends a line
+// at a CR, so a CR that reached a patch would end its data line and start a
+// field of its own ("\rdata: mode remove"). CRLF and CR become LF — what an
+// HTML parser makes of them anyway, so the patched DOM is unchanged — and
+// the other C0 controls except tab, and DEL, become U+FFFD. views cleans
+// what it renders; this is the formatter's guarantee for every patch.
+func sseSafe(s string) string {
+	i := 0
+	for i < len(s) {
+		if c := s[i]; c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
+			break
+		}
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\r':
+			if i+1 < len(s) && s[i+1] == '\n' {
+				continue
+			}
+			b.WriteByte('\n')
+		case c < 0x20 && c != '\n' && c != '\t', c == 0x7f:
+			b.WriteString("\uFFFD")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// sseLine makes a one-line field safe: datastar-go writes it as one data
+// line, so a line break of any kind, like every other C0 control, becomes
+// U+FFFD.
+func sseLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 var formatRequest, _ = http.NewRequestWithContext(context.Background(), http.MethodGet, "/", nil)

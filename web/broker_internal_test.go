@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"prism/core"
+	"prism/views"
 )
 
 // logSource is a minimal SessionSource over one in-memory log (package web
@@ -160,5 +162,29 @@ func TestBroker_GapIsRepairedFromTheLog(t *testing.T) {
 	}
 	if got[0] != at+1 || got[1] != at+2 {
 		t.Errorf("frames %v, want %d and %d", got, at+1, at+2)
+	}
+}
+
+// TestFormatPatches_NoCRReachesAFrame: whatever a patch carries, the
+// formatted frame has no CR (the client ends a line at one) and no other
+// C0 control but LF and tab, so no text can become an SSE field.
+func TestFormatPatches_NoCRReachesAFrame(t *testing.T) {
+	evil := "<p>a\rdata: mode remove\r\nb\x00c\x1bd\x7fe\tf</p>"
+	out := string(formatPatches([]views.Patch{{Selector: "#x\rdata: mode remove", Mode: "append", HTML: evil}, {Mode: "outer", HTML: evil}}, "7"))
+	for i := 0; i < len(out); i++ {
+		if c := out[i]; c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
+			t.Fatalf("control byte %#x at %d in %q", c, i, out)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if l == "data: mode remove" {
+			t.Fatalf("injected field in %q", out)
+		}
+	}
+	if !strings.Contains(out, "data: elements <p>a\ndata: elements data: mode remove\ndata: elements b\uFFFDc\uFFFDd\uFFFDe\tf</p>\n") {
+		t.Errorf("CR, CRLF and controls not mapped to LF and U+FFFD: %q", out)
+	}
+	if sseSafe("plain <p>\ttext\n</p>") != "plain <p>\ttext\n</p>" {
+		t.Error("sseSafe changed clean text")
 	}
 }

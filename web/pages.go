@@ -124,8 +124,8 @@ func (s *Server) handleEarlier(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sse := newEchoSSE(c)
-	if err := sse.PatchElements(html); err != nil {
+	startSSE(c)
+	if _, err := c.Response().Write(formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, "")); err != nil {
 		s.log.DebugContext(ctx, "earlier patch not sent", "err", err)
 	}
 	return nil

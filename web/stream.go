@@ -14,11 +14,12 @@ import (
 	"prism/views"
 )
 
-// newEchoSSE starts an SSE response the way Echo needs it: headers set and
+// startSSE starts an SSE response the way Echo needs it: headers set and
 // the status written (so Echo knows the response is committed and never
 // appends a JSON error to the stream), no write deadline, no proxy
-// buffering.
-func newEchoSSE(c echo.Context) *datastar.ServerSentEventGenerator {
+// buffering. Events are then formatted by formatPatches and written as
+// bytes.
+func startSSE(c echo.Context) {
 	rc := http.NewResponseController(c.Response().Writer)
 	_ = rc.SetWriteDeadline(time.Time{}) // ErrNotSupported under httptest is fine
 	h := c.Response().Header()
@@ -26,7 +27,7 @@ func newEchoSSE(c echo.Context) *datastar.ServerSentEventGenerator {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	c.Response().WriteHeader(http.StatusOK)
-	return datastar.NewSSE(c.Response(), c.Request())
+	datastar.NewSSE(c.Response(), c.Request())
 }
 
 // cursorOf returns the seq a stream resumes after: Last-Event-ID on a
@@ -47,8 +48,7 @@ func cursorOf(c echo.Context) int64 {
 
 // streamConn writes frames to one SSE response.
 type streamConn struct {
-	c   echo.Context
-	sse *datastar.ServerSentEventGenerator
+	c echo.Context
 }
 
 func (w *streamConn) write(b []byte) bool {
@@ -66,7 +66,7 @@ func (w *streamConn) write(b []byte) bool {
 func (w *streamConn) fail(msg string) {
 	html, err := views.Render(context.Background(), streamStatus(msg))
 	if err == nil {
-		_ = w.sse.PatchElements(html)
+		w.write(formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, ""))
 	}
 }
 
@@ -89,7 +89,8 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 		return err // before the stream opens: an ordinary error response
 	}
 	cursor := cursorOf(c)
-	w := &streamConn{c: c, sse: newEchoSSE(c)}
+	startSSE(c)
+	w := &streamConn{c: c}
 	if cursor >= sum.Events {
 		// The page claims events the log does not have (the store was
 		// replaced under it); patches for those seqs would be skipped.
@@ -184,7 +185,8 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 func (s *Server) handleListStream(c echo.Context) error {
 	ctx := c.Request().Context()
 	q := strings.TrimSpace(c.QueryParam("q"))
-	w := &streamConn{c: c, sse: newEchoSSE(c)}
+	startSSE(c)
+	w := &streamConn{c: c}
 	sub := s.broker.list.subscribe()
 	defer s.broker.list.unsubscribe(sub)
 	seen := map[string]bool{}
