@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"mime"
@@ -13,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"prism/core"
+	"prism/core/sessionlog"
 )
 
 // maxImportBytes bounds one import request.
@@ -123,60 +123,29 @@ func (s *Server) handleAPIStart(c echo.Context) error {
 
 // handleAPIEvents handles GET /api/sessions/:id/events: the session as
 // JSONL, a header line {"type":"session",…} then one event per line — the
-// format import reads.
+// format import reads, written by sessionlog.WriteJSONL (the bytes of
+// prism export).
 func (s *Server) handleAPIEvents(c echo.Context) error {
 	id, err := param(c, "id")
 	if err != nil {
 		return err
 	}
-	h, events, err := s.deps.Sessions.LoadSession(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	head, err := headerLine(h)
+	ctx := c.Request().Context()
+	h, events, err := s.deps.Sessions.LoadSession(ctx, id)
 	if err != nil {
 		return err
 	}
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, "application/x-ndjson")
 	w.Header().Set(echo.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": "prism-session-" + id + ".jsonl"}))
-	w.WriteHeader(http.StatusOK)
-	var buf bytes.Buffer
-	buf.Write(head)
-	buf.WriteByte('\n')
-	for i := range events {
-		b, err := events[i].MarshalJSON()
-		if err != nil {
-			s.log.ErrorContext(c.Request().Context(), "export: event not encodable", "session_id", id, "seq", events[i].Seq, "err", err)
-			return nil // the response started; a truncated file is the signal
+	if err := sessionlog.WriteJSONL(w, h, events); err != nil {
+		if !w.Committed {
+			return err
 		}
-		buf.Write(b)
-		buf.WriteByte('\n')
-		if buf.Len() > 64<<10 {
-			if _, err := w.Write(buf.Bytes()); err != nil {
-				return nil
-			}
-			buf.Reset()
-		}
+		// The response started; a truncated file is the signal.
+		s.log.ErrorContext(ctx, "export: write failed", "session_id", id, "err", err)
 	}
-	_, _ = w.Write(buf.Bytes())
 	return nil
-}
-
-// headerLine writes the header as {"type":"session",…fields}.
-func headerLine(h core.SessionHeader) ([]byte, error) {
-	b, err := core.MarshalNoEscape(h)
-	if err != nil {
-		return nil, err
-	}
-	out := []byte(`{"type":"session"`)
-	if len(b) > 2 {
-		out = append(out, ',')
-		out = append(out, b[1:]...)
-	} else {
-		out = append(out, '}')
-	}
-	return out, nil
 }
 
 // handleAPIImport handles POST /api/sessions/import: a multipart form (every

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"prism/core"
+	"prism/core/sessionlog"
 	"prism/web"
 	"prism/web/memstore"
 )
@@ -322,5 +323,35 @@ func TestAPI_Runner(t *testing.T) {
 	_, body := e.get(t, "/")
 	if doc(t, body).Find(`[data-testid="start-form"]`).Length() != 1 {
 		t.Error("no start form with a runner")
+	}
+}
+
+// TestAPI_ExportIsSessionlogJSONL: the JSONL export is byte for byte what
+// sessionlog.WriteJSONL (prism export) writes, header keys and
+// delegationDepth included, and it round-trips through import.
+func TestAPI_ExportIsSessionlogJSONL(t *testing.T) {
+	e := newEnv(t, nil)
+	seed := int64(3)
+	h := core.SessionHeader{ID: "child", CreatedAt: t0, Cwd: "/work", ParentSession: "demo", SeedLength: &seed, Origin: "import"}
+	if err := e.store.CreateSession(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	e.append(t, "child", memstore.DemoEvents(t0)...)
+	_, events, err := e.store.LoadSession(context.Background(), "child")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := sessionlog.WriteJSONL(&want, h, events); err != nil {
+		t.Fatal(err)
+	}
+	res, got := e.get(t, "/api/sessions/child/events")
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/x-ndjson" {
+		t.Fatalf("export = %d %q", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	if got != want.String() {
+		gl, wl, _ := strings.Cut(got, "\n")
+		wantFirst, _, _ := strings.Cut(want.String(), "\n")
+		t.Errorf("export differs from sessionlog.WriteJSONL:\n got %s\nwant %s\n(rest equal: %v)", gl, wantFirst, wl == strings.SplitN(want.String(), "\n", 2)[1])
 	}
 }
