@@ -41,7 +41,8 @@ type Broker struct {
 
 func newBroker(src SessionSource, p views.Presenter, tune Tuning, log *slog.Logger) *Broker {
 	b := &Broker{src: src, p: p, tune: tune, log: log, hubs: map[string]*hub{}}
-	b.list = &listHub{b: b, subs: map[*listSub]struct{}{}, dirty: map[string]bool{}}
+	b.list = &listHub{b: b, subs: map[*listSub]struct{}{}, dirty: map[string]bool{},
+		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
 	return b
 }
 
@@ -474,14 +475,20 @@ func (w *bufWriter) Write(b []byte) (int, error) { return w.buf.Write(b) }
 func (w *bufWriter) WriteHeader(int)             {}
 func (w *bufWriter) Flush()                      {}
 
-// listHub pushes session-list row changes.
+// listHub pushes session-list row changes. Flushes never overlap: a
+// flush is armed only while none is armed or running, and a running flush
+// re-arms itself for what changed meanwhile, so rows reach subscribers in
+// the order their summaries were read.
 type listHub struct {
-	b       *Broker
-	mu      sync.Mutex
-	subs    map[*listSub]struct{}
-	dirty   map[string]bool
-	armed   bool
-	stopped bool
+	b     *Broker
+	after func(time.Duration, func()) // time.AfterFunc; tests step it
+
+	mu       sync.Mutex
+	subs     map[*listSub]struct{}
+	dirty    map[string]bool
+	armed    bool // a flush is scheduled
+	flushing bool // a flush is running
+	stopped  bool
 }
 
 type listSub struct {
@@ -503,10 +510,17 @@ func (l *listHub) touch(id string) {
 		return
 	}
 	l.dirty[id] = true
-	if !l.armed {
-		l.armed = true
-		time.AfterFunc(l.b.tune.ListThrottle, l.flush)
+	l.armLocked()
+}
+
+// armLocked schedules a flush unless one is scheduled or running (the
+// running one re-arms when it ends).
+func (l *listHub) armLocked() {
+	if l.armed || l.flushing || l.stopped || len(l.dirty) == 0 {
+		return
 	}
+	l.armed = true
+	l.after(l.b.tune.ListThrottle, l.flush)
 }
 
 func (l *listHub) close() {
@@ -519,8 +533,14 @@ func (l *listHub) flush() {
 	l.mu.Lock()
 	dirty := l.dirty
 	l.dirty = map[string]bool{}
-	l.armed = false
+	l.armed, l.flushing = false, true
 	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.flushing = false
+		l.armLocked()
+		l.mu.Unlock()
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for id := range dirty {

@@ -188,3 +188,86 @@ func TestFormatPatches_NoCRReachesAFrame(t *testing.T) {
 		t.Error("sseSafe changed clean text")
 	}
 }
+
+// stepSource blocks its first Summary until release is closed; each call
+// returns the next version of the title.
+type stepSource struct {
+	logSource
+	entered chan struct{}
+	release chan struct{}
+	mu      sync.Mutex
+	calls   int
+}
+
+func (s *stepSource) Summary(ctx context.Context, id string) (SessionSummary, error) {
+	s.mu.Lock()
+	s.calls++
+	n := s.calls
+	s.mu.Unlock()
+	if n == 1 {
+		close(s.entered)
+		<-s.release
+	}
+	return SessionSummary{ID: id, Title: "v" + string(rune('0'+n)), Status: "running"}, nil
+}
+
+// TestListHub_FlushesNeverOverlap: a change during a running list flush
+// does not start a second flush beside it (which could deliver its newer
+// row before the older one); the running flush re-arms when it ends, and
+// rows arrive oldest first.
+func TestListHub_FlushesNeverOverlap(t *testing.T) {
+	src := &stepSource{entered: make(chan struct{}), release: make(chan struct{})}
+	b := newBroker(src, genericPresenter{}, Tuning{}.withDefaults(), slog.New(slog.DiscardHandler))
+	defer b.Close()
+	var mu sync.Mutex
+	var scheduled []func()
+	b.list.after = func(_ time.Duration, f func()) {
+		mu.Lock()
+		scheduled = append(scheduled, f)
+		mu.Unlock()
+	}
+	pending := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(scheduled)
+	}
+	sub := b.list.subscribe()
+	defer b.list.unsubscribe(sub)
+
+	b.Publish("s", nil)
+	if pending() != 1 {
+		t.Fatalf("%d flushes scheduled, want 1", pending())
+	}
+	mu.Lock()
+	flush := scheduled[0]
+	mu.Unlock()
+	first := make(chan struct{})
+	go func() { flush(); close(first) }()
+	<-src.entered // the first flush is reading the summary
+
+	b.Publish("s", nil)
+	if pending() != 1 {
+		t.Fatalf("a second flush was scheduled while the first runs (%d scheduled)", pending())
+	}
+	close(src.release)
+	<-first
+	if pending() != 2 {
+		t.Fatalf("the flush did not re-arm for the change made while it ran (%d scheduled)", pending())
+	}
+	mu.Lock()
+	second := scheduled[1]
+	mu.Unlock()
+	second()
+	var got []string
+	for range 2 {
+		select {
+		case f := <-sub.ch:
+			got = append(got, f.sum.Title)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("rows %v, want 2", got)
+		}
+	}
+	if got[0] != "v1" || got[1] != "v2" {
+		t.Errorf("rows arrived as %v, want [v1 v2]", got)
+	}
+}
