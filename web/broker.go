@@ -281,13 +281,20 @@ func (h *hub) flushCoalesced() {
 	h.emit(u)
 }
 
-// emit renders an update once and queues it for every subscriber.
+// emit renders an update once and queues it for every subscriber. An
+// update that changes nothing on the page (usage, finish, tool-call
+// deltas…) is still a frame: its SSE id alone, so every cursor, and the
+// client's Last-Event-ID, moves past it.
 func (h *hub) emit(u views.Update) {
 	var data []byte
-	if !u.Empty() {
+	if u.Empty() {
+		data = idOnly(u.Seq)
+	} else {
 		var err error
 		data, err = renderFrame(h.ctx, h.tl, u)
 		if err != nil {
+			// No frame: subscribers see the gap and re-render it from
+			// the log, which reports the failure in their streams.
 			h.b.log.Error("live fold: render failed", "session_id", h.id, "seq", u.Seq, "err", err)
 			data = nil
 		}
@@ -375,7 +382,18 @@ func (b *Broker) renderRange(ctx context.Context, id string, after, upTo int64) 
 			return nil, err
 		}
 	}
+	if prev < upTo {
+		// The tail rendered nothing: the id alone brings the client's
+		// Last-Event-ID to upTo.
+		frames = append(frames, frame{from: prev + 1, seq: upTo, data: idOnly(upTo)})
+	}
 	return frames, nil
+}
+
+// idOnly is an SSE event with an id and no data: the client records the id
+// as its Last-Event-ID and dispatches nothing.
+func idOnly(seq int64) []byte {
+	return []byte("id: " + strconv.FormatInt(seq, 10) + "\n\n")
 }
 
 // renderFrame formats an update as SSE datastar-patch-elements events; the

@@ -271,3 +271,24 @@ func TestListHub_FlushesNeverOverlap(t *testing.T) {
 		t.Errorf("rows arrived as %v, want [v1 v2]", got)
 	}
 }
+
+// TestRenderRange_InvisibleTailEndsWithItsID: a catch-up whose last events
+// render nothing still ends with their seq as the SSE id, so the client's
+// Last-Event-ID equals the stream's cursor.
+func TestRenderRange_InvisibleTailEndsWithItsID(t *testing.T) {
+	src := &logSource{h: core.SessionHeader{ID: "s"}}
+	src.add(core.EventTurnStart, core.TurnStart{Turn: 1})
+	src.add(core.EventStepStart, core.StepBoundary{Turn: 1, Step: 1})
+	src.add(core.EventToolCall, core.ToolCall{Turn: 1, Step: 1, CallID: "c1", Name: "x", Arguments: "{}"})
+	src.add(core.EventAssistantChunk, core.AssistantChunk{Turn: 1, Step: 1, Chunk: core.StreamChunk{Type: core.ChunkUsage}})
+	src.add(core.EventAssistantChunk, core.AssistantChunk{Turn: 1, Step: 1, Chunk: core.StreamChunk{Type: core.ChunkFinish, Reason: "stop"}})
+	b := newBroker(src, genericPresenter{}, Tuning{}.withDefaults(), slog.New(slog.DiscardHandler))
+	defer b.Close()
+	frames, err := b.renderRange(context.Background(), "s", 1, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != 2 || frames[0].seq != 2 || frames[1].from != 3 || frames[1].seq != 4 || string(frames[1].data) != "id: 4\n\n" {
+		t.Fatalf("frames = %+v", frames)
+	}
+}

@@ -142,7 +142,7 @@ func (e *env) stream(t *testing.T, path string, hdr ...string) *sseClient {
 			line := sc.Text()
 			switch {
 			case line == "":
-				if ev.Type != "" {
+				if ev.Type != "" || ev.ID != "" { // an id-only event moves the cursor
 					c.events <- ev
 				}
 				ev = sseEvent{}

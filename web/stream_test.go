@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -224,5 +225,72 @@ func TestStream_ChunksAreCoalesced(t *testing.T) {
 	ev := sc.until(t, func(ev sseEvent) bool { return ev.ID == itoa(last+1) })
 	if !strings.Contains(ev[len(ev)-1].Elements(), `data-final="true"`) || ev[len(ev)-1].field("mode") != "" {
 		t.Errorf("final message is not a morph of the streamed item: %+v", ev[len(ev)-1])
+	}
+}
+
+// countingSource counts the reads a stream makes to re-render from the log.
+type countingSource struct {
+	*memstore.Store
+	reads atomic.Int64
+}
+
+func (c *countingSource) EventsAfter(ctx context.Context, id string, after int64) ([]core.Event, error) {
+	c.reads.Add(1)
+	return c.Store.EventsAfter(ctx, id, after)
+}
+
+func (c *countingSource) EventsUpTo(ctx context.Context, id string, upTo int64) (core.SessionHeader, []core.Event, error) {
+	c.reads.Add(1)
+	return c.Store.EventsUpTo(ctx, id, upTo)
+}
+
+// TestStream_InvisibleEventsMoveTheCursorWithoutAResync: chunks that render
+// nothing (usage, finish, tool-call deltas) still advance the stream's
+// cursor — an id-only event — so the next visible change is sent live,
+// without re-reading the log.
+func TestStream_InvisibleEventsMoveTheCursorWithoutAResync(t *testing.T) {
+	var src *countingSource
+	e := newEnv(t, func(d *web.Deps) {
+		src = &countingSource{Store: d.Sessions.(*memstore.Store)}
+		d.Sessions = src
+	})
+	b := openStep()
+	e.session(t, "s1", b.Events)
+	sc := e.stream(t, "/sessions/s1/stream?after=2")
+	b.Call("c1", "note", `{}`)
+	e.append(t, "s1", b.Events[3])
+	sc.until(t, func(ev sseEvent) bool { return ev.ID == "3" })
+	src.reads.Store(0) // the stream is live now
+
+	zero := 0
+	args := `{"ti`
+	for _, ch := range []core.StreamChunk{
+		{Type: core.ChunkToolCallDelta, Index: &zero, ID: "c2", Name: "note", ArgumentsDelta: &args},
+		{Type: core.ChunkUsage, Usage: &core.TokenUsage{InputTokens: 10, OutputTokens: 2}},
+		{Type: core.ChunkFinish, Reason: "tool-calls"},
+	} {
+		ev := b.Add(core.EventAssistantChunk, core.AssistantChunk{Turn: 1, Step: 1, Chunk: ch}, nil)
+		e.append(t, "s1", *ev)
+		// Each chunk's (empty) coalesced update is flushed by the timer
+		// or by the next event; either way its seq must reach the client.
+	}
+	b.Call("c2", "note", `{}`)
+	last := b.Events[len(b.Events)-1]
+	e.append(t, "s1", last)
+	evs := sc.until(t, func(ev sseEvent) bool { return cards(ev.Elements())["call-c2"] != "" })
+	if n := src.reads.Load(); n != 0 {
+		t.Errorf("%d reads of the log during the live phase, want 0 (a resync)", n)
+	}
+	if got := evs[len(evs)-1].ID; got != itoa(last.Seq) {
+		t.Errorf("the card's event id = %q, want %d", got, last.Seq)
+	}
+	var idOnly []string
+	for _, ev := range evs {
+		if ev.Type == "" {
+			idOnly = append(idOnly, ev.ID)
+		}
+	}
+	if len(idOnly) == 0 || idOnly[len(idOnly)-1] != itoa(last.Seq-1) {
+		t.Errorf("id-only events %v, want the last for seq %d (the final chunk)", idOnly, last.Seq-1)
 	}
 }
