@@ -41,7 +41,7 @@ type Broker struct {
 
 func newBroker(src SessionSource, p views.Presenter, tune Tuning, log *slog.Logger) *Broker {
 	b := &Broker{src: src, p: p, tune: tune, log: log, hubs: map[string]*hub{}}
-	b.list = &listHub{b: b, subs: map[*listSub]struct{}{}, dirty: map[string]bool{},
+	b.list = &listHub{b: b, subs: map[*listSub]struct{}{}, dirty: map[string]bool{}, done: make(chan struct{}),
 		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
 	return b
 }
@@ -59,7 +59,8 @@ func (b *Broker) Publish(sessionID string, events []core.Event) {
 	b.list.touch(sessionID)
 }
 
-// Close stops every hub; open streams end.
+// Close stops every hub and the list hub; open streams end (each watches
+// its hub) after reporting it in the page's #stream-status.
 func (b *Broker) Close() {
 	b.mu.Lock()
 	b.closed = true
@@ -507,6 +508,7 @@ type listHub struct {
 	armed    bool // a flush is scheduled
 	flushing bool // a flush is running
 	stopped  bool
+	done     chan struct{} // closed by close: list streams end
 }
 
 type listSub struct {
@@ -543,8 +545,11 @@ func (l *listHub) armLocked() {
 
 func (l *listHub) close() {
 	l.mu.Lock()
-	l.stopped = true
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	if !l.stopped {
+		l.stopped = true
+		close(l.done)
+	}
 }
 
 func (l *listHub) flush() {

@@ -98,7 +98,8 @@ type Deps struct {
 
 // Tuning holds the live path's knobs; zero values take the defaults.
 type Tuning struct {
-	// Window is how many transcript items a page's first paint shows (250).
+	// Window is how many transcript items a page's first paint shows
+	// (views.DefaultWindow, 120).
 	Window int
 	// Buffer is each subscriber's queue of patch groups (256); a subscriber
 	// whose queue is full is resynchronized from the log.

@@ -22,6 +22,23 @@ type env struct {
 	ts    *httptest.Server
 	store *memstore.Store
 	srv   *web.Server
+	// url and hc override ts for a server served by Serve.
+	url string
+	hc  *http.Client
+}
+
+func (e *env) base() string {
+	if e.url != "" {
+		return e.url
+	}
+	return e.ts.URL
+}
+
+func (e *env) client() *http.Client {
+	if e.hc != nil {
+		return e.hc
+	}
+	return e.ts.Client()
 }
 
 func newEnv(t *testing.T, deps func(*web.Deps)) *env {
@@ -69,12 +86,12 @@ func (e *env) append(t *testing.T, id string, events ...core.Event) {
 
 func (e *env) get(t *testing.T, path string, hdr ...string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, e.ts.URL+path, nil)
+	req, _ := http.NewRequest(http.MethodGet, e.base()+path, nil)
 	req.Header.Set("Accept", "text/html")
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	res, err := e.ts.Client().Do(req)
+	res, err := e.client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,11 +139,11 @@ type sseClient struct {
 func (e *env) stream(t *testing.T, path string, hdr ...string) *sseClient {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.ts.URL+path, nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.base()+path, nil)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	res, err := e.ts.Client().Do(req)
+	res, err := e.client().Do(req)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

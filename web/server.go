@@ -91,7 +91,8 @@ func (s *Server) Handler() http.Handler { return s.e }
 // calls).
 func (s *Server) Broker() *Broker { return s.broker }
 
-// Close detaches the server from the commit feed and stops its hubs.
+// Close detaches the server from the commit feed and stops its hubs; open
+// streams report it in the page and end.
 func (s *Server) Close() {
 	if s.remove != nil {
 		s.remove()
@@ -99,8 +100,10 @@ func (s *Server) Close() {
 	s.broker.Close()
 }
 
-// Serve serves on ln until ctx is done, then shuts down gracefully (open
-// streams are cancelled). It has no WriteTimeout: SSE streams live long.
+// Serve serves on ln until ctx is done, then shuts down gracefully: every
+// request's context derives from ctx (BaseContext), so open streams end
+// and Shutdown does not wait for them. It has no WriteTimeout: SSE streams
+// live long.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.e,

@@ -46,6 +46,10 @@ func cursorOf(c echo.Context) int64 {
 	return -1
 }
 
+// stoppedMessage is what an open stream reports when the server stops its
+// live path (Server.Close).
+const stoppedMessage = "live updates stopped: the server is shutting down. Reload to retry."
+
 // streamConn writes frames to one SSE response.
 type streamConn struct {
 	c echo.Context
@@ -137,6 +141,9 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-h.ctx.Done(): // the broker closed
+			w.fail(stoppedMessage)
+			return nil
 		case <-ka.C:
 			if !w.write([]byte(": keep-alive\n\n")) {
 				return nil
@@ -218,6 +225,9 @@ func (s *Server) handleListStream(c echo.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-s.broker.list.done:
+			w.fail(stoppedMessage)
 			return nil
 		case <-ka.C:
 			if !w.write([]byte(": keep-alive\n\n")) {

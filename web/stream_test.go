@@ -3,6 +3,8 @@ package web_test
 import (
 	"context"
 	"errors"
+	"net"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -292,5 +294,77 @@ func TestStream_InvisibleEventsMoveTheCursorWithoutAResync(t *testing.T) {
 	}
 	if len(idOnly) == 0 || idOnly[len(idOnly)-1] != itoa(last.Seq-1) {
 		t.Errorf("id-only events %v, want the last for seq %d (the final chunk)", idOnly, last.Seq-1)
+	}
+}
+
+// rest reads the stream to its end, failing if it does not end within 5 s.
+func (c *sseClient) rest(t *testing.T) []sseEvent {
+	t.Helper()
+	var got []sseEvent
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case ev, ok := <-c.events:
+			if !ok {
+				return got
+			}
+			got = append(got, ev)
+		case <-timeout:
+			t.Fatalf("the stream did not end (read %d events)", len(got))
+		}
+	}
+}
+
+// TestStream_CloseEndsOpenStreams: Server.Close ends the open session and
+// list streams, each after telling the page.
+func TestStream_CloseEndsOpenStreams(t *testing.T) {
+	e := newEnv(t, nil)
+	b := openStep()
+	e.session(t, "s1", b.Events)
+	sc := e.stream(t, "/sessions/s1/stream?after=2")
+	b.Call("c1", "note", `{}`)
+	e.append(t, "s1", b.Events[3])
+	sc.until(t, func(ev sseEvent) bool { return ev.ID == "3" }) // live
+	lc := e.stream(t, "/stream")
+	lc.next(t) // the list body
+
+	e.srv.Close()
+	for name, c := range map[string]*sseClient{"session": sc, "list": lc} {
+		evs := c.rest(t)
+		if len(evs) == 0 || !strings.Contains(evs[len(evs)-1].Elements(), "live updates stopped") {
+			t.Errorf("%s stream ended without saying why: %+v", name, evs)
+		}
+	}
+}
+
+// TestServe_ShutdownEndsOpenStreams: when Serve's context ends, open
+// streams end with it, so the graceful shutdown does not wait them out.
+func TestServe_ShutdownEndsOpenStreams(t *testing.T) {
+	st := memstore.New()
+	srv := web.New(web.Deps{Sessions: st, Commits: st, Presenter: memstore.Presenter{}})
+	defer srv.Close()
+	if err := st.CreateSession(context.Background(), core.SessionHeader{ID: "s1", CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	e := &env{url: "http://" + ln.Addr().String(), hc: &http.Client{}, store: st, srv: srv}
+	sc := e.stream(t, "/stream")
+	sc.next(t)
+	cancel()
+	sc.rest(t)
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve = %v, want a clean shutdown", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return")
 	}
 }
