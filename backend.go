@@ -102,21 +102,33 @@ func presentationRegistry(log *slog.Logger) (*core.Registry, error) {
 	return reg, nil
 }
 
-// commitFeed fans the store's commit notifications out to web.
+// commitFeed fans the store's commit notifications out to web: commits
+// that append to OnCommit functions, commits that replaced a session's
+// whole log (a rewritten watched file) to OnReplace functions.
 type commitFeed struct {
 	mu   sync.RWMutex
 	subs []*feedSub
 }
 
+// feedSub is one registered function: fn for appends, or replace.
 type feedSub struct {
-	fn func(sessionID string, events []core.Event)
+	fn      func(sessionID string, events []core.Event)
+	replace func(sessionID string)
 }
 
 var _ web.CommitFeed = (*commitFeed)(nil)
 
 // OnCommit implements web.CommitFeed.
 func (f *commitFeed) OnCommit(fn func(sessionID string, events []core.Event)) (remove func()) {
-	s := &feedSub{fn: fn}
+	return f.add(&feedSub{fn: fn})
+}
+
+// OnReplace implements web.CommitFeed.
+func (f *commitFeed) OnReplace(fn func(sessionID string)) (remove func()) {
+	return f.add(&feedSub{replace: fn})
+}
+
+func (f *commitFeed) add(s *feedSub) (remove func()) {
 	f.mu.Lock()
 	f.subs = append(slices.Clip(f.subs), s)
 	f.mu.Unlock()
@@ -136,7 +148,12 @@ func (f *commitFeed) publish(c db.Commit) {
 	subs := f.subs
 	f.mu.RUnlock()
 	for _, s := range subs {
-		s.fn(c.SessionID, c.Events)
+		switch {
+		case c.Replaced && s.replace != nil:
+			s.replace(c.SessionID)
+		case !c.Replaced && s.fn != nil:
+			s.fn(c.SessionID, c.Events)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -199,4 +200,21 @@ document.addEventListener('datastar-fetch', e => window.__fetch.push(e.detail.ty
 // quietLog discards logs below warnings.
 func quietLog() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// TestCommitFeedRoutesReplacedLogs: a commit that replaced a session's
+// whole log (a rewritten watched file) reaches the OnReplace functions —
+// web's hubs then reload the session — and not the OnCommit ones, whose
+// events must continue the log they were given.
+func TestCommitFeedRoutesReplacedLogs(t *testing.T) {
+	f := &commitFeed{}
+	var appended, replaced []string
+	defer f.OnCommit(func(id string, _ []core.Event) { appended = append(appended, id) })()
+	defer f.OnReplace(func(id string) { replaced = append(replaced, id) })()
+	f.publish(db.Commit{SessionID: "a", Events: []core.Event{{Seq: 7}}})
+	f.publish(db.Commit{SessionID: "b", Replaced: true, Events: []core.Event{{Seq: 0}, {Seq: 1}}})
+	f.publish(db.Commit{SessionID: "c", Created: true})
+	if !slices.Equal(appended, []string{"a", "c"}) || !slices.Equal(replaced, []string{"b"}) {
+		t.Errorf("OnCommit got %v, OnReplace got %v; want [a c] and [b]", appended, replaced)
+	}
 }

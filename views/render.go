@@ -88,3 +88,19 @@ func RenderUpdate(ctx context.Context, t *Timeline, u Update) ([]Patch, error) {
 	}
 	return out, nil
 }
+
+// RenderPage renders what a fold determines on the session page — the
+// header and the transcript window — as one outer morph: the patch that
+// brings a page whose session log was replaced to the new log.
+func RenderPage(ctx context.Context, t *Timeline, window int) ([]Patch, error) {
+	v := NewSessionPage(PageMeta{}, t, window, "")
+	var b strings.Builder
+	if err := SessionHead(&v.Head).Render(ctx, &b); err != nil {
+		return nil, err
+	}
+	b.WriteByte('\n')
+	if err := Transcript(v).Render(ctx, &b); err != nil {
+		return nil, err
+	}
+	return []Patch{{Mode: "outer", HTML: b.String()}}, nil
+}

@@ -59,6 +59,20 @@ func (b *Broker) Publish(sessionID string, events []core.Event) {
 	b.list.touch(sessionID)
 }
 
+// Replace tells the live path that a session's whole log was replaced (what
+// a CommitFeed's OnReplace calls). The session's hub drops what it folded
+// and queued, reloads the log from the source, and sends every subscriber
+// the page re-rendered from it; later events continue the new log.
+func (b *Broker) Replace(sessionID string) {
+	b.mu.Lock()
+	h := b.hubs[sessionID]
+	b.mu.Unlock()
+	if h != nil {
+		h.replaced()
+	}
+	b.list.touch(sessionID)
+}
+
 // Close stops every hub and the list hub; open streams end (each watches
 // its hub) after reporting it in the page's #stream-status.
 func (b *Broker) Close() {
@@ -73,9 +87,13 @@ func (b *Broker) Close() {
 	b.list.close()
 }
 
-// frame is one formatted patch group covering the events (from-1, seq].
+// frame is one formatted patch group covering the events (from-1, seq] of
+// the log's generation gen. A reset frame re-renders the page from the
+// generation's log up to seq, whatever the page showed before.
 type frame struct {
 	from, seq int64
+	gen       int
+	reset     bool
 	data      []byte
 }
 
@@ -84,6 +102,9 @@ type subscriber struct {
 	ch     chan frame
 	kick   chan struct{} // signalled when frames were dropped
 	lagged bool          // guarded by hub.mu
+	// gen is the log generation the stream's cursor counts in; it is
+	// owned by the stream's goroutine once subscribe returns.
+	gen int
 }
 
 // hub is the live fold of one session.
@@ -99,8 +120,11 @@ type hub struct {
 
 	mu      sync.Mutex
 	queue   []core.Event
+	replace bool // the log was replaced: reload it before taking queue
 	subs    map[*subscriber]struct{}
 	flushed int64 // seq covered by the last frame group handed out
+	gen     int   // incremented each time the log is replaced
+	err     error // why the hub stopped, when it failed
 	wake    chan struct{}
 
 	// Owned by the run goroutine.
@@ -112,10 +136,45 @@ func (h *hub) enqueue(events []core.Event) {
 	h.mu.Lock()
 	h.queue = append(h.queue, events...)
 	h.mu.Unlock()
+	h.signal()
+}
+
+// replaced drops the queued events (they continue the old log) and has the
+// run goroutine reload the log before it takes what is published next.
+func (h *hub) replaced() {
+	h.mu.Lock()
+	h.queue = nil
+	h.replace = true
+	h.mu.Unlock()
+	h.signal()
+}
+
+func (h *hub) signal() {
 	select {
 	case h.wake <- struct{}{}:
 	default:
 	}
+}
+
+// stop ends the hub because it cannot go on (err); its streams report err
+// and end, and the next stream of the session starts a new hub.
+func (h *hub) stop(err error) {
+	h.mu.Lock()
+	h.err = err
+	h.mu.Unlock()
+	h.b.mu.Lock()
+	if h.b.hubs[h.id] == h {
+		delete(h.b.hubs, h.id)
+	}
+	h.b.mu.Unlock()
+	h.cancel()
+}
+
+// stopErr returns why the hub stopped (nil when the broker closed).
+func (h *hub) stopErr() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
 }
 
 // subscribe joins (or starts) the session's hub. It returns the
@@ -150,6 +209,7 @@ func (b *Broker) subscribe(ctx context.Context, id string) (*hub, *subscriber, i
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
 	at := h.flushed
+	s.gen = h.gen
 	h.mu.Unlock()
 	return h, s, at, nil
 }
@@ -175,9 +235,10 @@ func (b *Broker) release(h *hub) {
 }
 
 // resync clears s's queue and lag and returns the seq the next frame will
-// follow: the subscriber renders everything after its cursor up to it from
-// the log.
-func (h *hub) resync(s *subscriber) int64 {
+// follow and the log generation it counts in: the subscriber renders
+// everything after its cursor up to it from the log — the whole page when
+// the generation is not its own (the log was replaced meanwhile).
+func (h *hub) resync(s *subscriber) (int64, int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for {
@@ -191,7 +252,7 @@ func (h *hub) resync(s *subscriber) int64 {
 		break
 	}
 	s.lagged = false
-	return h.flushed
+	return h.flushed, h.gen
 }
 
 func (h *hub) run() {
@@ -221,9 +282,12 @@ func (h *hub) run() {
 			h.flushCoalesced()
 		}
 		h.mu.Lock()
-		q := h.queue
-		h.queue = nil
+		q, replace := h.queue, h.replace
+		h.queue, h.replace = nil, false
 		h.mu.Unlock()
+		if replace && !h.reload() {
+			return
+		}
 		for i := range q {
 			h.take(&q[i])
 		}
@@ -236,6 +300,31 @@ func (h *hub) run() {
 			armed = false
 		}
 	}
+}
+
+// reload folds the replaced log afresh and sends every subscriber the page
+// rendered from it (a reset frame of the next generation). It stops the hub
+// when the log cannot be read or rendered.
+func (h *hub) reload() bool {
+	hdr, events, err := h.b.src.LoadSession(h.ctx, h.id)
+	if err == nil {
+		h.coal = nil
+		h.tl = views.Fold(hdr, events, h.b.p)
+		var data []byte
+		if data, err = renderPage(h.ctx, h.tl, h.b.tune.Window, h.tl.LastSeq()); err == nil {
+			h.mu.Lock()
+			h.gen++
+			h.flushed = h.tl.LastSeq()
+			h.broadcast(frame{seq: h.flushed, gen: h.gen, reset: true, data: data})
+			h.mu.Unlock()
+			return true
+		}
+	}
+	if h.ctx.Err() == nil {
+		h.b.log.Error("live fold: replaced log not reloaded", "session_id", h.id, "err", err)
+		h.stop(err)
+	}
+	return false
 }
 
 // take applies one published event, repairing a gap from the log first.
@@ -302,11 +391,17 @@ func (h *hub) emit(u views.Update) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	f := frame{from: h.flushed + 1, seq: u.Seq, data: data}
+	f := frame{from: h.flushed + 1, seq: u.Seq, gen: h.gen, data: data}
 	h.flushed = u.Seq
 	if len(data) == 0 {
 		return
 	}
+	h.broadcast(f)
+}
+
+// broadcast queues f for every subscriber that is not lagging; a full
+// queue makes its subscriber lag and kicks it. h.mu is held.
+func (h *hub) broadcast(f frame) {
 	for s := range h.subs {
 		if s.lagged {
 			continue
@@ -395,6 +490,27 @@ func (b *Broker) renderRange(ctx context.Context, id string, after, upTo int64) 
 // as its Last-Event-ID and dispatches nothing.
 func idOnly(seq int64) []byte {
 	return []byte("id: " + strconv.FormatInt(seq, 10) + "\n\n")
+}
+
+// renderPageAt renders, from the log up to seq upTo, the reset frame that
+// brings a page to that point whatever it showed — what a stream sends when
+// the log was replaced while it was lagging.
+func (b *Broker) renderPageAt(ctx context.Context, id string, upTo int64) ([]byte, error) {
+	hdr, events, err := b.src.EventsUpTo(ctx, id, upTo)
+	if err != nil {
+		return nil, err
+	}
+	return renderPage(ctx, views.Fold(hdr, events, b.p), b.tune.Window, upTo)
+}
+
+// renderPage formats the page's header and transcript window of tl as one
+// morph whose event id is seq.
+func renderPage(ctx context.Context, tl *views.Timeline, window int, seq int64) ([]byte, error) {
+	patches, err := views.RenderPage(ctx, tl, window)
+	if err != nil {
+		return nil, err
+	}
+	return formatPatches(patches, strconv.FormatInt(seq, 10)), nil
 }
 
 // renderFrame formats an update as SSE datastar-patch-elements events; the

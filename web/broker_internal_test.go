@@ -114,7 +114,7 @@ func TestBroker_SlowSubscriberNeverBlocksAndResyncs(t *testing.T) {
 		t.Fatal("slow subscriber was never told to resync")
 	}
 	// It read 0 frames; its cursor is still at. Resync from the log.
-	upTo := h.resync(slow)
+	upTo, _ := h.resync(slow)
 	if upTo != at+n {
 		t.Fatalf("resync to %d, want %d", upTo, at+n)
 	}
@@ -290,5 +290,54 @@ func TestRenderRange_InvisibleTailEndsWithItsID(t *testing.T) {
 	}
 	if len(frames) != 2 || frames[0].seq != 2 || frames[1].from != 3 || frames[1].seq != 4 || string(frames[1].data) != "id: 4\n\n" {
 		t.Fatalf("frames = %+v", frames)
+	}
+}
+
+// TestBroker_LaggingSubscriberResyncsAcrossAReplace: a subscriber that lags
+// while the log is replaced misses the reset frame; its resync reports the
+// new generation, so it re-renders the whole page from the new log instead
+// of a range of the old one.
+func TestBroker_LaggingSubscriberResyncsAcrossAReplace(t *testing.T) {
+	src := &logSource{h: core.SessionHeader{ID: "s"}}
+	src.add(core.EventTurnStart, core.TurnStart{Turn: 1})
+	src.add(core.EventStepStart, core.StepBoundary{Turn: 1, Step: 1})
+	b := newBroker(src, genericPresenter{}, Tuning{Buffer: 1}.withDefaults(), slog.New(slog.DiscardHandler))
+	defer b.Close()
+	ctx := context.Background()
+	h, slow, _, err := b.subscribe(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fast, _, _ := b.subscribe(ctx, "s")
+	for _, id := range []string{"old-1", "old-2"} {
+		b.Publish("s", []core.Event{src.add(core.EventToolCall, core.ToolCall{Turn: 1, Step: 1, CallID: id, Name: "x", Arguments: "{}"})})
+		<-fast.ch
+	}
+	<-slow.kick // its queue of one overflowed
+
+	// The store replaces the log with a shorter one.
+	src.mu.Lock()
+	src.events = nil
+	src.mu.Unlock()
+	src.add(core.EventTurnStart, core.TurnStart{Turn: 1})
+	src.add(core.EventStepStart, core.StepBoundary{Turn: 1, Step: 1})
+	src.add(core.EventToolCall, core.ToolCall{Turn: 1, Step: 1, CallID: "new-1", Name: "x", Arguments: "{}"})
+	b.Replace("s")
+	f := <-fast.ch
+	if !f.reset || f.gen != 1 || f.seq != 2 || !strings.Contains(string(f.data), `id="call-new-1"`) || strings.Contains(string(f.data), "old-") {
+		t.Fatalf("reset frame = reset %v gen %d seq %d: %s", f.reset, f.gen, f.seq, f.data)
+	}
+
+	upTo, gen := h.resync(slow)
+	if gen == slow.gen || upTo != 2 {
+		t.Fatalf("resync = (%d, gen %d), subscriber gen %d: want seq 2 of a new generation", upTo, gen, slow.gen)
+	}
+	page, err := b.renderPageAt(ctx, "s", upTo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), `id="transcript"`) || !strings.Contains(string(page), "new-1") || strings.Contains(string(page), "old-") ||
+		!strings.Contains(string(page), "id: 2\n") {
+		t.Errorf("page from the new log = %s", page)
 	}
 }

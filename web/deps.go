@@ -48,12 +48,19 @@ type SessionSummary struct {
 }
 
 // CommitFeed delivers committed events. The store calls every registered
-// function after each durable commit (never before), with that session's
-// events in seq order; events may be empty for a change without events
-// (a new session, a title or status change). Functions must not block;
-// web's never do.
+// function after each durable commit (never before). Functions must not
+// block; web's never do.
 type CommitFeed interface {
+	// OnCommit registers fn for commits that append to a log: it gets
+	// that session's appended events in seq order, continuing the events
+	// it was given before; events may be empty for a change without
+	// events (a new session, a title or status change).
 	OnCommit(fn func(sessionID string, events []core.Event)) (remove func())
+	// OnReplace registers fn for commits that replaced a session's whole
+	// log (a watched dsh file that was rewritten): the session's events
+	// are now only what the source returns, from seq 0. Such a commit is
+	// delivered to OnReplace functions, not to OnCommit ones.
+	OnReplace(fn func(sessionID string)) (remove func())
 }
 
 // Runner starts, messages and cancels agent sessions.

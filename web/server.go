@@ -78,7 +78,9 @@ func New(deps Deps) *Server {
 	}
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
 	if deps.Commits != nil {
-		s.remove = deps.Commits.OnCommit(s.broker.Publish)
+		removeCommit := deps.Commits.OnCommit(s.broker.Publish)
+		removeReplace := deps.Commits.OnReplace(s.broker.Replace)
+		s.remove = func() { removeCommit(); removeReplace() }
 	}
 	s.e = s.routes()
 	return s

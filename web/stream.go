@@ -111,16 +111,19 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 	}
 	defer s.broker.unsubscribe(h, sub)
 
+	failed := func(err error) {
+		if ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "stream: catch-up failed", "session_id", id, "after", cursor, "err", err)
+			w.fail("live updates stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
+		}
+	}
 	catchUp := func(to int64) bool {
 		if to <= cursor {
 			return true
 		}
 		frames, err := s.broker.renderRange(ctx, id, cursor, to)
 		if err != nil {
-			if ctx.Err() == nil {
-				s.log.ErrorContext(ctx, "stream: catch-up failed", "session_id", id, "after", cursor, "err", err)
-				w.fail("live updates stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
-			}
+			failed(err)
 			return false
 		}
 		for _, f := range frames {
@@ -130,6 +133,21 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 		}
 		cursor = to
 		return true
+	}
+	// resync brings a lagging stream up to the hub: the events it missed,
+	// or the whole page when the log was replaced meanwhile.
+	resync := func() bool {
+		to, gen := h.resync(sub)
+		if gen == sub.gen {
+			return catchUp(to)
+		}
+		data, err := s.broker.renderPageAt(ctx, id, to)
+		if err != nil {
+			failed(err)
+			return false
+		}
+		cursor, sub.gen = to, gen
+		return w.write(data)
 	}
 	if !catchUp(at) {
 		return nil
@@ -141,15 +159,19 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-h.ctx.Done(): // the broker closed
-			w.fail(stoppedMessage)
+		case <-h.ctx.Done(): // the broker closed, or the hub failed
+			if err := h.stopErr(); err != nil {
+				w.fail("live updates stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
+			} else {
+				w.fail(stoppedMessage)
+			}
 			return nil
 		case <-ka.C:
 			if !w.write([]byte(": keep-alive\n\n")) {
 				return nil
 			}
 		case <-sub.kick:
-			if !catchUp(h.resync(sub)) {
+			if !resync() {
 				return nil
 			}
 		case f := <-sub.ch:
@@ -159,6 +181,13 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 			lost := false
 			for {
 				switch {
+				case f.reset && f.gen > sub.gen:
+					// The log was replaced: the page is re-rendered
+					// from the new one, and the cursor counts in it.
+					batch = append(batch, f.data...)
+					cursor, sub.gen = f.seq, f.gen
+				case f.gen != sub.gen:
+					lost = true
 				case f.seq <= cursor:
 				case f.from == cursor+1:
 					batch = append(batch, f.data...)
@@ -179,7 +208,7 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 			if !w.write(batch) {
 				return nil
 			}
-			if lost && !catchUp(h.resync(sub)) {
+			if lost && !resync() {
 				return nil
 			}
 		}

@@ -28,6 +28,7 @@ type Store struct {
 	mu       sync.RWMutex
 	sessions map[string]*session
 	hooks    map[int]func(string, []core.Event)
+	replaces map[int]func(string)
 	nextHook int
 	// commitMu orders commit notifications: each session's events reach the
 	// hooks in seq order.
@@ -44,7 +45,8 @@ type session struct {
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{Now: time.Now, sessions: map[string]*session{}, hooks: map[int]func(string, []core.Event){}}
+	return &Store{Now: time.Now, sessions: map[string]*session{}, hooks: map[int]func(string, []core.Event){},
+		replaces: map[int]func(string){}}
 }
 
 var _ interface {
@@ -65,6 +67,57 @@ func (s *Store) OnCommit(fn func(string, []core.Event)) func() {
 		delete(s.hooks, id)
 		s.mu.Unlock()
 	}
+}
+
+// OnReplace implements web.CommitFeed.
+func (s *Store) OnReplace(fn func(string)) func() {
+	s.mu.Lock()
+	id := s.nextHook
+	s.nextHook++
+	s.replaces[id] = fn
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.replaces, id)
+		s.mu.Unlock()
+	}
+}
+
+// ReplaceSession replaces a session's header and whole log (seqs from 0),
+// as the SQLite store does when a watched dsh file was rewritten, then
+// notifies the OnReplace functions (not the OnCommit ones).
+func (s *Store) ReplaceSession(ctx context.Context, h core.SessionHeader, events []core.Event) error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.mu.Lock()
+	old := s.sessions[h.ID]
+	if old == nil {
+		s.mu.Unlock()
+		return core.Errorf(core.CodeNotFound, "no session %q", h.ID)
+	}
+	for i, e := range events {
+		if e.Seq != int64(i) || len(e.Data) == 0 {
+			s.mu.Unlock()
+			return core.Errorf(core.CodeInvalid, "event %d: seq %d, want %d with data", i, e.Seq, i)
+		}
+	}
+	if h.CreatedAt == 0 {
+		h.CreatedAt = old.h.CreatedAt
+	}
+	ss := &session{h: h, sum: web.SessionSummary{ID: h.ID, CreatedAt: h.CreatedAt, UpdatedAt: h.CreatedAt, ParentID: h.ParentSession, Status: "empty"}}
+	for _, e := range events {
+		ss.add(e)
+	}
+	s.sessions[h.ID] = ss
+	fns := make([]func(string), 0, len(s.replaces))
+	for _, f := range s.replaces {
+		fns = append(fns, f)
+	}
+	s.mu.Unlock()
+	for _, f := range fns {
+		f(h.ID)
+	}
+	return nil
 }
 
 func (s *Store) notify(id string, events []core.Event) {
