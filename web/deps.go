@@ -101,6 +101,12 @@ type Deps struct {
 	Importer Importer
 	Logger   *slog.Logger
 	Tuning   Tuning
+	// AllowedHosts are Host names (any port) or host:port values the
+	// server answers besides localhost, 127.0.0.1 and ::1 — e.g. the name
+	// of a reverse proxy. Setting it also restricts a server listening on
+	// an unspecified address (0.0.0.0, ::), which otherwise answers any
+	// Host. See Server.Serve.
+	AllowedHosts []string
 }
 
 // Tuning holds the live path's knobs; zero values take the defaults.

@@ -1,8 +1,11 @@
 package web
 
 import (
+	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 )
@@ -40,6 +43,97 @@ func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 			if err != nil || u.Host != r.Host {
 				return echo.NewHTTPError(http.StatusForbidden, "cross-origin request refused")
 			}
+		}
+		return next(c)
+	}
+}
+
+// loopbackNames are the hosts a loopback server always answers: names a
+// web page cannot point at another address (DNS rebinding needs a name
+// the attacker controls).
+var loopbackNames = []string{"localhost", "127.0.0.1", "::1"}
+
+// hostPolicy says which Host headers the server answers. It guards against
+// DNS rebinding: a page on evil.example whose name is re-pointed at
+// 127.0.0.1 reaches a loopback prism as same-origin, but its requests
+// still say Host: evil.example.
+type hostPolicy struct {
+	open      bool            // any Host is answered
+	names     map[string]bool // hostnames (lowercase, IPv6 without brackets), any port
+	hostPorts map[string]bool // host:port entries of Deps.AllowedHosts
+	listen    string          // the listen address, for the refusal message
+}
+
+// newHostPolicy returns the policy of a server listening on addr (nil: a
+// Handler user, taken to listen on loopback as httptest does):
+//   - a loopback address answers localhost, 127.0.0.1 and ::1 (any port)
+//     and the AllowedHosts;
+//   - an unspecified address (0.0.0.0, ::, e.g. in a container), or a
+//     listener that is not TCP, answers any Host — unless AllowedHosts is
+//     set, which restricts it as on loopback;
+//   - another specific address answers that address too.
+//
+// An AllowedHosts entry is a host name (any port) or host:port.
+func newHostPolicy(addr net.Addr, allowed []string) *hostPolicy {
+	p := &hostPolicy{names: map[string]bool{}, hostPorts: map[string]bool{}}
+	for _, n := range loopbackNames {
+		p.names[n] = true
+	}
+	restricted := false // AllowedHosts is set
+	for _, a := range allowed {
+		a = strings.ToLower(strings.TrimSpace(a))
+		if a == "" {
+			continue
+		}
+		restricted = true
+		if h, port, err := net.SplitHostPort(a); err == nil && port != "" {
+			p.hostPorts[net.JoinHostPort(h, port)] = true
+		} else {
+			p.names[strings.Trim(a, "[]")] = true
+		}
+	}
+	if addr == nil {
+		p.listen = "a loopback address"
+		return p
+	}
+	p.listen = addr.String()
+	t, ok := addr.(*net.TCPAddr)
+	switch {
+	case !ok || t.IP == nil || t.IP.IsUnspecified():
+		p.open = !restricted
+	case !t.IP.IsLoopback():
+		p.names[t.IP.String()] = true
+	}
+	return p
+}
+
+// allows reports whether a request for hostport is answered. A request
+// without Host (HTTP/1.0) is: browsers always send one.
+func (p *hostPolicy) allows(hostport string) bool {
+	if p.open || hostport == "" {
+		return true
+	}
+	hp := strings.ToLower(hostport)
+	host, port, err := net.SplitHostPort(hp)
+	if err != nil {
+		host, port = hp, ""
+	}
+	host = strings.Trim(host, "[]")
+	if p.names[host] {
+		return true
+	}
+	return port != "" && p.hostPorts[net.JoinHostPort(host, port)]
+}
+
+// checkHost refuses requests for a Host the server does not answer
+// (hostPolicy) with 403.
+func (s *Server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		p := s.hosts.Load()
+		if host := c.Request().Host; !p.allows(host) {
+			return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf(
+				"host %q refused: this server listens on %s and answers only localhost, 127.0.0.1, [::1] and the hosts it is configured to allow (a guard against DNS rebinding); open it as http://localhost or http://127.0.0.1",
+				host, p.listen))
 		}
 		return next(c)
 	}

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/a-h/templ"
@@ -56,6 +57,7 @@ type Server struct {
 	assets views.Assets
 	hlCSS  []byte
 	remove func()
+	hosts  atomic.Pointer[hostPolicy]
 }
 
 // New returns a server over deps. It panics when Sessions or Presenter is
@@ -68,6 +70,7 @@ func New(deps Deps) *Server {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{deps: deps, tune: deps.Tuning.withDefaults(), log: deps.Logger}
+	s.hosts.Store(newHostPolicy(nil, deps.AllowedHosts))
 	s.hlCSS = []byte(views.HighlightCSS())
 	s.assets = views.Assets{
 		CSS:          "/static/app.css?v=" + static.Hash("app.css"),
@@ -86,7 +89,9 @@ func New(deps Deps) *Server {
 	return s
 }
 
-// Handler returns the server's HTTP handler.
+// Handler returns the server's HTTP handler. It answers the Host names of
+// a loopback listener (and Deps.AllowedHosts); Serve adapts that to the
+// listener it is given.
 func (s *Server) Handler() http.Handler { return s.e }
 
 // Broker returns the server's broker (its Publish is what the commit feed
@@ -106,7 +111,13 @@ func (s *Server) Close() {
 // request's context derives from ctx (BaseContext), so open streams end
 // and Shutdown does not wait for them. It has no WriteTimeout: SSE streams
 // live long.
+//
+// The listen address decides which Host headers are answered (a guard
+// against DNS rebinding): on loopback only localhost, 127.0.0.1 and ::1;
+// on an unspecified address (0.0.0.0, ::) any; Deps.AllowedHosts adds
+// names and restricts an unspecified address to them.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.hosts.Store(newHostPolicy(ln.Addr(), s.deps.AllowedHosts))
 	srv := &http.Server{
 		Handler:           s.e,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -137,6 +148,7 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(middleware.Recover())
 	e.Use(s.logRequests)
 	e.Use(securityHeaders)
+	e.Use(s.checkHost)
 	e.Use(sameOrigin)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
 		Level: 1,

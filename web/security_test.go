@@ -1,0 +1,117 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"prism/core"
+	"prism/web"
+	"prism/web/memstore"
+)
+
+// hostStatus sends GET path to base with the given Host header.
+func hostStatus(t *testing.T, base, host, path string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+	req.Host = host
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// TestHost_LoopbackServerRefusesOtherHosts: a server on a loopback address
+// answers only loopback Host names (any port) and the allowed hosts; a
+// DNS-rebound name gets 403 with the reason.
+func TestHost_LoopbackServerRefusesOtherHosts(t *testing.T) {
+	e := newEnv(t, func(d *web.Deps) { d.AllowedHosts = []string{"Prism.Example", "proxy.example:8443"} })
+	e.session(t, "s1", nil)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(e.ts.URL, "http://"))
+	for host, want := range map[string]int{
+		"evil.example":            403,
+		"evil.example:" + port:    403,
+		"localhost.evil.example":  403,
+		"127.0.0.1.evil.example":  403,
+		"proxy.example":           403,
+		"proxy.example:80":        403,
+		"localhost:" + port:       200,
+		"LOCALHOST":               200,
+		"127.0.0.1:" + port:       200,
+		"[::1]:" + port:           200,
+		"prism.example":           200,
+		"prism.example:" + port:   200,
+		"proxy.example:8443":      200,
+		"127.0.0.1:" + port + "0": 200, // the port does not matter
+		"[::1]":                   200,
+	} {
+		for _, path := range []string{"/", "/sessions/s1", "/api/sessions", "/healthz"} {
+			got, body := hostStatus(t, e.ts.URL, host, path)
+			if got != want {
+				t.Errorf("Host %q, GET %s = %d, want %d", host, path, got, want)
+			}
+			if want == 403 && !strings.Contains(body, "DNS rebinding") {
+				t.Errorf("Host %q: refusal does not say why: %s", host, body)
+			}
+		}
+	}
+}
+
+// TestHost_ServeAdaptsToItsListener: Serve on loopback refuses a foreign
+// Host; on an unspecified address it answers any Host unless AllowedHosts
+// restricts it.
+func TestHost_ServeAdaptsToItsListener(t *testing.T) {
+	for _, tc := range []struct {
+		name, listen string
+		allowed      []string
+		evil         int
+	}{
+		{"loopback", "127.0.0.1:0", nil, 403},
+		{"unspecified", "0.0.0.0:0", nil, 200},
+		{"unspecified, allowed hosts", "0.0.0.0:0", []string{"prism.example"}, 403},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := memstore.New()
+			if err := st.CreateSession(context.Background(), core.SessionHeader{ID: "s1", CreatedAt: t0}); err != nil {
+				t.Fatal(err)
+			}
+			srv := web.New(web.Deps{Sessions: st, Presenter: memstore.Presenter{}, AllowedHosts: tc.allowed})
+			defer srv.Close()
+			ln, err := net.Listen("tcp", tc.listen)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- srv.Serve(ctx, ln) }()
+			defer func() {
+				cancel()
+				select {
+				case <-served:
+				case <-time.After(10 * time.Second):
+					t.Error("Serve did not return")
+				}
+			}()
+			_, port, _ := net.SplitHostPort(ln.Addr().String())
+			base := "http://127.0.0.1:" + port
+			if got, _ := hostStatus(t, base, "evil.example", "/sessions/s1"); got != tc.evil {
+				t.Errorf("Host evil.example = %d, want %d", got, tc.evil)
+			}
+			if got, _ := hostStatus(t, base, "localhost:"+port, "/sessions/s1"); got != 200 {
+				t.Errorf("Host localhost = %d, want 200", got)
+			}
+			if tc.allowed != nil {
+				if got, _ := hostStatus(t, base, "prism.example", "/sessions/s1"); got != 200 {
+					t.Errorf("allowed Host = %d, want 200", got)
+				}
+			}
+		})
+	}
+}
