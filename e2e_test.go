@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"prism/core/model"
 	"prism/db"
 	"prism/web"
+	"prism/web/memstore"
 )
 
 const chromium = "/usr/bin/chromium"
@@ -216,5 +219,56 @@ func TestCommitFeedRoutesReplacedLogs(t *testing.T) {
 	f.publish(db.Commit{SessionID: "c", Created: true})
 	if !slices.Equal(appended, []string{"a", "c"}) || !slices.Equal(replaced, []string{"b"}) {
 		t.Errorf("OnCommit got %v, OnReplace got %v; want [a c] and [b]", appended, replaced)
+	}
+}
+
+// TestWebRunnerOwnsOnlyItsSessions: the runner adapter owns the sessions
+// the runner started, not others in the store (imported, watched, an
+// earlier run's), and the session page shows the follow-up and cancel
+// controls accordingly.
+func TestWebRunnerOwnsOnlyItsSessions(t *testing.T) {
+	ctx := t.Context()
+	log := quietLog()
+	store := memstore.New()
+	release := make(chan struct{})
+	reg, err := presentationRegistry(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.MustRegister(gateTool(release))
+	runner, err := agent.NewRunner(agent.RunnerConfig{Store: store, Tools: reg, Models: gateModels{},
+		WorkspaceRoot: t.TempDir(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := web.New(web.Deps{Sessions: store, Commits: store, Runner: webRunner{runner}, Presenter: reg, Logger: log})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		close(release)
+		ts.Close()
+		srv.Close()
+		runner.Close()
+	})
+	id, err := runner.Start(ctx, agent.StartRequest{Prompt: "Open the north gate."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.CreateSession(ctx, core.SessionHeader{ID: "imported", CreatedAt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	w := webRunner{runner}
+	if !w.Owns(id) || w.Owns("imported") || w.Owns("nope") {
+		t.Errorf("Owns(started) = %v, Owns(imported) = %v, Owns(unknown) = %v; want true, false, false", w.Owns(id), w.Owns("imported"), w.Owns("nope"))
+	}
+	for sid, want := range map[string]bool{id: true, "imported": false} {
+		res, err := ts.Client().Get(ts.URL + "/sessions/" + sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if got := strings.Contains(string(body), `data-testid="message-form"`); res.StatusCode != 200 || got != want {
+			t.Errorf("GET /sessions/%s = %d, message form shown %v, want %v", sid, res.StatusCode, got, want)
+		}
 	}
 }

@@ -59,7 +59,7 @@ type SessionPageView struct {
 	Earlier   *EarlierView
 	Segments  []Segment
 	StreamURL string // "" for a page without a live stream
-	CanRun    bool
+	CanRun    bool   // show the follow-up and cancel controls (the runner owns the session)
 }
 
 // DefaultWindow is how many transcript items the first paint shows.

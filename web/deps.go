@@ -73,6 +73,16 @@ type Runner interface {
 	Cancel(ctx context.Context, sessionID string) error
 }
 
+// SessionOwner is an optional interface of a Runner. Owns reports whether
+// the runner runs the session: whether it takes follow-up messages for it
+// and can cancel its turn (imported and watched sessions, and those of an
+// earlier run, are not its own). The session page shows its follow-up and
+// cancel controls only for owned sessions; a Runner without Owns is taken
+// to own every session.
+type SessionOwner interface {
+	Owns(sessionID string) bool
+}
+
 // StartRequest is what starts a session.
 type StartRequest struct {
 	Prompt    string `json:"prompt"`

@@ -95,8 +95,20 @@ func (s *Server) handleSession(c echo.Context) error {
 		title = "session " + short(id)
 	}
 	v := views.NewSessionPage(s.meta(title), t, s.tune.Window, stream)
-	v.CanRun = s.deps.Runner != nil
+	v.CanRun = s.owns(id)
 	return s.render(c, http.StatusOK, views.SessionPage(v))
+}
+
+// owns reports whether the runner takes follow-ups for, and cancels turns
+// of, session id (SessionOwner).
+func (s *Server) owns(id string) bool {
+	if s.deps.Runner == nil {
+		return false
+	}
+	if o, ok := s.deps.Runner.(SessionOwner); ok {
+		return o.Owns(id)
+	}
+	return true
 }
 
 // handleEarlier handles GET /sessions/:id/earlier?before=SEQ: a Datastar

@@ -355,3 +355,43 @@ func TestAPI_ExportIsSessionlogJSONL(t *testing.T) {
 		t.Errorf("export differs from sessionlog.WriteJSONL:\n got %s\nwant %s\n(rest equal: %v)", gl, wantFirst, wl == strings.SplitN(want.String(), "\n", 2)[1])
 	}
 }
+
+// ownerRunner owns only the sessions in mine.
+type ownerRunner struct {
+	fakeRunner
+	mine map[string]bool
+}
+
+func (o *ownerRunner) Owns(id string) bool { return o.mine[id] }
+
+// TestPages_ControlsOnlyForOwnedSessions: the follow-up and cancel forms
+// are shown for a session the runner runs, not for one it does not (an
+// imported or watched session, or one of an earlier run), whose POSTs
+// would fail; a runner without Owns keeps them on every session.
+func TestPages_ControlsOnlyForOwnedSessions(t *testing.T) {
+	or := &ownerRunner{mine: map[string]bool{"mine": true}}
+	e := newEnv(t, func(d *web.Deps) { d.Runner = or })
+	e.session(t, "mine", nil)
+	e.session(t, "imported", nil)
+	controls := func(e *env, id string) int {
+		_, body := e.get(t, "/sessions/"+id)
+		d := doc(t, body)
+		return d.Find(`[data-testid="message-form"]`).Length() + d.Find(`form[action$="/cancel"]`).Length()
+	}
+	if n := controls(e, "mine"); n != 2 {
+		t.Errorf("owned session: %d controls, want the message and cancel forms", n)
+	}
+	if n := controls(e, "imported"); n != 0 {
+		t.Errorf("session the runner does not own: %d controls, want none", n)
+	}
+	e2 := newEnv(t, func(d *web.Deps) { d.Runner = &fakeRunner{} })
+	e2.session(t, "any", nil)
+	if n := controls(e2, "any"); n != 2 {
+		t.Errorf("runner without Owns: %d controls, want 2", n)
+	}
+	e3 := newEnv(t, nil)
+	e3.session(t, "any", nil)
+	if n := controls(e3, "any"); n != 0 {
+		t.Errorf("no runner: %d controls, want none", n)
+	}
+}
