@@ -144,6 +144,28 @@ func TestBrowser_PendingCardCompletesWithoutReload(t *testing.T) {
 		t.Errorf("navigations = %d (%v), want 1: no reload", nav, err)
 	}
 
+	// The store replaces the log (a rewritten watched file) with a shorter
+	// one: the page morphs to the new log and follows it live.
+	fresh := memstore.NewBuilder(t0)
+	fresh.TurnStart().StepStart().User("rewritten").Call("fresh", "note", `{}`).Result("fresh", "ok", false, nil, nil)
+	if err := e.store.ReplaceSession(context.Background(), core.SessionHeader{ID: "b1", CreatedAt: t0, Cwd: "/work"}, fresh.Events); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(`#call-fresh[data-state="ok"]`))); err != nil {
+		t.Fatalf("the replaced log never reached the page: %v", err)
+	}
+	fresh.Call("next", "note", `{}`)
+	e.append(t, "b1", fresh.Events[len(fresh.Events)-1])
+	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(`#call-next[data-state="pending"]`))); err != nil {
+		t.Fatalf("the new log is not followed live: %v", err)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#call-old, #call-live').length`)); err != nil || n != 0 {
+		t.Errorf("cards of the old log still shown: %d (%v)", n, err)
+	}
+	if nav, err := chromedp.Run(ctx, chromedp.Evaluate[int](`performance.getEntriesByType('navigation').length`)); err != nil || nav != 1 {
+		t.Errorf("navigations after the replace = %d (%v), want 1", nav, err)
+	}
+
 	// A long session: the first paint is a window; "show earlier" loads
 	// the rest in place.
 	long := memstore.NewBuilder(t0)
@@ -164,7 +186,7 @@ func TestBrowser_PendingCardCompletesWithoutReload(t *testing.T) {
 	if before == 0 || after <= before {
 		t.Errorf("load earlier: %d cards before, %d after", before, after)
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.ts.URL+"/sessions/b1"), chromedp.WaitReady(chromedp.CSS(`#call-live[data-state="ok"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.ts.URL+"/sessions/b1"), chromedp.WaitReady(chromedp.CSS(`#call-fresh[data-state="ok"]`))); err != nil {
 		t.Fatal(err)
 	}
 
