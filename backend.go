@@ -82,6 +82,8 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Importer:  storeImporter{store},
 		Runner:    runner,
 		Presenter: presenter,
+
+		AllowedHosts: cfg.AllowedHosts,
 	}
 	return deps, release, nil
 }

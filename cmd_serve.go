@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 
 	"prism/web"
 )
@@ -29,6 +30,9 @@ type serveConfig struct {
 	Watch string
 	// NoDemo skips the demo session on an empty database.
 	NoDemo bool
+	// AllowedHosts are extra Host header values the server answers (DNS
+	// rebinding protection admits only loopback names on a loopback bind).
+	AllowedHosts []string
 	// agent configures the agent runner.
 	agent *agentFlags
 }
@@ -44,9 +48,15 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&cfg.SyncNormal, "sync-normal", envBool("PRISM_SYNC_NORMAL"), "relax SQLite synchronous=FULL to NORMAL: faster, may lose the last commits on power loss (env PRISM_SYNC_NORMAL=1)")
 	fs.StringVar(&cfg.Watch, "watch", os.Getenv("PRISM_WATCH"), "tail this dsh sessions directory into the store, e.g. ~/.dsh/sessions (env PRISM_WATCH)")
 	fs.BoolVar(&cfg.NoDemo, "no-demo", envBool("PRISM_NO_DEMO"), "do not start the demo session on an empty database (env PRISM_NO_DEMO=1)")
+	hosts := fs.String("allowed-hosts", os.Getenv("PRISM_ALLOWED_HOSTS"), "comma-separated extra Host names the server answers, e.g. a proxy's name (env PRISM_ALLOWED_HOSTS)")
 	cfg.agent = addAgentFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	for _, h := range strings.Split(*hosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			cfg.AllowedHosts = append(cfg.AllowedHosts, h)
+		}
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
