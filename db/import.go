@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime/debug"
+	"time"
 
 	"prism/core"
 	"prism/core/sessionlog"
@@ -54,16 +56,28 @@ type ImportResult struct {
 // (ImportUnchanged); if it is a prefix, the rest is appended
 // (ImportExtended); otherwise the import fails with core.CodeConflict.
 func (st *Store) ImportFile(ctx context.Context, path string) ([]ImportResult, error) {
+	release, err := st.acquireImport(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	logs, _, err := sessionlog.ReadFile(path, st.opts.Limits)
 	if err != nil {
 		return nil, err
 	}
+	defer releaseMemory(logs)
 	return st.importLogs(ctx, path, logs)
 }
 
 // Import is ImportFile for a file held by a reader (an upload); name is
-// used in errors.
+// used in errors. JSONL and zstd are decoded as they stream in; a zip is
+// first copied to a temporary file.
 func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int64) ([]ImportResult, error) {
+	release, err := st.acquireImport(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	logs, _, err := sessionlog.Decode(r, size, st.opts.Limits)
 	if err != nil {
 		var fe *sessionlog.FormatError
@@ -72,7 +86,67 @@ func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int6
 		}
 		return nil, err
 	}
+	defer releaseMemory(logs)
 	return st.importLogs(ctx, name, logs)
+}
+
+// importRetryAfter is what a busy import answer suggests waiting.
+const importRetryAfter = 5 * time.Second
+
+// BusyError refuses work the store has no capacity for right now (every
+// import slot is taken). It is coded core.CodeUnavailable; RetryAfter says
+// when to try again (HTTP answers 503 with a Retry-After header).
+type BusyError struct {
+	Message string
+	After   time.Duration
+}
+
+func (e *BusyError) Error() string { return e.Message }
+
+// ErrorName returns "BusyError".
+func (e *BusyError) ErrorName() string { return "BusyError" }
+
+// ErrorCode returns core.CodeUnavailable.
+func (e *BusyError) ErrorCode() string { return core.CodeUnavailable }
+
+// RetryAfter returns how long to wait before trying again.
+func (e *BusyError) RetryAfter() time.Duration { return e.After }
+
+// acquireImport takes an import slot. With wait unset it fails at once
+// with a *BusyError when none is free; with wait set it waits for one
+// (until ctx ends).
+func (st *Store) acquireImport(ctx context.Context, wait bool) (release func(), err error) {
+	select {
+	case st.imports <- struct{}{}:
+		return func() { <-st.imports }, nil
+	default:
+	}
+	if !wait {
+		return nil, &BusyError{After: importRetryAfter, Message: fmt.Sprintf(
+			"the server is already importing %d files (its limit of concurrent imports); try again in a few seconds", cap(st.imports))}
+	}
+	select {
+	case st.imports <- struct{}{}:
+		return func() { <-st.imports }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// releaseMemory returns the memory a large import held to the operating
+// system once its logs are dropped, instead of leaving the process at its
+// peak until the runtime's scavenger gets to it.
+func releaseMemory(logs []*sessionlog.Log) {
+	var held int
+	for _, l := range logs {
+		for i := range l.Events {
+			held += len(l.Events[i].Data)
+		}
+	}
+	clear(logs)
+	if held >= 4<<20 {
+		debug.FreeOSMemory()
+	}
 }
 
 func asFormatError(err error, fe **sessionlog.FormatError) bool {
@@ -127,9 +201,18 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 		}
 		preps = append(preps, p)
 	}
+	inFile := map[string]bool{}
+	for _, p := range preps {
+		inFile[p.log.Header.ID] = true
+	}
 	var results []ImportResult
 	err := st.write(ctx, func(t *wtx) error {
 		results = results[:0]
+		for _, p := range preps {
+			if err := t.checkParent(file, p.log, inFile); err != nil {
+				return err
+			}
+		}
 		for _, p := range preps {
 			h := p.log.Header
 			outcome, added, err := t.syncLog(h, p.events, SourceImport, false)
@@ -152,6 +235,26 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 		st.log.Info("imported session", "file", file, "session_id", r.SessionID, "outcome", r.Outcome, "events", r.Events, "added", r.Added, "repaired", r.Repaired)
 	}
 	return results, nil
+}
+
+// checkParent refuses a subagent log whose parent session is neither in
+// the same file nor stored: it would be an orphan no page links to.
+func (t *wtx) checkParent(file string, l *sessionlog.Log, inFile map[string]bool) error {
+	parent := l.Header.ParentSession
+	if parent == "" || inFile[parent] {
+		return nil
+	}
+	s, err := t.state(parent)
+	if err != nil || s.exists {
+		return err
+	}
+	where := file
+	if l.Entry != "" {
+		where += ": " + l.Entry
+	}
+	return core.Errorf(core.CodeInvalid,
+		"%s: session %s is a subagent of session %s, which is neither in this file nor in the store; import the parent session first (or dsh's export .zip, which holds the whole family); nothing was imported",
+		where, l.Header.ID, parent)
 }
 
 // syncLog makes the stored session equal h plus events: it creates it,

@@ -35,27 +35,75 @@ func (st *Store) write(ctx context.Context, fn func(*wtx) error) error {
 // RepairOpenTurns applies crash repair to every session prism itself writes
 // (source "live") whose status is running: it loads the log, appends
 // core.InterruptedTurnClosers (synthetic tool results, step/end,
-// turn/end{interrupted}), which marks the session interrupted. Call it at
-// startup, before any agent runs; it returns the ids it repaired. Imported
+// turn/end{interrupted}), which marks the session interrupted. A live
+// session that never got its first turn logged (created, then the process
+// died before its prompt was committed: no events at all) is marked
+// interrupted too; nothing is invented for its log. Call it at startup,
+// before any agent runs; it returns the ids it repaired or marked. Imported
 // and watched sessions are not touched (import repairs at import time; a
 // watched session belongs to dsh, which repairs its own log).
 func (st *Store) RepairOpenTurns(ctx context.Context) ([]string, error) {
-	rows, err := st.rdb.QueryContext(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'running'")
+	marked, err := st.markUnstarted(ctx)
 	if err != nil {
-		return nil, translate(err, "list running sessions")
+		return nil, err
 	}
+	repaired, err := st.repairRunning(ctx)
+	return append(marked, repaired...), err
+}
+
+// markUnstarted marks live sessions without a single event interrupted.
+func (st *Store) markUnstarted(ctx context.Context) ([]string, error) {
+	ids, err := st.sessionIDs(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'idle' AND last_seq = -1")
+	if err != nil {
+		return nil, err
+	}
+	var marked []string
+	for _, id := range ids {
+		done := false
+		err := st.write(ctx, func(t *wtx) error {
+			s, err := t.state(id)
+			if err != nil || !s.exists || s.status != StatusIdle || s.lastSeq != -1 {
+				return err
+			}
+			s.status, s.dirty, done = StatusInterrupted, true, true
+			return nil
+		})
+		if err != nil {
+			return marked, err
+		}
+		if done {
+			marked = append(marked, id)
+			st.log.Info("marked a session whose first turn was never logged interrupted", "session_id", id)
+		}
+	}
+	return marked, nil
+}
+
+func (st *Store) sessionIDs(ctx context.Context, query string) ([]string, error) {
+	rows, err := st.rdb.QueryContext(ctx, query)
+	if err != nil {
+		return nil, translate(err, "list sessions")
+	}
+	defer rows.Close()
 	var ids []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, translate(err, "list running sessions")
+			return nil, translate(err, "list sessions")
 		}
 		ids = append(ids, id)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, translate(err, "list running sessions")
+		return nil, translate(err, "list sessions")
+	}
+	return ids, nil
+}
+
+// repairRunning closes the open turn of every running live session.
+func (st *Store) repairRunning(ctx context.Context) ([]string, error) {
+	ids, err := st.sessionIDs(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'running'")
+	if err != nil {
+		return nil, err
 	}
 	var repaired []string
 	for _, id := range ids {

@@ -3,8 +3,11 @@ package web
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -61,6 +64,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	if c.Response().Committed || errors.Is(err, context.Canceled) {
 		return
+	}
+	var busy interface{ RetryAfter() time.Duration }
+	if errors.As(err, &busy) && busy.RetryAfter() > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(busy.RetryAfter().Seconds()))))
 	}
 	msg := messageOf(err, status)
 	if req.Method == http.MethodHead {
