@@ -78,8 +78,8 @@ type Store struct {
 	wdb  *sql.DB // one connection, used only by the writer goroutine
 	// imports holds one token per import decoding now (Options.MaxImports).
 	imports chan struct{}
-	rdb  *sql.DB // the read pool
-	w    *writer
+	rdb     *sql.DB // the read pool
+	w       *writer
 
 	mu     sync.RWMutex // guards closed and sends on w.reqs
 	closed bool

@@ -15,10 +15,10 @@ import (
 )
 
 const (
-	frameMagic       = 0xFD2FB528
-	skippableMin     = 0x184D2A50
-	skippableMax     = 0x184D2A5F
-	maxBlockSize     = 128 << 10
+	frameMagic   = 0xFD2FB528
+	skippableMin = 0x184D2A50
+	skippableMax = 0x184D2A5F
+	maxBlockSize = 128 << 10
 )
 
 // Frame is the byte range of one complete zstd frame.
