@@ -27,7 +27,7 @@ const demoPrompt = "Find why the tests fail and fix it."
 // releases everything (runner first, then the store).
 func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.Deps, func(), error) {
 	feed := &commitFeed{}
-	store, err := db.Open(ctx, cfg.DB, db.Options{Logger: log, SyncNormal: cfg.SyncNormal, Committed: feed.publish})
+	store, err := db.Open(ctx, cfg.DB, db.Options{Logger: log, SyncNormal: cfg.SyncNormal, Limits: cfg.ImportLimits, Committed: feed.publish})
 	if err != nil {
 		return web.Deps{}, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"prism/core/sessionlog"
 	"prism/web"
 )
 
@@ -33,6 +34,8 @@ type serveConfig struct {
 	// AllowedHosts are extra Host header values the server answers (DNS
 	// rebinding protection admits only loopback names on a loopback bind).
 	AllowedHosts []string
+	// ImportLimits bound what uploads and --watch decode (--import-memory).
+	ImportLimits sessionlog.Limits
 	// agent configures the agent runner.
 	agent *agentFlags
 }
@@ -49,10 +52,16 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&cfg.Watch, "watch", os.Getenv("PRISM_WATCH"), "tail this dsh sessions directory into the store, e.g. ~/.dsh/sessions (env PRISM_WATCH)")
 	fs.BoolVar(&cfg.NoDemo, "no-demo", envBool("PRISM_NO_DEMO"), "do not start the demo session on an empty database (env PRISM_NO_DEMO=1)")
 	hosts := fs.String("allowed-hosts", os.Getenv("PRISM_ALLOWED_HOSTS"), "comma-separated extra Host names the server answers, e.g. a proxy's name (env PRISM_ALLOWED_HOSTS)")
+	mem := importMemoryFlag(fs)
 	cfg.agent = addAgentFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %v", errUsage, err)
 	}
+	lim, err := importLimits(*mem)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.ImportLimits = lim
 	for _, h := range strings.Split(*hosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
 			cfg.AllowedHosts = append(cfg.AllowedHosts, h)
