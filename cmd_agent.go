@@ -92,7 +92,7 @@ func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID 
 	if f.maxSteps <= 0 {
 		return agent.RunnerConfig{}, fmt.Errorf("--max-steps must be positive, got %d", f.maxSteps)
 	}
-	logger.Info("agent runner", "default_model", catalog.Default(), "base_url", f.baseURL,
+	logger.Info("agent runner", "default_model", catalog.Default(), "base_url", model.RedactURL(f.baseURL),
 		"api_key", key != "", "bash", f.allowBash, "workspace", f.workspace)
 	return agent.RunnerConfig{
 		Store:             store,

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"prism/core/model"
 	"prism/core/sessionlog"
 	"prism/web"
 )
@@ -83,7 +84,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		return fmt.Errorf("%w: bad --log-level %q", errUsage, cfg.LogLevel)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger := newLogger(stderr, level, model.NewScrubber(apiKey(), cfg.agent.baseURL))
 	deps, closeBackend, err := openBackend(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -102,4 +103,22 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	return nil
+}
+
+// newLogger returns the server's text logger. Every attribute passes
+// through scrub before it is written, so neither the API key nor the base
+// URL's credentials reach the log, whichever error carried them.
+func newLogger(w io.Writer, level slog.Level, scrub *model.Scrubber) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		switch a.Value.Kind() {
+		case slog.KindString:
+			a.Value = slog.StringValue(scrub.Scrub(a.Value.String()))
+		case slog.KindAny:
+			text := fmt.Sprint(a.Value.Any())
+			if clean := scrub.Scrub(text); clean != text {
+				a.Value = slog.StringValue(clean)
+			}
+		}
+		return a
+	}}))
 }
