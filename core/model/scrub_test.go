@@ -18,9 +18,9 @@ import (
 
 func TestRedactURL(t *testing.T) {
 	tests := map[string]string{
-		"https://api.deepseek.com":                               "https://api.deepseek.com",
-		"https://alice:hunter22@proxy.example/v1":                "https://[REDACTED]@proxy.example/v1",
-		"https://tok_abcdef@proxy.example/v1":                    "https://[REDACTED]@proxy.example/v1",
+		"https://api.deepseek.com":                                "https://api.deepseek.com",
+		"https://alice:hunter22@proxy.example/v1":                 "https://[REDACTED]@proxy.example/v1",
+		"https://tok_abcdef@proxy.example/v1":                     "https://[REDACTED]@proxy.example/v1",
 		"https://h.example/v1?api_key=qk-123&api-version=2024-06": "https://h.example/v1?api_key=[REDACTED]&api-version=2024-06",
 		"https://h.example/v1?Token=x&sig=y&model=m":              "https://h.example/v1?Token=[REDACTED]&sig=[REDACTED]&model=m",
 		"http://[::1]:8080/v1?access_token=abc":                   "http://[::1]:8080/v1?access_token=[REDACTED]",
