@@ -23,7 +23,7 @@ type lineReader struct {
 func newLineReader(r io.Reader, max int) *lineReader {
 	br, ok := r.(*bufio.Reader)
 	if !ok {
-		br = bufio.NewReaderSize(r, 64<<10)
+		br = bufio.NewReaderSize(r, 16<<10)
 	}
 	return &lineReader{br: br, max: max}
 }

@@ -272,6 +272,10 @@ func (fr *frameReader) corrupt(format string, args ...any) error {
 // Read implements io.Reader: the frame's bytes, then io.EOF at its end;
 // io.ErrUnexpectedEOF when the input ends inside it.
 func (fr *frameReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	empty := 0 // reads of src that returned nothing and no error
 	for {
 		switch {
 		case errors.Is(fr.err, errTorn):
@@ -289,15 +293,17 @@ func (fr *frameReader) Read(p []byte) (int, error) {
 			n, err := fr.src.Read(p)
 			fr.n += int64(n)
 			fr.left -= int64(n)
-			if n > 0 {
+			switch {
+			case n > 0:
 				return n, nil
-			}
-			if errors.Is(err, io.EOF) {
+			case errors.Is(err, io.EOF):
 				fr.torn, fr.err = true, errTorn
-				continue
-			}
-			if err != nil {
+			case err != nil:
 				fr.err = err
+			default:
+				if empty++; empty > 100 {
+					fr.err = io.ErrNoProgress
+				}
 			}
 			continue
 		}
@@ -445,7 +451,7 @@ func zstdReason(err error) string {
 // DecodeZstd decodes a dsh session.jsonl.zstd file held in data.
 func DecodeZstd(data []byte, lim Limits) (*Log, error) {
 	lim = lim.orDefault()
-	return decodeZstd(bufio.NewReaderSize(bytes.NewReader(data), 64<<10), lim, newBudget(lim.MaxMemoryBytes))
+	return decodeZstd(bufio.NewReaderSize(bytes.NewReader(data), 4<<10), lim, newBudget(lim.MaxMemoryBytes))
 }
 
 // decodeZstd decodes a dsh session.jsonl.zstd file read from src, one frame
