@@ -43,96 +43,79 @@ func (st *Store) write(ctx context.Context, fn func(*wtx) error) error {
 // and watched sessions are not touched (import repairs at import time; a
 // watched session belongs to dsh, which repairs its own log).
 func (st *Store) RepairOpenTurns(ctx context.Context) ([]string, error) {
-	marked, err := st.markUnstarted(ctx)
+	// Never started: no events at all. Nothing is invented for the log.
+	marked, err := st.repairEach(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'idle' AND last_seq = -1",
+		"marked a session whose first turn was never logged interrupted",
+		func(t *wtx, id string, s *sessState) (bool, error) {
+			if s.status != StatusIdle || s.lastSeq != -1 {
+				return false, nil
+			}
+			s.status, s.dirty = StatusInterrupted, true
+			return true, nil
+		})
 	if err != nil {
-		return nil, err
+		return marked, err
 	}
-	repaired, err := st.repairRunning(ctx)
+	repaired, err := st.repairEach(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'running'",
+		"repaired an interrupted turn",
+		func(t *wtx, id string, s *sessState) (bool, error) {
+			if s.status != StatusRunning {
+				return false, nil
+			}
+			events, err := t.loadEvents(id)
+			if err != nil {
+				return false, err
+			}
+			closers, err := prepareEvents(id, s.lastSeq+1, closersFor(events))
+			if err != nil || len(closers) == 0 {
+				return false, err
+			}
+			return true, t.insertEvents(id, s, closers)
+		})
 	return append(marked, repaired...), err
 }
 
-// markUnstarted marks live sessions without a single event interrupted.
-func (st *Store) markUnstarted(ctx context.Context) ([]string, error) {
-	ids, err := st.sessionIDs(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'idle' AND last_seq = -1")
-	if err != nil {
-		return nil, err
-	}
-	var marked []string
-	for _, id := range ids {
-		done := false
-		err := st.write(ctx, func(t *wtx) error {
-			s, err := t.state(id)
-			if err != nil || !s.exists || s.status != StatusIdle || s.lastSeq != -1 {
-				return err
-			}
-			s.status, s.dirty, done = StatusInterrupted, true, true
-			return nil
-		})
-		if err != nil {
-			return marked, err
-		}
-		if done {
-			marked = append(marked, id)
-			st.log.Info("marked a session whose first turn was never logged interrupted", "session_id", id)
-		}
-	}
-	return marked, nil
-}
-
-func (st *Store) sessionIDs(ctx context.Context, query string) ([]string, error) {
+// repairEach runs fix, each in a write transaction of its own, on the
+// sessions query selects that still exist, and returns the ids fix
+// changed (logging what for each).
+func (st *Store) repairEach(ctx context.Context, query, what string, fix func(t *wtx, id string, s *sessState) (bool, error)) ([]string, error) {
 	rows, err := st.rdb.QueryContext(ctx, query)
 	if err != nil {
-		return nil, translate(err, "list sessions")
+		return nil, translate(err, "list sessions to repair")
 	}
-	defer rows.Close()
 	var ids []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, translate(err, "list sessions")
+			rows.Close()
+			return nil, translate(err, "list sessions to repair")
 		}
 		ids = append(ids, id)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, translate(err, "list sessions")
+		return nil, translate(err, "list sessions to repair")
 	}
-	return ids, nil
-}
-
-// repairRunning closes the open turn of every running live session.
-func (st *Store) repairRunning(ctx context.Context) ([]string, error) {
-	ids, err := st.sessionIDs(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'running'")
-	if err != nil {
-		return nil, err
-	}
-	var repaired []string
+	var changed []string
 	for _, id := range ids {
 		done := false
 		err := st.write(ctx, func(t *wtx) error {
 			s, err := t.state(id)
-			if err != nil || !s.exists || s.status != StatusRunning {
+			if err != nil || !s.exists {
 				return err
 			}
-			events, err := t.loadEvents(id)
-			if err != nil {
-				return err
-			}
-			closers, err := prepareEvents(id, s.lastSeq+1, closersFor(events))
-			if err != nil || len(closers) == 0 {
-				return err
-			}
-			done = true
-			return t.insertEvents(id, s, closers)
+			done, err = fix(t, id, s)
+			return err
 		})
 		if err != nil {
-			return repaired, err
+			return changed, err
 		}
 		if done {
-			repaired = append(repaired, id)
-			st.log.Info("repaired an interrupted turn", "session_id", id)
+			changed = append(changed, id)
+			st.log.Info(what, "session_id", id)
 		}
 	}
-	return repaired, nil
+	return changed, nil
 }
 
 // closersFor returns core.InterruptedTurnClosers for a loaded log, with

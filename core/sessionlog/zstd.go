@@ -27,9 +27,6 @@ type Frame struct {
 	Skippable  bool // a skippable (metadata) frame: no plaintext
 }
 
-// errIncomplete marks a frame cut off by the end of the input.
-var errIncomplete = errors.New("incomplete frame")
-
 // ScanFrames walks the zstd frame structure of b (RFC 8878: magic, frame
 // header, 3-byte block headers up to the last block, optional checksum)
 // without decompressing, the way dsh's scanZstdFrames does. It returns the
@@ -37,99 +34,22 @@ var errIncomplete = errors.New("incomplete frame")
 // an incomplete (torn) final frame. A bad magic, a reserved bit or a reserved
 // block type is corruption (*FormatError naming the frame and its offset).
 func ScanFrames(b []byte) (frames []Frame, end int, err error) {
-	off := 0
-	for off < len(b) {
-		n, skippable, err := scanFrame(b[off:])
-		if errors.Is(err, errIncomplete) {
-			return frames, off, nil
-		}
-		if err != nil {
-			return frames, off, &FormatError{Frame: len(frames), Offset: int64(off), Reason: err.Error()}
-		}
-		frames = append(frames, Frame{Start: off, End: off + n, Skippable: skippable})
-		off += n
-	}
-	return frames, off, nil
-}
-
-// scanFrame returns the length of the frame at the start of b.
-func scanFrame(b []byte) (int, bool, error) {
-	if len(b) < 4 {
-		return 0, false, errIncomplete
-	}
-	magic := binary.LittleEndian.Uint32(b)
-	if magic >= skippableMin && magic <= skippableMax {
-		if len(b) < 8 {
-			return 0, false, errIncomplete
-		}
-		n := 8 + int64(binary.LittleEndian.Uint32(b[4:]))
-		if n > int64(len(b)) {
-			return 0, false, errIncomplete
-		}
-		return int(n), true, nil
-	}
-	if magic != frameMagic {
-		return 0, false, fmt.Errorf("corrupt: invalid zstd frame magic %#08x", magic)
-	}
-	if len(b) < 5 {
-		return 0, false, errIncomplete
-	}
-	d := b[4]
-	if d&0x08 != 0 {
-		return 0, false, fmt.Errorf("corrupt: reserved bit set in the zstd frame header")
-	}
-	single := d&0x20 != 0
-	hdr := 1
-	if !single {
-		hdr++ // window descriptor
-	}
-	hdr += [4]int{0, 1, 2, 4}[d&0x03]
-	switch d >> 6 {
-	case 0:
-		if single {
-			hdr++
-		}
-	case 1:
-		hdr += 2
-	case 2:
-		hdr += 4
-	case 3:
-		hdr += 8
-	}
-	p := 4 + hdr
+	src := bufio.NewReaderSize(bytes.NewReader(b), 4<<10)
+	var fr frameReader
 	for {
-		if p+3 > len(b) {
-			return 0, false, errIncomplete
+		err := fr.start(src)
+		if err == nil && !fr.skippable {
+			err = fr.finish()
 		}
-		bh := uint32(b[p]) | uint32(b[p+1])<<8 | uint32(b[p+2])<<16
-		p += 3
-		last := bh&1 != 0
-		size := int(bh >> 3)
-		switch (bh >> 1) & 3 {
-		case 0, 2:
-			if size > maxBlockSize {
-				return 0, false, fmt.Errorf("corrupt: zstd block of %d bytes exceeds the 128 KiB maximum", size)
-			}
-			p += size
-		case 1:
-			p++
-		case 3:
-			return 0, false, fmt.Errorf("corrupt: reserved zstd block type")
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, errTorn):
+			return frames, end, nil
+		case err != nil:
+			return frames, end, &FormatError{Frame: len(frames), Offset: int64(end), Reason: err.Error()}
 		}
-		if p > len(b) {
-			return 0, false, errIncomplete
-		}
-		if last {
-			break
-		}
+		frames = append(frames, Frame{Start: end, End: end + int(fr.n), Skippable: fr.skippable})
+		end += int(fr.n)
 	}
-	if d&0x04 != 0 {
-		p += 4
-		if p > len(b) {
-			return 0, false, errIncomplete
-		}
-	}
-	return p, false, nil
 }
 
 // maxDecoderWindow bounds the history one zstd decoder keeps, and so its
