@@ -61,11 +61,11 @@ func (st *Store) ImportFile(ctx context.Context, path string) ([]ImportResult, e
 		return nil, err
 	}
 	defer release()
+	defer debug.FreeOSMemory() // see releaseMemory
 	logs, _, err := sessionlog.ReadFile(path, st.opts.Limits)
 	if err != nil {
 		return nil, err
 	}
-	defer releaseMemory(logs)
 	return st.importLogs(ctx, path, logs)
 }
 
@@ -78,6 +78,7 @@ func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int6
 		return nil, err
 	}
 	defer release()
+	defer debug.FreeOSMemory() // see releaseMemory
 	logs, _, err := sessionlog.Decode(r, size, st.opts.Limits)
 	if err != nil {
 		var fe *sessionlog.FormatError
@@ -86,7 +87,6 @@ func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int6
 		}
 		return nil, err
 	}
-	defer releaseMemory(logs)
 	return st.importLogs(ctx, name, logs)
 }
 
@@ -133,21 +133,11 @@ func (st *Store) acquireImport(ctx context.Context, wait bool) (release func(), 
 	}
 }
 
-// releaseMemory returns the memory a large import held to the operating
-// system once its logs are dropped, instead of leaving the process at its
-// peak until the runtime's scavenger gets to it.
-func releaseMemory(logs []*sessionlog.Log) {
-	var held int
-	for _, l := range logs {
-		for i := range l.Events {
-			held += len(l.Events[i].Data)
-		}
-	}
-	clear(logs)
-	if held >= 4<<20 {
-		debug.FreeOSMemory()
-	}
-}
+// An import ends with debug.FreeOSMemory, whether it succeeded or was
+// refused: a decode holds up to its memory budget (and a long line's
+// buffer) for a moment, and without it the process would keep that peak
+// until the runtime's scavenger gets to it. Imports are rare; one forced
+// collection each is cheap next to the import.
 
 func asFormatError(err error, fe **sessionlog.FormatError) bool {
 	e, ok := err.(*sessionlog.FormatError)
