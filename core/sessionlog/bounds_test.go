@@ -65,14 +65,14 @@ func events(w io.Writer, n int) {
 // entries — each fail with an error naming what was wrong, through every
 // entry point.
 func TestDecode_hostileInputsFailClearly(t *testing.T) {
-	lim := sessionlog.Limits{MaxLineBytes: 1 << 20, MaxMemoryBytes: 4 << 20}
+	lim := sessionlog.Limits{MaxLineBytes: 1 << 20, MaxMemoryBytes: 1 << 20}
 	bomb := zstdStream(t, 1<<20, func(w io.Writer) {
 		io.WriteString(w, boundsHeader)
-		newlines(w, 300<<20)
+		newlines(w, 100<<20)
 	})
 	overBudget := zstdStream(t, 1<<20, func(w io.Writer) {
 		io.WriteString(w, boundsHeader)
-		events(w, 100_000) // about 10 MB of data, 35 MB counted
+		events(w, 10_000) // about 1 MB of data, 3.5 MB counted
 	})
 	wideWindow := rawFrame(0x80, []byte(boundsHeader)) // window descriptor: 2^(10+16) = 64 MiB
 	var longLine bytes.Buffer
@@ -81,7 +81,7 @@ func TestDecode_hostileInputsFailClearly(t *testing.T) {
 		f, _ := zw.Create("session.jsonl")
 		io.WriteString(f, boundsHeader)
 		chunk := bytes.Repeat([]byte{'a'}, 1<<20)
-		for range 64 {
+		for range 16 {
 			f.Write(chunk)
 		}
 		f.Write([]byte{'\n'})
@@ -97,10 +97,10 @@ func TestDecode_hostileInputsFailClearly(t *testing.T) {
 		data []byte
 		want []string
 	}{
-		{"zstd frame inflating to 300 MB of empty lines", bomb, []string{"frame 0", "line 2", "not valid JSON"}},
-		{"decoded events over the memory budget", overBudget, []string{"too large to import", "import memory budget of 4 MiB"}},
+		{"zstd frame inflating to 100 MB of empty lines", bomb, []string{"frame 0", "line 2", "not valid JSON"}},
+		{"decoded events over the memory budget", overBudget, []string{"too large to import", "import memory budget of 1 MiB"}},
 		{"zstd frame demanding a 64 MiB window", wideWindow, []string{"frame 0", "zstd window larger than the limit of 16 MiB"}},
-		{"zip with a 64 MiB line", longLine.Bytes(), []string{"session.jsonl", "line 2", "longer than the limit of 1048576 bytes"}},
+		{"zip with a 16 MiB line", longLine.Bytes(), []string{"session.jsonl", "line 2", "longer than the limit of 1048576 bytes"}},
 		{"zip directory declaring 60000 entries", manyEntries, []string{"zip has 60000 entries, over the limit of 4096"}},
 	}
 	for _, tt := range tests {
@@ -135,19 +135,18 @@ func asFormatError(err error, fe **sessionlog.FormatError) bool {
 	return ok
 }
 
-// TestDecode_streamsWithinBudget: a log well over the line and budget
-// sizes of its parts, but within them as a whole, decodes completely from
-// a plain reader (nothing is read whole up front).
+// TestDecode_streamsWithinBudget: a log within the limits decodes
+// completely from a plain reader (nothing is read whole up front).
 func TestDecode_streamsWithinBudget(t *testing.T) {
 	data := zstdStream(t, 1<<20, func(w io.Writer) {
 		io.WriteString(w, boundsHeader)
-		events(w, 20_000)
+		events(w, 5_000)
 	})
 	logs, format, err := sessionlog.Decode(io.MultiReader(bytes.NewReader(data)), -1, sessionlog.Limits{})
 	if err != nil || format != sessionlog.FormatZstd {
 		t.Fatalf("Decode = %v, %v", format, err)
 	}
-	if n := len(logs[0].Events); n != 20_000 {
-		t.Fatalf("decoded %d events, want 20000", n)
+	if n := len(logs[0].Events); n != 5_000 {
+		t.Fatalf("decoded %d events, want 5000", n)
 	}
 }
