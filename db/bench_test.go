@@ -192,7 +192,7 @@ func BenchmarkImportDsh(b *testing.B) {
 	add := func(typ, data string, op bool) {
 		e := core.Event{Type: typ, Seq: int64(len(events)), Time: int64(len(events)), Data: []byte(data)}
 		if op {
-			e.SurfaceOp = core.AppendOp
+			e.SurfaceOp = core.AppendOp()
 		}
 		events = append(events, e)
 	}

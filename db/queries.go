@@ -224,7 +224,7 @@ func queryEvents(ctx context.Context, q querier, sizeHint int, query string, arg
 		e.Data, e.Ignorable = data, ign == 1
 		if surface.Valid {
 			if surface.String == `"append"` {
-				e.SurfaceOp = core.AppendOp
+				e.SurfaceOp = core.AppendOp()
 			} else {
 				op := new(core.SurfaceOp)
 				if err := op.UnmarshalJSON([]byte(surface.String)); err != nil {

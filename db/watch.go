@@ -288,5 +288,5 @@ func orDefaultFileBytes(l sessionlog.Limits) int64 {
 	if l.MaxFileBytes > 0 {
 		return l.MaxFileBytes
 	}
-	return sessionlog.DefaultLimits.MaxFileBytes
+	return sessionlog.DefaultLimits().MaxFileBytes
 }

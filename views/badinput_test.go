@@ -199,7 +199,7 @@ func TestBadInput_CRInModelAndSessionFields(t *testing.T) {
 	b.TurnStart().StepStart()
 	m := core.Message{ID: "a1", Role: core.RoleAssistant, Content: core.Text("hi"),
 		Source: core.Source{Kind: core.SourceModel, Provider: "p", Model: "m1" + evil}}
-	b.Add(core.EventAssistantMessage, core.AssistantMessage{Turn: 1, Step: 1, Message: m}, core.AppendOp)
+	b.Add(core.EventAssistantMessage, core.AssistantMessage{Turn: 1, Step: 1, Message: m}, core.AppendOp())
 	tl := views.Fold(core.SessionHeader{ID: "s" + evil, ParentSession: "p" + evil, CreatedAt: t0}, b.Events, memstore.Presenter{})
 	page, err := views.Render(context.Background(), views.SessionPage(views.NewSessionPage(testMeta, tl, 10, "/stream")))
 	if err != nil {

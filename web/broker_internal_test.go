@@ -27,7 +27,7 @@ func (s *logSource) add(typ string, data any) core.Event {
 	defer s.mu.Unlock()
 	var op *core.SurfaceOp
 	if core.IsSurfaceType(typ) {
-		op = core.AppendOp
+		op = core.AppendOp()
 	}
 	e := core.Event{Type: typ, Seq: int64(len(s.events)), Time: 1000 + int64(len(s.events)), Data: raw, SurfaceOp: op}
 	s.events = append(s.events, e)

@@ -302,7 +302,7 @@ func (t *turn) runStep(inputs []core.Message) stepOutcome {
 	}
 	t.stepOpen = true
 	for _, m := range inputs {
-		if _, err := t.append(core.EventUserMessage, m, core.AppendOptions{SurfaceOp: core.AppendOp}); err != nil {
+		if _, err := t.append(core.EventUserMessage, m, core.AppendOptions{SurfaceOp: core.AppendOp()}); err != nil {
 			return stepOutcome{err: err}
 		}
 	}
@@ -566,7 +566,7 @@ func (t *turn) appendAssistant(content core.Content, res streamResult, interrupt
 	msg := core.Message{ID: core.NewID(), Role: core.RoleAssistant, Content: content,
 		Source: core.Source{Kind: core.SourceModel, Provider: info.Provider, Model: info.Model}}
 	data := core.AssistantMessage{Turn: t.n, Step: t.step, Message: msg, Usage: res.asm.Usage(), Interrupted: interrupted}
-	_, err := t.append(core.EventAssistantMessage, data, core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: res.chunkSeqs})
+	_, err := t.append(core.EventAssistantMessage, data, core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: res.chunkSeqs})
 	return err
 }
 

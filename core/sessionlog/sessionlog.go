@@ -84,17 +84,20 @@ type Limits struct {
 	MaxZipBytes   int64 // session entries of one zip, decompressed, in total
 }
 
-// DefaultLimits are the limits import and watch use unless told otherwise.
-var DefaultLimits = Limits{
-	MaxLineBytes:  32 << 20,
-	MaxLogBytes:   256 << 20,
-	MaxFileBytes:  256 << 20,
-	MaxZipEntries: 4096,
-	MaxZipBytes:   512 << 20,
+// DefaultLimits returns the limits import and watch use unless told
+// otherwise.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxLineBytes:  32 << 20,
+		MaxLogBytes:   256 << 20,
+		MaxFileBytes:  256 << 20,
+		MaxZipEntries: 4096,
+		MaxZipBytes:   512 << 20,
+	}
 }
 
 func (l Limits) orDefault() Limits {
-	d := DefaultLimits
+	d := DefaultLimits()
 	if l.MaxLineBytes > 0 {
 		d.MaxLineBytes = l.MaxLineBytes
 	}

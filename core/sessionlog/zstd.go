@@ -136,7 +136,7 @@ var decoders = sync.Pool{New: func() any {
 	d, err := zstd.NewReader(nil,
 		zstd.WithDecoderConcurrency(1),
 		zstd.WithDecoderMaxWindow(maxDecoderWindow),
-		zstd.WithDecoderMaxMemory(uint64(DefaultLimits.MaxLogBytes)),
+		zstd.WithDecoderMaxMemory(uint64(DefaultLimits().MaxLogBytes)),
 	)
 	if err != nil {
 		panic(err) // only invalid options fail

@@ -70,7 +70,7 @@ func (b *Builder) StepEnd() *Builder {
 
 // User appends a user message.
 func (b *Builder) User(text string) *Builder {
-	b.Add(core.EventUserMessage, core.NewUserMessage(b.id(), text), core.AppendOp)
+	b.Add(core.EventUserMessage, core.NewUserMessage(b.id(), text), core.AppendOp())
 	return b
 }
 
@@ -99,7 +99,7 @@ func (b *Builder) Assistant(text string, calls ...[3]string) *Builder {
 		c = core.Content{}
 	}
 	m := core.Message{ID: b.id(), Role: core.RoleAssistant, Content: c, Source: core.Source{Kind: core.SourceModel, Provider: "scripted", Model: "scripted-1"}}
-	b.Add(core.EventAssistantMessage, core.AssistantMessage{Turn: b.turn, Step: b.step, Message: m, Usage: &core.TokenUsage{InputTokens: 1200, OutputTokens: 85}}, core.AppendOp)
+	b.Add(core.EventAssistantMessage, core.AssistantMessage{Turn: b.turn, Step: b.step, Message: m, Usage: &core.TokenUsage{InputTokens: 1200, OutputTokens: 85}}, core.AppendOp())
 	return b
 }
 
@@ -121,7 +121,7 @@ func (b *Builder) Result(callID string, text string, isError bool, meta any, err
 		}
 		d.Meta = raw
 	}
-	e := b.Add(core.EventToolResult, d, core.AppendOp)
+	e := b.Add(core.EventToolResult, d, core.AppendOp())
 	if s, ok := b.callSeq[callID]; ok {
 		e.SourceEventSeqs = []int64{s}
 	}
