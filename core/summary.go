@@ -1,0 +1,261 @@
+package core
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Session statuses, as a Summary derives them.
+const (
+	// StatusIdle: no turn is open (a new session too).
+	StatusIdle = "idle"
+	// StatusRunning: a turn is open.
+	StatusRunning = "running"
+	// StatusEnded: a one-shot subagent's turn ended; the session is over.
+	StatusEnded = "ended"
+	// StatusInterrupted: the last turn was closed by crash repair.
+	StatusInterrupted = "interrupted"
+)
+
+// Title lengths, in characters (runes), "…" included.
+const (
+	// TitleMaxPrompt bounds a title taken from the first user message.
+	TitleMaxPrompt = 80
+	// TitleMaxNamed bounds a title set by session/title.
+	TitleMaxNamed = 200
+)
+
+// SummaryVersion numbers the rules of Summary.Apply. A store that keeps
+// summaries recomputes those written under an older version.
+const SummaryVersion = 1
+
+// Summary is a session's derived state: its title, status, counters and
+// timings, folded event by event from its log. It is the one home of these
+// rules — the store computes a session's list row with it inside the append
+// transaction, and the inspector's header shows the same fold — so a
+// session shows the same numbers everywhere.
+//
+// The rules, per event:
+//   - title: the latest non-blank session/title (whitespace collapsed, at
+//     most TitleMaxNamed characters); until one is seen, the first non-empty
+//     line of the first append-origin user/message from the user (source
+//     kind "user"), whitespace collapsed and cut at TitleMaxPrompt
+//     characters on a word boundary with "…";
+//   - status: turn/start → running; turn/end{interrupted} → interrupted; any
+//     other turn/end → ended for a one-shot subagent (subagent/descriptor
+//     with mode "one-shot"), else idle;
+//   - calls: every tool/call, plus every crash-repair result for a call that
+//     was never logged (an append-origin tool/result with code
+//     TOOL_NOT_STARTED: repair writes it only for calls without a
+//     tool/call);
+//   - results: append-origin tool/results; errors: those whose tool-result
+//     block has isError (dsh's rule: a non-zero shell exit is a completed
+//     call, not an error);
+//   - tokens: the usage of append-origin assistant/messages;
+//   - turns and steps: turn/start and step/start events;
+//   - events, last seq, first and last time (the smallest and largest event
+//     time; event times may go backwards).
+//
+// The zero Summary is not ready: start from NewSummary. Apply events in
+// seq order; a Summary is not safe for concurrent use.
+type Summary struct {
+	Title  string `json:"title"`
+	Titled bool   `json:"-"` // a session/title set Title
+	Status string `json:"status"`
+	// OneShot is set by a one-shot subagent's descriptor.
+	OneShot bool `json:"-"`
+
+	Events  int64 `json:"events"`
+	LastSeq int64 `json:"lastSeq"` // -1 before the first event
+	Turns   int64 `json:"turns"`
+	Steps   int64 `json:"steps"`
+	Calls   int64 `json:"calls"`
+	Results int64 `json:"results"`
+	Errors  int64 `json:"errors"`
+
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+
+	// FirstTime and LastTime are the smallest and largest event time
+	// (epoch ms), 0 before the first event.
+	FirstTime int64 `json:"firstTime"`
+	LastTime  int64 `json:"lastTime"`
+}
+
+// NewSummary returns the summary of an empty session.
+func NewSummary() Summary { return Summary{Status: StatusIdle, LastSeq: -1} }
+
+// Summarize folds a whole log.
+func Summarize(events []Event) Summary {
+	s := NewSummary()
+	for i := range events {
+		s.Apply(&events[i])
+	}
+	return s
+}
+
+// summaryFacts is what Apply reads of an event's data: one decode, of the
+// fields the rules need, whatever the type.
+type summaryFacts struct {
+	// turn/end
+	Reason struct {
+		Kind string `json:"kind"`
+	} `json:"reason"`
+	// subagent/descriptor
+	Mode string `json:"mode"`
+	// session/title
+	Title string `json:"title"`
+	// user/message (the data is the message)
+	Content []factBlock `json:"content"`
+	Source  struct {
+		Kind string `json:"kind"`
+	} `json:"source"`
+	// tool/result, assistant/message
+	Message struct {
+		Content []factBlock `json:"content"`
+	} `json:"message"`
+	Error *struct {
+		Code string `json:"code"`
+	} `json:"error"`
+	Usage *TokenUsage `json:"usage"`
+}
+
+type factBlock struct {
+	Type    string `json:"type"`
+	Text    string `json:"text"`
+	IsError bool   `json:"isError"`
+}
+
+// summaryReads reports whether Apply decodes events of type typ.
+func summaryReads(typ string) bool {
+	switch typ {
+	case EventTurnEnd, EventSubagentDescr, EventSessionTitle, EventUserMessage, EventToolResult, EventAssistantMessage:
+		return true
+	}
+	return false
+}
+
+// Apply folds one event. Events at or below LastSeq are ignored. Data that
+// does not decode counts as an event without the facts it would carry.
+func (s *Summary) Apply(e *Event) {
+	if e.Seq <= s.LastSeq {
+		return
+	}
+	var f summaryFacts
+	if summaryReads(e.Type) {
+		_ = json.Unmarshal(e.Data, &f)
+	}
+	s.apply(e, &f)
+}
+
+func (s *Summary) apply(e *Event, f *summaryFacts) {
+	s.Events++
+	s.LastSeq = e.Seq
+	if s.Events == 1 || e.Time < s.FirstTime {
+		s.FirstTime = e.Time
+	}
+	if s.Events == 1 || e.Time > s.LastTime {
+		s.LastTime = e.Time
+	}
+	appendOrigin := e.IsAppendOrigin()
+	switch e.Type {
+	case EventTurnStart:
+		s.Turns++
+		s.Status = StatusRunning
+	case EventTurnEnd:
+		switch {
+		case f.Reason.Kind == TurnInterrupted:
+			s.Status = StatusInterrupted
+		case s.OneShot:
+			s.Status = StatusEnded
+		default:
+			s.Status = StatusIdle
+		}
+	case EventStepStart:
+		s.Steps++
+	case EventSubagentDescr:
+		if f.Mode == "one-shot" {
+			s.OneShot = true
+		}
+	case EventSessionTitle:
+		if t := collapseSpace(f.Title); t != "" {
+			s.Title, s.Titled = cutTitle(t, TitleMaxNamed), true
+		}
+	case EventUserMessage:
+		if s.Titled || s.Title != "" || !appendOrigin || f.Source.Kind != SourceUser {
+			break
+		}
+		for _, b := range f.Content {
+			if b.Type != BlockText {
+				continue
+			}
+			if line := firstLine(b.Text); line != "" {
+				s.Title = cutTitle(line, TitleMaxPrompt)
+				break
+			}
+		}
+	case EventToolCall:
+		s.Calls++
+	case EventToolResult:
+		if !appendOrigin {
+			break
+		}
+		s.Results++
+		if c := f.Message.Content; len(c) == 1 && c[0].Type == BlockToolResult && c[0].IsError {
+			s.Errors++
+		}
+		if f.Error != nil && f.Error.Code == CodeToolNotStarted {
+			s.Calls++ // repair's answer to a call that was never logged
+		}
+	case EventAssistantMessage:
+		if appendOrigin && f.Usage != nil {
+			s.InputTokens += f.Usage.InputTokens
+			s.OutputTokens += f.Usage.OutputTokens
+		}
+	}
+}
+
+// firstLine returns the first line of s with non-space text, its
+// whitespace collapsed.
+func firstLine(s string) string {
+	for s != "" {
+		line := s
+		if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+			line, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		if l := collapseSpace(line); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// collapseSpace trims s and turns every run of white space into one space.
+func collapseSpace(s string) string {
+	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
+}
+
+// cutTitle cuts s (whitespace already collapsed) to at most n characters,
+// "…" included: at the last word boundary that keeps at least half of the
+// room, else inside the word.
+func cutTitle(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	room := n - 1
+	cut := room
+	if r[room] != ' ' {
+		for i := room - 1; i > room/2; i-- {
+			if r[i] == ' ' {
+				cut = i
+				break
+			}
+		}
+	}
+	return strings.TrimRight(string(r[:cut]), " ") + "…"
+}
