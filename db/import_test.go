@@ -128,8 +128,8 @@ func TestImport_sameSessionTwiceDoesNotDuplicate(t *testing.T) {
 		}
 	}
 	page, _ := st.ListSessions(context.Background(), ListOptions{})
-	if len(page.Sessions) != 1 || page.Sessions[0].EventCount() != 39 {
-		t.Errorf("after re-imports: %d sessions, first with %d events", len(page.Sessions), page.Sessions[0].EventCount())
+	if len(page.Sessions) != 1 || page.Sessions[0].Events != 39 {
+		t.Errorf("after re-imports: %d sessions, first with %d events", len(page.Sessions), page.Sessions[0].Events)
 	}
 }
 

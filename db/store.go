@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"fmt"
 
 	"prism/core"
 )
@@ -62,14 +63,14 @@ func (st *Store) RepairOpenTurns(ctx context.Context) ([]string, error) {
 		done := false
 		err := st.write(ctx, func(t *wtx) error {
 			s, err := t.state(id)
-			if err != nil || !s.exists || s.status != StatusRunning {
+			if err != nil || !s.exists || s.sum.Status != StatusRunning {
 				return err
 			}
 			events, err := t.loadEvents(id)
 			if err != nil {
 				return err
 			}
-			closers, err := prepareEvents(id, s.lastSeq+1, closersFor(events))
+			closers, err := prepareEvents(id, s.sum.LastSeq+1, closersFor(events))
 			if err != nil || len(closers) == 0 {
 				return err
 			}
@@ -96,4 +97,38 @@ func closersFor(events []core.Event) []core.Event {
 		closers[i].Seq = next + int64(i)
 	}
 	return closers
+}
+
+// resummarize recomputes the stored summaries written under older rules
+// than core.SummaryVersion (a database of an earlier prism), so the list
+// shows every session by today's rules. Open calls it.
+func (st *Store) resummarize(ctx context.Context) error {
+	rows, err := st.rdb.QueryContext(ctx, "SELECT id FROM sessions WHERE summary_version <> ?", core.SummaryVersion)
+	if err != nil {
+		return translate(err, "list sessions to resummarize")
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return translate(err, "list sessions to resummarize")
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return translate(err, "list sessions to resummarize")
+	}
+	for _, id := range ids {
+		// Reading the state of a row with an older version folds its log
+		// again; the transaction writes the row back.
+		if err := st.write(ctx, func(t *wtx) error { _, err := t.state(id); return err }); err != nil {
+			return fmt.Errorf("resummarize session %s: %w", id, err)
+		}
+	}
+	if len(ids) > 0 {
+		st.log.Info("recomputed session summaries under the current rules", "sessions", len(ids))
+	}
+	return nil
 }

@@ -40,20 +40,8 @@ type Timeline struct {
 	step   *Step
 	stream *AssistantItem // the assistant message being streamed, if any
 
-	title     string
-	firstUser string
-	lastSeq   int64
-	stats     Stats
-}
-
-// Stats are a session's counters, shown in the page header.
-type Stats struct {
-	Events, Turns, Steps, Calls, Results, Errors, Pending int
-	InputTokens, OutputTokens                             int64
-	FirstTime, LastTime                                   int64
-	// Status is running (a turn is open), idle, interrupted (the last turn
-	// ended interrupted) or empty.
-	Status string
+	lastSeq int64
+	sum     core.Summary // title, status, counters: core's rules
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are
@@ -67,6 +55,7 @@ func NewTimeline(h core.SessionHeader, p Presenter) *Timeline {
 		byElem:    map[string]*Card{},
 		approvals: map[string]*Card{},
 		lastSeq:   -1,
+		sum:       core.NewSummary(),
 	}
 }
 
@@ -106,16 +95,10 @@ func (t *Timeline) ApplyAll(events []core.Event) {
 	}
 }
 
-// skip records an event without decoding it.
+// skip records an event without decoding it for the transcript.
 func (t *Timeline) skip(e *core.Event) {
 	t.lastSeq = e.Seq
-	t.stats.Events++
-	if t.stats.FirstTime == 0 || e.Time < t.stats.FirstTime {
-		t.stats.FirstTime = e.Time
-	}
-	if e.Time > t.stats.LastTime {
-		t.stats.LastTime = e.Time
-	}
+	t.sum.Apply(e)
 }
 
 // Header returns the session header.
@@ -128,35 +111,25 @@ func (t *Timeline) LastSeq() int64 { return t.lastSeq }
 // log order. The slice is owned by the Timeline.
 func (t *Timeline) Segments() []Segment { return t.segs }
 
-// Title returns the latest session/title, else the first line of the first
-// user message, or "".
-func (t *Timeline) Title() string {
-	if t.title != "" {
-		return t.title
-	}
-	return t.firstUser
-}
+// Title returns the session's title by core.Summary's rule, or "".
+func (t *Timeline) Title() string { return t.sum.Title }
 
-// Stats returns the session's counters.
-func (t *Timeline) Stats() Stats {
-	s := t.stats
-	s.Pending = 0
+// Summary returns the session's derived state: core.Summary of the events
+// applied so far, the same values the session list shows.
+func (t *Timeline) Summary() core.Summary { return t.sum }
+
+// Pending returns how many cards wait for their result (neither answered
+// nor stopped by the end of their step or turn).
+func (t *Timeline) Pending() int {
+	n := 0
 	for _, cs := range t.calls {
 		for _, c := range cs {
 			if c.Result == nil && !c.Stopped {
-				s.Pending++
+				n++
 			}
 		}
 	}
-	switch {
-	case t.turn != nil:
-		s.Status = "running"
-	case s.Events == 0:
-		s.Status = "empty"
-	case s.Status == "":
-		s.Status = "idle"
-	}
-	return s
+	return n
 }
 
 // Card returns the card with the given element id, or nil.
@@ -321,15 +294,11 @@ func (c *Card) State() string {
 		}
 		return StatePending
 	}
-	res := c.Result.Projection()
-	if res.IsError {
+	if c.Result.Projection().IsError {
 		return StateError
 	}
-	if tv, ok := c.Views().result.(*core.TerminalResultView); ok {
-		if (tv.ExitCode != nil && *tv.ExitCode != 0) || tv.Signal != "" {
-			return StateError
-		}
-	}
+	// dsh's rule: a command that exits non-zero or is killed completed;
+	// its card shows the exit pill.
 	return StateOK
 }
 
@@ -385,14 +354,8 @@ func (t *Timeline) Apply(e *core.Event) Update {
 		return Update{}
 	}
 	t.lastSeq = e.Seq
+	t.sum.Apply(e)
 	u := Update{From: e.Seq, Seq: e.Seq}
-	t.stats.Events++
-	if t.stats.FirstTime == 0 || e.Time < t.stats.FirstTime {
-		t.stats.FirstTime = e.Time
-	}
-	if e.Time > t.stats.LastTime {
-		t.stats.LastTime = e.Time
-	}
 	if e.Type != core.EventAssistantChunk {
 		t.stream = nil
 	}
@@ -407,8 +370,6 @@ func (t *Timeline) Apply(e *core.Event) Update {
 		r := &TurnRow{Seq: e.Seq, Time: e.Time, Turn: d.Turn}
 		t.turn, t.step = r, nil
 		t.segs = append(t.segs, r)
-		t.stats.Turns++
-		t.stats.Status = ""
 		u.append(TranscriptID, r)
 		u.Header = true
 	case core.EventTurnEnd:
@@ -433,7 +394,6 @@ func (t *Timeline) Apply(e *core.Event) Update {
 		s := &Step{Seq: e.Seq, Time: e.Time, Turn: t.turn, TurnNo: d.Turn, StepNo: d.Step}
 		t.step = s
 		t.segs = append(t.segs, s)
-		t.stats.Steps++
 		u.append(TranscriptID, s)
 	case core.EventStepEnd:
 		if t.step == nil {
@@ -451,9 +411,6 @@ func (t *Timeline) Apply(e *core.Event) Update {
 		if e.SurfaceOp != nil && e.SurfaceOp.Replace {
 			t.addRaw(&u, e, "replacement", "")
 			break
-		}
-		if t.firstUser == "" && m.Source.Kind == core.SourceUser {
-			t.firstUser = firstLine(clean(m.Content.PlainText()), 80)
 		}
 		t.addItem(&u, &MessageItem{Seq: e.Seq, Time: e.Time, Message: m})
 	case core.EventAssistantChunk:
@@ -484,7 +441,6 @@ func (t *Timeline) Apply(e *core.Event) Update {
 		c := t.newCard(d.CallID)
 		c.Name, c.Args, c.HasCall = d.Name, d.Arguments, true
 		c.CallSeq, c.CallTime = e.Seq, e.Time
-		t.stats.Calls++
 		t.addItem(&u, c)
 		u.Header = true
 	case core.EventToolResult:
@@ -506,7 +462,6 @@ func (t *Timeline) Apply(e *core.Event) Update {
 			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
-		t.title = d.Title
 		t.addRaw(&u, e, "meta", "")
 		u.Header = true
 	case core.EventApprovalAsked:
@@ -661,8 +616,6 @@ func (t *Timeline) applyAssistant(u *Update, e *core.Event, d *core.AssistantMes
 	a.Usage = d.Usage
 	a.Model = d.Message.Source.Model
 	if d.Usage != nil {
-		t.stats.InputTokens += d.Usage.InputTokens
-		t.stats.OutputTokens += d.Usage.OutputTokens
 		if t.step != nil {
 			t.step.Usage = addUsage(t.step.Usage, *d.Usage)
 			t.step.HasUsage = true
@@ -744,21 +697,12 @@ func (t *Timeline) applyResult(u *Update, e *core.Event, d *core.ToolResultData)
 		// imported fragment): the card is built from the result alone.
 		c = t.newCard(callID)
 		c.ResultSeq, c.ResultTime, c.Result = e.Seq, e.Time, d
-		t.countResult(c)
 		t.addItem(u, c)
 		return
 	}
 	c.Result, c.ResultSeq, c.ResultTime = d, e.Seq, e.Time
 	c.Stopped = false
-	t.countResult(c)
 	u.morph(c)
-}
-
-func (t *Timeline) countResult(c *Card) {
-	t.stats.Results++
-	if c.State() == StateError {
-		t.stats.Errors++
-	}
 }
 
 // closeStep ends the open step (if any): its unanswered calls stop.
@@ -790,9 +734,6 @@ func (t *Timeline) closeTurn(u *Update, e *core.Event, reason *core.TurnEndReaso
 	r.Ended, r.EndSeq, r.EndTime = true, e.Seq, e.Time
 	if reason != nil {
 		r.End = *reason
-		if reason.Kind == core.TurnInterrupted {
-			t.stats.Status = "interrupted"
-		}
 	} else {
 		r.End = core.TurnEndReason{Kind: "unclosed"}
 	}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 
 	"prism/core"
 	"prism/core/sessionlog"
+	"prism/views"
 )
 
 // maxImportBytes bounds one import request.
@@ -40,7 +40,7 @@ func (s *Server) handleStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, "/sessions/"+url.PathEscape(id))
+	return c.Redirect(http.StatusSeeOther, views.SessionURL(id))
 }
 
 // handleMessage handles POST /sessions/:id/messages (form field text).
@@ -60,7 +60,7 @@ func (s *Server) handleMessage(c echo.Context) error {
 	if err := r.SendMessage(c.Request().Context(), id, text); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, "/sessions/"+url.PathEscape(id))
+	return c.Redirect(http.StatusSeeOther, views.SessionURL(id))
 }
 
 // handleCancel handles POST /sessions/:id/cancel.
@@ -76,7 +76,7 @@ func (s *Server) handleCancel(c echo.Context) error {
 	if err := r.Cancel(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, "/sessions/"+url.PathEscape(id))
+	return c.Redirect(http.StatusSeeOther, views.SessionURL(id))
 }
 
 // handleAPIList handles GET /api/sessions?q=&limit=.

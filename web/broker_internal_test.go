@@ -14,7 +14,7 @@ import (
 )
 
 // logSource is a minimal SessionSource over one in-memory log (package web
-// cannot import memstore in its own tests).
+// cannot import the store adapters in its own tests: they import web).
 type logSource struct {
 	mu     sync.Mutex
 	h      core.SessionHeader
@@ -208,7 +208,7 @@ func (s *stepSource) Summary(ctx context.Context, id string) (SessionSummary, er
 		close(s.entered)
 		<-s.release
 	}
-	return SessionSummary{ID: id, Title: "v" + string(rune('0'+n)), Status: "running"}, nil
+	return SessionSummary{ID: id, Summary: core.Summary{Title: "v" + string(rune('0'+n)), Status: "running"}}, nil
 }
 
 // TestListHub_FlushesNeverOverlap: a change during a running list flush
