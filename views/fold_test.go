@@ -209,3 +209,31 @@ func TestFold_ElementIDsAreInjective(t *testing.T) {
 		}
 	}
 }
+
+// TestCoalescer: chunk updates are held and merged into one; another event
+// releases them first, then its own update; Flush releases what is held.
+func TestCoalescer(t *testing.T) {
+	b := coretest.NewBuilder(t0)
+	b.TurnStart().StepStart().Chunks("a", "b", "c").Call("c1", "note", `{}`).Chunks("d")
+	tl := views.NewTimeline(hdr(), presenters(t))
+	var co views.Coalescer
+	var got [][2]int64
+	emit := func(u views.Update) error { got = append(got, [2]int64{u.From, u.Seq}); return nil }
+	for i := range b.Events {
+		if err := co.Apply(tl, &b.Events[i], emit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !co.Holding() {
+		t.Fatal("the last chunk is not held")
+	}
+	if err := co.Flush(emit); err != nil || co.Holding() {
+		t.Fatalf("Flush: %v, still holding %v", err, co.Holding())
+	}
+	// turn/start 0, step/start 1, chunks 2-5 (block-start + 3 deltas)
+	// merged, the call 6, chunks 7-8 merged by Flush.
+	want := [][2]int64{{0, 0}, {1, 1}, {2, 5}, {6, 6}, {7, 8}}
+	if !slices.Equal(got, want) {
+		t.Errorf("emitted (from, seq) %v, want %v", got, want)
+	}
+}

@@ -2,33 +2,15 @@ package web
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
-	"github.com/starfederation/datastar-go/datastar"
 
 	"prism/views"
 )
-
-// startSSE starts an SSE response the way Echo needs it: headers set and
-// the status written (so Echo knows the response is committed and never
-// appends a JSON error to the stream), no write deadline, no proxy
-// buffering. Events are then formatted by formatPatches and written as
-// bytes.
-func startSSE(c echo.Context) {
-	rc := http.NewResponseController(c.Response().Writer)
-	_ = rc.SetWriteDeadline(time.Time{}) // ErrNotSupported under httptest is fine
-	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	c.Response().WriteHeader(http.StatusOK)
-	datastar.NewSSE(c.Response(), c.Request())
-}
 
 // cursorOf returns the seq a stream resumes after: Last-Event-ID on a
 // retry, else ?after= from the page, else -1 (everything).
