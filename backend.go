@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"prism/backend"
+	"prism/core/logkey"
 	"prism/core/model"
 	"prism/db"
 	"prism/web"
@@ -28,9 +29,9 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		return web.Deps{}, nil, err
 	}
 	if repaired, err := store.RepairOpenTurns(ctx); err != nil {
-		log.Warn("crash repair of open sessions failed", "err", err)
+		log.Warn("crash repair of open sessions failed", logkey.Err, err)
 	} else if len(repaired) > 0 {
-		log.Info("closed turns a previous run left open", "sessions", len(repaired))
+		log.Info("closed turns a previous run left open", logkey.Sessions, len(repaired))
 	}
 	presenter, err := backend.Presenters(log)
 	if err != nil {
@@ -48,17 +49,17 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		w := store.NewWatcher(cfg.Watch, db.WatchOptions{})
 		wg.Go(func() {
 			if err := w.Run(bg); err != nil {
-				log.Error("watch stopped", "dir", cfg.Watch, "err", err)
+				log.Error("watch stopped", logkey.Dir, cfg.Watch, logkey.Err, err)
 			}
 		})
-		log.Info("watching dsh sessions", "dir", cfg.Watch)
+		log.Info("watching dsh sessions", logkey.Dir, cfg.Watch)
 	}
 	release := func() {
 		stopBG()
 		wg.Wait()
 		closeRunner()
 		if err := store.Close(); err != nil {
-			log.Error("close store", "err", err)
+			log.Error("close store", logkey.Err, err)
 		}
 	}
 	if page, err := store.ListSessions(ctx, db.ListOptions{Limit: 1}); err != nil {
@@ -70,7 +71,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 			release()
 			return web.Deps{}, nil, fmt.Errorf("start the demo session: %w", err)
 		}
-		log.Info("empty database: started the scripted demo session", "session", id)
+		log.Info("empty database: started the scripted demo session", logkey.SessionID, id)
 	}
 	deps := web.Deps{
 		Sessions:  backend.Source{Store: store},

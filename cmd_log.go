@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 
+	"prism/core/logkey"
 	"prism/db"
 )
 
@@ -142,9 +143,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer st.Close()
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		logger.Warn("dsh sessions directory does not exist yet; waiting for it", "dir", dir)
+		logger.Warn("dsh sessions directory does not exist yet; waiting for it", logkey.Dir, dir)
 	}
-	logger.Info("watching", "dir", dir, "db", *dbPath)
+	logger.Info("watching", logkey.Dir, dir, logkey.DB, *dbPath)
 	err = st.NewWatcher(dir, db.WatchOptions{}).Run(ctx)
 	if errors.Is(err, context.Canceled) {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"prism/core"
+	"prism/core/logkey"
 )
 
 // CreateSession records a new, empty session whose events prism appends
@@ -82,7 +83,7 @@ func (st *Store) RepairOpenTurns(ctx context.Context) ([]string, error) {
 		}
 		if done {
 			repaired = append(repaired, id)
-			st.log.Info("repaired an interrupted turn", "session_id", id)
+			st.log.Info("repaired an interrupted turn", logkey.SessionID, id)
 		}
 	}
 	return repaired, nil
@@ -128,7 +129,7 @@ func (st *Store) resummarize(ctx context.Context) error {
 		}
 	}
 	if len(ids) > 0 {
-		st.log.Info("recomputed session summaries under the current rules", "sessions", len(ids))
+		st.log.Info("recomputed session summaries under the current rules", logkey.Sessions, len(ids))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/sessionlog"
 	"prism/views"
 )
@@ -143,7 +144,7 @@ func (s *Server) handleAPIEvents(c echo.Context) error {
 			return err
 		}
 		// The response started; a truncated file is the signal.
-		s.log.ErrorContext(ctx, "export: write failed", "session_id", id, "err", err)
+		s.log.ErrorContext(ctx, "export: write failed", logkey.SessionID, id, logkey.Err, err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/views"
 )
 
@@ -176,7 +177,7 @@ func (h *hub) reload() bool {
 		}
 	}
 	if h.ctx.Err() == nil {
-		h.b.log.Error("live fold: replaced log not reloaded", "session_id", h.id, "err", err)
+		h.b.log.Error("live fold: replaced log not reloaded", logkey.SessionID, h.id, logkey.Err, err)
 		h.stop(err)
 	}
 	return false
@@ -191,7 +192,7 @@ func (h *hub) take(e *core.Event) {
 	if e.Seq > last+1 {
 		missing, err := h.b.src.EventsAfter(h.ctx, h.id, last)
 		if err != nil {
-			h.b.log.Warn("live fold: gap not repaired", "session_id", h.id, "after", last, "err", err)
+			h.b.log.Warn("live fold: gap not repaired", logkey.SessionID, h.id, logkey.After, last, logkey.Err, err)
 		}
 		for i := range missing {
 			if missing[i].Seq >= e.Seq {
@@ -224,7 +225,7 @@ func (h *hub) emit(u views.Update) error {
 		if err != nil {
 			// No frame: subscribers see the gap and re-render it from
 			// the log, which reports the failure in their streams.
-			h.b.log.Error("live fold: render failed", "session_id", h.id, "seq", u.Seq, "err", err)
+			h.b.log.Error("live fold: render failed", logkey.SessionID, h.id, logkey.Seq, u.Seq, logkey.Err, err)
 			data = nil
 		}
 	}

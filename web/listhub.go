@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"prism/core/logkey"
 	"prism/views"
 )
 
@@ -84,12 +85,12 @@ func (l *listHub) flush() {
 	for id := range dirty {
 		sum, err := l.b.src.Summary(ctx, id)
 		if err != nil {
-			l.b.log.Debug("list: summary unavailable", "session_id", id, "err", err)
+			l.b.log.Debug("list: summary unavailable", logkey.SessionID, id, logkey.Err, err)
 			continue
 		}
 		html, err := views.Render(ctx, views.SessionRow(rowView(&sum)))
 		if err != nil {
-			l.b.log.Error("list: render failed", "session_id", id, "err", err)
+			l.b.log.Error("list: render failed", logkey.SessionID, id, logkey.Err, err)
 			continue
 		}
 		f := listFrame{

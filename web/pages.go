@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/views"
 )
 
@@ -115,7 +116,7 @@ func (s *Server) handleEarlier(c echo.Context) error {
 	}
 	startSSE(c)
 	if _, err := c.Response().Write(formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, "")); err != nil {
-		s.log.DebugContext(ctx, "earlier patch not sent", "err", err)
+		s.log.DebugContext(ctx, "earlier patch not sent", logkey.Err, err)
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"prism/core/logkey"
 	"prism/static"
 	"prism/views"
 )
@@ -238,8 +239,8 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		err := next(c)
-		s.log.DebugContext(c.Request().Context(), "request", "method", c.Request().Method, "path", c.Request().URL.Path,
-			"status", c.Response().Status, "dur", time.Since(start))
+		s.log.DebugContext(c.Request().Context(), "request", logkey.Method, c.Request().Method, logkey.Path, c.Request().URL.Path,
+			logkey.Status, c.Response().Status, logkey.Duration, time.Since(start))
 		return err
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"prism/core/logkey"
 	"prism/views"
 )
 
@@ -86,7 +87,7 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 	h, sub, at, err := s.broker.subscribe(ctx, id)
 	if err != nil {
 		if ctx.Err() == nil {
-			s.log.ErrorContext(ctx, "stream: subscribe failed", "session_id", id, "err", err)
+			s.log.ErrorContext(ctx, "stream: subscribe failed", logkey.SessionID, id, logkey.Err, err)
 			w.fail("live updates unavailable: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
 		}
 		return nil
@@ -95,7 +96,7 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 
 	failed := func(err error) {
 		if ctx.Err() == nil {
-			s.log.ErrorContext(ctx, "stream: catch-up failed", "session_id", id, "after", cursor, "err", err)
+			s.log.ErrorContext(ctx, "stream: catch-up failed", logkey.SessionID, id, logkey.After, cursor, logkey.Err, err)
 			w.fail("live updates stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/model"
 )
 
@@ -139,7 +140,7 @@ func New(cfg Config) (*Agent, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	a := &Agent{cfg: cfg, sess: cfg.Session, logger: logger.With("session", cfg.Session.Header().ID)}
+	a := &Agent{cfg: cfg, sess: cfg.Session, logger: logger.With(logkey.SessionID, cfg.Session.Header().ID)}
 	open := false
 	for _, e := range cfg.Session.Events() {
 		switch e.Type {
@@ -261,7 +262,7 @@ func (t *turn) run(prompt core.Message) (core.TurnEndReason, error) {
 		}
 	}
 	if _, err := t.append(core.EventTurnEnd, core.TurnEnd{Turn: t.n, Reason: reason}, core.AppendOptions{}); err != nil {
-		a.logger.Error("agent: closing the turn failed", "turn", t.n, "err", err)
+		a.logger.Error("agent: closing the turn failed", logkey.Turn, t.n, logkey.Err, err)
 		if failure == nil {
 			failure = err
 		}
@@ -328,8 +329,8 @@ func (t *turn) runStep(inputs []core.Message) stepOutcome {
 		return stepOutcome{reason: t.aborted()}
 	}
 	if res.failure != nil {
-		a.logger.Warn("agent: model call failed", "turn", t.n, "step", t.step,
-			"code", res.failure.Code, "status", res.failure.Status, "message", res.failure.Message)
+		a.logger.Warn("agent: model call failed", logkey.Turn, t.n, logkey.Step, t.step,
+			logkey.Code, res.failure.Code, logkey.Status, res.failure.Status, logkey.Message, res.failure.Message)
 		if err := t.closeStep(); err != nil {
 			return stepOutcome{err: err}
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/model"
 )
 
@@ -206,7 +207,7 @@ func (r *Runner) Start(ctx context.Context, req StartRequest) (string, error) {
 	r.sessions[h.ID] = s
 	r.order = append(r.order, h.ID)
 	r.mu.Unlock()
-	r.logger.Info("session started", "session", h.ID, "model", name, "provider", info.Provider, "workspace", ws)
+	r.logger.Info("session started", logkey.SessionID, h.ID, logkey.Model, name, logkey.Provider, info.Provider, logkey.Workspace, ws)
 	if err := r.enqueue(s, prompt); err != nil {
 		return "", err
 	}
@@ -243,7 +244,7 @@ func (r *Runner) Cancel(id string) error {
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel(Cancel(CauseUser))
-		r.logger.Info("turn cancelled", "session", id)
+		r.logger.Info("turn cancelled", logkey.SessionID, id)
 	}
 	return nil
 }
@@ -375,9 +376,9 @@ func (r *Runner) drive(s *session) {
 		s.last = &reason
 		s.mu.Unlock()
 		if err != nil {
-			r.logger.Error("turn failed", "session", s.id, "err", err)
+			r.logger.Error("turn failed", logkey.SessionID, s.id, logkey.Err, err)
 		} else {
-			r.logger.Info("turn ended", "session", s.id, "reason", reason.Kind)
+			r.logger.Info("turn ended", logkey.SessionID, s.id, logkey.Reason, reason.Kind)
 		}
 	}
 }
