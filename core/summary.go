@@ -96,25 +96,47 @@ func Summarize(events []Event) Summary {
 	return s
 }
 
-// summaryFacts is what Apply reads of an event's data: one decode, of the
-// fields the rules need, whatever the type.
-type summaryFacts struct {
-	// turn/end
-	Reason struct {
+// EventFacts are what the store and Summary read of one event's data: the
+// facts of the summary's rules and the tool call the event belongs to. They
+// come from one decode of the data (FactsOf), or from data a caller has
+// already decoded (TypedFacts), so an event is not walked again for them.
+type EventFacts struct {
+	callID     string
+	reasonKind string // turn/end
+	mode       string // subagent/descriptor
+	title      string // session/title
+	userSource string // user/message: source kind
+	userTexts  []string
+	isError    bool   // tool/result: its one tool-result block has isError
+	errorCode  string // tool/result: error.code
+	usage      *TokenUsage
+}
+
+// CallID returns the tool call the event belongs to: tool/call and
+// approval/asked name it, a tool/result's message source does, Code Mode
+// dispatches name their root call; "" for other events.
+func (f *EventFacts) CallID() string { return f.callID }
+
+// factsJSON is the one decode of FactsOf: the fields any rule reads,
+// whatever the type.
+type factsJSON struct {
+	CallID     string `json:"callId"`     // tool/call, approval/asked
+	RootCallID string `json:"rootCallId"` // tool/code-dispatch*
+	Reason     struct {
 		Kind string `json:"kind"`
 	} `json:"reason"`
-	// subagent/descriptor
-	Mode string `json:"mode"`
-	// session/title
-	Title string `json:"title"`
-	// user/message (the data is the message)
-	Content []factBlock `json:"content"`
+	Mode    string      `json:"mode"`
+	Title   string      `json:"title"`
+	Content []factBlock `json:"content"` // user/message: the data is the message
 	Source  struct {
-		Kind string `json:"kind"`
+		Kind   string `json:"kind"`
+		CallID string `json:"callId"`
 	} `json:"source"`
-	// tool/result, assistant/message
-	Message struct {
-		Content []factBlock `json:"content"`
+	Message struct { // tool/result, assistant/message
+		Content []resultBlock `json:"content"`
+		Source  struct {
+			CallID string `json:"callId"`
+		} `json:"source"`
 	} `json:"message"`
 	Error *struct {
 		Code string `json:"code"`
@@ -123,12 +145,18 @@ type summaryFacts struct {
 }
 
 type factBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// resultBlock reads a tool result's block without its content (an
+// assistant message's blocks decode into it without their text).
+type resultBlock struct {
 	Type    string `json:"type"`
-	Text    string `json:"text"`
 	IsError bool   `json:"isError"`
 }
 
-// summaryReads reports whether Apply decodes events of type typ.
+// summaryReads reports whether Summary's rules read the data of type typ.
 func summaryReads(typ string) bool {
 	switch typ {
 	case EventTurnEnd, EventSubagentDescr, EventSessionTitle, EventUserMessage, EventToolResult, EventAssistantMessage:
@@ -137,20 +165,107 @@ func summaryReads(typ string) bool {
 	return false
 }
 
-// Apply folds one event. Events at or below LastSeq are ignored. Data that
-// does not decode counts as an event without the facts it would carry.
+// carriesCallID reports whether events of type typ belong to a tool call.
+func carriesCallID(typ string) bool {
+	switch typ {
+	case EventToolCall, EventApprovalAsked, EventToolResult, EventCodeDispatch, EventCodeDispatchOpen:
+		return true
+	}
+	return false
+}
+
+// FactsOf decodes e's facts: once, and only for types that have any. Data
+// that does not decode gives the facts that did.
+func FactsOf(e *Event) EventFacts {
+	if !summaryReads(e.Type) && !carriesCallID(e.Type) {
+		return EventFacts{}
+	}
+	var j factsJSON
+	_ = json.Unmarshal(e.Data, &j)
+	f := EventFacts{reasonKind: j.Reason.Kind, mode: j.Mode, title: j.Title, usage: j.Usage}
+	switch e.Type {
+	case EventToolCall, EventApprovalAsked:
+		f.callID = j.CallID
+	case EventCodeDispatch, EventCodeDispatchOpen:
+		f.callID = j.RootCallID
+	case EventToolResult:
+		f.callID = j.Message.Source.CallID
+		c := j.Message.Content
+		f.isError = len(c) == 1 && c[0].Type == BlockToolResult && c[0].IsError
+		if j.Error != nil {
+			f.errorCode = j.Error.Code
+		}
+	case EventUserMessage:
+		f.userSource = j.Source.Kind
+		for _, b := range j.Content {
+			if b.Type == BlockText {
+				f.userTexts = append(f.userTexts, b.Text)
+			}
+		}
+	}
+	return f
+}
+
+// TypedFacts returns e's facts from its data already decoded into core's
+// type for it: *TurnEnd, *SessionTitle, *Message (user/message),
+// *ToolCall, *ToolResultData or *AssistantMessage. For other events, or a
+// data of another type, it decodes (FactsOf).
+func TypedFacts(e *Event, data any) EventFacts {
+	var f EventFacts
+	switch d := data.(type) {
+	case *TurnEnd:
+		f.reasonKind = d.Reason.Kind
+	case *SessionTitle:
+		f.title = d.Title
+	case *Message:
+		f.userSource = d.Source.Kind
+		for _, b := range d.Content {
+			if t, ok := b.(*TextBlock); ok {
+				f.userTexts = append(f.userTexts, t.Text)
+			}
+		}
+	case *ToolCall:
+		f.callID = d.CallID
+	case *ToolResultData:
+		f.callID = d.CallID()
+		if b, ok := d.Message.ToolResultOf(); ok {
+			f.isError = b.IsError
+		}
+		if d.Error != nil {
+			f.errorCode = d.Error.Code
+		}
+	case *AssistantMessage:
+		f.usage = d.Usage
+	default:
+		return FactsOf(e)
+	}
+	return f
+}
+
+// Apply folds one event, decoding what the rules read of it. Events at or
+// below LastSeq are ignored. Data that does not decode counts as an event
+// without the facts it would carry.
 func (s *Summary) Apply(e *Event) {
 	if e.Seq <= s.LastSeq {
 		return
 	}
-	var f summaryFacts
+	var f EventFacts
 	if summaryReads(e.Type) {
-		_ = json.Unmarshal(e.Data, &f)
+		f = FactsOf(e)
 	}
 	s.apply(e, &f)
 }
 
-func (s *Summary) apply(e *Event, f *summaryFacts) {
+// ApplyFacts folds one event whose facts the caller has (FactsOf,
+// TypedFacts). Events at or below LastSeq are ignored.
+func (s *Summary) ApplyFacts(e *Event, f *EventFacts) {
+	if e.Seq <= s.LastSeq {
+		return
+	}
+	s.apply(e, f)
+}
+
+func (s *Summary) apply(e *Event, f *EventFacts) {
 	s.Events++
 	s.LastSeq = e.Seq
 	if s.Events == 1 || e.Time < s.FirstTime {
@@ -166,7 +281,7 @@ func (s *Summary) apply(e *Event, f *summaryFacts) {
 		s.Status = StatusRunning
 	case EventTurnEnd:
 		switch {
-		case f.Reason.Kind == TurnInterrupted:
+		case f.reasonKind == TurnInterrupted:
 			s.Status = StatusInterrupted
 		case s.OneShot:
 			s.Status = StatusEnded
@@ -176,22 +291,19 @@ func (s *Summary) apply(e *Event, f *summaryFacts) {
 	case EventStepStart:
 		s.Steps++
 	case EventSubagentDescr:
-		if f.Mode == "one-shot" {
+		if f.mode == "one-shot" {
 			s.OneShot = true
 		}
 	case EventSessionTitle:
-		if t := collapseSpace(f.Title); t != "" {
+		if t := collapseSpace(f.title); t != "" {
 			s.Title, s.Titled = cutTitle(t, TitleMaxNamed), true
 		}
 	case EventUserMessage:
-		if s.Titled || s.Title != "" || !appendOrigin || f.Source.Kind != SourceUser {
+		if s.Titled || s.Title != "" || !appendOrigin || f.userSource != SourceUser {
 			break
 		}
-		for _, b := range f.Content {
-			if b.Type != BlockText {
-				continue
-			}
-			if line := firstLine(b.Text); line != "" {
+		for _, text := range f.userTexts {
+			if line := firstLine(text); line != "" {
 				s.Title = cutTitle(line, TitleMaxPrompt)
 				break
 			}
@@ -203,16 +315,16 @@ func (s *Summary) apply(e *Event, f *summaryFacts) {
 			break
 		}
 		s.Results++
-		if c := f.Message.Content; len(c) == 1 && c[0].Type == BlockToolResult && c[0].IsError {
+		if f.isError {
 			s.Errors++
 		}
-		if f.Error != nil && f.Error.Code == CodeToolNotStarted {
+		if f.errorCode == CodeToolNotStarted {
 			s.Calls++ // repair's answer to a call that was never logged
 		}
 	case EventAssistantMessage:
-		if appendOrigin && f.Usage != nil {
-			s.InputTokens += f.Usage.InputTokens
-			s.OutputTokens += f.Usage.OutputTokens
+		if appendOrigin && f.usage != nil {
+			s.InputTokens += f.usage.InputTokens
+			s.OutputTokens += f.usage.OutputTokens
 		}
 	}
 }

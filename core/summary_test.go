@@ -1,6 +1,9 @@
 package core_test
 
 import (
+	"encoding/json"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -8,6 +11,7 @@ import (
 
 	"prism/core"
 	"prism/core/coretest"
+	"prism/core/sessionlog"
 )
 
 func TestSummaryTitle(t *testing.T) {
@@ -135,5 +139,56 @@ func TestSummaryMalformedData(t *testing.T) {
 	s.Apply(&core.Event{Type: core.EventTurnEnd, Seq: 1, Time: 2, Data: []byte(`[]`)})
 	if s.Events != 2 || s.Results != 1 || s.Errors != 0 || s.Status != core.StatusIdle {
 		t.Errorf("malformed events: %+v", s)
+	}
+}
+
+// TestTypedFactsEqualFactsOf: the facts the fold takes from data it has
+// decoded equal the ones the store decodes — on every event of the dsh
+// fixtures and of a log with every kind of event the builder writes — so
+// the list and the page cannot disagree.
+func TestTypedFactsEqualFactsOf(t *testing.T) {
+	var logs [][]core.Event
+	for _, f := range []string{"basic/session.jsonl", "crashed/session.jsonl", "export/session-export.zip"} {
+		ls, _, err := sessionlog.ReadFile(filepath.Join("..", "testdata", "dsh", f), sessionlog.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range ls {
+			logs = append(logs, l.Events)
+		}
+	}
+	b := coretest.NewBuilder(1000)
+	b.TurnStart().StepStart().User("hello\nthere").Chunks("a", "b")
+	b.Assistant("x", [3]string{"c1", "bash", `{}`}, [3]string{"c2", "read", `{}`})
+	b.Call("c1", "bash", `{}`).Result("c1", "boom", true, nil, &core.ErrorInfo{Name: "E", Code: "X"})
+	b.Add(core.EventSessionTitle, core.SessionTitle{Title: "t"}, nil)
+	b.StepEnd()
+	b.Repair()
+	logs = append(logs, b.Events)
+	typed := map[string]func() any{
+		core.EventTurnEnd: func() any { return new(core.TurnEnd) }, core.EventSessionTitle: func() any { return new(core.SessionTitle) },
+		core.EventUserMessage: func() any { return new(core.Message) }, core.EventToolCall: func() any { return new(core.ToolCall) },
+		core.EventToolResult: func() any { return new(core.ToolResultData) }, core.EventAssistantMessage: func() any { return new(core.AssistantMessage) },
+	}
+	n := 0
+	for _, events := range logs {
+		for i := range events {
+			e := &events[i]
+			mk, ok := typed[e.Type]
+			if !ok {
+				continue
+			}
+			d := mk()
+			if err := json.Unmarshal(e.Data, d); err != nil {
+				t.Fatalf("seq %d (%s): %v", e.Seq, e.Type, err)
+			}
+			n++
+			if got, want := core.TypedFacts(e, d), core.FactsOf(e); !reflect.DeepEqual(got, want) {
+				t.Errorf("seq %d (%s): typed facts %+v, decoded %+v", e.Seq, e.Type, got, want)
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("compared %d events", n)
 	}
 }

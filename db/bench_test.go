@@ -16,7 +16,7 @@ import (
 	"prism/core/sessionlog"
 )
 
-// benchData is an event payload of about 300 bytes, like limits.md's.
+// benchData is an event payload of about 300 bytes, like the one the machine's ceilings in the README were measured with.
 var benchData = `{"todos":[{"content":"` + strings.Repeat("review <the> & diff ", 13) + `","status":"in_progress"}]}`
 
 func reportLatencies(b *testing.B, lat []time.Duration, events int, elapsed time.Duration) {

@@ -293,8 +293,8 @@ func TestExport_roundTripsByteForByte(t *testing.T) {
 	}
 }
 
-// checkRepair verifies closers appended to an open log the way dsh-spec
-// §4.8 describes: one synthetic result per pending call (TOOL_OUTCOME_UNKNOWN
+// checkRepair verifies closers appended to an open log the way dsh's crash
+// repair writes them: one synthetic result per pending call (TOOL_OUTCOME_UNKNOWN
 // citing the call seq if a tool/call was logged, else TOOL_NOT_STARTED
 // without sourceEventSeqs), message ids interrupted-tool-result-<callId>-…,
 // isError, then step/end if a step was open, then turn/end{interrupted}, all

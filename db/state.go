@@ -277,8 +277,9 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event) error {
 		if e.SourceEventSeqs != nil {
 			sources = encodeSeqs(e.SourceEventSeqs)
 		}
-		s.sum.Apply(e)
-		if id := callIDOf(e); id != "" {
+		f := core.FactsOf(e) // one decode: the summary's facts and the call id
+		s.sum.ApplyFacts(e, &f)
+		if id := f.CallID(); id != "" {
 			callID = id
 		}
 		ign := 0
@@ -349,37 +350,6 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// callIDOf returns the tool call an event belongs to (the events table's
-// call_id): tool/call and approval/asked name it, a tool/result's message
-// source does, Code Mode dispatches name their root call.
-func callIDOf(e *core.Event) string {
-	switch e.Type {
-	case core.EventToolCall, core.EventApprovalAsked:
-		var c struct {
-			CallID string `json:"callId"`
-		}
-		_ = json.Unmarshal(e.Data, &c)
-		return c.CallID
-	case core.EventCodeDispatch, core.EventCodeDispatchOpen:
-		var c struct {
-			RootCallID string `json:"rootCallId"`
-		}
-		_ = json.Unmarshal(e.Data, &c)
-		return c.RootCallID
-	case core.EventToolResult:
-		var r struct {
-			Message struct {
-				Source struct {
-					CallID string `json:"callId"`
-				} `json:"source"`
-			} `json:"message"`
-		}
-		_ = json.Unmarshal(e.Data, &r)
-		return r.Message.Source.CallID
-	}
-	return ""
 }
 
 // jsonHeader is the stored form of a header; delegationDepth is always

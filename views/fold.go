@@ -354,8 +354,18 @@ func (t *Timeline) Apply(e *core.Event) Update {
 		return Update{}
 	}
 	t.lastSeq = e.Seq
-	t.sum.Apply(e)
 	u := Update{From: e.Seq, Seq: e.Seq}
+	// The summary reads the data the switch decodes (core.TypedFacts);
+	// events the switch does not decode, or cannot, it reads itself.
+	var typed any
+	defer func() {
+		if typed != nil {
+			f := core.TypedFacts(e, typed)
+			t.sum.ApplyFacts(e, &f)
+		} else {
+			t.sum.Apply(e)
+		}
+	}()
 	if e.Type != core.EventAssistantChunk {
 		t.stream = nil
 	}
@@ -378,6 +388,7 @@ func (t *Timeline) Apply(e *core.Event) Update {
 			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
+		typed = &d
 		if t.turn == nil {
 			t.addRaw(&u, e, "meta", "turn/end without an open turn")
 			break
@@ -408,6 +419,7 @@ func (t *Timeline) Apply(e *core.Event) Update {
 			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
+		typed = &m
 		if e.SurfaceOp != nil && e.SurfaceOp.Replace {
 			t.addRaw(&u, e, "replacement", "")
 			break
@@ -427,6 +439,7 @@ func (t *Timeline) Apply(e *core.Event) Update {
 			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
+		typed = &d
 		if e.SurfaceOp != nil && e.SurfaceOp.Replace {
 			t.addRaw(&u, e, "replacement", "")
 			break
@@ -438,6 +451,7 @@ func (t *Timeline) Apply(e *core.Event) Update {
 			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
+		typed = &d
 		c := t.newCard(d.CallID)
 		c.Name, c.Args, c.HasCall = d.Name, d.Arguments, true
 		c.CallSeq, c.CallTime = e.Seq, e.Time
@@ -449,6 +463,7 @@ func (t *Timeline) Apply(e *core.Event) Update {
 			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
+		typed = &d
 		if e.SurfaceOp != nil && e.SurfaceOp.Replace {
 			// A replacement rewrites the model's copy only; the card keeps
 			// what the user saw.
@@ -462,6 +477,7 @@ func (t *Timeline) Apply(e *core.Event) Update {
 			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
+		typed = &d
 		t.addRaw(&u, e, "meta", "")
 		u.Header = true
 	case core.EventApprovalAsked:

@@ -4,7 +4,7 @@
 // post-execute in model order), cooperative cancellation, and the Runner
 // that owns the running sessions of a server.
 //
-// The event order of one turn (dsh-spec §4.5):
+// The event order of one turn (dsh's):
 //
 //	turn/start
 //	step/start  user/message…  [request/header] [request/context]

@@ -8,7 +8,7 @@
 // on any input; every failure is a *FormatError that names the file (when the
 // caller gave one), the zip entry, the zstd frame, the line and the reason.
 //
-// Torn tails follow dsh's loader (dsh-persistence-and-client.md §A.3–A.4):
+// Torn tails follow dsh's loader:
 // an incomplete final zstd frame, or a plain log's final line without a
 // newline, is a torn tail and is ignored (the complete records of a torn
 // frame's decodable prefix are kept, as dsh's decompressZstdPrefix does). In
