@@ -21,10 +21,8 @@ const (
 
 // Title lengths, in characters (runes), "…" included.
 const (
-	// TitleMaxPrompt bounds a title taken from the first user message.
-	TitleMaxPrompt = 80
-	// TitleMaxNamed bounds a title set by session/title.
-	TitleMaxNamed = 200
+	titleMaxPrompt = 80  // a title taken from the first user message
+	titleMaxNamed  = 200 // a title set by session/title
 )
 
 // SummaryVersion numbers the rules of Summary.Apply. A store that keeps
@@ -39,9 +37,9 @@ const SummaryVersion = 1
 //
 // The rules, per event:
 //   - title: the latest non-blank session/title (whitespace collapsed, at
-//     most TitleMaxNamed characters); until one is seen, the first non-empty
+//     most 200 characters); until one is seen, the first non-empty
 //     line of the first append-origin user/message from the user (source
-//     kind "user"), whitespace collapsed and cut at TitleMaxPrompt
+//     kind "user"), whitespace collapsed and cut at 80
 //     characters on a word boundary with "…";
 //   - status: turn/start → running; turn/end{interrupted} → interrupted; any
 //     other turn/end → ended for a one-shot subagent (subagent/descriptor
@@ -296,7 +294,7 @@ func (s *Summary) apply(e *Event, f *EventFacts) {
 		}
 	case EventSessionTitle:
 		if t := collapseSpace(f.title); t != "" {
-			s.Title, s.Titled = cutTitle(t, TitleMaxNamed), true
+			s.Title, s.Titled = cutTitle(t, titleMaxNamed), true
 		}
 	case EventUserMessage:
 		if s.Titled || s.Title != "" || !appendOrigin || f.userSource != SourceUser {
@@ -304,7 +302,7 @@ func (s *Summary) apply(e *Event, f *EventFacts) {
 		}
 		for _, text := range f.userTexts {
 			if line := firstLine(text); line != "" {
-				s.Title = cutTitle(line, TitleMaxPrompt)
+				s.Title = cutTitle(line, titleMaxPrompt)
 				break
 			}
 		}
