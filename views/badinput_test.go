@@ -174,10 +174,11 @@ func TestBadInput_SSEPatchesAreSafe(t *testing.T) {
 func FuzzCard(f *testing.F) {
 	f.Add("c1", "bash", `{"command":"ls"}`, "out\n[exit code: 3]", false)
 	f.Add(`a"b c`, "read", `{"path":"<x>"}`, hostile, true)
+	reg := presenters(f)
 	f.Fuzz(func(t *testing.T, callID, name, args, out string, isErr bool) {
 		b := coretest.NewBuilder(t0)
 		b.TurnStart().StepStart().Call(callID, name, args).Result(callID, out, isErr, nil, nil)
-		tl := views.Fold(hdr(), b.Events, presenters(t))
+		tl := views.Fold(hdr(), b.Events, reg)
 		cs := tl.CardsByCallID(callID)
 		if len(cs) == 0 {
 			t.Skip() // the builder's JSON carries the id as given; Go may have replaced invalid UTF-8
