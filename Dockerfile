@@ -1,17 +1,15 @@
 # syntax=docker/dockerfile:1
-# Multi-stage build of the same binary `make build` produces: cgo for SQLite,
-# linked statically, run as a non-root user with the database on /data.
+# Multi-stage build: the release binary (.ci/build-static: cgo for SQLite,
+# linked statically — the same flags `make static` and `make check-static`
+# use), run as a non-root user with the database on /data. `make
+# check-static` proves this build and run without a container engine.
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    go generate ./... && \
-    CGO_ENABLED=1 go build -trimpath \
-      -tags "osusergo,netgo,sqlite_omit_load_extension" \
-      -ldflags "-s -w -extldflags '-static'" \
-      -o /out/prism .
+    go generate ./... && sh .ci/build-static /out/prism
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/prism /prism

@@ -5,6 +5,8 @@ FUZZTIME ?= 60s
 # Bounded minimization: unbounded, minimizing each new input of a target
 # whose calls are slow (the zstd frames) can eat the whole fuzz time.
 FUZZMINIMIZETIME ?= 100x
+# The browser tests drive Debian's Chromium here.
+CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: help
 help: ## list the targets
@@ -23,9 +25,33 @@ build: generate ## build ./prism
 	$(GO) build -o prism .
 
 .PHONY: test
-test: generate ## every test: vet, then all packages with the race detector
+test: generate chromium ## every test: vet, then all packages with the race detector
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+.PHONY: chromium
+chromium: ## the browser tests' Chromium: installs Debian's package as root, else says how
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "installing chromium for the browser tests (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core; \
+	else \
+	  echo "the browser tests need $(CHROMIUM): run 'sudo apt-get install chromium', or make test as root" >&2; exit 1; \
+	fi
+
+.PHONY: check-generated
+check-generated: generate ## fail when committed generated code differs from what go generate produces
+	@git diff --exit-code --stat -- '*_templ.go' || { echo "the committed *_templ.go files differ from go generate's output: commit the regenerated files" >&2; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- '*_templ.go'); \
+	  if [ -n "$$untracked" ]; then echo "generated files not committed: $$untracked" >&2; exit 1; fi
+
+.PHONY: static
+static: generate ## build ./prism as the Dockerfile does (static, cgo; .ci/build-static)
+	sh .ci/build-static prism
+
+.PHONY: check-static
+check-static: ## prove the Dockerfile's build without a container engine (static binary, non-root, empty env, /healthz)
+	.ci/check-static
 
 .PHONY: bench
 bench: generate ## the benchmarks reported in the README

@@ -11,6 +11,7 @@ import (
 
 	"prism/core"
 	"prism/core/agent"
+	"prism/core/logkey"
 	"prism/core/model"
 	"prism/core/tools"
 	"prism/web"
@@ -92,8 +93,8 @@ func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID 
 	if f.maxSteps <= 0 {
 		return agent.RunnerConfig{}, fmt.Errorf("--max-steps must be positive, got %d", f.maxSteps)
 	}
-	logger.Info("agent runner", "default_model", catalog.Default(), "base_url", model.RedactURL(f.baseURL),
-		"api_key", key != "", "bash", f.allowBash, "workspace", f.workspace)
+	logger.Info("agent runner", logkey.DefaultModel, catalog.Default(), logkey.BaseURL, model.RedactURL(f.baseURL),
+		logkey.APIKey, key != "", logkey.Bash, f.allowBash, logkey.Workspace, f.workspace)
 	return agent.RunnerConfig{
 		Store:             store,
 		Tools:             reg,

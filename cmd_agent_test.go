@@ -11,7 +11,6 @@ import (
 	"prism/core/agent"
 	"prism/core/model"
 	"prism/web"
-	"prism/web/memstore"
 )
 
 func parseAgentFlags(t *testing.T, args ...string) *agentFlags {
@@ -82,14 +81,14 @@ func TestAgentRunnerConfig(t *testing.T) {
 	}
 }
 
-// TestAgentRunnerOverMemstore runs the scripted demo through the web
-// adapter into the in-memory store the server uses today.
-func TestAgentRunnerOverMemstore(t *testing.T) {
+// TestAgentRunnerOverStore runs the scripted demo through the web adapter
+// into the SQLite store.
+func TestAgentRunnerOverStore(t *testing.T) {
 	for _, k := range []string{"PRISM_MODEL", "PRISM_API_KEY", "DEEPSEEK_API_KEY", "PRISM_ALLOW_BASH"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("TMPDIR", t.TempDir())
-	store := memstore.New()
+	store, feed := openTestStore(t, slog.New(slog.DiscardHandler))
 	f := parseAgentFlags(t)
 	f.demoPacing = &model.Pacing{}
 	r, closeRunner, err := f.newAgentRunner(store, slog.New(slog.DiscardHandler))
@@ -97,7 +96,7 @@ func TestAgentRunnerOverMemstore(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended := make(chan struct{}, 1)
-	defer store.OnCommit(func(_ string, evs []core.Event) {
+	defer feed.OnCommit(func(_ string, evs []core.Event) {
 		for _, e := range evs {
 			if e.Type == core.EventTurnEnd {
 				ended <- struct{}{}
@@ -117,10 +116,11 @@ func TestAgentRunnerOverMemstore(t *testing.T) {
 		t.Fatal("the demo turn did not end")
 	}
 	closeRunner()
-	h, evs, err := store.LoadSession(t.Context(), id)
+	l, err := store.LoadSession(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, evs := l.Info.Header, l.Events
 	if h.Cwd == "" || len(evs) < 100 {
 		t.Errorf("header %+v, %d events", h, len(evs))
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 
+	"prism/core/logkey"
 	"prism/core/sessionlog"
 	"prism/db"
 )
@@ -41,9 +42,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // importMemoryFlag registers --import-memory on fs: the memory budget, in
 // MiB, for the decoded events of one imported file (env
-// PRISM_IMPORT_MEMORY; default sessionlog.DefaultLimits).
+// PRISM_IMPORT_MEMORY; default sessionlog.DefaultLimits()).
 func importMemoryFlag(fs *flag.FlagSet) *int {
-	def := int(sessionlog.DefaultLimits.MaxMemoryBytes >> 20)
+	def := int(sessionlog.DefaultLimits().MaxMemoryBytes >> 20)
 	return fs.Int("import-memory", envInt("PRISM_IMPORT_MEMORY", def),
 		"MiB of decoded events one imported or watched file may hold in memory; a larger session is refused (env PRISM_IMPORT_MEMORY)")
 }
@@ -170,9 +171,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer st.Close()
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		logger.Warn("dsh sessions directory does not exist yet; waiting for it", "dir", dir)
+		logger.Warn("dsh sessions directory does not exist yet; waiting for it", logkey.Dir, dir)
 	}
-	logger.Info("watching", "dir", dir, "db", *dbPath)
+	logger.Info("watching", logkey.Dir, dir, logkey.DB, *dbPath)
 	err = st.NewWatcher(dir, db.WatchOptions{}).Run(ctx)
 	if errors.Is(err, context.Canceled) {
 		return nil

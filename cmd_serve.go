@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"prism/core/logkey"
 	"prism/core/model"
 	"prism/core/sessionlog"
 	"prism/web"
@@ -98,7 +99,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	logger.Info("serving", "url", "http://"+ln.Addr().String())
+	logger.Info("serving", logkey.URL, "http://"+ln.Addr().String())
 	if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

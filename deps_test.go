@@ -8,76 +8,149 @@ import (
 	"testing"
 )
 
-// rule constrains what one layer of prism may import (DESIGN.md §2).
+// rule constrains what one layer of prism may import (ARCHITECTURE.md,
+// "Layers").
 type rule struct {
 	layer     string   // import-path prefix of the layer's packages
 	allowOurs []string // prism packages (prefixes) the layer may import
 	forbid    []string // third-party or std prefixes it must not import
+	// tests extends the rule to the layer's tests (their imports and
+	// everything those import).
+	tests bool
 }
 
 const module = "prism"
 
+var (
+	webLibs = []string{"github.com/labstack/", "github.com/a-h/templ", "github.com/starfederation/",
+		"github.com/PuerkitoBio/goquery", "github.com/chromedp/", "net/http/httptest"}
+	dbLibs = []string{"github.com/mattn/go-sqlite3", "database/sql"}
+)
+
 var layerRules = []rule{
 	{layer: "prism/core", allowOurs: []string{"prism/core"},
-		forbid: []string{"github.com/labstack/", "github.com/a-h/templ", "github.com/starfederation/",
-			"github.com/mattn/go-sqlite3", "database/sql", "net/http/httptest", "testing",
-			"github.com/PuerkitoBio/goquery", "github.com/chromedp/"}},
+		forbid: append(append([]string{"testing"}, webLibs...), dbLibs...)},
 	{layer: "prism/db", allowOurs: []string{"prism/core", "prism/db"},
-		forbid: []string{"github.com/labstack/", "github.com/a-h/templ", "github.com/starfederation/", "net/http/httptest", "testing"}},
+		forbid: append([]string{"testing"}, webLibs...), tests: true},
 	{layer: "prism/views", allowOurs: []string{"prism/core", "prism/views"},
-		forbid: []string{"github.com/labstack/", "github.com/mattn/go-sqlite3", "database/sql", "net/http/httptest", "testing"}},
+		forbid: append([]string{"testing", "github.com/labstack/", "net/http/httptest"}, dbLibs...), tests: true},
 	{layer: "prism/web", allowOurs: []string{"prism/core", "prism/views", "prism/static", "prism/web"},
-		forbid: []string{"github.com/mattn/go-sqlite3", "database/sql", "net/http/httptest", "testing"}},
+		forbid: append([]string{"testing", "net/http/httptest"}, dbLibs...)},
 	{layer: "prism/static", allowOurs: []string{"prism/static"}, forbid: []string{"net/http/httptest", "testing"}},
+	{layer: "prism/backend", allowOurs: []string{"prism/core", "prism/db", "prism/views", "prism/static", "prism/web", "prism/backend"},
+		forbid: []string{"testing", "net/http/httptest"}},
 }
 
-// TestImportDirections enforces the layering of DESIGN.md §2 on the
-// production dependency graph (tests excluded): core imports nothing of
-// ours and no web, template or database library; db and views import core
-// only; web never imports db; static imports nothing of ours.
+// isTestHelper reports whether path is a test-helper package (its name
+// ends in "test": core/coretest, core/agent/agenttest). Such a package may
+// import testing, and only tests may import it.
+func isTestHelper(path string) bool {
+	return strings.HasSuffix(path[strings.LastIndexByte(path, '/')+1:], "test")
+}
+
+type goPackage struct {
+	ImportPath   string
+	Deps         []string
+	TestImports  []string
+	XTestImports []string
+}
+
+// TestImportDirections enforces prism's layering (ARCHITECTURE.md,
+// "Layers") on the dependency graph: core imports nothing of ours outside
+// core and no web, template or database library; db and views import core
+// only — their tests too; web never imports db; backend adapts db to web.
+// Test-helper packages (coretest, agenttest) may import testing, and no
+// production package depends on them.
 func TestImportDirections(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps=false", "-json", "./...").Output()
+	out, err := exec.Command("go", "list", "-json", "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
+	pkgs := map[string]*goPackage{}
+	var order []string
 	dec := json.NewDecoder(bytes.NewReader(out))
-	checked := 0
 	for dec.More() {
-		var pkg struct {
-			ImportPath string
-			Deps       []string
-		}
-		if err := dec.Decode(&pkg); err != nil {
+		var p goPackage
+		if err := dec.Decode(&p); err != nil {
 			t.Fatalf("decode go list output: %v", err)
 		}
-		deps, err := exec.Command("go", "list", "-deps", pkg.ImportPath).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", pkg.ImportPath, err)
+		pkgs[p.ImportPath] = &p
+		order = append(order, p.ImportPath)
+	}
+	ours := func(dep string) bool { return dep == module || strings.HasPrefix(dep, module+"/") }
+	checked, checkedTests := 0, 0
+	for _, path := range order {
+		p := pkgs[path]
+		if !isTestHelper(path) {
+			for _, dep := range p.Deps {
+				if ours(dep) && isTestHelper(dep) {
+					t.Errorf("%s depends on the test helper %s: only tests may import it", path, dep)
+				}
+			}
 		}
 		for _, r := range layerRules {
-			if pkg.ImportPath != r.layer && !strings.HasPrefix(pkg.ImportPath, r.layer+"/") {
+			if path != r.layer && !strings.HasPrefix(path, r.layer+"/") {
 				continue
 			}
 			checked++
-			for _, dep := range strings.Fields(string(deps)) {
-				if dep == pkg.ImportPath {
-					continue
-				}
-				if dep == module || strings.HasPrefix(dep, module+"/") {
-					if !hasPrefix(dep, r.allowOurs) {
-						t.Errorf("%s imports %s: layer %s may import only %v", pkg.ImportPath, dep, r.layer, r.allowOurs)
+			forbid := r.forbid
+			if isTestHelper(path) {
+				forbid = without(forbid, "testing")
+			}
+			check := func(what string, deps []string) {
+				for _, dep := range deps {
+					switch {
+					case dep == path:
+					case ours(dep):
+						if !hasPrefix(dep, r.allowOurs) {
+							t.Errorf("%s imports %s: layer %s may import only %v", what, dep, r.layer, r.allowOurs)
+						}
+					case hasPrefix(dep, forbid):
+						t.Errorf("%s depends on %s, which layer %s must not import", what, dep, r.layer)
 					}
-					continue
 				}
-				if hasPrefix(dep, r.forbid) {
-					t.Errorf("%s depends on %s, which layer %s must not import", pkg.ImportPath, dep, r.layer)
+			}
+			check(path, p.Deps)
+			if !r.tests {
+				continue
+			}
+			// The layer's tests: their direct imports, and everything
+			// our imported packages depend on. Test helpers may bring
+			// testing; the test binary has it anyway.
+			testForbid := without(forbid, "testing")
+			for _, imp := range append(append([]string(nil), p.TestImports...), p.XTestImports...) {
+				checkedTests++
+				deps := []string{imp}
+				if q := pkgs[imp]; q != nil {
+					deps = append(deps, q.Deps...)
+				}
+				for _, dep := range deps {
+					switch {
+					case dep == path:
+					case ours(dep):
+						if !hasPrefix(dep, r.allowOurs) {
+							t.Errorf("tests of %s import %s (via %s): layer %s may import only %v", path, dep, imp, r.layer, r.allowOurs)
+						}
+					case hasPrefix(dep, testForbid):
+						t.Errorf("tests of %s depend on %s (via %s), which layer %s must not import", path, dep, imp, r.layer)
+					}
 				}
 			}
 		}
 	}
-	if checked == 0 {
-		t.Fatal("no layered package was checked")
+	if checked == 0 || checkedTests == 0 {
+		t.Fatalf("checked %d layered packages and %d test imports; want both > 0", checked, checkedTests)
 	}
+}
+
+func without(list []string, drop string) []string {
+	var out []string
+	for _, s := range list {
+		if s != drop {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func hasPrefix(path string, prefixes []string) bool {

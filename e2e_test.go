@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,12 +15,12 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"prism/backend"
 	"prism/core"
 	"prism/core/agent"
 	"prism/core/model"
 	"prism/db"
 	"prism/web"
-	"prism/web/memstore"
 )
 
 const chromium = "/usr/bin/chromium"
@@ -74,13 +73,9 @@ func TestEndToEndBrowser(t *testing.T) {
 	}
 	ctx := t.Context()
 	log := quietLog()
-	feed := &commitFeed{}
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "prism.db"), db.Options{Logger: log, Committed: feed.publish})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, feed := openTestStore(t, log)
 	release := make(chan struct{})
-	reg, err := presentationRegistry(log)
+	reg, err := backend.Presenters(log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +85,7 @@ func TestEndToEndBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := web.New(web.Deps{Sessions: storeSource{store}, Commits: feed, Runner: webRunner{runner},
+	srv := web.New(web.Deps{Sessions: backend.Source{Store: store}, Commits: feed, Runner: webRunner{runner},
 		Presenter: reg, Logger: log})
 	ts := httptest.NewServer(srv.Handler())
 	var releaseOnce sync.Once
@@ -99,7 +94,6 @@ func TestEndToEndBrowser(t *testing.T) {
 		ts.Close()
 		srv.Close()
 		runner.Close()
-		store.Close()
 	})
 
 	// The call is pending once its tool/call is committed.
@@ -200,26 +194,22 @@ document.addEventListener('datastar-fetch', e => window.__fetch.push(e.detail.ty
 	return ctx
 }
 
+// openTestStore opens the SQLite store on a fresh file, its commits fed to
+// the returned feed; it is closed when the test ends.
+func openTestStore(t *testing.T, log *slog.Logger) (*db.Store, *backend.Feed) {
+	t.Helper()
+	feed := &backend.Feed{}
+	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "prism.db"), db.Options{Logger: log, Committed: feed.Publish})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store, feed
+}
+
 // quietLog discards logs below warnings.
 func quietLog() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-// TestCommitFeedRoutesReplacedLogs: a commit that replaced a session's
-// whole log (a rewritten watched file) reaches the OnReplace functions —
-// web's hubs then reload the session — and not the OnCommit ones, whose
-// events must continue the log they were given.
-func TestCommitFeedRoutesReplacedLogs(t *testing.T) {
-	f := &commitFeed{}
-	var appended, replaced []string
-	defer f.OnCommit(func(id string, _ []core.Event) { appended = append(appended, id) })()
-	defer f.OnReplace(func(id string) { replaced = append(replaced, id) })()
-	f.publish(db.Commit{SessionID: "a", Events: []core.Event{{Seq: 7}}})
-	f.publish(db.Commit{SessionID: "b", Replaced: true, Events: []core.Event{{Seq: 0}, {Seq: 1}}})
-	f.publish(db.Commit{SessionID: "c", Created: true})
-	if !slices.Equal(appended, []string{"a", "c"}) || !slices.Equal(replaced, []string{"b"}) {
-		t.Errorf("OnCommit got %v, OnReplace got %v; want [a c] and [b]", appended, replaced)
-	}
 }
 
 // TestWebRunnerOwnsOnlyItsSessions: the runner adapter owns the sessions
@@ -229,9 +219,9 @@ func TestCommitFeedRoutesReplacedLogs(t *testing.T) {
 func TestWebRunnerOwnsOnlyItsSessions(t *testing.T) {
 	ctx := t.Context()
 	log := quietLog()
-	store := memstore.New()
+	store, feed := openTestStore(t, log)
 	release := make(chan struct{})
-	reg, err := presentationRegistry(log)
+	reg, err := backend.Presenters(log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +231,7 @@ func TestWebRunnerOwnsOnlyItsSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := web.New(web.Deps{Sessions: store, Commits: store, Runner: webRunner{runner}, Presenter: reg, Logger: log})
+	srv := web.New(web.Deps{Sessions: backend.Source{Store: store}, Commits: feed, Runner: webRunner{runner}, Presenter: reg, Logger: log})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		close(release)

@@ -85,8 +85,8 @@ type SurfaceOp struct {
 	Start, End int64
 }
 
-// AppendOp is the surfaceOp of an ordinary surface event.
-var AppendOp = &SurfaceOp{}
+// AppendOp returns a new surfaceOp of an ordinary surface event ("append").
+func AppendOp() *SurfaceOp { return &SurfaceOp{} }
 
 // IsAppendOrigin reports whether e is an append-origin surface event: the
 // events a human transcript shows (replacements are model-only).

@@ -116,7 +116,7 @@ func Example_seed() {
 		Message: core.NewToolResultMessage("b4-logged-result", logged.CallID, proj.Content, proj.IsError),
 		Error:   resultErr,
 		Meta:    proj.Meta,
-	}, core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{callEvent.Seq}})
+	}, core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{callEvent.Seq}})
 	for _, e := range sess.Events() {
 		fmt.Printf("{\"type\":%q,\"seq\":%d,\"data\":%s}\n", e.Type, e.Seq, e.Data)
 	}

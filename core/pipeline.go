@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"prism/core/logkey"
 )
 
 // Call is one tool invocation as its caller supplies it (dsh's
@@ -638,7 +640,7 @@ func (p *Pending) notify(r Result) {
 	for _, o := range p.hooks.observers {
 		if err := protect(func() error { o(p.exec, r); return nil }); err != nil {
 			p.reg.logger.Warn("tools/result observer failed",
-				"tool", p.exec.Name, "call_id", p.exec.CallID, "err", err)
+				logkey.Tool, p.exec.Name, logkey.CallID, p.exec.CallID, logkey.Err, err)
 		}
 	}
 }

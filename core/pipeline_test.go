@@ -64,7 +64,7 @@ func ctxMsg(text string) core.Message { return core.NewContextMessage("ctx-"+tex
 
 func info(name, code string) *core.ErrorInfo { return &core.ErrorInfo{Name: name, Code: code} }
 
-// TestPipelineFailureCatalog walks the rows of dsh-spec §2.4 that a Go
+// TestPipelineFailureCatalog walks the rows of dsh's failure catalog that a Go
 // registry can produce and checks content text, isError, failure identity,
 // and whether value, meta and contexts survive and post-execute ran.
 func TestPipelineFailureCatalog(t *testing.T) {
@@ -407,7 +407,7 @@ func slowTool(t *testing.T, timeout time.Duration) *core.Tool {
 	})
 }
 
-// TestPostExecuteDecisions checks dsh-spec §2.5: what each decision keeps of
+// TestPostExecuteDecisions checks dsh's post-execute decisions: what each decision keeps of
 // value, meta, error and contexts, including the tool's deferred contexts.
 func TestPostExecuteDecisions(t *testing.T) {
 	deferring := func(ctx context.Context, a noteArgs, run *core.Run) (note, error) {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"prism/core/logkey"
 )
 
 // Session is one session's log in memory, appending through an optional
@@ -310,7 +312,7 @@ func (s *Session) notify(f func(Event), ev Event) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.logger.Warn("session observer panicked",
-				"session", s.header.ID, "seq", ev.Seq, "type", ev.Type, "panic", r)
+				logkey.SessionID, s.header.ID, logkey.Seq, ev.Seq, logkey.Type, ev.Type, logkey.Panic, r)
 		}
 	}()
 	f(ev)

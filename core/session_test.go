@@ -37,7 +37,7 @@ func mustAppend(t *testing.T, s *core.Session, typ string, data any, opts core.A
 	return e
 }
 
-var appendOp = core.AppendOptions{SurfaceOp: core.AppendOp}
+var appendOp = core.AppendOptions{SurfaceOp: core.AppendOp()}
 
 func TestAppendAssignsContiguousSeqAndTime(t *testing.T) {
 	s := newMemSession(t)
@@ -68,7 +68,7 @@ func TestAppendDetachesCallerData(t *testing.T) {
 	raw := json.RawMessage(`{"turn":1}`)
 	seqs := []int64{0}
 	mustAppend(t, s, core.EventTurnStart, raw, core.AppendOptions{})
-	mustAppend(t, s, core.EventUserMessage, core.NewUserMessage("u", "x"), core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: seqs})
+	mustAppend(t, s, core.EventUserMessage, core.NewUserMessage("u", "x"), core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: seqs})
 	raw[2] = 'X'
 	seqs[0] = 99
 	got := s.Events()
@@ -138,7 +138,7 @@ func TestAppendRejectsLegacyAndMalformed(t *testing.T) {
 			`session event "user/message" lacks an identified message`},
 		{"tool result with mismatched ids", core.EventToolResult,
 			`{"turn":1,"step":1,"message":{"id":"r","role":"user","content":[{"type":"tool-result","toolCallId":"x","content":[],"isError":false}],"source":{"kind":"tool","callId":"c1"}}}`,
-			core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{0}},
+			core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{0}},
 			`session event "tool/result" message has mismatched tool call ids`},
 	}
 	for _, tc := range cases {
@@ -167,13 +167,13 @@ func baseLog(t *testing.T, s *core.Session) {
 	mustAppend(t, s, core.EventStepStart, raw(stepData(1, 1)), core.AppendOptions{})
 	mustAppend(t, s, core.EventUserMessage, raw(userMsg("u1", "hello")), appendOp)
 	mustAppend(t, s, core.EventAssistantMessage, raw(assistantMsg(1, 1, "a1", textBlock("calling"), callBlock("c1", "read", `{}`), callBlock("c2", "read", `{}`))),
-		core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{}})
+		core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{}})
 	mustAppend(t, s, core.EventToolCall, raw(toolCall(1, 1, "c1", "read", `{}`)), core.AppendOptions{})
 	mustAppend(t, s, core.EventToolResult, raw(toolResult(1, 1, "r1", "c1", "one", false, `,"meta":{"n":1}`)),
-		core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{4}})
+		core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{4}})
 	mustAppend(t, s, core.EventToolCall, raw(toolCall(1, 1, "c2", "read", `{}`)), core.AppendOptions{})
 	mustAppend(t, s, core.EventToolResult, raw(toolResult(1, 1, "r2", "c2", "two", true, `,"error":{"name":"FsError","code":"FS_X"}`)),
-		core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{6}})
+		core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{6}})
 	mustAppend(t, s, core.EventUserMessage, raw(userMsg("u2", "more")), appendOp)
 }
 
@@ -196,17 +196,17 @@ func TestAppendSurfaceRules(t *testing.T) {
 			`session event "tool/call" is not surface-eligible and cannot carry sourceEventSeqs`},
 		{"surface without surfaceOp", core.EventUserMessage, userMsg("u", "x"), core.AppendOptions{},
 			`session event "user/message" is surface-eligible and requires a surfaceOp marker`},
-		{"source equal to seq", core.EventUserMessage, userMsg("u", "x"), core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{2, 9}},
+		{"source equal to seq", core.EventUserMessage, userMsg("u", "x"), core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{2, 9}},
 			`sourceEventSeqs must reference earlier events: 9 >= current seq 9`},
-		{"source above seq", core.EventUserMessage, userMsg("u", "x"), core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{12, 10}},
+		{"source above seq", core.EventUserMessage, userMsg("u", "x"), core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{12, 10}},
 			`sourceEventSeqs must reference earlier events: 12 >= current seq 9`},
-		{"duplicate sources", core.EventUserMessage, userMsg("u", "x"), core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{2, 2}},
+		{"duplicate sources", core.EventUserMessage, userMsg("u", "x"), core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{2, 2}},
 			`sourceEventSeqs must not contain duplicates`},
-		{"negative source", core.EventUserMessage, userMsg("u", "x"), core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{-1}},
+		{"negative source", core.EventUserMessage, userMsg("u", "x"), core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{-1}},
 			`session event "user/message" sourceEventSeqs must densely contain non-negative safe integers`},
-		{"empty sources on tool/result", core.EventToolResult, toolResult(1, 1, "r9", "c9", "x", false, ""), core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{}},
+		{"empty sources on tool/result", core.EventToolResult, toolResult(1, 1, "r9", "c9", "x", false, ""), core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{}},
 			`sourceEventSeqs must not be empty except on assistant/message`},
-		{"empty sources on assistant/message", core.EventAssistantMessage, assistantMsg(1, 1, "a9", textBlock("ok")), core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{}},
+		{"empty sources on assistant/message", core.EventAssistantMessage, assistantMsg(1, 1, "a9", textBlock("ok")), core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{}},
 			``},
 		{"replace start not on surface", core.EventUserMessage, userMsg("s", "summary"), core.AppendOptions{SurfaceOp: replaceOp(4, 5), SourceEventSeqs: []int64{4, 5}},
 			`surface replace: start seq 4 not found in surface`},

@@ -16,7 +16,7 @@ import (
 	"prism/core/sessionlog"
 )
 
-// benchData is an event payload of about 300 bytes, like limits.md's.
+// benchData is an event payload of about 300 bytes, like the one the machine's ceilings in the README were measured with.
 var benchData = `{"todos":[{"content":"` + strings.Repeat("review <the> & diff ", 13) + `","status":"in_progress"}]}`
 
 func reportLatencies(b *testing.B, lat []time.Duration, events int, elapsed time.Duration) {
@@ -192,7 +192,7 @@ func BenchmarkImportDsh(b *testing.B) {
 	add := func(typ, data string, op bool) {
 		e := core.Event{Type: typ, Seq: int64(len(events)), Time: int64(len(events)), Data: []byte(data)}
 		if op {
-			e.SurfaceOp = core.AppendOp
+			e.SurfaceOp = core.AppendOp()
 		}
 		events = append(events, e)
 	}

@@ -127,7 +127,7 @@ func openTurn(events []core.Event) (pending map[string]int64, stepOpen, open boo
 
 // TestCrash kills a group-committing writer with SIGKILL at random moments
 // and checks, after each kill, that every acknowledged seq is stored, seqs
-// are contiguous, and open turns are repaired as dsh-spec §4.8 says.
+// are contiguous, and open turns are repaired as dsh's crash repair does (core.InterruptedTurnClosers).
 func TestCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns and kills child processes")

@@ -156,6 +156,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	st.w = w
 	go w.run()
+	if err := st.resummarize(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	return st, nil
 }
 

@@ -47,7 +47,7 @@ func mustCreate(t testing.TB, st *Store, id string) {
 func ev(seq int64, typ, data string) core.Event {
 	e := core.Event{Type: typ, Seq: seq, Time: 1764500000000 + seq, Data: json.RawMessage(data)}
 	if core.IsSurfaceType(typ) {
-		e.SurfaceOp = core.AppendOp
+		e.SurfaceOp = core.AppendOp()
 	}
 	return e
 }
@@ -166,9 +166,9 @@ func TestStore_AppendEvents(t *testing.T) {
 		{"missing session", "nope", []core.Event{ev(0, core.EventTurnStart, `{"turn":1}`)}, core.CodeNotFound},
 		{"not JSON", "s", []core.Event{ev(8, core.EventTurnStart, `{"turn":`)}, core.CodeInvalid},
 		{"negative zero", "s", []core.Event{ev(8, core.EventTurnStart, `{"turn":-0}`)}, core.CodeInvalid},
-		{"surfaceOp on a log-only type", "s", []core.Event{{Type: core.EventTurnStart, Seq: 8, Data: []byte(`{}`), SurfaceOp: core.AppendOp}}, core.CodeInvalid},
+		{"surfaceOp on a log-only type", "s", []core.Event{{Type: core.EventTurnStart, Seq: 8, Data: []byte(`{}`), SurfaceOp: core.AppendOp()}}, core.CodeInvalid},
 		{"surface type without surfaceOp", "s", []core.Event{{Type: core.EventUserMessage, Seq: 8, Data: []byte(`{}`)}}, core.CodeInvalid},
-		{"source seq from the future", "s", []core.Event{{Type: core.EventToolResult, Seq: 8, Data: []byte(`{}`), SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{8}}}, core.CodeInvalid},
+		{"source seq from the future", "s", []core.Event{{Type: core.EventToolResult, Seq: 8, Data: []byte(`{}`), SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{8}}}, core.CodeInvalid},
 		{"no type", "s", []core.Event{{Seq: 8, Data: []byte(`{}`)}}, core.CodeInvalid},
 	}
 	for _, tt := range tests {

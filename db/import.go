@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/sessionlog"
 )
 
@@ -222,7 +223,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 		return nil, err
 	}
 	for _, r := range results {
-		st.log.Info("imported session", "file", file, "session_id", r.SessionID, "outcome", r.Outcome, "events", r.Events, "added", r.Added, "repaired", r.Repaired)
+		st.log.Info("imported session", logkey.File, file, logkey.SessionID, r.SessionID, logkey.Outcome, r.Outcome, logkey.Events, r.Events, logkey.Added, r.Added, logkey.Repaired, r.Repaired)
 	}
 	return results, nil
 }

@@ -128,8 +128,8 @@ func TestImport_sameSessionTwiceDoesNotDuplicate(t *testing.T) {
 		}
 	}
 	page, _ := st.ListSessions(context.Background(), ListOptions{})
-	if len(page.Sessions) != 1 || page.Sessions[0].EventCount() != 39 {
-		t.Errorf("after re-imports: %d sessions, first with %d events", len(page.Sessions), page.Sessions[0].EventCount())
+	if len(page.Sessions) != 1 || page.Sessions[0].Events != 39 {
+		t.Errorf("after re-imports: %d sessions, first with %d events", len(page.Sessions), page.Sessions[0].Events)
 	}
 }
 
@@ -293,8 +293,8 @@ func TestExport_roundTripsByteForByte(t *testing.T) {
 	}
 }
 
-// checkRepair verifies closers appended to an open log the way dsh-spec
-// §4.8 describes: one synthetic result per pending call (TOOL_OUTCOME_UNKNOWN
+// checkRepair verifies closers appended to an open log the way dsh's crash
+// repair writes them: one synthetic result per pending call (TOOL_OUTCOME_UNKNOWN
 // citing the call seq if a tool/call was logged, else TOOL_NOT_STARTED
 // without sourceEventSeqs), message ids interrupted-tool-result-<callId>-…,
 // isError, then step/end if a step was open, then turn/end{interrupted}, all

@@ -116,10 +116,11 @@ func TestImport_orphanSubagentRefused(t *testing.T) {
 	}
 }
 
-// TestRepair_marksSessionsThatNeverLoggedATurn: a live session created but
-// killed before its first event is marked interrupted at startup (not left
-// idle); imported sessions are not touched.
-func TestRepair_marksSessionsThatNeverLoggedATurn(t *testing.T) {
+// TestRepair_removesSessionsThatNeverLoggedATurn: a live session created
+// but killed before its first event (never acknowledged, nothing to show)
+// is removed at startup rather than left idle in the list; sessions with
+// events and imported ones are not touched.
+func TestRepair_removesSessionsThatNeverLoggedATurn(t *testing.T) {
 	ctx := context.Background()
 	st := newTestStore(t)
 	mustCreate(t, st, "never-started")
@@ -139,14 +140,20 @@ func TestRepair_marksSessionsThatNeverLoggedATurn(t *testing.T) {
 	if len(got) != 1 || got[0] != "never-started" {
 		t.Errorf("RepairOpenTurns = %q, want [never-started]", got)
 	}
-	for id, want := range map[string]string{"never-started": StatusInterrupted, "started": StatusIdle, "imported-empty": StatusIdle} {
-		info, err := st.Session(ctx, id)
-		if err != nil || info.Status != want {
-			t.Errorf("%s: status %q (%v), want %q", id, info.Status, err, want)
+	if _, err := st.Session(ctx, "never-started"); core.ErrorCode(err) != core.CodeNotFound {
+		t.Errorf("the session that never logged a turn: %v, want it removed", err)
+	}
+	for _, id := range []string{"started", "imported-empty"} {
+		if info, err := st.Session(ctx, id); err != nil || info.Status != StatusIdle {
+			t.Errorf("%s: status %q (%v), want it untouched (idle)", id, info.Status, err)
 		}
 	}
-	// The marking survives a reopen (it is in the row, not the cache).
+	// Its id is free again, and a second pass has nothing left to do.
+	mustCreate(t, st, "never-started")
+	if err := st.AppendEvents(ctx, "never-started", turnEvents(0, 1, false)); err != nil {
+		t.Fatal(err)
+	}
 	if again, err := st.RepairOpenTurns(ctx); err != nil || len(again) != 0 {
-		t.Errorf("second RepairOpenTurns = %q, %v; want nothing left to do", again, err)
+		t.Errorf("second RepairOpenTurns = %q, %v; want nothing to do", again, err)
 	}
 }

@@ -15,25 +15,21 @@ import (
 	"prism/core/sessionlog"
 )
 
-// SessionInfo is one session as a list shows it: what GET /api/sessions
-// returns. Times are epoch milliseconds.
+// SessionInfo is one session as a list shows it: its header, where its log
+// comes from, and the core.Summary of its log (title, status, counters,
+// tokens, times), computed in the transaction that appended the events.
+// Times are epoch milliseconds.
 type SessionInfo struct {
 	ID       string             `json:"id"`
 	Header   core.SessionHeader `json:"header"`
-	Title    string             `json:"title"`
-	Status   string             `json:"status"` // running | idle | ended | interrupted
 	ParentID string             `json:"parentId,omitempty"`
 	Source   string             `json:"source"` // live | import | watch
-	Calls    int64              `json:"calls"`
-	Errors   int64              `json:"errors"`
-	// LastSeq is the seq of the last event, -1 for an empty session.
-	LastSeq   int64 `json:"lastSeq"`
+	// CreatedAt is the header's; UpdatedAt the latest event time, or
+	// CreatedAt while the log is empty (the list's order).
 	CreatedAt int64 `json:"createdAt"`
 	UpdatedAt int64 `json:"updatedAt"`
+	core.Summary
 }
-
-// EventCount returns the number of events in the session.
-func (s SessionInfo) EventCount() int64 { return s.LastSeq + 1 }
 
 // ListOptions select and page sessions. Sessions come newest first (by
 // updated time, then id).
@@ -61,19 +57,33 @@ type SessionPage struct {
 	NextCursor string `json:"nextCursor,omitempty"`
 }
 
-const sessionCols = `id, header, title, status, COALESCE(parent_id, ''), source, calls, errors, last_seq, created_at, updated_at`
+const sessionCols = `id, header, COALESCE(parent_id, ''), source, created_at, updated_at,
+	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time`
 
-func scanSession(row interface{ Scan(...any) error }) (SessionInfo, error) {
+// scanSession reads a row of sessionCols, after any pre columns a query
+// selects before them.
+func scanSession(row interface{ Scan(...any) error }, pre ...any) (SessionInfo, error) {
+	s, _, err := scanSessionRaw(row, pre...)
+	return s, err
+}
+
+// scanSessionRaw is scanSession that also returns the header's stored JSON.
+func scanSessionRaw(row interface{ Scan(...any) error }, pre ...any) (SessionInfo, string, error) {
 	var s SessionInfo
 	var header string
-	err := row.Scan(&s.ID, &header, &s.Title, &s.Status, &s.ParentID, &s.Source, &s.Calls, &s.Errors, &s.LastSeq, &s.CreatedAt, &s.UpdatedAt)
+	var titled, oneShot int
+	sm := &s.Summary
+	err := row.Scan(append(pre, &s.ID, &header, &s.ParentID, &s.Source, &s.CreatedAt, &s.UpdatedAt,
+		&sm.Title, &titled, &sm.Status, &oneShot, &sm.LastSeq, &sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors,
+		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime)...)
 	if err != nil {
-		return s, err
+		return s, "", err
 	}
+	sm.Titled, sm.OneShot, sm.Events = titled == 1, oneShot == 1, sm.LastSeq+1
 	if err := json.Unmarshal([]byte(header), &s.Header); err != nil {
-		return s, fmt.Errorf("session %s: stored header: %w", s.ID, err)
+		return s, "", fmt.Errorf("session %s: stored header: %w", s.ID, err)
 	}
-	return s, nil
+	return s, header, nil
 }
 
 func encodeCursor(s SessionInfo) string {
@@ -224,7 +234,7 @@ func queryEvents(ctx context.Context, q querier, sizeHint int, query string, arg
 		e.Data, e.Ignorable = data, ign == 1
 		if surface.Valid {
 			if surface.String == `"append"` {
-				e.SurfaceOp = core.AppendOp
+				e.SurfaceOp = core.AppendOp()
 			} else {
 				op := new(core.SurfaceOp)
 				if err := op.UnmarshalJSON([]byte(surface.String)); err != nil {

@@ -7,19 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"prism/core"
 )
 
-// Session statuses.
+// Session statuses (core's, which the status column holds).
 const (
-	StatusRunning     = "running"
-	StatusIdle        = "idle"
-	StatusEnded       = "ended"
-	StatusInterrupted = "interrupted"
+	StatusRunning     = core.StatusRunning
+	StatusIdle        = core.StatusIdle
+	StatusEnded       = core.StatusEnded
+	StatusInterrupted = core.StatusInterrupted
 )
 
 // Session sources.
@@ -29,32 +26,17 @@ const (
 	SourceWatch  = "watch"
 )
 
-// sessState is a session row's derived values, as the writer keeps them.
-//
-// Derivation rules, applied per appended event:
-//   - turn/start → status running;
-//   - turn/end{interrupted} (crash repair) → interrupted; any other turn/end
-//     → idle, or ended for a one-shot subagent (subagent/descriptor with
-//     mode "one-shot");
-//   - session/title → title (the latest wins, and beats the fallback);
-//   - the first append-origin user/message from the user (source kind
-//     "user"), while no session/title has been seen → title from its text,
-//     whitespace collapsed, cut to 80 characters;
-//   - tool/call → calls + 1; append-origin tool/result whose tool-result
-//     block has isError → errors + 1;
-//   - every event → last_seq = seq, updated_at = its time.
+// sessState is a session row as the writer keeps it: the header, where the
+// log comes from, and the log's core.Summary, applied event by event in the
+// append transaction (core.Summary holds the rules).
 type sessState struct {
-	exists    bool
-	header    string
-	title     string
-	titled    bool
-	status    string
-	oneShot   bool
-	calls     int64
-	errors    int64
-	lastSeq   int64
-	updatedAt int64
-	source    string
+	exists bool
+	header string
+	source string
+	sum    core.Summary
+	// createdAt is the header's; updated_at is the last event's time, or
+	// createdAt while the log is empty.
+	createdAt int64
 
 	dirty    bool
 	created  bool
@@ -62,11 +44,30 @@ type sessState struct {
 	appended []core.Event
 }
 
+// updatedAt is the row's sort key: the latest event time, or the creation
+// time of an empty session.
+func (s *sessState) updatedAt() int64 {
+	if s.sum.Events == 0 {
+		return s.createdAt
+	}
+	return s.sum.LastTime
+}
+
 func (s *sessState) clone() *sessState {
 	c := *s
 	c.appended = s.appended[:len(s.appended):len(s.appended)]
 	return &c
 }
+
+// The writer's statements on session rows.
+const (
+	selStateSQL   = `SELECT summary_version, ` + sessionCols + ` FROM sessions WHERE id = ?`
+	updSessionSQL = `UPDATE sessions SET summary_version = ?, title = ?, titled = ?, status = ?, one_shot = ?, last_seq = ?,
+		turns = ?, steps = ?, calls = ?, results = ?, errors = ?, input_tokens = ?, output_tokens = ?, first_time = ?, last_time = ?,
+		updated_at = ? WHERE id = ?`
+	insSessionSQL = `INSERT INTO sessions (id, header, parent_id, source, status, created_at, updated_at, summary_version)
+		VALUES (?, ?, ?, ?, 'idle', ?, ?, ?)`
+)
 
 // wtx is one write transaction of the writer, with copy-on-write session
 // state: changes reach the writer's cache only after commit.
@@ -117,15 +118,24 @@ func (t *wtx) state(id string) (*sessState, error) {
 	case ok:
 		base = c
 	default:
-		s := &sessState{lastSeq: -1}
-		var titled, oneShot int
-		err := t.sel.QueryRow(id).Scan(&s.title, &titled, &s.status, &oneShot, &s.calls, &s.errors, &s.lastSeq, &s.updatedAt, &s.source, &s.header)
+		s := &sessState{sum: core.NewSummary()}
+		var version int
+		info, header, err := scanSessionRaw(t.sel.QueryRow(id), &version)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return nil, translate(err, "read session "+id)
 		default:
-			s.exists, s.titled, s.oneShot = true, titled == 1, oneShot == 1
+			s.exists, s.header, s.source, s.createdAt, s.sum = true, header, info.Source, info.CreatedAt, info.Summary
+			if version != core.SummaryVersion {
+				// Written under older rules: fold the log afresh (once;
+				// the row is rewritten at commit).
+				events, err := t.loadEvents(id)
+				if err != nil {
+					return nil, err
+				}
+				s.sum, s.dirty = core.Summarize(events), true
+			}
 		}
 		base = s
 	}
@@ -159,7 +169,7 @@ func (t *wtx) apply(r *request) (rejected, dbErr error) {
 		if !s.exists {
 			return notFound(r.sessionID), nil
 		}
-		events, err := prepareEvents(r.sessionID, s.lastSeq+1, r.events)
+		events, err := prepareEvents(r.sessionID, s.sum.LastSeq+1, r.events)
 		if err != nil {
 			return err, nil
 		}
@@ -190,10 +200,10 @@ func (t *wtx) insertSession(s *sessState, h core.SessionHeader, source string) e
 	if h.ParentSession != "" {
 		parent = h.ParentSession
 	}
-	if _, err := t.insSess.Exec(h.ID, hj, parent, source, h.CreatedAt, h.CreatedAt); err != nil {
+	if _, err := t.insSess.Exec(h.ID, hj, parent, source, h.CreatedAt, h.CreatedAt, core.SummaryVersion); err != nil {
 		return translate(err, "create session "+h.ID)
 	}
-	*s = sessState{exists: true, header: hj, status: StatusIdle, lastSeq: -1, updatedAt: h.CreatedAt, source: source, created: true, dirty: true}
+	*s = sessState{exists: true, header: hj, source: source, sum: core.NewSummary(), createdAt: h.CreatedAt, created: true, dirty: true}
 	return nil
 }
 
@@ -214,7 +224,17 @@ func (t *wtx) replaceSession(s *sessState, id string, h core.SessionHeader) erro
 	if _, err := t.tx.Exec("UPDATE sessions SET header = ?, parent_id = ?, created_at = ? WHERE id = ?", hj, parent, h.CreatedAt, id); err != nil {
 		return translate(err, "replace session "+id)
 	}
-	*s = sessState{exists: true, header: hj, status: StatusIdle, lastSeq: -1, updatedAt: h.CreatedAt, source: s.source, replaced: true, dirty: true, created: s.created}
+	*s = sessState{exists: true, header: hj, source: s.source, sum: core.NewSummary(), createdAt: h.CreatedAt, replaced: true, dirty: true, created: s.created}
+	return nil
+}
+
+// deleteSession removes a session row and its events (crash repair of a
+// session that never logged an event).
+func (t *wtx) deleteSession(id string, s *sessState) error {
+	if _, err := t.tx.Exec("DELETE FROM sessions WHERE id = ?", id); err != nil {
+		return translate(err, "remove session "+id)
+	}
+	*s = sessState{sum: core.NewSummary()}
 	return nil
 }
 
@@ -267,9 +287,10 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event) error {
 		if e.SourceEventSeqs != nil {
 			sources = encodeSeqs(e.SourceEventSeqs)
 		}
-		d := derive(s, e)
-		if d.callID != "" {
-			callID = d.callID
+		f := core.FactsOf(e) // one decode: the summary's facts and the call id
+		s.sum.ApplyFacts(e, &f)
+		if id := f.CallID(); id != "" {
+			callID = id
 		}
 		ign := 0
 		if e.Ignorable {
@@ -303,7 +324,10 @@ func (t *wtx) finish() error {
 		if !s.dirty {
 			continue
 		}
-		if _, err := t.upd.Exec(s.title, b2i(s.titled), s.status, b2i(s.oneShot), s.calls, s.errors, s.lastSeq, s.updatedAt, id); err != nil {
+		sm := &s.sum
+		if _, err := t.upd.Exec(core.SummaryVersion, sm.Title, b2i(sm.Titled), sm.Status, b2i(sm.OneShot), sm.LastSeq,
+			sm.Turns, sm.Steps, sm.Calls, sm.Results, sm.Errors, sm.InputTokens, sm.OutputTokens, sm.FirstTime, sm.LastTime,
+			s.updatedAt(), id); err != nil {
 			return translate(err, "update session "+id)
 		}
 	}
@@ -336,112 +360,6 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// derived is what one event contributes besides the session counters.
-type derived struct{ callID string }
-
-// derive applies one event to the session's derived values (see sessState).
-func derive(s *sessState, e *core.Event) derived {
-	var d derived
-	s.lastSeq, s.updatedAt = e.Seq, e.Time
-	switch e.Type {
-	case core.EventTurnStart:
-		s.status = StatusRunning
-	case core.EventTurnEnd:
-		var te struct {
-			Reason struct {
-				Kind string `json:"kind"`
-			} `json:"reason"`
-		}
-		_ = json.Unmarshal(e.Data, &te)
-		switch {
-		case te.Reason.Kind == core.TurnInterrupted:
-			s.status = StatusInterrupted
-		case s.oneShot:
-			s.status = StatusEnded
-		default:
-			s.status = StatusIdle
-		}
-	case core.EventSubagentDescr:
-		var sd struct {
-			Mode string `json:"mode"`
-		}
-		if json.Unmarshal(e.Data, &sd) == nil && sd.Mode == "one-shot" {
-			s.oneShot = true
-		}
-	case core.EventSessionTitle:
-		var st struct {
-			Title string `json:"title"`
-		}
-		if json.Unmarshal(e.Data, &st) == nil && strings.TrimSpace(st.Title) != "" {
-			s.title, s.titled = cutTitle(st.Title, 200), true
-		}
-	case core.EventUserMessage:
-		if s.titled || s.title != "" || e.SurfaceOp == nil || e.SurfaceOp.Replace {
-			break
-		}
-		var m struct {
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-			Source struct {
-				Kind string `json:"kind"`
-			} `json:"source"`
-		}
-		if json.Unmarshal(e.Data, &m) != nil || m.Source.Kind != core.SourceUser {
-			break
-		}
-		for _, c := range m.Content {
-			if c.Type == core.BlockText && strings.TrimSpace(c.Text) != "" {
-				s.title = cutTitle(c.Text, 80)
-				break
-			}
-		}
-	case core.EventToolCall, core.EventApprovalAsked:
-		var c struct {
-			CallID string `json:"callId"`
-		}
-		_ = json.Unmarshal(e.Data, &c)
-		d.callID = c.CallID
-		if e.Type == core.EventToolCall {
-			s.calls++
-		}
-	case core.EventCodeDispatch, core.EventCodeDispatchOpen:
-		var c struct {
-			RootCallID string `json:"rootCallId"`
-		}
-		_ = json.Unmarshal(e.Data, &c)
-		d.callID = c.RootCallID
-	case core.EventToolResult:
-		var r struct {
-			Message struct {
-				Content []struct {
-					IsError bool `json:"isError"`
-				} `json:"content"`
-				Source struct {
-					CallID string `json:"callId"`
-				} `json:"source"`
-			} `json:"message"`
-		}
-		_ = json.Unmarshal(e.Data, &r)
-		d.callID = r.Message.Source.CallID
-		if e.SurfaceOp != nil && !e.SurfaceOp.Replace && len(r.Message.Content) > 0 && r.Message.Content[0].IsError {
-			s.errors++
-		}
-	}
-	return d
-}
-
-// cutTitle collapses whitespace and cuts s to at most n characters.
-func cutTitle(s string, n int) string {
-	s = strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:n-1])) + "…"
 }
 
 // jsonHeader is the stored form of a header; delegationDepth is always

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/sessionlog"
 )
 
@@ -83,7 +84,7 @@ func (st *Store) NewWatcher(dir string, o WatchOptions) *Watcher {
 	if o.Interval <= 0 {
 		o.Interval = 200 * time.Millisecond
 	}
-	return &Watcher{st: st, dir: dir, opts: o, log: st.log.With("watch", dir), files: map[string]*watchedFile{}}
+	return &Watcher{st: st, dir: dir, opts: o, log: st.log.With(logkey.Watch, dir), files: map[string]*watchedFile{}}
 }
 
 // DefaultDshSessionsDir returns $DSH_HOME/sessions, else ~/.dsh/sessions.
@@ -147,9 +148,9 @@ func (w *Watcher) Scan(ctx context.Context) error {
 
 func (w *Watcher) report(s WatchSync) {
 	if s.Err != nil {
-		w.log.Warn("watch: cannot ingest session log", "path", s.Path, "session_id", s.SessionID, "err", s.Err)
+		w.log.Warn("watch: cannot ingest session log", logkey.Path, s.Path, logkey.SessionID, s.SessionID, logkey.Err, s.Err)
 	} else if s.Added > 0 || s.Outcome == ImportCreated {
-		w.log.Info("watch: ingested", "path", s.Path, "session_id", s.SessionID, "outcome", s.Outcome, "events", s.Added)
+		w.log.Info("watch: ingested", logkey.Path, s.Path, logkey.SessionID, s.SessionID, logkey.Outcome, s.Outcome, logkey.Events, s.Added)
 	}
 	if w.opts.Synced != nil {
 		w.opts.Synced(s)
@@ -292,5 +293,5 @@ func orDefaultFileBytes(l sessionlog.Limits) int64 {
 	if l.MaxFileBytes > 0 {
 		return l.MaxFileBytes
 	}
-	return sessionlog.DefaultLimits.MaxFileBytes
+	return sessionlog.DefaultLimits().MaxFileBytes
 }

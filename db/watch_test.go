@@ -76,7 +76,7 @@ func eventCount(t testing.TB, st *Store, id string) int64 {
 	if err != nil {
 		return -1
 	}
-	return info.EventCount()
+	return info.Events
 }
 
 func TestWatcher_tailsFramesAndSurvivesRewrites(t *testing.T) {

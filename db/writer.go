@@ -82,19 +82,16 @@ func newWriter(st *Store) (*writer, error) {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
 		return nil, err
 	}
-	if w.updSession, err = prep(`UPDATE sessions SET title = ?, titled = ?, status = ?, one_shot = ?, calls = ?, errors = ?,
-		last_seq = ?, updated_at = ? WHERE id = ?`); err != nil {
+	if w.updSession, err = prep(updSessionSQL); err != nil {
 		return nil, err
 	}
-	if w.selState, err = prep(`SELECT title, titled, status, one_shot, calls, errors, last_seq, updated_at, source, header
-		FROM sessions WHERE id = ?`); err != nil {
+	if w.selState, err = prep(selStateSQL); err != nil {
 		return nil, err
 	}
 	if w.versionStmt, err = prep("PRAGMA data_version"); err != nil {
 		return nil, err
 	}
-	if w.insSession, err = prep(`INSERT INTO sessions (id, header, parent_id, source, status, created_at, updated_at)
-		VALUES (?, ?, ?, ?, 'idle', ?, ?)`); err != nil {
+	if w.insSession, err = prep(insSessionSQL); err != nil {
 		return nil, err
 	}
 	return w, nil

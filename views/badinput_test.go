@@ -9,14 +9,14 @@ import (
 	"golang.org/x/net/html"
 
 	"prism/core"
+	"prism/core/coretest"
 	"prism/views"
-	"prism/web/memstore"
 )
 
 const hostile = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1"><a href="javascript:window.__pwned=1">x</a>"' onmouseover="window.__pwned=1` + "\r\n\x1b[31mred\x1b[0m\x00"
 
 // badPresenter returns broken views for some tools and panics for others.
-type badPresenter struct{ memstore.Presenter }
+type badPresenter struct{ views.Presenter }
 
 func (p badPresenter) PresentCall(name, raw string) core.CallView {
 	switch name {
@@ -52,7 +52,7 @@ func (p badPresenter) PresentResult(name, raw string, r core.ToolResult) core.Re
 var testMeta = views.PageMeta{Title: "t", Assets: views.Assets{CSS: "/static/app.css", HighlightCSS: "/static/highlight.css", JS: "/static/app.js", Datastar: "/static/datastar.js", Icon: "/static/icon.svg"}}
 
 func hostileSession() []core.Event {
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart().User(hostile)
 	b.Chunks(hostile)
 	b.Assistant("# hi\n" + hostile + "\n[link](javascript:window.__pwned=1) <iframe src=x></iframe>\n![img](https://evil.example/x.png)")
@@ -125,8 +125,8 @@ func assertSafe(t *testing.T, page string) {
 
 func TestBadInput_PageRendersSafelyAndBounded(t *testing.T) {
 	events := hostileSession()
-	tl := views.Fold(hdr(), events, badPresenter{})
-	page, err := views.Render(context.Background(), views.SessionPage(views.NewSessionPage(testMeta, tl, 1000, "/sessions/s1/stream")))
+	tl := views.Fold(hdr(), events, badPresenter{presenters(t)})
+	page, err := views.Render(context.Background(), views.SessionPage(views.NewSessionPage(testMeta, tl, 1000, true)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestBadInput_PageRendersSafelyAndBounded(t *testing.T) {
 
 func TestBadInput_SSEPatchesAreSafe(t *testing.T) {
 	events := hostileSession()
-	tl := views.NewTimeline(hdr(), badPresenter{})
+	tl := views.NewTimeline(hdr(), badPresenter{presenters(t)})
 	for i := range events {
 		u := tl.Apply(&events[i])
 		ps, err := views.RenderUpdate(context.Background(), tl, u)
@@ -174,10 +174,11 @@ func TestBadInput_SSEPatchesAreSafe(t *testing.T) {
 func FuzzCard(f *testing.F) {
 	f.Add("c1", "bash", `{"command":"ls"}`, "out\n[exit code: 3]", false)
 	f.Add(`a"b c`, "read", `{"path":"<x>"}`, hostile, true)
+	reg := presenters(f)
 	f.Fuzz(func(t *testing.T, callID, name, args, out string, isErr bool) {
-		b := memstore.NewBuilder(t0)
+		b := coretest.NewBuilder(t0)
 		b.TurnStart().StepStart().Call(callID, name, args).Result(callID, out, isErr, nil, nil)
-		tl := views.Fold(hdr(), b.Events, memstore.Presenter{})
+		tl := views.Fold(hdr(), b.Events, reg)
 		cs := tl.CardsByCallID(callID)
 		if len(cs) == 0 {
 			t.Skip() // the builder's JSON carries the id as given; Go may have replaced invalid UTF-8
@@ -195,13 +196,13 @@ func FuzzCard(f *testing.F) {
 // data line and let the rest become a field of its own).
 func TestBadInput_CRInModelAndSessionFields(t *testing.T) {
 	const evil = "x\rdata: mode remove\x00"
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart()
 	m := core.Message{ID: "a1", Role: core.RoleAssistant, Content: core.Text("hi"),
 		Source: core.Source{Kind: core.SourceModel, Provider: "p", Model: "m1" + evil}}
-	b.Add(core.EventAssistantMessage, core.AssistantMessage{Turn: 1, Step: 1, Message: m}, core.AppendOp)
-	tl := views.Fold(core.SessionHeader{ID: "s" + evil, ParentSession: "p" + evil, CreatedAt: t0}, b.Events, memstore.Presenter{})
-	page, err := views.Render(context.Background(), views.SessionPage(views.NewSessionPage(testMeta, tl, 10, "/stream")))
+	b.Add(core.EventAssistantMessage, core.AssistantMessage{Turn: 1, Step: 1, Message: m}, core.AppendOp())
+	tl := views.Fold(core.SessionHeader{ID: "s" + evil, ParentSession: "p" + evil, CreatedAt: t0}, b.Events, presenters(t))
+	page, err := views.Render(context.Background(), views.SessionPage(views.NewSessionPage(testMeta, tl, 10, true)))
 	if err != nil {
 		t.Fatal(err)
 	}

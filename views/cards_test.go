@@ -2,23 +2,28 @@ package views_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
 
 	"prism/core"
+	"prism/core/coretest"
 	"prism/views"
-	"prism/web/memstore"
 )
 
 const t0 = 1767225600000 // 2026-01-01T00:00:00Z
 
 // cardCase builds a session whose card (by call id) is the one under test.
+// Results come from the real tools, run in the workspace ws (the seeded
+// cardWorkspace), as the agent loop logs them.
 type cardCase struct {
 	name    string
 	callID  string
-	build   func(b *memstore.Builder)
+	build   func(b *coretest.Builder, reg *core.Registry, ws string)
 	state   string
 	card    string // expected data-card
 	outcome string
@@ -26,65 +31,65 @@ type cardCase struct {
 
 func cardCases() []cardCase {
 	bash := func(cmd string) string { return `{"command":` + jsonStr(cmd) + `,"description":"run it"}` }
+	ctx := context.Background()
 	return []cardCase{
-		{"terminal-pending", "c1", func(b *memstore.Builder) { b.Call("c1", "bash", bash("make test")) }, "pending", "terminal", ""},
-		{"terminal-ok", "c1", func(b *memstore.Builder) {
-			b.Call("c1", "bash", bash("echo hi")).Result("c1", "hi", false, nil, nil)
+		{"terminal-pending", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) { b.Call("c1", "bash", bash("make test")) }, "pending", "terminal", ""},
+		{"terminal-ok", "c1", func(b *coretest.Builder, reg *core.Registry, ws string) {
+			b.Exec(ctx, reg, ws, "c1", "bash", bash("echo hi"))
 		}, "ok", "terminal", ""},
-		{"terminal-exit", "c1", func(b *memstore.Builder) {
-			b.Call("c1", "bash", bash("false")).Result("c1", "boom\n[exit code: 2]", false, nil, nil)
-		}, "error", "terminal", ""},
-		{"terminal-signal", "c1", func(b *memstore.Builder) {
-			b.Call("c1", "bash", bash("sleep 100")).Result("c1", "[killed by signal: SIGKILL]", false, nil, nil)
-		}, "error", "terminal", ""},
-		{"terminal-stopped", "c1", func(b *memstore.Builder) {
+		// dsh's rule: a command that exits non-zero completed (an exit
+		// pill), it is not an error.
+		{"terminal-exit", "c1", func(b *coretest.Builder, reg *core.Registry, ws string) {
+			b.Exec(ctx, reg, ws, "c1", "bash", bash("echo boom; exit 2"))
+		}, "ok", "terminal", ""},
+		{"terminal-signal", "c1", func(b *coretest.Builder, reg *core.Registry, ws string) {
+			b.Exec(ctx, reg, ws, "c1", "bash", bash("kill -KILL $$"))
+		}, "ok", "terminal", ""},
+		{"terminal-stopped", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) {
 			b.Call("c1", "bash", bash("sleep 100")).StepEnd()
 		}, "stopped", "terminal", ""},
-		{"diff-pending", "c1", func(b *memstore.Builder) {
-			b.Call("c1", "edit", `{"path":"a.go","old_string":"x := 1","new_string":"x := 2"}`)
+		{"diff-pending", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) {
+			b.Call("c1", "edit", `{"file_path":"a.go","old_string":"var x = 1","new_string":"var x = 3"}`)
 		}, "pending", "diff", ""},
-		{"diff-ok", "c1", func(b *memstore.Builder) {
-			b.Call("c1", "write", `{"path":"a.go","content":"package a\n"}`).
-				Result("c1", "wrote a.go", false, map[string]any{"diffs": []map[string]any{{"path": "a.go", "oldText": "package a\n\nvar x = 1\nvar y = 2\n", "newText": "package a\n\nvar x = 3\nvar y = 2\n"}}}, nil)
+		{"diff-ok", "c1", func(b *coretest.Builder, reg *core.Registry, ws string) {
+			b.Exec(ctx, reg, ws, "c1", "write", `{"file_path":"a.go","content":"package a\n\nvar x = 3\nvar y = 2\n"}`)
 		}, "ok", "diff", ""},
-		{"read-ok", "c1", func(b *memstore.Builder) {
-			b.Call("c1", "read", `{"path":"main.go"}`).Result("c1", "…", false, map[string]any{"path": "main.go", "offset": 10, "totalLines": 200, "lang": "go",
-				"lines": []map[string]any{{"number": 10, "text": "func main() {"}, {"number": 11, "text": "\tfmt.Println(\"<hi>\")"}, {"number": 12, "text": "}"}}}, nil)
+		{"read-ok", "c1", func(b *coretest.Builder, reg *core.Registry, ws string) {
+			b.Exec(ctx, reg, ws, "c1", "read", `{"file_path":"main.go","offset":10,"limit":3}`)
 		}, "ok", "read", ""},
-		{"search-matches", "c1", func(b *memstore.Builder) {
-			b.Call("c1", "grep", `{"pattern":"TODO"}`).Result("c1", "a.go:3: // TODO\n[full list stored at /tmp/spill-1]", false, map[string]any{"shape": "matches", "truncated": true, "total": 40,
-				"files": []map[string]any{{"path": "a.go", "matches": []map[string]any{{"lineNumber": 3, "line": "// TODO"}}}}}, nil)
+		{"search-matches", "c1", func(b *coretest.Builder, reg *core.Registry, ws string) {
+			b.Exec(ctx, reg, ws, "c1", "grep", `{"pattern":"TODO","path":"todo.txt"}`)
 		}, "ok", "search", ""},
-		{"search-paths", "c1", func(b *memstore.Builder) {
-			b.Call("c1", "glob", `{"pattern":"**/*.go"}`).Result("c1", "a.go\nb.go", false, map[string]any{"shape": "paths", "truncated": false, "total": 2, "paths": []string{"a.go", "b.go"}}, nil)
+		{"search-paths", "c1", func(b *coretest.Builder, reg *core.Registry, ws string) {
+			b.Exec(ctx, reg, ws, "c1", "glob", `{"pattern":"*.go"}`)
 		}, "ok", "search", ""},
-		{"web-search", "c1", func(b *memstore.Builder) {
-			b.Call("c1", "web_search", `{"queries":["go templ"]}`).Result("c1", "…", false, map[string]any{"title": "go templ", "truncated": false, "answer": "templ is a Go HTML templating language.",
-				"sources": []map[string]any{{"url": "https://templ.guide/", "title": "templ docs", "snippet": "Build HTML with Go"}, {"url": "javascript:alert(1)", "title": "evil"}}}, nil)
+		{"web-search", "c1", func(b *coretest.Builder, reg *core.Registry, ws string) {
+			b.Exec(ctx, reg, ws, "c1", "web_search", `{"query":"go templ"}`)
 		}, "ok", "web", ""},
-		{"web-fetch", "c1", func(b *memstore.Builder) {
-			b.Call("c1", "web_fetch", `{"url":"https://example.com/"}`).Result("c1", "…", false, map[string]any{"url": "https://example.com/", "statusCode": 404, "truncated": true}, nil)
+		{"web-fetch", "c1", func(b *coretest.Builder, reg *core.Registry, ws string) {
+			b.Exec(ctx, reg, ws, "c1", "web_fetch", `{"url":"https://example.com/"}`)
 		}, "ok", "web", ""},
-		{"generic-pending", "c1", func(b *memstore.Builder) { b.Call("c1", "note", `{"title":"x","body":"y"}`) }, "pending", "generic", ""},
-		{"generic-ok", "c1", func(b *memstore.Builder) {
-			b.Call("c1", "note", `{"title":"x"}`).Result("c1", "saved note x", false, nil, nil)
+		{"generic-pending", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) { b.Call("c1", "deploy", `{"target":"prod"}`) }, "pending", "generic", ""},
+		{"generic-ok", "c1", func(b *coretest.Builder, reg *core.Registry, ws string) {
+			b.Exec(ctx, reg, ws, "c1", "note", `{"title":"x"}`)
 		}, "ok", "generic", ""},
-		{"generic-error", "c1", func(b *memstore.Builder) {
-			b.Call("c1", "read", `{"path":"/etc/shadow"}`).Result("c1", "Error: permission denied", true, nil, &core.ErrorInfo{Name: "FsError", Code: "FS_DENIED"})
+		{"generic-error", "c1", func(b *coretest.Builder, reg *core.Registry, ws string) {
+			b.Exec(ctx, reg, ws, "c1", "read", `{"file_path":"../../etc/shadow"}`)
 		}, "error", "generic", ""},
-		{"outcome-unknown", "c1", func(b *memstore.Builder) {
-			b.Call("c1", "bash", bash("rm -rf build")).Result("c1", "The tool call was interrupted after it was recorded, but no result was durably recorded.", true, nil, &core.ErrorInfo{Name: "ToolOutcomeUnknownError", Code: core.CodeToolOutcomeUnknown})
+		{"outcome-unknown", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) {
+			b.Assistant("", [3]string{"c1", "bash", bash("rm -rf build")})
+			b.Call("c1", "bash", bash("rm -rf build")).Repair()
 		}, "error", "generic", "outcome-unknown"},
-		{"not-started", "c9", func(b *memstore.Builder) {
-			b.Result("c9", "The tool call was interrupted before the Harness recorded it as started.", true, nil, &core.ErrorInfo{Name: "ToolNotStartedError", Code: core.CodeToolNotStarted})
+		{"not-started", "c9", func(b *coretest.Builder, _ *core.Registry, _ string) {
+			b.Assistant("", [3]string{"c9", "read", `{"file_path":"main.go"}`}).Repair()
 		}, "error", "generic", "not-started"},
-		{"aborted-before-dispatch", "c1", func(b *memstore.Builder) {
-			b.Call("c1", "note", `{}`).Result("c1", "Error: tool call aborted before dispatch", true, nil, &core.ErrorInfo{Name: "AbortError", Code: core.CodeAbortedBeforeDispatch})
+		{"aborted-before-dispatch", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) {
+			b.Call("c1", "note", `{"title":"x"}`).Logged("c1", core.AbortedBeforeDispatch())
 		}, "error", "generic", "aborted-before-dispatch"},
-		{"approval-asked", "c1", func(b *memstore.Builder) {
+		{"approval-asked", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) {
 			b.Call("c1", "bash", bash("deploy")).Add(core.EventApprovalAsked, map[string]any{"id": "a1", "toolName": "bash", "callId": "c1"}, nil)
 		}, "pending", "terminal", ""},
-		{"running-approved", "c1", func(b *memstore.Builder) {
+		{"running-approved", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) {
 			b.Call("c1", "bash", bash("deploy")).Add(core.EventApprovalAsked, map[string]any{"id": "a1", "toolName": "bash", "callId": "c1"}, nil)
 			b.Add(core.EventApprovalDecided, map[string]any{"id": "a1", "outcome": "allowed-once"}, nil)
 		}, "running", "terminal", ""},
@@ -96,14 +101,58 @@ func jsonStr(s string) string {
 	return string(b)
 }
 
-func foldCase(c cardCase) *views.Timeline {
-	b := memstore.NewBuilder(t0)
-	b.TurnStart().StepStart()
-	c.build(b)
-	return views.Fold(core.SessionHeader{ID: "s1", CreatedAt: t0, Cwd: "/work"}, b.Events, memstore.Presenter{})
+// cardWorkspace seeds a workspace for the card cases: a 200-line main.go,
+// a.go and a few TODO lines; many/ holds more TODO lines than grep shows
+// inline.
+func cardWorkspace(t *testing.T) string {
+	t.Helper()
+	ws := t.TempDir()
+	var main strings.Builder
+	main.WriteString("package main\n\nimport \"fmt\"\n\n")
+	for i := 5; i <= 200; i++ {
+		switch i {
+		case 10:
+			main.WriteString("func main() {\n")
+		case 11:
+			main.WriteString("\tfmt.Println(\"<hi>\")\n")
+		case 12:
+			main.WriteString("}\n")
+		default:
+			main.WriteString("// line " + strconv.Itoa(i) + "\n")
+		}
+	}
+	files := map[string]string{
+		"main.go":       main.String(),
+		"a.go":          "package a\n\nvar x = 1\nvar y = 2\n",
+		"todo.txt":      "TODO: one thing\nnot this\nTODO: <another> thing\n",
+		"many/todo.txt": strings.Repeat("TODO: one more thing\n", 300),
+	}
+	if err := os.Mkdir(filepath.Join(ws, "many"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws
 }
 
-func renderCard(t *testing.T, tl *views.Timeline, callID string) string {
+// foldCase builds the case's log, its tools run in a fresh workspace ws,
+// and folds it with the production presenters.
+func foldCase(t *testing.T, c cardCase) (tl *views.Timeline, ws string) {
+	t.Helper()
+	ws = cardWorkspace(t)
+	b := coretest.NewBuilder(t0)
+	b.TurnStart().StepStart()
+	c.build(b, toolRegistry(t, ws), ws)
+	return views.Fold(core.SessionHeader{ID: "s1", CreatedAt: t0, Cwd: "/work"}, b.Events, presenters(t)), ws
+}
+
+// renderCard renders the card of callID in a session whose cwd is /work;
+// the tools' own mentions of their workspace ws are written as /work too, so
+// goldens do not depend on the temporary directory.
+func renderCard(t *testing.T, tl *views.Timeline, ws, callID string) string {
 	t.Helper()
 	cards := tl.CardsByCallID(callID)
 	if len(cards) == 0 {
@@ -113,14 +162,14 @@ func renderCard(t *testing.T, tl *views.Timeline, callID string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return html
+	return strings.ReplaceAll(html, ws, "/work")
 }
 
 func TestCardGolden(t *testing.T) {
 	for _, c := range cardCases() {
 		t.Run(c.name, func(t *testing.T) {
-			tl := foldCase(c)
-			html := renderCard(t, tl, c.callID)
+			tl, ws := foldCase(t, c)
+			html := renderCard(t, tl, ws, c.callID)
 			golden(t, "views/cards", c.name, html)
 			doc, err := goquery.NewDocumentFromReader(strings.NewReader(html))
 			if err != nil {
@@ -161,7 +210,8 @@ func TestCardDetails(t *testing.T) {
 	}
 	doc := func(name string) *goquery.Document {
 		c := find(name)
-		d, err := goquery.NewDocumentFromReader(strings.NewReader(renderCard(t, foldCase(c), c.callID)))
+		tl, ws := foldCase(t, c)
+		d, err := goquery.NewDocumentFromReader(strings.NewReader(renderCard(t, tl, ws, c.callID)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +223,7 @@ func TestCardDetails(t *testing.T) {
 	if got := doc("terminal-signal").Find(`[data-testid="exit"]`).Text(); got != "signal SIGKILL" {
 		t.Errorf("signal pill = %q", got)
 	}
-	if got := doc("generic-error").Find(`[data-testid="error-identity"]`).Text(); got != "FsError · FS_DENIED" {
+	if got := doc("generic-error").Find(`[data-testid="error-identity"]`).Text(); got != "FsError · FS_SANDBOX_DENIED" {
 		t.Errorf("error identity = %q", got)
 	}
 	d := doc("diff-ok")
@@ -200,7 +250,15 @@ func TestCardDetails(t *testing.T) {
 	if doc("terminal-ok").Find(`[data-testid="duration"]`).Text() != "10 ms" {
 		t.Errorf("duration = %q", doc("terminal-ok").Find(`[data-testid="duration"]`).Text())
 	}
-	if doc("search-matches").Find(".recovery").Length() != 1 {
+	truncated := cardCase{name: "search-truncated", callID: "c1", build: func(b *coretest.Builder, reg *core.Registry, ws string) {
+		b.Exec(context.Background(), reg, ws, "c1", "grep", `{"pattern":"TODO","path":"many"}`)
+	}}
+	tl, ws := foldCase(t, truncated)
+	d, err := goquery.NewDocumentFromReader(strings.NewReader(renderCard(t, tl, ws, "c1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Find(".recovery").Length() != 1 {
 		t.Error("a truncated search does not show the recovery text")
 	}
 }

@@ -156,7 +156,7 @@ func NewCardView(c *Card, sessionID, cwd string) *CardView {
 		State:   c.State(),
 		Outcome: c.Outcome(),
 	}
-	v.InspectURL = "/sessions/" + url.PathEscape(sessionID) + "/calls/" + url.PathEscape(c.CallID)
+	v.InspectURL = CallURL(sessionID, c.CallID, "")
 	if c.HasCall {
 		v.Started, v.StartedISO = clock(c.CallTime)
 	} else if c.Result != nil {

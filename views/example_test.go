@@ -31,7 +31,7 @@ func Example_toolCard() {
 	logged, _ := s.Append(ctx, core.EventToolCall, call, core.AppendOptions{})
 	s.Append(ctx, core.EventToolResult, core.ToolResultData{Turn: 1, Step: 1,
 		Message: core.NewToolResultMessage("r1", call.CallID, p.Content, p.IsError), Meta: p.Meta},
-		core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{logged.Seq}})
+		core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{logged.Seq}})
 
 	timeline := views.Fold(s.Header(), s.Events(), reg)
 	card := timeline.CardsByCallID("c1")[0]

@@ -40,20 +40,8 @@ type Timeline struct {
 	step   *Step
 	stream *AssistantItem // the assistant message being streamed, if any
 
-	title     string
-	firstUser string
-	lastSeq   int64
-	stats     Stats
-}
-
-// Stats are a session's counters, shown in the page header.
-type Stats struct {
-	Events, Turns, Steps, Calls, Results, Errors, Pending int
-	InputTokens, OutputTokens                             int64
-	FirstTime, LastTime                                   int64
-	// Status is running (a turn is open), idle, interrupted (the last turn
-	// ended interrupted) or empty.
-	Status string
+	lastSeq int64
+	sum     core.Summary // title, status, counters: core's rules
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are
@@ -67,6 +55,7 @@ func NewTimeline(h core.SessionHeader, p Presenter) *Timeline {
 		byElem:    map[string]*Card{},
 		approvals: map[string]*Card{},
 		lastSeq:   -1,
+		sum:       core.NewSummary(),
 	}
 }
 
@@ -106,16 +95,10 @@ func (t *Timeline) ApplyAll(events []core.Event) {
 	}
 }
 
-// skip records an event without decoding it.
+// skip records an event without decoding it for the transcript.
 func (t *Timeline) skip(e *core.Event) {
 	t.lastSeq = e.Seq
-	t.stats.Events++
-	if t.stats.FirstTime == 0 || e.Time < t.stats.FirstTime {
-		t.stats.FirstTime = e.Time
-	}
-	if e.Time > t.stats.LastTime {
-		t.stats.LastTime = e.Time
-	}
+	t.sum.Apply(e)
 }
 
 // Header returns the session header.
@@ -128,35 +111,25 @@ func (t *Timeline) LastSeq() int64 { return t.lastSeq }
 // log order. The slice is owned by the Timeline.
 func (t *Timeline) Segments() []Segment { return t.segs }
 
-// Title returns the latest session/title, else the first line of the first
-// user message, or "".
-func (t *Timeline) Title() string {
-	if t.title != "" {
-		return t.title
-	}
-	return t.firstUser
-}
+// Title returns the session's title by core.Summary's rule, or "".
+func (t *Timeline) Title() string { return t.sum.Title }
 
-// Stats returns the session's counters.
-func (t *Timeline) Stats() Stats {
-	s := t.stats
-	s.Pending = 0
+// Summary returns the session's derived state: core.Summary of the events
+// applied so far, the same values the session list shows.
+func (t *Timeline) Summary() core.Summary { return t.sum }
+
+// Pending returns how many cards wait for their result (neither answered
+// nor stopped by the end of their step or turn).
+func (t *Timeline) Pending() int {
+	n := 0
 	for _, cs := range t.calls {
 		for _, c := range cs {
 			if c.Result == nil && !c.Stopped {
-				s.Pending++
+				n++
 			}
 		}
 	}
-	switch {
-	case t.turn != nil:
-		s.Status = "running"
-	case s.Events == 0:
-		s.Status = "empty"
-	case s.Status == "":
-		s.Status = "idle"
-	}
-	return s
+	return n
 }
 
 // Card returns the card with the given element id, or nil.
@@ -165,217 +138,6 @@ func (t *Timeline) Card(elemID string) *Card { return t.byElem[elemID] }
 // CardsByCallID returns the cards of one call id, in log order (a model that
 // reuses call ids yields several).
 func (t *Timeline) CardsByCallID(callID string) []*Card { return t.calls[callID] }
-
-// Segment is one top-level element of the flat transcript: *TurnRow, *Step
-// or *Row.
-type Segment interface {
-	// ElemID returns the segment's element id.
-	ElemID() string
-}
-
-// TurnRow is a turn's divider row: it opens at turn/start and is updated at
-// turn/end.
-type TurnRow struct {
-	Seq, Time int64
-	Turn      int
-	Ended     bool
-	EndSeq    int64
-	EndTime   int64
-	End       core.TurnEndReason
-
-	cards []*Card
-}
-
-// Step is a model step and everything logged inside it.
-type Step struct {
-	Seq, Time int64
-	Turn      *TurnRow // nil for a step outside any turn
-	TurnNo    int
-	StepNo    int
-	Ended     bool
-	EndTime   int64
-	Usage     core.TokenUsage
-	HasUsage  bool
-	Items     []Item
-}
-
-// Row is a loose item: logged outside any step.
-type Row struct{ Item Item }
-
-// ElemID implements Segment.
-func (r *TurnRow) ElemID() string { return "turn-" + strconv.FormatInt(r.Seq, 10) }
-
-// ElemID implements Segment.
-func (s *Step) ElemID() string { return "step-" + strconv.FormatInt(s.Seq, 10) }
-
-// HeadID is the id of the step's header row.
-func (s *Step) HeadID() string { return s.ElemID() + "-head" }
-
-// ItemsID is the id of the container the step's items are appended to.
-func (s *Step) ItemsID() string { return s.ElemID() + "-items" }
-
-// ElemID implements Segment.
-func (r *Row) ElemID() string { return r.Item.ElemID() }
-
-// Item is one element inside a step (or a loose Row): *MessageItem,
-// *AssistantItem, *Card or *RawItem.
-type Item interface {
-	// ElemID returns the item's element id.
-	ElemID() string
-}
-
-// MessageItem is an append-origin user/message.
-type MessageItem struct {
-	Seq, Time int64
-	Message   core.Message
-}
-
-// ElemID implements Item.
-func (m *MessageItem) ElemID() string { return "ev-" + strconv.FormatInt(m.Seq, 10) }
-
-// AssistantBlock is one block of an assistant message: text, reasoning, or
-// another block shown raw.
-type AssistantBlock struct {
-	Kind string // text | reasoning | other
-	Text string
-}
-
-// AssistantItem is an assistant message, streamed from chunks and finalized
-// by assistant/message.
-type AssistantItem struct {
-	Seq, Time   int64 // of the first event (chunk or message)
-	Blocks      []AssistantBlock
-	byIndex     map[int]int // stream block index → Blocks index
-	Final       bool
-	Interrupted bool
-	ToolCalls   int
-	Usage       *core.TokenUsage
-	Model       string
-}
-
-// ElemID implements Item.
-func (a *AssistantItem) ElemID() string { return "asst-" + strconv.FormatInt(a.Seq, 10) }
-
-// RawItem is an event shown as a compact row: an unknown type, a known type
-// the transcript has no special form for, a malformed event, or a
-// model-only surface replacement.
-type RawItem struct {
-	Event core.Event
-	// Kind is unknown | meta | malformed | replacement.
-	Kind string
-	// Note explains a malformed event.
-	Note string
-}
-
-// ElemID implements Item.
-func (r *RawItem) ElemID() string { return "ev-" + strconv.FormatInt(r.Event.Seq, 10) }
-
-// Card is a tool call paired (by call id, across the whole log) with its
-// append-origin result.
-type Card struct {
-	ID     string // element id, unique in the session
-	CallID string
-	Name   string
-	Args   string // the raw argument string
-
-	CallSeq, CallTime int64
-	HasCall           bool // false for a result whose call was never logged
-
-	Result     *core.ToolResultData
-	ResultSeq  int64
-	ResultTime int64
-
-	Step    *Step    // may be nil
-	Turn    *TurnRow // may be nil
-	Stopped bool     // the call's step or turn closed with no result
-	StopSeq int64
-
-	Approval string // "", asked, allowed-once, rejected, cancelled, unavailable
-
-	presenter  Presenter
-	callView   core.CallView
-	resultView core.ResultView
-	presented  bool
-}
-
-// ElemID implements Item.
-func (c *Card) ElemID() string { return c.ID }
-
-// Card states.
-const (
-	StatePending = "pending"
-	StateRunning = "running"
-	StateOK      = "ok"
-	StateError   = "error"
-	StateStopped = "stopped"
-)
-
-// State returns pending, running, ok, error or stopped.
-func (c *Card) State() string {
-	if c.Result == nil {
-		switch {
-		case c.Stopped:
-			return StateStopped
-		case c.Approval == "allowed-once":
-			return StateRunning
-		}
-		return StatePending
-	}
-	res := c.Result.Projection()
-	if res.IsError {
-		return StateError
-	}
-	if tv, ok := c.Views().result.(*core.TerminalResultView); ok {
-		if (tv.ExitCode != nil && *tv.ExitCode != 0) || tv.Signal != "" {
-			return StateError
-		}
-	}
-	return StateOK
-}
-
-// Outcome names a distinct failure shown apart from ordinary errors:
-// outcome-unknown and not-started (crash repair), aborted-before-dispatch,
-// aborted, or "".
-func (c *Card) Outcome() string {
-	if c.Result == nil || c.Result.Error == nil {
-		return ""
-	}
-	switch c.Result.Error.Code {
-	case core.CodeToolOutcomeUnknown:
-		return "outcome-unknown"
-	case core.CodeToolNotStarted:
-		return "not-started"
-	case core.CodeAbortedBeforeDispatch:
-		return "aborted-before-dispatch"
-	case core.CodeAborted:
-		return "aborted"
-	}
-	return ""
-}
-
-// views holds a card's validated views.
-type cardViews struct {
-	call   core.CallView
-	result core.ResultView
-}
-
-// Views returns the card's call view (nil when the call was never logged)
-// and result view (nil while pending). Presenters run once per card; a nil
-// or invalid view falls back to the generic card.
-func (c *Card) Views() cardViews {
-	if !c.presented {
-		c.presented = true
-		if c.HasCall {
-			c.callView = safeCallView(c.p(), c.Name, c.Args)
-		}
-	}
-	if c.Result != nil && c.resultView == nil {
-		c.resultView = safeResultView(c.p(), c.Name, c.Args, c.Result.Projection())
-	}
-	return cardViews{c.callView, c.resultView}
-}
-
-func (c *Card) p() Presenter { return c.presenter }
 
 // Apply folds one event into the timeline and returns what changed on the
 // page. Events must come in seq order; an event at or below LastSeq is
@@ -386,13 +148,17 @@ func (t *Timeline) Apply(e *core.Event) Update {
 	}
 	t.lastSeq = e.Seq
 	u := Update{From: e.Seq, Seq: e.Seq}
-	t.stats.Events++
-	if t.stats.FirstTime == 0 || e.Time < t.stats.FirstTime {
-		t.stats.FirstTime = e.Time
-	}
-	if e.Time > t.stats.LastTime {
-		t.stats.LastTime = e.Time
-	}
+	// The summary reads the data the switch decodes (core.TypedFacts);
+	// events the switch does not decode, or cannot, it reads itself.
+	var typed any
+	defer func() {
+		if typed != nil {
+			f := core.TypedFacts(e, typed)
+			t.sum.ApplyFacts(e, &f)
+		} else {
+			t.sum.Apply(e)
+		}
+	}()
 	if e.Type != core.EventAssistantChunk {
 		t.stream = nil
 	}
@@ -407,8 +173,6 @@ func (t *Timeline) Apply(e *core.Event) Update {
 		r := &TurnRow{Seq: e.Seq, Time: e.Time, Turn: d.Turn}
 		t.turn, t.step = r, nil
 		t.segs = append(t.segs, r)
-		t.stats.Turns++
-		t.stats.Status = ""
 		u.append(TranscriptID, r)
 		u.Header = true
 	case core.EventTurnEnd:
@@ -417,6 +181,7 @@ func (t *Timeline) Apply(e *core.Event) Update {
 			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
+		typed = &d
 		if t.turn == nil {
 			t.addRaw(&u, e, "meta", "turn/end without an open turn")
 			break
@@ -433,7 +198,6 @@ func (t *Timeline) Apply(e *core.Event) Update {
 		s := &Step{Seq: e.Seq, Time: e.Time, Turn: t.turn, TurnNo: d.Turn, StepNo: d.Step}
 		t.step = s
 		t.segs = append(t.segs, s)
-		t.stats.Steps++
 		u.append(TranscriptID, s)
 	case core.EventStepEnd:
 		if t.step == nil {
@@ -448,12 +212,10 @@ func (t *Timeline) Apply(e *core.Event) Update {
 			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
+		typed = &m
 		if e.SurfaceOp != nil && e.SurfaceOp.Replace {
 			t.addRaw(&u, e, "replacement", "")
 			break
-		}
-		if t.firstUser == "" && m.Source.Kind == core.SourceUser {
-			t.firstUser = firstLine(clean(m.Content.PlainText()), 80)
 		}
 		t.addItem(&u, &MessageItem{Seq: e.Seq, Time: e.Time, Message: m})
 	case core.EventAssistantChunk:
@@ -470,6 +232,7 @@ func (t *Timeline) Apply(e *core.Event) Update {
 			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
+		typed = &d
 		if e.SurfaceOp != nil && e.SurfaceOp.Replace {
 			t.addRaw(&u, e, "replacement", "")
 			break
@@ -481,10 +244,10 @@ func (t *Timeline) Apply(e *core.Event) Update {
 			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
+		typed = &d
 		c := t.newCard(d.CallID)
 		c.Name, c.Args, c.HasCall = d.Name, d.Arguments, true
 		c.CallSeq, c.CallTime = e.Seq, e.Time
-		t.stats.Calls++
 		t.addItem(&u, c)
 		u.Header = true
 	case core.EventToolResult:
@@ -493,6 +256,7 @@ func (t *Timeline) Apply(e *core.Event) Update {
 			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
+		typed = &d
 		if e.SurfaceOp != nil && e.SurfaceOp.Replace {
 			// A replacement rewrites the model's copy only; the card keeps
 			// what the user saw.
@@ -506,7 +270,7 @@ func (t *Timeline) Apply(e *core.Event) Update {
 			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
-		t.title = d.Title
+		typed = &d
 		t.addRaw(&u, e, "meta", "")
 		u.Header = true
 	case core.EventApprovalAsked:
@@ -661,8 +425,6 @@ func (t *Timeline) applyAssistant(u *Update, e *core.Event, d *core.AssistantMes
 	a.Usage = d.Usage
 	a.Model = d.Message.Source.Model
 	if d.Usage != nil {
-		t.stats.InputTokens += d.Usage.InputTokens
-		t.stats.OutputTokens += d.Usage.OutputTokens
 		if t.step != nil {
 			t.step.Usage = addUsage(t.step.Usage, *d.Usage)
 			t.step.HasUsage = true
@@ -744,21 +506,12 @@ func (t *Timeline) applyResult(u *Update, e *core.Event, d *core.ToolResultData)
 		// imported fragment): the card is built from the result alone.
 		c = t.newCard(callID)
 		c.ResultSeq, c.ResultTime, c.Result = e.Seq, e.Time, d
-		t.countResult(c)
 		t.addItem(u, c)
 		return
 	}
 	c.Result, c.ResultSeq, c.ResultTime = d, e.Seq, e.Time
 	c.Stopped = false
-	t.countResult(c)
 	u.morph(c)
-}
-
-func (t *Timeline) countResult(c *Card) {
-	t.stats.Results++
-	if c.State() == StateError {
-		t.stats.Errors++
-	}
 }
 
 // closeStep ends the open step (if any): its unanswered calls stop.
@@ -790,9 +543,6 @@ func (t *Timeline) closeTurn(u *Update, e *core.Event, reason *core.TurnEndReaso
 	r.Ended, r.EndSeq, r.EndTime = true, e.Seq, e.Time
 	if reason != nil {
 		r.End = *reason
-		if reason.Kind == core.TurnInterrupted {
-			t.stats.Status = "interrupted"
-		}
 	} else {
 		r.End = core.TurnEndReason{Kind: "unclosed"}
 	}

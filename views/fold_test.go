@@ -9,17 +9,17 @@ import (
 	"testing"
 
 	"prism/core"
+	"prism/core/coretest"
 	"prism/views"
-	"prism/web/memstore"
 )
 
 func hdr() core.SessionHeader { return core.SessionHeader{ID: "s1", CreatedAt: t0, Cwd: "/work"} }
 
 func TestFold_PairsAcrossTheLog(t *testing.T) {
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart().Call("a", "note", `{}`).Call("b", "note", `{}`)
 	b.Result("b", "B", false, nil, nil).Result("a", "A", false, nil, nil).StepEnd().TurnEnd(core.TurnCompleted)
-	tl := views.Fold(hdr(), b.Events, memstore.Presenter{})
+	tl := views.Fold(hdr(), b.Events, presenters(t))
 	for _, id := range []string{"a", "b"} {
 		c := tl.CardsByCallID(id)
 		if len(c) != 1 || c[0].State() != views.StateOK {
@@ -29,15 +29,15 @@ func TestFold_PairsAcrossTheLog(t *testing.T) {
 			t.Errorf("card %s duration = %d, want > 0", id, got)
 		}
 	}
-	if st := tl.Stats(); st.Calls != 2 || st.Results != 2 || st.Errors != 0 || st.Status != "idle" {
-		t.Errorf("stats = %+v", st)
+	if st := tl.Summary(); st.Calls != 2 || st.Results != 2 || st.Errors != 0 || st.Status != core.StatusIdle || tl.Pending() != 0 {
+		t.Errorf("summary = %+v, pending %d", st, tl.Pending())
 	}
 }
 
 func TestFold_StepEndStopsUnansweredCalls(t *testing.T) {
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart().Call("a", "note", `{}`)
-	tl := views.NewTimeline(hdr(), memstore.Presenter{})
+	tl := views.NewTimeline(hdr(), presenters(t))
 	var last views.Update
 	for i := range b.Events {
 		tl.Apply(&b.Events[i])
@@ -62,10 +62,10 @@ func TestFold_StepEndStopsUnansweredCalls(t *testing.T) {
 }
 
 func TestFold_ReusedCallIDsGetDistinctElements(t *testing.T) {
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart().Call("call_0", "note", `{}`).Result("call_0", "one", false, nil, nil).StepEnd()
 	b.StepStart().Call("call_0", "note", `{}`).Result("call_0", "two", false, nil, nil).StepEnd()
-	tl := views.Fold(hdr(), b.Events, memstore.Presenter{})
+	tl := views.Fold(hdr(), b.Events, presenters(t))
 	cs := tl.CardsByCallID("call_0")
 	if len(cs) != 2 || cs[0].ID == cs[1].ID {
 		t.Fatalf("cards = %d, ids %q", len(cs), []string{cs[0].ID})
@@ -76,23 +76,23 @@ func TestFold_ReusedCallIDsGetDistinctElements(t *testing.T) {
 }
 
 func TestFold_ReplacementResultKeepsTheCard(t *testing.T) {
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart().Call("a", "note", `{}`).Result("a", "original", false, nil, nil)
 	d := core.ToolResultData{Turn: 1, Step: 1, Message: core.NewToolResultMessage("r", "a", core.Text("[pruned]"), false)}
 	e := b.Add(core.EventToolResult, d, &core.SurfaceOp{Replace: true, Start: 4, End: 4})
 	e.SourceEventSeqs = []int64{4}
-	tl := views.Fold(hdr(), b.Events, memstore.Presenter{})
+	tl := views.Fold(hdr(), b.Events, presenters(t))
 	if got := tl.CardsByCallID("a")[0].Result.Projection().Content.PlainText(); got != "original" {
 		t.Errorf("card result = %q, want the append-origin original", got)
 	}
 }
 
 func TestFold_UnknownAndMalformedEventsAreRawRows(t *testing.T) {
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart()
 	b.AddRaw("vendor/thing", []byte(`{"x":1}`), nil)
 	b.AddRaw(core.EventToolCall, []byte(`{"callId":5}`), nil)
-	tl := views.Fold(hdr(), b.Events, memstore.Presenter{})
+	tl := views.Fold(hdr(), b.Events, presenters(t))
 	step := tl.Segments()[1].(*views.Step)
 	var kinds []string
 	for _, it := range step.Items {
@@ -106,9 +106,9 @@ func TestFold_UnknownAndMalformedEventsAreRawRows(t *testing.T) {
 }
 
 func TestFold_StreamingTextAndFinalMessage(t *testing.T) {
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart().Chunks("Hel", "lo **world**")
-	tl := views.NewTimeline(hdr(), memstore.Presenter{})
+	tl := views.NewTimeline(hdr(), presenters(t))
 	var u views.Update
 	for i := range b.Events {
 		v := tl.Apply(&b.Events[i])
@@ -173,13 +173,13 @@ func TestFold_ElementIDsAreInjective(t *testing.T) {
 		"", "", "--2", "__2", "_", "-", "a b", "a_20b", "a_20b", "ü", "_c3_bc",
 		strings.Repeat("y", 95), strings.Repeat("y", 96), strings.Repeat("y", 97), strings.Repeat("y", 97),
 	}
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart()
 	for _, id := range ids {
 		b.Call(id, "note", `{}`).Result(id, "ok", false, nil, nil)
 	}
 	b.StepEnd()
-	tl := views.Fold(hdr(), b.Events, memstore.Presenter{})
+	tl := views.Fold(hdr(), b.Events, presenters(t))
 	seen := map[string]string{}
 	n := 0
 	for _, id := range slices.Compact(slices.Sorted(slices.Values(ids))) {
@@ -207,5 +207,33 @@ func TestFold_ElementIDsAreInjective(t *testing.T) {
 		if got := views.CallElemID(id); got != want {
 			t.Errorf("CallElemID(%q) = %q, want %q", id, got, want)
 		}
+	}
+}
+
+// TestCoalescer: chunk updates are held and merged into one; another event
+// releases them first, then its own update; Flush releases what is held.
+func TestCoalescer(t *testing.T) {
+	b := coretest.NewBuilder(t0)
+	b.TurnStart().StepStart().Chunks("a", "b", "c").Call("c1", "note", `{}`).Chunks("d")
+	tl := views.NewTimeline(hdr(), presenters(t))
+	var co views.Coalescer
+	var got [][2]int64
+	emit := func(u views.Update) error { got = append(got, [2]int64{u.From, u.Seq}); return nil }
+	for i := range b.Events {
+		if err := co.Apply(tl, &b.Events[i], emit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !co.Holding() {
+		t.Fatal("the last chunk is not held")
+	}
+	if err := co.Flush(emit); err != nil || co.Holding() {
+		t.Fatalf("Flush: %v, still holding %v", err, co.Holding())
+	}
+	// turn/start 0, step/start 1, chunks 2-5 (block-start + 3 deltas)
+	// merged, the call 6, chunks 7-8 merged by Flush.
+	want := [][2]int64{{0, 0}, {1, 1}, {2, 5}, {6, 6}, {7, 8}}
+	if !slices.Equal(got, want) {
+		t.Errorf("emitted (from, seq) %v, want %v", got, want)
 	}
 }

@@ -3,7 +3,6 @@ package views
 import (
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"path"
 	"strings"
 
@@ -16,8 +15,6 @@ func statusText(code int) string {
 	}
 	return "Error"
 }
-
-func pathEscape(s string) string { return url.PathEscape(s) }
 
 func turnStatus(t *TurnRow) string {
 	if !t.Ended {

@@ -1,7 +1,6 @@
 package views
 
 import (
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -27,12 +26,17 @@ type R struct {
 	Cwd       string
 }
 
-// SessionHeadView is the session page's header: identity, status and stats.
+// SessionHeadView is the session page's header: identity, and the
+// session's core.Summary (the values the session list shows) with the count
+// of pending cards.
 type SessionHeadView struct {
 	ID, Title, Status string
 	Cwd, Parent       string
 	Created, Updated  string
-	Stats             Stats
+	ParentURL         string
+	ExportURL         string
+	Summary           core.Summary
+	Pending           int
 	Duration          string
 	LastSeq           int64
 	Live              bool
@@ -60,6 +64,8 @@ type SessionPageView struct {
 	Segments  []Segment
 	StreamURL string // "" for a page without a live stream
 	CanRun    bool   // show the follow-up and cancel controls (the runner owns the session)
+	// Where the follow-up and cancel forms post.
+	MessagesURL, CancelURL string
 }
 
 // DefaultWindow is how many transcript items the first paint shows.
@@ -68,20 +74,22 @@ const DefaultWindow = 120
 // NewSessionHead builds the header of a timeline.
 func NewSessionHead(t *Timeline) SessionHeadView {
 	h := t.Header()
-	st := t.Stats()
+	st := t.Summary()
 	v := SessionHeadView{
 		ID:      clean(h.ID),
-		Title:   firstLine(clean(t.Title()), 200),
-		Status:  st.Status,
+		Title:   clean(st.Title),
+		Status:  clean(st.Status),
 		Cwd:     clean(h.Cwd),
 		Parent:  clean(h.ParentSession),
-		Stats:   st,
+		Summary: st,
+		Pending: t.Pending(),
 		LastSeq: t.LastSeq(),
-		Live:    st.Status == "running",
+		Live:    st.Status == core.StatusRunning,
+
+		ParentURL: SessionURL(h.ParentSession),
+		ExportURL: ExportURL(h.ID),
 	}
-	if v.Title == "" {
-		v.Title = "Session " + shortID(v.ID)
-	}
+	v.Title = displayTitle(st.Title, h.ID)
 	v.Created = dateTime(h.CreatedAt)
 	v.Updated = dateTime(st.LastTime)
 	if st.LastTime > 0 && st.FirstTime > 0 {
@@ -105,20 +113,30 @@ func shortID(id string) string {
 	return id
 }
 
+// displayTitle is a session's title as pages show it: its summary's title,
+// else "Session" and the start of its id.
+func displayTitle(title, id string) string {
+	if title != "" {
+		return clean(title)
+	}
+	return "Session " + clean(shortID(id))
+}
+
 // NewSessionPage builds the inspector page of t, showing the latest segments
-// that fit in window items (at least one) and a loader for the rest.
-// streamURL is the SSE URL (without the after= cursor), "" for none.
-func NewSessionPage(meta PageMeta, t *Timeline, window int, streamURL string) *SessionPageView {
+// that fit in window items (at least one) and a loader for the rest. A live
+// page streams what is appended after it (SessionStreamURL).
+func NewSessionPage(meta PageMeta, t *Timeline, window int, live bool) *SessionPageView {
 	h := t.Header()
 	r := R{SessionID: h.ID, Cwd: h.Cwd}
 	segs := t.Segments()
 	start := WindowStart(segs, window)
-	v := &SessionPageView{Meta: meta, R: r, Head: NewSessionHead(t), Segments: segs[start:]}
+	v := &SessionPageView{Meta: meta, R: r, Head: NewSessionHead(t), Segments: segs[start:],
+		MessagesURL: MessagesURL(h.ID), CancelURL: CancelURL(h.ID)}
 	if start > 0 {
 		v.Earlier = newEarlier(r, segs, start)
 	}
-	if streamURL != "" {
-		v.StreamURL = streamURL + "?after=" + strconv.FormatInt(t.LastSeq(), 10)
+	if live {
+		v.StreamURL = SessionStreamURL(h.ID, t.LastSeq())
 	}
 	return v
 }
@@ -146,7 +164,7 @@ func newEarlier(r R, segs []Segment, end int) *EarlierView {
 	return &EarlierView{
 		Before: before,
 		Count:  end,
-		URL:    "/sessions/" + url.PathEscape(r.SessionID) + "/earlier?before=" + strconv.FormatInt(before, 10),
+		URL:    EarlierURL(r.SessionID, before),
 		R:      r,
 	}
 }
@@ -212,10 +230,32 @@ type SessionRowView struct {
 	ID, Title, Status string
 	Created, Updated  string
 	UpdatedISO        string
-	Calls, Errors     int
+	Calls, Errors     int64
 	Events            int64
 	Parent            string
 	URL               string
+}
+
+// NewSessionRow builds a session's list row from its stored summary: the
+// same core.Summary values its page header shows.
+func NewSessionRow(id, parentID string, createdAt, updatedAt int64, sum core.Summary) *SessionRowView {
+	r := &SessionRowView{
+		ID: id, Title: displayTitle(sum.Title, id), Status: sum.Status,
+		Calls: sum.Calls, Errors: sum.Errors, Events: sum.Events, Parent: parentID,
+		URL: SessionURL(id),
+	}
+	r.Updated, r.UpdatedISO = stamp(updatedAt)
+	r.Created, _ = stamp(createdAt)
+	return r
+}
+
+// stamp formats epoch ms for the list: "2006-01-02 15:04" UTC and RFC 3339.
+func stamp(ms int64) (string, string) {
+	if ms <= 0 {
+		return "", ""
+	}
+	t := time.UnixMilli(ms).UTC()
+	return t.Format("2006-01-02 15:04"), t.Format(time.RFC3339)
 }
 
 // ElemID returns the row's element id.
@@ -242,6 +282,9 @@ type SessionListView struct {
 	Notice    string
 }
 
+// Link is a labelled URL.
+type Link struct{ Label, URL string }
+
 // CallPageView shows one call's projections side by side.
 type CallPageView struct {
 	Meta       PageMeta
@@ -265,7 +308,7 @@ type CallPageView struct {
 	CallTime   string
 	ResultTime string
 	Duration   string
-	Others     []string // element ids of other cards with the same call id
+	Others     []Link // the other cards with the same call id, on the session page
 }
 
 // Call page bounds: much larger than a card's.
@@ -281,13 +324,12 @@ func NewCallPage(meta PageMeta, t *Timeline, c *Card) *CallPageView {
 	v := &CallPageView{
 		Meta:       meta,
 		SessionID:  clean(h.ID),
-		SessionURL: "/sessions/" + url.PathEscape(h.ID),
+		SessionURL: CardURL(h.ID, c.ID),
 		Card:       NewCardView(c, h.ID, h.Cwd),
 		Name:       clean(c.Name),
 		CallID:     clean(c.CallID),
 		HasResult:  c.Result != nil,
 	}
-	v.SessionURL += "#" + c.ID
 	if c.HasCall {
 		v.RawArgs = NewClipN(c.Args, callPageLines, callPageRunes)
 		v.CallSeq = strconv.FormatInt(c.CallSeq, 10)
@@ -327,7 +369,7 @@ func NewCallPage(meta PageMeta, t *Timeline, c *Card) *CallPageView {
 	}
 	for _, o := range t.CardsByCallID(c.CallID) {
 		if o != c {
-			v.Others = append(v.Others, o.ID)
+			v.Others = append(v.Others, Link{Label: o.ID, URL: CardURL(h.ID, o.ID)})
 		}
 	}
 	return v

@@ -93,7 +93,7 @@ func RenderUpdate(ctx context.Context, t *Timeline, u Update) ([]Patch, error) {
 // header and the transcript window — as one outer morph: the patch that
 // brings a page whose session log was replaced to the new log.
 func RenderPage(ctx context.Context, t *Timeline, window int) ([]Patch, error) {
-	v := NewSessionPage(PageMeta{}, t, window, "")
+	v := NewSessionPage(PageMeta{}, t, window, false)
 	var b strings.Builder
 	if err := SessionHead(&v.Head).Render(ctx, &b); err != nil {
 		return nil, err

@@ -5,14 +5,15 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/sessionlog"
+	"prism/views"
 )
 
 // maxImportBytes bounds one import request.
@@ -40,7 +41,7 @@ func (s *Server) handleStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, "/sessions/"+url.PathEscape(id))
+	return c.Redirect(http.StatusSeeOther, views.SessionURL(id))
 }
 
 // handleMessage handles POST /sessions/:id/messages (form field text).
@@ -60,7 +61,7 @@ func (s *Server) handleMessage(c echo.Context) error {
 	if err := r.SendMessage(c.Request().Context(), id, text); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, "/sessions/"+url.PathEscape(id))
+	return c.Redirect(http.StatusSeeOther, views.SessionURL(id))
 }
 
 // handleCancel handles POST /sessions/:id/cancel.
@@ -76,7 +77,7 @@ func (s *Server) handleCancel(c echo.Context) error {
 	if err := r.Cancel(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, "/sessions/"+url.PathEscape(id))
+	return c.Redirect(http.StatusSeeOther, views.SessionURL(id))
 }
 
 // handleAPIList handles GET /api/sessions?q=&limit=.
@@ -143,7 +144,7 @@ func (s *Server) handleAPIEvents(c echo.Context) error {
 			return err
 		}
 		// The response started; a truncated file is the signal.
-		s.log.ErrorContext(ctx, "export: write failed", "session_id", id, "err", err)
+		s.log.ErrorContext(ctx, "export: write failed", logkey.SessionID, id, logkey.Err, err)
 	}
 	return nil
 }

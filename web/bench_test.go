@@ -16,14 +16,14 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/coretest"
 	"prism/web"
-	"prism/web/memstore"
 )
 
 // bigSession builds a realistic session of exactly n events: turns of three
 // steps, each streaming ~20 chunks and running bash, read and edit calls.
 func bigSession(n int) []core.Event {
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	call := 0
 	for len(b.Events) < n {
 		b.TurnStart()
@@ -45,13 +45,19 @@ func bigSession(n int) []core.Event {
 				case 0:
 					b.Call(id, "bash", `{"command":"go build ./...","description":"build"}`).Result(id, strings.Repeat("building package ...\n", 20)+"[exit code: 0]", false, nil, nil)
 				case 1:
+					// The read tool's envelope and meta, as it logs them.
 					lines := make([]map[string]any, 30)
+					var text strings.Builder
+					text.WriteString("<path>/work/main.go</path>\n<type>file</type>\n<content>\n")
 					for i := range lines {
-						lines[i] = map[string]any{"number": i + 1, "text": "\tfmt.Println(\"line\", " + itoa(int64(i)) + ")"}
+						line := "\tfmt.Println(\"line\", " + itoa(int64(i)) + ")"
+						lines[i] = map[string]any{"number": i + 1, "text": line}
+						text.WriteString(itoa(int64(i+1)) + ": " + line + "\n")
 					}
-					b.Call(id, "read", `{"path":"main.go"}`).Result(id, "…", false, map[string]any{"path": "main.go", "offset": 1, "totalLines": 300, "lang": "go", "lines": lines}, nil)
+					text.WriteString("\n(Showing lines 1-30 of 300. Use offset=31 to continue.)\n</content>")
+					b.Call(id, "read", `{"file_path":"main.go","limit":30}`).Result(id, text.String(), false, map[string]any{"path": "/work/main.go", "offset": 1, "totalLines": 300, "lang": "go", "lines": lines}, nil)
 				case 2:
-					b.Call(id, "edit", `{"path":"main.go","old_string":"a","new_string":"b"}`).Result(id, "edited", false,
+					b.Call(id, "edit", `{"file_path":"main.go","old_string":"a","new_string":"b"}`).Result(id, "The file /work/main.go has been updated successfully.", false,
 						map[string]any{"diffs": []map[string]any{{"path": "main.go", "oldText": "x\ny\na\nz\n", "newText": "x\ny\nb\nz\n"}}}, nil)
 				}
 			}
@@ -67,9 +73,8 @@ func bigSession(n int) []core.Event {
 // gzip middleware on), "loopback" a real HTTP request over 127.0.0.1 read
 // to the end. Both report the bytes of the page, plain and gzip.
 func BenchmarkFirstPaint10k(b *testing.B) {
-	t := &testing.T{}
-	e := newEnv(t, nil)
-	e.session(t, "big", bigSession(10000))
+	e := newEnv(b, nil)
+	e.session(b, "big", bigSession(10000))
 	h := e.srv.Handler()
 	serve := func(gz bool) int {
 		req := httptest.NewRequest(http.MethodGet, "/sessions/big", nil)
@@ -119,19 +124,27 @@ func BenchmarkFirstPaint10k(b *testing.B) {
 // events/s for d, with n SSE subscribers on loopback, and returns the
 // commit-to-patch-received latencies of every subscriber and event.
 func fanout(tb testing.TB, n, rate int, d time.Duration) []time.Duration {
-	t := &testing.T{}
-	e := newEnv(t, nil)
+	t := tb
+	b := coretest.NewBuilder(t0)
+	b.TurnStart().StepStart()
+	total := rate * int(d/time.Second)
+	commit := make([]atomic.Int64, len(b.Events)+total+1)
+	lastSeq := int64(len(b.Events) + total - 1)
+	e := newEnv(t, func(d *web.Deps) {
+		// Stamped when the store reports the commit, before the server's
+		// own commit hook (registered later) hands it to the broker.
+		d.Commits.OnCommit(func(_ string, evs []core.Event) {
+			for _, ev := range evs {
+				commit[ev.Seq].Store(time.Now().UnixNano())
+			}
+		})
+	})
 	defer func() {
 		e.ts.CloseClientConnections()
 		e.ts.Close()
 		e.srv.Close()
 	}()
-	b := memstore.NewBuilder(t0)
-	b.TurnStart().StepStart()
 	e.session(t, "f", b.Events)
-	total := rate * int(d/time.Second)
-	commit := make([]atomic.Int64, len(b.Events)+total+1)
-	lastSeq := int64(len(b.Events) + total - 1)
 
 	tr := &http.Transport{MaxIdleConnsPerHost: n, DisableCompression: true}
 	client := &http.Client{Transport: tr}
@@ -186,9 +199,7 @@ func fanout(tb testing.TB, n, rate int, d time.Duration) []time.Duration {
 		} else {
 			b.Result(id, strings.Repeat("ok  \tprism/pkg\t0.01s\n", 10), false, nil, nil)
 		}
-		ev := b.Events[len(b.Events)-1]
-		commit[ev.Seq].Store(time.Now().UnixNano())
-		e.append(t, "f", ev)
+		e.append(t, "f", b.Events[len(b.Events)-1])
 	}
 	tick.Stop()
 	waitc := make(chan struct{})

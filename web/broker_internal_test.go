@@ -14,7 +14,7 @@ import (
 )
 
 // logSource is a minimal SessionSource over one in-memory log (package web
-// cannot import memstore in its own tests).
+// cannot import the store adapters in its own tests: they import web).
 type logSource struct {
 	mu     sync.Mutex
 	h      core.SessionHeader
@@ -27,7 +27,7 @@ func (s *logSource) add(typ string, data any) core.Event {
 	defer s.mu.Unlock()
 	var op *core.SurfaceOp
 	if core.IsSurfaceType(typ) {
-		op = core.AppendOp
+		op = core.AppendOp()
 	}
 	e := core.Event{Type: typ, Seq: int64(len(s.events)), Time: 1000 + int64(len(s.events)), Data: raw, SurfaceOp: op}
 	s.events = append(s.events, e)
@@ -208,7 +208,7 @@ func (s *stepSource) Summary(ctx context.Context, id string) (SessionSummary, er
 		close(s.entered)
 		<-s.release
 	}
-	return SessionSummary{ID: id, Title: "v" + string(rune('0'+n)), Status: "running"}, nil
+	return SessionSummary{ID: id, Summary: core.Summary{Title: "v" + string(rune('0'+n)), Status: "running"}}, nil
 }
 
 // TestListHub_FlushesNeverOverlap: a change during a running list flush

@@ -14,7 +14,7 @@ import (
 
 	"prism/core"
 
-	"prism/web/memstore"
+	"prism/core/coretest"
 )
 
 const chromium = "/usr/bin/chromium"
@@ -58,11 +58,13 @@ func TestBrowser_PendingCardCompletesWithoutReload(t *testing.T) {
 		t.Fatalf("the browser test needs %s (apt-get install chromium; .ci/run installs it): %v", chromium, err)
 	}
 	e := newEnv(t, nil)
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart().User(hostile)
 	b.Assistant("Running **it** now. " + hostile)
 	b.Call("old", "bash", `{"command":"cat evil.html"}`).Result("old", hostile+"\n[exit code: 0]", false, nil, nil)
-	e.session(t, "b1", b.Events)
+	// A watched session (tailed from a dsh session file), so that a
+	// rewrite of the file replaces its log below.
+	e.watched(t, core.SessionHeader{ID: "b1", CreatedAt: t0, Cwd: "/work"}, b.Events)
 
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromium),
 		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
@@ -146,11 +148,9 @@ func TestBrowser_PendingCardCompletesWithoutReload(t *testing.T) {
 
 	// The store replaces the log (a rewritten watched file) with a shorter
 	// one: the page morphs to the new log and follows it live.
-	fresh := memstore.NewBuilder(t0)
+	fresh := coretest.NewBuilder(t0)
 	fresh.TurnStart().StepStart().User("rewritten").Call("fresh", "note", `{}`).Result("fresh", "ok", false, nil, nil)
-	if err := e.store.ReplaceSession(context.Background(), core.SessionHeader{ID: "b1", CreatedAt: t0, Cwd: "/work"}, fresh.Events); err != nil {
-		t.Fatal(err)
-	}
+	e.watched(t, core.SessionHeader{ID: "b1", CreatedAt: t0, Cwd: "/work"}, fresh.Events)
 	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(`#call-fresh[data-state="ok"]`))); err != nil {
 		t.Fatalf("the replaced log never reached the page: %v", err)
 	}
@@ -168,7 +168,7 @@ func TestBrowser_PendingCardCompletesWithoutReload(t *testing.T) {
 
 	// A long session: the first paint is a window; "show earlier" loads
 	// the rest in place.
-	long := memstore.NewBuilder(t0)
+	long := coretest.NewBuilder(t0)
 	for range 60 {
 		long.TurnStart().StepStart().User("again").Call("x", "note", `{}`).Result("x", "ok", false, nil, nil).StepEnd().TurnEnd(core.TurnCompleted)
 	}

@@ -33,18 +33,16 @@ type ListQuery struct {
 	Limit int
 }
 
-// SessionSummary is one session as the list shows it.
+// SessionSummary is one session as the list shows it: its identity and
+// the core.Summary of its log (title, status, counters, tokens, times) as
+// the store computed it when the events were appended.
 type SessionSummary struct {
-	ID    string `json:"id"`
-	Title string `json:"title"`
-	// Status is running, idle, ended or interrupted (empty for a new session).
-	Status    string `json:"status"`
-	CreatedAt int64  `json:"createdAt"` // epoch ms
-	UpdatedAt int64  `json:"updatedAt"` // epoch ms
-	Calls     int    `json:"calls"`
-	Errors    int    `json:"errors"`
-	Events    int64  `json:"events"`
+	ID        string `json:"id"`
 	ParentID  string `json:"parentId,omitempty"`
+	CreatedAt int64  `json:"createdAt"` // epoch ms
+	// UpdatedAt is the latest event's time, or CreatedAt for an empty log.
+	UpdatedAt int64 `json:"updatedAt"`
+	core.Summary
 }
 
 // CommitFeed delivers committed events. The store calls every registered

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/views"
 )
 
@@ -60,7 +61,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	req := c.Request()
 	status := statusOf(err)
 	if status >= 500 {
-		s.log.ErrorContext(req.Context(), "request failed", "method", req.Method, "path", req.URL.Path, "status", status, "err", err)
+		s.log.ErrorContext(req.Context(), "request failed", logkey.Method, req.Method, logkey.Path, req.URL.Path, logkey.Status, status, logkey.Err, err)
 	}
 	if c.Response().Committed || errors.Is(err, context.Canceled) {
 		return

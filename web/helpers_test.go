@@ -2,29 +2,40 @@ package web_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"prism/backend"
 	"prism/core"
+	"prism/core/agent/agenttest"
+	"prism/core/sessionlog"
+	"prism/db"
 	"prism/web"
-	"prism/web/memstore"
 )
 
 const t0 = 1767225600000 // 2026-01-01T00:00:00Z
 
+// env is a web server over the real stack: the SQLite store on a fresh
+// file (package backend's adapters) and the production presenters.
 type env struct {
 	ts    *httptest.Server
-	store *memstore.Store
+	store *db.Store
+	feed  *backend.Feed
 	srv   *web.Server
 	// url and hc override ts for a server served by Serve.
 	url string
 	hc  *http.Client
+
+	watchDir string
+	watcher  *db.Watcher
 }
 
 func (e *env) base() string {
@@ -41,15 +52,51 @@ func (e *env) client() *http.Client {
 	return e.ts.Client()
 }
 
-func newEnv(t *testing.T, deps func(*web.Deps)) *env {
-	t.Helper()
-	st := memstore.New()
-	clock := int64(t0)
-	st.Now = func() time.Time { clock += 10; return time.UnixMilli(clock) }
-	d := web.Deps{Sessions: st, Commits: st, Importer: st, Presenter: memstore.Presenter{}}
+// testLogger discards logs unless the test runs verbosely.
+func testLogger() *slog.Logger {
 	if testing.Verbose() {
-		d.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// openStore opens the store on a fresh file in t's temporary directory,
+// its commits fed to the returned feed; it closes when the test ends.
+func openStore(t testing.TB) (*db.Store, *backend.Feed) {
+	t.Helper()
+	feed := &backend.Feed{}
+	st, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "prism.db"), db.Options{Logger: testLogger(), Committed: feed.Publish})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, feed
+}
+
+// demoEvents returns the log of prism's scripted demo (agenttest.DemoLog):
+// every card kind and failure class, from the real agent loop and tools.
+func demoEvents(t testing.TB) []core.Event {
+	t.Helper()
+	_, events := agenttest.DemoLog(t, t0)
+	return events
+}
+
+// presenters returns the production presenters (backend.Presenters).
+func presenters(t testing.TB) *core.Registry {
+	t.Helper()
+	reg, err := backend.Presenters(testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// newEnv starts a server over a fresh store; deps may adjust its Deps.
+func newEnv(t testing.TB, deps func(*web.Deps)) *env {
+	t.Helper()
+	st, feed := openStore(t)
+	d := web.Deps{Sessions: backend.Source{Store: st}, Commits: feed, Importer: backend.Importer{Store: st},
+		Presenter: presenters(t), Logger: testLogger()}
 	if deps != nil {
 		deps(&d)
 	}
@@ -60,11 +107,38 @@ func newEnv(t *testing.T, deps func(*web.Deps)) *env {
 		ts.Close()
 		srv.Close()
 	})
-	return &env{ts: ts, store: st, srv: srv}
+	dir := t.TempDir()
+	return &env{ts: ts, store: st, feed: feed, srv: srv, watchDir: dir, watcher: st.NewWatcher(dir, db.WatchOptions{})}
+}
+
+// watched writes h and events as a dsh session file in the env's watched
+// directory (a new file each time) and has the store's watcher sync it: the
+// first call creates a watched session, a later one whose log diverges
+// from the stored one replaces it — as when dsh rewrites a session file.
+func (e *env) watched(t testing.TB, h core.SessionHeader, events []core.Event) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := sessionlog.WriteJSONL(&buf, h, events); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(e.watchDir, "project", h.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "session.jsonl.tmp")
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "session.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.watcher.Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // session creates a session and appends events (seqs from 0).
-func (e *env) session(t *testing.T, id string, events []core.Event) {
+func (e *env) session(t testing.TB, id string, events []core.Event) {
 	t.Helper()
 	ctx := context.Background()
 	if err := e.store.CreateSession(ctx, core.SessionHeader{ID: id, CreatedAt: t0, Cwd: "/work"}); err != nil {
@@ -77,14 +151,14 @@ func (e *env) session(t *testing.T, id string, events []core.Event) {
 	}
 }
 
-func (e *env) append(t *testing.T, id string, events ...core.Event) {
+func (e *env) append(t testing.TB, id string, events ...core.Event) {
 	t.Helper()
 	if err := e.store.AppendEvents(context.Background(), id, events); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (e *env) get(t *testing.T, path string, hdr ...string) (*http.Response, string) {
+func (e *env) get(t testing.TB, path string, hdr ...string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, e.base()+path, nil)
 	req.Header.Set("Accept", "text/html")
@@ -136,7 +210,7 @@ type sseClient struct {
 	res    *http.Response
 }
 
-func (e *env) stream(t *testing.T, path string, hdr ...string) *sseClient {
+func (e *env) stream(t testing.TB, path string, hdr ...string) *sseClient {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.base()+path, nil)
@@ -177,7 +251,7 @@ func (e *env) stream(t *testing.T, path string, hdr ...string) *sseClient {
 }
 
 // next returns the next event, failing after 5 s.
-func (c *sseClient) next(t *testing.T) sseEvent {
+func (c *sseClient) next(t testing.TB) sseEvent {
 	t.Helper()
 	select {
 	case ev, ok := <-c.events:
@@ -192,7 +266,7 @@ func (c *sseClient) next(t *testing.T) sseEvent {
 }
 
 // until reads events until one satisfies ok, returning all read.
-func (c *sseClient) until(t *testing.T, ok func(sseEvent) bool) []sseEvent {
+func (c *sseClient) until(t testing.TB, ok func(sseEvent) bool) []sseEvent {
 	t.Helper()
 	var got []sseEvent
 	for {

@@ -116,7 +116,7 @@ func TestStream_CRInModelNameOrSessionIDCannotInjectSSEFields(t *testing.T) {
 	// hostile.
 	m := core.Message{ID: "a1", Role: core.RoleAssistant, Content: core.Text("hi"),
 		Source: core.Source{Kind: core.SourceModel, Provider: "x", Model: "m1" + injection}}
-	b.Add(core.EventAssistantMessage, core.AssistantMessage{Turn: 1, Step: 1, Message: m}, core.AppendOp)
+	b.Add(core.EventAssistantMessage, core.AssistantMessage{Turn: 1, Step: 1, Message: m}, core.AppendOp())
 	e.append(t, "s1", b.Events[3:]...)
 	evs = rawEvents(t, e, "/sessions/s1/stream?after=2", func(lines []string) bool {
 		return strings.Contains(strings.Join(lines, "\n"), `class="model"`)

@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"prism/core"
+	"prism/core/coretest"
 	"prism/web"
-	"prism/web/memstore"
 )
 
 // fixtures are the sessions live-equals-replay runs over. (When the store
 // lands, its testdata/sessions fixtures join them.)
-func fixtures() map[string][]core.Event {
-	long := memstore.NewBuilder(t0)
+func fixtures(t testing.TB) map[string][]core.Event {
+	long := coretest.NewBuilder(t0)
 	for turn := range 3 {
 		long.TurnStart().StepStart().User("turn " + itoa(int64(turn)))
 		long.Chunks("thinking ", "about ", "it")
@@ -21,13 +21,13 @@ func fixtures() map[string][]core.Event {
 		long.Call("b", "read", `{"path":"x.go"}`).Result("b", "…", false, map[string]any{"path": "x.go", "offset": 1, "totalLines": 1, "lines": []map[string]any{{"number": 1, "text": "package x"}}}, nil)
 		long.StepEnd().TurnEnd(core.TurnCompleted)
 	}
-	crash := memstore.NewBuilder(t0)
+	crash := coretest.NewBuilder(t0)
 	crash.TurnStart().StepStart().User("crash").Call("k1", "bash", `{"command":"rm -rf build"}`).Call("k2", "note", `{}`)
 	crash.Result("k1", "The tool call was interrupted after it was recorded, but no result was durably recorded.", true, nil, &core.ErrorInfo{Name: "ToolOutcomeUnknownError", Code: core.CodeToolOutcomeUnknown})
 	crash.Result("k3", "The tool call was interrupted before the Harness recorded it as started.", true, nil, &core.ErrorInfo{Name: "ToolNotStartedError", Code: core.CodeToolNotStarted})
 	crash.StepEnd().TurnEnd(core.TurnInterrupted)
 	return map[string][]core.Event{
-		"demo":   memstore.DemoEvents(t0),
+		"demo":   demoEvents(t),
 		"long":   long.Events,
 		"crash":  crash.Events,
 		"quoted": quotedSession(),
@@ -35,7 +35,7 @@ func fixtures() map[string][]core.Event {
 }
 
 func quotedSession() []core.Event {
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart()
 	id := `a "quoted" call id with spaces`
 	b.Call(id, "bash", `{"command":"echo '<script>alert(1)</script>'"}`).Result(id, "<script>alert(1)</script>\r\nx", false, nil, nil)
@@ -49,7 +49,7 @@ func quotedSession() []core.Event {
 // through a resuming stream — equals that card in a full page render, byte
 // for byte.
 func TestLiveEqualsReplay(t *testing.T) {
-	for name, events := range fixtures() {
+	for name, events := range fixtures(t) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, func(d *web.Deps) { d.Tuning.Window = 100000 })
 			e.session(t, "s1", nil)

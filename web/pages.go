@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/views"
 )
 
@@ -42,29 +43,13 @@ func (s *Server) handleHome(c echo.Context) error {
 		v.Rows = append(v.Rows, rowView(&sums[i]))
 	}
 	if s.deps.Commits != nil {
-		v.StreamURL = "/stream"
-		if q != "" {
-			v.StreamURL += "?q=" + url.QueryEscape(q)
-		}
+		v.StreamURL = views.ListStreamURL(q)
 	}
 	return s.render(c, http.StatusOK, views.SessionListPage(v))
 }
 
 func rowView(m *SessionSummary) *views.SessionRowView {
-	r := &views.SessionRowView{
-		ID: m.ID, Title: m.Title, Status: m.Status,
-		Calls: m.Calls, Errors: m.Errors, Events: m.Events, Parent: m.ParentID,
-		URL: "/sessions/" + url.PathEscape(m.ID),
-	}
-	if r.Title == "" {
-		r.Title = "Session " + short(m.ID)
-	}
-	if r.Status == "" {
-		r.Status = "empty"
-	}
-	r.Updated, r.UpdatedISO = stamp(m.UpdatedAt)
-	r.Created, _ = stamp(m.CreatedAt)
-	return r
+	return views.NewSessionRow(m.ID, m.ParentID, m.CreatedAt, m.UpdatedAt, m.Summary)
 }
 
 func short(id string) string {
@@ -86,15 +71,8 @@ func (s *Server) handleSession(c echo.Context) error {
 		return err
 	}
 	t := views.Fold(h, events, s.deps.Presenter)
-	stream := ""
-	if s.deps.Commits != nil {
-		stream = "/sessions/" + url.PathEscape(id) + "/stream"
-	}
-	title := t.Title()
-	if title == "" {
-		title = "session " + short(id)
-	}
-	v := views.NewSessionPage(s.meta(title), t, s.tune.Window, stream)
+	v := views.NewSessionPage(views.PageMeta{}, t, s.tune.Window, s.deps.Commits != nil)
+	v.Meta = s.meta(v.Head.Title)
 	v.CanRun = s.owns(id)
 	return s.render(c, http.StatusOK, views.SessionPage(v))
 }
@@ -138,7 +116,7 @@ func (s *Server) handleEarlier(c echo.Context) error {
 	}
 	startSSE(c)
 	if _, err := c.Response().Write(formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, "")); err != nil {
-		s.log.DebugContext(ctx, "earlier patch not sent", "err", err)
+		s.log.DebugContext(ctx, "earlier patch not sent", logkey.Err, err)
 	}
 	return nil
 }

@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"prism/backend"
 	"prism/core"
 	"prism/web"
-	"prism/web/memstore"
 )
 
 // TestStream_ReplacedLogReRendersThePage: when the store replaces a
@@ -21,7 +21,7 @@ func TestStream_ReplacedLogReRendersThePage(t *testing.T) {
 	old := openStep()
 	old.Call("old-a", "note", `{}`).Result("old-a", "one", false, nil, nil)
 	old.Call("old-b", "note", `{}`).Result("old-b", "two", false, nil, nil)
-	e.session(t, "s1", old.Events[:7])
+	e.watched(t, core.SessionHeader{ID: "s1", CreatedAt: t0, Cwd: "/work"}, old.Events[:7])
 	sc := e.stream(t, "/sessions/s1/stream?after=6")
 	old.StepEnd()
 	e.append(t, "s1", old.Events[7])
@@ -29,9 +29,7 @@ func TestStream_ReplacedLogReRendersThePage(t *testing.T) {
 
 	b := openStep()
 	b.Call("new-a", "note", `{}`).Result("new-a", "fresh", false, nil, nil)
-	if err := e.store.ReplaceSession(context.Background(), core.SessionHeader{ID: "s1", CreatedAt: t0, Cwd: "/other"}, b.Events); err != nil {
-		t.Fatal(err)
-	}
+	e.watched(t, core.SessionHeader{ID: "s1", CreatedAt: t0, Cwd: "/other"}, b.Events)
 	evs := sc.until(t, func(ev sseEvent) bool { return strings.Contains(ev.Elements(), `id="transcript"`) })
 	reset := evs[len(evs)-1]
 	if reset.ID != "4" || reset.field("mode") != "" || reset.field("selector") != "" {
@@ -65,7 +63,7 @@ func keys(m map[string]string) []string {
 
 // brokenAfterReplace fails every load once the log was replaced.
 type brokenAfterReplace struct {
-	*memstore.Store
+	backend.Source
 	broken atomic.Bool
 }
 
@@ -73,7 +71,7 @@ func (s *brokenAfterReplace) LoadSession(ctx context.Context, id string) (core.S
 	if s.broken.Load() {
 		return core.SessionHeader{}, nil, core.Errorf(core.CodeUnavailable, "store offline")
 	}
-	return s.Store.LoadSession(ctx, id)
+	return s.Source.LoadSession(ctx, id)
 }
 
 // TestStream_ReplacedLogThatCannotBeReadEndsTheStream: a replaced log the
@@ -82,17 +80,15 @@ func (s *brokenAfterReplace) LoadSession(ctx context.Context, id string) (core.S
 func TestStream_ReplacedLogThatCannotBeReadEndsTheStream(t *testing.T) {
 	var src *brokenAfterReplace
 	e := newEnv(t, func(d *web.Deps) {
-		src = &brokenAfterReplace{Store: d.Sessions.(*memstore.Store)}
+		src = &brokenAfterReplace{Source: d.Sessions.(backend.Source)}
 		d.Sessions = src
 	})
 	b := openStep()
-	e.session(t, "s1", b.Events)
+	e.watched(t, core.SessionHeader{ID: "s1", CreatedAt: t0}, b.Events)
 	sc := e.stream(t, "/sessions/s1/stream?after=1")
 	sc.until(t, func(ev sseEvent) bool { return ev.ID == "2" })
 	src.broken.Store(true)
-	if err := e.store.ReplaceSession(context.Background(), core.SessionHeader{ID: "s1", CreatedAt: t0}, b.Events[:2]); err != nil {
-		t.Fatal(err)
-	}
+	e.watched(t, core.SessionHeader{ID: "s1", CreatedAt: t0, Cwd: "/elsewhere"}, b.Events[:2])
 	evs := sc.rest(t)
 	if len(evs) == 0 || !strings.Contains(evs[len(evs)-1].Elements(), "live updates stopped: store offline") {
 		t.Errorf("stream ended with %+v", evs)

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"prism/backend"
 	"prism/core"
 	"prism/web"
-	"prism/web/memstore"
 )
 
 // hostStatus sends GET path to base with the given Host header.
@@ -78,11 +78,11 @@ func TestHost_ServeAdaptsToItsListener(t *testing.T) {
 		{"unspecified, allowed hosts", "0.0.0.0:0", []string{"prism.example"}, 403},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := memstore.New()
+			st, _ := openStore(t)
 			if err := st.CreateSession(context.Background(), core.SessionHeader{ID: "s1", CreatedAt: t0}); err != nil {
 				t.Fatal(err)
 			}
-			srv := web.New(web.Deps{Sessions: st, Presenter: memstore.Presenter{}, AllowedHosts: tc.allowed})
+			srv := web.New(web.Deps{Sessions: backend.Source{Store: st}, Presenter: presenters(t), AllowedHosts: tc.allowed})
 			defer srv.Close()
 			ln, err := net.Listen("tcp", tc.listen)
 			if err != nil {

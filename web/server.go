@@ -22,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"prism/core/logkey"
 	"prism/static"
 	"prism/views"
 )
@@ -45,6 +46,9 @@ const (
 	RouteStatic       = "static"
 	RouteHighlightCSS = "highlight-css"
 )
+
+// routeHealth is the liveness probe's path (no page links it).
+const routeHealth = "/healthz"
 
 // Server is prism's web server. Build it with New; serve Handler(), or
 // Serve a listener.
@@ -73,11 +77,11 @@ func New(deps Deps) *Server {
 	s.hosts.Store(newHostPolicy(nil, deps.AllowedHosts))
 	s.hlCSS = []byte(views.HighlightCSS())
 	s.assets = views.Assets{
-		CSS:          "/static/app.css?v=" + static.Hash("app.css"),
-		JS:           "/static/app.js?v=" + static.Hash("app.js"),
-		Datastar:     "/static/datastar.js?v=" + static.Hash("datastar.js"),
-		Icon:         "/static/icon.svg?v=" + static.Hash("icon.svg"),
-		HighlightCSS: "/static/highlight.css?v=" + hashBytes(s.hlCSS),
+		CSS:          views.StaticURL("app.css", static.Hash("app.css")),
+		JS:           views.StaticURL("app.js", static.Hash("app.js")),
+		Datastar:     views.StaticURL("datastar.js", static.Hash("datastar.js")),
+		Icon:         views.StaticURL("icon.svg", static.Hash("icon.svg")),
+		HighlightCSS: views.StaticURL("highlight.css", hashBytes(s.hlCSS)),
 	}
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
 	if deps.Commits != nil {
@@ -156,30 +160,31 @@ func (s *Server) routes() *echo.Echo {
 		// subscribers as is.
 		Skipper: func(c echo.Context) bool {
 			p := c.Path()
-			return p == "/stream" || p == "/sessions/:id/stream" || p == "/healthz"
+			return p == views.RouteListStream || p == views.RouteSessionStream || p == routeHealth
 		},
 	}))
 
 	add := func(r *echo.Route, name string) { r.Name = name }
-	add(e.GET("/", s.handleHome), RouteHome)
-	add(e.GET("/stream", s.handleListStream), RouteListStream)
-	add(e.GET("/sessions/:id", s.handleSession), RouteSession)
-	add(e.GET("/sessions/:id/stream", s.handleSessionStream), RouteSessionSSE)
-	add(e.GET("/sessions/:id/earlier", s.handleEarlier), RouteEarlier)
-	add(e.GET("/sessions/:id/calls/:callId", s.handleCall), RouteCall)
-	add(e.POST("/sessions", s.handleStart), RouteStart)
-	add(e.POST("/sessions/:id/messages", s.handleMessage), RouteMessage)
-	add(e.POST("/sessions/:id/cancel", s.handleCancel), RouteCancel)
+	// Pages and their actions: the patterns of views' URL builders.
+	add(e.GET(views.RouteHome, s.handleHome), RouteHome)
+	add(e.GET(views.RouteListStream, s.handleListStream), RouteListStream)
+	add(e.GET(views.RouteSession, s.handleSession), RouteSession)
+	add(e.GET(views.RouteSessionStream, s.handleSessionStream), RouteSessionSSE)
+	add(e.GET(views.RouteEarlier, s.handleEarlier), RouteEarlier)
+	add(e.GET(views.RouteCall, s.handleCall), RouteCall)
+	add(e.POST(views.RouteStart, s.handleStart), RouteStart)
+	add(e.POST(views.RouteMessages, s.handleMessage), RouteMessage)
+	add(e.POST(views.RouteCancel, s.handleCancel), RouteCancel)
 	// Share links (POST /sessions/:id/shares, DELETE /shares/:id, the
 	// /api/…/shares routes and GET /s/:token) are registered here by the
 	// sharing work; the replay page is SessionPage without a stream.
 	add(e.GET("/api/sessions", s.handleAPIList), RouteAPIList)
 	add(e.POST("/api/sessions", s.handleAPIStart), RouteAPIStart)
-	add(e.GET("/api/sessions/:id/events", s.handleAPIEvents), RouteAPIEvents)
+	add(e.GET(views.RouteExport, s.handleAPIEvents), RouteAPIEvents)
 	add(e.POST("/api/sessions/import", s.handleAPIImport), RouteAPIImport)
-	add(e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }), RouteHealth)
+	add(e.GET(routeHealth, func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }), RouteHealth)
 	add(e.GET("/static/highlight.css", s.handleHighlightCSS), RouteHighlightCSS)
-	add(e.GET("/static/*", s.handleStatic), RouteStatic)
+	add(e.GET(views.RouteStatic, s.handleStatic), RouteStatic)
 	return e
 }
 
@@ -234,8 +239,8 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		err := next(c)
-		s.log.DebugContext(c.Request().Context(), "request", "method", c.Request().Method, "path", c.Request().URL.Path,
-			"status", c.Response().Status, "dur", time.Since(start))
+		s.log.DebugContext(c.Request().Context(), "request", logkey.Method, c.Request().Method, logkey.Path, c.Request().URL.Path,
+			logkey.Status, c.Response().Status, logkey.Duration, time.Since(start))
 		return err
 	}
 }

@@ -20,9 +20,9 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"prism/core"
+	"prism/core/coretest"
 	"prism/core/sessionlog"
 	"prism/web"
-	"prism/web/memstore"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -95,7 +95,7 @@ var _ = atom.Body
 
 func TestPages(t *testing.T) {
 	e := newEnv(t, nil)
-	e.session(t, "demo", memstore.DemoEvents(t0))
+	e.session(t, "demo", demoEvents(t))
 	e.session(t, "other", nil)
 
 	res, body := e.get(t, "/")
@@ -129,16 +129,22 @@ func TestPages(t *testing.T) {
 		id, _ := s.Attr("data-call-id")
 		states[id], _ = s.Attr("data-state")
 	})
-	want := map[string]string{"c1": "error", "c2": "ok", "c3": "ok", "c4": "ok", "c5": "ok", "c6": "ok", "c7": "error"}
+	// The demo's calls in script order: note, glob, grep, three reads,
+	// write, two edits, two commands (the second exits 1: completed, not
+	// an error), then the four failure classes.
+	want := map[string]string{}
+	for i := 1; i <= 15; i++ {
+		want["call_demo_"+itoa(int64(i))] = map[bool]string{true: "ok", false: "error"}[i <= 11]
+	}
 	if diff := cmp.Diff(want, states); diff != "" {
 		t.Errorf("card states (-want +got):\n%s", diff)
 	}
-	if init, _ := d.Find("#stream").Attr("data-init"); init != "@get('/sessions/demo/stream?after=40')" {
+	if init, _ := d.Find("#stream").Attr("data-init"); init != "@get('/sessions/demo/stream?after=152')" {
 		t.Errorf("stream opener = %q", init)
 	}
 	goldenPage(t, "session", body)
 
-	res, body = e.get(t, "/sessions/demo/calls/c4")
+	res, body = e.get(t, "/sessions/demo/calls/call_demo_8")
 	if res.StatusCode != 200 {
 		t.Fatalf("call page = %d", res.StatusCode)
 	}
@@ -151,8 +157,8 @@ func TestPages(t *testing.T) {
 	if !strings.Contains(d.Find(`[data-testid="lane-result-view"]`).Text(), `"card": "diff"`) {
 		t.Errorf("result view lane = %q", d.Find(`[data-testid="lane-result-view"]`).Text())
 	}
-	_, body = e.get(t, "/sessions/demo/calls/c7")
-	if got := doc(t, body).Find(`[data-testid="call-error"]`).Text(); got != "PolicyError / DEPLOY_FORBIDDEN" {
+	_, body = e.get(t, "/sessions/demo/calls/call_demo_13")
+	if got := doc(t, body).Find(`[data-testid="call-error"]`).Text(); got != "ToolNotFoundError / UNKNOWN_TOOL" {
 		t.Errorf("error identity = %q", got)
 	}
 
@@ -174,7 +180,7 @@ func TestPages(t *testing.T) {
 func TestPages_QuotedCallID(t *testing.T) {
 	e := newEnv(t, nil)
 	events := quotedSession()
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	b.Events = events[:len(events)-2]
 	b.Time = events[len(events)-1].Time + 10
 	b.Call("50%off", "note", `{}`).Call("a/b?c#d", "note", `{}`)
@@ -204,7 +210,7 @@ func TestPages_QuotedCallID(t *testing.T) {
 
 func TestPages_LongSessionWindow(t *testing.T) {
 	e := newEnv(t, func(d *web.Deps) { d.Tuning.Window = 20 })
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	for range 30 {
 		b.TurnStart().StepStart().User("hi").Call("x", "note", `{}`).Result("x", "ok", false, nil, nil).StepEnd().TurnEnd(core.TurnCompleted)
 	}
@@ -234,14 +240,14 @@ func TestPages_LongSessionWindow(t *testing.T) {
 
 func TestAPI(t *testing.T) {
 	e := newEnv(t, nil)
-	e.session(t, "demo", memstore.DemoEvents(t0))
+	e.session(t, "demo", demoEvents(t))
 
 	res, body := e.get(t, "/api/sessions")
 	var list []web.SessionSummary
 	if err := json.Unmarshal([]byte(body), &list); err != nil || res.StatusCode != 200 {
 		t.Fatalf("GET /api/sessions = %d %v", res.StatusCode, err)
 	}
-	if len(list) != 1 || list[0].ID != "demo" || list[0].Calls != 7 || list[0].Errors != 1 {
+	if len(list) != 1 || list[0].ID != "demo" || list[0].Calls != 15 || list[0].Errors != 4 || list[0].Title != "Find why the tests fail and fix it." {
 		t.Errorf("list = %+v", list)
 	}
 
@@ -336,11 +342,12 @@ func TestAPI_ExportIsSessionlogJSONL(t *testing.T) {
 	if err := e.store.CreateSession(context.Background(), h); err != nil {
 		t.Fatal(err)
 	}
-	e.append(t, "child", memstore.DemoEvents(t0)...)
-	_, events, err := e.store.LoadSession(context.Background(), "child")
+	e.append(t, "child", demoEvents(t)...)
+	l, err := e.store.LoadSession(context.Background(), "child")
 	if err != nil {
 		t.Fatal(err)
 	}
+	events := l.Events
 	var want bytes.Buffer
 	if err := sessionlog.WriteJSONL(&want, h, events); err != nil {
 		t.Fatal(err)

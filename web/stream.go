@@ -2,33 +2,16 @@ package web
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
-	"github.com/starfederation/datastar-go/datastar"
 
+	"prism/core/logkey"
 	"prism/views"
 )
-
-// startSSE starts an SSE response the way Echo needs it: headers set and
-// the status written (so Echo knows the response is committed and never
-// appends a JSON error to the stream), no write deadline, no proxy
-// buffering. Events are then formatted by formatPatches and written as
-// bytes.
-func startSSE(c echo.Context) {
-	rc := http.NewResponseController(c.Response().Writer)
-	_ = rc.SetWriteDeadline(time.Time{}) // ErrNotSupported under httptest is fine
-	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	c.Response().WriteHeader(http.StatusOK)
-	datastar.NewSSE(c.Response(), c.Request())
-}
 
 // cursorOf returns the seq a stream resumes after: Last-Event-ID on a
 // retry, else ?after= from the page, else -1 (everything).
@@ -104,7 +87,7 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 	h, sub, at, err := s.broker.subscribe(ctx, id)
 	if err != nil {
 		if ctx.Err() == nil {
-			s.log.ErrorContext(ctx, "stream: subscribe failed", "session_id", id, "err", err)
+			s.log.ErrorContext(ctx, "stream: subscribe failed", logkey.SessionID, id, logkey.Err, err)
 			w.fail("live updates unavailable: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
 		}
 		return nil
@@ -113,7 +96,7 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 
 	failed := func(err error) {
 		if ctx.Err() == nil {
-			s.log.ErrorContext(ctx, "stream: catch-up failed", "session_id", id, "after", cursor, "err", err)
+			s.log.ErrorContext(ctx, "stream: catch-up failed", logkey.SessionID, id, logkey.After, cursor, logkey.Err, err)
 			w.fail("live updates stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
 		}
 	}

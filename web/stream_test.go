@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"prism/backend"
 	"prism/core"
+	"prism/core/coretest"
 	"prism/web"
-	"prism/web/memstore"
 )
 
-func openStep() *memstore.Builder {
-	b := memstore.NewBuilder(t0)
+func openStep() *coretest.Builder {
+	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart().User("go")
 	return b
 }
@@ -130,17 +131,15 @@ func TestStream_ResumeSendsExactlyTheMissingEvents(t *testing.T) {
 
 // failingSource fails EventsUpTo, the read a resuming stream makes after it
 // opened.
-type failingSource struct{ *memstore.Store }
+type failingSource struct{ backend.Source }
 
 func (failingSource) EventsUpTo(ctx context.Context, id string, upTo int64) (core.SessionHeader, []core.Event, error) {
 	return core.SessionHeader{}, nil, errors.New("disk on fire")
 }
 
 func TestStream_ErrorAfterOpenIsReportedInside(t *testing.T) {
-	var st *memstore.Store
 	e := newEnv(t, func(d *web.Deps) {
-		st = d.Sessions.(*memstore.Store)
-		d.Sessions = failingSource{st}
+		d.Sessions = failingSource{d.Sessions.(backend.Source)}
 	})
 	b := openStep()
 	e.session(t, "s1", b.Events)
@@ -178,7 +177,7 @@ func TestListStream_NewSessionsAndStatusChanges(t *testing.T) {
 	if got := ev[len(ev)-1]; got.field("mode") != "prepend" || got.field("selector") != "#session-rows" {
 		t.Errorf("new row patch = %+v", got)
 	}
-	b := memstore.NewBuilder(t0)
+	b := coretest.NewBuilder(t0)
 	b.TurnStart()
 	e.append(t, "new", b.Events...)
 	ev = sc.until(t, func(ev sseEvent) bool {
@@ -232,18 +231,18 @@ func TestStream_ChunksAreCoalesced(t *testing.T) {
 
 // countingSource counts the reads a stream makes to re-render from the log.
 type countingSource struct {
-	*memstore.Store
+	backend.Source
 	reads atomic.Int64
 }
 
 func (c *countingSource) EventsAfter(ctx context.Context, id string, after int64) ([]core.Event, error) {
 	c.reads.Add(1)
-	return c.Store.EventsAfter(ctx, id, after)
+	return c.Source.EventsAfter(ctx, id, after)
 }
 
 func (c *countingSource) EventsUpTo(ctx context.Context, id string, upTo int64) (core.SessionHeader, []core.Event, error) {
 	c.reads.Add(1)
-	return c.Store.EventsUpTo(ctx, id, upTo)
+	return c.Source.EventsUpTo(ctx, id, upTo)
 }
 
 // TestStream_InvisibleEventsMoveTheCursorWithoutAResync: chunks that render
@@ -253,7 +252,7 @@ func (c *countingSource) EventsUpTo(ctx context.Context, id string, upTo int64) 
 func TestStream_InvisibleEventsMoveTheCursorWithoutAResync(t *testing.T) {
 	var src *countingSource
 	e := newEnv(t, func(d *web.Deps) {
-		src = &countingSource{Store: d.Sessions.(*memstore.Store)}
+		src = &countingSource{Source: d.Sessions.(backend.Source)}
 		d.Sessions = src
 	})
 	b := openStep()
@@ -340,8 +339,8 @@ func TestStream_CloseEndsOpenStreams(t *testing.T) {
 // TestServe_ShutdownEndsOpenStreams: when Serve's context ends, open
 // streams end with it, so the graceful shutdown does not wait them out.
 func TestServe_ShutdownEndsOpenStreams(t *testing.T) {
-	st := memstore.New()
-	srv := web.New(web.Deps{Sessions: st, Commits: st, Presenter: memstore.Presenter{}})
+	st, feed := openStore(t)
+	srv := web.New(web.Deps{Sessions: backend.Source{Store: st}, Commits: feed, Presenter: presenters(t)})
 	defer srv.Close()
 	if err := st.CreateSession(context.Background(), core.SessionHeader{ID: "s1", CreatedAt: t0}); err != nil {
 		t.Fatal(err)
@@ -354,7 +353,7 @@ func TestServe_ShutdownEndsOpenStreams(t *testing.T) {
 	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
-	e := &env{url: "http://" + ln.Addr().String(), hc: &http.Client{}, store: st, srv: srv}
+	e := &env{url: "http://" + ln.Addr().String(), hc: &http.Client{}, store: st, feed: feed, srv: srv}
 	sc := e.stream(t, "/stream")
 	sc.next(t)
 	cancel()

@@ -4,7 +4,7 @@
 // post-execute in model order), cooperative cancellation, and the Runner
 // that owns the running sessions of a server.
 //
-// The event order of one turn (dsh-spec §4.5):
+// The event order of one turn (dsh's):
 //
 //	turn/start
 //	step/start  user/message…  [request/header] [request/context]
@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/model"
 )
 
@@ -139,7 +140,7 @@ func New(cfg Config) (*Agent, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	a := &Agent{cfg: cfg, sess: cfg.Session, logger: logger.With("session", cfg.Session.Header().ID)}
+	a := &Agent{cfg: cfg, sess: cfg.Session, logger: logger.With(logkey.SessionID, cfg.Session.Header().ID)}
 	open := false
 	for _, e := range cfg.Session.Events() {
 		switch e.Type {
@@ -261,7 +262,7 @@ func (t *turn) run(prompt core.Message) (core.TurnEndReason, error) {
 		}
 	}
 	if _, err := t.append(core.EventTurnEnd, core.TurnEnd{Turn: t.n, Reason: reason}, core.AppendOptions{}); err != nil {
-		a.logger.Error("agent: closing the turn failed", "turn", t.n, "err", err)
+		a.logger.Error("agent: closing the turn failed", logkey.Turn, t.n, logkey.Err, err)
 		if failure == nil {
 			failure = err
 		}
@@ -302,7 +303,7 @@ func (t *turn) runStep(inputs []core.Message) stepOutcome {
 	}
 	t.stepOpen = true
 	for _, m := range inputs {
-		if _, err := t.append(core.EventUserMessage, m, core.AppendOptions{SurfaceOp: core.AppendOp}); err != nil {
+		if _, err := t.append(core.EventUserMessage, m, core.AppendOptions{SurfaceOp: core.AppendOp()}); err != nil {
 			return stepOutcome{err: err}
 		}
 	}
@@ -328,8 +329,8 @@ func (t *turn) runStep(inputs []core.Message) stepOutcome {
 		return stepOutcome{reason: t.aborted()}
 	}
 	if res.failure != nil {
-		a.logger.Warn("agent: model call failed", "turn", t.n, "step", t.step,
-			"code", res.failure.Code, "status", res.failure.Status, "message", res.failure.Message)
+		a.logger.Warn("agent: model call failed", logkey.Turn, t.n, logkey.Step, t.step,
+			logkey.Code, res.failure.Code, logkey.Status, res.failure.Status, logkey.Message, res.failure.Message)
 		if err := t.closeStep(); err != nil {
 			return stepOutcome{err: err}
 		}
@@ -566,7 +567,7 @@ func (t *turn) appendAssistant(content core.Content, res streamResult, interrupt
 	msg := core.Message{ID: core.NewID(), Role: core.RoleAssistant, Content: content,
 		Source: core.Source{Kind: core.SourceModel, Provider: info.Provider, Model: info.Model}}
 	data := core.AssistantMessage{Turn: t.n, Step: t.step, Message: msg, Usage: res.asm.Usage(), Interrupted: interrupted}
-	_, err := t.append(core.EventAssistantMessage, data, core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: res.chunkSeqs})
+	_, err := t.append(core.EventAssistantMessage, data, core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: res.chunkSeqs})
 	return err
 }
 

@@ -43,7 +43,7 @@ func seq(parts ...any) []string {
 	return out
 }
 
-// TestOneExclusiveCall is dsh-spec §4.5's first sequence.
+// TestOneExclusiveCall is the first sequence of dsh's turn event order.
 func TestOneExclusiveCall(t *testing.T) {
 	h := newHarness(t, []model.Step{
 		{Text: "calling", Calls: []model.ScriptCall{call("c1", "echo", `{"key":"a"}`)}},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/model"
 )
 
@@ -231,7 +232,7 @@ func (r *Runner) Start(ctx context.Context, req StartRequest) (string, error) {
 	r.sessions[h.ID] = s
 	r.order = append(r.order, h.ID)
 	r.mu.Unlock()
-	r.logger.Info("session started", "session", h.ID, "model", name, "provider", info.Provider, "workspace", ws)
+	r.logger.Info("session started", logkey.SessionID, h.ID, logkey.Model, name, logkey.Provider, info.Provider, logkey.Workspace, ws)
 	first := core.NewUserMessage(core.NewID(), prompt)
 	logged := s.watchLogged(first.ID)
 	if err := r.enqueueMessage(s, first, logged); err != nil {
@@ -332,7 +333,7 @@ func (r *Runner) Cancel(id string) error {
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel(Cancel(CauseUser))
-		r.logger.Info("turn cancelled", "session", id)
+		r.logger.Info("turn cancelled", logkey.SessionID, id)
 	}
 	return nil
 }
@@ -520,9 +521,9 @@ func (r *Runner) drive(s *session) {
 			s.removeWorkspace() // the script is played out: nothing will use it again
 		}
 		if err != nil {
-			r.logger.Error("turn failed", "session", s.id, "err", err)
+			r.logger.Error("turn failed", logkey.SessionID, s.id, logkey.Err, err)
 		} else {
-			r.logger.Info("turn ended", "session", s.id, "reason", reason.Kind)
+			r.logger.Info("turn ended", logkey.SessionID, s.id, logkey.Reason, reason.Kind)
 		}
 	}
 }
@@ -554,7 +555,7 @@ func (r *Runner) workspace(m model.Model, id, requested string) (ws string, seed
 			}
 			cleanup := func() {
 				if err := os.RemoveAll(dir); err != nil {
-					r.logger.Warn("remove the demo workspace", "dir", dir, "err", err)
+					r.logger.Warn("remove the demo workspace", logkey.Dir, dir, logkey.Err, err)
 				}
 			}
 			if err := seeder.SeedWorkspace(dir); err != nil {

@@ -211,7 +211,7 @@ func (t *turn) appendResult(b *core.ToolCallBlock, r core.Result, callSeq int64)
 	if f, ok := r.(*core.Failure); ok {
 		data.Error = f.Error.Info
 	}
-	_, err := t.append(core.EventToolResult, data, core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{callSeq}})
+	_, err := t.append(core.EventToolResult, data, core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{callSeq}})
 	return err
 }
 

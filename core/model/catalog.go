@@ -30,7 +30,7 @@ type CatalogConfig struct {
 	OpenAI OpenAIConfig
 	// Default overrides the default model name.
 	Default string
-	// DemoPacing is the scripted demo's pacing; nil means DemoPacing.
+	// DemoPacing is the scripted demo's pacing; nil means DemoPacing().
 	DemoPacing *Pacing
 	// Logger is passed to the clients.
 	Logger *slog.Logger
@@ -95,7 +95,7 @@ func (c *Catalog) New(name string) (Model, error) {
 	}
 	switch name {
 	case DemoModelName, "demo":
-		p := DemoPacing
+		p := DemoPacing()
 		if c.cfg.DemoPacing != nil {
 			p = *c.cfg.DemoPacing
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"prism/core"
+	"prism/core/logkey"
 )
 
 // Defaults of the OpenAI-compatible client: DeepSeek's public endpoint.
@@ -170,12 +171,12 @@ func (m *OpenAI) Info() Info {
 func (m *OpenAI) logAttempts(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	attempt := req.Header.Get("X-Stainless-Retry-Count")
 	if attempt != "" && attempt != "0" {
-		m.logger.Info("model request retry", "provider", m.cfg.Provider, "model", m.cfg.Model, "attempt", attempt)
+		m.logger.Info("model request retry", logkey.Provider, m.cfg.Provider, logkey.Model, m.cfg.Model, logkey.Attempt, attempt)
 	}
 	res, err := next(req)
 	if err == nil && res.StatusCode >= 400 {
-		m.logger.Warn("model request failed", "provider", m.cfg.Provider, "model", m.cfg.Model,
-			"status", res.StatusCode, "attempt", attempt, "retry_after", res.Header.Get("Retry-After"))
+		m.logger.Warn("model request failed", logkey.Provider, m.cfg.Provider, logkey.Model, m.cfg.Model,
+			logkey.Status, res.StatusCode, logkey.Attempt, attempt, logkey.RetryAfter, res.Header.Get("Retry-After"))
 	}
 	return res, err
 }
@@ -380,8 +381,8 @@ func (s *openaiStream) Recv() (core.StreamChunk, error) {
 func (s *openaiStream) fail(err *Error) {
 	err = s.m.scrub.ScrubError(err)
 	s.err = err
-	s.m.logger.Warn("model stream failed", "provider", s.m.cfg.Provider, "model", s.m.cfg.Model,
-		"session", s.session, "code", err.Failure.Code, "err", err)
+	s.m.logger.Warn("model stream failed", logkey.Provider, s.m.cfg.Provider, logkey.Model, s.m.cfg.Model,
+		logkey.SessionID, s.session, logkey.Code, err.Failure.Code, logkey.Err, err)
 	s.stop()
 }
 

@@ -82,9 +82,11 @@ type Pacing struct {
 	ArgsPiece int
 }
 
-// DemoPacing is the realistic pacing of the built-in demo: a short first
-// token latency and word-sized deltas.
-var DemoPacing = Pacing{FirstChunk: 300 * time.Millisecond, PerChunk: 20 * time.Millisecond, TextPiece: 8, ArgsPiece: 24}
+// DemoPacing returns the realistic pacing of the built-in demo: a short
+// first token latency and word-sized deltas.
+func DemoPacing() Pacing {
+	return Pacing{FirstChunk: 300 * time.Millisecond, PerChunk: 20 * time.Millisecond, TextPiece: 8, ArgsPiece: 24}
+}
 
 // ScriptedConfig configures a Scripted model.
 type ScriptedConfig struct {

@@ -51,7 +51,7 @@ func (b *logBuilder) add(typ string, data string, opts ...func(*core.Event)) int
 
 func appendOp(src ...int64) func(*core.Event) {
 	return func(e *core.Event) {
-		e.SurfaceOp = core.AppendOp
+		e.SurfaceOp = core.AppendOp()
 		if src != nil {
 			e.SourceEventSeqs = src
 		}

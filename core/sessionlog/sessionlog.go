@@ -8,7 +8,7 @@
 // on any input; every failure is a *FormatError that names the file (when the
 // caller gave one), the zip entry, the zstd frame, the line and the reason.
 //
-// Torn tails follow dsh's loader (dsh-persistence-and-client.md §A.3–A.4):
+// Torn tails follow dsh's loader:
 // an incomplete final zstd frame, or a plain log's final line without a
 // newline, is a torn tail and is ignored (the complete records of a torn
 // frame's decodable prefix are kept, as dsh's decompressZstdPrefix does). In
@@ -91,20 +91,22 @@ type Limits struct {
 	MaxMemoryBytes int64 // decoded events of one input (every log of a zip), held in memory
 }
 
-// DefaultLimits are the limits import and watch use unless told otherwise.
-// The memory budget is a quarter of the file-size cap: a file that inflates
-// past it is refused, not held.
-var DefaultLimits = Limits{
-	MaxLineBytes:   16 << 20,
-	MaxLogBytes:    256 << 20,
-	MaxFileBytes:   256 << 20,
-	MaxZipEntries:  4096,
-	MaxZipBytes:    512 << 20,
-	MaxMemoryBytes: 64 << 20,
+// DefaultLimits returns the limits import and watch use unless told
+// otherwise. The memory budget is a quarter of the file-size cap: a file
+// that inflates past it is refused, not held.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxLineBytes:   16 << 20,
+		MaxLogBytes:    256 << 20,
+		MaxFileBytes:   256 << 20,
+		MaxZipEntries:  4096,
+		MaxZipBytes:    512 << 20,
+		MaxMemoryBytes: 64 << 20,
+	}
 }
 
 func (l Limits) orDefault() Limits {
-	d := DefaultLimits
+	d := DefaultLimits()
 	if l.MaxLineBytes > 0 {
 		d.MaxLineBytes = l.MaxLineBytes
 	}

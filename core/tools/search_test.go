@@ -33,7 +33,7 @@ func TestGrepHappyPath(t *testing.T) {
 	jsonEq(t, "call view", o.call, `{"card":"generic","title":"Grep fo+","kind":"search","rawInput":"fo+"}`)
 	jsonEq(t, "result view", o.view, `{"card":"search","shape":"matches","files":`+files+`,"truncated":false,"total":4}`)
 	if mode := e.reg.ExecutionMode("grep", map[string]any{"pattern": "x"}); mode != core.Exclusive {
-		t.Error("grep must not be concurrency-safe (dsh-spec §1.8)")
+		t.Error("grep must not be concurrency-safe (as in dsh)")
 	}
 	if tool, _ := e.reg.Get("grep"); tool.Timeout() != 30*time.Second {
 		t.Errorf("grep timeout %v, want dsh's 30 s", tool.Timeout())
@@ -178,7 +178,7 @@ func TestGlob(t *testing.T) {
 		t.Errorf("root %q", v.Root)
 	}
 	if mode := e.reg.ExecutionMode("glob", map[string]any{"pattern": "x"}); mode != core.Exclusive {
-		t.Error("glob must not be concurrency-safe (dsh-spec §1.8)")
+		t.Error("glob must not be concurrency-safe (as in dsh)")
 	}
 
 	if got := e.call("glob", map[string]any{"pattern": "src/*"}).ok(t); got != "src/b.ts\nsrc/c.js" {

@@ -1,13 +1,19 @@
-package memstore
+// Package coretest helps tests build session logs: a Builder that writes
+// events in dsh's canonical order with the envelope a real append gives them.
+// It is for tests and benchmarks only; production code never imports it
+// (TestImportDirections holds that).
+package coretest
 
 import (
+	"context"
 	"encoding/json"
+	"strconv"
 
 	"prism/core"
 )
 
-// Builder writes session logs in dsh's canonical event order, for tests,
-// benchmarks and the demo. Times advance by Step milliseconds per event.
+// Builder writes session logs in dsh's canonical event order, for tests
+// and benchmarks. Times advance by Step milliseconds per event.
 type Builder struct {
 	Events []core.Event
 	// Time is the next event's time (epoch ms); Step is added after each.
@@ -38,7 +44,7 @@ func (b *Builder) AddRaw(typ string, data json.RawMessage, op *core.SurfaceOp) *
 
 func (b *Builder) id() string {
 	b.msg++
-	return "m" + itoa(b.msg)
+	return "m" + strconv.Itoa(b.msg)
 }
 
 // TurnStart opens the next turn.
@@ -70,7 +76,7 @@ func (b *Builder) StepEnd() *Builder {
 
 // User appends a user message.
 func (b *Builder) User(text string) *Builder {
-	b.Add(core.EventUserMessage, core.NewUserMessage(b.id(), text), core.AppendOp)
+	b.Add(core.EventUserMessage, core.NewUserMessage(b.id(), text), core.AppendOp())
 	return b
 }
 
@@ -99,7 +105,7 @@ func (b *Builder) Assistant(text string, calls ...[3]string) *Builder {
 		c = core.Content{}
 	}
 	m := core.Message{ID: b.id(), Role: core.RoleAssistant, Content: c, Source: core.Source{Kind: core.SourceModel, Provider: "scripted", Model: "scripted-1"}}
-	b.Add(core.EventAssistantMessage, core.AssistantMessage{Turn: b.turn, Step: b.step, Message: m, Usage: &core.TokenUsage{InputTokens: 1200, OutputTokens: 85}}, core.AppendOp)
+	b.Add(core.EventAssistantMessage, core.AssistantMessage{Turn: b.turn, Step: b.step, Message: m, Usage: &core.TokenUsage{InputTokens: 1200, OutputTokens: 85}}, core.AppendOp())
 	return b
 }
 
@@ -121,23 +127,42 @@ func (b *Builder) Result(callID string, text string, isError bool, meta any, err
 		}
 		d.Meta = raw
 	}
-	e := b.Add(core.EventToolResult, d, core.AppendOp)
+	e := b.Add(core.EventToolResult, d, core.AppendOp())
 	if s, ok := b.callSeq[callID]; ok {
 		e.SourceEventSeqs = []int64{s}
 	}
 	return b
 }
 
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
+// Repair appends dsh's crash-repair closers (core.InterruptedTurnClosers)
+// for the log so far, as prism's import and startup repair do.
+func (b *Builder) Repair() *Builder {
+	for _, e := range core.InterruptedTurnClosers(b.Events) {
+		b.Events = append(b.Events, e)
+		b.Time = e.Time + b.Step
 	}
-	var buf [20]byte
-	i := len(buf)
-	for n > 0 {
-		i--
-		buf[i] = byte('0' + n%10)
-		n /= 10
+	return b
+}
+
+// Exec runs one call through reg, with cwd as the calling session's
+// working directory, and logs its tool/call and tool/result as the agent
+// loop does: the real tool's content, isError, meta and error identity.
+func (b *Builder) Exec(ctx context.Context, reg *core.Registry, cwd, callID, name, args string) *Builder {
+	b.Call(callID, name, args)
+	return b.Logged(callID, reg.Execute(ctx, core.Call{CallID: callID, Name: name, RawArguments: args, Cwd: cwd}))
+}
+
+// Logged appends the tool/result of call callID for the pipeline's result
+// r, as the agent loop logs it.
+func (b *Builder) Logged(callID string, r core.Result) *Builder {
+	p := r.Projection()
+	d := core.ToolResultData{Turn: b.turn, Step: b.step, Message: core.NewToolResultMessage(b.id(), callID, p.Content, p.IsError), Meta: p.Meta}
+	if f, ok := r.(*core.Failure); ok {
+		d.Error = f.Error.Info
 	}
-	return string(buf[i:])
+	e := b.Add(core.EventToolResult, d, core.AppendOp())
+	if s, ok := b.callSeq[callID]; ok {
+		e.SourceEventSeqs = []int64{s}
+	}
+	return b
 }

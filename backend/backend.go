@@ -1,0 +1,169 @@
+// Package backend adapts the SQLite store (package db) to what the web
+// server consumes (package web's SessionSource, CommitFeed and Importer),
+// and builds the registry whose presenters draw every built-in tool's
+// cards. prism's main wires it; web's tests use it to run the real store on
+// a temporary file.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"prism/core"
+	"prism/core/tools"
+	"prism/db"
+	"prism/web"
+)
+
+// Presenters returns the registry whose presenters draw cards: every
+// built-in tool, bash included, so that logged calls (imported dsh sessions
+// too) get their proper cards even when bash is not enabled for the agent.
+// Nothing executes through it.
+func Presenters(log *slog.Logger) (*core.Registry, error) {
+	builtins, err := tools.Builtins(tools.Options{AllowBash: true})
+	if err != nil {
+		return nil, fmt.Errorf("presenters: %w", err)
+	}
+	reg := core.NewRegistry(log)
+	if err := reg.Register(builtins...); err != nil {
+		return nil, fmt.Errorf("presenters: %w", err)
+	}
+	return reg, nil
+}
+
+// Feed fans the store's commit notifications out to web: commits that
+// append go to OnCommit functions, commits that replaced a session's whole
+// log (a rewritten watched file) to OnReplace functions. Pass its Publish
+// as db.Options.Committed. The zero Feed is ready to use.
+type Feed struct {
+	mu   sync.RWMutex
+	subs []*feedSub
+}
+
+// feedSub is one registered function: fn for appends, or replace.
+type feedSub struct {
+	fn      func(sessionID string, events []core.Event)
+	replace func(sessionID string)
+}
+
+var _ web.CommitFeed = (*Feed)(nil)
+
+// OnCommit implements web.CommitFeed.
+func (f *Feed) OnCommit(fn func(sessionID string, events []core.Event)) (remove func()) {
+	return f.add(&feedSub{fn: fn})
+}
+
+// OnReplace implements web.CommitFeed.
+func (f *Feed) OnReplace(fn func(sessionID string)) (remove func()) {
+	return f.add(&feedSub{replace: fn})
+}
+
+func (f *Feed) add(s *feedSub) (remove func()) {
+	f.mu.Lock()
+	f.subs = append(slices.Clip(f.subs), s)
+	f.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			f.subs = slices.DeleteFunc(slices.Clone(f.subs), func(x *feedSub) bool { return x == s })
+			f.mu.Unlock()
+		})
+	}
+}
+
+// Publish is the store's Committed hook (called by its writer goroutine).
+func (f *Feed) Publish(c db.Commit) {
+	f.mu.RLock()
+	subs := f.subs
+	f.mu.RUnlock()
+	for _, s := range subs {
+		switch {
+		case c.Replaced && s.replace != nil:
+			s.replace(c.SessionID)
+		case !c.Replaced && s.fn != nil:
+			s.fn(c.SessionID, c.Events)
+		}
+	}
+}
+
+// Source adapts the store to web.SessionSource.
+type Source struct{ Store *db.Store }
+
+var _ web.SessionSource = Source{}
+
+func summary(s db.SessionInfo) web.SessionSummary {
+	return web.SessionSummary{ID: s.ID, ParentID: s.ParentID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Summary: s.Summary}
+}
+
+// ListSessions implements web.SessionSource.
+func (s Source) ListSessions(ctx context.Context, q web.ListQuery) ([]web.SessionSummary, error) {
+	page, err := s.Store.ListSessions(ctx, db.ListOptions{Query: q.Query, Limit: q.Limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.SessionSummary, len(page.Sessions))
+	for i, info := range page.Sessions {
+		out[i] = summary(info)
+	}
+	return out, nil
+}
+
+// Summary implements web.SessionSource.
+func (s Source) Summary(ctx context.Context, id string) (web.SessionSummary, error) {
+	info, err := s.Store.Session(ctx, id)
+	if err != nil {
+		return web.SessionSummary{}, err
+	}
+	return summary(info), nil
+}
+
+// LoadSession implements web.SessionSource.
+func (s Source) LoadSession(ctx context.Context, id string) (core.SessionHeader, []core.Event, error) {
+	l, err := s.Store.LoadSession(ctx, id)
+	if err != nil {
+		return core.SessionHeader{}, nil, err
+	}
+	return l.Info.Header, l.Events, nil
+}
+
+// EventsAfter implements web.SessionSource.
+func (s Source) EventsAfter(ctx context.Context, id string, after int64) ([]core.Event, error) {
+	return s.Store.EventsAfter(ctx, id, after)
+}
+
+// EventsUpTo implements web.SessionSource.
+func (s Source) EventsUpTo(ctx context.Context, id string, upTo int64) (core.SessionHeader, []core.Event, error) {
+	info, err := s.Store.Session(ctx, id)
+	if err != nil {
+		return core.SessionHeader{}, nil, err
+	}
+	events, err := s.Store.EventsUpTo(ctx, id, upTo)
+	return info.Header, events, err
+}
+
+// Importer adapts the store to web.Importer.
+type Importer struct{ Store *db.Store }
+
+var _ web.Importer = Importer{}
+
+// Import implements web.Importer.
+func (s Importer) Import(ctx context.Context, filename string, r io.Reader) ([]string, error) {
+	results, err := s.Store.Import(ctx, filename, r, -1)
+	if err != nil {
+		return nil, err
+	}
+	if len(results) == 0 {
+		return nil, errors.New("the file holds no session")
+	}
+	ids := make([]string, len(results))
+	for i, res := range results {
+		ids[i] = res.SessionID
+	}
+	return ids, nil
+}

@@ -1,0 +1,54 @@
+// Package logkey names the keys of prism's structured logs (log/slog), so
+// one fact is logged under one key everywhere — a session is always
+// session_id — and a log query written once finds every line about it.
+// TestLogKeysAreConstants holds that no log call spells a key itself.
+package logkey
+
+// Identities.
+const (
+	SessionID = "session_id" // one session
+	CallID    = "call_id"    // one tool call
+	Tool      = "tool"       // a tool's name
+	Seq       = "seq"        // an event's seq
+	After     = "after"      // a seq a read resumes after
+	Turn      = "turn"       // a turn number
+	Step      = "step"       // a step number
+	Type      = "type"       // an event type
+)
+
+// Outcomes and counts.
+const (
+	Err      = "err"      // the error
+	Status   = "status"   // an HTTP status or a session status
+	Outcome  = "outcome"  // what an import or a watch sync did
+	Reason   = "reason"   // why a turn ended or a retry happened
+	Code     = "code"     // an error code
+	Message  = "message"  // a failure's message
+	Panic    = "panic"    // a recovered panic's value
+	Sessions = "sessions" // a number of sessions
+	Events   = "events"   // a number of events
+	Added    = "added"    // events stored by an import or sync
+	Repaired = "repaired" // crash-repair events appended
+	Attempt  = "attempt"  // a retry's number
+	// RetryAfter is a provider's retry-after delay.
+	RetryAfter = "retry_after"
+)
+
+// Places, requests and configuration.
+const (
+	Path         = "path"          // a file path
+	File         = "file"          // an imported file
+	Dir          = "dir"           // a directory
+	Watch        = "watch"         // the watched dsh sessions directory
+	DB           = "db"            // the database file
+	Workspace    = "workspace"     // a session's workspace
+	URL          = "url"           // a URL
+	Method       = "method"        // an HTTP method
+	Duration     = "dur"           // how long something took
+	Provider     = "provider"      // a model provider
+	Model        = "model"         // a model name
+	DefaultModel = "default_model" // the model of new sessions
+	BaseURL      = "base_url"      // a model endpoint
+	APIKey       = "api_key"       // whether an API key is set (never the key)
+	Bash         = "bash"          // whether the bash tool is enabled
+)

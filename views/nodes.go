@@ -1,0 +1,217 @@
+package views
+
+import (
+	"strconv"
+
+	"prism/core"
+)
+
+// The nodes of the page model a Timeline folds a log into: segments of the
+// flat transcript, the items of a step, and tool cards.
+
+// Segment is one top-level element of the flat transcript: *TurnRow, *Step
+// or *Row.
+type Segment interface {
+	// ElemID returns the segment's element id.
+	ElemID() string
+}
+
+// TurnRow is a turn's divider row: it opens at turn/start and is updated at
+// turn/end.
+type TurnRow struct {
+	Seq, Time int64
+	Turn      int
+	Ended     bool
+	EndSeq    int64
+	EndTime   int64
+	End       core.TurnEndReason
+
+	cards []*Card
+}
+
+// Step is a model step and everything logged inside it.
+type Step struct {
+	Seq, Time int64
+	Turn      *TurnRow // nil for a step outside any turn
+	TurnNo    int
+	StepNo    int
+	Ended     bool
+	EndTime   int64
+	Usage     core.TokenUsage
+	HasUsage  bool
+	Items     []Item
+}
+
+// Row is a loose item: logged outside any step.
+type Row struct{ Item Item }
+
+// ElemID implements Segment.
+func (r *TurnRow) ElemID() string { return "turn-" + strconv.FormatInt(r.Seq, 10) }
+
+// ElemID implements Segment.
+func (s *Step) ElemID() string { return "step-" + strconv.FormatInt(s.Seq, 10) }
+
+// HeadID is the id of the step's header row.
+func (s *Step) HeadID() string { return s.ElemID() + "-head" }
+
+// ItemsID is the id of the container the step's items are appended to.
+func (s *Step) ItemsID() string { return s.ElemID() + "-items" }
+
+// ElemID implements Segment.
+func (r *Row) ElemID() string { return r.Item.ElemID() }
+
+// Item is one element inside a step (or a loose Row): *MessageItem,
+// *AssistantItem, *Card or *RawItem.
+type Item interface {
+	// ElemID returns the item's element id.
+	ElemID() string
+}
+
+// MessageItem is an append-origin user/message.
+type MessageItem struct {
+	Seq, Time int64
+	Message   core.Message
+}
+
+// ElemID implements Item.
+func (m *MessageItem) ElemID() string { return "ev-" + strconv.FormatInt(m.Seq, 10) }
+
+// AssistantBlock is one block of an assistant message: text, reasoning, or
+// another block shown raw.
+type AssistantBlock struct {
+	Kind string // text | reasoning | other
+	Text string
+}
+
+// AssistantItem is an assistant message, streamed from chunks and finalized
+// by assistant/message.
+type AssistantItem struct {
+	Seq, Time   int64 // of the first event (chunk or message)
+	Blocks      []AssistantBlock
+	byIndex     map[int]int // stream block index → Blocks index
+	Final       bool
+	Interrupted bool
+	ToolCalls   int
+	Usage       *core.TokenUsage
+	Model       string
+}
+
+// ElemID implements Item.
+func (a *AssistantItem) ElemID() string { return "asst-" + strconv.FormatInt(a.Seq, 10) }
+
+// RawItem is an event shown as a compact row: an unknown type, a known type
+// the transcript has no special form for, a malformed event, or a
+// model-only surface replacement.
+type RawItem struct {
+	Event core.Event
+	// Kind is unknown | meta | malformed | replacement.
+	Kind string
+	// Note explains a malformed event.
+	Note string
+}
+
+// ElemID implements Item.
+func (r *RawItem) ElemID() string { return "ev-" + strconv.FormatInt(r.Event.Seq, 10) }
+
+// Card is a tool call paired (by call id, across the whole log) with its
+// append-origin result.
+type Card struct {
+	ID     string // element id, unique in the session
+	CallID string
+	Name   string
+	Args   string // the raw argument string
+
+	CallSeq, CallTime int64
+	HasCall           bool // false for a result whose call was never logged
+
+	Result     *core.ToolResultData
+	ResultSeq  int64
+	ResultTime int64
+
+	Step    *Step    // may be nil
+	Turn    *TurnRow // may be nil
+	Stopped bool     // the call's step or turn closed with no result
+	StopSeq int64
+
+	Approval string // "", asked, allowed-once, rejected, cancelled, unavailable
+
+	presenter  Presenter
+	callView   core.CallView
+	resultView core.ResultView
+	presented  bool
+}
+
+// ElemID implements Item.
+func (c *Card) ElemID() string { return c.ID }
+
+// Card states.
+const (
+	StatePending = "pending"
+	StateRunning = "running"
+	StateOK      = "ok"
+	StateError   = "error"
+	StateStopped = "stopped"
+)
+
+// State returns pending, running, ok, error or stopped.
+func (c *Card) State() string {
+	if c.Result == nil {
+		switch {
+		case c.Stopped:
+			return StateStopped
+		case c.Approval == "allowed-once":
+			return StateRunning
+		}
+		return StatePending
+	}
+	if c.Result.Projection().IsError {
+		return StateError
+	}
+	// dsh's rule: a command that exits non-zero or is killed completed;
+	// its card shows the exit pill.
+	return StateOK
+}
+
+// Outcome names a distinct failure shown apart from ordinary errors:
+// outcome-unknown and not-started (crash repair), aborted-before-dispatch,
+// aborted, or "".
+func (c *Card) Outcome() string {
+	if c.Result == nil || c.Result.Error == nil {
+		return ""
+	}
+	switch c.Result.Error.Code {
+	case core.CodeToolOutcomeUnknown:
+		return "outcome-unknown"
+	case core.CodeToolNotStarted:
+		return "not-started"
+	case core.CodeAbortedBeforeDispatch:
+		return "aborted-before-dispatch"
+	case core.CodeAborted:
+		return "aborted"
+	}
+	return ""
+}
+
+// views holds a card's validated views.
+type cardViews struct {
+	call   core.CallView
+	result core.ResultView
+}
+
+// Views returns the card's call view (nil when the call was never logged)
+// and result view (nil while pending). Presenters run once per card; a nil
+// or invalid view falls back to the generic card.
+func (c *Card) Views() cardViews {
+	if !c.presented {
+		c.presented = true
+		if c.HasCall {
+			c.callView = safeCallView(c.p(), c.Name, c.Args)
+		}
+	}
+	if c.Result != nil && c.resultView == nil {
+		c.resultView = safeResultView(c.p(), c.Name, c.Args, c.Result.Projection())
+	}
+	return cardViews{c.callView, c.resultView}
+}
+
+func (c *Card) p() Presenter { return c.presenter }

@@ -1,0 +1,61 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+
+	"prism/views"
+)
+
+// TestURLsReachTheirRoutes: every URL views builds — for ids with spaces,
+// slashes, quotes and non-ASCII too — is routed to the route it is built
+// for, with its parameters intact.
+func TestURLsReachTheirRoutes(t *testing.T) {
+	s := New(Deps{Sessions: &logSource{}, Presenter: genericPresenter{}})
+	defer s.Close()
+	for _, id := range []string{"s1", `a b/ü "q"?#`} {
+		for _, tc := range []struct {
+			method, url, route string
+			params             map[string]string
+		}{
+			{http.MethodGet, views.HomeURL(""), views.RouteHome, nil},
+			{http.MethodGet, views.HomeURL(id), views.RouteHome, nil},
+			{http.MethodGet, views.ListStreamURL(id), views.RouteListStream, nil},
+			{http.MethodGet, views.SessionURL(id), views.RouteSession, map[string]string{"id": id}},
+			{http.MethodGet, views.SessionStreamURL(id, 7), views.RouteSessionStream, map[string]string{"id": id}},
+			{http.MethodGet, views.EarlierURL(id, 7), views.RouteEarlier, map[string]string{"id": id}},
+			{http.MethodGet, views.CallURL(id, id+"-call", "card-2"), views.RouteCall, map[string]string{"id": id, "callId": id + "-call"}},
+			{http.MethodPost, views.StartURL(), views.RouteStart, nil},
+			{http.MethodPost, views.MessagesURL(id), views.RouteMessages, map[string]string{"id": id}},
+			{http.MethodPost, views.CancelURL(id), views.RouteCancel, map[string]string{"id": id}},
+			{http.MethodGet, views.ExportURL(id), views.RouteExport, map[string]string{"id": id}},
+			{http.MethodGet, views.StaticURL("app.css", "v1"), views.RouteStatic, nil},
+		} {
+			u, err := url.Parse(tc.url)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.url, err)
+			}
+			req := httptest.NewRequest(tc.method, tc.url, nil)
+			c := s.e.NewContext(req, httptest.NewRecorder())
+			path := u.RawPath
+			if path == "" {
+				path = u.Path
+			}
+			s.e.Router().Find(tc.method, path, c)
+			if c.Path() != tc.route {
+				t.Errorf("%s %s routes to %q, want %q", tc.method, tc.url, c.Path(), tc.route)
+				continue
+			}
+			for name, want := range tc.params {
+				if got, err := param(c, name); err != nil || got != want {
+					t.Errorf("%s: param %s = %q (%v), want %q", tc.url, name, got, err, want)
+				}
+			}
+		}
+	}
+	if got := views.CardURL("a b", "call-x"); got != "/sessions/a%20b#call-x" {
+		t.Errorf("CardURL = %q", got)
+	}
+}
