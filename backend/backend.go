@@ -7,7 +7,6 @@ package backend
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -153,17 +152,17 @@ type Importer struct{ Store *db.Store }
 var _ web.Importer = Importer{}
 
 // Import implements web.Importer.
-func (s Importer) Import(ctx context.Context, filename string, r io.Reader) ([]string, error) {
+func (s Importer) Import(ctx context.Context, filename string, r io.Reader) ([]web.ImportedSession, error) {
 	results, err := s.Store.Import(ctx, filename, r, -1)
 	if err != nil {
 		return nil, err
 	}
 	if len(results) == 0 {
-		return nil, errors.New("the file holds no session")
+		return nil, core.Errorf(core.CodeInvalid, "%s: the file holds no session", filename)
 	}
-	ids := make([]string, len(results))
+	out := make([]web.ImportedSession, len(results))
 	for i, res := range results {
-		ids[i] = res.SessionID
+		out[i] = web.ImportedSession{ID: res.SessionID, Outcome: res.Outcome}
 	}
-	return ids, nil
+	return out, nil
 }

@@ -1,7 +1,7 @@
 package web
 
 import (
-	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -15,9 +15,6 @@ import (
 	"prism/core/sessionlog"
 	"prism/views"
 )
-
-// maxImportBytes bounds one import request.
-const maxImportBytes = 512 << 20
 
 func (s *Server) runner() (Runner, error) {
 	if s.deps.Runner == nil {
@@ -33,7 +30,11 @@ func (s *Server) handleStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req := StartRequest{Prompt: strings.TrimSpace(c.FormValue("prompt")), Model: c.FormValue("model"), Workspace: c.FormValue("workspace")}
+	form, err := formValues(c, false)
+	if err != nil {
+		return err
+	}
+	req := StartRequest{Prompt: strings.TrimSpace(form.Get("prompt")), Model: form.Get("model"), Workspace: form.Get("workspace")}
 	if req.Prompt == "" {
 		return core.Errorf(core.CodeInvalid, "prompt is required")
 	}
@@ -54,7 +55,11 @@ func (s *Server) handleMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	text := strings.TrimSpace(c.FormValue("text"))
+	form, err := formValues(c, false)
+	if err != nil {
+		return err
+	}
+	text := strings.TrimSpace(form.Get("text"))
 	if text == "" {
 		return core.Errorf(core.CodeInvalid, "text is required")
 	}
@@ -72,6 +77,9 @@ func (s *Server) handleCancel(c echo.Context) error {
 	}
 	id, err := param(c, "id")
 	if err != nil {
+		return err
+	}
+	if _, err := formValues(c, true); err != nil { // no field; a body must still be a form
 		return err
 	}
 	if err := r.Cancel(c.Request().Context(), id); err != nil {
@@ -107,10 +115,8 @@ func (s *Server) handleAPIStart(c echo.Context) error {
 		return err
 	}
 	var req StartRequest
-	dec := json.NewDecoder(io.LimitReader(c.Request().Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return core.Errorf(core.CodeInvalid, "body must be {prompt, model?, workspace?}: %v", err)
+	if err := decodeJSON(c, &req, "{prompt, model?, workspace?}"); err != nil {
+		return err
 	}
 	if strings.TrimSpace(req.Prompt) == "" {
 		return core.Errorf(core.CodeInvalid, "prompt is required")
@@ -149,41 +155,58 @@ func (s *Server) handleAPIEvents(c echo.Context) error {
 	return nil
 }
 
+// importAnswer is what POST /api/sessions/import answers.
+type importAnswer struct {
+	// IDs are the imported sessions' ids, in the file's order (a dsh
+	// export's root first, then its subagents).
+	IDs []string `json:"ids"`
+	// Sessions say what the import did with each: created, extended (the
+	// stored log was a prefix of the file's) or unchanged (it was already
+	// imported; nothing was written).
+	Sessions []ImportedSession `json:"sessions"`
+	// Message sums it up for people.
+	Message string `json:"message"`
+}
+
 // handleAPIImport handles POST /api/sessions/import: a multipart form (every
 // file part is imported) or a raw body (?name= or Content-Disposition names
-// it) → {ids}.
+// it). It answers 201 when something was stored, 200 when every session
+// was already there unchanged.
 func (s *Server) handleAPIImport(c echo.Context) error {
 	if s.deps.Importer == nil {
 		return core.Errorf(core.CodeUnavailable, "import is not configured on this server")
 	}
 	ctx := c.Request().Context()
 	req := c.Request()
-	req.Body = http.MaxBytesReader(c.Response(), req.Body, maxImportBytes)
-	var ids []string
-	ct, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
-	if ct == "multipart/form-data" {
+	var got []ImportedSession
+	if mediaType(c) == echo.MIMEMultipartForm {
 		mr, err := req.MultipartReader()
 		if err != nil {
 			return core.Errorf(core.CodeInvalid, "multipart: %v", err)
 		}
+		files := 0
 		for {
 			part, err := mr.NextPart()
 			if err == io.EOF {
 				break
 			}
 			if err != nil {
+				if f := bodyFailure(c); f != nil {
+					return f
+				}
 				return core.Errorf(core.CodeInvalid, "multipart: %v", err)
 			}
 			if part.FileName() == "" {
 				continue
 			}
-			got, err := s.deps.Importer.Import(ctx, part.FileName(), part)
+			files++
+			res, err := s.deps.Importer.Import(ctx, part.FileName(), part)
 			if err != nil {
 				return err
 			}
-			ids = append(ids, got...)
+			got = append(got, res...)
 		}
-		if len(ids) == 0 {
+		if files == 0 {
 			return core.Errorf(core.CodeInvalid, "no file part in the form")
 		}
 	} else {
@@ -196,14 +219,42 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 		if name == "" {
 			name = "session.jsonl"
 		}
-		got, err := s.deps.Importer.Import(ctx, name, req.Body)
+		res, err := s.deps.Importer.Import(ctx, name, req.Body)
 		if err != nil {
 			return err
 		}
-		ids = got
+		got = res
 	}
-	if ids == nil {
-		ids = []string{}
+	a := importAnswer{IDs: []string{}, Sessions: got}
+	if a.Sessions == nil {
+		a.Sessions = []ImportedSession{}
 	}
-	return c.JSON(http.StatusCreated, map[string][]string{"ids": ids})
+	changed := 0
+	for _, r := range got {
+		a.IDs = append(a.IDs, r.ID)
+		if r.Outcome != ImportUnchanged {
+			changed++
+		}
+	}
+	status := http.StatusCreated
+	switch {
+	case len(got) == 0:
+		a.Message = "the file holds no session"
+	case changed == 0:
+		status = http.StatusOK
+		a.Message = fmt.Sprintf("nothing changed: %s already imported, with the same log", plural(len(got), "session was", "sessions were"))
+	default:
+		a.Message = fmt.Sprintf("%s imported or extended", plural(changed, "session", "sessions"))
+		if n := len(got) - changed; n > 0 {
+			a.Message += fmt.Sprintf("; %s already there unchanged", plural(n, "session was", "sessions were"))
+		}
+	}
+	return c.JSON(status, a)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -90,9 +90,25 @@ type StartRequest struct {
 
 // Importer imports session logs: prism JSONL, dsh session.jsonl,
 // session.jsonl.zstd or a dsh export .zip (the filename's extension helps
-// it choose). It returns the ids of the imported sessions.
+// it choose). It returns what it did with each session of the file.
 type Importer interface {
-	Import(ctx context.Context, filename string, r io.Reader) ([]string, error)
+	Import(ctx context.Context, filename string, r io.Reader) ([]ImportedSession, error)
+}
+
+// Import outcomes.
+const (
+	ImportCreated   = "created"
+	ImportExtended  = "extended"
+	ImportUnchanged = "unchanged"
+)
+
+// ImportedSession is one session of an imported file.
+type ImportedSession struct {
+	ID string `json:"id"`
+	// Outcome is ImportCreated, ImportExtended (the stored log was a
+	// prefix of the file's: the rest was appended) or ImportUnchanged (it
+	// was stored already; nothing was written).
+	Outcome string `json:"outcome"`
 }
 
 // Deps is what the web server consumes. Sessions and Presenter are
@@ -117,7 +133,8 @@ type Deps struct {
 	AllowedHosts []string
 }
 
-// Tuning holds the live path's knobs; zero values take the defaults.
+// Tuning holds the server's knobs: the live path and the bounds it puts on
+// clients. Zero values take the defaults.
 type Tuning struct {
 	// Window is how many transcript items a page's first paint shows
 	// (views.DefaultWindow, 120).
@@ -131,6 +148,34 @@ type Tuning struct {
 	KeepAlive time.Duration
 	// ListThrottle is how often the session list coalesces changes (250ms).
 	ListThrottle time.Duration
+	// FrameInterval is the shortest time between two frames of a session's
+	// hub (25ms): events that arrive faster are folded into one frame that
+	// carries the latest state of each changed card, so a burst costs each
+	// subscriber a bounded number of writes.
+	FrameInterval time.Duration
+
+	// MaxBodyBytes bounds the body of every form and JSON request (1 MiB);
+	// a larger one is answered 413. Imports have their own cap
+	// (MaxImportBytes, 512 MiB).
+	MaxBodyBytes   int64
+	MaxImportBytes int64
+	// HeaderTimeout bounds the time a client may take to send a request's
+	// headers (10s); Serve applies it.
+	HeaderTimeout time.Duration
+	// BodyTimeout bounds how long a form or JSON body may take to arrive,
+	// and how long any body may stall between two reads (30s);
+	// ImportTimeout bounds a whole import upload (10m). A body past them
+	// is answered 408 and its connection closed.
+	BodyTimeout   time.Duration
+	ImportTimeout time.Duration
+	// WriteTimeout bounds each write to a stream (30s): a client that stops
+	// reading has its stream closed when its buffers are full.
+	WriteTimeout time.Duration
+	// MaxStreamsPerClient caps the live streams one client address may
+	// hold open at once; 0 (the default) means no cap, since proxies, NAT
+	// and benchmarks put many readers behind one address. Past it a stream
+	// is answered 429.
+	MaxStreamsPerClient int
 }
 
 func (t Tuning) withDefaults() Tuning {
@@ -148,6 +193,27 @@ func (t Tuning) withDefaults() Tuning {
 	}
 	if t.ListThrottle <= 0 {
 		t.ListThrottle = 250 * time.Millisecond
+	}
+	if t.FrameInterval <= 0 {
+		t.FrameInterval = 25 * time.Millisecond
+	}
+	if t.MaxBodyBytes <= 0 {
+		t.MaxBodyBytes = 1 << 20
+	}
+	if t.MaxImportBytes <= 0 {
+		t.MaxImportBytes = 512 << 20
+	}
+	if t.HeaderTimeout <= 0 {
+		t.HeaderTimeout = 10 * time.Second
+	}
+	if t.BodyTimeout <= 0 {
+		t.BodyTimeout = 30 * time.Second
+	}
+	if t.ImportTimeout <= 0 {
+		t.ImportTimeout = 10 * time.Minute
+	}
+	if t.WriteTimeout <= 0 {
+		t.WriteTimeout = 30 * time.Second
 	}
 	return t
 }

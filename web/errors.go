@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -32,8 +33,20 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case core.CodeUnauthorized:
 		return http.StatusUnauthorized
+	case core.CodeForbidden:
+		return http.StatusForbidden
 	case core.CodeUnavailable:
 		return http.StatusServiceUnavailable
+	case core.CodeTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case core.CodeTimeout:
+		return http.StatusRequestTimeout
+	case core.CodeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case core.CodeUnsupportedMediaType:
+		return http.StatusUnsupportedMediaType
+	case core.CodeTooManyRequests:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
 }
@@ -59,6 +72,9 @@ func messageOf(err error, status int) string {
 // already started (a stream reports its errors itself).
 func (s *Server) handleError(err error, c echo.Context) {
 	req := c.Request()
+	if f := bodyFailure(c); f != nil {
+		err = f // whatever the handler made of it: 413 or 408
+	}
 	status := statusOf(err)
 	if status >= 500 {
 		s.log.ErrorContext(req.Context(), "request failed", logkey.Method, req.Method, logkey.Path, req.URL.Path, logkey.Status, status, logkey.Err, err)
@@ -66,11 +82,19 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed || errors.Is(err, context.Canceled) {
 		return
 	}
+	if req.ContentLength != 0 {
+		// Whatever is left of the body is not read (a stalled client would
+		// hold the connection); the connection closes after the answer.
+		c.Response().Header().Set(echo.HeaderConnection, "close")
+	}
 	var busy interface{ RetryAfter() time.Duration }
 	if errors.As(err, &busy) && busy.RetryAfter() > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(busy.RetryAfter().Seconds()))))
 	}
 	msg := messageOf(err, status)
+	if allow := c.Response().Header().Get(echo.HeaderAllow); status == http.StatusMethodNotAllowed && allow != "" {
+		msg = fmt.Sprintf("%s is not allowed on %s; it answers %s", req.Method, req.URL.Path, allow)
+	}
 	if req.Method == http.MethodHead {
 		_ = c.NoContent(status)
 		return
@@ -82,18 +106,32 @@ func (s *Server) handleError(err error, c echo.Context) {
 	_ = s.render(c, status, views.ErrorPage(s.meta(http.StatusText(status)), status, msg))
 }
 
+// codeOf returns the code an error answer carries: the error's own, else
+// the one its status stands for (Echo's errors: a route or method that does
+// not exist, a refused Host).
 func codeOf(err error, status int) string {
 	var c core.Coded
 	if errors.As(err, &c) {
 		return c.ErrorCode()
 	}
-	switch status {
-	case http.StatusNotFound:
-		return core.CodeNotFound
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
-		return core.CodeInvalid
-	case http.StatusForbidden, http.StatusUnauthorized:
-		return core.CodeUnauthorized
+	if code, ok := statusCodes[status]; ok {
+		return code
 	}
 	return core.CodeInternal
+}
+
+// statusCodes is statusOf read backwards, for errors that carry only a
+// status.
+var statusCodes = map[int]string{
+	http.StatusBadRequest:            core.CodeInvalid,
+	http.StatusUnauthorized:          core.CodeUnauthorized,
+	http.StatusForbidden:             core.CodeForbidden,
+	http.StatusNotFound:              core.CodeNotFound,
+	http.StatusMethodNotAllowed:      core.CodeMethodNotAllowed,
+	http.StatusRequestTimeout:        core.CodeTimeout,
+	http.StatusConflict:              core.CodeConflict,
+	http.StatusRequestEntityTooLarge: core.CodeTooLarge,
+	http.StatusUnsupportedMediaType:  core.CodeUnsupportedMediaType,
+	http.StatusTooManyRequests:       core.CodeTooManyRequests,
+	http.StatusServiceUnavailable:    core.CodeUnavailable,
 }

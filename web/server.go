@@ -47,8 +47,13 @@ const (
 	RouteHighlightCSS = "highlight-css"
 )
 
-// routeHealth is the liveness probe's path (no page links it).
-const routeHealth = "/healthz"
+// Paths no page links to: the liveness probe and the JSON API.
+const (
+	routeHealth    = "/healthz"
+	routeAPIList   = "/api/sessions"
+	routeImport    = "/api/sessions/import"
+	routeHighlight = "/static/highlight.css"
+)
 
 // Server is prism's web server. Build it with New; serve Handler(), or
 // Serve a listener.
@@ -60,8 +65,9 @@ type Server struct {
 	broker *Broker
 	assets views.Assets
 	hlCSS  []byte
-	remove func()
-	hosts  atomic.Pointer[hostPolicy]
+	remove  func()
+	hosts   atomic.Pointer[hostPolicy]
+	streams streamSlots
 }
 
 // New returns a server over deps. It panics when Sessions or Presenter is
@@ -124,7 +130,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.hosts.Store(newHostPolicy(ln.Addr(), s.deps.AllowedHosts))
 	srv := &http.Server{
 		Handler:           s.e,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.tune.HeaderTimeout, // bodies: guardBodies; streams: a deadline per write
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
@@ -154,6 +160,7 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(securityHeaders)
 	e.Use(s.checkHost)
 	e.Use(sameOrigin)
+	e.Use(s.guardBodies)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
 		Level: 1,
 		// Streams are not compressed: a frame is written to hundreds of
@@ -165,26 +172,34 @@ func (s *Server) routes() *echo.Echo {
 	}))
 
 	add := func(r *echo.Route, name string) { r.Name = name }
+	// get registers a GET route and answers HEAD the same (net/http drops
+	// the body of a HEAD response).
+	get := func(path string, h echo.HandlerFunc, name string) {
+		add(e.GET(path, h), name)
+		e.HEAD(path, h)
+	}
 	// Pages and their actions: the patterns of views' URL builders.
-	add(e.GET(views.RouteHome, s.handleHome), RouteHome)
+	get(views.RouteHome, s.handleHome, RouteHome)
 	add(e.GET(views.RouteListStream, s.handleListStream), RouteListStream)
-	add(e.GET(views.RouteSession, s.handleSession), RouteSession)
+	e.HEAD(views.RouteListStream, s.handleStreamHead)
+	get(views.RouteSession, s.handleSession, RouteSession)
 	add(e.GET(views.RouteSessionStream, s.handleSessionStream), RouteSessionSSE)
-	add(e.GET(views.RouteEarlier, s.handleEarlier), RouteEarlier)
-	add(e.GET(views.RouteCall, s.handleCall), RouteCall)
+	e.HEAD(views.RouteSessionStream, s.handleStreamHead)
+	get(views.RouteEarlier, s.handleEarlier, RouteEarlier)
+	get(views.RouteCall, s.handleCall, RouteCall)
 	add(e.POST(views.RouteStart, s.handleStart), RouteStart)
 	add(e.POST(views.RouteMessages, s.handleMessage), RouteMessage)
 	add(e.POST(views.RouteCancel, s.handleCancel), RouteCancel)
 	// Share links (POST /sessions/:id/shares, DELETE /shares/:id, the
 	// /api/…/shares routes and GET /s/:token) are registered here by the
 	// sharing work; the replay page is SessionPage without a stream.
-	add(e.GET("/api/sessions", s.handleAPIList), RouteAPIList)
-	add(e.POST("/api/sessions", s.handleAPIStart), RouteAPIStart)
-	add(e.GET(views.RouteExport, s.handleAPIEvents), RouteAPIEvents)
-	add(e.POST("/api/sessions/import", s.handleAPIImport), RouteAPIImport)
-	add(e.GET(routeHealth, func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }), RouteHealth)
-	add(e.GET("/static/highlight.css", s.handleHighlightCSS), RouteHighlightCSS)
-	add(e.GET(views.RouteStatic, s.handleStatic), RouteStatic)
+	get(routeAPIList, s.handleAPIList, RouteAPIList)
+	add(e.POST(routeAPIList, s.handleAPIStart), RouteAPIStart)
+	get(views.RouteExport, s.handleAPIEvents, RouteAPIEvents)
+	add(e.POST(routeImport, s.handleAPIImport), RouteAPIImport)
+	get(routeHealth, func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }, RouteHealth)
+	get(routeHighlight, s.handleHighlightCSS, RouteHighlightCSS)
+	get(views.RouteStatic, s.handleStatic, RouteStatic)
 	return e
 }
 

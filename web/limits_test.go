@@ -1,0 +1,467 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"prism/backend"
+	"prism/core"
+	"prism/core/coretest"
+	"prism/web"
+)
+
+// answer is a request's status and, for an error, its JSON code and text.
+type answer struct {
+	status int
+	code   string
+	msg    string
+	header http.Header
+}
+
+// do sends one request and reads its answer.
+func (e *env) do(t testing.TB, method, path, contentType string, body io.Reader, hdr ...string) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, e.base()+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("Accept", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	client := *e.client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	a := answer{status: res.StatusCode, header: res.Header}
+	if res.StatusCode >= 400 && method != http.MethodHead {
+		var j struct{ Code, Error string }
+		if err := json.NewDecoder(res.Body).Decode(&j); err != nil {
+			t.Fatalf("%s %s: %d with a body that is not a JSON error: %v", method, path, res.StatusCode, err)
+		}
+		a.code, a.msg = j.Code, j.Error
+	}
+	return a
+}
+
+// unsized hides a body's length, so the client sends it chunked.
+type unsized struct{ io.Reader }
+
+// TestBodyLimit_everyPOSTRoute: every form and JSON route refuses a body
+// over Tuning.MaxBodyBytes with 413 and a message naming the limit, whether
+// the length is declared or the body is chunked; import has its own cap.
+func TestBodyLimit_everyPOSTRoute(t *testing.T) {
+	const limit = 64 << 10
+	e := newEnv(t, func(d *web.Deps) {
+		d.Runner = &fakeRunner{}
+		d.Tuning.MaxBodyBytes = limit
+		d.Tuning.MaxImportBytes = 4 * limit
+	})
+	e.session(t, "s", nil)
+	form := func(field string, n int) string { return field + "=" + strings.Repeat("a", n) }
+	jsonBody := func(n int) string { return `{"prompt":"` + strings.Repeat("a", n) + `"}` }
+	routes := []struct {
+		path, ct   string
+		small, big string
+		smallCode  int
+		limitText  string
+	}{
+		{"/sessions", "application/x-www-form-urlencoded", form("prompt", 100), form("prompt", limit), 303, "64 KiB"},
+		{"/sessions/s/messages", "application/x-www-form-urlencoded", form("text", 100), form("text", limit), 303, "64 KiB"},
+		{"/sessions/s/cancel", "application/x-www-form-urlencoded", form("x", 100), form("x", limit), 409, "64 KiB"},
+		{"/api/sessions", "application/json", jsonBody(100), jsonBody(limit), 201, "64 KiB"},
+		// Import has its own cap: a body over the forms' limit is read
+		// (and refused for what it is), one over the import cap is 413.
+		{"/api/sessions/import?name=x.jsonl", "application/x-ndjson", strings.Repeat("x", 2*limit), strings.Repeat("x", 4*limit+1), 400, "256 KiB"},
+	}
+	for _, r := range routes {
+		t.Run(r.path, func(t *testing.T) {
+			if a := e.do(t, http.MethodPost, r.path, r.ct, strings.NewReader(r.small)); a.status != r.smallCode {
+				t.Errorf("a body within the limit: %d %s %s, want %d", a.status, a.code, a.msg, r.smallCode)
+			}
+			for _, body := range []io.Reader{strings.NewReader(r.big), unsized{strings.NewReader(r.big)}} {
+				a := e.do(t, http.MethodPost, r.path, r.ct, body)
+				if a.status != http.StatusRequestEntityTooLarge || a.code != core.CodeTooLarge || !strings.Contains(a.msg, r.limitText) {
+					t.Errorf("an oversized body (%T): %d %s %q, want 413 TOO_LARGE naming %s", body, a.status, a.code, a.msg, r.limitText)
+				}
+			}
+		})
+	}
+	if a := e.do(t, http.MethodGet, "/healthz", "", nil); a.status != http.StatusOK {
+		t.Errorf("healthz after the oversized bodies: %d", a.status)
+	}
+}
+
+// TestAPIStart_bodyRules: POST /api/sessions reads exactly one JSON object
+// of the declared type.
+func TestAPIStart_bodyRules(t *testing.T) {
+	e := newEnv(t, func(d *web.Deps) { d.Runner = &fakeRunner{} })
+	for _, tc := range []struct {
+		name, ct, body string
+		status         int
+		code, msg      string
+	}{
+		{"ok", "application/json; charset=utf-8", `{"prompt":"hi"}` + "\n", 201, "", ""},
+		{"trailing data", "application/json", `{"prompt":"hi"} {"prompt":"again"}`, 400, core.CodeInvalid, "data follows the JSON object"},
+		{"trailing garbage", "application/json", `{"prompt":"hi"}x`, 400, core.CodeInvalid, "data follows the JSON object"},
+		{"no content type", "", `{"prompt":"hi"}`, 415, core.CodeUnsupportedMediaType, "must be JSON"},
+		{"a form", "application/x-www-form-urlencoded", `prompt=hi`, 415, core.CodeUnsupportedMediaType, "must be JSON"},
+		{"empty", "application/json", ``, 400, core.CodeInvalid, "the body is empty"},
+		{"unknown field", "application/json", `{"prompt":"hi","shell":"rm"}`, 400, core.CodeInvalid, `unknown field "shell"`},
+		{"no prompt", "application/json", `{"model":"scripted"}`, 400, core.CodeInvalid, "prompt is required"},
+	} {
+		a := e.do(t, http.MethodPost, "/api/sessions", tc.ct, strings.NewReader(tc.body))
+		if a.status != tc.status || a.code != tc.code || !strings.Contains(a.msg, tc.msg) {
+			t.Errorf("%s: %d %s %q, want %d %s containing %q", tc.name, a.status, a.code, a.msg, tc.status, tc.code, tc.msg)
+		}
+	}
+}
+
+// TestImport_duplicateSaysUnchanged: importing a stored session again
+// writes nothing and says so (200, outcome unchanged), unlike the first
+// import (201, created).
+func TestImport_duplicateSaysUnchanged(t *testing.T) {
+	e := newEnv(t, nil)
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "dsh", "basic", "session.jsonl.zstd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type importAnswer struct {
+		status   int
+		IDs      []string
+		Sessions []web.ImportedSession
+		Message  string
+	}
+	var got []importAnswer
+	for range 2 {
+		res, err := e.ts.Client().Post(e.ts.URL+"/api/sessions/import?name=s.jsonl.zstd", "application/octet-stream", strings.NewReader(string(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := importAnswer{status: res.StatusCode}
+		if err := json.NewDecoder(res.Body).Decode(&a); err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		got = append(got, a)
+	}
+	first, again := got[0], got[1]
+	if first.status != 201 || len(first.Sessions) != 1 || first.Sessions[0].Outcome != web.ImportCreated {
+		t.Errorf("first import = %+v", first)
+	}
+	if again.status != 200 || len(again.Sessions) != 1 || again.Sessions[0].Outcome != web.ImportUnchanged ||
+		again.IDs[0] != first.IDs[0] || !strings.Contains(again.Message, "nothing changed") {
+		t.Errorf("the same file again = %+v, want 200, unchanged, saying nothing changed", again)
+	}
+}
+
+// TestStream_badCursorIs400: a Last-Event-ID or ?after= that is not a seq
+// (garbage, overflowing int64, below -1) is refused before the stream
+// opens, instead of replaying the session from its start.
+func TestStream_badCursorIs400(t *testing.T) {
+	e := newEnv(t, nil)
+	e.session(t, "s", demoEvents(t)[:5])
+	for _, tc := range []struct{ path, hdr, val string }{
+		{"/sessions/s/stream", "Last-Event-ID", "abc"},
+		{"/sessions/s/stream", "Last-Event-ID", "99999999999999999999"},
+		{"/sessions/s/stream", "Last-Event-ID", "-2"},
+		{"/sessions/s/stream?after=x", "", ""},
+		{"/sessions/s/stream?after=18446744073709551616", "", ""},
+		{"/sessions/s/stream?after=", "", ""},
+	} {
+		var hdr []string
+		if tc.hdr != "" {
+			hdr = []string{tc.hdr, tc.val}
+		}
+		a := e.do(t, http.MethodGet, tc.path, "", nil, hdr...)
+		if a.status != 400 || a.code != core.CodeInvalid || !strings.Contains(a.msg, "must be a seq") {
+			t.Errorf("%s %s=%q: %d %s %q, want 400 INVALID", tc.path, tc.hdr, tc.val, a.status, a.code, a.msg)
+		}
+	}
+	// -1 is the start, a valid cursor: the stream replays the log.
+	c := e.stream(t, "/sessions/s/stream", "Last-Event-ID", "-1")
+	c.until(t, func(ev sseEvent) bool { return ev.ID == "4" })
+}
+
+// TestStatusCodes_everyRouteAndMethod: every route answers every method
+// with the right status, and every error with the code that status stands
+// for; GET routes answer HEAD alike, with no body.
+func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
+	e := newEnv(t, func(d *web.Deps) { d.Runner = &fakeRunner{} })
+	b := coretest.NewBuilder(t0)
+	b.TurnStart().StepStart().User("hi").Call("c1", "note", `{"title":"x"}`).Result("c1", "done", false, nil, nil).StepEnd()
+	b.TurnEnd(core.TurnCompleted)
+	e.session(t, "s", b.Events)
+
+	const (
+		GET, HEAD, POST, PUT, PATCH, DELETE = "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"
+	)
+	form := "application/x-www-form-urlencoded"
+	type want struct {
+		status int
+		code   string
+	}
+	notAllowed := want{405, core.CodeMethodNotAllowed}
+	notFound := want{404, core.CodeNotFound}
+	routes := []struct {
+		path    string
+		ct      string
+		body    string
+		methods map[string]want
+	}{
+		{"/", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, PUT: notAllowed, PATCH: notAllowed, DELETE: notAllowed}},
+		{"/sessions/s", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, PUT: notAllowed, DELETE: notAllowed}},
+		{"/sessions/nope", "", "", map[string]want{GET: notFound, HEAD: {404, ""}}},
+		{"/sessions/s/stream", "", "", map[string]want{HEAD: {200, ""}, POST: notAllowed, DELETE: notAllowed}},
+		{"/sessions/nope/stream", "", "", map[string]want{GET: notFound, HEAD: {404, ""}}},
+		{"/stream", "", "", map[string]want{HEAD: {200, ""}, POST: notAllowed}},
+		{"/sessions/s/earlier?before=999", "", "", map[string]want{GET: notFound, HEAD: {404, ""}, POST: notAllowed}},
+		{"/sessions/s/earlier?before=x", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
+		{"/sessions/s/calls/c1", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, PUT: notAllowed}},
+		{"/sessions/s/calls/nope", "", "", map[string]want{GET: notFound}},
+		{"/sessions", form, "prompt=hi", map[string]want{POST: {303, ""}, GET: notAllowed, HEAD: {405, ""}, PUT: notAllowed, DELETE: notAllowed}},
+		{"/sessions", form, "", map[string]want{POST: {400, core.CodeInvalid}}},
+		{"/sessions", "text/plain", "prompt=hi", map[string]want{POST: {415, core.CodeUnsupportedMediaType}}},
+		{"/sessions/s/messages", form, "text=more", map[string]want{POST: {303, ""}, GET: notAllowed, PATCH: notAllowed}},
+		{"/sessions/s/cancel", "", "", map[string]want{POST: {409, core.CodeConflict}, GET: notAllowed}},
+		{"/api/sessions", "application/json", `{"prompt":"hi"}`, map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: {201, ""}, PUT: notAllowed, DELETE: notAllowed}},
+		{"/api/sessions?limit=x", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
+		{"/api/sessions/s/events", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, DELETE: notAllowed}},
+		{"/api/sessions/nope/events", "", "", map[string]want{GET: notFound}},
+		{"/api/sessions/import?name=x.jsonl", "application/x-ndjson", "not a log\n", map[string]want{POST: {400, core.CodeInvalid}, GET: notAllowed, PUT: notAllowed}},
+		{"/healthz", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, PUT: notAllowed, DELETE: notAllowed}},
+		{"/static/highlight.css", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
+		{"/static/app.css", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, DELETE: notAllowed}},
+		{"/static/nope.css", "", "", map[string]want{GET: notFound, HEAD: {404, ""}}},
+		{"/nope", "", "", map[string]want{GET: notFound, HEAD: {404, ""}, POST: notFound}},
+	}
+	for _, r := range routes {
+		for method, w := range r.methods {
+			var body io.Reader
+			ct := ""
+			if method == POST || method == PUT || method == PATCH {
+				body, ct = strings.NewReader(r.body), r.ct
+			}
+			a := e.do(t, method, r.path, ct, body)
+			if a.status != w.status || a.code != w.code {
+				t.Errorf("%s %s = %d %s (%s), want %d %s", method, r.path, a.status, a.code, a.msg, w.status, w.code)
+			}
+			if a.status == 405 && (a.header.Get("Allow") == "" || method != HEAD && !strings.Contains(a.msg, "answers")) {
+				t.Errorf("%s %s: a 405 without Allow or a message naming the methods: %q %q", method, r.path, a.header.Get("Allow"), a.msg)
+			}
+		}
+	}
+	// Refusals before any route: a foreign Host, a cross-site POST.
+	if a := e.do(t, GET, "/", "", nil, "Host", "evil.example"); a.status != 403 || a.code != core.CodeForbidden {
+		t.Errorf("foreign Host = %d %s, want 403 FORBIDDEN", a.status, a.code)
+	}
+	if a := e.do(t, POST, "/sessions", form, strings.NewReader("prompt=hi"), "Origin", "https://evil.example"); a.status != 403 || a.code != core.CodeForbidden {
+		t.Errorf("cross-origin POST = %d %s, want 403 FORBIDDEN", a.status, a.code)
+	}
+}
+
+// rawRequest opens a TCP connection to the server and writes raw.
+func (e *env) rawConn(t testing.TB, raw string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.base(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := io.WriteString(conn, raw); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// TestSlowBody_timesOut: clients that send headers and then stall their
+// bodies get 408 (code TIMEOUT) once Tuning.BodyTimeout passes, and their
+// connections are closed, while the server keeps answering others.
+func TestSlowBody_timesOut(t *testing.T) {
+	e := newEnv(t, func(d *web.Deps) {
+		d.Runner = &fakeRunner{}
+		d.Tuning.BodyTimeout = 300 * time.Millisecond
+	})
+	heads := []string{
+		"POST /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"pro",
+		"POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nprompt=",
+		"POST /api/sessions/import?name=x.jsonl HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n{\"type\":\"sessio\r\n",
+	}
+	var wg sync.WaitGroup
+	for i := range 30 {
+		raw := heads[i%len(heads)]
+		conn := e.rawConn(t, raw)
+		wg.Go(func() {
+			_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second)) // a failure bound, not a clock
+			br := bufio.NewReader(conn)
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Errorf("%.40q: no answer to a stalled body: %v", raw, err)
+				return
+			}
+			var j struct{ Code, Error string }
+			_ = json.NewDecoder(res.Body).Decode(&j)
+			res.Body.Close()
+			busy := strings.Contains(raw, "/import") && res.StatusCode == http.StatusServiceUnavailable && j.Code == core.CodeUnavailable
+			if !busy && (res.StatusCode != http.StatusRequestTimeout || j.Code != core.CodeTimeout) {
+				t.Errorf("%.40q: %d %s %q, want 408 TIMEOUT (or, for an import past the concurrent limit, 503)", raw, res.StatusCode, j.Code, j.Error)
+			}
+			if _, err := br.ReadByte(); err == nil {
+				t.Errorf("%.40q: the connection stays open after the 408", raw)
+			}
+		})
+	}
+	if a := e.do(t, http.MethodGet, "/healthz", "", nil); a.status != http.StatusOK {
+		t.Errorf("healthz while bodies stall: %d", a.status)
+	}
+	wg.Wait()
+}
+
+// TestSlowHeaders_closed: a client that never finishes its headers is
+// disconnected after Tuning.HeaderTimeout by a server run with Serve.
+func TestSlowHeaders_closed(t *testing.T) {
+	st, _ := openStore(t)
+	srv := web.New(web.Deps{Sessions: backend.Source{Store: st}, Presenter: presenters(t), Tuning: web.Tuning{HeaderTimeout: 200 * time.Millisecond}})
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	defer func() { cancel(); <-served }()
+	e := &env{url: "http://" + ln.Addr().String(), hc: http.DefaultClient}
+	conn := e.rawConn(t, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second)) // a failure bound, not a clock
+	if n, err := io.Copy(io.Discard, conn); err != nil {
+		t.Fatalf("the half-sent request was not closed by the server: read %d bytes, %v", n, err)
+	}
+	if a := e.do(t, http.MethodGet, "/healthz", "", nil); a.status != http.StatusOK {
+		t.Errorf("healthz: %d", a.status)
+	}
+}
+
+// signalHandler is a slog handler that reports records with one message.
+type signalHandler struct {
+	msg string
+	ch  chan struct{}
+}
+
+func (h signalHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h signalHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		select {
+		case h.ch <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+func (h signalHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h signalHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestStalledReader_streamClosed: a client that opens a session's stream
+// and stops reading has the stream closed once its buffers are full and a
+// write waits past Tuning.WriteTimeout — its goroutine and queue are freed
+// — while the server goes on answering and streaming to others.
+func TestStalledReader_streamClosed(t *testing.T) {
+	ended := make(chan struct{}, 1)
+	e := newEnv(t, func(d *web.Deps) {
+		d.Tuning.WriteTimeout = 200 * time.Millisecond
+		d.Logger = slog.New(signalHandler{msg: web.StreamWriteFailed, ch: ended})
+	})
+	b := coretest.NewBuilder(t0)
+	b.TurnStart().StepStart()
+	e.session(t, "s", b.Events)
+	// A small receive buffer, so the stall shows in kilobytes rather than
+	// in the tens of megabytes loopback buffers grow to.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.base(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.(*net.TCPConn).SetReadBuffer(4 << 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, "GET /sessions/s/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReaderSize(conn, 512), nil)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("stream: %v %v", res, err)
+	}
+	// The client reads no more. Long user messages fill the socket buffers.
+	text := strings.Repeat("All work and no play makes Jack a dull boy. ", 1<<10)
+	for i := 0; ; i++ {
+		b.User(text)
+		e.append(t, "s", b.Events[len(b.Events)-1])
+		select {
+		case <-ended:
+		default:
+			if i < 5000 {
+				continue
+			}
+			t.Fatal("the stream of a client that stopped reading was never closed")
+		}
+		t.Logf("closed after %d messages", i+1)
+		break
+	}
+	if a := e.do(t, http.MethodGet, "/healthz", "", nil); a.status != http.StatusOK {
+		t.Errorf("healthz after the stalled stream: %d", a.status)
+	}
+	// Another reader of the session still follows it live.
+	last := b.Events[len(b.Events)-1].Seq
+	other := e.stream(t, fmt.Sprintf("/sessions/s/stream?after=%d", last))
+	b.User("one more")
+	e.append(t, "s", b.Events[len(b.Events)-1])
+	want := fmt.Sprint(last + 1)
+	other.until(t, func(ev sseEvent) bool { return ev.ID == want })
+}
+
+// TestStreamsPerClient_capped: with Tuning.MaxStreamsPerClient set, one
+// address may hold that many streams; the next is answered 429 with the
+// reason. Unset (the default), there is no cap.
+func TestStreamsPerClient_capped(t *testing.T) {
+	e := newEnv(t, func(d *web.Deps) { d.Tuning.MaxStreamsPerClient = 2 })
+	e.session(t, "s", nil)
+	for range 2 {
+		c := e.stream(t, "/stream")
+		if c.res.StatusCode != 200 {
+			t.Fatalf("a stream within the cap: %d", c.res.StatusCode)
+		}
+	}
+	a := e.do(t, http.MethodGet, "/sessions/s/stream", "", nil)
+	if a.status != http.StatusTooManyRequests || a.code != core.CodeTooManyRequests || !strings.Contains(a.msg, "2 live streams open") {
+		t.Errorf("a third stream = %d %s %q, want 429 TOO_MANY_REQUESTS naming the limit", a.status, a.code, a.msg)
+	}
+	open := newEnv(t, nil)
+	open.session(t, "s", nil)
+	for range 20 {
+		if c := open.stream(t, "/sessions/s/stream"); c.res.StatusCode != 200 {
+			t.Fatalf("without a cap, a stream was refused: %d", c.res.StatusCode)
+		}
+	}
+}
