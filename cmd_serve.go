@@ -38,6 +38,9 @@ type serveConfig struct {
 	AllowedHosts []string
 	// ImportLimits bound what uploads and --watch decode (--import-memory).
 	ImportLimits sessionlog.Limits
+	// MaxStreamsPerClient caps the live streams one client address may
+	// hold open (0 = no cap).
+	MaxStreamsPerClient int
 	// agent configures the agent runner.
 	agent *agentFlags
 }
@@ -55,6 +58,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&cfg.NoDemo, "no-demo", envBool("PRISM_NO_DEMO"), "do not start the demo session on an empty database (env PRISM_NO_DEMO=1)")
 	hosts := fs.String("allowed-hosts", os.Getenv("PRISM_ALLOWED_HOSTS"), "comma-separated extra Host names the server answers, e.g. a proxy's name (env PRISM_ALLOWED_HOSTS)")
 	mem := importMemoryFlag(fs)
+	fs.IntVar(&cfg.MaxStreamsPerClient, "max-streams-per-client", envInt("PRISM_MAX_STREAMS_PER_CLIENT", 0),
+		"live streams one client address may hold open; 0 = no cap (proxies, NAT and load balancers put many readers behind one address) (env PRISM_MAX_STREAMS_PER_CLIENT)")
 	cfg.agent = addAgentFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %v", errUsage, err)
@@ -92,6 +97,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer closeBackend()
 	deps.Logger = logger
+	deps.Tuning.MaxStreamsPerClient = cfg.MaxStreamsPerClient
 	srv := web.New(deps)
 	defer srv.Close()
 

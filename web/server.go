@@ -58,13 +58,13 @@ const (
 // Server is prism's web server. Build it with New; serve Handler(), or
 // Serve a listener.
 type Server struct {
-	deps   Deps
-	tune   Tuning
-	log    *slog.Logger
-	e      *echo.Echo
-	broker *Broker
-	assets views.Assets
-	hlCSS  []byte
+	deps    Deps
+	tune    Tuning
+	log     *slog.Logger
+	e       *echo.Echo
+	broker  *Broker
+	assets  views.Assets
+	hlCSS   []byte
 	remove  func()
 	hosts   atomic.Pointer[hostPolicy]
 	streams streamSlots
