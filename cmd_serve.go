@@ -36,6 +36,8 @@ type serveConfig struct {
 	AllowedHosts []string
 	// agent configures the agent runner.
 	agent *agentFlags
+	// mcp lists the MCP servers whose tools the agent may call.
+	mcp *mcpFlags
 }
 
 // parseServeFlags reads the serve flags over their environment defaults.
@@ -51,8 +53,12 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&cfg.NoDemo, "no-demo", envBool("PRISM_NO_DEMO"), "do not start the demo session on an empty database (env PRISM_NO_DEMO=1)")
 	hosts := fs.String("allowed-hosts", os.Getenv("PRISM_ALLOWED_HOSTS"), "comma-separated extra Host names the server answers, e.g. a proxy's name (env PRISM_ALLOWED_HOSTS)")
 	cfg.agent = addAgentFlags(fs)
+	cfg.mcp = addMCPFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if _, err := cfg.mcp.configs(); err != nil {
+		return cfg, err
 	}
 	for _, h := range strings.Split(*hosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {

@@ -19,6 +19,7 @@ import (
 
 	"prism/core"
 	"prism/mcp"
+	"prism/mcp/mcptest"
 )
 
 // stderrWatch is a slog handler that hands the test servers' stderr lines
@@ -196,11 +197,11 @@ func TestCallProjections(t *testing.T) {
 			t.Fatalf("content[1] = %T, want an image block", s.Content[1])
 		}
 		a := img.Attachment
-		if a.MediaType != "image/png" || a.Width != 800 || a.Height != 500 || a.Bytes != int64(len(chartPNG(800, 500))) ||
+		if a.MediaType != "image/png" || a.Width != 800 || a.Height != 500 || a.Bytes != int64(len(mcptest.ChartPNG(800, 500))) ||
 			!strings.HasPrefix(a.AttachmentID, "sha256:") {
 			t.Errorf("attachment = %+v", a)
 		}
-		if strings.Contains(mustJSON(s.Content), base64.StdEncoding.EncodeToString(chartPNG(800, 500))[:64]) {
+		if strings.Contains(mustJSON(s.Content), base64.StdEncoding.EncodeToString(mcptest.ChartPNG(800, 500))[:64]) {
 			t.Error("model content embeds the image bytes")
 		}
 		v, ok := reg.PresentResult("mcp__test__render_chart", `{}`, s.Projection()).(*core.ImageResultView)
@@ -222,7 +223,7 @@ func TestCallProjections(t *testing.T) {
 	t.Run("small image is its own thumbnail", func(t *testing.T) {
 		s := success(t, execute(reg, "mcp__test__render_chart", `{"kind":"small"}`))
 		v := reg.PresentResult("mcp__test__render_chart", `{"kind":"small"}`, s.Projection()).(*core.ImageResultView)
-		if v.Images[0].Data != base64.StdEncoding.EncodeToString(chartPNG(48, 32)) {
+		if v.Images[0].Data != base64.StdEncoding.EncodeToString(mcptest.ChartPNG(48, 32)) {
 			t.Error("a small image was re-encoded")
 		}
 	})
@@ -322,7 +323,7 @@ func TestUnreachableServerIsAClearError(t *testing.T) {
 }
 
 func TestStreamableHTTP(t *testing.T) {
-	srv := newTestServer()
+	srv := mcptest.NewServer()
 	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	defer ts.Close()
 	cfg, err := mcp.ParseSpec("web=" + ts.URL + "/mcp")

@@ -352,4 +352,3 @@ func (s *Set) Close() error {
 	}
 	return errors.Join(errs...)
 }
-
