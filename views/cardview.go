@@ -16,6 +16,9 @@ import (
 // components render it and never look further.
 type CardView struct {
 	ID, CallID, Tool string
+	// Server is the MCP server of a tool named mcp__<server>__<tool>
+	// (Tool is then the server's tool name and FullName the whole name).
+	Server, FullName string
 	State            string // pending | running | ok | error | stopped
 	Outcome          string // see Card.Outcome
 	Kind             string // the card kind shown: generic, terminal, diff, read, search, web
@@ -37,6 +40,22 @@ type CardView struct {
 	WebSrch  *WebSearchBody
 	Fetch    *WebFetchBody
 	Generic  *GenericBody
+	Image    *ImageBody
+}
+
+// ImageBody is the image card: thumbnails and the result text.
+type ImageBody struct {
+	Images []ImageThumb
+	Out    Clip
+}
+
+// ImageThumb is one inline thumbnail. Src is a data: URL built only from a
+// validated raster image carried in durable data (core.InlineImage), never
+// a remote address.
+type ImageThumb struct {
+	Src           string
+	Width, Height int
+	Caption       string
 }
 
 // TerminalBody is a command, where it ran and what it printed.
@@ -155,6 +174,9 @@ func NewCardView(c *Card, sessionID, cwd string) *CardView {
 		Tool:    clean(c.Name),
 		State:   c.State(),
 		Outcome: c.Outcome(),
+	}
+	if server, tool, ok := splitMCPName(v.Tool); ok {
+		v.Server, v.FullName, v.Tool = server, v.Tool, tool
 	}
 	v.InspectURL = CallURL(sessionID, c.CallID, "")
 	if c.HasCall {
@@ -307,6 +329,9 @@ func (v *CardView) resultBody(c *Card, cv core.CallView, rv core.ResultView, cwd
 			})
 		}
 		v.WebSrch = b
+	case *core.ImageResultView:
+		v.Kind = core.CardImage
+		v.Image = newImageBody(x)
 	case *core.WebFetchView:
 		v.Kind = core.CardWeb
 		v.Fetch = &WebFetchBody{URL: firstLine(clean(x.URL), 500), Href: SafeHref(x.URL), StatusCode: x.StatusCode, Truncated: x.Truncated}
@@ -529,6 +554,45 @@ func isNilView(v any) bool {
 		return x == nil
 	case *core.WebFetchView:
 		return x == nil
+	case *core.ImageResultView:
+		return x == nil
 	}
 	return false
+}
+
+// splitMCPName splits dsh's MCP tool name mcp__<server>__<tool>.
+func splitMCPName(name string) (server, tool string, ok bool) {
+	rest, ok := strings.CutPrefix(name, "mcp__")
+	if !ok {
+		return "", "", false
+	}
+	server, tool, ok = strings.Cut(rest, "__")
+	return server, tool, ok && server != "" && tool != ""
+}
+
+// newImageBody builds the image card from a validated view: each image
+// becomes a data: URL of its own (checked) bytes.
+func newImageBody(x *core.ImageResultView) *ImageBody {
+	b := &ImageBody{Out: NewClip(x.Content.PlainText(), MaxLines)}
+	for _, im := range x.Images {
+		if im.Validate() != nil {
+			continue
+		}
+		t := ImageThumb{Src: "data:" + im.MediaType + ";base64," + im.Data, Width: im.Width, Height: im.Height}
+		caption := []string{}
+		if n := firstLine(clean(im.Name), 120); n != "" {
+			caption = append(caption, n)
+		}
+		w, h := im.Width, im.Height
+		if im.Original != nil {
+			w, h = im.Original.Width, im.Original.Height
+		}
+		caption = append(caption, fmt.Sprintf("%d×%d", w, h))
+		if im.Bytes > 0 {
+			caption = append(caption, Bytes(im.Bytes))
+		}
+		t.Caption = strings.Join(caption, " · ")
+		b.Images = append(b.Images, t)
+	}
+	return b
 }

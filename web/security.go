@@ -12,7 +12,10 @@ import (
 
 // csp allows scripts only from this origin; 'unsafe-eval' is what Datastar
 // needs to compile its data-* expressions (there is no inline script).
-const csp = "default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'self'; img-src 'self'; " +
+// Images come from this origin or from data: URLs — the image card's
+// thumbnails, built only from image bytes an MCP server sent and carried in
+// the log (never a remote fetch).
+const csp = "default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
