@@ -158,8 +158,14 @@ func TestAgentLoopCallsMCPTools(t *testing.T) {
 	if cap := chart.Find("figcaption").Text(); cap != "800×500 · "+views.Bytes(int64(len(chartBytes()))) {
 		t.Errorf("caption = %q", cap)
 	}
-	if txt := chart.Find(".tool").Text(); txt != "render_chart" {
-		t.Errorf("tool name shown = %q", txt)
+	if txt, full := chart.Find(".tool").Text(), chart.Find(".tool").AttrOr("title", ""); txt != "render_chart" || full != "mcp__test__render_chart" {
+		t.Errorf("tool name shown = %q (title %q)", txt, full)
+	}
+	if title := chart.Find(".title").Text(); title != "" {
+		t.Errorf("a tool without a title repeats its name as the title: %q", title)
+	}
+	if title := card("c-echo").Find(".title").Text(); title != "Echo text" {
+		t.Errorf("echo title = %q, want the server's title", title)
 	}
 	if id := card("c-fail").Find(`[data-testid="error-identity"]`).Text(); id != "McpToolError · MCP_TOOL_ERROR" {
 		t.Errorf("fail identity = %q", id)

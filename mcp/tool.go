@@ -107,7 +107,7 @@ func (s *Server) define(t *sdk.Tool) (*core.Tool, error) {
 			}
 			v := &core.GenericCallView{Title: title, RawInput: args}
 			if v.Title == "" {
-				v.Title = t.Name
+				v.Title = name // the card then shows the server and tool alone
 			}
 			return v
 		},

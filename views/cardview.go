@@ -212,6 +212,9 @@ func NewCardView(c *Card, sessionID, cwd string) *CardView {
 		v.Title = c.CallID
 	}
 	v.Title = firstLine(clean(v.Title), 200)
+	if v.Server != "" && v.Title == v.FullName {
+		v.Title = "" // the header already shows the server and the tool
+	}
 	v.Summary = summary(c)
 	if cwd != "" && strings.HasPrefix(v.Summary, cwd+"/") {
 		v.Summary = v.Summary[len(cwd)+1:]
