@@ -20,15 +20,11 @@ func TestMain(m *testing.M) {
 
 func mcpSpec(t *testing.T, name string) string {
 	t.Helper()
-	cmd, err := mcptest.Command()
+	spec, err := mcptest.Spec(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := make([]string, len(cmd))
-	for i, w := range cmd {
-		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-	}
-	return name + "=" + strings.Join(q, " ")
+	return spec
 }
 
 // TestExecMCP runs one MCP call from the terminal and checks every

@@ -498,11 +498,7 @@ func (p *Pending) normalize(r Result) (Result, error) {
 		f := *x
 		return p.mark(&f), nil
 	case *Success:
-		tool, ok := p.reg.Get(p.exec.Name)
-		if !ok {
-			return nil, toolNotFound(p.exec.Name)
-		}
-		args, err := tool.impl.decodeArgs(p.exec)
+		tool, args, err := p.resolve()
 		if err != nil {
 			return nil, err
 		}
@@ -640,11 +636,7 @@ func (p *Pending) apply(d PostDecision, result Result) (Result, error) {
 // replaceValue re-resolves the tool and builds the success of a
 // replacement value: re-validated, re-rendered, meta recomputed.
 func (p *Pending) replaceValue(v any) (*Success, error) {
-	tool, ok := p.reg.Get(p.exec.Name)
-	if !ok {
-		return nil, toolNotFound(p.exec.Name)
-	}
-	args, err := tool.impl.decodeArgs(p.exec)
+	tool, args, err := p.resolve()
 	if err != nil {
 		return nil, err
 	}
@@ -653,6 +645,20 @@ func (p *Pending) replaceValue(v any) (*Success, error) {
 		return nil, outputError(tool.name, err.Error())
 	}
 	return p.success(tool, args, raw, raw)
+}
+
+// resolve re-resolves the call's tool and decodes its arguments, for a
+// value authored outside the body (a middleware's success, a replacement).
+func (p *Pending) resolve() (*Tool, any, error) {
+	tool, ok := p.reg.Get(p.exec.Name)
+	if !ok {
+		return nil, nil, toolNotFound(p.exec.Name)
+	}
+	args, err := tool.impl.decodeArgs(p.exec)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tool, args, nil
 }
 
 // mergeContexts is the result's contexts followed by a decision's.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"prism/core/jsonschema"
@@ -111,6 +112,18 @@ func MustDefineRaw(d RawDefinition) *Tool {
 		panic(err)
 	}
 	return t
+}
+
+// SplitMCPName splits dsh's name of an MCP tool, mcp__<server>__<tool>,
+// into its server and tool parts; ok is false for any other name. Server
+// names never contain "__", so the first "__" after the prefix ends them.
+func SplitMCPName(name string) (server, tool string, ok bool) {
+	rest, ok := strings.CutPrefix(name, "mcp__")
+	if !ok {
+		return "", "", false
+	}
+	server, tool, ok = strings.Cut(rest, "__")
+	return server, tool, ok && server != "" && tool != ""
 }
 
 // rawTool is the toolImpl of a raw definition: arguments and values are

@@ -27,7 +27,7 @@ func BenchmarkCall(b *testing.B) {
 		}
 	})
 	b.Run("mcp=stdio/echo", func(b *testing.B) {
-		cfg, err := mcp.ParseSpec("test=" + shellQuote(serverCommand(b)))
+		cfg, err := mcp.ParseSpec(spec(b, "test"))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"io"
 
 	"golang.org/x/image/draw"
 	"golang.org/x/image/webp"
@@ -59,30 +60,23 @@ func decodeImage(b64 string) (serverImage, error) {
 	return serverImage{mediaType: mt, data: data, width: cfg.Width, height: cfg.Height}, nil
 }
 
+// codecs reads each accepted media type.
+var codecs = map[string]struct {
+	config func(io.Reader) (image.Config, error)
+	decode func(io.Reader) (image.Image, error)
+}{
+	"image/png":  {png.DecodeConfig, png.Decode},
+	"image/jpeg": {jpeg.DecodeConfig, jpeg.Decode},
+	"image/gif":  {gif.DecodeConfig, gif.Decode},
+	"image/webp": {webp.DecodeConfig, webp.Decode},
+}
+
 func decodeConfig(mt string, data []byte) (image.Config, error) {
-	r := bytes.NewReader(data)
-	switch mt {
-	case "image/png":
-		return png.DecodeConfig(r)
-	case "image/jpeg":
-		return jpeg.DecodeConfig(r)
-	case "image/gif":
-		return gif.DecodeConfig(r)
-	}
-	return webp.DecodeConfig(r)
+	return codecs[mt].config(bytes.NewReader(data))
 }
 
 func decodeFull(mt string, data []byte) (image.Image, error) {
-	r := bytes.NewReader(data)
-	switch mt {
-	case "image/png":
-		return png.Decode(r)
-	case "image/jpeg":
-		return jpeg.Decode(r)
-	case "image/gif":
-		return gif.Decode(r)
-	}
-	return webp.Decode(r)
+	return codecs[mt].decode(bytes.NewReader(data))
 }
 
 // ref is the image's attachment reference in model content. prism has no

@@ -68,7 +68,7 @@ func (w *stderrWatch) wait(t *testing.T, re *regexp.Regexp) []string {
 // connect starts the test server over stdio as a child process.
 func connect(t *testing.T, opts mcp.Options) (*mcp.Server, *core.Registry) {
 	t.Helper()
-	cfg, err := mcp.ParseSpec("test=" + shellQuote(serverCommand(t)))
+	cfg, err := mcp.ParseSpec(spec(t, "test"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,14 +82,6 @@ func connect(t *testing.T, opts mcp.Options) (*mcp.Server, *core.Registry) {
 		t.Fatal(err)
 	}
 	return srv, reg
-}
-
-func shellQuote(words []string) string {
-	q := make([]string, len(words))
-	for i, w := range words {
-		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
 }
 
 func execute(reg *core.Registry, name, raw string) core.Result {

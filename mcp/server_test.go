@@ -14,12 +14,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// serverCommand is the command that runs this test binary as the server.
-func serverCommand(t testing.TB) []string {
+// spec is the --mcp value that runs this test binary as the server.
+func spec(t testing.TB, name string) string {
 	t.Helper()
-	cmd, err := mcptest.Command()
+	s, err := mcptest.Spec(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cmd
+	return s
 }

@@ -36,14 +36,7 @@ var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
 // SplitToolName splits an MCP tool name into its server and tool parts;
 // ok is false for a name that is not mcp__<server>__<tool>.
-func SplitToolName(name string) (server, tool string, ok bool) {
-	rest, ok := strings.CutPrefix(name, "mcp__")
-	if !ok {
-		return "", "", false
-	}
-	server, tool, ok = strings.Cut(rest, "__")
-	return server, tool, ok && server != "" && tool != ""
-}
+func SplitToolName(name string) (server, tool string, ok bool) { return core.SplitMCPName(name) }
 
 // Presenter draws the cards of one MCP tool; either function may be nil
 // (the default card). Attach one with Options.Presenters, keyed by the

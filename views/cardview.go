@@ -175,7 +175,7 @@ func NewCardView(c *Card, sessionID, cwd string) *CardView {
 		State:   c.State(),
 		Outcome: c.Outcome(),
 	}
-	if server, tool, ok := splitMCPName(v.Tool); ok {
+	if server, tool, ok := core.SplitMCPName(v.Tool); ok {
 		v.Server, v.FullName, v.Tool = server, v.Tool, tool
 	}
 	v.InspectURL = CallURL(sessionID, c.CallID, "")
@@ -561,16 +561,6 @@ func isNilView(v any) bool {
 		return x == nil
 	}
 	return false
-}
-
-// splitMCPName splits dsh's MCP tool name mcp__<server>__<tool>.
-func splitMCPName(name string) (server, tool string, ok bool) {
-	rest, ok := strings.CutPrefix(name, "mcp__")
-	if !ok {
-		return "", "", false
-	}
-	server, tool, ok = strings.Cut(rest, "__")
-	return server, tool, ok && server != "" && tool != ""
 }
 
 // newImageBody builds the image card from a validated view: each image

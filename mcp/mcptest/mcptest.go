@@ -16,6 +16,7 @@ import (
 	"image/png"
 	"log"
 	"os"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -33,6 +34,21 @@ func RunIfChild() {
 		log.Fatalf("mcptest server: %v", err)
 	}
 	os.Exit(0)
+}
+
+// Spec is the --mcp value that runs the current test binary as the test
+// server under name: NAME='env' 'PRISM_MCP_TEST_SERVER=1' '<binary>' … with
+// every word quoted as a shell would need.
+func Spec(name string) (string, error) {
+	cmd, err := Command()
+	if err != nil {
+		return "", err
+	}
+	q := make([]string, len(cmd))
+	for i, w := range cmd {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return name + "=" + strings.Join(q, " "), nil
 }
 
 // Command is the command line that runs the current test binary as the
