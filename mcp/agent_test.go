@@ -23,7 +23,7 @@ import (
 // — in one step, and checks the durable log, the model-facing transcript
 // and the cards the inspector renders from the log.
 func TestAgentLoopCallsMCPTools(t *testing.T) {
-	_, reg := connect(t, mcp.Options{CallTimeout: 500 * time.Millisecond})
+	_, reg := connect(t, mcp.Options{CallTimeout: 3 * time.Second}) // long enough for the image under -race on a busy machine
 	ctx := context.Background()
 	sess, err := core.NewSession(ctx, core.SessionHeader{Cwd: t.TempDir()}, core.SessionOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -93,7 +93,7 @@ func TestAgentLoopCallsMCPTools(t *testing.T) {
 		"c-chart": {Text: "Revenue by quarter|", Images: 1, Thumbs: 1},
 		"c-svg":   {Text: "Revenue by quarter|[image image/svg+xml not shown: not a PNG, JPEG, GIF or WebP image]|"},
 		"c-fail":  {Text: "Error: disk on fire|", Error: "McpToolError/" + mcp.CodeToolError},
-		"c-hang":  {Text: "Error: tool call timed out after 500ms|", Error: "ToolTimeoutError/" + core.CodeToolTimeout},
+		"c-hang":  {Text: "Error: tool call timed out after 3000ms|", Error: "ToolTimeoutError/" + core.CodeToolTimeout},
 	}
 	for id, w := range want {
 		if got[id] != w {

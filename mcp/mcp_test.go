@@ -266,9 +266,9 @@ func TestCallProjections(t *testing.T) {
 }
 
 func TestHangingToolTimesOut(t *testing.T) {
-	_, reg := connect(t, mcp.Options{CallTimeout: 300 * time.Millisecond})
+	_, reg := connect(t, mcp.Options{CallTimeout: time.Second})
 	f := failure(t, execute(reg, "mcp__test__hang", `{}`))
-	if f.Content.PlainText() != "Error: tool call timed out after 300ms" || f.Error.Info.Code != core.CodeToolTimeout {
+	if f.Content.PlainText() != "Error: tool call timed out after 1000ms" || f.Error.Info.Code != core.CodeToolTimeout {
 		t.Errorf("failure = %s", mustJSON(f))
 	}
 	// The session goes on: the same connection answers the next call.
