@@ -175,9 +175,6 @@ func NewCardView(c *Card, sessionID, cwd string) *CardView {
 		State:   c.State(),
 		Outcome: c.Outcome(),
 	}
-	if server, tool, ok := core.SplitMCPName(v.Tool); ok {
-		v.Server, v.FullName, v.Tool = server, v.Tool, tool
-	}
 	v.InspectURL = CallURL(sessionID, c.CallID, "")
 	if c.HasCall {
 		v.Started, v.StartedISO = clock(c.CallTime)
@@ -192,6 +189,9 @@ func NewCardView(c *Card, sessionID, cwd string) *CardView {
 	}
 	v.Approval = c.Approval
 	v.StateLabel = stateLabel(v.State, v.Outcome)
+	if server, tool, ok := core.SplitMCPName(v.Tool); ok {
+		v.Server, v.FullName, v.Tool = server, v.Tool, tool // an MCP tool: show its server
+	}
 
 	// Title: the call view's, replaced by a non-empty result title.
 	switch cv := vs.call.(type) {
