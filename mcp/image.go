@@ -24,7 +24,7 @@ import (
 // image may have to be decoded for one, and the thumbnails one result keeps.
 const (
 	thumbEdge      = 320
-	maxDecodePixel = 40_000_000
+	maxDecodePixel = 12_000_000 // 48 MB as RGBA: a 4K screenshot fits
 	maxThumbs      = 4
 	maxThumbTotal  = 256 << 10
 )
