@@ -334,3 +334,29 @@ func TestStreamableHTTP(t *testing.T) {
 		t.Errorf("content = %q", got.Content.PlainText())
 	}
 }
+
+// TestPresentersByName: a Go program attaches presenters to an MCP tool by
+// its full name, like any tool's; other tools keep the defaults.
+func TestPresentersByName(t *testing.T) {
+	_, reg := connect(t, mcp.Options{Presenters: map[string]mcp.Presenter{
+		"mcp__test__echo": {
+			Call: func(args any) core.CallView {
+				return &core.TerminalCallView{Title: "echo " + args.(map[string]any)["text"].(string)}
+			},
+			Result: func(_ any, r core.ToolResult) core.ResultView {
+				out := r.Content.PlainText()
+				return &core.TerminalResultView{Output: &out}
+			},
+		},
+	}})
+	s := success(t, execute(reg, "mcp__test__echo", `{"text":"hi"}`))
+	if v, ok := reg.PresentCall("mcp__test__echo", `{"text":"hi"}`).(*core.TerminalCallView); !ok || v.Title != "echo hi" {
+		t.Errorf("call view = %#v", v)
+	}
+	if v, ok := reg.PresentResult("mcp__test__echo", `{"text":"hi"}`, s.Projection()).(*core.TerminalResultView); !ok || !strings.HasPrefix(*v.Output, "echo: hi") {
+		t.Errorf("result view = %#v", v)
+	}
+	if v := reg.PresentCall("mcp__test__fail", `{}`); v.Card() != core.CardGeneric {
+		t.Errorf("another tool's call view = %s", v.Card())
+	}
+}
