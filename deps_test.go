@@ -31,7 +31,7 @@ var layerRules = []rule{
 	{layer: "prism/core", allowOurs: []string{"prism/core"},
 		forbid: append(append([]string{"testing", "github.com/modelcontextprotocol/"}, webLibs...), dbLibs...)},
 	{layer: "prism/mcp", allowOurs: []string{"prism/core", "prism/mcp"},
-		forbid: append([]string{"testing"}, append(webLibs, dbLibs...)...)},
+		forbid: append(append([]string{"testing"}, webLibs...), dbLibs...)},
 	{layer: "prism/db", allowOurs: []string{"prism/core", "prism/db"},
 		forbid: append([]string{"testing"}, webLibs...), tests: true},
 	{layer: "prism/views", allowOurs: []string{"prism/core", "prism/views"},

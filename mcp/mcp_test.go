@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/mcp"
 	"prism/mcp/mcptest"
 )
@@ -36,7 +37,7 @@ func (w *stderrWatch) Handle(_ context.Context, r slog.Record) error {
 		return nil
 	}
 	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "line" {
+		if a.Key == logkey.Line {
 			select {
 			case w.lines <- a.Value.String():
 			default:

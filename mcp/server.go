@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"prism/core"
+	"prism/core/logkey"
 )
 
 // Defaults of Options.
@@ -79,7 +80,7 @@ func Connect(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 		cfg:    cfg,
 		opts:   opts,
 		client: sdk.NewClient(&sdk.Implementation{Name: "prism", Version: "1"}, nil),
-		log:    opts.logger().With("mcp_server", cfg.Name),
+		log:    opts.logger().With(logkey.MCPServer, cfg.Name),
 	}
 	sess, err := s.session(ctx)
 	if err != nil {
@@ -93,23 +94,23 @@ func Connect(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 		}
 		name := ToolName(cfg.Name, t.Name)
 		if prev, dup := seen[name]; dup {
-			s.log.Warn("mcp tool skipped: its name collides with another tool's", "tool", t.Name, "other", prev, "name", name)
+			s.log.Warn("mcp tool skipped: its name collides with another tool's", logkey.MCPTool, t.Name, logkey.Tool, name, logkey.Reason, "also the name of "+prev)
 			continue
 		}
 		seen[name] = t.Name
 		tool, err := s.define(t)
 		if err != nil {
-			s.log.Warn("mcp tool skipped", "tool", t.Name, "err", err)
+			s.log.Warn("mcp tool skipped", logkey.MCPTool, t.Name, logkey.Err, err)
 			continue
 		}
 		s.tools = append(s.tools, tool)
 	}
 	for name := range opts.Presenters {
 		if srv, _, ok := SplitToolName(name); ok && srv == cfg.Name && seen[name] == "" {
-			s.log.Warn("presenter for a tool the server does not list", "name", name)
+			s.log.Warn("presenter for a tool the server does not list", logkey.Tool, name)
 		}
 	}
-	s.log.Info("mcp server connected", "tools", len(s.tools), "target", s.target())
+	s.log.Info("mcp server connected", logkey.Tools, len(s.tools), logkey.Target, s.target())
 	return s, nil
 }
 
@@ -176,7 +177,7 @@ func (s *Server) watch(sess *sdk.ClientSession) {
 	if s.sess == sess {
 		s.sess = nil
 		if !s.closed {
-			s.log.Warn("mcp server connection ended; the next call reconnects", "err", err)
+			s.log.Warn("mcp server connection ended; the next call reconnects", logkey.Err, err)
 		}
 	}
 }
@@ -309,7 +310,7 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 
 func (l *lineLogger) emit(line []byte) {
 	if s := strings.TrimRight(string(line), "\r"); s != "" {
-		l.log.Info("mcp server stderr", "line", s)
+		l.log.Info("mcp server stderr", logkey.Line, s)
 	}
 }
 

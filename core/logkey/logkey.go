@@ -52,3 +52,12 @@ const (
 	APIKey       = "api_key"       // whether an API key is set (never the key)
 	Bash         = "bash"          // whether the bash tool is enabled
 )
+
+// MCP servers.
+const (
+	MCPServer = "mcp_server" // an MCP server's configured name
+	MCPTool   = "mcp_tool"   // a tool's name as its MCP server spells it
+	Tools     = "tools"      // a number of tools
+	Target    = "target"     // an MCP server's command or URL
+	Line      = "line"       // one line a child process wrote
+)
