@@ -23,7 +23,27 @@ import (
 // — in one step, and checks the durable log, the model-facing transcript
 // and the cards the inspector renders from the log.
 func TestAgentLoopCallsMCPTools(t *testing.T) {
-	_, reg := connect(t, mcp.Options{CallTimeout: 3 * time.Second}) // long enough for the image under -race on a busy machine
+	// Two servers from the same binary: "test" with the default deadline,
+	// "slow" with a short one for its hanging tool.
+	_, reg := connect(t, mcp.Options{})
+	slowCfg, err := mcp.ParseSpec(spec(t, "slow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := mcp.Connect(context.Background(), slowCfg, mcp.Options{CallTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { slow.Close() })
+	hang, _ := func() (*core.Tool, bool) {
+		for _, tool := range slow.Tools() {
+			if tool.Name() == "mcp__slow__hang" {
+				return tool, true
+			}
+		}
+		return nil, false
+	}()
+	reg.MustRegister(hang)
 	ctx := context.Background()
 	sess, err := core.NewSession(ctx, core.SessionHeader{Cwd: t.TempDir()}, core.SessionOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -35,7 +55,7 @@ func TestAgentLoopCallsMCPTools(t *testing.T) {
 			{ID: "c-chart", Name: "mcp__test__render_chart", Arguments: `{}`},
 			{ID: "c-svg", Name: "mcp__test__render_chart", Arguments: `{"kind":"svg"}`},
 			{ID: "c-fail", Name: "mcp__test__fail", Arguments: `{}`},
-			{ID: "c-hang", Name: "mcp__test__hang", Arguments: `{}`},
+			{ID: "c-hang", Name: "mcp__slow__hang", Arguments: `{}`},
 		}},
 		{Text: "done"},
 	}}
@@ -93,7 +113,7 @@ func TestAgentLoopCallsMCPTools(t *testing.T) {
 		"c-chart": {Text: "Revenue by quarter|", Images: 1, Thumbs: 1},
 		"c-svg":   {Text: "Revenue by quarter|[image image/svg+xml not shown: not a PNG, JPEG, GIF or WebP image]|"},
 		"c-fail":  {Text: "Error: disk on fire|", Error: "McpToolError/" + mcp.CodeToolError},
-		"c-hang":  {Text: "Error: tool call timed out after 3000ms|", Error: "ToolTimeoutError/" + core.CodeToolTimeout},
+		"c-hang":  {Text: "Error: tool call timed out after 1000ms|", Error: "ToolTimeoutError/" + core.CodeToolTimeout},
 	}
 	for id, w := range want {
 		if got[id] != w {
@@ -143,8 +163,12 @@ func TestAgentLoopCallsMCPTools(t *testing.T) {
 		if k, _ := c.Attr("data-card"); k != w.kind {
 			t.Errorf("%s card = %s, want %s", id, k, w.kind)
 		}
-		if srv := c.Find(`[data-testid="mcp-server"]`).Text(); srv != "test" {
-			t.Errorf("%s shows server %q, want test", id, srv)
+		wantServer := "test"
+		if id == "c-hang" {
+			wantServer = "slow"
+		}
+		if srv := c.Find(`[data-testid="mcp-server"]`).Text(); srv != wantServer {
+			t.Errorf("%s shows server %q, want %s", id, srv, wantServer)
 		}
 		if n := c.Find("img").Length(); (n == 1) != (id == "c-chart") {
 			t.Errorf("%s has %d images", id, n)

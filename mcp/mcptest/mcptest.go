@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/png"
 	"log"
 	"os"
 	"strings"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -114,24 +116,32 @@ func NewServer() *sdk.Server {
 	return s
 }
 
-// ChartPNG draws a deterministic bar chart.
+// ChartPNG draws a deterministic bar chart (drawn once per size).
 func ChartPNG(w, h int) []byte {
+	chartMu.Lock()
+	defer chartMu.Unlock()
+	key := [2]int{w, h}
+	if b, ok := charts[key]; ok {
+		return b
+	}
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(img, img.Bounds(), image.NewUniform(color.RGBA{0xf8, 0xfa, 0xfc, 0xff}), image.Point{}, draw.Src)
 	bars := []color.RGBA{{0x3b, 0x82, 0xf6, 0xff}, {0x10, 0xb9, 0x81, 0xff}, {0xf5, 0x9e, 0x0b, 0xff}, {0xef, 0x44, 0x44, 0xff}}
-	for y := range h {
-		for x := range w {
-			c := color.RGBA{0xf8, 0xfa, 0xfc, 0xff}
-			bar := x * len(bars) / w
-			top := h - h*(bar+1)*2/(len(bars)*2+1)
-			if x%(w/len(bars)) > w/(len(bars)*6) && y >= top {
-				c = bars[bar]
-			}
-			img.Set(x, y, c)
-		}
+	slot := w / len(bars)
+	for i, c := range bars {
+		top := h - h*(i+1)*2/(len(bars)*2+1)
+		r := image.Rect(i*slot+slot/6, top, (i+1)*slot, h)
+		draw.Draw(img, r, image.NewUniform(c), image.Point{}, draw.Src)
 	}
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, img); err != nil {
 		panic(err)
 	}
+	charts[key] = buf.Bytes()
 	return buf.Bytes()
 }
+
+var (
+	chartMu sync.Mutex
+	charts  = map[[2]int][]byte{}
+)
