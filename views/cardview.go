@@ -167,6 +167,13 @@ type GenericBody struct {
 // NewCardView builds the screen model of a card. sessionID is used for the
 // inspect link; cwd resolves a terminal's relative cwd.
 func NewCardView(c *Card, sessionID, cwd string) *CardView {
+	return NewCardViewIn(c, R{SessionID: sessionID, Cwd: cwd})
+}
+
+// NewCardViewIn builds the screen model of a card in render context r (its
+// links, its session's cwd).
+func NewCardViewIn(c *Card, r R) *CardView {
+	cwd := r.Cwd
 	vs := c.Views()
 	v := &CardView{
 		ID:      c.ID,
@@ -175,7 +182,7 @@ func NewCardView(c *Card, sessionID, cwd string) *CardView {
 		State:   c.State(),
 		Outcome: c.Outcome(),
 	}
-	v.InspectURL = CallURL(sessionID, c.CallID, "")
+	v.InspectURL = r.links().Call(c.CallID, "")
 	if c.HasCall {
 		v.Started, v.StartedISO = clock(c.CallTime)
 	} else if c.Result != nil {

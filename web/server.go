@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,20 @@ const (
 	RouteHealth       = "healthz"
 	RouteStatic       = "static"
 	RouteHighlightCSS = "highlight-css"
+
+	RouteExportHTML      = "session-export-html"
+	RouteCallContent     = "call-content"
+	RouteShareCreate     = "share-create"
+	RouteSharePreview    = "share-preview"
+	RouteShareRevoke     = "share-revoke"
+	RouteAPIShareCreate  = "api-share-create"
+	RouteAPIShareList    = "api-share-list"
+	RouteAPISharePreview = "api-share-preview"
+	RouteAPIShareRevoke  = "api-share-revoke"
+	RouteShare           = "share"
+	RouteLogin           = "login"
+	RouteLoginPost       = "login-post"
+	RouteLogout          = "logout"
 )
 
 // routeHealth is the liveness probe's path (no page links it).
@@ -62,6 +77,11 @@ type Server struct {
 	hlCSS  []byte
 	remove func()
 	hosts  atomic.Pointer[hostPolicy]
+
+	share404     []byte // the one answer to every share read not granted
+	exportCSS    string // the stylesheets an export.html inlines
+	shareStreams streamRegistry
+	shareEcho    *echo.Echo // the --share-addr listener's handler
 }
 
 // New returns a server over deps. It panics when Sessions or Presenter is
@@ -73,6 +93,9 @@ func New(deps Deps) *Server {
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
+	if deps.Shares != nil && deps.Redactor == nil {
+		panic("web.New: Deps.Redactor is required with Deps.Shares")
+	}
 	s := &Server{deps: deps, tune: deps.Tuning.withDefaults(), log: deps.Logger}
 	s.hosts.Store(newHostPolicy(nil, deps.AllowedHosts))
 	s.hlCSS = []byte(views.HighlightCSS())
@@ -83,6 +106,9 @@ func New(deps Deps) *Server {
 		Icon:         views.StaticURL("icon.svg", static.Hash("icon.svg")),
 		HighlightCSS: views.StaticURL("highlight.css", hashBytes(s.hlCSS)),
 	}
+	appCSS, _ := fs.ReadFile(static.FS, "app.css")
+	s.exportCSS = string(appCSS) + "\n" + string(s.hlCSS)
+	s.share404 = mustRender(views.ShareNotFound(views.PageMeta{Title: "Not found · prism", Assets: s.assets, Public: true}))
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
 	if deps.Commits != nil {
 		removeCommit := deps.Commits.OnCommit(s.broker.Publish)
@@ -90,8 +116,24 @@ func New(deps Deps) *Server {
 		s.remove = func() { removeCommit(); removeReplace() }
 	}
 	s.e = s.routes()
+	s.shareEcho = s.shareRoutes()
 	return s
 }
+
+// mustRender renders a component that depends on nothing but its
+// arguments (a wiring bug otherwise).
+func mustRender(c templ.Component) []byte {
+	html, err := views.Render(context.Background(), c)
+	if err != nil {
+		panic("web: render a fixed page: " + err.Error())
+	}
+	return []byte(html)
+}
+
+// ShareHandler returns the handler of the share listener (--share-addr): it
+// answers share links (/s/…) and static files, and the share 404 page to
+// everything else. It needs no owner token, wherever it listens.
+func (s *Server) ShareHandler() http.Handler { return s.shareEcho }
 
 // Handler returns the server's HTTP handler. It answers the Host names of
 // a loopback listener (and Deps.AllowedHosts); Serve adapts that to the
@@ -153,16 +195,9 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(s.logRequests)
 	e.Use(securityHeaders)
 	e.Use(s.checkHost)
+	e.Use(s.requireOwner)
 	e.Use(sameOrigin)
-	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
-		Level: 1,
-		// Streams are not compressed: a frame is written to hundreds of
-		// subscribers as is.
-		Skipper: func(c echo.Context) bool {
-			p := c.Path()
-			return p == views.RouteListStream || p == views.RouteSessionStream || p == routeHealth
-		},
-	}))
+	e.Use(gzip())
 
 	add := func(r *echo.Route, name string) { r.Name = name }
 	// Pages and their actions: the patterns of views' URL builders.
@@ -175,9 +210,23 @@ func (s *Server) routes() *echo.Echo {
 	add(e.POST(views.RouteStart, s.handleStart), RouteStart)
 	add(e.POST(views.RouteMessages, s.handleMessage), RouteMessage)
 	add(e.POST(views.RouteCancel, s.handleCancel), RouteCancel)
-	// Share links (POST /sessions/:id/shares, DELETE /shares/:id, the
-	// /api/…/shares routes and GET /s/:token) are registered here by the
-	// sharing work; the replay page is SessionPage without a stream.
+	add(e.GET(views.RouteSessionExportHTML, s.handleExportHTML), RouteExportHTML)
+	add(e.GET(views.RouteCallContent, s.handleCallContent), RouteCallContent)
+	// Share links: the owner's API and forms, and the readers' /s/….
+	add(e.POST(views.RouteShareCreate, s.handleShareForm), RouteShareCreate)
+	add(e.GET(views.RouteSharePreview, s.handleSharePreview), RouteSharePreview)
+	add(e.POST(views.RouteShareRevoke, s.handleShareRevokeForm), RouteShareRevoke)
+	add(e.POST(routeAPIShares, s.handleAPIShareCreate), RouteAPIShareCreate)
+	add(e.GET(routeAPIShares, s.handleAPIShareList), RouteAPIShareList)
+	add(e.POST(routeAPISharePreview, s.handleAPISharePreview), RouteAPISharePreview)
+	add(e.DELETE(routeAPIShare, s.handleAPIShareRevoke), RouteAPIShareRevoke)
+	for _, r := range e.Any(views.ShareRoutePrefix+"*", s.handleShare) {
+		r.Name = RouteShare
+	}
+	// Owner login (answered only when an owner token is set).
+	add(e.GET(views.RouteLogin, s.handleLoginPage), RouteLogin)
+	add(e.POST(views.RouteLogin, s.handleLogin), RouteLoginPost)
+	add(e.POST(views.RouteLogout, s.handleLogout), RouteLogout)
 	add(e.GET("/api/sessions", s.handleAPIList), RouteAPIList)
 	add(e.POST("/api/sessions", s.handleAPIStart), RouteAPIStart)
 	add(e.GET(views.RouteExport, s.handleAPIEvents), RouteAPIEvents)
@@ -185,6 +234,43 @@ func (s *Server) routes() *echo.Echo {
 	add(e.GET(routeHealth, func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }), RouteHealth)
 	add(e.GET("/static/highlight.css", s.handleHighlightCSS), RouteHighlightCSS)
 	add(e.GET(views.RouteStatic, s.handleStatic), RouteStatic)
+	return e
+}
+
+// gzip compresses responses except streams (a frame is written to hundreds
+// of subscribers as is) and the liveness probe.
+func gzip() echo.MiddlewareFunc {
+	return middleware.GzipWithConfig(middleware.GzipConfig{
+		Level: 1,
+		Skipper: func(c echo.Context) bool {
+			p := c.Path()
+			return p == views.RouteListStream || p == views.RouteSessionStream || p == routeHealth ||
+				strings.HasPrefix(c.Request().URL.Path, views.ShareRoutePrefix) && strings.HasSuffix(c.Request().URL.Path, "/stream")
+		},
+	})
+}
+
+// shareRoutes is the share listener's handler: /s/… and /static/…, the
+// share 404 for everything else.
+func (s *Server) shareRoutes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		if !c.Response().Committed && statusOf(err) == http.StatusNotFound || statusOf(err) == http.StatusMethodNotAllowed {
+			_ = s.shareNotFound(c)
+			return
+		}
+		s.handleError(err, c)
+	}
+	e.Use(middleware.Recover())
+	e.Use(s.logRequests)
+	e.Use(securityHeaders)
+	e.Use(gzip())
+	e.Any(views.ShareRoutePrefix+"*", s.handleShare)
+	e.GET("/static/highlight.css", s.handleHighlightCSS)
+	e.GET(views.RouteStatic, s.handleStatic)
+	e.Any("/*", s.shareNotFound)
+	e.Any("/", s.shareNotFound)
 	return e
 }
 
