@@ -91,6 +91,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Importer:  backend.Importer{Store: store},
 		Runner:    runner,
 		Presenter: presenter,
+		Shares:    store,
 
 		AllowedHosts: cfg.AllowedHosts,
 	}

@@ -164,8 +164,18 @@ func (s *Server) Close() {
 // names and restricts an unspecified address to them.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.hosts.Store(newHostPolicy(ln.Addr(), s.deps.AllowedHosts))
+	return s.serve(ctx, ln, s.e)
+}
+
+// ServeShares serves the share listener (ShareHandler) on ln until ctx is
+// done, shutting down as Serve does.
+func (s *Server) ServeShares(ctx context.Context, ln net.Listener) error {
+	return s.serve(ctx, ln, s.shareEcho)
+}
+
+func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{
-		Handler:           s.e,
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
