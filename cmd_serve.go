@@ -98,7 +98,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 }
 
 // errNoOwnerToken is the refusal to listen off loopback without an owner.
-func errNoOwnerToken(addr net.Addr) error {
+func errNoOwnerToken(addr string) error {
 	return fmt.Errorf("refusing to serve on %s without an owner token: that address is reachable from other machines, "+
 		"and every session (and starting new ones) would be open to them. Set PRISM_OWNER_TOKEN (at least %d characters, "+
 		"e.g. PRISM_OWNER_TOKEN=$(openssl rand -hex 16); in a container: docker run -e PRISM_OWNER_TOKEN=…), "+
@@ -132,7 +132,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer ln.Close()
 	if guard == nil && !ownerauth.IsLoopback(ln.Addr()) {
-		return errNoOwnerToken(ln.Addr())
+		return errNoOwnerToken(cfg.Addr)
 	}
 	var shareLn net.Listener
 	if cfg.ShareAddr != "" {

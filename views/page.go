@@ -91,7 +91,9 @@ type SessionPageView struct {
 const DefaultWindow = 120
 
 // NewSessionHead builds the header of a timeline as the owner reads it.
-func NewSessionHead(t *Timeline) SessionHeadView { return NewSessionHeadFor(t, SessionLinks(t.Header().ID)) }
+func NewSessionHead(t *Timeline) SessionHeadView {
+	return NewSessionHeadFor(t, SessionLinks(t.Header().ID))
+}
 
 // NewSessionHeadFor builds the header of a timeline for a reader following
 // l: a share link's header links no other session.
@@ -109,7 +111,7 @@ func NewSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 		LastSeq: t.LastSeq(),
 		Live:    st.Status == core.StatusRunning,
 
-		ParentURL: SessionURL(h.ParentSession),
+		ParentURL:     SessionURL(h.ParentSession),
 		ExportURL:     l.Events(),
 		ExportHTMLURL: l.ExportHTML(),
 		Shared:        l.Shared(),

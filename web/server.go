@@ -140,6 +140,9 @@ func (s *Server) ShareHandler() http.Handler { return s.shareEcho }
 // listener it is given.
 func (s *Server) Handler() http.Handler { return s.e }
 
+// Routes lists the main listener's routes (method and path pattern).
+func (s *Server) Routes() []*echo.Route { return s.e.Routes() }
+
 // Broker returns the server's broker (its Publish is what the commit feed
 // calls).
 func (s *Server) Broker() *Broker { return s.broker }

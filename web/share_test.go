@@ -93,10 +93,10 @@ type created struct {
 }
 
 // share makes a link to session id with body and returns it and its path.
-func (e *env) share(t testing.TB, id, body string) (created, string) {
+func (e *env) share(t testing.TB, id, body string, hdr ...string) (created, string) {
 	t.Helper()
 	var c created
-	res := e.apiJSON(t, http.MethodPost, "/api/sessions/"+url.PathEscape(id)+"/shares", body, &c)
+	res := e.apiJSON(t, http.MethodPost, "/api/sessions/"+url.PathEscape(id)+"/shares", body, &c, hdr...)
 	if res.StatusCode != http.StatusCreated {
 		t.Fatalf("create share %s: status %d", body, res.StatusCode)
 	}
