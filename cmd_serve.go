@@ -151,6 +151,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	deps.Redactor = redactor
 	deps.Owner = guard
 	deps.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	if shareLn != nil {
+		if a, ok := shareLn.Addr().(*net.TCPAddr); ok {
+			deps.SharePort = a.Port
+		}
+	}
 	srv := web.New(deps)
 	defer srv.Close()
 

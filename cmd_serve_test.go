@@ -167,6 +167,34 @@ func TestServeOffLoopbackNeedsOwnerToken(t *testing.T) {
 	if s := get(shares+"/static/app.css", ""); s != 200 {
 		t.Errorf("share listener static: %d", s)
 	}
+	// A link made on the main listener points at the share listener.
+	var sessions []struct{ ID string }
+	req, _ := http.NewRequest("GET", main+"/api/sessions", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(res.Body).Decode(&sessions)
+	res.Body.Close()
+	if len(sessions) != 1 {
+		t.Fatalf("sessions: %+v", sessions)
+	}
+	req, _ = http.NewRequest("POST", main+"/api/sessions/"+sessions[0].ID+"/shares", strings.NewReader("{}"))
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var link struct{ URL string }
+	json.NewDecoder(res.Body).Decode(&link)
+	res.Body.Close()
+	if !strings.HasPrefix(link.URL, shares+"/s/") {
+		t.Errorf("link %q does not point at the share listener %s", link.URL, shares)
+	}
+	if s := get(link.URL, ""); s != 200 {
+		t.Errorf("the link on the share listener: %d", s)
+	}
 	cancel()
 	select {
 	case code := <-done:

@@ -149,6 +149,9 @@ type Deps struct {
 	// PublicURL is the scheme and host share URLs start with (e.g. the
 	// address of --share-addr behind a proxy); "" uses the request's.
 	PublicURL string
+	// SharePort, with no PublicURL, is the port of the share listener:
+	// share URLs then use the request's scheme and host name with it.
+	SharePort int
 	// Owner, when set, requires the owner's token (bearer) or login cookie
 	// on every route but /s/…, /static/…, /login, /logout and /healthz.
 	Owner *ownerauth.Guard

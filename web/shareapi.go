@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -93,7 +94,15 @@ func decodeJSON(c echo.Context, v any) error {
 func (s *Server) shareURL(c echo.Context, token string) string {
 	base := strings.TrimRight(s.deps.PublicURL, "/")
 	if base == "" {
-		base = c.Scheme() + "://" + c.Request().Host
+		host := c.Request().Host
+		if s.deps.SharePort != 0 {
+			name, _, err := net.SplitHostPort(host)
+			if err != nil {
+				name = strings.Trim(host, "[]")
+			}
+			host = net.JoinHostPort(name, strconv.Itoa(s.deps.SharePort))
+		}
+		base = c.Scheme() + "://" + host
 	}
 	return base + views.ShareURL(token)
 }
