@@ -7,15 +7,12 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"prism/backend"
-	"prism/core"
-	"prism/core/agent"
 	"prism/core/redact"
 	"prism/web"
 )
@@ -29,58 +26,15 @@ func TestLiveShareBrowser(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
 		t.Fatalf("the browser test needs %s (apt-get install chromium; .ci/run installs it): %v", chromium, err)
 	}
-	ctx := t.Context()
-	log := quietLog()
-	store, feed := openTestStore(t, log)
-	release := make(chan struct{})
-	reg, err := backend.Presenters(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.MustRegister(gateTool(release))
-	runner, err := agent.NewRunner(agent.RunnerConfig{Store: store, Tools: reg, Models: gateModels{},
-		WorkspaceRoot: t.TempDir(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
 	red, err := redact.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := web.New(web.Deps{Sessions: backend.Source{Store: store}, Commits: feed, Runner: webRunner{runner},
-		Presenter: reg, Logger: log, Shares: store, Redactor: red})
+	g := startGateSession(t, func(d *web.Deps) { d.Redactor = red; d.Shares = d.Sessions.(backend.Source).Store })
+	srv, id := g.srv, g.id
 	owner := httptest.NewServer(srv.Handler())
 	shares := httptest.NewServer(srv.ShareHandler())
-	var releaseOnce sync.Once
-	t.Cleanup(func() {
-		releaseOnce.Do(func() { close(release) })
-		owner.Close()
-		shares.Close()
-		srv.Close()
-		runner.Close()
-	})
-
-	called := make(chan string, 1)
-	remove := feed.OnCommit(func(id string, events []core.Event) {
-		for _, e := range events {
-			if e.Type == core.EventToolCall {
-				select {
-				case called <- id:
-				default:
-				}
-			}
-		}
-	})
-	defer remove()
-	id, err := runner.Start(ctx, agent.StartRequest{Prompt: "Open the north gate."})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-called:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the gate call was never committed")
-	}
+	t.Cleanup(func() { owner.Close(); shares.Close() })
 
 	// The owner makes a live link.
 	res, err := http.Post(owner.URL+"/api/sessions/"+id+"/shares", "application/json", strings.NewReader(`{"label":"watch"}`))
@@ -107,7 +61,7 @@ func TestLiveShareBrowser(t *testing.T) {
 	if n, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('form, [data-testid="share-panel"]').length`)); err != nil || n != 0 {
 		t.Errorf("the share page has %d forms or share panels (%v)", n, err)
 	}
-	releaseOnce.Do(func() { close(release) })
+	g.release()
 	if err := chromedp.Do(bctx, chromedp.WaitReady(chromedp.CSS(`[data-call-id="gate-1"][data-state="ok"]`))); err != nil {
 		t.Fatalf("the card never completed on the share page: %v", err)
 	}

@@ -239,11 +239,7 @@ func shareCard(c echo.Context, t *views.Timeline, callID string) (*views.Card, e
 
 // shareCall handles GET /s/TOKEN/calls/CALL: the projections page.
 func (s *Server) shareCall(c echo.Context, sr shareReq, callID string) error {
-	t, err := s.shareFold(c.Request().Context(), sr.sh)
-	if err != nil {
-		return err
-	}
-	card, err := shareCard(c, t, callID)
+	t, card, err := s.shareCallCard(c, sr, callID)
 	if err != nil {
 		return err
 	}
@@ -253,11 +249,7 @@ func (s *Server) shareCall(c echo.Context, sr shareReq, callID string) error {
 
 // shareContent handles GET /s/TOKEN/calls/CALL/content.txt.
 func (s *Server) shareContent(c echo.Context, sr shareReq, callID string) error {
-	t, err := s.shareFold(c.Request().Context(), sr.sh)
-	if err != nil {
-		return err
-	}
-	card, err := shareCard(c, t, callID)
+	_, card, err := s.shareCallCard(c, sr, callID)
 	if err != nil {
 		return err
 	}
@@ -265,6 +257,17 @@ func (s *Server) shareContent(c echo.Context, sr shareReq, callID string) error 
 		return errShareNotFound // pending: no content yet
 	}
 	return writeContent(c, callID, card)
+}
+
+// shareCallCard folds what the link shows and finds the card of callID in
+// it (errShareNotFound when it is not there).
+func (s *Server) shareCallCard(c echo.Context, sr shareReq, callID string) (*views.Timeline, *views.Card, error) {
+	t, err := s.shareFold(c.Request().Context(), sr.sh)
+	if err != nil {
+		return nil, nil, err
+	}
+	card, err := shareCard(c, t, callID)
+	return t, card, err
 }
 
 // writeContent writes one call's model-facing content as text: text
