@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"prism/views"
 )
 
 // csp allows scripts only from this origin; 'unsafe-eval' is what Datastar
@@ -37,6 +39,9 @@ func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 			return next(c)
+		}
+		if strings.HasPrefix(r.URL.Path, views.ShareRoutePrefix) {
+			return next(c) // share links write nothing: any other method is their 404
 		}
 		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 			return echo.NewHTTPError(http.StatusForbidden, "cross-site request refused")

@@ -108,10 +108,13 @@ func (e *env) share(t testing.TB, id, body string, hdr ...string) (created, stri
 }
 
 // raw sends a request and returns the status and body.
-func (e *env) raw(t testing.TB, method, path string) (int, string) {
+func (e *env) raw(t testing.TB, method, path string, hdr ...string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, e.base()+path, nil)
 	req.Header.Set("Accept", "text/html")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
 	res, err := e.client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -171,29 +174,31 @@ func TestShareTokenTable(t *testing.T) {
 	var notFound string
 	for _, tc := range []struct {
 		name, method, path string
+		hdr                []string
 	}{
-		{"unknown token", "GET", "/s/AAAAAAAAAAAAAAAAAAAAAA"},
-		{"malformed token", "GET", "/s/not-a-token"},
-		{"malformed, long", "GET", "/s/" + strings.Repeat("A", 300)},
-		{"expired", "GET", expiring},
-		{"revoked", "GET", revoked},
-		{"revoked stream", "GET", revoked + "/stream"},
-		{"out-of-scope call", "GET", scoped + "/calls/call-b"},
-		{"out-of-scope content", "GET", scoped + "/calls/call-b/content.txt"},
-		{"scoped link has no stream", "GET", scoped + "/stream"},
-		{"another session's call", "GET", valid + "/calls/" + other},
-		{"unknown card", "GET", valid + "/calls/call-a?card=nope"},
-		{"unknown sub-path", "GET", valid + "/sessions"},
-		{"deeper path", "GET", valid + "/calls/call-a/content.txt/x"},
-		{"earlier without a seq", "GET", valid + "/earlier"},
-		{"POST on the page", "POST", valid},
-		{"POST on the stream", "POST", valid + "/stream"},
-		{"PUT", "PUT", valid + "/events"},
-		{"DELETE", "DELETE", valid},
-		{"empty", "GET", "/s/"},
-		{"dot segments", "GET", "/s/%2e%2e/sessions"},
+		{"unknown token", "GET", "/s/AAAAAAAAAAAAAAAAAAAAAA", nil},
+		{"malformed token", "GET", "/s/not-a-token", nil},
+		{"malformed, long", "GET", "/s/" + strings.Repeat("A", 300), nil},
+		{"expired", "GET", expiring, nil},
+		{"revoked", "GET", revoked, nil},
+		{"revoked stream", "GET", revoked + "/stream", nil},
+		{"out-of-scope call", "GET", scoped + "/calls/call-b", nil},
+		{"out-of-scope content", "GET", scoped + "/calls/call-b/content.txt", nil},
+		{"scoped link has no stream", "GET", scoped + "/stream", nil},
+		{"another session's call", "GET", valid + "/calls/" + other, nil},
+		{"unknown card", "GET", valid + "/calls/call-a?card=nope", nil},
+		{"unknown sub-path", "GET", valid + "/sessions", nil},
+		{"deeper path", "GET", valid + "/calls/call-a/content.txt/x", nil},
+		{"earlier without a seq", "GET", valid + "/earlier", nil},
+		{"POST on the page", "POST", valid, nil},
+		{"cross-site POST", "POST", valid, []string{"Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"}},
+		{"POST on the stream", "POST", valid + "/stream", nil},
+		{"PUT", "PUT", valid + "/events", nil},
+		{"DELETE", "DELETE", valid, nil},
+		{"empty", "GET", "/s/", nil},
+		{"dot segments", "GET", "/s/%2e%2e/sessions", nil},
 	} {
-		status, body := e.raw(t, tc.method, tc.path)
+		status, body := e.raw(t, tc.method, tc.path, tc.hdr...)
 		if status != http.StatusNotFound {
 			t.Errorf("%s: status %d, want 404", tc.name, status)
 			continue
