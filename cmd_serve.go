@@ -169,7 +169,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		logger.Info("serving share links", logkey.URL, "http://"+shareLn.Addr().String())
 		go func() { errc <- srv.ServeShares(ctx, shareLn) }()
 	}
-	logger.Info("serving", logkey.URL, "http://"+ln.Addr().String(), "owner_token", guard != nil)
+	logger.Info("serving", logkey.URL, "http://"+ln.Addr().String(), logkey.OwnerToken, guard != nil)
 	go func() { errc <- srv.Serve(ctx, ln) }()
 	var first error
 	for range n {

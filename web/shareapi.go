@@ -117,7 +117,7 @@ func (s *Server) createShare(c echo.Context, spec share.Spec) (share.Share, stri
 	if err != nil {
 		return sh, "", err
 	}
-	s.log.InfoContext(c.Request().Context(), "share link created", logkey.SessionID, spec.SessionID, "share_id", sh.ID)
+	s.log.InfoContext(c.Request().Context(), "share link created", logkey.SessionID, spec.SessionID, logkey.ShareID, sh.ID)
 	return sh, s.shareURL(c, tok), nil
 }
 
@@ -190,7 +190,7 @@ func (s *Server) revokeShare(c echo.Context, id string) (share.Share, error) {
 		return sh, err
 	}
 	s.shareStreams.end(id)
-	s.log.InfoContext(c.Request().Context(), "share link revoked", logkey.SessionID, sh.SessionID, "share_id", id)
+	s.log.InfoContext(c.Request().Context(), "share link revoked", logkey.SessionID, sh.SessionID, logkey.ShareID, id)
 	return sh, nil
 }
 

@@ -8,6 +8,7 @@ package logkey
 const (
 	SessionID = "session_id" // one session
 	CallID    = "call_id"    // one tool call
+	ShareID   = "share_id"   // one share link (never its token)
 	Tool      = "tool"       // a tool's name
 	Seq       = "seq"        // an event's seq
 	After     = "after"      // a seq a read resumes after
@@ -51,6 +52,7 @@ const (
 	BaseURL      = "base_url"      // a model endpoint
 	APIKey       = "api_key"       // whether an API key is set (never the key)
 	Bash         = "bash"          // whether the bash tool is enabled
+	OwnerToken   = "owner_token"   // whether an owner token is set (never the token)
 )
 
 // MCP servers.
