@@ -1,10 +1,14 @@
 package views
 
 import (
+	"context"
+	"io"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/a-h/templ"
 
 	"prism/core/redact"
 	"prism/core/share"
@@ -28,6 +32,15 @@ func NewExport(t *Timeline, css, note string) *ExportView {
 	l := OfflineLinks()
 	head := NewSessionHeadFor(t, l)
 	return &ExportView{Title: head.Title, CSS: css, Head: head, R: NewR(t, l), Segments: t.Segments(), Note: note}
+}
+
+// inlineStyle is a <style> element holding css (prism's own stylesheets;
+// "</" is escaped so that nothing in it can end the element).
+func inlineStyle(css string) templ.Component {
+	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+		_, err := io.WriteString(w, "<style>"+strings.ReplaceAll(css, "</", `<\/`)+"</style>")
+		return err
+	})
 }
 
 // SharePanelView is the owner's share form and list of links on the

@@ -591,3 +591,41 @@ func TestShareListener(t *testing.T) {
 		}
 	}
 }
+
+// TestExportHTML: the export is one self-contained file — the page's
+// stylesheets inline, no script, no link to a server — with its own CSP,
+// for the owner and through a link alike.
+func TestExportHTML(t *testing.T) {
+	e, _ := shareEnv(t, nil)
+	e.session(t, "s1", demoEvents(t))
+	_, path := e.share(t, "s1", "{}")
+	for _, p := range []string{"/sessions/s1/export.html", path + "/export.html"} {
+		res, body := e.get(t, p)
+		if res.StatusCode != 200 {
+			t.Fatalf("%s: %d", p, res.StatusCode)
+		}
+		if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "style-src 'unsafe-inline'") || strings.Contains(csp, "script-src") {
+			t.Errorf("%s: CSP %q", p, csp)
+		}
+		doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if css := doc.Find("head style").Text(); !strings.Contains(css, ".session-head {") || !strings.Contains(css, ".chroma") {
+			t.Errorf("%s: the stylesheets are not inline (%d bytes of style)", p, len(css))
+		}
+		if doc.Find("script, link[rel=stylesheet], [data-init], [data-on\\:click]").Length() != 0 || strings.Contains(body, "<script") {
+			t.Errorf("%s: the export has script or external resources", p)
+		}
+		doc.Find("[href], [src]").Each(func(_ int, s *goquery.Selection) {
+			for _, a := range []string{"href", "src"} {
+				if v, ok := s.Attr(a); ok && !strings.HasPrefix(v, "https://") && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "#") {
+					t.Errorf("%s: a link to the server: %s=%q", p, a, v)
+				}
+			}
+		})
+		if n := doc.Find(`[data-testid="tool-card"]`).Length(); n == 0 || n != strings.Count(body, `data-testid="tool-card"`) {
+			t.Errorf("%s: %d cards", p, n)
+		}
+	}
+}
