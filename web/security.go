@@ -43,8 +43,13 @@ func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 		if strings.HasPrefix(r.URL.Path, views.ShareRoutePrefix) {
 			return next(c) // share links write nothing: any other method is their 404
 		}
-		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		switch r.Header.Get("Sec-Fetch-Site") {
+		case "cross-site", "same-site":
 			return echo.NewHTTPError(http.StatusForbidden, "cross-site request refused")
+		case "same-origin":
+			// The browser vouches for it (a header pages cannot set). Our
+			// pages send no referrer, so their forms post Origin: null.
+			return next(c)
 		}
 		if o := r.Header.Get("Origin"); o != "" {
 			u, err := url.Parse(o)

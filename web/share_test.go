@@ -629,3 +629,38 @@ func TestExportHTML(t *testing.T) {
 		}
 	}
 }
+
+// TestFormPostsFromOurPages: a browser posting one of our forms sends
+// Origin: null (the pages send no referrer) with Sec-Fetch-Site:
+// same-origin, and is let through; other sites are not.
+func TestFormPostsFromOurPages(t *testing.T) {
+	e, _ := shareEnv(t, nil)
+	e.session(t, "s1", twoCallSession())
+	post := func(hdr ...string) int {
+		req, _ := http.NewRequest("POST", e.base()+"/sessions/s1/shares", strings.NewReader("scope=live&redact=1"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		res, err := e.client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for _, tc := range []struct {
+		hdr  []string
+		want int
+	}{
+		{[]string{"Origin", "null", "Sec-Fetch-Site", "same-origin"}, http.StatusCreated},
+		{[]string{"Origin", "null", "Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
+		{[]string{"Sec-Fetch-Site", "same-site"}, http.StatusForbidden},
+		{[]string{"Origin", "null"}, http.StatusForbidden},
+		{[]string{"Origin", "https://evil.example"}, http.StatusForbidden},
+	} {
+		if got := post(tc.hdr...); got != tc.want {
+			t.Errorf("POST with %v: %d, want %d", tc.hdr, got, tc.want)
+		}
+	}
+}

@@ -368,6 +368,9 @@ func (s *Server) handleShareForm(c echo.Context) error {
 	}
 	if v.Share != nil {
 		v.Share.Created, v.Share.Error = created, msg
+		if rep, err := s.preview(c, id, nil); err == nil { // the panel opens with its preview
+			v.Share.Preview = views.NewSharePreview(rep, nil, true)
+		}
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return s.render(c, status, views.SessionPage(v))
