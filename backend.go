@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"prism/backend"
+	"prism/core"
 	"prism/core/logkey"
 	"prism/core/model"
 	"prism/db"
@@ -18,7 +19,7 @@ const demoPrompt = "Find why the tests fail and fix it."
 
 // openBackend builds what the web server consumes: the SQLite store as the
 // session source, commit feed and importer (package backend's adapters); a registry of the built-in
-// tools as the presenter; the agent runner; and, with --watch, a watcher of
+// tools and the MCP servers' tools (--mcp) as the presenter; the agent runner; and, with --watch, a watcher of
 // a dsh sessions directory. On an empty database it starts one demo session
 // on the scripted model, so a newcomer sees cards move. The returned func
 // releases everything (runner first, then the store).
@@ -33,13 +34,23 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 	} else if len(repaired) > 0 {
 		log.Info("closed turns a previous run left open", logkey.Sessions, len(repaired))
 	}
-	presenter, err := backend.Presenters(log)
+	mcpTools := []*core.Tool(nil)
+	closeMCP := func() {}
+	if cfg.mcp != nil {
+		if mcpTools, closeMCP, err = cfg.mcp.open(ctx, log); err != nil {
+			store.Close()
+			return web.Deps{}, nil, err
+		}
+	}
+	presenter, err := backend.Presenters(log, mcpTools...)
 	if err != nil {
+		closeMCP()
 		store.Close()
 		return web.Deps{}, nil, err
 	}
-	runner, closeRunner, err := cfg.agent.newAgentRunner(store, log)
+	runner, closeRunner, err := cfg.agent.newAgentRunner(store, log, mcpTools...)
 	if err != nil {
+		closeMCP()
 		store.Close()
 		return web.Deps{}, nil, err
 	}
@@ -58,6 +69,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		stopBG()
 		wg.Wait()
 		closeRunner()
+		closeMCP()
 		if err := store.Close(); err != nil {
 			log.Error("close store", logkey.Err, err)
 		}
@@ -79,6 +91,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Importer:  backend.Importer{Store: store},
 		Runner:    runner,
 		Presenter: presenter,
+		Shares:    store,
 
 		AllowedHosts: cfg.AllowedHosts,
 	}

@@ -69,15 +69,15 @@ func apiKey() string {
 // flags: the built-in tools (bash only when allowed; every file tool
 // confined to the session's workspace), the model catalog (the scripted
 // demo unless a key is configured) and the given store, event hook and
-// logger. The caller builds the runner with agent.NewRunner and must Close
-// it on shutdown.
-func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID string, e core.Event), logger *slog.Logger) (agent.RunnerConfig, error) {
+// logger, plus the extra tools (the MCP servers'). The caller builds the
+// runner with agent.NewRunner and must Close it on shutdown.
+func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID string, e core.Event), logger *slog.Logger, extra ...*core.Tool) (agent.RunnerConfig, error) {
 	builtins, err := tools.Builtins(tools.Options{AllowBash: f.allowBash})
 	if err != nil {
 		return agent.RunnerConfig{}, fmt.Errorf("agent tools: %w", err)
 	}
 	reg := core.NewRegistry(logger)
-	if err := reg.Register(builtins...); err != nil {
+	if err := reg.Register(append(builtins, extra...)...); err != nil {
 		return agent.RunnerConfig{}, fmt.Errorf("agent tools: %w", err)
 	}
 	key := apiKey()
@@ -141,8 +141,8 @@ func envInt(key string, def int) int {
 // and adapts it to web.Runner. The returned func closes the runner
 // (cancelling running turns and waiting for them); call it on shutdown,
 // before closing the store.
-func (f *agentFlags) newAgentRunner(store core.EventStore, logger *slog.Logger) (web.Runner, func(), error) {
-	cfg, err := f.runnerConfig(store, nil, logger)
+func (f *agentFlags) newAgentRunner(store core.EventStore, logger *slog.Logger, extra ...*core.Tool) (web.Runner, func(), error) {
+	cfg, err := f.runnerConfig(store, nil, logger, extra...)
 	if err != nil {
 		return nil, nil, err
 	}

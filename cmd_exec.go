@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 
 	"prism/core"
@@ -42,12 +43,13 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: prism exec [--indent] [--workspace DIR] TOOL 'RAW-ARGS'")
+		fmt.Fprintln(stderr, "usage: prism exec [--indent] [--workspace DIR] [--mcp 'NAME=COMMAND ARG…']… TOOL 'RAW-ARGS'")
 		fs.PrintDefaults()
 	}
 	indent := fs.Bool("indent", false, "indent the JSON output")
 	workspace := fs.String("workspace", envOr("PRISM_WORKSPACE", "."), "workspace root for file tools (env PRISM_WORKSPACE)")
 	allowBash := fs.Bool("allow-bash", envBool("PRISM_ALLOW_BASH"), "register the bash tool (env PRISM_ALLOW_BASH=1)")
+	mcpServers := addMCPFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -68,7 +70,12 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if err := reg.Register(builtins...); err != nil {
+	mcpTools, closeMCP, err := mcpServers.open(ctx, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return err
+	}
+	defer closeMCP()
+	if err := reg.Register(append(builtins, mcpTools...)...); err != nil {
 		return err
 	}
 	call := core.Call{CallID: "exec-" + core.NewID(), Name: name, RawArguments: raw, Cwd: ws}

@@ -9,13 +9,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 
 	"prism/core/logkey"
 	"prism/core/model"
+	"prism/core/redact"
 	"prism/core/sessionlog"
 	"prism/web"
+	"prism/web/ownerauth"
 )
 
 // serveConfig is the serve command's configuration: flags, each with a
@@ -41,8 +44,20 @@ type serveConfig struct {
 	// MaxStreamsPerClient caps the live streams one client address may
 	// hold open (0 = no cap).
 	MaxStreamsPerClient int
+	// ShareAddr is the share listener's address ("" = none): it serves
+	// share links and static files only.
+	ShareAddr string
+	// PublicURL is the scheme and host share URLs start with ("" = the
+	// request's).
+	PublicURL string
+	// RedactRules are the user's redaction rules (regular expressions).
+	RedactRules []string
+	// OwnerToken is PRISM_OWNER_TOKEN (environment only, never a flag).
+	OwnerToken string
 	// agent configures the agent runner.
 	agent *agentFlags
+	// mcp lists the MCP servers whose tools the agent may call.
+	mcp *mcpFlags
 }
 
 // parseServeFlags reads the serve flags over their environment defaults.
@@ -60,7 +75,15 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	mem := importMemoryFlag(fs)
 	fs.IntVar(&cfg.MaxStreamsPerClient, "max-streams-per-client", envInt("PRISM_MAX_STREAMS_PER_CLIENT", 0),
 		"live streams one client address may hold open; 0 = no cap (proxies, NAT and load balancers put many readers behind one address) (env PRISM_MAX_STREAMS_PER_CLIENT)")
+	fs.StringVar(&cfg.ShareAddr, "share-addr", os.Getenv("PRISM_SHARE_ADDR"), "second listener serving only share links (/s/…) and static files, e.g. 0.0.0.0:8081 (env PRISM_SHARE_ADDR)")
+	fs.StringVar(&cfg.PublicURL, "public-url", os.Getenv("PRISM_PUBLIC_URL"), "scheme and host share URLs start with, e.g. https://share.example.com (env PRISM_PUBLIC_URL; default: the request's)")
+	fs.Func("redact-rule", "a regular expression whose matches share links redact as [redacted:custom] (repeatable; a group named secret limits it to that part)", func(v string) error {
+		cfg.RedactRules = append(cfg.RedactRules, v)
+		return nil
+	})
+	cfg.OwnerToken = os.Getenv("PRISM_OWNER_TOKEN")
 	cfg.agent = addAgentFlags(fs)
+	cfg.mcp = addMCPFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -69,6 +92,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 		return cfg, err
 	}
 	cfg.ImportLimits = lim
+	if _, err := cfg.mcp.configs(); err != nil {
+		return cfg, err
+	}
 	for _, h := range strings.Split(*hosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
 			cfg.AllowedHosts = append(cfg.AllowedHosts, h)
@@ -77,7 +103,21 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
 	}
+	if cfg.PublicURL != "" {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+			return cfg, fmt.Errorf("%w: --public-url must be http(s)://host[:port] with no path, got %q", errUsage, cfg.PublicURL)
+		}
+	}
 	return cfg, nil
+}
+
+// errNoOwnerToken is the refusal to listen off loopback without an owner.
+func errNoOwnerToken(addr string) error {
+	return fmt.Errorf("refusing to serve on %s without an owner token: that address is reachable from other machines, "+
+		"and every session (and starting new ones) would be open to them. Set PRISM_OWNER_TOKEN (at least %d characters, "+
+		"e.g. PRISM_OWNER_TOKEN=$(openssl rand -hex 16); in a container: docker run -e PRISM_OWNER_TOKEN=…), "+
+		"or listen on 127.0.0.1. Share links can be served alone with --share-addr", addr, ownerauth.MinTokenLen)
 }
 
 // runServe serves the dashboard until ctx is done.
@@ -90,7 +130,33 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		return fmt.Errorf("%w: bad --log-level %q", errUsage, cfg.LogLevel)
 	}
-	logger := newLogger(stderr, level, model.NewScrubber(apiKey(), cfg.agent.baseURL))
+	logger := newLogger(stderr, level, model.NewScrubber(apiKey(), cfg.agent.baseURL, cfg.OwnerToken))
+	var guard *ownerauth.Guard
+	if cfg.OwnerToken != "" {
+		if guard, err = ownerauth.New(cfg.OwnerToken, ownerauth.Options{}); err != nil {
+			return err
+		}
+	}
+	redactor, err := redact.New(cfg.RedactRules...)
+	if err != nil {
+		return fmt.Errorf("%w: --redact-rule: %v", errUsage, err)
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close()
+	if guard == nil && !ownerauth.IsLoopback(ln.Addr()) {
+		return errNoOwnerToken(cfg.Addr)
+	}
+	var shareLn net.Listener
+	if cfg.ShareAddr != "" {
+		if shareLn, err = net.Listen("tcp", cfg.ShareAddr); err != nil {
+			return fmt.Errorf("listen (--share-addr): %w", err)
+		}
+		defer shareLn.Close()
+	}
+
 	deps, closeBackend, err := openBackend(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -98,18 +164,37 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer closeBackend()
 	deps.Logger = logger
 	deps.Tuning.MaxStreamsPerClient = cfg.MaxStreamsPerClient
+	deps.Redactor = redactor
+	deps.Owner = guard
+	deps.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	if shareLn != nil {
+		if a, ok := shareLn.Addr().(*net.TCPAddr); ok {
+			deps.SharePort = a.Port
+		}
+	}
 	srv := web.New(deps)
 	defer srv.Close()
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+	// Both listeners stop when either does.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	errc := make(chan error, 2)
+	n := 1
+	if shareLn != nil {
+		n++
+		logger.Info("serving share links", logkey.URL, "http://"+shareLn.Addr().String())
+		go func() { errc <- srv.ServeShares(ctx, shareLn) }()
 	}
-	logger.Info("serving", logkey.URL, "http://"+ln.Addr().String())
-	if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	logger.Info("serving", logkey.URL, "http://"+ln.Addr().String(), logkey.OwnerToken, guard != nil)
+	go func() { errc <- srv.Serve(ctx, ln) }()
+	var first error
+	for range n {
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) && first == nil {
+			first = err
+		}
+		stop()
 	}
-	return nil
+	return first
 }
 
 // newLogger returns the server's text logger. Every attribute passes

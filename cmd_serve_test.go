@@ -96,3 +96,112 @@ func TestParseServeFlags(t *testing.T) {
 		t.Error("stray argument accepted")
 	}
 }
+
+// TestServeOffLoopbackNeedsOwnerToken: prism refuses to listen on an
+// address other machines reach without PRISM_OWNER_TOKEN, naming the fix;
+// with one, it serves, asks for the token on every owner route, and
+// --share-addr serves share links alone.
+func TestServeOffLoopbackNeedsOwnerToken(t *testing.T) {
+	t.Setenv("PRISM_OWNER_TOKEN", "")
+	var stderr strings.Builder
+	code := run(t.Context(), []string{"serve", "--addr", "0.0.0.0:0", "--no-demo", "--db", t.TempDir() + "/prism.db"}, io.Discard, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "PRISM_OWNER_TOKEN") || !strings.Contains(stderr.String(), "refusing to serve on 0.0.0.0:") {
+		t.Fatalf("exit %d, stderr %q; want a refusal naming PRISM_OWNER_TOKEN", code, stderr.String())
+	}
+	t.Setenv("PRISM_OWNER_TOKEN", "short")
+	stderr.Reset()
+	if code := run(t.Context(), []string{"serve", "--addr", "127.0.0.1:0", "--db", t.TempDir() + "/prism.db"}, io.Discard, &stderr); code != 1 || !strings.Contains(stderr.String(), "at least 16") {
+		t.Errorf("a short token: exit %d, %q", code, stderr.String())
+	}
+
+	const token = "0123456789abcdef0123"
+	t.Setenv("PRISM_OWNER_TOKEN", token)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "0.0.0.0:0", "--share-addr", "127.0.0.1:0", "--db", t.TempDir() + "/prism.db"}, io.Discard, pw)
+		pw.Close()
+	}()
+	urlRE := regexp.MustCompile(`msg="?([a-z ]+)"? url=(http://\S+)`)
+	sc := bufio.NewScanner(pr)
+	var main, shares string
+	for (main == "" || shares == "") && sc.Scan() {
+		if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
+			if m[1] == "serving share links" {
+				shares = m[2]
+			} else {
+				main = strings.NewReplacer("0.0.0.0", "127.0.0.1", "[::]", "127.0.0.1").Replace(m[2])
+			}
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	if main == "" || shares == "" {
+		t.Fatalf("urls not logged: %q %q", main, shares)
+	}
+	get := func(u, bearer string) int {
+		req, _ := http.NewRequest("GET", u, nil)
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if s := get(main+"/api/sessions", ""); s != 401 {
+		t.Errorf("no token: %d", s)
+	}
+	if s := get(main+"/api/sessions", token); s != 200 {
+		t.Errorf("bearer token: %d", s)
+	}
+	if s := get(main+"/healthz", ""); s != 200 {
+		t.Errorf("healthz: %d", s)
+	}
+	if s := get(shares+"/api/sessions", token); s != 404 {
+		t.Errorf("share listener answered the API: %d", s)
+	}
+	if s := get(shares+"/static/app.css", ""); s != 200 {
+		t.Errorf("share listener static: %d", s)
+	}
+	// A link made on the main listener points at the share listener.
+	var sessions []struct{ ID string }
+	req, _ := http.NewRequest("GET", main+"/api/sessions", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(res.Body).Decode(&sessions)
+	res.Body.Close()
+	if len(sessions) != 1 {
+		t.Fatalf("sessions: %+v", sessions)
+	}
+	req, _ = http.NewRequest("POST", main+"/api/sessions/"+sessions[0].ID+"/shares", strings.NewReader("{}"))
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var link struct{ URL string }
+	json.NewDecoder(res.Body).Decode(&link)
+	res.Body.Close()
+	if !strings.HasPrefix(link.URL, shares+"/s/") {
+		t.Errorf("link %q does not point at the share listener %s", link.URL, shares)
+	}
+	if s := get(link.URL, ""); s != 200 {
+		t.Errorf("the link on the share listener: %d", s)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("serve exited %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}

@@ -29,6 +29,8 @@ var (
 
 var layerRules = []rule{
 	{layer: "prism/core", allowOurs: []string{"prism/core"},
+		forbid: append(append([]string{"testing", "github.com/modelcontextprotocol/"}, webLibs...), dbLibs...)},
+	{layer: "prism/mcp", allowOurs: []string{"prism/core", "prism/mcp"},
 		forbid: append(append([]string{"testing"}, webLibs...), dbLibs...)},
 	{layer: "prism/db", allowOurs: []string{"prism/core", "prism/db"},
 		forbid: append([]string{"testing"}, webLibs...), tests: true},
@@ -37,7 +39,7 @@ var layerRules = []rule{
 	{layer: "prism/web", allowOurs: []string{"prism/core", "prism/views", "prism/static", "prism/web"},
 		forbid: append([]string{"testing", "net/http/httptest"}, dbLibs...)},
 	{layer: "prism/static", allowOurs: []string{"prism/static"}, forbid: []string{"net/http/httptest", "testing"}},
-	{layer: "prism/backend", allowOurs: []string{"prism/core", "prism/db", "prism/views", "prism/static", "prism/web", "prism/backend"},
+	{layer: "prism/backend", allowOurs: []string{"prism/core", "prism/db", "prism/mcp", "prism/views", "prism/static", "prism/web", "prism/backend"},
 		forbid: []string{"testing", "net/http/httptest"}},
 }
 
@@ -57,7 +59,8 @@ type goPackage struct {
 
 // TestImportDirections enforces prism's layering (ARCHITECTURE.md,
 // "Layers") on the dependency graph: core imports nothing of ours outside
-// core and no web, template or database library; db and views import core
+// core and no web, template, database or MCP library; mcp (the MCP SDK's
+// adapter) imports core only; db and views import core
 // only — their tests too; web never imports db; backend adapts db to web.
 // Test-helper packages (coretest, agenttest) may import testing, and no
 // production package depends on them.

@@ -71,56 +71,10 @@ func TestEndToEndBrowser(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
 		t.Fatalf("the browser test needs %s (apt-get install chromium; .ci/run installs it): %v", chromium, err)
 	}
-	ctx := t.Context()
-	log := quietLog()
-	store, feed := openTestStore(t, log)
-	release := make(chan struct{})
-	reg, err := backend.Presenters(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.MustRegister(gateTool(release))
-	runner, err := agent.NewRunner(agent.RunnerConfig{Store: store, Tools: reg, Models: gateModels{},
-		WorkspaceRoot: t.TempDir(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := web.New(web.Deps{Sessions: backend.Source{Store: store}, Commits: feed, Runner: webRunner{runner},
-		Presenter: reg, Logger: log})
-	ts := httptest.NewServer(srv.Handler())
-	var releaseOnce sync.Once
-	t.Cleanup(func() {
-		releaseOnce.Do(func() { close(release) })
-		ts.Close()
-		srv.Close()
-		runner.Close()
-	})
-
-	// The call is pending once its tool/call is committed.
-	called := make(chan string, 1)
-	remove := feed.OnCommit(func(id string, events []core.Event) {
-		for _, e := range events {
-			if e.Type == core.EventToolCall {
-				select {
-				case called <- id:
-				default:
-				}
-			}
-		}
-	})
-	defer remove()
-	id, err := runner.Start(ctx, agent.StartRequest{Prompt: "Open the north gate."})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case got := <-called:
-		if got != id {
-			t.Fatalf("tool/call committed for %s, want %s", got, id)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the gate call was never committed")
-	}
+	g := startGateSession(t, nil)
+	ts := httptest.NewServer(g.srv.Handler())
+	t.Cleanup(ts.Close)
+	id, release := g.id, g.release
 
 	bctx := browser(t)
 	if err := chromedp.Do(bctx, chromedp.Navigate(ts.URL+"/sessions/"+id),
@@ -130,7 +84,7 @@ func TestEndToEndBrowser(t *testing.T) {
 	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](`window.__fetch.includes('started')`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
 		t.Fatalf("the page's stream never started: %v", err)
 	}
-	releaseOnce.Do(func() { close(release) })
+	release()
 	if err := chromedp.Do(bctx, chromedp.WaitReady(chromedp.CSS(`[data-call-id="gate-1"][data-state="ok"]`))); err != nil {
 		t.Fatalf("the card never completed: %v", err)
 	}
@@ -161,6 +115,72 @@ func TestEndToEndBrowser(t *testing.T) {
 			_ = os.WriteFile(filepath.Join(dir, "end-to-end.png"), shot, 0o644)
 		}
 	}
+}
+
+// gateSession is the real stack — SQLite store, agent runner on a scripted
+// model, the pipeline, web — running one session whose gate call is
+// pending (committed) until release is called.
+type gateSession struct {
+	store   *db.Store
+	srv     *web.Server
+	id      string
+	release func()
+}
+
+// startGateSession starts the stack and the session and waits for its
+// gate call to be committed; deps may adjust the server's Deps.
+func startGateSession(t *testing.T, deps func(*web.Deps)) *gateSession {
+	t.Helper()
+	log := quietLog()
+	store, feed := openTestStore(t, log)
+	gate := make(chan struct{})
+	reg, err := backend.Presenters(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.MustRegister(gateTool(gate))
+	runner, err := agent.NewRunner(agent.RunnerConfig{Store: store, Tools: reg, Models: gateModels{},
+		WorkspaceRoot: t.TempDir(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := web.Deps{Sessions: backend.Source{Store: store}, Commits: feed, Runner: webRunner{runner}, Presenter: reg, Logger: log}
+	if deps != nil {
+		deps(&d)
+	}
+	srv := web.New(d)
+	var once sync.Once
+	release := func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(func() {
+		release()
+		srv.Close()
+		runner.Close()
+	})
+	called := make(chan string, 1)
+	remove := feed.OnCommit(func(id string, events []core.Event) {
+		for _, e := range events {
+			if e.Type == core.EventToolCall {
+				select {
+				case called <- id:
+				default:
+				}
+			}
+		}
+	})
+	defer remove()
+	id, err := runner.Start(t.Context(), agent.StartRequest{Prompt: "Open the north gate."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-called:
+		if got != id {
+			t.Fatalf("tool/call committed for %s, want %s", got, id)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the gate call was never committed")
+	}
+	return &gateSession{store: store, srv: srv, id: id, release: release}
 }
 
 // browser starts headless Chromium with a probe that records the gate

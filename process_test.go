@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"prism/mcp/mcptest"
 )
 
 // These tests run prism as its own process — what a user runs — to prove
@@ -30,7 +32,10 @@ var prismBin struct {
 	err  error
 }
 
+// TestMain runs the MCP test server when the test binary is started as
+// one (mcptest), else the tests, and removes the prism binary they built.
 func TestMain(m *testing.M) {
+	mcptest.RunIfChild()
 	code := m.Run()
 	if prismBin.dir != "" {
 		os.RemoveAll(prismBin.dir)

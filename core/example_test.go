@@ -60,10 +60,10 @@ func Example_seed() {
 		post  core.PostExecuteHook
 	}{
 		{title: "B1: accept content replace", post: func(context.Context, *core.Execution, core.Result, func() (core.PostDecision, error)) (core.PostDecision, error) {
-			return core.AcceptContent(core.Text("redacted summary")), nil
+			return core.ReplaceContent(core.Text("redacted summary")), nil
 		}},
 		{title: "B2: accept value replace", post: func(context.Context, *core.Execution, core.Result, func() (core.PostDecision, error)) (core.PostDecision, error) {
-			return core.AcceptValue(note{Title: "Replaced", Lines: []string{"x"}}), nil
+			return core.ReplaceValue(note{Title: "Replaced", Lines: []string{"x"}}), nil
 		}},
 		{title: "B3: block with feedback", post: func(context.Context, *core.Execution, core.Result, func() (core.PostDecision, error)) (core.PostDecision, error) {
 			return core.Block(core.Text("blocked by result policy")), nil
@@ -74,7 +74,7 @@ func Example_seed() {
 				return core.Deny("notes are read-only today"), nil
 			},
 			post: func(context.Context, *core.Execution, core.Result, func() (core.PostDecision, error)) (core.PostDecision, error) {
-				return core.AcceptValue(note{Title: "Replaced", Lines: []string{}}), nil
+				return core.ReplaceValue(note{Title: "Replaced", Lines: []string{}}), nil
 			},
 		},
 	}

@@ -32,47 +32,110 @@ func Ask(reason string) PreDecision { return PreDecision{Kind: PreAsk, Reason: r
 // PostKind is the kind of a post-execute decision.
 type PostKind int
 
-// Post-execute decision kinds.
+// Post-execute decision kinds. A kind the pipeline does not know is an
+// accept, as in dsh.
 const (
+	// PostAccept keeps the result (its contexts may grow).
 	PostAccept PostKind = iota
+	// PostBlock turns the result into a failure whose content is the
+	// feedback, verbatim.
 	PostBlock
+	// PostReplaceContent keeps the result but replaces its model-facing
+	// content (allowed on failures too, which stay failures).
+	PostReplaceContent
+	// PostReplaceValue replaces the canonical value of a successful result;
+	// it is re-validated, re-rendered and re-projected.
+	PostReplaceValue
 )
 
-// PostDecision is a post-execute verdict (dsh's PostToolDecision): accept
-// the result (optionally replacing its content, or its value — never both),
-// or block it, turning Feedback into the error content the model sees. Any
-// decision may attach AdditionalContexts for the next request.
+// PostDecision is a post-execute verdict (dsh's PostToolDecision). Build
+// one with Accept, ReplaceContent, ReplaceValue or Block; the zero value is
+// a plain accept. Its fields are unexported so that a decision cannot say
+// one thing and carry another (content without the flag that applies it,
+// or both a content and a value): each constructor makes exactly one kind.
 type PostDecision struct {
-	Kind PostKind
-	// ReplaceContent replaces only the content (allowed on failures too).
-	ReplaceContent bool
-	Content        Content
-	// ReplaceValue replaces the canonical value, which is re-validated,
-	// re-rendered and re-projected (successes only).
-	ReplaceValue bool
-	Value        any
-	// Feedback is the content of a blocked result, verbatim.
-	Feedback           Content
-	AdditionalContexts []Message
+	kind     PostKind
+	content  Content // ReplaceContent's content, Block's feedback
+	value    any     // ReplaceValue's value
+	contexts []Message
+}
+
+// DecisionOption adjusts a decision as it is made.
+type DecisionOption func(*PostDecision)
+
+// WithContexts attaches additional contexts (user messages for the model's
+// next request) to a decision: Accept(WithContexts(m)).
+func WithContexts(contexts ...Message) DecisionOption {
+	return func(d *PostDecision) { d.contexts = append(d.contexts, contexts...) }
+}
+
+func decide(d PostDecision, opts []DecisionOption) PostDecision {
+	for _, o := range opts {
+		o(&d)
+	}
+	return d
 }
 
 // Accept keeps the result as it is.
-func Accept() PostDecision { return PostDecision{} }
+func Accept(opts ...DecisionOption) PostDecision { return decide(PostDecision{}, opts) }
 
-// AcceptContent keeps the result but replaces its model-facing content.
-func AcceptContent(c Content) PostDecision {
-	return PostDecision{ReplaceContent: true, Content: c}
+// ReplaceContent keeps the result but replaces its model-facing content. On
+// a failure it rewrites the error text; the result stays failed. Content
+// replacement is not a confidentiality boundary: the value survives for
+// in-process callers (use Block or ReplaceValue to hide data).
+func ReplaceContent(c Content, opts ...DecisionOption) PostDecision {
+	if c == nil {
+		c = Content{}
+	}
+	return decide(PostDecision{kind: PostReplaceContent, content: c}, opts)
 }
 
-// AcceptValue replaces the canonical value of a successful result.
-func AcceptValue(v any) PostDecision { return PostDecision{ReplaceValue: true, Value: v} }
+// ReplaceValue replaces the canonical value of a successful result; the
+// value is re-validated against the tool's output schema, re-rendered and
+// re-projected. On a failed result the call fails with dsh's TypeError text.
+func ReplaceValue(v any, opts ...DecisionOption) PostDecision {
+	return decide(PostDecision{kind: PostReplaceValue, value: v}, opts)
+}
 
-// Block turns the result into a failure whose content is feedback.
-func Block(feedback Content) PostDecision { return PostDecision{Kind: PostBlock, Feedback: feedback} }
+// Block turns the result into a failure whose content is feedback,
+// verbatim (no "Error: " prefix). Value, meta and the contexts the tool
+// deferred are dropped; only the decision's own contexts remain.
+func Block(feedback Content, opts ...DecisionOption) PostDecision {
+	if feedback == nil {
+		feedback = Content{}
+	}
+	return decide(PostDecision{kind: PostBlock, content: feedback}, opts)
+}
 
-// WithContexts returns d with contexts appended to its AdditionalContexts.
+// Kind returns the decision's kind.
+func (d PostDecision) Kind() PostKind { return d.kind }
+
+// Content returns the replacement content of a ReplaceContent decision.
+func (d PostDecision) Content() (Content, bool) {
+	return d.content, d.kind == PostReplaceContent
+}
+
+// Value returns the replacement value of a ReplaceValue decision.
+func (d PostDecision) Value() (any, bool) { return d.value, d.kind == PostReplaceValue }
+
+// Feedback returns the feedback of a Block decision.
+func (d PostDecision) Feedback() (Content, bool) { return d.content, d.kind == PostBlock }
+
+// Contexts returns the decision's additional contexts.
+func (d PostDecision) Contexts() []Message { return d.contexts }
+
+// WithContexts returns d with contexts appended to its own; a hook that
+// called next uses it to add its context to the downstream decision,
+// whatever its kind.
 func (d PostDecision) WithContexts(contexts ...Message) PostDecision {
-	d.AdditionalContexts = append(append([]Message(nil), d.AdditionalContexts...), contexts...)
+	d.contexts = append(append([]Message(nil), d.contexts...), contexts...)
+	return d
+}
+
+// PrependContexts returns d with contexts placed before its own (dsh's
+// hook bridges put their context ahead of the downstream decision's).
+func (d PostDecision) PrependContexts(contexts ...Message) PostDecision {
+	d.contexts = append(append([]Message(nil), contexts...), d.contexts...)
 	return d
 }
 

@@ -123,7 +123,9 @@ type Pending struct {
 	// call; anything else returned by middleware is re-normalized.
 	canonical []Result
 	canonBuf  [2]Result
-	final     Result
+	// finalize is the tool's FinalizeContent, captured when the call started.
+	finalize FinalizeFunc
+	final    Result
 }
 
 // Execute runs one call through the whole pipeline and returns its final,
@@ -141,7 +143,8 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 // the pre-execute middleware, approval, and guards. ctx is the caller's
 // cancellation for the whole call.
 func (r *Registry) Prepare(ctx context.Context, call Call) *Pending {
-	p := &Pending{reg: r, hooks: r.snapshot(), caller: ctx}
+	p := &Pending{reg: r, caller: ctx}
+	p.hooks, p.finalize = r.snapshot(call.Name)
 	p.canonical = p.canonBuf[:0]
 	p.execution = Execution{
 		CallID:       call.CallID,
@@ -424,7 +427,10 @@ func (p *Pending) success(tool *Tool, args, value any, raw json.RawMessage) (*Su
 	if v := tool.output.Validate(tree, "value"); len(v) > 0 {
 		return nil, outputError(name, v...)
 	}
-	if raw != nil {
+	switch {
+	case tool.raw:
+		value = tree // a raw tool's projections see the snapshot's tree
+	case raw != nil:
 		if value, err = tool.impl.decodeValue(data); err != nil {
 			return nil, outputError(name, "value snapshot failed: "+err.Error())
 		}
@@ -492,11 +498,7 @@ func (p *Pending) normalize(r Result) (Result, error) {
 		f := *x
 		return p.mark(&f), nil
 	case *Success:
-		tool, ok := p.reg.Get(p.exec.Name)
-		if !ok {
-			return nil, toolNotFound(p.exec.Name)
-		}
-		args, err := tool.impl.decodeArgs(p.exec)
+		tool, args, err := p.resolve()
 		if err != nil {
 			return nil, err
 		}
@@ -546,12 +548,35 @@ func (p *Pending) Complete(ctx context.Context) Result {
 			r = post
 		}
 	}
-	if err := checkResult(r); err != nil {
-		r = errorResult(errors.New("tool result must be losslessly JSON-serializable"))
+	r = materialize(r)
+	if p.finalize != nil {
+		r = p.finalizeContent(r)
 	}
 	p.stage, p.final = stageDone, r
 	p.notify(r)
 	return r
+}
+
+// materialize is the lossless check of a result about to become final.
+func materialize(r Result) Result {
+	if err := checkResult(r); err != nil {
+		return errorResult(errors.New("tool result must be losslessly JSON-serializable"))
+	}
+	return r
+}
+
+// finalizeContent applies the captured FinalizeContent once to the
+// materialized result: nil keeps the content, anything else replaces only
+// the content; a panic or a non-lossless content fails the call.
+func (p *Pending) finalizeContent(r Result) Result {
+	var c Content
+	if err := protect(func() error { c = p.finalize(p.exec, r); return nil }); err != nil {
+		return errorResult(err)
+	}
+	if c == nil {
+		return r
+	}
+	return materialize(withContent(r, c, r.Contexts()))
 }
 
 // Result returns the final result once Complete has run, else nil.
@@ -576,64 +601,69 @@ func (p *Pending) postExecute(ctx context.Context, result Result) (Result, error
 	if err != nil {
 		return nil, err
 	}
-	switch d.Kind {
+	return p.apply(d, result)
+}
+
+// apply applies the outermost post-execute decision to the pre-decision
+// result (dsh-spec §2.5). A kind it does not know is an accept.
+func (p *Pending) apply(d PostDecision, result Result) (Result, error) {
+	switch d.kind {
 	case PostBlock:
 		return &Failure{
-			Error:              ToolFailure{Message: failureMessage(d.Feedback)},
-			Content:            d.Feedback,
-			AdditionalContexts: nonEmpty(d.AdditionalContexts),
+			Error:              ToolFailure{Message: failureMessage(d.content)},
+			Content:            d.content,
+			AdditionalContexts: nonEmpty(d.contexts),
 		}, nil
-	case PostAccept:
-	default:
-		return nil, fmt.Errorf("tools/post-execute returned an unknown decision kind %d", d.Kind)
-	}
-	if d.ReplaceContent && d.ReplaceValue {
-		return nil, errors.New("tools/post-execute accept decision cannot replace both value and content")
-	}
-	if !d.ReplaceContent && !d.ReplaceValue && len(d.AdditionalContexts) == 0 {
-		return result, nil // a plain accept keeps the result as it is
-	}
-	contexts := nonEmpty(append(append([]Message(nil), result.Contexts()...), d.AdditionalContexts...))
-	if d.ReplaceValue {
+	case PostReplaceValue:
 		if result.IsError() {
 			return nil, errors.New("tools/post-execute cannot replace the value of a failed result")
 		}
-		tool, ok := p.reg.Get(p.exec.Name)
-		if !ok {
-			return nil, toolNotFound(p.exec.Name)
-		}
-		args, err := tool.impl.decodeArgs(p.exec)
+		s, err := p.replaceValue(d.value)
 		if err != nil {
 			return nil, err
 		}
-		raw, err := snapshotValue(d.Value)
-		if err != nil {
-			return nil, outputError(tool.name, err.Error())
-		}
-		s, err := p.success(tool, args, raw, raw)
-		if err != nil {
-			return nil, err
-		}
-		s.AdditionalContexts = contexts
+		s.AdditionalContexts = mergeContexts(result, d.contexts)
 		return s, nil
+	case PostReplaceContent:
+		return withContent(result, d.content, mergeContexts(result, d.contexts)), nil
 	}
-	switch x := result.(type) {
-	case *Success:
-		s := *x
-		if d.ReplaceContent {
-			s.Content = d.Content
-		}
-		s.AdditionalContexts = contexts
-		return &s, nil
-	case *Failure:
-		f := *x
-		if d.ReplaceContent {
-			f.Content = d.Content
-		}
-		f.AdditionalContexts = contexts
-		return &f, nil
+	if len(d.contexts) == 0 {
+		return result, nil // a plain accept keeps the result as it is
 	}
-	return nil, fmt.Errorf("unknown result type %T", result)
+	return withContexts(result, mergeContexts(result, d.contexts)), nil
+}
+
+// replaceValue re-resolves the tool and builds the success of a
+// replacement value: re-validated, re-rendered, meta recomputed.
+func (p *Pending) replaceValue(v any) (*Success, error) {
+	tool, args, err := p.resolve()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := snapshotValue(v)
+	if err != nil {
+		return nil, outputError(tool.name, err.Error())
+	}
+	return p.success(tool, args, raw, raw)
+}
+
+// resolve re-resolves the call's tool and decodes its arguments, for a
+// value authored outside the body (a middleware's success, a replacement).
+func (p *Pending) resolve() (*Tool, any, error) {
+	tool, ok := p.reg.Get(p.exec.Name)
+	if !ok {
+		return nil, nil, toolNotFound(p.exec.Name)
+	}
+	args, err := tool.impl.decodeArgs(p.exec)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tool, args, nil
+}
+
+// mergeContexts is the result's contexts followed by a decision's.
+func mergeContexts(r Result, decision []Message) []Message {
+	return append(append([]Message(nil), r.Contexts()...), decision...)
 }
 
 func (p *Pending) notify(r Result) {
@@ -682,12 +712,34 @@ func withContexts(r Result, contexts []Message) Result {
 	return r
 }
 
-// errorResult is dsh's toolErrorResult: "Error: <message>" content and the
-// error's {name, code} when it is coded.
-func errorResult(err error) *Failure {
+// withContent returns a copy of r with its content (and contexts) replaced;
+// everything else — isError, error, value, meta, concludesTurn — is kept.
+func withContent(r Result, c Content, contexts []Message) Result {
+	switch x := withContexts(r, contexts).(type) {
+	case *Success:
+		x.Content = c
+		return x
+	case *Failure:
+		x.Content = c
+		return x
+	}
+	return r
+}
+
+// NewFailure is dsh's toolErrorResult, for execute middleware that authors
+// its own failure: the content is "Error: <message>", the message is
+// err.Error() and the durable {name, code} is that of the first Coded error
+// in err's chain (none for a plain error). A nil err is reported as an
+// unknown failure rather than panicking.
+func NewFailure(err error) *Failure {
+	if err == nil {
+		err = errors.New("tool call failed")
+	}
 	msg := err.Error()
 	return &Failure{Error: ToolFailure{Message: msg, Info: InfoOf(err)}, Content: Text("Error: " + msg)}
 }
+
+func errorResult(err error) *Failure { return NewFailure(err) }
 
 func toolNotFound(name string) error {
 	return &Error{Name: "ToolNotFoundError", Code: CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q", name)}

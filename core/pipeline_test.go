@@ -297,22 +297,15 @@ func TestPipelineFailureCatalog(t *testing.T) {
 			want:  outcome{IsError: true, Message: "tool result blocked by post-execute policy", Posted: true},
 		},
 		{
-			name: "post-execute content and value together",
-			call: core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
-			setup: postSetup(core.PostDecision{ReplaceContent: true, Content: core.Text("x"),
-				ReplaceValue: true, Value: note{Title: "y", Lines: []string{}}}),
-			want: fail("tools/post-execute accept decision cannot replace both value and content", nil),
-		},
-		{
 			name:  "post-execute value replacement on a failure",
 			call:  core.Call{Name: "nope", RawArguments: `{}`},
-			setup: postSetup(core.AcceptValue(note{Title: "y", Lines: []string{}})),
+			setup: postSetup(core.ReplaceValue(note{Title: "y", Lines: []string{}})),
 			want:  fail("tools/post-execute cannot replace the value of a failed result", nil),
 		},
 		{
 			name:  "post-execute replacement value invalid",
 			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
-			setup: postSetup(core.AcceptValue(map[string]any{"title": 1})),
+			setup: postSetup(core.ReplaceValue(map[string]any{"title": 1})),
 			want: fail(`tool "note" returned invalid output: missing required property "value.lines"; "value.title" must be a string`,
 				info("ToolOutputError", "INVALID_TOOL_OUTPUT")),
 		},
@@ -329,7 +322,7 @@ func TestPipelineFailureCatalog(t *testing.T) {
 		{
 			name:  "result not lossless at materialization",
 			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`},
-			setup: postSetup(core.AcceptContent(core.Content{&core.UnknownBlock{Type: "x", Raw: json.RawMessage(`{"type":"x","n":-0}`)}})),
+			setup: postSetup(core.ReplaceContent(core.Content{&core.UnknownBlock{Type: "x", Raw: json.RawMessage(`{"type":"x","n":-0}`)}})),
 			want:  fail("tool result must be losslessly JSON-serializable", nil),
 		},
 		{
@@ -428,12 +421,12 @@ func TestPostExecuteDecisions(t *testing.T) {
 		},
 		{
 			name:     "content replacement keeps value and meta",
-			decision: core.AcceptContent(core.Text("redacted")).WithContexts(ctxMsg("hook")),
+			decision: core.ReplaceContent(core.Text("redacted")).WithContexts(ctxMsg("hook")),
 			want:     outcome{Text: "redacted", Value: noteValue, Meta: noteMetaJ, Contexts: []string{"deferred", "hook"}, Posted: true},
 		},
 		{
 			name:     "value replacement re-renders and recomputes meta",
-			decision: core.AcceptValue(note{Title: "R", Lines: []string{"x"}}).WithContexts(ctxMsg("hook")),
+			decision: core.ReplaceValue(note{Title: "R", Lines: []string{"x"}}).WithContexts(ctxMsg("hook")),
 			want: outcome{Text: "# R\n- x", Value: `{"title":"R","lines":["x"]}`, Meta: `{"lineCount":1,"title":"R"}`,
 				Contexts: []string{"deferred", "hook"}, Posted: true},
 		},
@@ -444,7 +437,7 @@ func TestPostExecuteDecisions(t *testing.T) {
 		},
 		{
 			name:     "content replacement on a failure rewrites the text but stays failed",
-			decision: core.AcceptContent(core.Text("try again later")),
+			decision: core.ReplaceContent(core.Text("try again later")),
 			tool: func(ctx context.Context, a noteArgs, run *core.Run) (note, error) {
 				run.DeferContext(ctxMsg("deferred"))
 				return note{}, core.NewError("FsError", "FS_BUSY", "busy")

@@ -132,10 +132,16 @@ type hooks struct {
 	approver  Approver
 }
 
-func (r *Registry) snapshot() hooks {
+// snapshot returns the hooks a call starts with and the FinalizeContent of
+// the tool it names (nil when there is none, or no such tool).
+func (r *Registry) snapshot(name string) (hooks, FinalizeFunc) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return hooks{r.pre, r.wrap, r.post, r.guards, r.observers, r.approver}
+	var finalize FinalizeFunc
+	if t := r.tools[name]; t != nil {
+		finalize = t.finalize
+	}
+	return hooks{r.pre, r.wrap, r.post, r.guards, r.observers, r.approver}, finalize
 }
 
 // Mode is a call's scheduling mode.

@@ -44,7 +44,20 @@ type Definition[A, V any] struct {
 	// PresentResult presents the completed call from the durable result; nil
 	// (or a nil view) keeps the pending title over the raw content.
 	PresentResult func(args A, result ToolResult) ResultView
+	// FinalizeContent, when set, runs exactly once on every call's final
+	// result (see FinalizeFunc).
+	FinalizeContent FinalizeFunc
 }
+
+// FinalizeFunc is dsh's finalizeContent: the last word on a call's
+// model-facing content. The registry captures it when the call starts and
+// runs it exactly once for every outcome — successes, failures that
+// bypassed post-execute, blocked results — after post-execute and the
+// lossless materialization. It may replace only the content: a nil return
+// keeps the content as it is, any other (an empty Content included)
+// replaces it. It must be pure, total and quick; a panic, or content that
+// is not lossless, fails the call with "Error: <message>".
+type FinalizeFunc func(exec *Execution, result Result) Content
 
 // Output is a tool's canonical output contract.
 type Output[A, V any] struct {
@@ -66,7 +79,11 @@ type Tool struct {
 	paramsJSON  json.RawMessage
 	output      *jsonschema.Schema
 	timeout     time.Duration
-	impl        toolImpl
+	finalize    FinalizeFunc
+	// raw marks a tool defined with DefineRaw: its arguments are never
+	// validated and its render and meta receive the value's JSON tree.
+	raw  bool
+	impl toolImpl
 }
 
 // Name returns the tool's name.
@@ -101,7 +118,7 @@ func Define[A, V any](d Definition[A, V]) (*Tool, error) {
 		return nil, errors.New("tool name must be a non-empty string")
 	}
 	if d.Output.Render == nil {
-		return nil, fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", d.Name)
+		return nil, missingOutput(d.Name)
 	}
 	if d.Execute == nil {
 		return nil, fmt.Errorf("tool %q must declare execute", d.Name)
@@ -122,7 +139,7 @@ func Define[A, V any](d Definition[A, V]) (*Tool, error) {
 		return nil, fmt.Errorf("tool %q parameters: %w", d.Name, err)
 	}
 	if strings.TrimSpace(d.Output.Schema) == "" {
-		return nil, fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", d.Name)
+		return nil, missingOutput(d.Name)
 	}
 	out, err := jsonschema.CompileValue([]byte(d.Output.Schema))
 	if err != nil {
@@ -135,8 +152,15 @@ func Define[A, V any](d Definition[A, V]) (*Tool, error) {
 		paramsJSON:  paramsJSON,
 		output:      out,
 		timeout:     d.Timeout,
+		finalize:    d.FinalizeContent,
 		impl:        &typedTool[A, V]{def: d, params: params},
 	}, nil
+}
+
+// missingOutput is dsh register's refusal of a definition without output
+// or render.
+func missingOutput(name string) error {
+	return fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", name)
 }
 
 // MustDefine is Define for package-level tool values; it panics on an
@@ -349,50 +373,35 @@ func (t *typedTool[A, V]) softArgs(tree any) (a A, ok bool) {
 	return a, err == nil
 }
 
-func (t *typedTool[A, V]) concurrencySafe(tree any) (safe bool) {
-	if t.def.IsConcurrencySafe == nil {
+func (t *typedTool[A, V]) concurrencySafe(tree any) bool {
+	f := t.def.IsConcurrencySafe
+	if f == nil {
 		return false
 	}
 	a, ok := t.softArgs(tree)
-	if !ok {
-		return false
-	}
-	defer func() {
-		if recover() != nil {
-			safe = false
-		}
-	}()
-	return t.def.IsConcurrencySafe(a)
+	return ok && guarded(func() bool { return f(a) })
 }
 
-func (t *typedTool[A, V]) presentCall(tree any) (v CallView) {
-	if t.def.PresentCall == nil {
+func (t *typedTool[A, V]) presentCall(tree any) CallView {
+	f := t.def.PresentCall
+	if f == nil {
 		return nil
 	}
 	a, ok := t.softArgs(tree)
 	if !ok {
 		return nil
 	}
-	defer func() {
-		if recover() != nil {
-			v = nil
-		}
-	}()
-	return t.def.PresentCall(a)
+	return guarded(func() CallView { return f(a) })
 }
 
-func (t *typedTool[A, V]) presentResult(tree any, r ToolResult) (v ResultView) {
-	if t.def.PresentResult == nil {
+func (t *typedTool[A, V]) presentResult(tree any, r ToolResult) ResultView {
+	f := t.def.PresentResult
+	if f == nil {
 		return nil
 	}
 	a, ok := t.softArgs(tree)
 	if !ok {
 		return nil
 	}
-	defer func() {
-		if recover() != nil {
-			v = nil
-		}
-	}()
-	return t.def.PresentResult(a, r)
+	return guarded(func() ResultView { return f(a, r) })
 }

@@ -65,7 +65,7 @@ type CallView interface {
 
 // ResultView is how a completed call is presented: *GenericResultView,
 // *TerminalResultView, *DiffResultView, *SearchMatchesView, *SearchPathsView,
-// *ReadResultView, *WebSearchView or *WebFetchView.
+// *ReadResultView, *WebSearchView, *WebFetchView or *ImageResultView.
 type ResultView interface {
 	// Card returns the card discriminant.
 	Card() string
@@ -553,6 +553,8 @@ func DecodeResultView(data []byte) (ResultView, error) {
 		v = new(WebSearchView)
 	case head.Card == CardWeb && head.Kind == "fetch":
 		v = new(WebFetchView)
+	case head.Card == CardImage:
+		v = new(ImageResultView)
 	default:
 		return nil, fmt.Errorf("result view: unknown card %q", head.Card)
 	}

@@ -57,6 +57,10 @@ type Options struct {
 	// commit, once per session that changed, in commit order. It must not
 	// block or write to the store.
 	Committed func(Commit)
+	// Now is the store's clock for the times it stamps itself (share
+	// links: created, revoked, last viewed; expiry checks). Default
+	// time.Now.
+	Now func() time.Time
 }
 
 // Commit describes the durable change to one session made by one commit.
@@ -108,6 +112,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	sync := "FULL"
 	if opts.SyncNormal {
@@ -188,6 +195,9 @@ func (st *Store) verifyPragmas(ctx context.Context, wantSync string) error {
 	}
 	return nil
 }
+
+// now reads the store's clock.
+func (st *Store) now() time.Time { return st.opts.Now() }
 
 // Path returns the database file's path.
 func (st *Store) Path() string { return st.path }

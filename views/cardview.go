@@ -16,6 +16,9 @@ import (
 // components render it and never look further.
 type CardView struct {
 	ID, CallID, Tool string
+	// Server is the MCP server of a tool named mcp__<server>__<tool>
+	// (Tool is then the server's tool name and FullName the whole name).
+	Server, FullName string
 	State            string // pending | running | ok | error | stopped
 	Outcome          string // see Card.Outcome
 	Kind             string // the card kind shown: generic, terminal, diff, read, search, web
@@ -37,6 +40,22 @@ type CardView struct {
 	WebSrch  *WebSearchBody
 	Fetch    *WebFetchBody
 	Generic  *GenericBody
+	Image    *ImageBody
+}
+
+// ImageBody is the image card: thumbnails and the result text.
+type ImageBody struct {
+	Images []ImageThumb
+	Out    Clip
+}
+
+// ImageThumb is one inline thumbnail. Src is a data: URL built only from a
+// validated raster image carried in durable data (core.InlineImage), never
+// a remote address.
+type ImageThumb struct {
+	Src           string
+	Width, Height int
+	Caption       string
 }
 
 // TerminalBody is a command, where it ran and what it printed.
@@ -148,6 +167,13 @@ type GenericBody struct {
 // NewCardView builds the screen model of a card. sessionID is used for the
 // inspect link; cwd resolves a terminal's relative cwd.
 func NewCardView(c *Card, sessionID, cwd string) *CardView {
+	return NewCardViewIn(c, R{SessionID: sessionID, Cwd: cwd})
+}
+
+// NewCardViewIn builds the screen model of a card in render context r (its
+// links, its session's cwd).
+func NewCardViewIn(c *Card, r R) *CardView {
+	cwd := r.Cwd
 	vs := c.Views()
 	v := &CardView{
 		ID:      c.ID,
@@ -156,7 +182,7 @@ func NewCardView(c *Card, sessionID, cwd string) *CardView {
 		State:   c.State(),
 		Outcome: c.Outcome(),
 	}
-	v.InspectURL = CallURL(sessionID, c.CallID, "")
+	v.InspectURL = r.links().Call(c.CallID, "")
 	if c.HasCall {
 		v.Started, v.StartedISO = clock(c.CallTime)
 	} else if c.Result != nil {
@@ -170,6 +196,9 @@ func NewCardView(c *Card, sessionID, cwd string) *CardView {
 	}
 	v.Approval = c.Approval
 	v.StateLabel = stateLabel(v.State, v.Outcome)
+	if server, tool, ok := core.SplitMCPName(v.Tool); ok {
+		v.Server, v.FullName, v.Tool = server, v.Tool, tool // an MCP tool: show its server
+	}
 
 	// Title: the call view's, replaced by a non-empty result title.
 	switch cv := vs.call.(type) {
@@ -190,6 +219,9 @@ func NewCardView(c *Card, sessionID, cwd string) *CardView {
 		v.Title = c.CallID
 	}
 	v.Title = firstLine(clean(v.Title), 200)
+	if v.Server != "" && v.Title == v.FullName {
+		v.Title = "" // the header already shows the server and the tool
+	}
 	v.Summary = summary(c)
 	if cwd != "" && strings.HasPrefix(v.Summary, cwd+"/") {
 		v.Summary = v.Summary[len(cwd)+1:]
@@ -307,6 +339,9 @@ func (v *CardView) resultBody(c *Card, cv core.CallView, rv core.ResultView, cwd
 			})
 		}
 		v.WebSrch = b
+	case *core.ImageResultView:
+		v.Kind = core.CardImage
+		v.Image = newImageBody(x)
 	case *core.WebFetchView:
 		v.Kind = core.CardWeb
 		v.Fetch = &WebFetchBody{URL: firstLine(clean(x.URL), 500), Href: SafeHref(x.URL), StatusCode: x.StatusCode, Truncated: x.Truncated}
@@ -529,6 +564,35 @@ func isNilView(v any) bool {
 		return x == nil
 	case *core.WebFetchView:
 		return x == nil
+	case *core.ImageResultView:
+		return x == nil
 	}
 	return false
+}
+
+// newImageBody builds the image card from a validated view: each image
+// becomes a data: URL of its own (checked) bytes.
+func newImageBody(x *core.ImageResultView) *ImageBody {
+	b := &ImageBody{Out: NewClip(x.Content.PlainText(), MaxLines)}
+	for _, im := range x.Images {
+		if im.Validate() != nil {
+			continue
+		}
+		t := ImageThumb{Src: "data:" + im.MediaType + ";base64," + im.Data, Width: im.Width, Height: im.Height}
+		caption := []string{}
+		if n := firstLine(clean(im.Name), 120); n != "" {
+			caption = append(caption, n)
+		}
+		w, h := im.Width, im.Height
+		if im.Original != nil {
+			w, h = im.Original.Width, im.Original.Height
+		}
+		caption = append(caption, fmt.Sprintf("%d×%d", w, h))
+		if im.Bytes > 0 {
+			caption = append(caption, Bytes(im.Bytes))
+		}
+		t.Caption = strings.Join(caption, " · ")
+		b.Images = append(b.Images, t)
+	}
+	return b
 }

@@ -17,13 +17,25 @@ type Assets struct {
 type PageMeta struct {
 	Title  string
 	Assets Assets
+	// Public marks a page anyone with a share link sees: its top bar does
+	// not link the owner's session list.
+	Public bool
 }
 
 // R is the render context of transcript components: which session they
-// belong to and its working directory.
+// belong to, its working directory, and the URLs its reader follows (the
+// owner's when Links is the zero value).
 type R struct {
 	SessionID string
 	Cwd       string
+	Links     Links
+}
+
+// NewR returns the render context of a session's timeline for a reader
+// following links.
+func NewR(t *Timeline, l Links) R {
+	h := t.Header()
+	return R{SessionID: h.ID, Cwd: h.Cwd, Links: l}
 }
 
 // SessionHeadView is the session page's header: identity, and the
@@ -35,11 +47,15 @@ type SessionHeadView struct {
 	Created, Updated  string
 	ParentURL         string
 	ExportURL         string
+	ExportHTMLURL     string
 	Summary           core.Summary
 	Pending           int
 	Duration          string
 	LastSeq           int64
 	Live              bool
+	// Shared is set on a share link's page: no owner controls, no links
+	// to other sessions.
+	Shared bool
 }
 
 // EarlierView is the placeholder that loads the segments before Before.
@@ -66,13 +82,22 @@ type SessionPageView struct {
 	CanRun    bool   // show the follow-up and cancel controls (the runner owns the session)
 	// Where the follow-up and cancel forms post.
 	MessagesURL, CancelURL string
+	// Share is the owner's share panel (nil on a share link's page, or
+	// when the server has no share store).
+	Share *SharePanelView
 }
 
 // DefaultWindow is how many transcript items the first paint shows.
 const DefaultWindow = 120
 
-// NewSessionHead builds the header of a timeline.
+// NewSessionHead builds the header of a timeline as the owner reads it.
 func NewSessionHead(t *Timeline) SessionHeadView {
+	return NewSessionHeadFor(t, SessionLinks(t.Header().ID))
+}
+
+// NewSessionHeadFor builds the header of a timeline for a reader following
+// l: a share link's header links no other session.
+func NewSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	h := t.Header()
 	st := t.Summary()
 	v := SessionHeadView{
@@ -86,8 +111,13 @@ func NewSessionHead(t *Timeline) SessionHeadView {
 		LastSeq: t.LastSeq(),
 		Live:    st.Status == core.StatusRunning,
 
-		ParentURL: SessionURL(h.ParentSession),
-		ExportURL: ExportURL(h.ID),
+		ParentURL:     SessionURL(h.ParentSession),
+		ExportURL:     l.Events(),
+		ExportHTMLURL: l.ExportHTML(),
+		Shared:        l.Shared(),
+	}
+	if l.Shared() || l.Offline() {
+		v.ParentURL = ""
 	}
 	v.Title = displayTitle(st.Title, h.ID)
 	v.Created = dateTime(h.CreatedAt)
@@ -126,17 +156,26 @@ func displayTitle(title, id string) string {
 // that fit in window items (at least one) and a loader for the rest. A live
 // page streams what is appended after it (SessionStreamURL).
 func NewSessionPage(meta PageMeta, t *Timeline, window int, live bool) *SessionPageView {
+	return NewSessionPageFor(meta, t, SessionLinks(t.Header().ID), window, live)
+}
+
+// NewSessionPageFor builds the session page for a reader following l: the
+// inspector, or a share link's replay page (same components, its links,
+// no owner controls).
+func NewSessionPageFor(meta PageMeta, t *Timeline, l Links, window int, live bool) *SessionPageView {
 	h := t.Header()
-	r := R{SessionID: h.ID, Cwd: h.Cwd}
+	r := NewR(t, l)
 	segs := t.Segments()
 	start := WindowStart(segs, window)
-	v := &SessionPageView{Meta: meta, R: r, Head: NewSessionHead(t), Segments: segs[start:],
-		MessagesURL: MessagesURL(h.ID), CancelURL: CancelURL(h.ID)}
+	v := &SessionPageView{Meta: meta, R: r, Head: NewSessionHeadFor(t, l), Segments: segs[start:]}
+	if !l.Shared() {
+		v.MessagesURL, v.CancelURL = MessagesURL(h.ID), CancelURL(h.ID)
+	}
 	if start > 0 {
 		v.Earlier = newEarlier(r, segs, start)
 	}
 	if live {
-		v.StreamURL = SessionStreamURL(h.ID, t.LastSeq())
+		v.StreamURL = l.Stream(t.LastSeq())
 	}
 	return v
 }
@@ -164,7 +203,7 @@ func newEarlier(r R, segs []Segment, end int) *EarlierView {
 	return &EarlierView{
 		Before: before,
 		Count:  end,
-		URL:    EarlierURL(r.SessionID, before),
+		URL:    r.links().Earlier(before),
 		R:      r,
 	}
 }
@@ -173,8 +212,12 @@ func newEarlier(r R, segs []Segment, end int) *EarlierView {
 // segments that precede it (and a further placeholder when more remain), or
 // nil when no segment starts at before.
 func LoadEarlier(t *Timeline, before int64, window int) *EarlierView {
-	h := t.Header()
-	r := R{SessionID: h.ID, Cwd: h.Cwd}
+	return LoadEarlierFor(t, SessionLinks(t.Header().ID), before, window)
+}
+
+// LoadEarlierFor is LoadEarlier for a reader following l.
+func LoadEarlierFor(t *Timeline, l Links, before int64, window int) *EarlierView {
+	r := NewR(t, l)
 	segs := t.Segments()
 	end := -1
 	for i, s := range segs {
@@ -319,13 +362,19 @@ const (
 
 // NewCallPage builds the projections page of card c.
 func NewCallPage(meta PageMeta, t *Timeline, c *Card) *CallPageView {
+	return NewCallPageFor(meta, t, SessionLinks(t.Header().ID), c)
+}
+
+// NewCallPageFor builds the projections page of card c for a reader
+// following l.
+func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView {
 	h := t.Header()
 	vs := c.Views()
 	v := &CallPageView{
 		Meta:       meta,
 		SessionID:  clean(h.ID),
-		SessionURL: CardURL(h.ID, c.ID),
-		Card:       NewCardView(c, h.ID, h.Cwd),
+		SessionURL: l.Card(c.ID),
+		Card:       NewCardViewIn(c, NewR(t, l)),
 		Name:       clean(c.Name),
 		CallID:     clean(c.CallID),
 		HasResult:  c.Result != nil,
@@ -369,7 +418,7 @@ func NewCallPage(meta PageMeta, t *Timeline, c *Card) *CallPageView {
 	}
 	for _, o := range t.CardsByCallID(c.CallID) {
 		if o != c {
-			v.Others = append(v.Others, Link{Label: o.ID, URL: CardURL(h.ID, o.ID)})
+			v.Others = append(v.Others, Link{Label: o.ID, URL: l.Card(o.ID)})
 		}
 	}
 	return v

@@ -50,8 +50,13 @@ type Patch struct {
 // container. Morphs are idempotent and appends come last, so a client that
 // lost the tail of a group can safely be sent the whole group again.
 func RenderUpdate(ctx context.Context, t *Timeline, u Update) ([]Patch, error) {
-	h := t.Header()
-	r := R{SessionID: h.ID, Cwd: h.Cwd}
+	return RenderUpdateFor(ctx, t, SessionLinks(t.Header().ID), u)
+}
+
+// RenderUpdateFor is RenderUpdate for a reader following l (a share link's
+// stream renders with its own links).
+func RenderUpdateFor(ctx context.Context, t *Timeline, l Links, u Update) ([]Patch, error) {
+	r := NewR(t, l)
 	var out []Patch
 	if len(u.Morphs) > 0 || u.Header {
 		var b strings.Builder
@@ -62,7 +67,7 @@ func RenderUpdate(ctx context.Context, t *Timeline, u Update) ([]Patch, error) {
 			b.WriteByte('\n')
 		}
 		if u.Header {
-			head := NewSessionHead(t)
+			head := NewSessionHeadFor(t, l)
 			if err := SessionStatus(&head).Render(ctx, &b); err != nil {
 				return nil, err
 			}
@@ -93,7 +98,12 @@ func RenderUpdate(ctx context.Context, t *Timeline, u Update) ([]Patch, error) {
 // header and the transcript window — as one outer morph: the patch that
 // brings a page whose session log was replaced to the new log.
 func RenderPage(ctx context.Context, t *Timeline, window int) ([]Patch, error) {
-	v := NewSessionPage(PageMeta{}, t, window, false)
+	return RenderPageFor(ctx, t, SessionLinks(t.Header().ID), window)
+}
+
+// RenderPageFor is RenderPage for a reader following l.
+func RenderPageFor(ctx context.Context, t *Timeline, l Links, window int) ([]Patch, error) {
+	v := NewSessionPageFor(PageMeta{}, t, l, window, false)
 	var b strings.Builder
 	if err := SessionHead(&v.Head).Render(ctx, &b); err != nil {
 		return nil, err

@@ -115,7 +115,7 @@ func (s *Server) handleAPIStart(c echo.Context) error {
 		return err
 	}
 	var req StartRequest
-	if err := decodeJSON(c, &req, "{prompt, model?, workspace?}"); err != nil {
+	if err := decodeJSON(c, &req, "{prompt, model?, workspace?}", false); err != nil {
 		return err
 	}
 	if strings.TrimSpace(req.Prompt) == "" {

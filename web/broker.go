@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"prism/core"
@@ -40,6 +41,55 @@ type Broker struct {
 	hubs   map[string]*hub
 	closed bool
 	list   *listHub
+
+	// watches are the share streams waiting for a session's commits: they
+	// render their own (scoped, redacted) frames from the log, so they are
+	// only woken, never handed the hub's frames.
+	watchMu sync.Mutex
+	watches map[string]map[*watch]struct{}
+}
+
+// watch wakes a share stream when its session's log changes.
+type watch struct {
+	wake     chan struct{} // signalled (without blocking) on every commit
+	replaced atomic.Bool   // the log was replaced since the stream last looked
+}
+
+// watch registers a wake-up for session id's commits; call the returned
+// function to stop it.
+func (b *Broker) watch(id string) (*watch, func()) {
+	w := &watch{wake: make(chan struct{}, 1)}
+	b.watchMu.Lock()
+	if b.watches == nil {
+		b.watches = map[string]map[*watch]struct{}{}
+	}
+	if b.watches[id] == nil {
+		b.watches[id] = map[*watch]struct{}{}
+	}
+	b.watches[id][w] = struct{}{}
+	b.watchMu.Unlock()
+	return w, func() {
+		b.watchMu.Lock()
+		delete(b.watches[id], w)
+		if len(b.watches[id]) == 0 {
+			delete(b.watches, id)
+		}
+		b.watchMu.Unlock()
+	}
+}
+
+func (b *Broker) wakeWatches(id string, replaced bool) {
+	b.watchMu.Lock()
+	defer b.watchMu.Unlock()
+	for w := range b.watches[id] {
+		if replaced {
+			w.replaced.Store(true)
+		}
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func newBroker(src SessionSource, p views.Presenter, tune Tuning, log *slog.Logger) *Broker {
@@ -59,6 +109,9 @@ func (b *Broker) Publish(sessionID string, events []core.Event) {
 	if h != nil && len(events) > 0 {
 		h.enqueue(events)
 	}
+	if len(events) > 0 {
+		b.wakeWatches(sessionID, false)
+	}
 	b.list.touch(sessionID)
 }
 
@@ -73,6 +126,7 @@ func (b *Broker) Replace(sessionID string) {
 	if h != nil {
 		h.replaced()
 	}
+	b.wakeWatches(sessionID, true)
 	b.list.touch(sessionID)
 }
 

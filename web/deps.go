@@ -7,7 +7,10 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/redact"
+	"prism/core/share"
 	"prism/views"
+	"prism/web/ownerauth"
 )
 
 // SessionSource reads durable session logs. Methods fail with a core.Error
@@ -111,6 +114,25 @@ type ImportedSession struct {
 	Outcome string `json:"outcome"`
 }
 
+// ShareStore keeps share links (db.Store implements it). Unknown ids and
+// tokens are core.CodeNotFound.
+type ShareStore interface {
+	// CreateShare makes a link and returns it with its token, which is not
+	// stored and cannot be read again.
+	CreateShare(ctx context.Context, spec share.Spec) (share.Share, string, error)
+	// Shares lists a session's links, oldest first.
+	Shares(ctx context.Context, sessionID string) ([]share.Share, error)
+	// Share returns one link by id.
+	Share(ctx context.Context, id string) (share.Share, error)
+	// ShareByToken returns the link whose token has this hash (revoked and
+	// expired ones too).
+	ShareByToken(ctx context.Context, hash share.Hash) (share.Share, error)
+	// RevokeShare revokes a link for good.
+	RevokeShare(ctx context.Context, id string) (share.Share, error)
+	// RecordShareView counts a view of the link.
+	RecordShareView(ctx context.Context, id string) error
+}
+
 // Deps is what the web server consumes. Sessions and Presenter are
 // required; everything else is optional.
 type Deps struct {
@@ -131,6 +153,26 @@ type Deps struct {
 	// an unspecified address (0.0.0.0, ::), which otherwise answers any
 	// Host. See Server.Serve.
 	AllowedHosts []string
+
+	// Shares enables share links (the API, the session page's share
+	// panel, /s/…); without it those routes answer 503 and /s/… the
+	// share 404.
+	Shares ShareStore
+	// Redactor redacts what links marked "redact" show (required with
+	// Shares: New panics without it, as a share must never go unredacted
+	// by accident).
+	Redactor *redact.Redactor
+	// PublicURL is the scheme and host share URLs start with (e.g. the
+	// address of --share-addr behind a proxy); "" uses the request's.
+	PublicURL string
+	// SharePort, with no PublicURL, is the port of the share listener:
+	// share URLs then use the request's scheme and host name with it.
+	SharePort int
+	// Owner, when set, requires the owner's token (bearer) or login cookie
+	// on every route but /s/…, /static/…, /login, /logout and /healthz.
+	Owner *ownerauth.Guard
+	// Now is the clock of share expiry (default time.Now).
+	Now func() time.Time
 }
 
 // Tuning holds the server's knobs: the live path and the bounds it puts on
@@ -146,6 +188,10 @@ type Tuning struct {
 	Coalesce time.Duration
 	// KeepAlive is the interval of SSE comment lines (15s).
 	KeepAlive time.Duration
+	// ShareCheck is how often an open share stream re-checks that its link
+	// is still valid (500ms): a revoked or expired link's streams end within
+	// it.
+	ShareCheck time.Duration
 	// ListThrottle is how often the session list coalesces changes (250ms).
 	ListThrottle time.Duration
 	// FrameInterval is the shortest time between two frames of a session's
@@ -190,6 +236,9 @@ func (t Tuning) withDefaults() Tuning {
 	}
 	if t.KeepAlive <= 0 {
 		t.KeepAlive = 15 * time.Second
+	}
+	if t.ShareCheck <= 0 {
+		t.ShareCheck = 500 * time.Millisecond
 	}
 	if t.ListThrottle <= 0 {
 		t.ListThrottle = 250 * time.Millisecond

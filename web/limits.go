@@ -177,27 +177,45 @@ func formError(c echo.Context, err error) error {
 }
 
 // decodeJSON reads a JSON request body into v: Content-Type
-// application/json, one object with only v's fields, nothing after it.
-func decodeJSON(c echo.Context, v any, shape string) error {
-	if ct := mediaType(c); ct != echo.MIMEApplicationJSON {
-		return core.Errorf(core.CodeUnsupportedMediaType, "the body must be JSON (Content-Type: application/json), not %q", c.Request().Header.Get(echo.HeaderContentType))
+// application/json, one object with only v's fields, nothing after it. With
+// emptyOK, an empty body leaves v as it is (every field optional).
+func decodeJSON(c echo.Context, v any, shape string, emptyOK bool) error {
+	r := c.Request()
+	if emptyOK && r.ContentLength == 0 {
+		return nil
 	}
-	dec := json.NewDecoder(c.Request().Body)
+	if ct := mediaType(c); ct != echo.MIMEApplicationJSON {
+		return core.Errorf(core.CodeUnsupportedMediaType, "the body must be JSON (Content-Type: application/json), not %q", r.Header.Get(echo.HeaderContentType))
+	}
+	failed := func(err error) error {
+		if f := bodyFailure(c); f != nil {
+			return f
+		}
+		var tooLarge *http.MaxBytesError // a route's own, stricter cap
+		if errors.As(err, &tooLarge) {
+			return errTooLarge(tooLarge.Limit)
+		}
+		return nil
+	}
+	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		if f := bodyFailure(c); f != nil {
+		if f := failed(err); f != nil {
 			return f
 		}
 		if errors.Is(err, io.EOF) {
-			return core.Errorf(core.CodeInvalid, "the body is empty; it must be %s", shape)
+			if emptyOK {
+				return nil
+			}
+			return core.Errorf(core.CodeInvalid, "the request body is empty; it must be %s", shape)
 		}
-		return core.Errorf(core.CodeInvalid, "the body must be %s: %v", shape, err)
+		return core.Errorf(core.CodeInvalid, "the request body must be %s: %v", shape, err)
 	}
 	if err := dec.Decode(&json.RawMessage{}); !errors.Is(err, io.EOF) {
-		if f := bodyFailure(c); f != nil {
+		if f := failed(err); f != nil {
 			return f
 		}
-		return core.Errorf(core.CodeInvalid, "the body must be %s alone: data follows the JSON object", shape)
+		return core.Errorf(core.CodeInvalid, "the request body must be %s alone: there is data after the JSON object", shape)
 	}
 	return nil
 }

@@ -124,11 +124,11 @@ func TestAPIStart_bodyRules(t *testing.T) {
 		code, msg      string
 	}{
 		{"ok", "application/json; charset=utf-8", `{"prompt":"hi"}` + "\n", 201, "", ""},
-		{"trailing data", "application/json", `{"prompt":"hi"} {"prompt":"again"}`, 400, core.CodeInvalid, "data follows the JSON object"},
-		{"trailing garbage", "application/json", `{"prompt":"hi"}x`, 400, core.CodeInvalid, "data follows the JSON object"},
+		{"trailing data", "application/json", `{"prompt":"hi"} {"prompt":"again"}`, 400, core.CodeInvalid, "data after the JSON object"},
+		{"trailing garbage", "application/json", `{"prompt":"hi"}x`, 400, core.CodeInvalid, "data after the JSON object"},
 		{"no content type", "", `{"prompt":"hi"}`, 415, core.CodeUnsupportedMediaType, "must be JSON"},
 		{"a form", "application/x-www-form-urlencoded", `prompt=hi`, 415, core.CodeUnsupportedMediaType, "must be JSON"},
-		{"empty", "application/json", ``, 400, core.CodeInvalid, "the body is empty"},
+		{"empty", "application/json", ``, 400, core.CodeInvalid, "the request body is empty"},
 		{"unknown field", "application/json", `{"prompt":"hi","shell":"rm"}`, 400, core.CodeInvalid, `unknown field "shell"`},
 		{"no prompt", "application/json", `{"model":"scripted"}`, 400, core.CodeInvalid, "prompt is required"},
 	} {

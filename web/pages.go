@@ -61,20 +61,32 @@ func short(id string) string {
 
 // handleSession handles GET /sessions/:id: the inspector.
 func (s *Server) handleSession(c echo.Context) error {
-	ctx := c.Request().Context()
 	id, err := param(c, "id")
 	if err != nil {
 		return err
 	}
-	h, events, err := s.deps.Sessions.LoadSession(ctx, id)
+	v, err := s.sessionPage(c, id)
 	if err != nil {
 		return err
+	}
+	return s.render(c, http.StatusOK, views.SessionPage(v))
+}
+
+// sessionPage builds the owner's inspector page of session id, with its
+// share panel.
+func (s *Server) sessionPage(c echo.Context, id string) (*views.SessionPageView, error) {
+	h, events, err := s.deps.Sessions.LoadSession(c.Request().Context(), id)
+	if err != nil {
+		return nil, err
 	}
 	t := views.Fold(h, events, s.deps.Presenter)
 	v := views.NewSessionPage(views.PageMeta{}, t, s.tune.Window, s.deps.Commits != nil)
 	v.Meta = s.meta(v.Head.Title)
 	v.CanRun = s.owns(id)
-	return s.render(c, http.StatusOK, views.SessionPage(v))
+	if v.Share, err = s.sharePanel(c, id, t.LastSeq()); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // owns reports whether the runner takes follow-ups for, and cancels turns
@@ -110,6 +122,13 @@ func (s *Server) handleEarlier(c echo.Context) error {
 	if e == nil {
 		return core.Errorf(core.CodeNotFound, "no transcript segment starts at seq %d", before)
 	}
+	return s.writeEarlier(c, e)
+}
+
+// writeEarlier answers a Datastar request for earlier segments with the
+// one patch that fills their placeholder.
+func (s *Server) writeEarlier(c echo.Context, e *views.EarlierView) error {
+	ctx := c.Request().Context()
 	html, err := views.Render(ctx, views.Earlier(e))
 	if err != nil {
 		return err

@@ -8,11 +8,16 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"prism/views"
 )
 
 // csp allows scripts only from this origin; 'unsafe-eval' is what Datastar
 // needs to compile its data-* expressions (there is no inline script).
-const csp = "default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'self'; img-src 'self'; " +
+// Images come from this origin or from data: URLs — the image card's
+// thumbnails, built only from image bytes an MCP server sent and carried in
+// the log (never a remote fetch).
+const csp = "default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
@@ -35,8 +40,16 @@ func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 			return next(c)
 		}
-		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		if strings.HasPrefix(r.URL.Path, views.ShareRoutePrefix) {
+			return next(c) // share links write nothing: any other method is their 404
+		}
+		switch r.Header.Get("Sec-Fetch-Site") {
+		case "cross-site", "same-site":
 			return echo.NewHTTPError(http.StatusForbidden, "cross-site request refused")
+		case "same-origin":
+			// The browser vouches for it (a header pages cannot set). Our
+			// pages send no referrer, so their forms post Origin: null.
+			return next(c)
 		}
 		if o := r.Header.Get("Origin"); o != "" {
 			u, err := url.Parse(o)

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,20 @@ const (
 	RouteHealth       = "healthz"
 	RouteStatic       = "static"
 	RouteHighlightCSS = "highlight-css"
+
+	RouteExportHTML      = "session-export-html"
+	RouteCallContent     = "call-content"
+	RouteShareCreate     = "share-create"
+	RouteSharePreview    = "share-preview"
+	RouteShareRevoke     = "share-revoke"
+	RouteAPIShareCreate  = "api-share-create"
+	RouteAPIShareList    = "api-share-list"
+	RouteAPISharePreview = "api-share-preview"
+	RouteAPIShareRevoke  = "api-share-revoke"
+	RouteShare           = "share"
+	RouteLogin           = "login"
+	RouteLoginPost       = "login-post"
+	RouteLogout          = "logout"
 )
 
 // Paths no page links to: the liveness probe and the JSON API.
@@ -68,6 +83,11 @@ type Server struct {
 	remove  func()
 	hosts   atomic.Pointer[hostPolicy]
 	streams streamSlots
+
+	share404     []byte // the one answer to every share read not granted
+	exportCSS    string // the stylesheets an export.html inlines
+	shareStreams streamRegistry
+	shareEcho    *echo.Echo // the --share-addr listener's handler
 }
 
 // New returns a server over deps. It panics when Sessions or Presenter is
@@ -79,6 +99,9 @@ func New(deps Deps) *Server {
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
+	if deps.Shares != nil && deps.Redactor == nil {
+		panic("web.New: Deps.Redactor is required with Deps.Shares")
+	}
 	s := &Server{deps: deps, tune: deps.Tuning.withDefaults(), log: deps.Logger}
 	s.hosts.Store(newHostPolicy(nil, deps.AllowedHosts))
 	s.hlCSS = []byte(views.HighlightCSS())
@@ -89,6 +112,9 @@ func New(deps Deps) *Server {
 		Icon:         views.StaticURL("icon.svg", static.Hash("icon.svg")),
 		HighlightCSS: views.StaticURL("highlight.css", hashBytes(s.hlCSS)),
 	}
+	appCSS, _ := fs.ReadFile(static.FS, "app.css")
+	s.exportCSS = string(appCSS) + "\n" + string(s.hlCSS)
+	s.share404 = mustRender(views.ShareNotFound(views.PageMeta{Title: "Not found · prism", Assets: s.assets, Public: true}))
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
 	if deps.Commits != nil {
 		removeCommit := deps.Commits.OnCommit(s.broker.Publish)
@@ -96,13 +122,32 @@ func New(deps Deps) *Server {
 		s.remove = func() { removeCommit(); removeReplace() }
 	}
 	s.e = s.routes()
+	s.shareEcho = s.shareRoutes()
 	return s
 }
+
+// mustRender renders a component that depends on nothing but its
+// arguments (a wiring bug otherwise).
+func mustRender(c templ.Component) []byte {
+	html, err := views.Render(context.Background(), c)
+	if err != nil {
+		panic("web: render a fixed page: " + err.Error())
+	}
+	return []byte(html)
+}
+
+// ShareHandler returns the handler of the share listener (--share-addr): it
+// answers share links (/s/…) and static files, and the share 404 page to
+// everything else. It needs no owner token, wherever it listens.
+func (s *Server) ShareHandler() http.Handler { return s.shareEcho }
 
 // Handler returns the server's HTTP handler. It answers the Host names of
 // a loopback listener (and Deps.AllowedHosts); Serve adapts that to the
 // listener it is given.
 func (s *Server) Handler() http.Handler { return s.e }
+
+// Routes lists the main listener's routes (method and path pattern).
+func (s *Server) Routes() []*echo.Route { return s.e.Routes() }
 
 // Broker returns the server's broker (its Publish is what the commit feed
 // calls).
@@ -128,8 +173,18 @@ func (s *Server) Close() {
 // names and restricts an unspecified address to them.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.hosts.Store(newHostPolicy(ln.Addr(), s.deps.AllowedHosts))
+	return s.serve(ctx, ln, s.e)
+}
+
+// ServeShares serves the share listener (ShareHandler) on ln until ctx is
+// done, shutting down as Serve does.
+func (s *Server) ServeShares(ctx context.Context, ln net.Listener) error {
+	return s.serve(ctx, ln, s.shareEcho)
+}
+
+func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{
-		Handler:           s.e,
+		Handler:           h,
 		ReadHeaderTimeout: s.tune.HeaderTimeout, // bodies: guardBodies; streams: a deadline per write
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
@@ -159,17 +214,10 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(s.logRequests)
 	e.Use(securityHeaders)
 	e.Use(s.checkHost)
+	e.Use(s.requireOwner)
 	e.Use(sameOrigin)
 	e.Use(s.guardBodies)
-	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
-		Level: 1,
-		// Streams are not compressed: a frame is written to hundreds of
-		// subscribers as is.
-		Skipper: func(c echo.Context) bool {
-			p := c.Path()
-			return p == views.RouteListStream || p == views.RouteSessionStream || p == routeHealth
-		},
-	}))
+	e.Use(gzip())
 
 	add := func(r *echo.Route, name string) { r.Name = name }
 	// get registers a GET route and answers HEAD the same (net/http drops
@@ -190,9 +238,24 @@ func (s *Server) routes() *echo.Echo {
 	add(e.POST(views.RouteStart, s.handleStart), RouteStart)
 	add(e.POST(views.RouteMessages, s.handleMessage), RouteMessage)
 	add(e.POST(views.RouteCancel, s.handleCancel), RouteCancel)
-	// Share links (POST /sessions/:id/shares, DELETE /shares/:id, the
-	// /api/…/shares routes and GET /s/:token) are registered here by the
-	// sharing work; the replay page is SessionPage without a stream.
+	add(e.GET(views.RouteSessionExportHTML, s.handleExportHTML), RouteExportHTML)
+	e.HEAD(views.RouteSessionExportHTML, s.handleExportHTML)
+	get(views.RouteCallContent, s.handleCallContent, RouteCallContent)
+	// Share links: the owner's API and forms, and the readers' /s/….
+	add(e.POST(views.RouteShareCreate, s.handleShareForm), RouteShareCreate)
+	get(views.RouteSharePreview, s.handleSharePreview, RouteSharePreview)
+	add(e.POST(views.RouteShareRevoke, s.handleShareRevokeForm), RouteShareRevoke)
+	add(e.POST(routeAPIShares, s.handleAPIShareCreate), RouteAPIShareCreate)
+	get(routeAPIShares, s.handleAPIShareList, RouteAPIShareList)
+	add(e.POST(routeAPISharePreview, s.handleAPISharePreview), RouteAPISharePreview)
+	add(e.DELETE(routeAPIShare, s.handleAPIShareRevoke), RouteAPIShareRevoke)
+	for _, r := range e.Any(views.ShareRoutePrefix+"*", s.handleShare) {
+		r.Name = RouteShare
+	}
+	// Owner login (answered only when an owner token is set).
+	get(views.RouteLogin, s.handleLoginPage, RouteLogin)
+	add(e.POST(views.RouteLogin, s.handleLogin), RouteLoginPost)
+	add(e.POST(views.RouteLogout, s.handleLogout), RouteLogout)
 	get(routeAPIList, s.handleAPIList, RouteAPIList)
 	add(e.POST(routeAPIList, s.handleAPIStart), RouteAPIStart)
 	get(views.RouteExport, s.handleAPIEvents, RouteAPIEvents)
@@ -200,6 +263,46 @@ func (s *Server) routes() *echo.Echo {
 	get(routeHealth, func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }, RouteHealth)
 	get(routeHighlight, s.handleHighlightCSS, RouteHighlightCSS)
 	get(views.RouteStatic, s.handleStatic, RouteStatic)
+	return e
+}
+
+// gzip compresses responses except streams (a frame is written to hundreds
+// of subscribers as is) and the liveness probe.
+func gzip() echo.MiddlewareFunc {
+	return middleware.GzipWithConfig(middleware.GzipConfig{
+		Level: 1,
+		Skipper: func(c echo.Context) bool {
+			p := c.Path()
+			return p == views.RouteListStream || p == views.RouteSessionStream || p == routeHealth ||
+				strings.HasPrefix(c.Request().URL.Path, views.ShareRoutePrefix) && strings.HasSuffix(c.Request().URL.Path, "/stream")
+		},
+	})
+}
+
+// shareRoutes is the share listener's handler: /s/… and /static/…, the
+// share 404 for everything else.
+func (s *Server) shareRoutes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		if !c.Response().Committed && statusOf(err) == http.StatusNotFound || statusOf(err) == http.StatusMethodNotAllowed {
+			_ = s.shareNotFound(c)
+			return
+		}
+		s.handleError(err, c)
+	}
+	e.Use(middleware.Recover())
+	e.Use(s.logRequests)
+	e.Use(securityHeaders)
+	e.Use(s.guardBodies)
+	e.Use(gzip())
+	e.Any(views.ShareRoutePrefix+"*", s.handleShare)
+	e.GET(routeHighlight, s.handleHighlightCSS)
+	e.HEAD(routeHighlight, s.handleHighlightCSS)
+	e.GET(views.RouteStatic, s.handleStatic)
+	e.HEAD(views.RouteStatic, s.handleStatic)
+	e.Any("/*", s.shareNotFound)
+	e.Any("/", s.shareNotFound)
 	return e
 }
 

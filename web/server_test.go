@@ -102,8 +102,9 @@ func TestPages(t *testing.T) {
 	if res.StatusCode != 200 {
 		t.Fatalf("GET / = %d", res.StatusCode)
 	}
-	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self' 'unsafe-eval'") || !strings.Contains(csp, "default-src 'self'") {
-		t.Errorf("CSP = %q", csp)
+	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self' 'unsafe-eval'") || !strings.Contains(csp, "default-src 'self'") ||
+		!strings.Contains(csp, "; img-src 'self' data:;") {
+		t.Errorf("CSP = %q (images: this origin and data: only)", csp)
 	}
 	d := doc(t, body)
 	if n := d.Find(`[data-testid="session-row"]`).Length(); n != 2 {

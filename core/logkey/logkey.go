@@ -8,6 +8,7 @@ package logkey
 const (
 	SessionID = "session_id" // one session
 	CallID    = "call_id"    // one tool call
+	ShareID   = "share_id"   // one share link (never its token)
 	Tool      = "tool"       // a tool's name
 	Seq       = "seq"        // an event's seq
 	After     = "after"      // a seq a read resumes after
@@ -51,4 +52,14 @@ const (
 	BaseURL      = "base_url"      // a model endpoint
 	APIKey       = "api_key"       // whether an API key is set (never the key)
 	Bash         = "bash"          // whether the bash tool is enabled
+	OwnerToken   = "owner_token"   // whether an owner token is set (never the token)
+)
+
+// MCP servers.
+const (
+	MCPServer = "mcp_server" // an MCP server's configured name
+	MCPTool   = "mcp_tool"   // a tool's name as its MCP server spells it
+	Tools     = "tools"      // a number of tools
+	Target    = "target"     // an MCP server's command or URL
+	Line      = "line"       // one line a child process wrote
 )

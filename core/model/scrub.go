@@ -65,8 +65,9 @@ type Scrubber struct {
 	r *strings.Replacer
 }
 
-// NewScrubber returns a Scrubber for an API key and a base URL.
-func NewScrubber(apiKey, baseURL string) *Scrubber {
+// NewScrubber returns a Scrubber for an API key and a base URL, and any
+// other secret the caller holds (an owner token).
+func NewScrubber(apiKey, baseURL string, more ...string) *Scrubber {
 	var pairs []string
 	add := func(from, to string) {
 		if len(from) >= minSecret && from != to {
@@ -76,7 +77,7 @@ func NewScrubber(apiKey, baseURL string) *Scrubber {
 	// The whole URL first (its shown form keeps the host and path), then
 	// each secret alone and in its escaped forms.
 	add(baseURL, RedactURL(baseURL))
-	secrets := []string{apiKey}
+	secrets := append([]string{apiKey}, more...)
 	if u, err := url.Parse(baseURL); err == nil {
 		if u.User != nil {
 			add(u.User.String()+"@", Redacted+"@")

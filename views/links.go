@@ -1,0 +1,105 @@
+package views
+
+import (
+	"net/url"
+	"strconv"
+)
+
+// Links are the URLs of one session's pages as a reader reaches them: the
+// owner's inspector (/sessions/{id}/…) or a share link (/s/{token}/…),
+// whose pages have the same shape under another base. Components that link
+// within a session (cards, the earlier loader, the stream, the projections
+// page, exports) take them from their render context, so one template
+// serves both readers.
+type Links struct {
+	base    string
+	token   string // set for a share link
+	export  string
+	offline bool // a file read away from any server: no links at all
+}
+
+// Route patterns of a share link's pages (package web dispatches them),
+// and of the owner's exports that share their renderers.
+const (
+	RouteShare             = "/s/:token"
+	ShareRoutePrefix       = "/s/"
+	RouteSessionExportHTML = "/sessions/:id/export.html"
+	RouteCallContent       = "/sessions/:id/calls/:callId/content.txt"
+)
+
+// SessionLinks are the owner's URLs of session id.
+func SessionLinks(id string) Links {
+	return Links{base: SessionURL(id), export: ExportURL(id)}
+}
+
+// ShareURL is a share link's replay page.
+func ShareURL(token string) string { return ShareLinks(token).Page() }
+
+// ShareLinks are the URLs of a share link's pages.
+func ShareLinks(token string) Links {
+	base := ShareRoutePrefix + url.PathEscape(token)
+	return Links{base: base, token: token, export: base + "/events"}
+}
+
+// OfflineLinks are the links of a page saved as a file (export.html):
+// none, so that the file makes no request to any server.
+func OfflineLinks() Links { return Links{base: "#", offline: true} }
+
+// Offline reports whether these are a saved file's (empty) links.
+func (l Links) Offline() bool { return l.offline }
+
+// Shared reports whether these are a share link's URLs.
+func (l Links) Shared() bool { return l.token != "" }
+
+// Page is the session page (the replay page of a share link).
+func (l Links) Page() string { return l.base }
+
+// Stream is the page's SSE stream, resuming after seq.
+func (l Links) Stream(after int64) string {
+	return l.base + "/stream?after=" + strconv.FormatInt(after, 10)
+}
+
+// Earlier loads the transcript segments before seq before.
+func (l Links) Earlier(before int64) string {
+	return l.base + "/earlier?before=" + strconv.FormatInt(before, 10)
+}
+
+// Call is the projections page of one call ("" card: its first card).
+func (l Links) Call(callID, card string) string {
+	if l.offline {
+		return ""
+	}
+	return withQuery(l.base+"/calls/"+url.PathEscape(callID), "card", card)
+}
+
+// Content is one call's model-facing content as text.
+func (l Links) Content(callID, card string) string {
+	return withQuery(l.base+"/calls/"+url.PathEscape(callID)+"/content.txt", "card", card)
+}
+
+// Card is a card's place on the session page.
+func (l Links) Card(elemID string) string { return l.base + "#" + elemID }
+
+// Events is the session's log as JSONL.
+func (l Links) Events() string {
+	if l.offline {
+		return ""
+	}
+	return l.export
+}
+
+// ExportHTML is the session as one self-contained HTML file.
+func (l Links) ExportHTML() string {
+	if l.offline {
+		return ""
+	}
+	return l.base + "/export.html"
+}
+
+// links returns r's links, the owner's when none were set.
+func (r R) links() Links {
+	if r.Links.base == "" {
+		return SessionLinks(r.SessionID)
+	}
+	return r.Links
+}

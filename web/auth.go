@@ -1,0 +1,122 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"prism/core"
+	"prism/views"
+	"prism/web/ownerauth"
+)
+
+// publicPath reports whether a path is served without the owner: share
+// links, static files, the login page and the liveness probe.
+func publicPath(p string) bool {
+	return strings.HasPrefix(p, views.ShareRoutePrefix) || strings.HasPrefix(p, "/static/") ||
+		p == views.RouteLogin || p == views.RouteLogout || p == routeHealth
+}
+
+// requireOwner refuses every request that is not the owner's (bearer token
+// or login cookie) on every non-public path, when an owner token is set: a
+// browser asking for a page gets the login page (status 401), everything
+// else a 401 error.
+func (s *Server) requireOwner(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		g := s.deps.Owner
+		r := c.Request()
+		if g == nil || publicPath(r.URL.Path) || g.Check(r) {
+			return next(c)
+		}
+		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="prism"`)
+		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && wantsHTML(r) && !strings.HasPrefix(r.URL.Path, "/api/") {
+			return s.render(c, http.StatusUnauthorized, views.LoginPage(s.loginView(r.URL.RequestURI(), "")))
+		}
+		return core.Errorf(core.CodeUnauthorized, "owner authentication required: send Authorization: Bearer with the owner token (PRISM_OWNER_TOKEN), or sign in at /login")
+	}
+}
+
+func wantsHTML(r *http.Request) bool { return strings.Contains(r.Header.Get("Accept"), "text/html") }
+
+func (s *Server) loginView(next, msg string) *views.LoginView {
+	return &views.LoginView{Meta: s.shareMeta("sign in"), Next: ownerauth.SafeNext(next), Error: msg}
+}
+
+// handleLoginPage handles GET /login.
+func (s *Server) handleLoginPage(c echo.Context) error {
+	if s.deps.Owner == nil {
+		return c.Redirect(http.StatusSeeOther, views.HomeURL(""))
+	}
+	return s.render(c, http.StatusOK, views.LoginPage(s.loginView(c.QueryParam("next"), "")))
+}
+
+// handleLogin handles POST /login: the owner token for a session cookie.
+func (s *Server) handleLogin(c echo.Context) error {
+	g := s.deps.Owner
+	if g == nil {
+		return c.Redirect(http.StatusSeeOther, views.HomeURL(""))
+	}
+	c.Request().Body = http.MaxBytesReader(c.Response(), c.Request().Body, 64<<10)
+	next := ownerauth.SafeNext(c.FormValue("next"))
+	err := g.Login(c.Response(), c.Request(), c.FormValue("token"))
+	var many *ownerauth.ErrTooMany
+	switch {
+	case err == nil:
+		return c.Redirect(http.StatusSeeOther, next)
+	case errors.As(err, &many):
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(many.RetryAfter.Seconds()+0.999)))
+		return s.render(c, http.StatusTooManyRequests, views.LoginPage(s.loginView(next, err.Error())))
+	default:
+		return s.render(c, http.StatusUnauthorized, views.LoginPage(s.loginView(next, err.Error())))
+	}
+}
+
+// handleLogout handles POST /logout.
+func (s *Server) handleLogout(c echo.Context) error {
+	if s.deps.Owner != nil {
+		s.deps.Owner.Logout(c.Response(), c.Request())
+	}
+	return c.Redirect(http.StatusSeeOther, views.RouteLogin)
+}
+
+// streamRegistry holds the cancel functions of open share streams, by
+// link, so that revoking a link ends its streams at once.
+type streamRegistry struct {
+	mu sync.Mutex
+	m  map[string]map[*context.CancelFunc]struct{}
+}
+
+func (r *streamRegistry) add(id string, cancel context.CancelFunc) func() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]map[*context.CancelFunc]struct{}{}
+	}
+	if r.m[id] == nil {
+		r.m[id] = map[*context.CancelFunc]struct{}{}
+	}
+	key := &cancel
+	r.m[id][key] = struct{}{}
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.m[id], key)
+		if len(r.m[id]) == 0 {
+			delete(r.m, id)
+		}
+	}
+}
+
+// end cancels the open streams of link id.
+func (r *streamRegistry) end(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for c := range r.m[id] {
+		(*c)()
+	}
+}

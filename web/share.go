@@ -1,0 +1,512 @@
+package web
+
+// Share links: the reader's side. Everything under /s/ goes through
+// handleShare, which resolves the token and dispatches the few reads a link
+// grants; anything else — an unknown, malformed, expired or revoked token,
+// a path outside the link's scope, another method — is the one share 404
+// page, the same bytes whatever was asked (no existence leak).
+
+import (
+	"context"
+	"errors"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"prism/core"
+	"prism/core/logkey"
+	"prism/core/redact"
+	"prism/core/sessionlog"
+	"prism/core/share"
+	"prism/views"
+)
+
+// errShareNotFound is every share read that is not granted.
+var errShareNotFound = errors.New("share: not found")
+
+// shareReq is a resolved, active link and what it shows.
+type shareReq struct {
+	sh    share.Share
+	token string
+	links views.Links
+}
+
+// now reads the server's clock.
+func (s *Server) now() time.Time {
+	if s.deps.Now != nil {
+		return s.deps.Now()
+	}
+	return time.Now()
+}
+
+// resolveShare returns the active link of token, or errShareNotFound.
+func (s *Server) resolveShare(ctx context.Context, token string) (shareReq, error) {
+	if s.deps.Shares == nil {
+		return shareReq{}, errShareNotFound
+	}
+	hash, ok := share.ParseToken(token)
+	if !ok {
+		return shareReq{}, errShareNotFound
+	}
+	sh, err := s.deps.Shares.ShareByToken(ctx, hash)
+	switch {
+	case core.ErrorCode(err) == core.CodeNotFound:
+		return shareReq{}, errShareNotFound
+	case err != nil:
+		return shareReq{}, err
+	case !sh.Active(s.now()):
+		return shareReq{}, errShareNotFound
+	}
+	return shareReq{sh: sh, token: token, links: views.ShareLinks(token)}, nil
+}
+
+// handleShare handles every method and path under /s/.
+func (s *Server) handleShare(c echo.Context) error {
+	r := c.Request()
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return s.shareNotFound(c)
+	}
+	parts, ok := shareParts(r.URL.EscapedPath())
+	if !ok {
+		return s.shareNotFound(c)
+	}
+	ctx := r.Context()
+	sr, err := s.resolveShare(ctx, parts[0])
+	if errors.Is(err, errShareNotFound) {
+		return s.shareNotFound(c)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(parts) == 1:
+		err = s.sharePage(c, sr)
+	case len(parts) == 2 && parts[1] == "stream" && !sr.sh.Scoped():
+		err = s.shareStream(c, sr)
+	case len(parts) == 2 && parts[1] == "earlier":
+		err = s.shareEarlier(c, sr)
+	case len(parts) == 2 && parts[1] == "events":
+		err = s.shareEvents(c, sr)
+	case len(parts) == 2 && parts[1] == "export.html":
+		err = s.shareExport(c, sr)
+	case len(parts) == 3 && parts[1] == "calls":
+		err = s.shareCall(c, sr, parts[2])
+	case len(parts) == 4 && parts[1] == "calls" && parts[3] == "content.txt":
+		err = s.shareContent(c, sr, parts[2])
+	default:
+		err = errShareNotFound
+	}
+	if errors.Is(err, errShareNotFound) || core.ErrorCode(err) == core.CodeNotFound {
+		if c.Response().Committed {
+			return nil
+		}
+		return s.shareNotFound(c)
+	}
+	return err
+}
+
+// shareParts splits /s/TOKEN/… into its unescaped segments.
+func shareParts(escaped string) ([]string, bool) {
+	rest, ok := strings.CutPrefix(escaped, views.ShareRoutePrefix)
+	if !ok || rest == "" {
+		return nil, false
+	}
+	parts := strings.Split(rest, "/")
+	for i, p := range parts {
+		v, err := url.PathUnescape(p)
+		if err != nil || v == "" {
+			return nil, false
+		}
+		parts[i] = v
+	}
+	return parts, true
+}
+
+// shareNotFound writes the share 404 page: one set of bytes, rendered once.
+func (s *Server) shareNotFound(c echo.Context) error {
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	if c.Request().Method == http.MethodHead {
+		h.Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+		return c.NoContent(http.StatusNotFound)
+	}
+	return c.HTMLBlob(http.StatusNotFound, s.share404)
+}
+
+// shareLog returns what a link shows: the session's header and events up
+// to its scope, redacted when the link says so. upTo < 0 means the whole
+// log as it is now.
+func (s *Server) shareLog(ctx context.Context, sh share.Share) (core.SessionHeader, []core.Event, error) {
+	var h core.SessionHeader
+	var events []core.Event
+	var err error
+	if sh.UpToSeq != nil {
+		h, events, err = s.deps.Sessions.EventsUpTo(ctx, sh.SessionID, *sh.UpToSeq)
+	} else {
+		h, events, err = s.deps.Sessions.LoadSession(ctx, sh.SessionID)
+	}
+	if err != nil {
+		return h, nil, err
+	}
+	if sh.UpToSeq != nil { // the source's contract, held here too: nothing later leaves
+		n := 0
+		for n < len(events) && events[n].Seq <= *sh.UpToSeq {
+			n++
+		}
+		events = events[:n]
+	}
+	if sh.Redact {
+		h, events, _ = s.deps.Redactor.Session(h, events)
+	}
+	return h, events, nil
+}
+
+func (s *Server) shareMeta(title string) views.PageMeta {
+	m := s.meta(title)
+	m.Public = true
+	return m
+}
+
+// sharePage handles GET /s/TOKEN: the replay page. It counts a view.
+func (s *Server) sharePage(c echo.Context, sr shareReq) error {
+	ctx := c.Request().Context()
+	h, events, err := s.shareLog(ctx, sr.sh)
+	if err != nil {
+		return err
+	}
+	t := views.Fold(h, events, s.deps.Presenter)
+	live := !sr.sh.Scoped() && s.deps.Commits != nil
+	v := views.NewSessionPageFor(views.PageMeta{}, t, sr.links, s.tune.Window, live)
+	v.Meta = s.shareMeta(v.Head.Title)
+	if c.Request().Method == http.MethodGet {
+		if err := s.deps.Shares.RecordShareView(ctx, sr.sh.ID); err != nil {
+			s.log.WarnContext(ctx, "share: view not recorded", logkey.Err, err)
+		}
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return s.render(c, http.StatusOK, views.SessionPage(v))
+}
+
+// shareFold folds what the link shows.
+func (s *Server) shareFold(ctx context.Context, sh share.Share) (*views.Timeline, error) {
+	h, events, err := s.shareLog(ctx, sh)
+	if err != nil {
+		return nil, err
+	}
+	return views.Fold(h, events, s.deps.Presenter), nil
+}
+
+// shareEarlier handles GET /s/TOKEN/earlier?before=SEQ.
+func (s *Server) shareEarlier(c echo.Context, sr shareReq) error {
+	before, err := strconv.ParseInt(c.QueryParam("before"), 10, 64)
+	if err != nil {
+		return errShareNotFound
+	}
+	t, err := s.shareFold(c.Request().Context(), sr.sh)
+	if err != nil {
+		return err
+	}
+	e := views.LoadEarlierFor(t, sr.links, before, s.tune.Window)
+	if e == nil {
+		return errShareNotFound
+	}
+	return s.writeEarlier(c, e)
+}
+
+// shareCard returns the card of callID that the link shows (?card= picks
+// one of several), or errShareNotFound.
+func shareCard(c echo.Context, t *views.Timeline, callID string) (*views.Card, error) {
+	cards := t.CardsByCallID(callID)
+	if len(cards) == 0 {
+		return nil, errShareNotFound
+	}
+	want := c.QueryParam("card")
+	if want == "" {
+		return cards[0], nil
+	}
+	for _, k := range cards {
+		if k.ID == want {
+			return k, nil
+		}
+	}
+	return nil, errShareNotFound
+}
+
+// shareCall handles GET /s/TOKEN/calls/CALL: the projections page.
+func (s *Server) shareCall(c echo.Context, sr shareReq, callID string) error {
+	t, card, err := s.shareCallCard(c, sr, callID)
+	if err != nil {
+		return err
+	}
+	v := views.NewCallPageFor(s.shareMeta("call "+short(callID)), t, sr.links, card)
+	return s.render(c, http.StatusOK, views.CallPage(v))
+}
+
+// shareContent handles GET /s/TOKEN/calls/CALL/content.txt.
+func (s *Server) shareContent(c echo.Context, sr shareReq, callID string) error {
+	_, card, err := s.shareCallCard(c, sr, callID)
+	if err != nil {
+		return err
+	}
+	if card.Result == nil {
+		return errShareNotFound // pending: no content yet
+	}
+	return writeContent(c, callID, card)
+}
+
+// shareCallCard folds what the link shows and finds the card of callID in
+// it (errShareNotFound when it is not there).
+func (s *Server) shareCallCard(c echo.Context, sr shareReq, callID string) (*views.Timeline, *views.Card, error) {
+	t, err := s.shareFold(c.Request().Context(), sr.sh)
+	if err != nil {
+		return nil, nil, err
+	}
+	card, err := shareCard(c, t, callID)
+	return t, card, err
+}
+
+// writeContent writes one call's model-facing content as text: text
+// blocks verbatim, other blocks as indented JSON, joined by newlines.
+func writeContent(c echo.Context, callID string, card *views.Card) error {
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentDisposition, mime.FormatMediaType("inline", map[string]string{"filename": "content-" + callID + ".txt"}))
+	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", []byte(card.Result.Projection().Content.PlainText()))
+}
+
+// shareEvents handles GET /s/TOKEN/events: what the link shows as JSONL.
+func (s *Server) shareEvents(c echo.Context, sr shareReq) error {
+	ctx := c.Request().Context()
+	h, events, err := s.shareLog(ctx, sr.sh)
+	if err != nil {
+		return err
+	}
+	return s.writeJSONL(c, h, events, "prism-shared-session.jsonl")
+}
+
+// writeJSONL writes a session log as a JSONL download.
+func (s *Server) writeJSONL(c echo.Context, h core.SessionHeader, events []core.Event, filename string) error {
+	w := c.Response()
+	w.Header().Set(echo.HeaderContentType, "application/x-ndjson")
+	w.Header().Set(echo.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": filename}))
+	if err := sessionlog.WriteJSONL(w, h, events); err != nil {
+		if !w.Committed {
+			return err
+		}
+		s.log.ErrorContext(c.Request().Context(), "export: write failed", logkey.SessionID, h.ID, logkey.Err, err)
+	}
+	return nil
+}
+
+// shareExport handles GET /s/TOKEN/export.html.
+func (s *Server) shareExport(c echo.Context, sr shareReq) error {
+	t, err := s.shareFold(c.Request().Context(), sr.sh)
+	if err != nil {
+		return err
+	}
+	return s.writeExport(c, t, exportNote(s.now(), sr.sh.UpToSeq, sr.sh.Redact))
+}
+
+// exportNote says what an export holds.
+func exportNote(now time.Time, upTo *int64, redacted bool) string {
+	note := "Exported from prism on " + now.UTC().Format("2006-01-02 15:04 UTC")
+	if upTo != nil {
+		note += ", up to event " + strconv.FormatInt(*upTo, 10)
+	}
+	if redacted {
+		note += ", secrets redacted"
+	}
+	return note + "."
+}
+
+// exportCSP lets a saved file style itself and nothing else: no script, no
+// request to any server.
+const exportCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// writeExport writes t as one self-contained HTML file (the owner's
+// /sessions/ID/export.html and a link's /s/TOKEN/export.html share it).
+func (s *Server) writeExport(c echo.Context, t *views.Timeline, note string) error {
+	v := views.NewExport(t, s.exportCSS, note)
+	h := c.Response().Header()
+	h.Set("Content-Security-Policy", exportCSP)
+	name := "prism-session-" + t.Header().ID + ".html"
+	h.Set(echo.HeaderContentDisposition, mime.FormatMediaType("inline", map[string]string{"filename": name}))
+	return s.render(c, http.StatusOK, views.ExportPage(v))
+}
+
+// shareStream handles GET /s/TOKEN/stream: a live link's SSE stream. It
+// renders its own frames — from the link's (redacted) view of the log,
+// with the link's URLs — rather than the session hub's, and ends within
+// Tuning.ShareCheck of the link's revocation or expiry.
+func (s *Server) shareStream(c echo.Context, sr shareReq) error {
+	ctx, cancel := context.WithCancel(c.Request().Context())
+	defer cancel()
+	cursor, err := cursorOf(c)
+	if err != nil {
+		return err
+	}
+	release, err := s.takeStreamSlot(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	unregister := s.shareStreams.add(sr.sh.ID, cancel)
+	defer unregister()
+	watch, stop := s.broker.watch(sr.sh.SessionID)
+	defer stop()
+
+	hdr, events, err := s.deps.Sessions.LoadSession(ctx, sr.sh.SessionID)
+	if err != nil {
+		return err
+	}
+	if cursor > int64(len(events))-1 {
+		cursor = int64(len(events)) - 1 // the page cannot be ahead of the log
+	}
+	startSSE(c)
+	w := s.newStreamConn(c)
+	ls := newLinkStream(s, sr, hdr)
+	ls.fold(events[:cursor+1])
+	if !w.write(ls.render(ctx, events[cursor+1:])) {
+		return nil
+	}
+	check := time.NewTicker(s.tune.ShareCheck)
+	defer check.Stop()
+	keep := time.NewTicker(s.tune.KeepAlive)
+	defer keep.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			if c.Request().Context().Err() == nil { // revoked through this server
+				w.fail(shareEndedMessage)
+			}
+			return nil
+		case <-check.C:
+			if _, err := s.resolveShare(ctx, sr.token); err != nil {
+				if errors.Is(err, errShareNotFound) {
+					w.fail(shareEndedMessage)
+					return nil
+				}
+				s.log.WarnContext(ctx, "share stream: link not checked", logkey.Err, err)
+			}
+		case <-keep.C:
+			if !w.write([]byte(": keep-alive\n\n")) {
+				return nil
+			}
+		case <-watch.wake:
+			if watch.replaced.Swap(false) {
+				// The whole log was replaced: start over from it.
+				hdr, events, err := s.deps.Sessions.LoadSession(ctx, sr.sh.SessionID)
+				if err != nil {
+					w.fail("live updates stopped: the session could not be read. Reload to retry.")
+					return nil
+				}
+				ls = newLinkStream(s, sr, hdr)
+				ls.fold(events)
+				if !w.write(ls.page(ctx)) {
+					return nil
+				}
+				continue
+			}
+			more, err := s.deps.Sessions.EventsAfter(ctx, sr.sh.SessionID, ls.last)
+			if err != nil {
+				if ctx.Err() == nil {
+					w.fail("live updates stopped: the session could not be read. Reload to retry.")
+				}
+				return nil
+			}
+			if !w.write(ls.render(ctx, more)) {
+				return nil
+			}
+		}
+	}
+}
+
+// shareEndedMessage is what an open share stream says when its link stops
+// granting access.
+const shareEndedMessage = "This link was revoked or has expired: live updates stopped."
+
+// linkStream is one share stream's own fold of the log: the events it has
+// seen, redacted as a walk from the start, folded with the link's URLs.
+type linkStream struct {
+	s      *Server
+	sr     shareReq
+	walker *redact.Walker // nil when the link is not redacted
+	tl     *views.Timeline
+	co     views.Coalescer
+	last   int64 // seq of the last event taken
+}
+
+func newLinkStream(s *Server, sr shareReq, h core.SessionHeader) *linkStream {
+	ls := &linkStream{s: s, sr: sr, last: -1}
+	if sr.sh.Redact {
+		ls.walker = s.deps.Redactor.Walker()
+		h = ls.walker.Header(h)
+	}
+	ls.tl = views.NewTimeline(h, s.deps.Presenter)
+	return ls
+}
+
+func (ls *linkStream) redact(events []core.Event) []core.Event {
+	if ls.walker == nil {
+		return events
+	}
+	return ls.walker.Events(events)
+}
+
+// fold takes events without rendering them (what the page already shows).
+func (ls *linkStream) fold(events []core.Event) {
+	if len(events) == 0 {
+		return
+	}
+	ls.tl.ApplyAll(ls.redact(events))
+	ls.last = events[len(events)-1].Seq
+}
+
+// render takes events that continue the log and returns their frames.
+// Chunk updates are not held back (a share stream flushes every batch).
+func (ls *linkStream) render(ctx context.Context, events []core.Event) []byte {
+	var out []byte
+	for len(events) > 0 && events[0].Seq <= ls.last {
+		events = events[1:]
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	emit := func(u views.Update) error {
+		if u.Empty() {
+			out = append(out, idOnly(u.Seq)...)
+			return nil
+		}
+		patches, err := views.RenderUpdateFor(ctx, ls.tl, ls.sr.links, u)
+		if err != nil {
+			return err
+		}
+		out = append(out, formatPatches(patches, strconv.FormatInt(u.Seq, 10))...)
+		return nil
+	}
+	red := ls.redact(events)
+	for i := range red {
+		if err := ls.co.Apply(ls.tl, &red[i], emit); err != nil {
+			ls.s.log.ErrorContext(ctx, "share stream: render failed", logkey.Err, err)
+		}
+	}
+	if err := ls.co.Flush(emit); err != nil {
+		ls.s.log.ErrorContext(ctx, "share stream: render failed", logkey.Err, err)
+	}
+	ls.last = events[len(events)-1].Seq
+	return out
+}
+
+// page re-renders the whole page window (after the log was replaced).
+func (ls *linkStream) page(ctx context.Context) []byte {
+	patches, err := views.RenderPageFor(ctx, ls.tl, ls.sr.links, ls.s.tune.Window)
+	if err != nil {
+		ls.s.log.ErrorContext(ctx, "share stream: render failed", logkey.Err, err)
+		return nil
+	}
+	return formatPatches(patches, strconv.FormatInt(ls.tl.LastSeq(), 10))
+}
