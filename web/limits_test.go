@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -209,7 +210,7 @@ func TestStream_badCursorIs400(t *testing.T) {
 // with the right status, and every error with the code that status stands
 // for; GET routes answer HEAD alike, with no body.
 func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
-	e := newEnv(t, func(d *web.Deps) { d.Runner = &fakeRunner{} })
+	e, _ := shareEnv(t, func(d *web.Deps) { d.Runner = &fakeRunner{} })
 	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart().User("hi").Call("c1", "note", `{"title":"x"}`).Result("c1", "done", false, nil, nil).StepEnd()
 	b.TurnEnd(core.TurnCompleted)
@@ -234,9 +235,9 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, PUT: notAllowed, PATCH: notAllowed, DELETE: notAllowed}},
 		{"/sessions/s", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, PUT: notAllowed, DELETE: notAllowed}},
 		{"/sessions/nope", "", "", map[string]want{GET: notFound, HEAD: {404, ""}}},
-		{"/sessions/s/stream", "", "", map[string]want{HEAD: {200, ""}, POST: notAllowed, DELETE: notAllowed}},
+		{"/sessions/s/stream", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, DELETE: notAllowed}},
 		{"/sessions/nope/stream", "", "", map[string]want{GET: notFound, HEAD: {404, ""}}},
-		{"/stream", "", "", map[string]want{HEAD: {200, ""}, POST: notAllowed}},
+		{"/stream", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
 		{"/sessions/s/earlier?before=999", "", "", map[string]want{GET: notFound, HEAD: {404, ""}, POST: notAllowed}},
 		{"/sessions/s/earlier?before=x", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
 		{"/sessions/s/calls/c1", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, PUT: notAllowed}},
@@ -256,6 +257,42 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/static/app.css", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, DELETE: notAllowed}},
 		{"/static/nope.css", "", "", map[string]want{GET: notFound, HEAD: {404, ""}}},
 		{"/nope", "", "", map[string]want{GET: notFound, HEAD: {404, ""}, POST: notFound}},
+		{"/sessions/s/export.html", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
+		{"/sessions/s/calls/c1/content.txt", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, DELETE: notAllowed}},
+		{"/sessions/s/shares", form, "scope=live&redact=1", map[string]want{POST: {201, ""}, GET: notAllowed}},
+		{"/sessions/s/shares/preview", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, PUT: notAllowed}},
+		{"/shares/x/revoke", form, "", map[string]want{POST: notFound, GET: notAllowed}},
+		{"/api/sessions/s/shares", "application/json", "{}", map[string]want{POST: {201, ""}, GET: {200, ""}, HEAD: {200, ""}, PUT: notAllowed}},
+		{"/api/sessions/s/shares", "text/plain", "{}", map[string]want{POST: {415, core.CodeUnsupportedMediaType}}},
+		{"/api/sessions/s/shares/preview", "application/json", "{}", map[string]want{POST: {200, ""}, GET: notAllowed}},
+		{"/api/shares/x", "", "", map[string]want{DELETE: notFound, PUT: notAllowed, GET: notAllowed}},
+		// Without an owner token there is no one to sign in.
+		{"/login", form, "token=x", map[string]want{GET: {303, ""}, HEAD: {303, ""}, POST: {303, ""}, PUT: notAllowed}},
+		{"/logout", form, "", map[string]want{POST: {303, ""}, GET: notAllowed}},
+	}
+	// Share links answer one 404 page to whatever is not a valid read
+	// (an HTML page, the same for every client, by design).
+	for _, m := range []string{GET, HEAD, POST, DELETE} {
+		if a := e.doRaw(t, m, "/s/AAAAAAAAAAAAAAAAAAAAAA"); a != http.StatusNotFound {
+			t.Errorf("%s /s/TOKEN = %d, want 404", m, a)
+		}
+	}
+	// Every route the server registers is in the table, with its method.
+	for _, rt := range e.srv.Routes() {
+		if strings.HasPrefix(rt.Path, "/s/") {
+			continue
+		}
+		pat := regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(regexp.MustCompile(`:[A-Za-z]+|\*`).ReplaceAllString(rt.Path, "PARAM")), "PARAM", "[^/]+") + "$")
+		found := false
+		for _, r := range routes {
+			path, _, _ := strings.Cut(r.path, "?")
+			if _, ok := r.methods[rt.Method]; ok && pat.MatchString(path) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("route %s %s is not in the table", rt.Method, rt.Path)
+		}
 	}
 	for _, r := range routes {
 		for method, w := range r.methods {
@@ -264,7 +301,12 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 			if method == POST || method == PUT || method == PATCH {
 				body, ct = strings.NewReader(r.body), r.ct
 			}
-			a := e.do(t, method, r.path, ct, body)
+			var a answer
+			if method == GET && strings.HasSuffix(r.path, "/stream") && w.status == 200 {
+				a.status = e.stream(t, r.path).res.StatusCode // a stream does not end by itself
+			} else {
+				a = e.do(t, method, r.path, ct, body)
+			}
 			if a.status != w.status || a.code != w.code {
 				t.Errorf("%s %s = %d %s (%s), want %d %s", method, r.path, a.status, a.code, a.msg, w.status, w.code)
 			}
@@ -282,7 +324,19 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 	}
 }
 
-// rawRequest opens a TCP connection to the server and writes raw.
+// doRaw sends a request without body or Accept and returns its status.
+func (e *env) doRaw(t testing.TB, method, path string) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, e.base()+path, nil)
+	res, err := e.client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// rawConn opens a TCP connection to the server and writes raw.
 func (e *env) rawConn(t testing.TB, raw string) net.Conn {
 	t.Helper()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(e.base(), "http://"))

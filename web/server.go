@@ -220,11 +220,11 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(gzip())
 
 	add := func(r *echo.Route, name string) { r.Name = name }
-	// get registers a GET route and answers HEAD the same (net/http drops
-	// the body of a HEAD response).
+	// get registers a GET route and answers HEAD the same: the handler
+	// sees a GET (net/http still drops the body of the HEAD response).
 	get := func(path string, h echo.HandlerFunc, name string) {
 		add(e.GET(path, h), name)
-		e.HEAD(path, h)
+		e.HEAD(path, headAsGet(h))
 	}
 	// Pages and their actions: the patterns of views' URL builders.
 	get(views.RouteHome, s.handleHome, RouteHome)
@@ -298,12 +298,24 @@ func (s *Server) shareRoutes() *echo.Echo {
 	e.Use(gzip())
 	e.Any(views.ShareRoutePrefix+"*", s.handleShare)
 	e.GET(routeHighlight, s.handleHighlightCSS)
-	e.HEAD(routeHighlight, s.handleHighlightCSS)
+	e.HEAD(routeHighlight, headAsGet(s.handleHighlightCSS))
 	e.GET(views.RouteStatic, s.handleStatic)
-	e.HEAD(views.RouteStatic, s.handleStatic)
+	e.HEAD(views.RouteStatic, headAsGet(s.handleStatic))
 	e.Any("/*", s.shareNotFound)
 	e.Any("/", s.shareNotFound)
 	return e
+}
+
+// headAsGet answers a HEAD request with a GET route's handler, which sees
+// the request as a GET; the response keeps the HEAD request, so net/http
+// sends the headers the GET would have had and no body.
+func headAsGet(h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request().Clone(c.Request().Context())
+		r.Method = http.MethodGet
+		c.SetRequest(r)
+		return h(c)
+	}
 }
 
 // render writes a templ component as an HTML response.
