@@ -492,7 +492,18 @@ func TestStalledReader_streamClosed(t *testing.T) {
 	b.User("one more")
 	e.append(t, "s", b.Events[len(b.Events)-1])
 	want := fmt.Sprint(last + 1)
-	other.until(t, func(ev sseEvent) bool { return ev.ID == want })
+	deadline := time.After(60 * time.Second) // a failure bound: the hub may still be rendering the stall's backlog
+	for done := false; !done; {
+		select {
+		case ev, ok := <-other.events:
+			if !ok {
+				t.Fatal("the other stream ended")
+			}
+			done = ev.ID == want
+		case <-deadline:
+			t.Fatal("another reader of the session no longer follows it")
+		}
+	}
 }
 
 // TestStreamsPerClient_capped: with Tuning.MaxStreamsPerClient set, one
