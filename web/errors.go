@@ -24,29 +24,8 @@ func statusOf(err error) int {
 	if errors.As(err, &he) {
 		return he.Code
 	}
-	switch core.ErrorCode(err) {
-	case core.CodeInvalid, core.CodeInvalidArgs:
-		return http.StatusBadRequest
-	case core.CodeNotFound:
-		return http.StatusNotFound
-	case core.CodeConflict:
-		return http.StatusConflict
-	case core.CodeUnauthorized:
-		return http.StatusUnauthorized
-	case core.CodeForbidden:
-		return http.StatusForbidden
-	case core.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	case core.CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case core.CodeTimeout:
-		return http.StatusRequestTimeout
-	case core.CodeMethodNotAllowed:
-		return http.StatusMethodNotAllowed
-	case core.CodeUnsupportedMediaType:
-		return http.StatusUnsupportedMediaType
-	case core.CodeTooManyRequests:
-		return http.StatusTooManyRequests
+	if status, ok := codeStatus[core.ErrorCode(err)]; ok {
+		return status
 	}
 	return http.StatusInternalServerError
 }
@@ -120,18 +99,30 @@ func codeOf(err error, status int) string {
 	return core.CodeInternal
 }
 
-// statusCodes is statusOf read backwards, for errors that carry only a
-// status.
-var statusCodes = map[int]string{
-	http.StatusBadRequest:            core.CodeInvalid,
-	http.StatusUnauthorized:          core.CodeUnauthorized,
-	http.StatusForbidden:             core.CodeForbidden,
-	http.StatusNotFound:              core.CodeNotFound,
-	http.StatusMethodNotAllowed:      core.CodeMethodNotAllowed,
-	http.StatusRequestTimeout:        core.CodeTimeout,
-	http.StatusConflict:              core.CodeConflict,
-	http.StatusRequestEntityTooLarge: core.CodeTooLarge,
-	http.StatusUnsupportedMediaType:  core.CodeUnsupportedMediaType,
-	http.StatusTooManyRequests:       core.CodeTooManyRequests,
-	http.StatusServiceUnavailable:    core.CodeUnavailable,
+// codeStatus maps core's application codes to HTTP statuses.
+var codeStatus = map[string]int{
+	core.CodeInvalid:              http.StatusBadRequest,
+	core.CodeInvalidArgs:          http.StatusBadRequest,
+	core.CodeUnauthorized:         http.StatusUnauthorized,
+	core.CodeForbidden:            http.StatusForbidden,
+	core.CodeNotFound:             http.StatusNotFound,
+	core.CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
+	core.CodeTimeout:              http.StatusRequestTimeout,
+	core.CodeConflict:             http.StatusConflict,
+	core.CodeTooLarge:             http.StatusRequestEntityTooLarge,
+	core.CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	core.CodeTooManyRequests:      http.StatusTooManyRequests,
+	core.CodeUnavailable:          http.StatusServiceUnavailable,
 }
+
+// statusCodes is codeStatus read backwards, for errors that carry only a
+// status.
+var statusCodes = func() map[int]string {
+	m := map[int]string{}
+	for code, status := range codeStatus {
+		if code != core.CodeInvalidArgs { // 400 reads as INVALID
+			m[status] = code
+		}
+	}
+	return m
+}()

@@ -345,11 +345,7 @@ func (s *Server) writeExport(c echo.Context, t *views.Timeline, note string) err
 func (s *Server) shareStream(c echo.Context, sr shareReq) error {
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	defer cancel()
-	cursor, err := cursorOf(c)
-	if err != nil {
-		return err
-	}
-	release, err := s.takeStreamSlot(c)
+	cursor, release, err := s.admitStream(c)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,19 @@ func cursorOf(c echo.Context) (int64, error) {
 	return -1, nil
 }
 
+// admitStream checks what a session stream is asked to resume from and
+// takes its client's stream slot (Tuning.MaxStreamsPerClient); release
+// gives the slot back.
+func (s *Server) admitStream(c echo.Context) (cursor int64, release func(), err error) {
+	if cursor, err = cursorOf(c); err != nil {
+		return 0, nil, err
+	}
+	if release, err = s.takeStreamSlot(c); err != nil {
+		return 0, nil, err
+	}
+	return cursor, release, nil
+}
+
 // handleStreamHead answers HEAD on a stream route: the headers a stream
 // starts with (404 for a session that does not exist), no stream.
 func (s *Server) handleStreamHead(c echo.Context) error {
@@ -127,11 +140,7 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 	if err != nil {
 		return err // before the stream opens: an ordinary error response
 	}
-	cursor, err := cursorOf(c)
-	if err != nil {
-		return err
-	}
-	release, err := s.takeStreamSlot(c)
+	cursor, release, err := s.admitStream(c)
 	if err != nil {
 		return err
 	}
