@@ -17,6 +17,7 @@ import (
 
 	"prism/core"
 	"prism/core/model"
+	"prism/core/redact"
 	"prism/web"
 )
 
@@ -57,6 +58,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	deps.Logger = logger
+	if deps.Redactor, err = redact.New(); err != nil {
+		t.Fatal(err)
+	}
 	srv := web.New(deps)
 	ts := httptest.NewServer(srv.Handler())
 	defer func() {
