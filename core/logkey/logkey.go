@@ -15,6 +15,8 @@ const (
 	Turn      = "turn"       // a turn number
 	Step      = "step"       // a step number
 	Type      = "type"       // an event type
+	Approval  = "approval"   // an approval's id
+	By        = "by"         // who decided an approval
 )
 
 // Outcomes and counts.
