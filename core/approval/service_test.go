@@ -178,7 +178,7 @@ func TestOutcomesThroughTheLoop(t *testing.T) {
 				}
 			},
 			outcome: core.ApprovalCancelled, reason: approval.ReasonTurnCancelled,
-			text:    "Error: tool call aborted before dispatch", errInfo: &core.ErrorInfo{Name: "AbortError", Code: core.CodeAbortedBeforeDispatch},
+			text: "Error: tool call aborted before dispatch", errInfo: &core.ErrorInfo{Name: "AbortError", Code: core.CodeAbortedBeforeDispatch},
 			turnEnd: core.TurnAborted,
 		},
 		{
