@@ -17,8 +17,8 @@
 // compact JSON. An absent FIELD never matches, so "~" does not ask and
 // "!~" does (write:path!~^src/ asks for a write without a path, too).
 // REGEXP is Go's RE2 syntax, unanchored (write ^ and $ to anchor it), and
-// is everything after the ~, trailing spaces included: bash:command~^rm
-// asks for "rm -rf build/" but not for "rmdir x".
+// is everything after the ~, trailing spaces included: "bash:command~^rm "
+// (with its space) asks for "rm -rf build/" but not for "rmdir x".
 package approval
 
 import (
