@@ -91,7 +91,7 @@ func TestAgentRunnerOverStore(t *testing.T) {
 	store, feed := openTestStore(t, slog.New(slog.DiscardHandler))
 	f := parseAgentFlags(t)
 	f.demoPacing = &model.Pacing{}
-	r, closeRunner, err := f.newAgentRunner(store, slog.New(slog.DiscardHandler))
+	r, _, closeRunner, err := f.newAgentRunner(store, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -211,7 +211,8 @@ func FactsOf(e *Event) EventFacts {
 
 // TypedFacts returns e's facts from its data already decoded into core's
 // type for it: *TurnEnd, *SessionTitle, *Message (user/message),
-// *ToolCall, *ToolResultData or *AssistantMessage. For other events, or a
+// *ToolCall, *ToolResultData, *AssistantMessage, *ApprovalAsked or
+// *ApprovalDecided. For other events, or a
 // data of another type, it decodes (FactsOf).
 func TypedFacts(e *Event, data any) EventFacts {
 	var f EventFacts
@@ -239,6 +240,9 @@ func TypedFacts(e *Event, data any) EventFacts {
 		}
 	case *AssistantMessage:
 		f.usage = d.Usage
+	case *ApprovalAsked:
+		f.callID = d.CallID
+	case *ApprovalDecided:
 	default:
 		return FactsOf(e)
 	}

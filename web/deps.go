@@ -4,9 +4,11 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"prism/core"
+	"prism/core/approval"
 	"prism/core/redact"
 	"prism/core/share"
 	"prism/views"
@@ -84,6 +86,17 @@ type SessionOwner interface {
 	Owns(sessionID string) bool
 }
 
+// Approvals answers the tool calls that wait for a person;
+// *approval.Service implements it.
+type Approvals interface {
+	// Pending lists the approvals waiting now, across sessions.
+	Pending() []approval.Pending
+	// Decide answers one, once: a decided approval gives an
+	// *approval.AlreadyDecidedError, one never seen waiting a
+	// core.CodeNotFound error.
+	Decide(ctx context.Context, sessionID, approvalID string, d approval.Decision) (approval.Decided, error)
+}
+
 // StartRequest is what starts a session.
 type StartRequest struct {
 	Prompt    string `json:"prompt"`
@@ -129,6 +142,14 @@ type Deps struct {
 	Runner Runner
 	// Importer enables POST /api/sessions/import; without it, 503.
 	Importer Importer
+	// Approvals enables deciding approvals (the cards' Approve and Reject,
+	// the approvals API) for the sessions the Runner owns; without it
+	// awaiting cards are read-only and decisions answer 503.
+	Approvals Approvals
+	// Identity names the authenticated person making a request ("" when
+	// unknown); an approval's decider is recorded with it, or else as the
+	// client the request came from. Nil: nobody is known.
+	Identity func(r *http.Request) string
 	Logger   *slog.Logger
 	Tuning   Tuning
 	// AllowedHosts are Host names (any port) or host:port values the

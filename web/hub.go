@@ -118,7 +118,7 @@ func (h *hub) run() {
 		close(h.ready)
 		return
 	}
-	h.tl = views.Fold(hdr, events, h.b.p)
+	h.tl = h.b.fold(hdr, events)
 	h.mu.Lock()
 	h.flushed = h.tl.LastSeq()
 	h.mu.Unlock()
@@ -165,7 +165,7 @@ func (h *hub) reload() bool {
 	hdr, events, err := h.b.src.LoadSession(h.ctx, h.id)
 	if err == nil {
 		h.co.Reset()
-		h.tl = views.Fold(hdr, events, h.b.p)
+		h.tl = h.b.fold(hdr, events)
 		var data []byte
 		if data, err = renderPage(h.ctx, h.tl, h.b.tune.Window, h.tl.LastSeq()); err == nil {
 			h.mu.Lock()

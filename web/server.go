@@ -60,6 +60,10 @@ const (
 	RouteLogin           = "login"
 	RouteLoginPost       = "login-post"
 	RouteLogout          = "logout"
+
+	RouteDecide       = "approval-decide"
+	RouteAPIApprovals = "api-approvals"
+	RouteAPIDecide    = "api-approval-decide"
 )
 
 // routeHealth is the liveness probe's path (no page links it).
@@ -110,6 +114,7 @@ func New(deps Deps) *Server {
 	s.exportCSS = string(appCSS) + "\n" + string(s.hlCSS)
 	s.share404 = mustRender(views.ShareNotFound(views.PageMeta{Title: "Not found · prism", Assets: s.assets, Public: true}))
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
+	s.broker.readOnly = func(id string) bool { return !s.canDecide(id) }
 	if deps.Commits != nil {
 		removeCommit := deps.Commits.OnCommit(s.broker.Publish)
 		removeReplace := deps.Commits.OnReplace(s.broker.Replace)
@@ -240,9 +245,13 @@ func (s *Server) routes() *echo.Echo {
 	add(e.GET(views.RouteLogin, s.handleLoginPage), RouteLogin)
 	add(e.POST(views.RouteLogin, s.handleLogin), RouteLoginPost)
 	add(e.POST(views.RouteLogout, s.handleLogout), RouteLogout)
+	// Approvals: a card's decision form (the API's are below).
+	add(e.POST(views.RouteApproval, s.handleDecide), RouteDecide)
 	add(e.GET("/api/sessions", s.handleAPIList), RouteAPIList)
 	add(e.POST("/api/sessions", s.handleAPIStart), RouteAPIStart)
 	add(e.GET(views.RouteExport, s.handleAPIEvents), RouteAPIEvents)
+	add(e.GET(views.RouteAPIApprovals, s.handleAPIApprovals), RouteAPIApprovals)
+	add(e.POST(views.RouteAPIApproval, s.handleAPIDecide), RouteAPIDecide)
 	add(e.POST("/api/sessions/import", s.handleAPIImport), RouteAPIImport)
 	add(e.GET(routeHealth, func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }), RouteHealth)
 	add(e.GET("/static/highlight.css", s.handleHighlightCSS), RouteHighlightCSS)

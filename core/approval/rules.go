@@ -119,7 +119,7 @@ func (r Rule) match(tool string, args any) (string, bool) {
 	v, ok := lookup(args, r.Field)
 	switch {
 	case !ok && r.Negate:
-		return fmt.Sprintf("%s is absent, so it does not match %s", r.Field, r.re), true
+		return fmt.Sprintf("%s is absent, so it does not match \"%s\"", r.Field, r.re), true
 	case !ok:
 		return "", false
 	}
@@ -128,9 +128,9 @@ func (r Rule) match(tool string, args any) (string, bool) {
 		return "", false
 	}
 	if r.Negate {
-		return fmt.Sprintf("%s does not match %s", r.Field, r.re), true
+		return fmt.Sprintf("%s does not match \"%s\"", r.Field, r.re), true
 	}
-	return fmt.Sprintf("%s matches %s", r.Field, r.re), true
+	return fmt.Sprintf("%s matches \"%s\"", r.Field, r.re), true
 }
 
 // lookup returns the text of the argument at a dotted path.

@@ -80,22 +80,22 @@ func TestRulesMatch(t *testing.T) {
 		{"tool rule", "bash", "bash", `{"command":"ls"}`, true, "bash calls need approval"},
 		{"tool rule, other tool", "bash", "read", `{"file_path":"a"}`, false, ""},
 		{"every tool", "*", "read", `{}`, true, "every call needs approval"},
-		{"match", "bash:command~^rm ", "bash", `{"command":"rm -rf build/"}`, true, "command matches ^rm "},
+		{"match", "bash:command~^rm ", "bash", `{"command":"rm -rf build/"}`, true, `command matches "^rm "`},
 		{"no match", "bash:command~^rm ", "bash", `{"command":"ls -l"}`, false, ""},
-		{"unanchored", "bash:command~rm -rf", "bash", `{"command":"cd x && rm -rf y"}`, true, "command matches rm -rf"},
+		{"unanchored", "bash:command~rm -rf", "bash", `{"command":"cd x && rm -rf y"}`, true, `command matches "rm -rf"`},
 		{"negated, inside", "write:path!~^src/", "write", `{"path":"src/main.go"}`, false, ""},
-		{"negated, outside", "write:path!~^src/", "write", `{"path":"/etc/passwd"}`, true, "path does not match ^src/"},
-		{"negated, absent field", "write:path!~^src/", "write", `{"content":"x"}`, true, "path is absent, so it does not match ^src/"},
+		{"negated, outside", "write:path!~^src/", "write", `{"path":"/etc/passwd"}`, true, `path does not match "^src/"`},
+		{"negated, absent field", "write:path!~^src/", "write", `{"content":"x"}`, true, `path is absent, so it does not match "^src/"`},
 		{"absent field does not match", "bash:command~rm", "bash", `{}`, false, ""},
 		{"unparsable arguments have no fields", "bash:command~rm", "bash", `{"command":"rm`, false, ""},
-		{"number as JSON text", "read:limit~^[0-9]{4,}$", "read", `{"limit":10000}`, true, "limit matches ^[0-9]{4,}$"},
-		{"boolean as JSON text", "grep:multiline~true", "grep", `{"multiline":true}`, true, "multiline matches true"},
-		{"object as compact JSON", `edit:opts~"force":true`, "edit", `{"opts":{"force":true}}`, true, `opts matches "force":true`},
-		{"dotted path", "edit:opts.path~^/", "edit", `{"opts":{"path":"/etc/x"}}`, true, "opts.path matches ^/"},
+		{"number as JSON text", "read:limit~^[0-9]{4,}$", "read", `{"limit":10000}`, true, `limit matches "^[0-9]{4,}$"`},
+		{"boolean as JSON text", "grep:multiline~true", "grep", `{"multiline":true}`, true, `multiline matches "true"`},
+		{"object as compact JSON", `edit:opts~"force":true`, "edit", `{"opts":{"force":true}}`, true, `opts matches ""force":true"`},
+		{"dotted path", "edit:opts.path~^/", "edit", `{"opts":{"path":"/etc/x"}}`, true, `opts.path matches "^/"`},
 		{"dotted path through a non-object", "edit:opts.path~^/", "edit", `{"opts":["/etc/x"]}`, false, ""},
 		{"field names are case-sensitive", "bash:command~rm", "bash", `{"Command":"rm x"}`, false, ""},
-		{"any tool by field", "*:file_path~\\.env$", "read", `{"file_path":"app/.env"}`, true, `file_path matches \.env$`},
-		{"every matching rule is a reason", "bash\nbash:command~^rm ", "bash", `{"command":"rm x"}`, true, "bash calls need approval; command matches ^rm "},
+		{"any tool by field", "*:file_path~\\.env$", "read", `{"file_path":"app/.env"}`, true, `file_path matches "\.env$"`},
+		{"every matching rule is a reason", "bash\nbash:command~^rm ", "bash", `{"command":"rm x"}`, true, `bash calls need approval; command matches "^rm "`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reason, ask := rules(tc.rules).Match(tc.tool, core.ParseArguments(tc.args))
@@ -120,10 +120,10 @@ func TestRulesHook(t *testing.T) {
 		exec       *core.Execution
 		want       core.PreDecision
 	}{
-		{"match asks", core.Allow(), exec, core.Ask("title matches ^secret")},
+		{"match asks", core.Allow(), exec, core.Ask(`title matches "^secret"`)},
 		{"no match keeps downstream", core.Allow(), &core.Execution{Name: "note", Arguments: map[string]any{"title": "plans"}}, core.Allow()},
 		{"deny beats ask", core.Deny("notes are off"), exec, core.Deny("notes are off")},
-		{"a downstream ask keeps its reason", core.Ask("reviewed by policy"), exec, core.Ask("reviewed by policy; title matches ^secret")},
+		{"a downstream ask keeps its reason", core.Ask("reviewed by policy"), exec, core.Ask(`reviewed by policy; title matches "^secret"`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := rs.Hook()(context.Background(), tc.exec, func() (core.PreDecision, error) { return tc.downstream, nil })

@@ -55,6 +55,7 @@ const (
 	APIKey       = "api_key"       // whether an API key is set (never the key)
 	Bash         = "bash"          // whether the bash tool is enabled
 	OwnerToken   = "owner_token"   // whether an owner token is set (never the token)
+	AskRules     = "ask_rules"     // how many ask rules are configured
 )
 
 // MCP servers.
