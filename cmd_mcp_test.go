@@ -12,9 +12,11 @@ import (
 	"prism/mcp/mcptest"
 )
 
-// TestMain lets this test binary also run as the test MCP server.
+// TestMain lets this test binary also run as the test MCP server, and as
+// a prism process (runChildIfAsked).
 func TestMain(m *testing.M) {
 	mcptest.RunIfChild()
+	runChildIfAsked()
 	os.Exit(m.Run())
 }
 
