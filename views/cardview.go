@@ -33,9 +33,9 @@ type CardView struct {
 	// ReadOnly is set where no decision can be taken (a share link, a
 	// session this server does not run): an awaiting card shows its
 	// waiting state without the Approve and Reject buttons.
-	ReadOnly bool
-	InspectURL       string
-	Fallback         string // why a view fell back to generic, for the tooltip
+	ReadOnly   bool
+	InspectURL string
+	Fallback   string // why a view fell back to generic, for the tooltip
 
 	Terminal *TerminalBody
 	Diff     *DiffBody
