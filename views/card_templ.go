@@ -769,7 +769,7 @@ func approvalPanel(a *ApprovalView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "<div class=\"appr-wait\" data-testid=\"approval-waiting\">Waiting for a decision where the session runs.</div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "<div class=\"appr-wait\" data-testid=\"approval-waiting\">Waiting for a person's decision, which is not taken from this page.</div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -533,20 +533,20 @@ func SessionStats(h *SessionHeadView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if h.Summary.Awaiting > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<div class=\"awaiting\"><dt>awaiting</dt><dd data-testid=\"stat-awaiting\"><span class=\"pill appr-awaiting\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<div class=\"awaiting\"><dt>approvals</dt><dd data-testid=\"stat-awaiting\"><span class=\"pill appr-awaiting\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var28 string
-			templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs(awaitingLabel(h.Summary.Awaiting))
+			templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs(Count(int(h.Summary.Awaiting)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/session.templ`, Line: 87, Col: 142}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/session.templ`, Line: 87, Col: 140}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var28))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "</span></dd></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, " waiting</span></dd></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

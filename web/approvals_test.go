@@ -325,7 +325,7 @@ func TestApprovals_Pages(t *testing.T) {
 	if action, _ := card.Find(`[data-testid="approval-form"]`).Attr("action"); action != views.ApprovalURL(id, asked.ID) {
 		t.Errorf("form action = %q", action)
 	}
-	if got := d.Find(`[data-testid="stat-awaiting"]`).Text(); !strings.Contains(got, "awaiting approval") {
+	if got := d.Find(`[data-testid="stat-awaiting"]`).Text(); got != "1 waiting" {
 		t.Errorf("header awaiting stat = %q", got)
 	}
 	_, list := a.get(t, "/")
