@@ -28,6 +28,7 @@ const (
 	RouteApproval     = "/sessions/:id/approvals/:approvalId"
 	RouteAPIApprovals = "/api/approvals"
 	RouteAPIApproval  = "/api/sessions/:id/approvals/:approvalId"
+	RouteAPIPolicy    = "/api/sessions/:id/approval-policy"
 )
 
 // HomeURL is the session list, filtered by query when it is not empty.
@@ -78,6 +79,11 @@ func APIApprovalsURL() string { return RouteAPIApprovals }
 // APIApprovalURL is where a JSON decision on one approval is posted.
 func APIApprovalURL(sessionID, approvalID string) string {
 	return "/api/sessions/" + url.PathEscape(sessionID) + "/approvals/" + url.PathEscape(approvalID)
+}
+
+// APIPolicyURL is where a session's approval policy is set.
+func APIPolicyURL(sessionID string) string {
+	return "/api/sessions/" + url.PathEscape(sessionID) + "/approval-policy"
 }
 
 // ExportURL is a session's log as JSONL.

@@ -117,6 +117,31 @@ func (s *Server) handleDecide(c echo.Context) error {
 	return nil
 }
 
+// handleAPIPolicy handles POST /api/sessions/:id/approval-policy
+// {policy: "ask"|"never"}: the policy of a session this server runs, from
+// its next ask on.
+func (s *Server) handleAPIPolicy(c echo.Context) error {
+	id, err := param(c, "id")
+	if err != nil {
+		return err
+	}
+	if s.deps.Approvals == nil {
+		return core.Errorf(core.CodeUnavailable, "approvals are not decided on this server: no agent runs here")
+	}
+	var req struct {
+		Policy string `json:"policy"`
+	}
+	dec := json.NewDecoder(io.LimitReader(c.Request().Body, 4<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return core.Errorf(core.CodeInvalid, `body must be {"policy": "ask"|"never"}: %v`, err)
+	}
+	if err := s.deps.Approvals.SetPolicy(c.Request().Context(), id, req.Policy); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]string{"sessionId": id, "policy": req.Policy})
+}
+
 func decidedNotice(d approval.Decided) string {
 	if d.Outcome == core.ApprovalAllowedOnce {
 		return "Approved: the call runs."

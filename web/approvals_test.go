@@ -410,3 +410,56 @@ func TestApprovals_TimeoutAndCancel(t *testing.T) {
 		t.Errorf("decision after the cancel = %d %s", res.StatusCode, body)
 	}
 }
+
+// TestAPI_ApprovalPolicy: a running session's policy set to never rejects
+// its next ask without asking, as dsh's approval/policy does; the call
+// already waiting keeps waiting. Bad policies and sessions not run here
+// are refused.
+func TestAPI_ApprovalPolicy(t *testing.T) {
+	steps := []model.Step{
+		{Calls: []model.ScriptCall{{ID: "c1", Name: "note", Arguments: `{"title":"Plan A"}`}}},
+		{Calls: []model.ScriptCall{{ID: "c2", Name: "note", Arguments: `{"title":"Plan B"}`}}},
+		{Text: "Done."},
+	}
+	a := newApprovalEnv(t, approval.Config{}, steps)
+	id, first := a.start(t)
+	for _, tc := range []struct {
+		path, body string
+		status     int
+		msg        string
+	}{
+		{views.APIPolicyURL(id), `{"policy":"sometimes"}`, 400, `approval policy must be "ask" or "never", got "sometimes"`},
+		{views.APIPolicyURL(id), `{"mode":"never"}`, 400, `unknown field "mode"`},
+		{views.APIPolicyURL("ghost"), `{"policy":"never"}`, 404, "ghost"},
+	} {
+		res, body := a.post(t, tc.path, "application/json", tc.body)
+		if e := decodeJSON[apiError](t, body); res.StatusCode != tc.status || !strings.Contains(e.Error, tc.msg) {
+			t.Errorf("POST %s %s = %d %s, want %d %q", tc.path, tc.body, res.StatusCode, body, tc.status, tc.msg)
+		}
+	}
+	if res, body := a.post(t, views.APIPolicyURL(id), "application/json", `{"policy":"never"}`); res.StatusCode != 200 {
+		t.Fatalf("set never = %d %s", res.StatusCode, body)
+	}
+	if p := a.svc.Pending(); len(p) != 1 || p[0].ID != first.ID {
+		t.Errorf("the waiting call stopped waiting: %+v", p)
+	}
+	if res, body := a.post(t, views.APIApprovalURL(id, first.ID), "application/json", `{"decision":"approve"}`); res.StatusCode != 200 {
+		t.Fatalf("approve = %d %s", res.StatusCode, body)
+	}
+	a.waitEnd(t)
+	l, err := a.store.LoadSession(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outcomes []string
+	for _, e := range l.Events {
+		if e.Type == core.EventApprovalDecided {
+			var d core.ApprovalDecided
+			_ = json.Unmarshal(e.Data, &d)
+			outcomes = append(outcomes, string(d.Outcome)+" "+d.Reason)
+		}
+	}
+	if want := []string{"allowed-once ", "rejected " + approval.ReasonPolicyNever}; strings.Join(outcomes, "|") != strings.Join(want, "|") {
+		t.Errorf("decisions = %q, want %q", outcomes, want)
+	}
+}

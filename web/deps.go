@@ -95,6 +95,9 @@ type Approvals interface {
 	// *approval.AlreadyDecidedError, one never seen waiting a
 	// core.CodeNotFound error.
 	Decide(ctx context.Context, sessionID, approvalID string, d approval.Decision) (approval.Decided, error)
+	// SetPolicy sets a running session's approval policy: "ask" or
+	// "never" (later asks are rejected without asking).
+	SetPolicy(ctx context.Context, sessionID, policy string) error
 }
 
 // StartRequest is what starts a session.

@@ -64,6 +64,7 @@ const (
 	RouteDecide       = "approval-decide"
 	RouteAPIApprovals = "api-approvals"
 	RouteAPIDecide    = "api-approval-decide"
+	RouteAPIPolicy    = "api-approval-policy"
 )
 
 // routeHealth is the liveness probe's path (no page links it).
@@ -252,6 +253,7 @@ func (s *Server) routes() *echo.Echo {
 	add(e.GET(views.RouteExport, s.handleAPIEvents), RouteAPIEvents)
 	add(e.GET(views.RouteAPIApprovals, s.handleAPIApprovals), RouteAPIApprovals)
 	add(e.POST(views.RouteAPIApproval, s.handleAPIDecide), RouteAPIDecide)
+	add(e.POST(views.RouteAPIPolicy, s.handleAPIPolicy), RouteAPIPolicy)
 	add(e.POST("/api/sessions/import", s.handleAPIImport), RouteAPIImport)
 	add(e.GET(routeHealth, func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }), RouteHealth)
 	add(e.GET("/static/highlight.css", s.handleHighlightCSS), RouteHighlightCSS)

@@ -35,6 +35,7 @@ func TestURLsReachTheirRoutes(t *testing.T) {
 			{http.MethodPost, views.ApprovalURL(id, id+"/ap"), views.RouteApproval, map[string]string{"id": id, "approvalId": id + "/ap"}},
 			{http.MethodGet, views.APIApprovalsURL(), views.RouteAPIApprovals, nil},
 			{http.MethodPost, views.APIApprovalURL(id, id+"/ap"), views.RouteAPIApproval, map[string]string{"id": id, "approvalId": id + "/ap"}},
+			{http.MethodPost, views.APIPolicyURL(id), views.RouteAPIPolicy, map[string]string{"id": id}},
 		} {
 			u, err := url.Parse(tc.url)
 			if err != nil {

@@ -360,6 +360,25 @@ func (s *Service) Pending() []Pending {
 	return out
 }
 
+// SetPolicy appends approval/policy to a running session: from then on its
+// asks wait for a person (ask) or are rejected without asking (never).
+// Approvals already waiting keep waiting: the policy is read when a call
+// asks, as dsh does.
+func (s *Service) SetPolicy(ctx context.Context, sessionID, policy string) error {
+	if policy != core.ApprovalPolicyAsk && policy != core.ApprovalPolicyNever {
+		return core.Errorf(core.CodeInvalid, "approval policy must be %q or %q, got %q", core.ApprovalPolicyAsk, core.ApprovalPolicyNever, policy)
+	}
+	sess, err := s.cfg.Sessions.Session(sessionID)
+	if err != nil {
+		return err
+	}
+	if _, err := sess.Append(ctx, core.EventApprovalPolicy, core.ApprovalPolicyData{Policy: policy}, core.AppendOptions{}); err != nil {
+		return fmt.Errorf("approval policy of session %s: %w", sessionID, err)
+	}
+	s.log.Info("approval policy set", logkey.SessionID, sessionID, logkey.Policy, policy)
+	return nil
+}
+
 // Close stops taking decisions: every pending approval, and every later
 // ask, is answered unavailable (dsh: no approval channel is available).
 func (s *Service) Close() {

@@ -17,6 +17,7 @@ const (
 	Type      = "type"       // an event type
 	Approval  = "approval"   // an approval's id
 	By        = "by"         // who decided an approval
+	Policy    = "policy"     // a session's approval policy
 )
 
 // Outcomes and counts.
