@@ -133,3 +133,29 @@ func TestRulesHook(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseRule: any text either parses into a rule that writes itself
+// back (String) to the same rule, or is refused with the rule named; a
+// parsed rule matches any arguments without panicking.
+func FuzzParseRule(f *testing.F) {
+	for _, s := range []string{"bash", "*", "bash:command~^rm ", "write:file_path!~^src/", "edit:opts.path~^/", "a:b!~", ":x~y", "bash:~", "x:y~(", "t:f~a~b", "t:f!!~x", " \tbash:c~x "} {
+		f.Add(s, `{"command":"rm -rf /","opts":{"path":"/etc"}}`)
+	}
+	f.Fuzz(func(t *testing.T, text, args string) {
+		r, err := approval.ParseRule(text)
+		if err != nil {
+			if !strings.Contains(err.Error(), "ask rule") {
+				t.Fatalf("error %q does not name the rule", err)
+			}
+			return
+		}
+		again, err := approval.ParseRule(r.String())
+		if err != nil {
+			t.Fatalf("%q parsed as %q, which does not parse: %v", text, r.String(), err)
+		}
+		if again.String() != r.String() || again.Tool != r.Tool || again.Field != r.Field || again.Negate != r.Negate || again.Pattern() != r.Pattern() {
+			t.Fatalf("%q → %q → %q", text, r.String(), again.String())
+		}
+		approval.Rules{r}.Match(r.Tool, core.ParseArguments(args))
+	})
+}
