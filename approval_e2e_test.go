@@ -7,15 +7,12 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"prism/backend"
 	"prism/core"
-	"prism/core/agent"
 	"prism/core/approval"
 	"prism/web"
 )
@@ -32,54 +29,32 @@ func TestApprovalTwoBrowsers(t *testing.T) {
 		t.Fatalf("the browser test needs %s (apt-get install chromium; .ci/run installs it): %v", chromium, err)
 	}
 	ctx := t.Context()
-	log := quietLog()
-	store, feed := openTestStore(t, log)
-	release := make(chan struct{})
-	reg, err := backend.Presenters(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.MustRegister(gateTool(release))
-	rules, err := approval.ParseTools("gate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.UsePreExecute(rules.Hook())
-	runner, err := agent.NewRunner(agent.RunnerConfig{Store: store, Tools: reg, Models: gateModels{},
-		WorkspaceRoot: t.TempDir(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := approval.NewService(approval.Config{Sessions: runner, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.SetApprover(svc)
-	srv := web.New(web.Deps{Sessions: backend.Source{Store: store}, Commits: feed, Runner: webRunner{runner},
-		Approvals: svc, Presenter: reg, Logger: log})
-	ts := httptest.NewServer(srv.Handler())
-	var releaseOnce sync.Once
-	t.Cleanup(func() {
-		releaseOnce.Do(func() { close(release) })
-		ts.Close()
-		srv.Close()
-		runner.Close()
-		svc.Close()
-	})
-
 	asked := make(chan core.Event, 1)
-	remove := feed.OnCommit(func(_ string, events []core.Event) {
-		for _, e := range events {
-			if e.Type == core.EventApprovalAsked {
-				asked <- e
-			}
+	g := startGateSession(t, func(d *web.Deps) {
+		reg := d.Presenter.(*core.Registry)
+		rules, err := approval.ParseTools("gate")
+		if err != nil {
+			t.Fatal(err)
 		}
+		reg.UsePreExecute(rules.Hook())
+		svc, err := approval.NewService(approval.Config{Sessions: d.Runner.(webRunner).r, Logger: quietLog()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(svc.Close)
+		reg.SetApprover(svc)
+		d.Approvals = svc
+		t.Cleanup(d.Commits.OnCommit(func(_ string, events []core.Event) {
+			for _, e := range events {
+				if e.Type == core.EventApprovalAsked {
+					asked <- e
+				}
+			}
+		}))
 	})
-	defer remove()
-	id, err := runner.Start(ctx, agent.StartRequest{Prompt: "Open the north gate."})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, id := g.store, g.id
+	ts := httptest.NewServer(g.srv.Handler())
+	t.Cleanup(ts.Close)
 	select {
 	case <-asked:
 	case <-time.After(20 * time.Second):
@@ -155,7 +130,7 @@ func TestApprovalTwoBrowsers(t *testing.T) {
 		t.Errorf("B's notice = %q, want it to start %q", msg, want)
 	}
 
-	releaseOnce.Do(func() { close(release) })
+	g.release()
 	for name, bctx := range map[string]context.Context{"A": a, "B": b} {
 		if err := chromedp.Do(bctx, chromedp.WaitReady(chromedp.CSS(card+`[data-state="ok"] [data-testid="approval-decision"]`))); err != nil {
 			t.Fatalf("%s never saw the card complete: %v", name, err)

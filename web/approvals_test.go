@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"prism/backend"
 	"prism/core"
 	"prism/core/agent"
+	"prism/core/agent/agenttest"
 	"prism/core/approval"
 	"prism/core/coretest"
 	"prism/core/model"
@@ -37,14 +37,6 @@ func (a agentRunner) Owns(id string) bool {
 	_, err := a.r.Status(id)
 	return err == nil
 }
-
-type scriptModels struct{ steps []model.Step }
-
-func (s scriptModels) New(string) (model.Model, error) {
-	return model.NewScripted(model.ScriptedConfig{Script: model.Script{Steps: s.steps}}), nil
-}
-
-func (scriptModels) Default() string { return "scripted" }
 
 // planSteps is a session whose one call, a note titled "Plan", asks.
 var planSteps = []model.Step{
@@ -74,7 +66,7 @@ func newApprovalEnv(t *testing.T, cfg approval.Config, steps []model.Step) *appr
 	reg.UsePreExecute(rules.Hook())
 	a.env = newEnv(t, func(d *web.Deps) {
 		store := d.Sessions.(backend.Source).Store
-		a.runner, err = agent.NewRunner(agent.RunnerConfig{Store: store, Tools: reg, Models: scriptModels{steps},
+		a.runner, err = agent.NewRunner(agent.RunnerConfig{Store: store, Tools: reg, Models: agenttest.Script(steps...),
 			WorkspaceRoot: t.TempDir(), Logger: testLogger()})
 		if err != nil {
 			t.Fatal(err)
@@ -128,23 +120,6 @@ func (a *approvalEnv) waitEnd(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the turn did not end within 10s")
 	}
-}
-
-// post sends a POST with a body of contentType; hdr are header pairs.
-func (e *env) post(t testing.TB, path, contentType, body string, hdr ...string) (*http.Response, string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, e.base()+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", contentType)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	res, err := e.client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res, string(b)
 }
 
 type apiError struct{ Error, Code string }

@@ -14,19 +14,11 @@ import (
 
 	"prism/core"
 	"prism/core/agent"
+	"prism/core/agent/agenttest"
 	"prism/core/approval"
 	"prism/core/model"
 	"prism/core/tools"
 )
-
-// scripted serves a fresh scripted model per session.
-type scripted struct{ steps []model.Step }
-
-func (s scripted) New(string) (model.Model, error) {
-	return model.NewScripted(model.ScriptedConfig{Script: model.Script{Steps: s.steps}}), nil
-}
-
-func (scripted) Default() string { return "scripted" }
 
 // noteSteps is a session that calls note once, then answers.
 var noteSteps = []model.Step{
@@ -52,7 +44,7 @@ func newRig(t *testing.T, cfg approval.Config, steps []model.Step) *rig {
 	}
 	reg.UsePreExecute(rules.Hook())
 	r := &rig{events: make(chan core.Event, 1024)}
-	r.runner, err = agent.NewRunner(agent.RunnerConfig{Tools: reg, Models: scripted{steps}, WorkspaceRoot: t.TempDir(), Logger: slog.New(slog.DiscardHandler),
+	r.runner, err = agent.NewRunner(agent.RunnerConfig{Tools: reg, Models: agenttest.Script(steps...), WorkspaceRoot: t.TempDir(), Logger: slog.New(slog.DiscardHandler),
 		OnEvent: func(_ string, e core.Event) { r.events <- e }})
 	if err != nil {
 		t.Fatal(err)
