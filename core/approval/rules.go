@@ -136,7 +136,9 @@ func (r Rule) match(tool string, args any) (string, bool) {
 // lookup returns the text of the argument at a dotted path.
 func lookup(args any, path string) (string, bool) {
 	v := args
-	for _, key := range strings.Split(path, ".") {
+	for rest, more := path, true; more; {
+		var key string
+		key, rest, more = strings.Cut(rest, ".")
 		m, ok := v.(map[string]any)
 		if !ok {
 			return "", false

@@ -159,3 +159,20 @@ func FuzzParseRule(f *testing.F) {
 		approval.Rules{r}.Match(r.Tool, core.ParseArguments(args))
 	})
 }
+
+// BenchmarkRulesMatch is the cost the ask rules add to every call: three
+// tool rules and three argument patterns against a bash call that matches
+// none.
+func BenchmarkRulesMatch(b *testing.B) {
+	rs, err := approval.ParseLines("write\nedit\nweb_fetch\nbash:command~^rm \nbash:command~(^|[;&|] *)sudo \nwrite:file_path!~^src/")
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := core.ParseArguments(`{"command":"go test ./... && git status --short","description":"Run the tests"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ask := rs.Match("bash", args); ask {
+			b.Fatal("asked")
+		}
+	}
+}
