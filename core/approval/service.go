@@ -80,7 +80,8 @@ type Decision struct {
 type Decided struct {
 	core.ApprovalDecided
 	SessionID string `json:"sessionId"`
-	// At is when the decision was taken (epoch ms).
+	// At is the time of its approval/decided event (epoch ms); until that
+	// is appended, when the decision was taken.
 	At int64 `json:"at"`
 }
 
@@ -239,7 +240,16 @@ func (s *Service) Approve(ctx context.Context, req core.ApprovalRequest) (core.A
 	s.wait(ctx, k, w)
 
 	d := w.d
-	_, err = sess.Append(lctx, core.EventApprovalDecided, d.ApprovalDecided, core.AppendOptions{})
+	e, err := sess.Append(lctx, core.EventApprovalDecided, d.ApprovalDecided, core.AppendOptions{})
+	if err == nil {
+		// The decision's time is its event's, as the log will tell it.
+		s.mu.Lock()
+		w.d.At = e.Time
+		if _, ok := s.decided[k]; ok {
+			s.decided[k] = w.d
+		}
+		s.mu.Unlock()
+	}
 	w.logErr = err
 	close(w.logged)
 	if err != nil {
@@ -330,7 +340,7 @@ func (s *Service) Decide(ctx context.Context, sessionID, approvalID string, d De
 	select {
 	case <-w.logged:
 	case <-ctx.Done():
-		return w.d, ctx.Err()
+		return Decided{}, fmt.Errorf("approval %s: the decision was taken; its logging was not awaited: %w", approvalID, ctx.Err())
 	}
 	if w.logErr != nil {
 		return w.d, fmt.Errorf("approval %s: the decision was taken but not logged: %w", approvalID, w.logErr)
