@@ -81,6 +81,13 @@ func TestApprovalCard(t *testing.T) {
 	if ro.Find(`[data-testid="approval-reason"]`).Length() != 1 {
 		t.Error("the read-only card lost the reason")
 	}
+	// Share links and saved files never decide, whoever runs the session.
+	tl.SetReadOnly(false)
+	for name, l := range map[string]views.Links{"share": views.ShareLinks("tok"), "offline": views.OfflineLinks()} {
+		if n := cardDoc(t, tl, views.NewR(tl, l)).Find("form").Length(); n != 0 {
+			t.Errorf("%s card has %d forms", name, n)
+		}
+	}
 	// The flag is the card component's: R decides, whatever the timeline.
 	if n := cardDoc(t, tl, views.R{SessionID: "s1", ReadOnly: true}).Find("form").Length(); n != 0 {
 		t.Errorf("R.ReadOnly card has %d forms", n)

@@ -111,7 +111,6 @@ func (t *Timeline) Header() core.SessionHeader { return t.header }
 // cards show that they wait, without Approve and Reject).
 func (t *Timeline) SetReadOnly(ro bool) { t.readOnly = ro }
 
-
 // LastSeq returns the seq of the last applied event, or -1.
 func (t *Timeline) LastSeq() int64 { return t.lastSeq }
 

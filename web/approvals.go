@@ -223,8 +223,9 @@ func (s *Server) decidedInLog(ctx context.Context, id, approvalID string) error 
 // the tab keeps in sessionStorage.
 var tabID = regexp.MustCompile(`^[a-z0-9]{8}$`)
 
-// decider names who decides, as honestly as the request allows: the
-// authenticated person when Deps.Identity knows them, the browser tab (its
+// decider names who decides, as honestly as the request allows: the owner
+// when the request carries the owner's token or login (Deps.Owner), the
+// browser tab (its
 // Prism-Tab id, kept per tab) or API client, and the client's software and
 // address as the connection shows them — nothing a client could not claim
 // otherwise, so it is a description, not a proof.
@@ -242,10 +243,8 @@ func (s *Server) decider(r *http.Request, api bool) string {
 	default:
 		who = "a browser (" + where + ")"
 	}
-	if s.deps.Identity != nil {
-		if id := strings.TrimSpace(s.deps.Identity(r)); id != "" {
-			return id + ", " + who
-		}
+	if s.deps.Owner != nil && s.deps.Owner.Check(r) {
+		return "the owner, " + who
 	}
 	return who
 }

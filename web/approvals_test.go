@@ -14,10 +14,12 @@ import (
 	"prism/core/agent"
 	"prism/core/agent/agenttest"
 	"prism/core/approval"
+	"prism/core/redact"
 	"prism/core/coretest"
 	"prism/core/model"
 	"prism/views"
 	"prism/web"
+	"prism/web/ownerauth"
 )
 
 // agentRunner adapts *agent.Runner to web.Runner and web.SessionOwner.
@@ -55,7 +57,7 @@ type approvalEnv struct {
 	ended  chan string     // sessions whose turn/end committed
 }
 
-func newApprovalEnv(t *testing.T, cfg approval.Config, steps []model.Step) *approvalEnv {
+func newApprovalEnv(t *testing.T, cfg approval.Config, steps []model.Step, more ...func(*web.Deps)) *approvalEnv {
 	t.Helper()
 	a := &approvalEnv{asked: make(chan core.Event, 16), ended: make(chan string, 16)}
 	reg := presenters(t)
@@ -77,6 +79,9 @@ func newApprovalEnv(t *testing.T, cfg approval.Config, steps []model.Step) *appr
 		}
 		reg.SetApprover(a.svc)
 		d.Runner, d.Approvals = agentRunner{a.runner}, a.svc
+		for _, m := range more {
+			m(d)
+		}
 	})
 	t.Cleanup(func() { a.runner.Close(); a.svc.Close() })
 	remove := a.feed.OnCommit(func(id string, events []core.Event) {
@@ -437,4 +442,62 @@ func TestAPI_ApprovalPolicy(t *testing.T) {
 	if want := []string{"allowed-once ", "rejected " + approval.ReasonPolicyNever}; strings.Join(outcomes, "|") != strings.Join(want, "|") {
 		t.Errorf("decisions = %q, want %q", outcomes, want)
 	}
+}
+
+// TestApprovals_OwnerAndShares: with an owner token the decision routes
+// want the owner (like every write route) and record "the owner"; a share
+// link of the waiting session shows the card awaiting, without its form,
+// on its page and in its stream.
+func TestApprovals_OwnerAndShares(t *testing.T) {
+	guard, err := ownerauth.New(ownerToken, ownerauth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newApprovalEnv(t, approval.Config{}, planSteps, func(d *web.Deps) {
+		r, err := redact.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Shares, d.Redactor, d.Owner = d.Sessions.(backend.Source).Store, r, guard
+	})
+	id, asked := a.start(t)
+	bearer := []string{"Authorization", "Bearer " + ownerToken}
+
+	_, sharePath := a.share(t, id, `{}`, bearer...)
+	status, page := a.raw(t, http.MethodGet, sharePath)
+	card := doc(t, page).Find(`[data-call-id="c1"]`)
+	if st, _ := card.Attr("data-state"); status != 200 || st != "awaiting" {
+		t.Fatalf("share page: %d, card state %q", status, st)
+	}
+	if card.Find("form, [data-testid=approve]").Length() != 0 || card.Find(`[data-testid="approval-waiting"]`).Length() != 1 {
+		t.Errorf("the share page offers a decision: %s", card.Find(`[data-testid="approval"]`).Text())
+	}
+	// The owner's page of the same session offers it.
+	_, owner := a.get(t, views.SessionURL(id), bearer...)
+	if doc(t, owner).Find(`[data-call-id="c1"] [data-testid="approval-form"]`).Length() != 1 {
+		t.Error("the owner's page offers no decision")
+	}
+	// The share link's stream renders the live card read-only too.
+	s := a.stream(t, sharePath+"/stream?after=0")
+	evs := s.until(t, func(ev sseEvent) bool {
+		return strings.Contains(ev.Elements(), `data-call-id="c1" data-state="awaiting"`)
+	})
+	for _, ev := range evs {
+		if strings.Contains(ev.Elements(), "approval-form") {
+			t.Errorf("the share stream sent a decision form: %s", ev.Elements())
+		}
+	}
+
+	u := views.APIApprovalURL(id, asked.ID)
+	if res, body := a.post(t, u, "application/json", `{"decision":"approve"}`); res.StatusCode != 401 {
+		t.Errorf("decision without the owner = %d %s", res.StatusCode, body)
+	}
+	if res, body := a.post(t, u, "application/json", `{"decision":"approve"}`, "Authorization", "Bearer wrong-token-0123456789"); res.StatusCode != 401 {
+		t.Errorf("decision with a wrong token = %d %s", res.StatusCode, body)
+	}
+	res, body := a.post(t, u, "application/json", `{"decision":"approve"}`, bearer...)
+	if d := decodeJSON[approval.Decided](t, body); res.StatusCode != 200 || !strings.HasPrefix(d.By, "the owner, an API client (") {
+		t.Errorf("owner's decision = %d %s", res.StatusCode, body)
+	}
+	a.waitEnd(t)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"prism/core"
@@ -149,10 +148,6 @@ type Deps struct {
 	// the approvals API) for the sessions the Runner owns; without it
 	// awaiting cards are read-only and decisions answer 503.
 	Approvals Approvals
-	// Identity names the authenticated person making a request ("" when
-	// unknown); an approval's decider is recorded with it, or else as the
-	// client the request came from. Nil: nobody is known.
-	Identity func(r *http.Request) string
 	Logger   *slog.Logger
 	Tuning   Tuning
 	// AllowedHosts are Host names (any port) or host:port values the
