@@ -48,7 +48,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		store.Close()
 		return web.Deps{}, nil, err
 	}
-	runner, closeRunner, err := cfg.agent.newAgentRunner(store, log, mcpTools...)
+	runner, approvals, closeRunner, err := cfg.agent.newAgentRunner(store, log, mcpTools...)
 	if err != nil {
 		closeMCP()
 		store.Close()
@@ -90,6 +90,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Commits:   feed,
 		Importer:  backend.Importer{Store: store},
 		Runner:    runner,
+		Approvals: approvals,
 		Presenter: presenter,
 		Shares:    store,
 

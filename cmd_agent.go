@@ -8,9 +8,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"prism/core"
 	"prism/core/agent"
+	"prism/core/approval"
 	"prism/core/logkey"
 	"prism/core/model"
 	"prism/core/tools"
@@ -27,8 +29,27 @@ type agentFlags struct {
 	roots     string
 	allowBash bool
 	maxSteps  int
+	// Approvals: the tools and argument patterns whose calls ask a
+	// person, how long a call waits, and the sessions' default policy.
+	ask             listFlag
+	askRules        listFlag
+	approvalTimeout string // a duration; "" or 0 = no limit
+	approvalPolicy  string
 	// demoPacing overrides the scripted demo's pacing (tests: no delay).
 	demoPacing *model.Pacing
+}
+
+// listFlag is a repeatable string flag.
+type listFlag struct {
+	values []string
+	set    bool
+}
+
+func (l *listFlag) String() string { return strings.Join(l.values, ", ") }
+
+func (l *listFlag) Set(v string) error {
+	l.values, l.set = append(l.values, v), true
+	return nil
 }
 
 // addAgentFlags registers the runner's flags on fs:
@@ -38,6 +59,10 @@ type agentFlags struct {
 //	--workspace DIR     PRISM_WORKSPACE default workspace of sessions on a real model
 //	--allow-bash        PRISM_ALLOW_BASH=1 registers the bash tool
 //	--max-steps N       PRISM_MAX_STEPS  steps per turn before the guard stops it
+//	--ask TOOLS         PRISM_ASK        calls of these tools wait for a person's approval
+//	--ask-rule RULE     PRISM_ASK_RULES  calls whose arguments match wait too (repeatable; env: one per line)
+//	--approval-timeout  PRISM_APPROVAL_TIMEOUT  how long a call waits (default: no limit)
+//	--approval-policy   PRISM_APPROVAL_POLICY   ask (default) or never: reject what would ask
 //
 // and PRISM_API_KEY (or DEEPSEEK_API_KEY) supplies the key.
 func addAgentFlags(fs *flag.FlagSet) *agentFlags {
@@ -54,7 +79,59 @@ func addAgentFlags(fs *flag.FlagSet) *agentFlags {
 		"register the bash tool: commands run with the server's authority (env PRISM_ALLOW_BASH=1)")
 	fs.IntVar(&f.maxSteps, "max-steps", envInt("PRISM_MAX_STEPS", agent.DefaultMaxSteps),
 		"model steps one turn may take before it is stopped (env PRISM_MAX_STEPS)")
+	fs.Var(&f.ask, "ask",
+		`comma-separated tools whose every call waits for a person's approval in the browser, e.g. write,edit,bash ("*": every tool); repeatable (env PRISM_ASK)`)
+	fs.Var(&f.askRules, "ask-rule",
+		`a call whose argument matches waits for approval: TOOL:FIELD~REGEXP, or TOOL:FIELD!~REGEXP to ask when it does not match, e.g. 'bash:command~^rm ' or 'write:file_path!~^src/'; repeatable (env PRISM_ASK_RULES, one rule per line)`)
+	fs.StringVar(&f.approvalTimeout, "approval-timeout", os.Getenv("PRISM_APPROVAL_TIMEOUT"),
+		"how long a call waits for approval before it is cancelled, e.g. 10m; 0 = until decided or the turn is cancelled (env PRISM_APPROVAL_TIMEOUT)")
+	fs.StringVar(&f.approvalPolicy, "approval-policy", envOr("PRISM_APPROVAL_POLICY", core.ApprovalPolicyAsk),
+		`approval policy of sessions without their own approval/policy event: "ask" a person, or "never" (reject every call that would ask) (env PRISM_APPROVAL_POLICY)`)
 	return f
+}
+
+// timeout returns --approval-timeout (0 = no limit).
+func (f *agentFlags) timeout() (time.Duration, error) {
+	if strings.TrimSpace(f.approvalTimeout) == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(f.approvalTimeout))
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("--approval-timeout (PRISM_APPROVAL_TIMEOUT) %q: want a duration such as 90s or 10m, or 0 for no limit", f.approvalTimeout)
+	}
+	return d, nil
+}
+
+// rules returns the ask rules: --ask's tools, then --ask-rule's rules
+// (PRISM_ASK and PRISM_ASK_RULES when the flags are not given).
+func (f *agentFlags) rules() (approval.Rules, error) {
+	tools := f.ask.values
+	if !f.ask.set {
+		tools = []string{os.Getenv("PRISM_ASK")}
+	}
+	var rs approval.Rules
+	for _, list := range tools {
+		r, err := approval.ParseTools(list)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, r...)
+	}
+	if !f.askRules.set {
+		r, err := approval.ParseLines(os.Getenv("PRISM_ASK_RULES"))
+		if err != nil {
+			return nil, fmt.Errorf("PRISM_ASK_RULES: %w", err)
+		}
+		return append(rs, r...), nil
+	}
+	for _, line := range f.askRules.values {
+		r, err := approval.ParseRule(line)
+		if err != nil {
+			return nil, fmt.Errorf("--ask-rule: %w", err)
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
 }
 
 // apiKey returns the configured API key: PRISM_API_KEY, else DEEPSEEK_API_KEY.
@@ -80,6 +157,16 @@ func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID 
 	if err := reg.Register(append(builtins, extra...)...); err != nil {
 		return agent.RunnerConfig{}, fmt.Errorf("agent tools: %w", err)
 	}
+	rules, err := f.rules()
+	if err != nil {
+		return agent.RunnerConfig{}, err
+	}
+	if len(rules) > 0 {
+		reg.UsePreExecute(rules.Hook())
+	}
+	if _, err := f.timeout(); err != nil {
+		return agent.RunnerConfig{}, err
+	}
 	key := apiKey()
 	catalog := model.NewCatalog(model.CatalogConfig{
 		OpenAI:     model.OpenAIConfig{BaseURL: f.baseURL, APIKey: key, Logger: logger},
@@ -94,7 +181,7 @@ func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID 
 		return agent.RunnerConfig{}, fmt.Errorf("--max-steps must be positive, got %d", f.maxSteps)
 	}
 	logger.Info("agent runner", logkey.DefaultModel, catalog.Default(), logkey.BaseURL, model.RedactURL(f.baseURL),
-		logkey.APIKey, key != "", logkey.Bash, f.allowBash, logkey.Workspace, f.workspace)
+		logkey.APIKey, key != "", logkey.Bash, f.allowBash, logkey.Workspace, f.workspace, logkey.AskRules, len(rules))
 	return agent.RunnerConfig{
 		Store:             store,
 		Tools:             reg,
@@ -137,20 +224,29 @@ func envInt(key string, def int) int {
 	return def
 }
 
-// newAgentRunner builds the agent runner over store from the parsed flags
-// and adapts it to web.Runner. The returned func closes the runner
-// (cancelling running turns and waiting for them); call it on shutdown,
+// newAgentRunner builds the agent runner over store from the parsed flags,
+// adapted to web.Runner, and the approval service its calls ask (installed
+// as the registry's approver). The returned func closes the runner
+// (cancelling running turns, so waiting approvals are cancelled, and
+// waiting for them), then the approval service; call it on shutdown,
 // before closing the store.
-func (f *agentFlags) newAgentRunner(store core.EventStore, logger *slog.Logger, extra ...*core.Tool) (web.Runner, func(), error) {
+func (f *agentFlags) newAgentRunner(store core.EventStore, logger *slog.Logger, extra ...*core.Tool) (web.Runner, *approval.Service, func(), error) {
 	cfg, err := f.runnerConfig(store, nil, logger, extra...)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	r, err := agent.NewRunner(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return webRunner{r}, func() { _ = r.Close() }, nil
+	timeout, _ := f.timeout() // checked by runnerConfig
+	svc, err := approval.NewService(approval.Config{Sessions: r, Timeout: timeout, Policy: f.approvalPolicy, Logger: logger})
+	if err != nil {
+		_ = r.Close()
+		return nil, nil, nil, fmt.Errorf("--approval-policy (PRISM_APPROVAL_POLICY): %w", err)
+	}
+	cfg.Tools.SetApprover(svc)
+	return webRunner{r}, svc, func() { _ = r.Close(); svc.Close() }, nil
 }
 
 // webRunner adapts *agent.Runner to the runner web consumes.

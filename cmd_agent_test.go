@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,7 +93,7 @@ func TestAgentRunnerOverStore(t *testing.T) {
 	store, feed := openTestStore(t, slog.New(slog.DiscardHandler))
 	f := parseAgentFlags(t)
 	f.demoPacing = &model.Pacing{}
-	r, closeRunner, err := f.newAgentRunner(store, slog.New(slog.DiscardHandler))
+	r, _, closeRunner, err := f.newAgentRunner(store, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,4 +129,101 @@ func TestAgentRunnerOverStore(t *testing.T) {
 	if err := core.CheckRelations(evs); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestApprovalFlags: --ask, --ask-rule and their environment variables
+// become the registry's ask rules (flags win over the environment); bad
+// rules, timeouts and policies stop startup naming what is wrong.
+func TestApprovalFlags(t *testing.T) {
+	logger := slog.New(slog.DiscardHandler)
+	for _, tc := range []struct {
+		name     string
+		env      map[string]string
+		args     []string
+		asks     map[string]string // tool → raw arguments that must ask
+		nope     map[string]string // tool → raw arguments that must not
+		err      string
+		policy   string
+		deadline time.Duration
+	}{
+		{name: "none", nope: map[string]string{"write": `{"file_path":"x"}`, "bash": `{"command":"rm -rf /"}`}},
+		{name: "tools", args: []string{"--ask", "write, edit", "--ask", "read"},
+			asks: map[string]string{"write": `{}`, "edit": `{}`, "read": `{"file_path":"a"}`}, nope: map[string]string{"glob": `{}`}},
+		{name: "rules", args: []string{"--ask-rule", "bash:command~^rm ", "--ask-rule", "write:file_path!~^src/"},
+			asks: map[string]string{"bash": `{"command":"rm -rf build"}`, "write": `{"file_path":"/etc/x"}`},
+			nope: map[string]string{"read": `{"file_path":"a"}`}},
+		{name: "environment", env: map[string]string{"PRISM_ASK": "edit", "PRISM_ASK_RULES": "# dangerous\nbash:command~^rm \n", "PRISM_APPROVAL_TIMEOUT": "90s", "PRISM_APPROVAL_POLICY": "never"},
+			asks: map[string]string{"edit": `{}`, "bash": `{"command":"rm x"}`}, nope: map[string]string{"bash": `{"command":"ls"}`}, deadline: 90 * time.Second, policy: "never"},
+		{name: "flags win over the environment", env: map[string]string{"PRISM_ASK": "edit", "PRISM_ASK_RULES": "bash:command~^rm "},
+			args: []string{"--ask", "write", "--ask-rule", "read:file_path~secret"},
+			asks: map[string]string{"write": `{}`, "read": `{"file_path":"secret.txt"}`}, nope: map[string]string{"edit": `{}`, "bash": `{"command":"rm x"}`}},
+		{name: "bad rule", args: []string{"--ask-rule", "bash:command~("}, err: `--ask-rule: ask rule "bash:command~(": error parsing regexp`},
+		{name: "bad environment rule", env: map[string]string{"PRISM_ASK_RULES": "bash\nwrite:path"}, err: `PRISM_ASK_RULES: line 2: ask rule "write:path": no ~ or !~`},
+		{name: "pattern in --ask", args: []string{"--ask", "bash:command~rm"}, err: "argument patterns go in --ask-rule"},
+		{name: "bad timeout", args: []string{"--approval-timeout", "soon"}, err: `--approval-timeout (PRISM_APPROVAL_TIMEOUT) "soon"`},
+		{name: "negative timeout", env: map[string]string{"PRISM_APPROVAL_TIMEOUT": "-1m"}, err: `"-1m"`},
+		{name: "bad policy", args: []string{"--approval-policy", "sometimes"}, err: `--approval-policy (PRISM_APPROVAL_POLICY): approval service: policy "sometimes"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"PRISM_ASK", "PRISM_ASK_RULES", "PRISM_APPROVAL_TIMEOUT", "PRISM_APPROVAL_POLICY", "PRISM_MODEL", "PRISM_API_KEY", "DEEPSEEK_API_KEY"} {
+				t.Setenv(k, tc.env[k])
+			}
+			f := parseAgentFlags(t, tc.args...)
+			_, svc, closeRunner, err := f.newAgentRunner(nil, logger)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeRunner()
+			cfg, err := f.runnerConfig(nil, nil, logger)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A call asks when it reaches the approver.
+			var asked []string
+			cfg.Tools.SetApprover(approverFunc(func(_ context.Context, r core.ApprovalRequest) (core.ApprovalAnswer, error) {
+				asked = append(asked, r.ToolName)
+				return core.ApprovalAnswer{Outcome: core.ApprovalRejected}, nil
+			}))
+			run := func(tool, args string) bool {
+				asked = nil
+				cfg.Tools.Execute(t.Context(), core.Call{Name: tool, RawArguments: args, SessionID: "s1", Cwd: t.TempDir()})
+				return len(asked) == 1 && asked[0] == tool
+			}
+			for tool, args := range tc.asks {
+				if !run(tool, args) {
+					t.Errorf("%s %s did not ask", tool, args)
+				}
+			}
+			for tool, args := range tc.nope {
+				if run(tool, args) {
+					t.Errorf("%s %s asked", tool, args)
+				}
+			}
+			if d, _ := f.timeout(); d != tc.deadline {
+				t.Errorf("timeout = %v, want %v", d, tc.deadline)
+			}
+			if want := tc.policy; want == "" {
+				if f.approvalPolicy != "ask" {
+					t.Errorf("default policy = %q", f.approvalPolicy)
+				}
+			} else if f.approvalPolicy != want {
+				t.Errorf("policy = %q, want %q", f.approvalPolicy, want)
+			}
+			if svc == nil {
+				t.Error("no approval service")
+			}
+		})
+	}
+}
+
+type approverFunc func(context.Context, core.ApprovalRequest) (core.ApprovalAnswer, error)
+
+func (f approverFunc) Approve(ctx context.Context, r core.ApprovalRequest) (core.ApprovalAnswer, error) {
+	return f(ctx, r)
 }

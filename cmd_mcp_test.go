@@ -11,7 +11,6 @@ import (
 	"prism/mcp/mcptest"
 )
 
-// TestMain lets this test binary also run as the test MCP server.
 func mcpSpec(t *testing.T, name string) string {
 	t.Helper()
 	spec, err := mcptest.Spec(name)

@@ -33,9 +33,11 @@ var prismBin struct {
 }
 
 // TestMain runs the MCP test server when the test binary is started as
-// one (mcptest), else the tests, and removes the prism binary they built.
+// one (mcptest), or prism when a test started it as a child process
+// (runChildIfAsked), else the tests, and removes the prism binary they built.
 func TestMain(m *testing.M) {
 	mcptest.RunIfChild()
+	runChildIfAsked()
 	code := m.Run()
 	if prismBin.dir != "" {
 		os.RemoveAll(prismBin.dir)

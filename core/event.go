@@ -25,6 +25,7 @@ const (
 	EventSessionTitle     = "session/title"
 	EventApprovalAsked    = "approval/asked"
 	EventApprovalDecided  = "approval/decided"
+	EventApprovalPolicy   = "approval/policy"
 	EventInboxSpliced     = "agent/inbox/spliced"
 	EventCodeDispatch     = "tool/code-dispatch"
 	EventCodeDispatchOpen = "tool/code-dispatch-start"

@@ -236,3 +236,42 @@ type ToolSchema struct {
 type SessionTitle struct {
 	Title string `json:"title"`
 }
+
+// Approval policies of a session (approval/policy): ask routes every "ask"
+// decision to a person; never rejects them without asking.
+const (
+	ApprovalPolicyAsk   = "ask"
+	ApprovalPolicyNever = "never"
+)
+
+// ApprovalAsked is the data of approval/asked: an "ask" decision that
+// waits for a person. It is appended after the call's tool/call, before
+// anything of its body.
+type ApprovalAsked struct {
+	ID       string `json:"id"`
+	ToolName string `json:"toolName"`
+	CallID   string `json:"callId,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// ApprovalDecided is the data of approval/decided. dsh writes {id,
+// outcome}; prism adds who decided, the decider's note and, for outcomes no
+// person chose (a timeout, a cancelled turn, the session policy, crash
+// repair), why.
+type ApprovalDecided struct {
+	ID      string          `json:"id"`
+	Outcome ApprovalOutcome `json:"outcome"`
+	// By names who decided, as far as the server knows them.
+	By string `json:"by,omitempty"`
+	// Note is what the decider wrote.
+	Note string `json:"note,omitempty"`
+	// Reason explains an outcome no person chose.
+	Reason string `json:"reason,omitempty"`
+}
+
+// ApprovalPolicyData is the data of approval/policy: the session's policy
+// from this event on.
+type ApprovalPolicyData struct {
+	Policy string `json:"policy"`
+	Source string `json:"source,omitempty"`
+}

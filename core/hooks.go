@@ -175,15 +175,37 @@ const (
 	ApprovalUnavailable ApprovalOutcome = "unavailable"
 )
 
+// Valid reports whether o is one of the four outcomes.
+func (o ApprovalOutcome) Valid() bool {
+	switch o {
+	case ApprovalAllowedOnce, ApprovalRejected, ApprovalCancelled, ApprovalUnavailable:
+		return true
+	}
+	return false
+}
+
 // ApprovalRequest asks whether one call may run.
 type ApprovalRequest struct {
 	SessionID string
 	ToolName  string
 	CallID    string
-	Reason    string
+	// Reason is the ask decision's reason ("" = none given).
+	Reason string
+	// RawArguments are the call's arguments as the model wrote them.
+	RawArguments string
 }
 
-// Approver answers "ask" decisions. An error fails the call.
+// ApprovalAnswer is an approver's outcome, with an optional detail that
+// the failure text of a non-grant carries after dsh's text (for example
+// the decider's note, or why nobody decided): `the user rejected tool
+// "bash": not on main`.
+type ApprovalAnswer struct {
+	Outcome ApprovalOutcome
+	Detail  string
+}
+
+// Approver answers "ask" decisions. An outcome outside the vocabulary
+// counts as unavailable; an error fails the call (post-execute is skipped).
 type Approver interface {
-	Approve(ctx context.Context, req ApprovalRequest) (ApprovalOutcome, error)
+	Approve(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error)
 }

@@ -238,21 +238,28 @@ func (p *Pending) decide(ctx context.Context) (d PreDecision, approvalCancelled 
 	if p.exec.SessionID == "" {
 		return Deny(fmt.Sprintf("tool %q requires approval, but the call has no agent to route it through", name)), false, nil
 	}
-	outcome, err := callApprover(ctx, p.hooks.approver, ApprovalRequest{
+	answer, err := callApprover(ctx, p.hooks.approver, ApprovalRequest{
 		SessionID: p.exec.SessionID, ToolName: name, CallID: p.exec.CallID, Reason: d.Reason,
+		RawArguments: p.exec.RawArguments,
 	})
 	if err != nil {
 		return d, false, err
 	}
-	switch outcome {
+	withDetail := func(text string) string {
+		if answer.Detail != "" {
+			return text + ": " + answer.Detail
+		}
+		return text
+	}
+	switch answer.Outcome {
 	case ApprovalAllowedOnce:
 		return Allow(), false, nil
 	case ApprovalRejected:
-		return Deny(fmt.Sprintf("the user rejected tool %q", name)), false, nil
+		return Deny(withDetail(fmt.Sprintf("the user rejected tool %q", name))), false, nil
 	case ApprovalCancelled:
-		return Deny(fmt.Sprintf("approval for tool %q was cancelled", name)), true, nil
+		return Deny(withDetail(fmt.Sprintf("approval for tool %q was cancelled", name))), true, nil
 	default:
-		return Deny(fmt.Sprintf("tool %q requires approval, but no approval channel is available", name)), false, nil
+		return Deny(withDetail(fmt.Sprintf("tool %q requires approval, but no approval channel is available", name))), false, nil
 	}
 }
 
@@ -853,11 +860,11 @@ func callPre(ctx context.Context, h PreExecuteHook, exec *Execution, next func()
 	return d, err
 }
 
-func callApprover(ctx context.Context, a Approver, req ApprovalRequest) (o ApprovalOutcome, err error) {
+func callApprover(ctx context.Context, a Approver, req ApprovalRequest) (ans ApprovalAnswer, err error) {
 	err = protect(func() error {
 		var err error
-		o, err = a.Approve(ctx, req)
+		ans, err = a.Approve(ctx, req)
 		return err
 	})
-	return o, err
+	return ans, err
 }

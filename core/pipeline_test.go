@@ -48,9 +48,9 @@ func summarize(r core.Result, posted bool) outcome {
 	return o
 }
 
-type approverFunc func(context.Context, core.ApprovalRequest) (core.ApprovalOutcome, error)
+type approverFunc func(context.Context, core.ApprovalRequest) (core.ApprovalAnswer, error)
 
-func (f approverFunc) Approve(ctx context.Context, r core.ApprovalRequest) (core.ApprovalOutcome, error) {
+func (f approverFunc) Approve(ctx context.Context, r core.ApprovalRequest) (core.ApprovalAnswer, error) {
 	return f(ctx, r)
 }
 
@@ -225,12 +225,52 @@ func TestPipelineFailureCatalog(t *testing.T) {
 			want:  fail(`tool "note" requires approval, but no approval channel is available`, nil),
 		},
 		{
+			name:  "approval rejected with the decider's note",
+			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`, SessionID: "s1"},
+			setup: askSetup(answer(core.ApprovalRejected, "use the wiki instead"), ""),
+			want:  fail(`the user rejected tool "note": use the wiki instead`, nil),
+		},
+		{
+			name:  "approval cancelled by a timeout",
+			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`, SessionID: "s1"},
+			setup: askSetup(answer(core.ApprovalCancelled, "nobody decided within 5m0s"), ""),
+			want:  fail(`approval for tool "note" was cancelled: nobody decided within 5m0s`, nil),
+		},
+		{
+			name:  "an outcome outside the vocabulary is unavailable",
+			call:  core.Call{Name: "note", RawArguments: `{"title":"Demo"}`, SessionID: "s1"},
+			setup: askSetup(approve("maybe"), ""),
+			want:  fail(`tool "note" requires approval, but no approval channel is available`, nil),
+		},
+		{
+			name: "the approver sees the call",
+			call: core.Call{CallID: "c9", Name: "note", RawArguments: `{"title":"Demo"}`, SessionID: "s1"},
+			setup: func(t *testing.T, reg *core.Registry, cancel context.CancelFunc) {
+				askSetup(approverFunc(func(_ context.Context, r core.ApprovalRequest) (core.ApprovalAnswer, error) {
+					want := core.ApprovalRequest{SessionID: "s1", ToolName: "note", CallID: "c9", Reason: "notes are reviewed", RawArguments: `{"title":"Demo"}`}
+					if r != want {
+						t.Errorf("approval request = %+v, want %+v", r, want)
+					}
+					return core.ApprovalAnswer{Outcome: core.ApprovalAllowedOnce}, nil
+				}), "notes are reviewed")(t, reg, cancel)
+			},
+			want: outcome{Text: noteText, Value: noteValue, Meta: noteMetaJ, Posted: true},
+		},
+		{
+			name: "the approver fails",
+			call: core.Call{Name: "note", RawArguments: `{"title":"Demo"}`, SessionID: "s1"},
+			setup: askSetup(approverFunc(func(context.Context, core.ApprovalRequest) (core.ApprovalAnswer, error) {
+				return core.ApprovalAnswer{}, errors.New("approval service requires an open turn")
+			}), ""),
+			want: noPost(fail("approval service requires an open turn", nil)),
+		},
+		{
 			name: "caller cancelled during approval",
 			call: core.Call{Name: "note", RawArguments: `{"title":"Demo"}`, SessionID: "s1"},
 			setup: func(t *testing.T, reg *core.Registry, cancel context.CancelFunc) {
-				askSetup(approverFunc(func(context.Context, core.ApprovalRequest) (core.ApprovalOutcome, error) {
+				askSetup(approverFunc(func(context.Context, core.ApprovalRequest) (core.ApprovalAnswer, error) {
 					cancel()
-					return core.ApprovalCancelled, nil
+					return core.ApprovalAnswer{Outcome: core.ApprovalCancelled}, nil
 				}), "")(t, reg, cancel)
 			},
 			want: fail("tool call aborted before dispatch", info("AbortError", "ABORTED_BEFORE_DISPATCH")),
@@ -360,8 +400,12 @@ func TestPipelineFailureCatalog(t *testing.T) {
 	}
 }
 
-func approve(o core.ApprovalOutcome) core.Approver {
-	return approverFunc(func(context.Context, core.ApprovalRequest) (core.ApprovalOutcome, error) { return o, nil })
+func approve(o core.ApprovalOutcome) core.Approver { return answer(o, "") }
+
+func answer(o core.ApprovalOutcome, detail string) core.Approver {
+	return approverFunc(func(context.Context, core.ApprovalRequest) (core.ApprovalAnswer, error) {
+		return core.ApprovalAnswer{Outcome: o, Detail: detail}, nil
+	})
 }
 
 func askSetup(a core.Approver, reason string) func(*testing.T, *core.Registry, context.CancelFunc) {

@@ -11,12 +11,17 @@ const (
 	// ToolNotStartedText answers an assistant tool-call block whose
 	// tool/call was never logged.
 	ToolNotStartedText = "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
-	// ToolOutcomeUnknownText answers a logged tool/call with no result.
+	// ToolOutcomeUnknownText answers a logged tool/call with no result
+	// whose body may have run.
 	ToolOutcomeUnknownText = "The tool call was interrupted after it was recorded, but no result was durably recorded. " +
 		"Its outcome is unknown. Decide whether to retry from the tool semantics: retry only if the operation is " +
 		"read-only or idempotent; if it may have side effects, first verify external state or ask the user. " +
 		"Do not retry blindly."
 )
+
+// ApprovalInterruptedReason is why crash repair decides an approval that
+// was still waiting: approval/decided{cancelled} carries it.
+const ApprovalInterruptedReason = "the server stopped while the call waited for approval"
 
 // pendingCall is an assistant tool-call block awaiting its tool/result.
 type pendingCall struct {
@@ -24,7 +29,15 @@ type pendingCall struct {
 	step    int
 	callSeq int64 // seq of its tool/call; -1 if none was logged
 	done    bool  // removed (answered); kept to preserve insertion order
+	// approval is the id of the call's latest approval/asked ("" = none);
+	// decided and granted say what its approval/decided was.
+	approval         string
+	decided, granted bool
 }
+
+// heldBack reports whether the call's body certainly never ran: it waited
+// for an approval that was not granted (undecided, or decided otherwise).
+func (p *pendingCall) heldBack() bool { return p.approval != "" && !p.granted }
 
 // pendingCalls is an insertion-ordered map of call id to pending call with
 // the semantics of a JavaScript Map: re-setting a key keeps its position,
@@ -32,6 +45,8 @@ type pendingCall struct {
 type pendingCalls struct {
 	list  []pendingCall
 	index map[string]int
+	// byApproval maps an approval id to the call it asked about.
+	byApproval map[string]string
 }
 
 func (p *pendingCalls) set(callID string, step int) {
@@ -40,6 +55,7 @@ func (p *pendingCalls) set(callID string, step int) {
 	}
 	if i, ok := p.index[callID]; ok {
 		p.list[i] = pendingCall{callID: callID, step: step, callSeq: -1}
+
 		return
 	}
 	p.index[callID] = len(p.list)
@@ -76,6 +92,13 @@ func (p *pendingCalls) clear() { *p = pendingCalls{} }
 // "interrupted-tool-result-<callId>-<seq>". Then step/end if a step is open,
 // then turn/end{interrupted}. Seqs continue the log; every closer reuses the
 // last event's time.
+//
+// Approvals (prism's addition; dsh's repair does not know them): a logged
+// call whose latest approval/asked was not granted never ran its body, so
+// its result is TOOL_NOT_STARTED, citing the tool/call seq; an approval
+// still waiting is first decided as cancelled (approval/decided with
+// ApprovalInterruptedReason), so no approval is left open. A granted call
+// may have run: TOOL_OUTCOME_UNKNOWN as usual.
 func InterruptedTurnClosers(events []Event) []Event {
 	var (
 		openTurn *int
@@ -124,6 +147,22 @@ func InterruptedTurnClosers(events []Event) []Event {
 			if p := pending.get(d.CallID); p != nil {
 				p.callSeq = ev.Seq
 			}
+		case EventApprovalAsked:
+			var d ApprovalAsked
+			_ = json.Unmarshal(ev.Data, &d)
+			if p := pending.get(d.CallID); p != nil && p.callSeq >= 0 && d.ID != "" {
+				p.approval, p.decided, p.granted = d.ID, false, false
+				if pending.byApproval == nil {
+					pending.byApproval = map[string]string{}
+				}
+				pending.byApproval[d.ID] = d.CallID
+			}
+		case EventApprovalDecided:
+			var d ApprovalDecided
+			_ = json.Unmarshal(ev.Data, &d)
+			if p := pending.get(pending.byApproval[d.ID]); p != nil && p.approval == d.ID {
+				p.decided, p.granted = true, d.Outcome == ApprovalAllowedOnce
+			}
 		case EventToolResult:
 			var d struct {
 				Message struct {
@@ -152,10 +191,15 @@ func InterruptedTurnClosers(events []Event) []Event {
 		if p.done {
 			continue
 		}
-		started := p.callSeq >= 0
 		text, info := ToolNotStartedText, &ErrorInfo{Name: "ToolNotStartedError", Code: CodeToolNotStarted}
 		var sources []int64
-		if started {
+		switch {
+		case p.heldBack():
+			if !p.decided {
+				add(EventApprovalDecided, ApprovalDecided{ID: p.approval, Outcome: ApprovalCancelled, Reason: ApprovalInterruptedReason}, nil, nil)
+			}
+			sources = []int64{p.callSeq}
+		case p.callSeq >= 0:
 			text, info = ToolOutcomeUnknownText, &ErrorInfo{Name: "ToolOutcomeUnknownError", Code: CodeToolOutcomeUnknown}
 			sources = []int64{p.callSeq}
 		}

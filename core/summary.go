@@ -27,7 +27,7 @@ const (
 
 // SummaryVersion numbers the rules of Summary.Apply. A store that keeps
 // summaries recomputes those written under an older version.
-const SummaryVersion = 1
+const SummaryVersion = 2
 
 // Summary is a session's derived state: its title, status, counters and
 // timings, folded event by event from its log. It is the one home of these
@@ -46,8 +46,11 @@ const SummaryVersion = 1
 //     with mode "one-shot"), else idle;
 //   - calls: every tool/call, plus every crash-repair result for a call that
 //     was never logged (an append-origin tool/result with code
-//     TOOL_NOT_STARTED: repair writes it only for calls without a
-//     tool/call);
+//     TOOL_NOT_STARTED that cites no tool/call: repair cites the call of a
+//     logged call that waited for approval);
+//   - awaiting: approvals waiting for a person — approval/asked adds one,
+//     approval/decided takes one, and turn/start and turn/end clear them
+//     (an approval never outlives its turn);
 //   - results: append-origin tool/results; errors: those whose tool-result
 //     block has isError (dsh's rule: a non-zero shell exit is a completed
 //     call, not an error);
@@ -72,6 +75,8 @@ type Summary struct {
 	Calls   int64 `json:"calls"`
 	Results int64 `json:"results"`
 	Errors  int64 `json:"errors"`
+	// Awaiting counts the approvals waiting for a person.
+	Awaiting int64 `json:"awaiting"`
 
 	InputTokens  int64 `json:"inputTokens"`
 	OutputTokens int64 `json:"outputTokens"`
@@ -206,7 +211,8 @@ func FactsOf(e *Event) EventFacts {
 
 // TypedFacts returns e's facts from its data already decoded into core's
 // type for it: *TurnEnd, *SessionTitle, *Message (user/message),
-// *ToolCall, *ToolResultData or *AssistantMessage. For other events, or a
+// *ToolCall, *ToolResultData, *AssistantMessage, *ApprovalAsked or
+// *ApprovalDecided. For other events, or a
 // data of another type, it decodes (FactsOf).
 func TypedFacts(e *Event, data any) EventFacts {
 	var f EventFacts
@@ -234,6 +240,9 @@ func TypedFacts(e *Event, data any) EventFacts {
 		}
 	case *AssistantMessage:
 		f.usage = d.Usage
+	case *ApprovalAsked:
+		f.callID = d.CallID
+	case *ApprovalDecided:
 	default:
 		return FactsOf(e)
 	}
@@ -277,7 +286,15 @@ func (s *Summary) apply(e *Event, f *EventFacts) {
 	case EventTurnStart:
 		s.Turns++
 		s.Status = StatusRunning
+		s.Awaiting = 0
+	case EventApprovalAsked:
+		s.Awaiting++
+	case EventApprovalDecided:
+		if s.Awaiting > 0 {
+			s.Awaiting--
+		}
 	case EventTurnEnd:
+		s.Awaiting = 0
 		switch {
 		case f.reasonKind == TurnInterrupted:
 			s.Status = StatusInterrupted
@@ -316,7 +333,7 @@ func (s *Summary) apply(e *Event, f *EventFacts) {
 		if f.isError {
 			s.Errors++
 		}
-		if f.errorCode == CodeToolNotStarted {
+		if f.errorCode == CodeToolNotStarted && len(e.SourceEventSeqs) == 0 {
 			s.Calls++ // repair's answer to a call that was never logged
 		}
 	case EventAssistantMessage:

@@ -58,7 +58,7 @@ type SessionPage struct {
 }
 
 const sessionCols = `id, header, COALESCE(parent_id, ''), source, created_at, updated_at,
-	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time`
+	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting`
 
 // scanSession reads a row of sessionCols, after any pre columns a query
 // selects before them.
@@ -75,7 +75,7 @@ func scanSessionRaw(row interface{ Scan(...any) error }, pre ...any) (SessionInf
 	sm := &s.Summary
 	err := row.Scan(append(pre, &s.ID, &header, &s.ParentID, &s.Source, &s.CreatedAt, &s.UpdatedAt,
 		&sm.Title, &titled, &sm.Status, &oneShot, &sm.LastSeq, &sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors,
-		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime)...)
+		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting)...)
 	if err != nil {
 		return s, "", err
 	}

@@ -86,13 +86,32 @@ func cardCases() []cardCase {
 		{"aborted-before-dispatch", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) {
 			b.Call("c1", "note", `{"title":"x"}`).Logged("c1", core.AbortedBeforeDispatch())
 		}, "error", "generic", "aborted-before-dispatch"},
-		{"approval-asked", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) {
-			b.Call("c1", "bash", bash("deploy")).Add(core.EventApprovalAsked, map[string]any{"id": "a1", "toolName": "bash", "callId": "c1"}, nil)
-		}, "pending", "terminal", ""},
+		{"approval-awaiting", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) {
+			b.Call("c1", "bash", bash("rm -rf build/")).Add(core.EventApprovalAsked, core.ApprovalAsked{ID: "a1", ToolName: "bash", CallID: "c1", Reason: `command matches "^rm "`}, nil)
+		}, "awaiting", "terminal", ""},
+		{"approval-awaiting-diff", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) {
+			b.Call("c1", "write", `{"file_path":"/etc/motd","content":"hello\nworld\n"}`).
+				Add(core.EventApprovalAsked, core.ApprovalAsked{ID: "a1", ToolName: "write", CallID: "c1", Reason: `file_path does not match "^src/"`}, nil)
+		}, "awaiting", "diff", ""},
 		{"running-approved", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) {
-			b.Call("c1", "bash", bash("deploy")).Add(core.EventApprovalAsked, map[string]any{"id": "a1", "toolName": "bash", "callId": "c1"}, nil)
-			b.Add(core.EventApprovalDecided, map[string]any{"id": "a1", "outcome": "allowed-once"}, nil)
+			b.Call("c1", "bash", bash("deploy")).Add(core.EventApprovalAsked, core.ApprovalAsked{ID: "a1", ToolName: "bash", CallID: "c1", Reason: "bash calls need approval"}, nil)
+			b.Add(core.EventApprovalDecided, core.ApprovalDecided{ID: "a1", Outcome: core.ApprovalAllowedOnce, By: "the owner", Note: "ship it"}, nil)
 		}, "running", "terminal", ""},
+		{"approval-rejected", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) {
+			b.Call("c1", "bash", bash("rm -rf build/")).Add(core.EventApprovalAsked, core.ApprovalAsked{ID: "a1", ToolName: "bash", CallID: "c1", Reason: `command matches "^rm "`}, nil)
+			b.Add(core.EventApprovalDecided, core.ApprovalDecided{ID: "a1", Outcome: core.ApprovalRejected, By: "a page in Chrome at 127.0.0.1", Note: "use make clean"}, nil)
+			b.Result("c1", `Error: the user rejected tool "bash": use make clean`, true, nil, nil)
+		}, "error", "generic", ""},
+		{"approval-timed-out", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) {
+			b.Call("c1", "bash", bash("deploy")).Add(core.EventApprovalAsked, core.ApprovalAsked{ID: "a1", ToolName: "bash", CallID: "c1"}, nil)
+			b.Add(core.EventApprovalDecided, core.ApprovalDecided{ID: "a1", Outcome: core.ApprovalCancelled, Reason: "nobody decided within 5m0s"}, nil)
+			b.Result("c1", `Error: approval for tool "bash" was cancelled: nobody decided within 5m0s`, true, nil, nil)
+		}, "error", "generic", ""},
+		{"approval-repaired", "c1", func(b *coretest.Builder, _ *core.Registry, _ string) {
+			b.Assistant("", [3]string{"c1", "bash", bash("rm -rf build/")})
+			b.Call("c1", "bash", bash("rm -rf build/")).Add(core.EventApprovalAsked, core.ApprovalAsked{ID: "a1", ToolName: "bash", CallID: "c1", Reason: `command matches "^rm "`}, nil)
+			b.Repair()
+		}, "error", "generic", "not-started"},
 	}
 }
 

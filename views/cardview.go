@@ -27,10 +27,15 @@ type CardView struct {
 	StartedISO       string
 	Duration         string // "" while pending
 	ErrName, ErrCode string
-	Approval         string
-	StateLabel       string
-	InspectURL       string
-	Fallback         string // why a view fell back to generic, for the tooltip
+	// Approval is the call's approval panel (nil: the call never asked).
+	Approval   *ApprovalView
+	StateLabel string
+	// ReadOnly is set where no decision can be taken (a share link, a
+	// session this server does not run): an awaiting card shows its
+	// waiting state without the Approve and Reject buttons.
+	ReadOnly   bool
+	InspectURL string
+	Fallback   string // why a view fell back to generic, for the tooltip
 
 	Terminal *TerminalBody
 	Diff     *DiffBody
@@ -164,16 +169,32 @@ type GenericBody struct {
 	Images   []string // image attachments, described
 }
 
+// ApprovalView is a card's approval: why the call asks, and either the
+// decision form (awaiting, not read-only) or what was decided.
+type ApprovalView struct {
+	ID string
+	// State is awaiting, or the outcome: allowed-once, rejected,
+	// cancelled, unavailable.
+	State  string
+	Label  string // "awaiting approval", "approved", "rejected"…
+	Reason string // why the call asks
+	// Decision: who, their note, why no person decided, when.
+	By, Note, Why string
+	When, WhenISO string
+	// DecideURL is where the form posts ("" when read-only or decided).
+	DecideURL string
+}
+
 // NewCardView builds the screen model of a card. sessionID is used for the
 // inspect link; cwd resolves a terminal's relative cwd.
 func NewCardView(c *Card, sessionID, cwd string) *CardView {
 	return NewCardViewIn(c, R{SessionID: sessionID, Cwd: cwd})
 }
 
-// NewCardViewIn builds the screen model of a card in render context r (its
-// links, its session's cwd).
+// NewCardViewIn builds the screen model of a card in render context r:
+// its session's links and cwd, and whether decisions can be taken there.
 func NewCardViewIn(c *Card, r R) *CardView {
-	cwd := r.Cwd
+	sessionID, cwd := r.SessionID, r.Cwd
 	vs := c.Views()
 	v := &CardView{
 		ID:      c.ID,
@@ -194,7 +215,8 @@ func NewCardViewIn(c *Card, r R) *CardView {
 	if c.Result != nil && c.Result.Error != nil {
 		v.ErrName, v.ErrCode = clean(c.Result.Error.Name), clean(c.Result.Error.Code)
 	}
-	v.Approval = c.Approval
+	v.ReadOnly = r.ReadOnly
+	v.Approval = newApprovalView(c, sessionID, r.ReadOnly)
 	v.StateLabel = stateLabel(v.State, v.Outcome)
 	if server, tool, ok := core.SplitMCPName(v.Tool); ok {
 		v.Server, v.FullName, v.Tool = server, v.Tool, tool // an MCP tool: show its server
@@ -241,6 +263,26 @@ func NewCardViewIn(c *Card, r R) *CardView {
 	return v
 }
 
+func newApprovalView(c *Card, sessionID string, readOnly bool) *ApprovalView {
+	a := c.Approval
+	if a == nil {
+		return nil
+	}
+	v := &ApprovalView{ID: clean(a.ID), Reason: firstLine(clean(a.Reason), 300)}
+	if !a.Decided {
+		v.State, v.Label = StateAwaiting, approvalLabel(StateAwaiting)
+		if !readOnly && c.State() == StateAwaiting {
+			v.DecideURL = ApprovalURL(sessionID, a.ID)
+		}
+		return v
+	}
+	v.State = clean(string(a.Outcome))
+	v.Label = approvalLabel(v.State)
+	v.By, v.Note, v.Why = firstLine(clean(a.By), 200), clean(a.Note), firstLine(clean(a.Why), 300)
+	v.When, v.WhenISO = clock(a.DecidedTime)
+	return v
+}
+
 func stateLabel(state, outcome string) string {
 	switch outcome {
 	case "outcome-unknown":
@@ -252,6 +294,9 @@ func stateLabel(state, outcome string) string {
 	case "aborted":
 		return "aborted"
 	}
+	if state == StateAwaiting {
+		return "awaiting approval"
+	}
 	return state
 }
 
@@ -260,7 +305,7 @@ func (v *CardView) errorLine(c *Card) string {
 }
 
 func (v *CardView) pendingBody(c *Card, cv core.CallView, cwd string) {
-	running := c.Result == nil && !c.Stopped
+	running := c.Result == nil && !c.Stopped && !c.Approval.Waiting()
 	switch x := cv.(type) {
 	case *core.TerminalCallView:
 		v.Kind = core.CardTerminal

@@ -42,6 +42,8 @@ type Timeline struct {
 
 	lastSeq int64
 	sum     core.Summary // title, status, counters: core's rules
+
+	readOnly bool // render without decision forms (SetReadOnly)
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are
@@ -103,6 +105,11 @@ func (t *Timeline) skip(e *core.Event) {
 
 // Header returns the session header.
 func (t *Timeline) Header() core.SessionHeader { return t.header }
+
+// SetReadOnly says whether pages rendered from the timeline may decide its
+// approvals: a session the server does not run is read-only (its awaiting
+// cards show that they wait, without Approve and Reject).
+func (t *Timeline) SetReadOnly(ro bool) { t.readOnly = ro }
 
 // LastSeq returns the seq of the last applied event, or -1.
 func (t *Timeline) LastSeq() int64 { return t.lastSeq }
@@ -274,32 +281,37 @@ func (t *Timeline) Apply(e *core.Event) Update {
 		t.addRaw(&u, e, "meta", "")
 		u.Header = true
 	case core.EventApprovalAsked:
-		var d struct {
-			ID     string `json:"id"`
-			CallID string `json:"callId"`
-		}
-		_ = json.Unmarshal(e.Data, &d)
-		if c := t.openCard(d.CallID); c != nil {
-			c.Approval = "asked"
-			if d.ID != "" {
-				t.approvals[d.ID] = c
-			}
-			u.morph(c)
+		var d core.ApprovalAsked
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
-		t.addRaw(&u, e, "meta", "")
+		typed = &d
+		c := t.openCard(d.CallID)
+		if c == nil || d.ID == "" {
+			t.addRaw(&u, e, "meta", "")
+			break
+		}
+		c.Approval = &CardApproval{ID: d.ID, Reason: d.Reason, Seq: e.Seq, Time: e.Time}
+		t.approvals[d.ID] = c
+		u.morph(c)
+		u.Header = true
 	case core.EventApprovalDecided:
-		var d struct {
-			ID      string `json:"id"`
-			Outcome string `json:"outcome"`
-		}
-		_ = json.Unmarshal(e.Data, &d)
-		if c := t.approvals[d.ID]; c != nil && d.Outcome != "" {
-			c.Approval = d.Outcome
-			u.morph(c)
+		var d core.ApprovalDecided
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.addRaw(&u, e, "malformed", err.Error())
 			break
 		}
-		t.addRaw(&u, e, "meta", "")
+		typed = &d
+		c := t.approvals[d.ID]
+		if c == nil || c.Approval == nil || c.Approval.ID != d.ID || c.Approval.Decided {
+			t.addRaw(&u, e, "meta", "")
+			break
+		}
+		a := c.Approval
+		a.Decided, a.Outcome, a.By, a.Note, a.Why, a.DecidedTime = true, d.Outcome, d.By, d.Note, d.Reason, e.Time
+		u.morph(c)
+		u.Header = true
 	default:
 		kind := "meta"
 		if !core.IsKnownEventType(e.Type) {

@@ -153,14 +153,40 @@ func rawClip(x *RawItem) Clip {
 	return NewClip(prettyJSON(string(data)), 200)
 }
 
+// awaitingLabel counts approvals waiting for a person.
+func awaitingLabel(n int64) string {
+	if n == 1 {
+		return "awaiting approval"
+	}
+	return Count(int(n)) + " awaiting approval"
+}
+
+// approvalVerdict is a decided approval's headline: "Approved by the
+// owner", "Rejected", "Approval cancelled".
+func approvalVerdict(a *ApprovalView) string {
+	l := approvalLabel(a.State)
+	l = strings.ToUpper(l[:1]) + l[1:]
+	if a.By != "" {
+		l += " by " + a.By
+	}
+	return l
+}
+
+// approvalLabel names an approval state: awaiting, or an outcome.
 func approvalLabel(a string) string {
 	switch a {
-	case "asked":
+	case StateAwaiting:
 		return "awaiting approval"
-	case "allowed-once":
+	case string(core.ApprovalAllowedOnce):
 		return "approved"
+	case string(core.ApprovalRejected):
+		return "rejected"
+	case string(core.ApprovalCancelled):
+		return "approval cancelled"
+	case string(core.ApprovalUnavailable):
+		return "approval unavailable"
 	}
-	return "approval " + clean(a)
+	return "approval " + a
 }
 
 func diffClass(op byte) string {

@@ -133,7 +133,8 @@ type Card struct {
 	Stopped bool     // the call's step or turn closed with no result
 	StopSeq int64
 
-	Approval string // "", asked, allowed-once, rejected, cancelled, unavailable
+	// Approval is the call's latest approval (nil: it never asked).
+	Approval *CardApproval
 
 	presenter  Presenter
 	callView   core.CallView
@@ -144,22 +145,43 @@ type Card struct {
 // ElemID implements Item.
 func (c *Card) ElemID() string { return c.ID }
 
+// CardApproval is a call's approval as the log tells it: approval/asked,
+// then approval/decided.
+type CardApproval struct {
+	ID     string
+	Reason string // why the call asks
+	Seq    int64  // of approval/asked
+	Time   int64
+	// Decided is set by approval/decided, with what it says.
+	Decided     bool
+	Outcome     core.ApprovalOutcome
+	By, Note    string
+	Why         string // why no person decided (timeout, cancelled turn, policy, repair)
+	DecidedTime int64
+}
+
+// Waiting reports whether the approval waits for a person.
+func (a *CardApproval) Waiting() bool { return a != nil && !a.Decided }
+
 // Card states.
 const (
-	StatePending = "pending"
-	StateRunning = "running"
-	StateOK      = "ok"
-	StateError   = "error"
-	StateStopped = "stopped"
+	StatePending  = "pending"
+	StateAwaiting = "awaiting" // waits for a person's approval
+	StateRunning  = "running"
+	StateOK       = "ok"
+	StateError    = "error"
+	StateStopped  = "stopped"
 )
 
-// State returns pending, running, ok, error or stopped.
+// State returns pending, awaiting, running, ok, error or stopped.
 func (c *Card) State() string {
 	if c.Result == nil {
 		switch {
 		case c.Stopped:
 			return StateStopped
-		case c.Approval == "allowed-once":
+		case c.Approval.Waiting():
+			return StateAwaiting
+		case c.Approval != nil && c.Approval.Outcome == core.ApprovalAllowedOnce:
 			return StateRunning
 		}
 		return StatePending

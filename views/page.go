@@ -29,13 +29,18 @@ type R struct {
 	SessionID string
 	Cwd       string
 	Links     Links
+	// ReadOnly renders cards without their decision forms (an awaiting
+	// card still shows it waits).
+	ReadOnly bool
 }
 
 // NewR returns the render context of a session's timeline for a reader
-// following links.
+// following links. It is read-only — no decision forms — when the timeline
+// is (Timeline.SetReadOnly: a session this server does not run), on a
+// share link and in a saved file.
 func NewR(t *Timeline, l Links) R {
 	h := t.Header()
-	return R{SessionID: h.ID, Cwd: h.Cwd, Links: l}
+	return R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: t.readOnly || l.Shared() || l.Offline()}
 }
 
 // SessionHeadView is the session page's header: identity, and the
@@ -275,8 +280,10 @@ type SessionRowView struct {
 	UpdatedISO        string
 	Calls, Errors     int64
 	Events            int64
-	Parent            string
-	URL               string
+	// Awaiting counts the session's approvals waiting for a person.
+	Awaiting int64
+	Parent   string
+	URL      string
 }
 
 // NewSessionRow builds a session's list row from its stored summary: the
@@ -284,7 +291,7 @@ type SessionRowView struct {
 func NewSessionRow(id, parentID string, createdAt, updatedAt int64, sum core.Summary) *SessionRowView {
 	r := &SessionRowView{
 		ID: id, Title: displayTitle(sum.Title, id), Status: sum.Status,
-		Calls: sum.Calls, Errors: sum.Errors, Events: sum.Events, Parent: parentID,
+		Calls: sum.Calls, Errors: sum.Errors, Events: sum.Events, Awaiting: sum.Awaiting, Parent: parentID,
 		URL: SessionURL(id),
 	}
 	r.Updated, r.UpdatedISO = stamp(updatedAt)

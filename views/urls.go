@@ -24,6 +24,11 @@ const (
 	RouteCancel        = "/sessions/:id/cancel"
 	RouteExport        = "/api/sessions/:id/events"
 	RouteStatic        = "/static/*"
+	// Approvals: a card's decision form, and the JSON API.
+	RouteApproval     = "/sessions/:id/approvals/:approvalId"
+	RouteAPIApprovals = "/api/approvals"
+	RouteAPIApproval  = "/api/sessions/:id/approvals/:approvalId"
+	RouteAPIPolicy    = "/api/sessions/:id/approval-policy"
 )
 
 // HomeURL is the session list, filtered by query when it is not empty.
@@ -62,6 +67,24 @@ func MessagesURL(id string) string { return SessionURL(id) + "/messages" }
 
 // CancelURL is where a session's running turn is cancelled.
 func CancelURL(id string) string { return SessionURL(id) + "/cancel" }
+
+// ApprovalURL is where a card's Approve and Reject buttons post.
+func ApprovalURL(sessionID, approvalID string) string {
+	return SessionURL(sessionID) + "/approvals/" + url.PathEscape(approvalID)
+}
+
+// APIApprovalsURL lists the approvals waiting across sessions.
+func APIApprovalsURL() string { return RouteAPIApprovals }
+
+// APIApprovalURL is where a JSON decision on one approval is posted.
+func APIApprovalURL(sessionID, approvalID string) string {
+	return "/api/sessions/" + url.PathEscape(sessionID) + "/approvals/" + url.PathEscape(approvalID)
+}
+
+// APIPolicyURL is where a session's approval policy is set.
+func APIPolicyURL(sessionID string) string {
+	return "/api/sessions/" + url.PathEscape(sessionID) + "/approval-policy"
+}
 
 // ExportURL is a session's log as JSONL.
 func ExportURL(id string) string { return "/api/sessions/" + url.PathEscape(id) + "/events" }

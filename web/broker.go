@@ -47,6 +47,10 @@ type Broker struct {
 	// only woken, never handed the hub's frames.
 	watchMu sync.Mutex
 	watches map[string]map[*watch]struct{}
+
+	// readOnly reports whether a session's pages may not decide its
+	// approvals (nil: they may); set before the first subscription.
+	readOnly func(sessionID string) bool
 }
 
 // watch wakes a share stream when its session's log changes.
@@ -90,6 +94,22 @@ func (b *Broker) wakeWatches(id string, replaced bool) {
 		default:
 		}
 	}
+}
+
+// timeline returns an empty fold of session h as its pages render it.
+func (b *Broker) timeline(h core.SessionHeader) *views.Timeline {
+	t := views.NewTimeline(h, b.p)
+	if b.readOnly != nil {
+		t.SetReadOnly(b.readOnly(h.ID))
+	}
+	return t
+}
+
+// fold returns the fold of a session's log as its pages render it.
+func (b *Broker) fold(h core.SessionHeader, events []core.Event) *views.Timeline {
+	t := b.timeline(h)
+	t.ApplyAll(events)
+	return t
 }
 
 func newBroker(src SessionSource, p views.Presenter, tune Tuning, log *slog.Logger) *Broker {
@@ -227,7 +247,7 @@ func (b *Broker) renderRange(ctx context.Context, id string, after, upTo int64) 
 	if err != nil {
 		return nil, err
 	}
-	tl := views.NewTimeline(hdr, b.p)
+	tl := b.timeline(hdr)
 	var merged *views.Update
 	for i := range events {
 		e := &events[i]
@@ -262,5 +282,5 @@ func (b *Broker) renderPageAt(ctx context.Context, id string, upTo int64) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	return renderPage(ctx, views.Fold(hdr, events, b.p), b.tune.Window, upTo)
+	return renderPage(ctx, b.fold(hdr, events), b.tune.Window, upTo)
 }

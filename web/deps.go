@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/approval"
 	"prism/core/redact"
 	"prism/core/share"
 	"prism/views"
@@ -84,6 +85,20 @@ type SessionOwner interface {
 	Owns(sessionID string) bool
 }
 
+// Approvals answers the tool calls that wait for a person;
+// *approval.Service implements it.
+type Approvals interface {
+	// Pending lists the approvals waiting now, across sessions.
+	Pending() []approval.Pending
+	// Decide answers one, once: a decided approval gives an
+	// *approval.AlreadyDecidedError, one never seen waiting a
+	// core.CodeNotFound error.
+	Decide(ctx context.Context, sessionID, approvalID string, d approval.Decision) (approval.Decided, error)
+	// SetPolicy sets a running session's approval policy: "ask" or
+	// "never" (later asks are rejected without asking).
+	SetPolicy(ctx context.Context, sessionID, policy string) error
+}
+
 // StartRequest is what starts a session.
 type StartRequest struct {
 	Prompt    string `json:"prompt"`
@@ -145,6 +160,10 @@ type Deps struct {
 	Runner Runner
 	// Importer enables POST /api/sessions/import; without it, 503.
 	Importer Importer
+	// Approvals enables deciding approvals (the cards' Approve and Reject,
+	// the approvals API) for the sessions the Runner owns; without it
+	// awaiting cards are read-only and decisions answer 503.
+	Approvals Approvals
 	Logger   *slog.Logger
 	Tuning   Tuning
 	// AllowedHosts are Host names (any port) or host:port values the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -160,8 +161,20 @@ func (e *env) append(t testing.TB, id string, events ...core.Event) {
 
 func (e *env) get(t testing.TB, path string, hdr ...string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, e.base()+path, nil)
-	req.Header.Set("Accept", "text/html")
+	return e.do(t, http.MethodGet, path, nil, append([]string{"Accept", "text/html"}, hdr...)...)
+}
+
+// post sends a POST with a body of contentType; hdr are header pairs.
+func (e *env) post(t testing.TB, path, contentType, body string, hdr ...string) (*http.Response, string) {
+	t.Helper()
+	return e.do(t, http.MethodPost, path, strings.NewReader(body), append([]string{"Content-Type", contentType}, hdr...)...)
+}
+
+// do sends a request with header pairs hdr (later pairs win) and returns
+// the response with its whole body.
+func (e *env) do(t testing.TB, method, path string, body io.Reader, hdr ...string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, e.base()+path, body)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}

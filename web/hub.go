@@ -130,7 +130,7 @@ func (h *hub) run() {
 		close(h.ready)
 		return
 	}
-	h.tl = views.Fold(hdr, events, h.b.p)
+	h.tl = h.b.fold(hdr, events)
 	h.mu.Lock()
 	h.flushed = h.tl.LastSeq()
 	h.mu.Unlock()
@@ -202,7 +202,7 @@ func (h *hub) reload() bool {
 	if err == nil {
 		h.co.Reset()
 		h.chunkDue, h.pending = time.Time{}, nil // the reset frame covers them
-		h.tl = views.Fold(hdr, events, h.b.p)
+		h.tl = h.b.fold(hdr, events)
 		var data []byte
 		if data, err = renderPage(h.ctx, h.tl, h.b.tune.Window, h.tl.LastSeq()); err == nil {
 			h.mu.Lock()

@@ -173,6 +173,10 @@ func formError(c echo.Context, err error) error {
 	if f := bodyFailure(c); f != nil {
 		return f
 	}
+	var tooLarge *http.MaxBytesError // a route's own, stricter cap
+	if errors.As(err, &tooLarge) {
+		return errTooLarge(tooLarge.Limit)
+	}
 	return core.Errorf(core.CodeInvalid, "the form does not parse: %v", err)
 }
 

@@ -19,8 +19,10 @@ import (
 
 	"prism/backend"
 	"prism/core"
+	"prism/core/approval"
 	"prism/core/coretest"
 	"prism/web"
+	"prism/web/ownerauth"
 )
 
 // answer is a request's status and, for an error, its JSON code and text.
@@ -31,8 +33,8 @@ type answer struct {
 	header http.Header
 }
 
-// do sends one request and reads its answer.
-func (e *env) do(t testing.TB, method, path, contentType string, body io.Reader, hdr ...string) answer {
+// ask sends one request and reads its answer (status, JSON error code and text).
+func (e *env) ask(t testing.TB, method, path, contentType string, body io.Reader, hdr ...string) answer {
 	t.Helper()
 	req, err := http.NewRequest(method, e.base()+path, body)
 	if err != nil {
@@ -70,47 +72,118 @@ func (e *env) do(t testing.TB, method, path, contentType string, body io.Reader,
 // unsized hides a body's length, so the client sends it chunked.
 type unsized struct{ io.Reader }
 
+// fakeApprovals decides approval "a1" of any session (approved) and knows
+// no other; it sets the policies "ask" and "never".
+type fakeApprovals struct{}
+
+func (fakeApprovals) Pending() []approval.Pending { return nil }
+
+func (fakeApprovals) Decide(_ context.Context, sessionID, approvalID string, d approval.Decision) (approval.Decided, error) {
+	if approvalID != "a1" {
+		return approval.Decided{}, core.Errorf(core.CodeNotFound, "no approval %s", approvalID)
+	}
+	out := core.ApprovalRejected
+	if d.Approve {
+		out = core.ApprovalAllowedOnce
+	}
+	return approval.Decided{ApprovalDecided: core.ApprovalDecided{ID: approvalID, Outcome: out, By: d.By, Note: d.Note}, SessionID: sessionID}, nil
+}
+
+func (fakeApprovals) SetPolicy(_ context.Context, _, policy string) error {
+	if policy != "ask" && policy != "never" {
+		return core.Errorf(core.CodeInvalid, "policy must be ask or never, got %q", policy)
+	}
+	return nil
+}
+
+// routePattern matches the paths of an Echo route's pattern.
+func routePattern(path string) *regexp.Regexp {
+	p := regexp.QuoteMeta(regexp.MustCompile(`:[A-Za-z]+|\*`).ReplaceAllString(path, "PARAM"))
+	return regexp.MustCompile("^" + strings.ReplaceAll(p, "PARAM", "[^/]+") + "$")
+}
+
 // TestBodyLimit_everyPOSTRoute: every form and JSON route refuses a body
-// over Tuning.MaxBodyBytes with 413 and a message naming the limit, whether
-// the length is declared or the body is chunked; import has its own cap.
+// over Tuning.MaxBodyBytes, or its own stricter cap, with 413 and a
+// message naming the limit, whether the length is declared or the body is
+// chunked; import has its own, larger cap. Every POST route the server
+// registers is in the table (checked against Routes()). The server runs
+// with an owner token, so that /login reads its form.
 func TestBodyLimit_everyPOSTRoute(t *testing.T) {
 	const limit = 64 << 10
-	e := newEnv(t, func(d *web.Deps) {
-		d.Runner = &fakeRunner{}
+	guard, err := ownerauth.New(ownerToken, ownerauth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := shareEnv(t, func(d *web.Deps) {
+		d.Runner, d.Approvals, d.Owner = &fakeRunner{}, fakeApprovals{}, guard
 		d.Tuning.MaxBodyBytes = limit
 		d.Tuning.MaxImportBytes = 4 * limit
 	})
 	e.session(t, "s", nil)
-	form := func(field string, n int) string { return field + "=" + strings.Repeat("a", n) }
-	jsonBody := func(n int) string { return `{"prompt":"` + strings.Repeat("a", n) + `"}` }
+	auth := []string{"Authorization", "Bearer " + ownerToken}
+	const form, js = "application/x-www-form-urlencoded", "application/json"
+	pad := func(n int) string { return strings.Repeat("a", n) }
 	routes := []struct {
 		path, ct   string
 		small, big string
 		smallCode  int
 		limitText  string
+		// unread: the route reads no body, so a chunked one of any size
+		// is answered as a small one (a declared oversized length is
+		// still refused unread).
+		unread bool
 	}{
-		{"/sessions", "application/x-www-form-urlencoded", form("prompt", 100), form("prompt", limit), 303, "64 KiB"},
-		{"/sessions/s/messages", "application/x-www-form-urlencoded", form("text", 100), form("text", limit), 303, "64 KiB"},
-		{"/sessions/s/cancel", "application/x-www-form-urlencoded", form("x", 100), form("x", limit), 409, "64 KiB"},
-		{"/api/sessions", "application/json", jsonBody(100), jsonBody(limit), 201, "64 KiB"},
+		{path: "/sessions", ct: form, small: "prompt=" + pad(100), big: "prompt=" + pad(limit), smallCode: 303, limitText: "64 KiB"},
+		{path: "/sessions/s/messages", ct: form, small: "text=" + pad(100), big: "text=" + pad(limit), smallCode: 303, limitText: "64 KiB"},
+		{path: "/sessions/s/cancel", ct: form, small: "x=" + pad(100), big: "x=" + pad(limit), smallCode: 409, limitText: "64 KiB"},
+		{path: "/api/sessions", ct: js, small: `{"prompt":"` + pad(100) + `"}`, big: `{"prompt":"` + pad(limit) + `"}`, smallCode: 201, limitText: "64 KiB"},
 		// Import has its own cap: a body over the forms' limit is read
 		// (and refused for what it is), one over the import cap is 413.
-		{"/api/sessions/import?name=x.jsonl", "application/x-ndjson", strings.Repeat("x", 2*limit), strings.Repeat("x", 4*limit+1), 400, "256 KiB"},
+		{path: "/api/sessions/import?name=x.jsonl", ct: "application/x-ndjson", small: pad(2 * limit), big: pad(4*limit + 1), smallCode: 400, limitText: "256 KiB"},
+		{path: "/sessions/s/shares", ct: form, small: "scope=live&label=" + pad(100), big: "scope=live&label=" + pad(limit), smallCode: 201, limitText: "64 KiB"},
+		{path: "/shares/x/revoke", ct: form, small: "x=" + pad(100), big: "x=" + pad(limit), smallCode: 404, limitText: "64 KiB", unread: true},
+		{path: "/api/sessions/s/shares", ct: js, small: `{"label":"` + pad(100) + `"}`, big: `{"label":"` + pad(limit) + `"}`, smallCode: 201, limitText: "64 KiB"},
+		{path: "/api/sessions/s/shares/preview", ct: js, small: "{" + strings.Repeat(" ", 100) + "}", big: "{" + strings.Repeat(" ", limit) + "}", smallCode: 200, limitText: "64 KiB"},
+		{path: "/login", ct: form, small: "token=" + ownerToken + "&next=/", big: "token=" + pad(limit), smallCode: 303, limitText: "64 KiB"},
+		{path: "/logout", ct: form, small: "x=" + pad(100), big: "x=" + pad(limit), smallCode: 303, limitText: "64 KiB", unread: true},
+		{path: "/sessions/s/approvals/a1", ct: form, small: "decision=approve&note=" + pad(100), big: "decision=approve&note=" + pad(limit), smallCode: 303, limitText: "64 KiB"},
+		{path: "/api/sessions/s/approvals/a1", ct: js, small: `{"decision":"approve","note":"` + pad(100) + `"}`, big: `{"decision":"approve","note":"` + pad(limit) + `"}`, smallCode: 200, limitText: "64 KiB"},
+		// The policy route's own cap is stricter than the server's.
+		{path: "/api/sessions/s/approval-policy", ct: js, small: `{"policy":"ask"}`, big: `{"policy":"` + pad(4<<10) + `"}`, smallCode: 200, limitText: "4 KiB"},
+	}
+	for _, rt := range e.srv.Routes() {
+		if rt.Method != http.MethodPost || strings.HasPrefix(rt.Path, "/s/") {
+			continue // share links read no body (their 404 page is checked with the statuses)
+		}
+		found := false
+		for _, r := range routes {
+			path, _, _ := strings.Cut(r.path, "?")
+			found = found || routePattern(rt.Path).MatchString(path)
+		}
+		if !found {
+			t.Errorf("POST %s is not in the body-limit table", rt.Path)
+		}
 	}
 	for _, r := range routes {
 		t.Run(r.path, func(t *testing.T) {
-			if a := e.do(t, http.MethodPost, r.path, r.ct, strings.NewReader(r.small)); a.status != r.smallCode {
+			if a := e.ask(t, http.MethodPost, r.path, r.ct, strings.NewReader(r.small), auth...); a.status != r.smallCode {
 				t.Errorf("a body within the limit: %d %s %s, want %d", a.status, a.code, a.msg, r.smallCode)
 			}
 			for _, body := range []io.Reader{strings.NewReader(r.big), unsized{strings.NewReader(r.big)}} {
-				a := e.do(t, http.MethodPost, r.path, r.ct, body)
+				a := e.ask(t, http.MethodPost, r.path, r.ct, body, auth...)
+				if _, chunked := body.(unsized); chunked && r.unread {
+					if a.status != r.smallCode {
+						t.Errorf("a chunked body the route does not read: %d %s %s, want %d", a.status, a.code, a.msg, r.smallCode)
+					}
+					continue
+				}
 				if a.status != http.StatusRequestEntityTooLarge || a.code != core.CodeTooLarge || !strings.Contains(a.msg, r.limitText) {
 					t.Errorf("an oversized body (%T): %d %s %q, want 413 TOO_LARGE naming %s", body, a.status, a.code, a.msg, r.limitText)
 				}
 			}
 		})
 	}
-	if a := e.do(t, http.MethodGet, "/healthz", "", nil); a.status != http.StatusOK {
+	if a := e.ask(t, http.MethodGet, "/healthz", "", nil); a.status != http.StatusOK {
 		t.Errorf("healthz after the oversized bodies: %d", a.status)
 	}
 }
@@ -133,7 +206,7 @@ func TestAPIStart_bodyRules(t *testing.T) {
 		{"unknown field", "application/json", `{"prompt":"hi","shell":"rm"}`, 400, core.CodeInvalid, `unknown field "shell"`},
 		{"no prompt", "application/json", `{"model":"scripted"}`, 400, core.CodeInvalid, "prompt is required"},
 	} {
-		a := e.do(t, http.MethodPost, "/api/sessions", tc.ct, strings.NewReader(tc.body))
+		a := e.ask(t, http.MethodPost, "/api/sessions", tc.ct, strings.NewReader(tc.body))
 		if a.status != tc.status || a.code != tc.code || !strings.Contains(a.msg, tc.msg) {
 			t.Errorf("%s: %d %s %q, want %d %s containing %q", tc.name, a.status, a.code, a.msg, tc.status, tc.code, tc.msg)
 		}
@@ -196,7 +269,7 @@ func TestStream_badCursorIs400(t *testing.T) {
 		if tc.hdr != "" {
 			hdr = []string{tc.hdr, tc.val}
 		}
-		a := e.do(t, http.MethodGet, tc.path, "", nil, hdr...)
+		a := e.ask(t, http.MethodGet, tc.path, "", nil, hdr...)
 		if a.status != 400 || a.code != core.CodeInvalid || !strings.Contains(a.msg, "must be a seq") {
 			t.Errorf("%s %s=%q: %d %s %q, want 400 INVALID", tc.path, tc.hdr, tc.val, a.status, a.code, a.msg)
 		}
@@ -210,7 +283,7 @@ func TestStream_badCursorIs400(t *testing.T) {
 // with the right status, and every error with the code that status stands
 // for; GET routes answer HEAD alike, with no body.
 func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
-	e, _ := shareEnv(t, func(d *web.Deps) { d.Runner = &fakeRunner{} })
+	e, _ := shareEnv(t, func(d *web.Deps) { d.Runner, d.Approvals = &fakeRunner{}, fakeApprovals{} })
 	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart().User("hi").Call("c1", "note", `{"title":"x"}`).Result("c1", "done", false, nil, nil).StepEnd()
 	b.TurnEnd(core.TurnCompleted)
@@ -266,6 +339,18 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/api/sessions/s/shares", "text/plain", "{}", map[string]want{POST: {415, core.CodeUnsupportedMediaType}}},
 		{"/api/sessions/s/shares/preview", "application/json", "{}", map[string]want{POST: {200, ""}, GET: notAllowed}},
 		{"/api/shares/x", "", "", map[string]want{DELETE: notFound, PUT: notAllowed, GET: notAllowed}},
+		{"/api/approvals", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, DELETE: notAllowed}},
+		{"/sessions/s/approvals/a1", form, "decision=approve", map[string]want{POST: {303, ""}, GET: notAllowed, HEAD: {405, ""}, PUT: notAllowed}},
+		{"/sessions/s/approvals/a1", form, "decision=maybe", map[string]want{POST: {400, core.CodeInvalid}}},
+		{"/sessions/s/approvals/a1", "application/json", `{"decision":"approve"}`, map[string]want{POST: {415, core.CodeUnsupportedMediaType}}},
+		{"/sessions/s/approvals/nope", form, "decision=approve", map[string]want{POST: notFound}},
+		{"/api/sessions/s/approvals/a1", "application/json", `{"decision":"reject","note":"no"}`, map[string]want{POST: {200, ""}, GET: notAllowed, DELETE: notAllowed}},
+		{"/api/sessions/s/approvals/a1", "application/json", `{"decision":"approve"} {}`, map[string]want{POST: {400, core.CodeInvalid}}},
+		{"/api/sessions/s/approvals/a1", form, "decision=approve", map[string]want{POST: {415, core.CodeUnsupportedMediaType}}},
+		{"/api/sessions/s/approvals/nope", "application/json", `{"decision":"approve"}`, map[string]want{POST: notFound}},
+		{"/api/sessions/s/approval-policy", "application/json", `{"policy":"never"}`, map[string]want{POST: {200, ""}, GET: notAllowed, PUT: notAllowed}},
+		{"/api/sessions/s/approval-policy", "application/json", `{"policy":"sometimes"}`, map[string]want{POST: {400, core.CodeInvalid}}},
+		{"/api/sessions/s/approval-policy", "application/json", ``, map[string]want{POST: {400, core.CodeInvalid}}},
 		// Without an owner token there is no one to sign in.
 		{"/login", form, "token=x", map[string]want{GET: {303, ""}, HEAD: {303, ""}, POST: {303, ""}, PUT: notAllowed}},
 		{"/logout", form, "", map[string]want{POST: {303, ""}, GET: notAllowed}},
@@ -282,7 +367,7 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		if strings.HasPrefix(rt.Path, "/s/") {
 			continue
 		}
-		pat := regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(regexp.MustCompile(`:[A-Za-z]+|\*`).ReplaceAllString(rt.Path, "PARAM")), "PARAM", "[^/]+") + "$")
+		pat := routePattern(rt.Path)
 		found := false
 		for _, r := range routes {
 			path, _, _ := strings.Cut(r.path, "?")
@@ -305,7 +390,7 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 			if method == GET && strings.HasSuffix(r.path, "/stream") && w.status == 200 {
 				a.status = e.stream(t, r.path).res.StatusCode // a stream does not end by itself
 			} else {
-				a = e.do(t, method, r.path, ct, body)
+				a = e.ask(t, method, r.path, ct, body)
 			}
 			if a.status != w.status || a.code != w.code {
 				t.Errorf("%s %s = %d %s (%s), want %d %s", method, r.path, a.status, a.code, a.msg, w.status, w.code)
@@ -316,10 +401,10 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		}
 	}
 	// Refusals before any route: a foreign Host, a cross-site POST.
-	if a := e.do(t, GET, "/", "", nil, "Host", "evil.example"); a.status != 403 || a.code != core.CodeForbidden {
+	if a := e.ask(t, GET, "/", "", nil, "Host", "evil.example"); a.status != 403 || a.code != core.CodeForbidden {
 		t.Errorf("foreign Host = %d %s, want 403 FORBIDDEN", a.status, a.code)
 	}
-	if a := e.do(t, POST, "/sessions", form, strings.NewReader("prompt=hi"), "Origin", "https://evil.example"); a.status != 403 || a.code != core.CodeForbidden {
+	if a := e.ask(t, POST, "/sessions", form, strings.NewReader("prompt=hi"), "Origin", "https://evil.example"); a.status != 403 || a.code != core.CodeForbidden {
 		t.Errorf("cross-origin POST = %d %s, want 403 FORBIDDEN", a.status, a.code)
 	}
 }
@@ -387,7 +472,7 @@ func TestSlowBody_timesOut(t *testing.T) {
 			}
 		})
 	}
-	if a := e.do(t, http.MethodGet, "/healthz", "", nil); a.status != http.StatusOK {
+	if a := e.ask(t, http.MethodGet, "/healthz", "", nil); a.status != http.StatusOK {
 		t.Errorf("healthz while bodies stall: %d", a.status)
 	}
 	wg.Wait()
@@ -413,7 +498,7 @@ func TestSlowHeaders_closed(t *testing.T) {
 	if n, err := io.Copy(io.Discard, conn); err != nil {
 		t.Fatalf("the half-sent request was not closed by the server: read %d bytes, %v", n, err)
 	}
-	if a := e.do(t, http.MethodGet, "/healthz", "", nil); a.status != http.StatusOK {
+	if a := e.ask(t, http.MethodGet, "/healthz", "", nil); a.status != http.StatusOK {
 		t.Errorf("healthz: %d", a.status)
 	}
 }
@@ -483,7 +568,7 @@ func TestStalledReader_streamClosed(t *testing.T) {
 		t.Logf("closed after %d messages", i+1)
 		break
 	}
-	if a := e.do(t, http.MethodGet, "/healthz", "", nil); a.status != http.StatusOK {
+	if a := e.ask(t, http.MethodGet, "/healthz", "", nil); a.status != http.StatusOK {
 		t.Errorf("healthz after the stalled stream: %d", a.status)
 	}
 	// Another reader of the session still follows it live.
@@ -518,7 +603,7 @@ func TestStreamsPerClient_capped(t *testing.T) {
 			t.Fatalf("a stream within the cap: %d", c.res.StatusCode)
 		}
 	}
-	a := e.do(t, http.MethodGet, "/sessions/s/stream", "", nil)
+	a := e.ask(t, http.MethodGet, "/sessions/s/stream", "", nil)
 	if a.status != http.StatusTooManyRequests || a.code != core.CodeTooManyRequests || !strings.Contains(a.msg, "2 live streams open") {
 		t.Errorf("a third stream = %d %s %q, want 429 TOO_MANY_REQUESTS naming the limit", a.status, a.code, a.msg)
 	}

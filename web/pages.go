@@ -79,7 +79,7 @@ func (s *Server) sessionPage(c echo.Context, id string) (*views.SessionPageView,
 	if err != nil {
 		return nil, err
 	}
-	t := views.Fold(h, events, s.deps.Presenter)
+	t := s.broker.fold(h, events)
 	v := views.NewSessionPage(views.PageMeta{}, t, s.tune.Window, s.deps.Commits != nil)
 	v.Meta = s.meta(v.Head.Title)
 	v.CanRun = s.owns(id)
@@ -117,7 +117,7 @@ func (s *Server) handleEarlier(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t := views.Fold(h, events, s.deps.Presenter)
+	t := s.broker.fold(h, events)
 	e := views.LoadEarlier(t, before, s.tune.Window)
 	if e == nil {
 		return core.Errorf(core.CodeNotFound, "no transcript segment starts at seq %d", before)
@@ -156,7 +156,7 @@ func (s *Server) handleCall(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t := views.Fold(h, events, s.deps.Presenter)
+	t := s.broker.fold(h, events)
 	cards := t.CardsByCallID(callID)
 	if len(cards) == 0 {
 		return core.Errorf(core.CodeNotFound, "session %q has no call %q", id, callID)

@@ -60,6 +60,11 @@ const (
 	RouteLogin           = "login"
 	RouteLoginPost       = "login-post"
 	RouteLogout          = "logout"
+
+	RouteDecide       = "approval-decide"
+	RouteAPIApprovals = "api-approvals"
+	RouteAPIDecide    = "api-approval-decide"
+	RouteAPIPolicy    = "api-approval-policy"
 )
 
 // Paths no page links to: the liveness probe and the JSON API.
@@ -116,6 +121,7 @@ func New(deps Deps) *Server {
 	s.exportCSS = string(appCSS) + "\n" + string(s.hlCSS)
 	s.share404 = mustRender(views.ShareNotFound(views.PageMeta{Title: "Not found · prism", Assets: s.assets, Public: true}))
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
+	s.broker.readOnly = func(id string) bool { return !s.canDecide(id) }
 	if deps.Commits != nil {
 		removeCommit := deps.Commits.OnCommit(s.broker.Publish)
 		removeReplace := deps.Commits.OnReplace(s.broker.Replace)
@@ -256,9 +262,14 @@ func (s *Server) routes() *echo.Echo {
 	get(views.RouteLogin, s.handleLoginPage, RouteLogin)
 	add(e.POST(views.RouteLogin, s.handleLogin), RouteLoginPost)
 	add(e.POST(views.RouteLogout, s.handleLogout), RouteLogout)
+	// Approvals: a card's decision form (the API's are below).
+	add(e.POST(views.RouteApproval, s.handleDecide), RouteDecide)
 	get(routeAPIList, s.handleAPIList, RouteAPIList)
 	add(e.POST(routeAPIList, s.handleAPIStart), RouteAPIStart)
 	get(views.RouteExport, s.handleAPIEvents, RouteAPIEvents)
+	get(views.RouteAPIApprovals, s.handleAPIApprovals, RouteAPIApprovals)
+	add(e.POST(views.RouteAPIApproval, s.handleAPIDecide), RouteAPIDecide)
+	add(e.POST(views.RouteAPIPolicy, s.handleAPIPolicy), RouteAPIPolicy)
 	add(e.POST(routeImport, s.handleAPIImport), RouteAPIImport)
 	get(routeHealth, func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }, RouteHealth)
 	get(routeHighlight, s.handleHighlightCSS, RouteHighlightCSS)

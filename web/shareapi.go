@@ -272,9 +272,13 @@ func (s *Server) sharePanel(c echo.Context, id string, lastSeq int64) (*views.Sh
 
 // formSpec reads the share form.
 func (s *Server) formSpec(c echo.Context, id string) (share.Spec, error) {
-	spec := share.Spec{SessionID: id, Label: c.FormValue("label"), Redact: c.FormValue("redact") != ""}
+	form, err := formValues(c, false)
+	if err != nil {
+		return share.Spec{}, err
+	}
+	spec := share.Spec{SessionID: id, Label: form.Get("label"), Redact: form.Get("redact") != ""}
 	now := s.now()
-	switch v := c.FormValue("expires"); v {
+	switch v := form.Get("expires"); v {
 	case "":
 	case "1h":
 		spec.ExpiresAt = now.Add(time.Hour).UnixMilli()
@@ -283,20 +287,20 @@ func (s *Server) formSpec(c echo.Context, id string) (share.Spec, error) {
 	case "7d":
 		spec.ExpiresAt = now.Add(7 * 24 * time.Hour).UnixMilli()
 	case "date":
-		d, err := time.Parse("2006-01-02", c.FormValue("expiresOn"))
+		d, err := time.Parse("2006-01-02", form.Get("expiresOn"))
 		if err != nil {
-			return spec, core.Errorf(core.CodeInvalid, "expiry date must be a date (YYYY-MM-DD), got %q", c.FormValue("expiresOn"))
+			return spec, core.Errorf(core.CodeInvalid, "expiry date must be a date (YYYY-MM-DD), got %q", form.Get("expiresOn"))
 		}
 		spec.ExpiresAt = d.Add(24 * time.Hour).UnixMilli() // the end of that day, UTC
 	default:
 		return spec, core.Errorf(core.CodeInvalid, "expiry must be never, 1h, 1d, 7d or a date, got %q", v)
 	}
-	switch c.FormValue("scope") {
+	switch form.Get("scope") {
 	case "", "live":
 	case "upto":
-		n, err := strconv.ParseInt(strings.TrimSpace(c.FormValue("upToSeq")), 10, 64)
+		n, err := strconv.ParseInt(strings.TrimSpace(form.Get("upToSeq")), 10, 64)
 		if err != nil {
-			return spec, core.Errorf(core.CodeInvalid, "the last event shown must be a number, got %q", c.FormValue("upToSeq"))
+			return spec, core.Errorf(core.CodeInvalid, "the last event shown must be a number, got %q", form.Get("upToSeq"))
 		}
 		spec.UpToSeq = &n
 	default:
@@ -333,7 +337,13 @@ func (s *Server) handleShareForm(c echo.Context) error {
 		}
 	}
 	if err != nil {
-		if statusOf(err) >= 500 || core.ErrorCode(err) == core.CodeNotFound {
+		// What the form said is answered in the panel; a refused body
+		// (413, 408, 415), a missing session or a failure is an error.
+		switch core.ErrorCode(err) {
+		case core.CodeNotFound, core.CodeTooLarge, core.CodeTimeout, core.CodeUnsupportedMediaType:
+			return err
+		}
+		if statusOf(err) >= 500 {
 			return err
 		}
 		msg, status = messageOf(err, statusOf(err)), statusOf(err)

@@ -32,6 +32,10 @@ func TestURLsReachTheirRoutes(t *testing.T) {
 			{http.MethodPost, views.CancelURL(id), views.RouteCancel, map[string]string{"id": id}},
 			{http.MethodGet, views.ExportURL(id), views.RouteExport, map[string]string{"id": id}},
 			{http.MethodGet, views.StaticURL("app.css", "v1"), views.RouteStatic, nil},
+			{http.MethodPost, views.ApprovalURL(id, id+"/ap"), views.RouteApproval, map[string]string{"id": id, "approvalId": id + "/ap"}},
+			{http.MethodGet, views.APIApprovalsURL(), views.RouteAPIApprovals, nil},
+			{http.MethodPost, views.APIApprovalURL(id, id+"/ap"), views.RouteAPIApproval, map[string]string{"id": id, "approvalId": id + "/ap"}},
+			{http.MethodPost, views.APIPolicyURL(id), views.RouteAPIPolicy, map[string]string{"id": id}},
 		} {
 			u, err := url.Parse(tc.url)
 			if err != nil {

@@ -15,6 +15,9 @@ const (
 	Turn      = "turn"       // a turn number
 	Step      = "step"       // a step number
 	Type      = "type"       // an event type
+	Approval  = "approval"   // an approval's id
+	By        = "by"         // who decided an approval
+	Policy    = "policy"     // a session's approval policy
 )
 
 // Outcomes and counts.
@@ -53,6 +56,7 @@ const (
 	APIKey       = "api_key"       // whether an API key is set (never the key)
 	Bash         = "bash"          // whether the bash tool is enabled
 	OwnerToken   = "owner_token"   // whether an owner token is set (never the token)
+	AskRules     = "ask_rules"     // how many ask rules are configured
 )
 
 // MCP servers.
