@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"bufio"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -264,5 +263,3 @@ func BenchmarkFanoutRate(b *testing.B) {
 	}
 }
 
-var _ = gzip.BestSpeed
-var _ = web.Deps{}
