@@ -262,4 +262,3 @@ func BenchmarkFanoutRate(b *testing.B) {
 		})
 	}
 }
-
