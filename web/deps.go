@@ -148,8 +148,8 @@ type Deps struct {
 	// the approvals API) for the sessions the Runner owns; without it
 	// awaiting cards are read-only and decisions answer 503.
 	Approvals Approvals
-	Logger   *slog.Logger
-	Tuning   Tuning
+	Logger    *slog.Logger
+	Tuning    Tuning
 	// AllowedHosts are Host names (any port) or host:port values the
 	// server answers besides localhost, 127.0.0.1 and ::1 — e.g. the name
 	// of a reverse proxy. Setting it also restricts a server listening on

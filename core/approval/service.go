@@ -404,7 +404,9 @@ func (s *Service) Close() {
 }
 
 // syncer is a session whose appends may wait for a later commit.
-type syncer interface{ Sync(ctx context.Context) error }
+type syncer interface {
+	Sync(ctx context.Context) error
+}
 
 // durable commits what sess has appended so far, where appends are not
 // committed on return: the person must see the waiting call (its tool/call
