@@ -1,74 +1,27 @@
 package views_test
 
 import (
-	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
+
+	"prism/views/viewstest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// normalize parses an HTML fragment and writes one element per line,
-// indented by depth, so golden diffs are readable.
+// normalize writes an HTML fragment as an outline (viewstest.Outline), so
+// golden diffs are readable.
 func normalize(t *testing.T, src string) string {
 	t.Helper()
-	ctx := &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body}
-	nodes, err := html.ParseFragment(strings.NewReader(src), ctx)
+	out, err := viewstest.Outline(src)
 	if err != nil {
-		t.Fatalf("parse: %v", err)
+		t.Fatal(err)
 	}
-	var b strings.Builder
-	var walk func(n *html.Node, depth int)
-	walk = func(n *html.Node, depth int) {
-		ind := strings.Repeat("  ", depth)
-		switch n.Type {
-		case html.ElementNode:
-			b.WriteString(ind + "<" + n.Data)
-			for _, a := range n.Attr {
-				b.WriteString(" " + a.Key + "=" + quote(a.Val))
-			}
-			b.WriteString(">\n")
-			for c := n.FirstChild; c != nil; c = c.NextSibling {
-				walk(c, depth+1)
-			}
-		case html.TextNode:
-			if strings.TrimSpace(n.Data) != "" {
-				b.WriteString(ind + quote(n.Data) + "\n")
-			}
-		}
-	}
-	for _, n := range nodes {
-		walk(n, 0)
-	}
-	return b.String()
-}
-
-func quote(s string) string {
-	var b bytes.Buffer
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\\':
-			b.WriteString(`\\`)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	return out
 }
 
 // golden compares normalized HTML against testdata/golden/<dir>/<name>.html;

@@ -1,0 +1,5 @@
+//go:build race
+
+package prismtest_test
+
+const raceEnabled = true
