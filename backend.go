@@ -11,6 +11,7 @@ import (
 	"prism/core/logkey"
 	"prism/core/model"
 	"prism/db"
+	"prism/store"
 	"prism/web"
 )
 
@@ -25,11 +26,11 @@ const demoPrompt = "Find why the tests fail and fix it."
 // releases everything (runner first, then the store).
 func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.Deps, func(), error) {
 	feed := &backend.Feed{}
-	store, err := db.Open(ctx, cfg.DB, db.Options{Logger: log, SyncNormal: cfg.SyncNormal, Limits: cfg.ImportLimits, Committed: feed.Publish})
+	st, err := db.Open(ctx, cfg.DB, db.Options{Logger: log, SyncNormal: cfg.SyncNormal, Limits: cfg.ImportLimits, Committed: feed.Publish})
 	if err != nil {
 		return web.Deps{}, nil, err
 	}
-	if repaired, err := store.RepairOpenTurns(ctx); err != nil {
+	if repaired, err := st.RepairOpenTurns(ctx); err != nil {
 		log.Warn("crash repair of open sessions failed", logkey.Err, err)
 	} else if len(repaired) > 0 {
 		log.Info("closed turns a previous run left open", logkey.Sessions, len(repaired))
@@ -38,26 +39,26 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 	closeMCP := func() {}
 	if cfg.mcp != nil {
 		if mcpTools, closeMCP, err = cfg.mcp.open(ctx, log); err != nil {
-			store.Close()
+			st.Close()
 			return web.Deps{}, nil, err
 		}
 	}
 	presenter, err := backend.Presenters(log, mcpTools...)
 	if err != nil {
 		closeMCP()
-		store.Close()
+		st.Close()
 		return web.Deps{}, nil, err
 	}
-	runner, approvals, closeRunner, err := cfg.agent.newAgentRunner(store, log, mcpTools...)
+	runner, approvals, closeRunner, err := cfg.agent.newAgentRunner(st, log, mcpTools...)
 	if err != nil {
 		closeMCP()
-		store.Close()
+		st.Close()
 		return web.Deps{}, nil, err
 	}
 	bg, stopBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	if cfg.Watch != "" {
-		w := store.NewWatcher(cfg.Watch, db.WatchOptions{})
+		w := st.NewWatcher(cfg.Watch, db.WatchOptions{})
 		wg.Go(func() {
 			if err := w.Run(bg); err != nil {
 				log.Error("watch stopped", logkey.Dir, cfg.Watch, logkey.Err, err)
@@ -70,11 +71,11 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		wg.Wait()
 		closeRunner()
 		closeMCP()
-		if err := store.Close(); err != nil {
+		if err := st.Close(); err != nil {
 			log.Error("close store", logkey.Err, err)
 		}
 	}
-	if page, err := store.ListSessions(ctx, db.ListOptions{Limit: 1}); err != nil {
+	if page, err := st.ListSessions(ctx, store.ListOptions{Limit: 1}); err != nil {
 		release()
 		return web.Deps{}, nil, err
 	} else if len(page.Sessions) == 0 && !cfg.NoDemo {
@@ -86,13 +87,13 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		log.Info("empty database: started the scripted demo session", logkey.SessionID, id)
 	}
 	deps := web.Deps{
-		Sessions:  backend.Source{Store: store},
+		Sessions:  backend.Source{Store: st},
 		Commits:   feed,
-		Importer:  backend.Importer{Store: store},
+		Importer:  backend.Importer{Store: st},
 		Runner:    runner,
 		Approvals: approvals,
 		Presenter: presenter,
-		Shares:    store,
+		Shares:    st,
 
 		AllowedHosts: cfg.AllowedHosts,
 	}

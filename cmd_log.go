@@ -12,6 +12,7 @@ import (
 	"prism/core/logkey"
 	"prism/core/sessionlog"
 	"prism/db"
+	"prism/store"
 )
 
 // dbFlag registers --db on fs: the store's file (default ./prism.db, or
@@ -107,7 +108,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			if r.Repaired > 0 {
 				fmt.Fprintf(stderr, "prism import: %s: session %s: last turn was open; appended %d crash-repair events (status interrupted)\n", f, r.SessionID, r.Repaired)
 			}
-			if r.Outcome == db.ImportUnchanged {
+			if r.Outcome == store.ImportUnchanged {
 				fmt.Fprintf(stderr, "prism import: %s: session %s was already imported; unchanged\n", f, r.SessionID)
 			}
 		}

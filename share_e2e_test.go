@@ -30,7 +30,7 @@ func TestLiveShareBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := startGateSession(t, func(d *web.Deps) { d.Redactor = red; d.Shares = d.Sessions.(backend.Source).Store })
+	g := startGateSession(t, func(d *web.Deps) { d.Redactor = red; d.Shares = d.Sessions.(backend.Source).Store.(web.ShareStore) })
 	srv, id := g.srv, g.id
 	owner := httptest.NewServer(srv.Handler())
 	shares := httptest.NewServer(srv.ShareHandler())

@@ -1,8 +1,9 @@
-// Package backend adapts the SQLite store (package db) to what the web
-// server consumes (package web's SessionSource, CommitFeed and Importer),
-// and builds the registry whose presenters draw every built-in tool's
-// cards. prism's main wires it; web's tests use it to run the real store on
-// a temporary file.
+// Package backend adapts a session store — SQLite (package db) or
+// PostgreSQL (package pgstore), through the interfaces below — to what the
+// web server consumes (package web's SessionSource, CommitFeed and
+// Importer), and builds the registry whose presenters draw every built-in
+// tool's cards. prism's main wires it; web's tests use it to run the real
+// store on a temporary file.
 package backend
 
 import (
@@ -15,7 +16,7 @@ import (
 
 	"prism/core"
 	"prism/core/tools"
-	"prism/db"
+	"prism/store"
 	"prism/web"
 )
 
@@ -38,7 +39,7 @@ func Presenters(log *slog.Logger, extra ...*core.Tool) (*core.Registry, error) {
 // Feed fans the store's commit notifications out to web: commits that
 // append go to OnCommit functions, commits that replaced a session's whole
 // log (a rewritten watched file) to OnReplace functions. Pass its Publish
-// as db.Options.Committed. The zero Feed is ready to use.
+// as the store's Options.Committed. The zero Feed is ready to use.
 type Feed struct {
 	mu   sync.RWMutex
 	subs []*feedSub
@@ -77,7 +78,7 @@ func (f *Feed) add(s *feedSub) (remove func()) {
 }
 
 // Publish is the store's Committed hook (called by its writer goroutine).
-func (f *Feed) Publish(c db.Commit) {
+func (f *Feed) Publish(c store.Commit) {
 	f.mu.RLock()
 	subs := f.subs
 	f.mu.RUnlock()
@@ -91,18 +92,27 @@ func (f *Feed) Publish(c db.Commit) {
 	}
 }
 
-// Source adapts the store to web.SessionSource.
-type Source struct{ Store *db.Store }
+// Reader is what Source reads: either engine's store.
+type Reader interface {
+	ListSessions(ctx context.Context, o store.ListOptions) (store.SessionPage, error)
+	Session(ctx context.Context, id string) (store.SessionInfo, error)
+	LoadSession(ctx context.Context, id string) (*store.SessionLog, error)
+	EventsAfter(ctx context.Context, id string, afterSeq int64) ([]core.Event, error)
+	EventsUpTo(ctx context.Context, id string, seq int64) ([]core.Event, error)
+}
+
+// Source adapts a store to web.SessionSource.
+type Source struct{ Store Reader }
 
 var _ web.SessionSource = Source{}
 
-func summary(s db.SessionInfo) web.SessionSummary {
+func summary(s store.SessionInfo) web.SessionSummary {
 	return web.SessionSummary{ID: s.ID, ParentID: s.ParentID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Summary: s.Summary}
 }
 
 // ListSessions implements web.SessionSource.
 func (s Source) ListSessions(ctx context.Context, q web.ListQuery) ([]web.SessionSummary, error) {
-	page, err := s.Store.ListSessions(ctx, db.ListOptions{Query: q.Query, Limit: q.Limit})
+	page, err := s.Store.ListSessions(ctx, store.ListOptions{Query: q.Query, Limit: q.Limit})
 	if err != nil {
 		return nil, err
 	}
@@ -146,8 +156,13 @@ func (s Source) EventsUpTo(ctx context.Context, id string, upTo int64) (core.Ses
 	return info.Header, events, err
 }
 
-// Importer adapts the store to web.Importer.
-type Importer struct{ Store *db.Store }
+// Loader is what Importer writes through: either engine's store.
+type Loader interface {
+	Import(ctx context.Context, name string, r io.Reader, size int64) ([]store.ImportResult, error)
+}
+
+// Importer adapts a store to web.Importer.
+type Importer struct{ Store Loader }
 
 var _ web.Importer = Importer{}
 

@@ -6,7 +6,7 @@ import (
 
 	"prism/backend"
 	"prism/core"
-	"prism/db"
+	"prism/store"
 )
 
 // TestFeedRoutesReplacedLogs: a commit that replaced a session's whole log
@@ -18,15 +18,15 @@ func TestFeedRoutesReplacedLogs(t *testing.T) {
 	var appended, replaced []string
 	defer f.OnCommit(func(id string, _ []core.Event) { appended = append(appended, id) })()
 	removeReplace := f.OnReplace(func(id string) { replaced = append(replaced, id) })
-	f.Publish(db.Commit{SessionID: "a", Events: []core.Event{{Seq: 7}}})
-	f.Publish(db.Commit{SessionID: "b", Replaced: true, Events: []core.Event{{Seq: 0}, {Seq: 1}}})
-	f.Publish(db.Commit{SessionID: "c", Created: true})
+	f.Publish(store.Commit{SessionID: "a", Events: []core.Event{{Seq: 7}}})
+	f.Publish(store.Commit{SessionID: "b", Replaced: true, Events: []core.Event{{Seq: 0}, {Seq: 1}}})
+	f.Publish(store.Commit{SessionID: "c", Created: true})
 	if !slices.Equal(appended, []string{"a", "c"}) || !slices.Equal(replaced, []string{"b"}) {
 		t.Errorf("OnCommit got %v, OnReplace got %v; want [a c] and [b]", appended, replaced)
 	}
 	removeReplace()
 	removeReplace() // idempotent
-	f.Publish(db.Commit{SessionID: "d", Replaced: true})
+	f.Publish(store.Commit{SessionID: "d", Replaced: true})
 	if len(replaced) != 1 {
 		t.Errorf("a removed function was called: %v", replaced)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/store"
 )
 
 const crashEnv = "PRISM_CRASH_CHILD_DB"
@@ -213,7 +214,7 @@ func TestCrash(t *testing.T) {
 		// Every stored session, acknowledged or not (the child may have been
 		// killed after a commit it never got to acknowledge), is a candidate
 		// for repair.
-		page, err := st.ListSessions(ctx, ListOptions{Limit: 1000})
+		page, err := st.ListSessions(ctx, store.ListOptions{Limit: 1000})
 		if err != nil {
 			t.Fatalf("trial %d: list: %v", trial, err)
 		}

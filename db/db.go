@@ -26,6 +26,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 
 	"prism/core"
+	"prism/store"
 	"prism/core/sessionlog"
 )
 
@@ -56,22 +57,13 @@ type Options struct {
 	// Committed, if set, is called by the writer goroutine after each
 	// commit, once per session that changed, in commit order. It must not
 	// block or write to the store.
-	Committed func(Commit)
+	Committed func(store.Commit)
 	// Now is the store's clock for the times it stamps itself (share
 	// links: created, revoked, last viewed; expiry checks). Default
 	// time.Now.
 	Now func() time.Time
 }
 
-// Commit describes the durable change to one session made by one commit.
-type Commit struct {
-	SessionID string
-	// Created is set when the commit created the session; Replaced when it
-	// replaced the session's whole log (a watched file that was rewritten).
-	Created, Replaced bool
-	// Events are the events the commit appended, in seq order.
-	Events []core.Event
-}
 
 // Store is a SQLite session store. It implements core.EventStore. Its
 // methods are safe for concurrent use.

@@ -41,6 +41,3 @@ func translate(err error, what string) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-func notFound(id string) error {
-	return core.Errorf(core.CodeNotFound, "session %s not found", id)
-}

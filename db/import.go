@@ -1,7 +1,6 @@
 package db
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,33 +10,8 @@ import (
 	"prism/core"
 	"prism/core/logkey"
 	"prism/core/sessionlog"
+	"prism/store"
 )
-
-// Import outcomes.
-const (
-	// ImportCreated: the session was new and is now stored.
-	ImportCreated = "created"
-	// ImportUnchanged: the same log was already stored (nothing written).
-	ImportUnchanged = "unchanged"
-	// ImportExtended: the stored log was a prefix of the file's and the
-	// missing tail was appended (e.g. a session imported while it ran).
-	ImportExtended = "extended"
-	// ImportReplaced: a watched session's file was rewritten and its log
-	// replaced (watch only).
-	ImportReplaced = "replaced"
-)
-
-// ImportResult reports one session of an imported file.
-type ImportResult struct {
-	SessionID string
-	ParentID  string
-	Entry     string // the zip entry ("" outside a zip)
-	Outcome   string // ImportCreated, ImportUnchanged or ImportExtended
-	Events    int    // events in the stored log
-	Added     int    // events this import wrote
-	Repaired  int    // crash-repair closers appended (then the session is interrupted)
-	Torn      string // a torn tail that was ignored, if any
-}
 
 // ImportFile imports a session log file: prism JSONL, dsh session.jsonl,
 // session.jsonl.zstd or a dsh export .zip (the session and its subagents,
@@ -54,9 +28,9 @@ type ImportResult struct {
 //
 // Importing a session that is already stored does not duplicate it: if the
 // stored log equals the file's (after repair) nothing is written
-// (ImportUnchanged); if it is a prefix, the rest is appended
-// (ImportExtended); otherwise the import fails with core.CodeConflict.
-func (st *Store) ImportFile(ctx context.Context, path string) ([]ImportResult, error) {
+// (store.ImportUnchanged); if it is a prefix, the rest is appended
+// (store.ImportExtended); otherwise the import fails with core.CodeConflict.
+func (st *Store) ImportFile(ctx context.Context, path string) ([]store.ImportResult, error) {
 	release, err := st.acquireImport(ctx, false)
 	if err != nil {
 		return nil, err
@@ -73,7 +47,7 @@ func (st *Store) ImportFile(ctx context.Context, path string) ([]ImportResult, e
 // Import is ImportFile for a file held by a reader (an upload); name is
 // used in errors. JSONL and zstd are decoded as they stream in; a zip is
 // first copied to a temporary file.
-func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int64) ([]ImportResult, error) {
+func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int64) ([]store.ImportResult, error) {
 	release, err := st.acquireImport(ctx, false)
 	if err != nil {
 		return nil, err
@@ -148,45 +122,10 @@ func asFormatError(err error, fe **sessionlog.FormatError) bool {
 	return ok
 }
 
-// prepared is a decoded log ready to store.
-type prepared struct {
-	log      *sessionlog.Log
-	events   []core.Event // log events plus closers
-	repaired int
-}
-
-// prepareLog checks a decoded log the way dsh checks a loaded seed and
-// appends crash repair if its last turn is open.
-func prepareLog(file string, l *sessionlog.Log) (prepared, error) {
-	for i, e := range l.Events {
-		if !e.Ignorable && !core.IsKnownEventType(e.Type) {
-			pos := l.Pos[i]
-			return prepared{}, &sessionlog.FormatError{File: file, Entry: l.Entry, Frame: pos.Frame, Offset: -1, Line: pos.Line,
-				Reason: fmt.Sprintf("unknown required event type %q (seq %d): prism cannot interpret this session (only types marked ignorable may be unknown)", e.Type, e.Seq)}
-		}
-	}
-	if err := core.ValidateLog(l.Header, l.Events); err != nil {
-		where := file
-		if l.Entry != "" {
-			where += ": " + l.Entry
-		}
-		if _, ok := err.(core.Coded); ok {
-			return prepared{}, fmt.Errorf("%s: invalid session log: %w", where, err)
-		}
-		return prepared{}, &core.Error{Name: "Error", Code: core.CodeInvalid, Message: fmt.Sprintf("%s: invalid session log: %v", where, err), Err: err}
-	}
-	p := prepared{log: l, events: l.Events}
-	if closers := closersFor(l.Events); len(closers) > 0 {
-		p.events = append(append([]core.Event(nil), l.Events...), closers...)
-		p.repaired = len(closers)
-	}
-	return p, nil
-}
-
-func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog.Log) ([]ImportResult, error) {
-	var preps []prepared
+func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog.Log) ([]store.ImportResult, error) {
+	var preps []store.Prepared
 	for _, l := range logs {
-		p, err := prepareLog(file, l)
+		p, err := store.PrepareLog(file, l)
 		if err != nil {
 			return nil, err
 		}
@@ -194,28 +133,28 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 	}
 	inFile := map[string]bool{}
 	for _, p := range preps {
-		inFile[p.log.Header.ID] = true
+		inFile[p.Log.Header.ID] = true
 	}
-	var results []ImportResult
+	var results []store.ImportResult
 	err := st.write(ctx, func(t *wtx) error {
 		results = results[:0]
 		for _, p := range preps {
-			if err := t.checkParent(file, p.log, inFile); err != nil {
+			if err := t.checkParent(file, p.Log, inFile); err != nil {
 				return err
 			}
 		}
 		for _, p := range preps {
-			h := p.log.Header
-			outcome, added, err := t.syncLog(h, p.events, SourceImport, false)
+			h := p.Log.Header
+			outcome, added, err := t.syncLog(h, p.Events, store.SourceImport, false)
 			if err != nil {
 				where := file
-				if p.log.Entry != "" {
-					where += ": " + p.log.Entry
+				if p.Log.Entry != "" {
+					where += ": " + p.Log.Entry
 				}
 				return fmt.Errorf("import %s: %w", where, err)
 			}
-			results = append(results, ImportResult{SessionID: h.ID, ParentID: h.ParentSession, Entry: p.log.Entry, Outcome: outcome,
-				Events: len(p.events), Added: added, Repaired: p.repaired, Torn: p.log.Torn})
+			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ParentSession, Entry: p.Log.Entry, Outcome: outcome,
+				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn})
 		}
 		return nil
 	})
@@ -253,7 +192,7 @@ func (t *wtx) checkParent(file string, l *sessionlog.Log, inFile map[string]bool
 // of events is a conflict, unless replace is set and the session was
 // itself tailed from a file (source watch): then its log is replaced.
 func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, replace bool) (outcome string, added int, err error) {
-	if err := validateHeader(h); err != nil {
+	if err := store.ValidateHeader(h); err != nil {
 		return "", 0, err
 	}
 	s, err := t.state(h.ID)
@@ -264,78 +203,31 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 		if err := t.insertSession(s, h, source); err != nil {
 			return "", 0, err
 		}
-		evs, err := prepareEvents(h.ID, 0, events)
+		evs, err := store.PrepareEvents(h.ID, 0, events)
 		if err != nil {
 			return "", 0, err
 		}
-		return ImportCreated, len(evs), t.insertEvents(h.ID, s, evs)
+		return store.ImportCreated, len(evs), t.insertEvents(h.ID, s, evs)
 	}
 	stored, err := t.loadEvents(h.ID)
 	if err != nil {
 		return "", 0, err
 	}
-	same, diffAt := prefixEqual(stored, events)
-	hj, err := jsonHeader(h)
+	plan, err := store.Reconcile(store.Stored{Header: s.header, Source: s.source, Events: stored}, h, events, replace)
 	if err != nil {
 		return "", 0, err
 	}
-	if hj != s.header {
-		same, diffAt = false, -1
-	}
-	switch {
-	case same && len(stored) == len(events):
-		return ImportUnchanged, 0, nil
-	case same:
-		evs, err := prepareEvents(h.ID, int64(len(stored)), events[len(stored):])
-		if err != nil {
-			return "", 0, err
-		}
-		return ImportExtended, len(evs), t.insertEvents(h.ID, s, evs)
-	case replace && s.source == SourceWatch:
+	switch plan.Outcome {
+	case store.ImportUnchanged:
+		return plan.Outcome, 0, nil
+	case store.ImportReplaced:
 		if err := t.replaceSession(s, h.ID, h); err != nil {
 			return "", 0, err
 		}
-		evs, err := prepareEvents(h.ID, 0, events)
-		if err != nil {
-			return "", 0, err
-		}
-		return ImportReplaced, len(evs), t.insertEvents(h.ID, s, evs)
-	case diffAt < 0:
-		return "", 0, core.Errorf(core.CodeConflict, "session %s already exists with a different header", h.ID)
-	default:
-		return "", 0, core.Errorf(core.CodeConflict, "session %s already exists with a different log (they differ at seq %d; stored %d events, file %d)", h.ID, diffAt, len(stored), len(events))
 	}
-}
-
-// prefixEqual reports whether stored is a prefix of events (byte-equal
-// envelopes), and else the first seq where they differ.
-func prefixEqual(stored, events []core.Event) (bool, int) {
-	if len(stored) > len(events) {
-		for i := range events {
-			if !sameEvent(stored[i], events[i]) {
-				return false, i
-			}
-		}
-		return false, len(events)
+	evs, err := store.PrepareEvents(h.ID, int64(plan.From), events[plan.From:])
+	if err != nil {
+		return "", 0, err
 	}
-	for i := range stored {
-		if !sameEvent(stored[i], events[i]) {
-			return false, i
-		}
-	}
-	return true, 0
-}
-
-func sameEvent(a, b core.Event) bool {
-	x, err1 := a.MarshalJSON()
-	y, err2 := b.MarshalJSON()
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	if bytes.Equal(x, y) {
-		return true
-	}
-	// Data may differ only by insignificant whitespace.
-	var cx, cy bytes.Buffer
-	return compactTo(&cx, x) == nil && compactTo(&cy, y) == nil && bytes.Equal(cx.Bytes(), cy.Bytes())
+	return plan.Outcome, len(evs), t.insertEvents(h.ID, s, evs)
 }

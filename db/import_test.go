@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"prism/core"
+	"prism/store"
 	"prism/core/sessionlog"
 )
 
@@ -70,7 +71,7 @@ func transcript(t testing.TB, events []core.Event) []string {
 	return out
 }
 
-func mustImport(t testing.TB, st *Store, path string) []ImportResult {
+func mustImport(t testing.TB, st *Store, path string) []store.ImportResult {
 	t.Helper()
 	res, err := st.ImportFile(context.Background(), path)
 	if err != nil {
@@ -91,7 +92,7 @@ func TestImport_dshFixtures(t *testing.T) {
 			ctx := context.Background()
 			st := newTestStore(t)
 			res := mustImport(t, st, filepath.Join(fixtures, name))
-			want := []ImportResult{{SessionID: basicID, Outcome: ImportCreated, Events: 39, Added: 39}}
+			want := []store.ImportResult{{SessionID: basicID, Outcome: store.ImportCreated, Events: 39, Added: 39}}
 			if diff := cmp.Diff(want, res); diff != "" {
 				t.Errorf("ImportFile (-want +got):\n%s", diff)
 			}
@@ -107,7 +108,7 @@ func TestImport_dshFixtures(t *testing.T) {
 			}
 			info := l.Info
 			if info.Title != "Count Go lines" || info.Status != StatusIdle || info.Calls != 1 || info.Errors != 0 ||
-				info.Source != SourceImport || info.CreatedAt != 1764500000000 || info.UpdatedAt != l.Events[38].Time || info.Header.Cwd != "/home/alice/src/app" {
+				info.Source != store.SourceImport || info.CreatedAt != 1764500000000 || info.UpdatedAt != l.Events[38].Time || info.Header.Cwd != "/home/alice/src/app" {
 				t.Errorf("session row = %+v", info)
 			}
 			calls, err := st.CallEvents(ctx, basicID, "call_00_a")
@@ -123,11 +124,11 @@ func TestImport_sameSessionTwiceDoesNotDuplicate(t *testing.T) {
 	mustImport(t, st, filepath.Join(fixtures, "basic/session.jsonl"))
 	for _, name := range []string{"basic/session.jsonl", "basic/session.jsonl.zstd"} {
 		res := mustImport(t, st, filepath.Join(fixtures, name))
-		if len(res) != 1 || res[0].Outcome != ImportUnchanged || res[0].Added != 0 || res[0].SessionID != basicID {
+		if len(res) != 1 || res[0].Outcome != store.ImportUnchanged || res[0].Added != 0 || res[0].SessionID != basicID {
 			t.Errorf("re-import of %s = %+v, want unchanged", name, res)
 		}
 	}
-	page, _ := st.ListSessions(context.Background(), ListOptions{})
+	page, _ := st.ListSessions(context.Background(), store.ListOptions{})
 	if len(page.Sessions) != 1 || page.Sessions[0].Events != 39 {
 		t.Errorf("after re-imports: %d sessions, first with %d events", len(page.Sessions), page.Sessions[0].Events)
 	}
@@ -153,7 +154,7 @@ func TestImport_prefixExtendsAndDivergenceConflicts(t *testing.T) {
 	}
 	mustImport(t, st, write("prefix.jsonl", l.Events[:38])) // up to turn/end: nothing to repair
 	res := mustImport(t, st, filepath.Join(fixtures, "basic/session.jsonl.zstd"))
-	if res[0].Outcome != ImportExtended || res[0].Added != 1 {
+	if res[0].Outcome != store.ImportExtended || res[0].Added != 1 {
 		t.Errorf("import of the longer log = %+v, want extended by 1", res[0])
 	}
 	changed := append([]core.Event(nil), l.Events...)
@@ -179,8 +180,8 @@ func TestImport_exportZipWithSubagent(t *testing.T) {
 	if child.ParentID != parentID || child.Status != StatusEnded || child.Header.Origin != "subagent" {
 		t.Errorf("child row = %+v, want parent %s and status ended (one-shot)", child, parentID)
 	}
-	kids, _ := st.ListSessions(ctx, ListOptions{ParentID: parentID})
-	top, _ := st.ListSessions(ctx, ListOptions{TopLevel: true})
+	kids, _ := st.ListSessions(ctx, store.ListOptions{ParentID: parentID})
+	top, _ := st.ListSessions(ctx, store.ListOptions{TopLevel: true})
 	if len(kids.Sessions) != 1 || len(top.Sessions) != 1 || top.Sessions[0].ID != parentID {
 		t.Errorf("children %d, top-level %d", len(kids.Sessions), len(top.Sessions))
 	}
@@ -237,7 +238,7 @@ func TestImport_badInputLeavesNothing(t *testing.T) {
 			if core.ErrorCode(err) != core.CodeInvalid {
 				t.Errorf("error code %s, want %s", core.ErrorCode(err), core.CodeInvalid)
 			}
-			page, _ := st.ListSessions(context.Background(), ListOptions{})
+			page, _ := st.ListSessions(context.Background(), store.ListOptions{})
 			if len(page.Sessions) != 0 {
 				t.Errorf("%d sessions stored after a failed import, want 0", len(page.Sessions))
 			}
@@ -258,7 +259,7 @@ func TestExport_roundTripsByteForByte(t *testing.T) {
 				}
 				p := filepath.Join(t.TempDir(), "export.jsonl")
 				os.WriteFile(p, a.Bytes(), 0o644)
-				if again := mustImport(t, st1, p); again[0].Outcome != ImportUnchanged {
+				if again := mustImport(t, st1, p); again[0].Outcome != store.ImportUnchanged {
 					t.Errorf("re-importing the export into its store: %s, want unchanged", again[0].Outcome)
 				}
 				mustImport(t, st2, p)
@@ -283,7 +284,7 @@ func TestExport_roundTripsByteForByte(t *testing.T) {
 	st1.Export(ctx, "live", &a)
 	p := filepath.Join(t.TempDir(), "live.jsonl")
 	os.WriteFile(p, a.Bytes(), 0o644)
-	if again := mustImport(t, st1, p); again[0].Outcome != ImportUnchanged {
+	if again := mustImport(t, st1, p); again[0].Outcome != store.ImportUnchanged {
 		t.Errorf("re-importing a live export: %s, want unchanged", again[0].Outcome)
 	}
 	mustImport(t, st2, p)
@@ -303,7 +304,7 @@ func TestExport_roundTripsByteForByte(t *testing.T) {
 func checkRepair(t testing.TB, before, after []core.Event, pending map[string]int64, stepOpen bool) {
 	t.Helper()
 	closers := after[len(before):]
-	want := closersFor(before)
+	want := store.Closers(before)
 	if diff := cmp.Diff(eventJSON(want), eventJSON(closers)); diff != "" {
 		t.Errorf("stored closers differ from core.InterruptedTurnClosers (-want +got):\n%s", diff)
 	}
@@ -376,7 +377,7 @@ func TestImport_crashedLogIsRepaired(t *testing.T) {
 			st := newTestStore(t)
 			res := mustImport(t, st, filepath.Join(fixtures, tt.file))
 			if res[0].Repaired == 0 || res[0].Torn == "" {
-				t.Errorf("ImportResult = %+v, want repaired with a torn tail noted", res[0])
+				t.Errorf("store.ImportResult = %+v, want repaired with a torn tail noted", res[0])
 			}
 			logs, _, _ := sessionlog.ReadFile(filepath.Join(fixtures, tt.file), sessionlog.Limits{})
 			l, err := st.LoadSession(ctx, tt.id)
@@ -391,7 +392,7 @@ func TestImport_crashedLogIsRepaired(t *testing.T) {
 				t.Errorf("status %s, want interrupted", l.Info.Status)
 			}
 			// Importing the crashed file again changes nothing.
-			if again := mustImport(t, st, filepath.Join(fixtures, tt.file)); again[0].Outcome != ImportUnchanged {
+			if again := mustImport(t, st, filepath.Join(fixtures, tt.file)); again[0].Outcome != store.ImportUnchanged {
 				t.Errorf("re-import: %s, want unchanged", again[0].Outcome)
 			}
 		})
@@ -404,7 +405,7 @@ func TestImport_placeholderSafe(t *testing.T) {
 	st := newTestStore(t)
 	res := mustImport(t, st, filepath.Join(fixtures, "crashed/session.jsonl"))
 	if res[0].Events < 5 || !strings.Contains(res[0].Torn, "line 7") {
-		t.Errorf("ImportResult = %+v", res[0])
+		t.Errorf("store.ImportResult = %+v", res[0])
 	}
 }
 
@@ -424,7 +425,7 @@ func TestImport_validateLogRefuses(t *testing.T) {
 	if err == nil || core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(err.Error(), "mismatched-tool-result.jsonl: invalid session log: ") {
 		t.Fatalf("ImportFile = %v, want a %s error naming the file", err, core.CodeInvalid)
 	}
-	if page, _ := st.ListSessions(context.Background(), ListOptions{}); len(page.Sessions) != 0 {
+	if page, _ := st.ListSessions(context.Background(), store.ListOptions{}); len(page.Sessions) != 0 {
 		t.Errorf("%d sessions stored, want 0", len(page.Sessions))
 	}
 }

@@ -3,73 +3,31 @@ package db
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"prism/core"
+	"prism/store"
 	"prism/core/sessionlog"
 )
 
-// SessionInfo is one session as a list shows it: its header, where its log
-// comes from, and the core.Summary of its log (title, status, counters,
-// tokens, times), computed in the transaction that appended the events.
-// Times are epoch milliseconds.
-type SessionInfo struct {
-	ID       string             `json:"id"`
-	Header   core.SessionHeader `json:"header"`
-	ParentID string             `json:"parentId,omitempty"`
-	Source   string             `json:"source"` // live | import | watch
-	// CreatedAt is the header's; UpdatedAt the latest event time, or
-	// CreatedAt while the log is empty (the list's order).
-	CreatedAt int64 `json:"createdAt"`
-	UpdatedAt int64 `json:"updatedAt"`
-	core.Summary
-}
-
-// ListOptions select and page sessions. Sessions come newest first (by
-// updated time, then id).
-type ListOptions struct {
-	// Status keeps only sessions with this status ("" = all).
-	Status string
-	// ParentID keeps only the children of this session ("" = no filter).
-	ParentID string
-	// TopLevel hides subagent sessions (those with a parent).
-	TopLevel bool
-	// Query keeps sessions whose title or id contains it (case-insensitive).
-	Query string
-	// Limit caps the page (default 50, at most 1000).
-	Limit int
-	// Cursor continues after a previous page's NextCursor; Offset skips
-	// rows instead (ignored when Cursor is set).
-	Cursor string
-	Offset int
-}
-
-// SessionPage is one page of a session list.
-type SessionPage struct {
-	Sessions []SessionInfo `json:"sessions"`
-	// NextCursor continues the list ("" on the last page).
-	NextCursor string `json:"nextCursor,omitempty"`
-}
 
 const sessionCols = `id, header, COALESCE(parent_id, ''), source, created_at, updated_at,
 	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting`
 
 // scanSession reads a row of sessionCols, after any pre columns a query
 // selects before them.
-func scanSession(row interface{ Scan(...any) error }, pre ...any) (SessionInfo, error) {
+func scanSession(row interface{ Scan(...any) error }, pre ...any) (store.SessionInfo, error) {
 	s, _, err := scanSessionRaw(row, pre...)
 	return s, err
 }
 
 // scanSessionRaw is scanSession that also returns the header's stored JSON.
-func scanSessionRaw(row interface{ Scan(...any) error }, pre ...any) (SessionInfo, string, error) {
-	var s SessionInfo
+func scanSessionRaw(row interface{ Scan(...any) error }, pre ...any) (store.SessionInfo, string, error) {
+	var s store.SessionInfo
 	var header string
 	var titled, oneShot int
 	sm := &s.Summary
@@ -86,37 +44,16 @@ func scanSessionRaw(row interface{ Scan(...any) error }, pre ...any) (SessionInf
 	return s, header, nil
 }
 
-func encodeCursor(s SessionInfo) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(s.UpdatedAt, 10) + ":" + s.ID))
-}
-
-func decodeCursor(c string) (int64, string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err == nil {
-		if at, id, ok := strings.Cut(string(b), ":"); ok {
-			if n, err := strconv.ParseInt(at, 10, 64); err == nil {
-				return n, id, nil
-			}
-		}
-	}
-	return 0, "", core.Errorf(core.CodeInvalid, "list sessions: malformed cursor %q", c)
-}
 
 // ListSessions returns a page of sessions, newest first.
-func (st *Store) ListSessions(ctx context.Context, o ListOptions) (SessionPage, error) {
-	limit := o.Limit
-	if limit <= 0 {
-		limit = 50
+func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.SessionPage, error) {
+	o, at, err := o.Checked()
+	if err != nil {
+		return store.SessionPage{}, err
 	}
-	limit = min(limit, 1000)
 	var where []string
 	var args []any
 	if o.Status != "" {
-		switch o.Status {
-		case StatusRunning, StatusIdle, StatusEnded, StatusInterrupted:
-		default:
-			return SessionPage{}, core.Errorf(core.CodeInvalid, "list sessions: unknown status %q", o.Status)
-		}
 		where, args = append(where, "status = ?"), append(args, o.Status)
 	}
 	if o.ParentID != "" {
@@ -125,56 +62,47 @@ func (st *Store) ListSessions(ctx context.Context, o ListOptions) (SessionPage, 
 	if o.TopLevel {
 		where = append(where, "parent_id IS NULL")
 	}
-	if q := strings.TrimSpace(o.Query); q != "" {
-		esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToLower(q))
+	if like := o.LikePattern(); like != "" {
 		where = append(where, `(lower(title) LIKE ? ESCAPE '\' OR id LIKE ? ESCAPE '\')`)
-		args = append(args, "%"+esc+"%", "%"+esc+"%")
+		args = append(args, like, like)
 	}
 	if o.Cursor != "" {
-		at, id, err := decodeCursor(o.Cursor)
-		if err != nil {
-			return SessionPage{}, err
-		}
-		where, args = append(where, "(updated_at < ? OR (updated_at = ? AND id < ?))"), append(args, at, at, id)
+		where, args = append(where, "(updated_at < ? OR (updated_at = ? AND id < ?))"), append(args, at.UpdatedAt, at.UpdatedAt, at.ID)
 	}
 	q := "SELECT " + sessionCols + " FROM sessions"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY updated_at DESC, id DESC LIMIT ?"
-	args = append(args, limit+1)
+	args = append(args, o.Limit+1)
 	if o.Cursor == "" && o.Offset > 0 {
 		q += " OFFSET ?"
 		args = append(args, o.Offset)
 	}
 	rows, err := st.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
-		return SessionPage{}, translate(err, "list sessions")
+		return store.SessionPage{}, translate(err, "list sessions")
 	}
 	defer rows.Close()
-	page := SessionPage{Sessions: []SessionInfo{}}
+	var list []store.SessionInfo
 	for rows.Next() {
 		s, err := scanSession(rows)
 		if err != nil {
-			return SessionPage{}, translate(err, "list sessions")
+			return store.SessionPage{}, translate(err, "list sessions")
 		}
-		page.Sessions = append(page.Sessions, s)
+		list = append(list, s)
 	}
 	if err := rows.Err(); err != nil {
-		return SessionPage{}, translate(err, "list sessions")
+		return store.SessionPage{}, translate(err, "list sessions")
 	}
-	if len(page.Sessions) > limit {
-		page.Sessions = page.Sessions[:limit]
-		page.NextCursor = encodeCursor(page.Sessions[limit-1])
-	}
-	return page, nil
+	return store.Page(list, o.Limit), nil
 }
 
 // Session returns one session's list row (core.CodeNotFound if missing).
-func (st *Store) Session(ctx context.Context, id string) (SessionInfo, error) {
+func (st *Store) Session(ctx context.Context, id string) (store.SessionInfo, error) {
 	s, err := scanSession(st.rdb.QueryRowContext(ctx, "SELECT "+sessionCols+" FROM sessions WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return s, notFound(id)
+		return s, store.NotFound(id)
 	}
 	if err != nil {
 		return s, translate(err, "read session "+id)
@@ -182,15 +110,10 @@ func (st *Store) Session(ctx context.Context, id string) (SessionInfo, error) {
 	return s, nil
 }
 
-// SessionLog is a session with its whole log.
-type SessionLog struct {
-	Info   SessionInfo
-	Events []core.Event
-}
 
 // LoadSession returns a session's row and every event, in seq order, read
 // in one snapshot.
-func (st *Store) LoadSession(ctx context.Context, id string) (*SessionLog, error) {
+func (st *Store) LoadSession(ctx context.Context, id string) (*store.SessionLog, error) {
 	tx, err := st.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, translate(err, "load session "+id)
@@ -198,7 +121,7 @@ func (st *Store) LoadSession(ctx context.Context, id string) (*SessionLog, error
 	defer tx.Rollback() //nolint:errcheck // read-only
 	info, err := scanSession(tx.QueryRowContext(ctx, "SELECT "+sessionCols+" FROM sessions WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound(id)
+		return nil, store.NotFound(id)
 	}
 	if err != nil {
 		return nil, translate(err, "load session "+id)
@@ -207,7 +130,7 @@ func (st *Store) LoadSession(ctx context.Context, id string) (*SessionLog, error
 	if err != nil {
 		return nil, translate(err, "load session "+id)
 	}
-	return &SessionLog{Info: info, Events: events}, nil
+	return &store.SessionLog{Info: info, Events: events}, nil
 }
 
 const eventsSQL = "SELECT seq, type, time, data, ignorable, surface_op, source_event_seqs FROM events"
@@ -244,7 +167,7 @@ func queryEvents(ctx context.Context, q querier, sizeHint int, query string, arg
 			}
 		}
 		if sources.Valid {
-			if e.SourceEventSeqs, err = decodeSeqs(sources.String); err != nil {
+			if e.SourceEventSeqs, err = store.DecodeSeqs(sources.String); err != nil {
 				return nil, fmt.Errorf("event %d: stored sourceEventSeqs: %w", e.Seq, err)
 			}
 		}
@@ -253,21 +176,6 @@ func queryEvents(ctx context.Context, q querier, sizeHint int, query string, arg
 	return events, rows.Err()
 }
 
-func decodeSeqs(s string) ([]int64, error) {
-	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
-	out := []int64{}
-	if s == "" {
-		return out, nil
-	}
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
 
 // events runs an event query after checking the session exists.
 func (st *Store) events(ctx context.Context, id, what, cond string, args ...any) ([]core.Event, error) {
@@ -278,7 +186,7 @@ func (st *Store) events(ctx context.Context, id, what, cond string, args ...any)
 	defer tx.Rollback() //nolint:errcheck // read-only
 	var one int
 	if err := tx.QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", id).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound(id)
+		return nil, store.NotFound(id)
 	} else if err != nil {
 		return nil, translate(err, what)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"prism/core"
+	"prism/store"
 )
 
 func TestStore_derivedSessionRow(t *testing.T) {
@@ -19,7 +20,7 @@ func TestStore_derivedSessionRow(t *testing.T) {
 	st := newTestStore(t)
 	mustCreate(t, st, "s")
 	info, _ := st.Session(ctx, "s")
-	if info.Status != StatusIdle || info.LastSeq != -1 || info.Title != "" || info.Source != SourceLive || info.UpdatedAt != 1764500000000 {
+	if info.Status != StatusIdle || info.LastSeq != -1 || info.Title != "" || info.Source != store.SourceLive || info.UpdatedAt != 1764500000000 {
 		t.Errorf("new session row = %+v", info)
 	}
 	turn := turnEvents(0, 1, true)
@@ -87,44 +88,44 @@ func TestStore_listAndEventQueries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ids := func(p SessionPage) string {
+	ids := func(p store.SessionPage) string {
 		var out []string
 		for _, s := range p.Sessions {
 			out = append(out, s.ID)
 		}
 		return strings.Join(out, ",")
 	}
-	page, err := st.ListSessions(ctx, ListOptions{Limit: 3})
+	page, err := st.ListSessions(ctx, store.ListOptions{Limit: 3})
 	if err != nil || ids(page) != "s6,s5,s4" || page.NextCursor == "" {
 		t.Fatalf("first page = %s (cursor %q, %v)", ids(page), page.NextCursor, err)
 	}
-	page, _ = st.ListSessions(ctx, ListOptions{Limit: 3, Cursor: page.NextCursor})
+	page, _ = st.ListSessions(ctx, store.ListOptions{Limit: 3, Cursor: page.NextCursor})
 	if ids(page) != "s3,s2,s1" {
 		t.Errorf("second page = %s", ids(page))
 	}
-	page, _ = st.ListSessions(ctx, ListOptions{Limit: 3, Cursor: page.NextCursor})
+	page, _ = st.ListSessions(ctx, store.ListOptions{Limit: 3, Cursor: page.NextCursor})
 	if ids(page) != "s0" || page.NextCursor != "" {
 		t.Errorf("last page = %s cursor %q", ids(page), page.NextCursor)
 	}
-	if page, _ := st.ListSessions(ctx, ListOptions{Limit: 2, Offset: 5}); ids(page) != "s1,s0" {
+	if page, _ := st.ListSessions(ctx, store.ListOptions{Limit: 2, Offset: 5}); ids(page) != "s1,s0" {
 		t.Errorf("offset page = %s", ids(page))
 	}
-	if page, _ := st.ListSessions(ctx, ListOptions{Status: StatusRunning}); ids(page) != "s5,s3,s1" {
+	if page, _ := st.ListSessions(ctx, store.ListOptions{Status: StatusRunning}); ids(page) != "s5,s3,s1" {
 		t.Errorf("running = %s", ids(page))
 	}
-	if page, _ := st.ListSessions(ctx, ListOptions{TopLevel: true, Status: StatusIdle}); ids(page) != "s4,s2,s0" {
+	if page, _ := st.ListSessions(ctx, store.ListOptions{TopLevel: true, Status: StatusIdle}); ids(page) != "s4,s2,s0" {
 		t.Errorf("top-level idle = %s", ids(page))
 	}
-	if page, _ := st.ListSessions(ctx, ListOptions{Query: "S6"}); ids(page) != "s6" {
+	if page, _ := st.ListSessions(ctx, store.ListOptions{Query: "S6"}); ids(page) != "s6" {
 		t.Errorf("query = %s", ids(page))
 	}
-	if page, _ := st.ListSessions(ctx, ListOptions{Query: "%"}); ids(page) != "" {
+	if page, _ := st.ListSessions(ctx, store.ListOptions{Query: "%"}); ids(page) != "" {
 		t.Errorf("query %% = %s, want nothing (LIKE metacharacters are escaped)", ids(page))
 	}
-	if _, err := st.ListSessions(ctx, ListOptions{Status: "bogus"}); core.ErrorCode(err) != core.CodeInvalid {
+	if _, err := st.ListSessions(ctx, store.ListOptions{Status: "bogus"}); core.ErrorCode(err) != core.CodeInvalid {
 		t.Errorf("unknown status: %v", err)
 	}
-	if _, err := st.ListSessions(ctx, ListOptions{Cursor: "!!"}); core.ErrorCode(err) != core.CodeInvalid {
+	if _, err := st.ListSessions(ctx, store.ListOptions{Cursor: "!!"}); core.ErrorCode(err) != core.CodeInvalid {
 		t.Errorf("bad cursor: %v", err)
 	}
 	// The list row carries what GET /api/sessions needs.
@@ -166,10 +167,10 @@ func TestStore_listAndEventQueries(t *testing.T) {
 func TestStore_committedHookAfterCommit(t *testing.T) {
 	ctx := context.Background()
 	var mu sync.Mutex
-	var got []Commit
+	var got []store.Commit
 	var st *Store
 	st = newTestStore(t, func(o *Options) {
-		o.Committed = func(c Commit) {
+		o.Committed = func(c store.Commit) {
 			// The commit is durable and visible when the hook runs.
 			info, err := st.Session(ctx, c.SessionID)
 			if err != nil || info.LastSeq < int64(len(c.Events))-1 {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"prism/core"
+	"prism/store"
 	"prism/core/share"
 )
 
@@ -37,33 +35,25 @@ func scanShare(row interface{ Scan(...any) error }) (share.Share, error) {
 // clock, and a label be at most share.MaxLabel characters without control
 // characters (core.CodeInvalid).
 func (st *Store) CreateShare(ctx context.Context, spec share.Spec) (share.Share, string, error) {
-	label := strings.TrimSpace(spec.Label)
-	switch {
-	case !utf8.ValidString(label) || strings.ContainsFunc(label, unicode.IsControl):
-		return share.Share{}, "", core.Errorf(core.CodeInvalid, "share label must be text without control characters")
-	case utf8.RuneCountInString(label) > share.MaxLabel:
-		return share.Share{}, "", core.Errorf(core.CodeInvalid, "share label is longer than %d characters", share.MaxLabel)
-	case spec.UpToSeq != nil && *spec.UpToSeq < 0:
-		return share.Share{}, "", core.Errorf(core.CodeInvalid, "upToSeq must be a seq of the session (0 or more), got %d", *spec.UpToSeq)
-	}
 	now := st.now().UnixMilli()
-	if spec.ExpiresAt != 0 && spec.ExpiresAt <= now {
-		return share.Share{}, "", core.Errorf(core.CodeInvalid, "expiresAt %d is not in the future (now %d)", spec.ExpiresAt, now)
+	label, err := spec.Check(now)
+	if err != nil {
+		return share.Share{}, "", err
 	}
 	tok, hash := share.NewToken()
 	s := share.Share{ID: core.NewID(), SessionID: spec.SessionID, Label: label, CreatedAt: now,
 		ExpiresAt: spec.ExpiresAt, UpToSeq: spec.UpToSeq, Redact: spec.Redact}
-	err := st.write(ctx, func(t *wtx) error {
+	err = st.write(ctx, func(t *wtx) error {
 		var lastSeq int64
 		err := t.tx.QueryRow("SELECT last_seq FROM sessions WHERE id = ?", spec.SessionID).Scan(&lastSeq)
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(spec.SessionID)
+			return store.NotFound(spec.SessionID)
 		}
 		if err != nil {
 			return translate(err, "create share for session "+spec.SessionID)
 		}
-		if spec.UpToSeq != nil && *spec.UpToSeq > lastSeq {
-			return core.Errorf(core.CodeInvalid, "upToSeq %d is past the session's last event (%d)", *spec.UpToSeq, lastSeq)
+		if err := spec.CheckSeq(lastSeq); err != nil {
+			return err
 		}
 		_, err = t.tx.Exec(`INSERT INTO shares (id, session_id, token_hash, label, created_at, expires_at, up_to_seq, redact)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,

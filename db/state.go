@@ -1,14 +1,12 @@
 package db
 
 import (
-	"bytes"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"prism/core"
+	"prism/store"
 )
 
 // Session statuses (core's, which the status column holds).
@@ -19,12 +17,6 @@ const (
 	StatusInterrupted = core.StatusInterrupted
 )
 
-// Session sources.
-const (
-	SourceLive   = "live"
-	SourceImport = "import"
-	SourceWatch  = "watch"
-)
 
 // sessState is a session row as the writer keeps it: the header, where the
 // log comes from, and the log's core.Summary, applied event by event in the
@@ -157,7 +149,7 @@ func (t *wtx) apply(r *request) (rejected, dbErr error) {
 		if s.exists {
 			return core.Errorf(core.CodeConflict, "create session %s: it already exists", r.header.ID), nil
 		}
-		if err := validateHeader(r.header); err != nil {
+		if err := store.ValidateHeader(r.header); err != nil {
 			return err, nil
 		}
 		return nil, t.insertSession(s, r.header, r.source)
@@ -167,9 +159,9 @@ func (t *wtx) apply(r *request) (rejected, dbErr error) {
 			return nil, err
 		}
 		if !s.exists {
-			return notFound(r.sessionID), nil
+			return store.NotFound(r.sessionID), nil
 		}
-		events, err := prepareEvents(r.sessionID, s.sum.LastSeq+1, r.events)
+		events, err := store.PrepareEvents(r.sessionID, s.sum.LastSeq+1, r.events)
 		if err != nil {
 			return err, nil
 		}
@@ -178,21 +170,9 @@ func (t *wtx) apply(r *request) (rejected, dbErr error) {
 	return fmt.Errorf("unexpected request kind %d", r.kind), nil
 }
 
-func validateHeader(h core.SessionHeader) error {
-	if h.ID == "" {
-		return core.Errorf(core.CodeInvalid, "session header: empty id")
-	}
-	if h.Version != core.SessionFormatVersion {
-		return core.Errorf(core.CodeInvalid, "session %s: unsupported session format version %d", h.ID, h.Version)
-	}
-	if h.CreatedAt < 0 {
-		return core.Errorf(core.CodeInvalid, "session %s: negative createdAt", h.ID)
-	}
-	return nil
-}
 
 func (t *wtx) insertSession(s *sessState, h core.SessionHeader, source string) error {
-	hj, err := jsonHeader(h)
+	hj, err := store.HeaderJSON(h)
 	if err != nil {
 		return err
 	}
@@ -213,7 +193,7 @@ func (t *wtx) replaceSession(s *sessState, id string, h core.SessionHeader) erro
 	if _, err := t.tx.Exec("DELETE FROM events WHERE session_id = ?", id); err != nil {
 		return translate(err, "replace session "+id)
 	}
-	hj, err := jsonHeader(h)
+	hj, err := store.HeaderJSON(h)
 	if err != nil {
 		return err
 	}
@@ -238,43 +218,6 @@ func (t *wtx) deleteSession(id string, s *sessState) error {
 	return nil
 }
 
-// prepareEvents validates an append and returns the events with their data
-// compacted (so an export re-imports byte for byte).
-func prepareEvents(sessionID string, next int64, events []core.Event) ([]core.Event, error) {
-	out := events
-	for i := range events {
-		e := &events[i]
-		if want := next + int64(i); e.Seq != want {
-			return nil, core.Errorf(core.CodeConflict, "append to session %s: event %d has seq %d, want %d (seqs must continue the log contiguously)", sessionID, i, e.Seq, want)
-		}
-		if e.Type == "" {
-			return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d has no type", sessionID, e.Seq)
-		}
-		data, err := core.Snapshot(e.Data) // lossless check and compaction, one pass when already compact
-		if err != nil {
-			return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d (%s): data: %v", sessionID, e.Seq, e.Type, err)
-		}
-		surface := core.IsSurfaceType(e.Type)
-		if !surface && (e.SurfaceOp != nil || e.SourceEventSeqs != nil) {
-			return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d (%s) is not a surface type but carries surfaceOp or sourceEventSeqs", sessionID, e.Seq, e.Type)
-		}
-		if surface && e.SurfaceOp == nil {
-			return nil, core.Errorf(core.CodeInvalid, "append to session %s: surface event seq %d (%s) has no surfaceOp", sessionID, e.Seq, e.Type)
-		}
-		for _, s := range e.SourceEventSeqs {
-			if s < 0 || s >= e.Seq {
-				return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d: sourceEventSeqs entry %d is not an earlier seq", sessionID, e.Seq, s)
-			}
-		}
-		if len(data) != len(e.Data) {
-			if &out[0] == &events[0] {
-				out = append([]core.Event(nil), events...)
-			}
-			out[i].Data = data
-		}
-	}
-	return out, nil
-}
 
 func (t *wtx) insertEvents(id string, s *sessState, events []core.Event) error {
 	for i := range events {
@@ -285,7 +228,7 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event) error {
 			surface = string(b)
 		}
 		if e.SourceEventSeqs != nil {
-			sources = encodeSeqs(e.SourceEventSeqs)
+			sources = store.EncodeSeqs(e.SourceEventSeqs)
 		}
 		f := core.FactsOf(e) // one decode: the summary's facts and the call id
 		s.sum.ApplyFacts(e, &f)
@@ -305,17 +248,6 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event) error {
 	return nil
 }
 
-func encodeSeqs(seqs []int64) string {
-	b := make([]byte, 0, 2+len(seqs)*4)
-	b = append(b, '[')
-	for i, s := range seqs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, s, 10)
-	}
-	return string(append(b, ']'))
-}
 
 // finish writes the derived values of every changed session.
 func (t *wtx) finish() error {
@@ -335,12 +267,12 @@ func (t *wtx) finish() error {
 }
 
 // commits describes what the transaction changed, per session.
-func (t *wtx) commits() []Commit {
-	var out []Commit
+func (t *wtx) commits() []store.Commit {
+	var out []store.Commit
 	for _, id := range t.order {
 		s := t.touched[id]
 		if s.created || s.replaced || len(s.appended) > 0 {
-			out = append(out, Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended})
+			out = append(out, store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended})
 		}
 	}
 	return out
@@ -362,18 +294,4 @@ func b2i(b bool) int {
 	return 0
 }
 
-// jsonHeader is the stored form of a header; delegationDepth is always
-// present (0 when unset), as dsh writes it and as export writes it.
-func jsonHeader(h core.SessionHeader) (string, error) {
-	if h.DelegationDepth == nil {
-		zero := int64(0)
-		h.DelegationDepth = &zero
-	}
-	b, err := json.Marshal(h)
-	if err != nil {
-		return "", fmt.Errorf("encode header: %w", err)
-	}
-	return string(b), nil
-}
 
-func compactTo(buf *bytes.Buffer, b []byte) error { return json.Compact(buf, b) }

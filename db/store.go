@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"prism/core"
+	"prism/store"
 	"prism/core/logkey"
 )
 
 // CreateSession records a new, empty session whose events prism appends
 // (source "live"). It fails with core.CodeConflict when the id exists.
 func (st *Store) CreateSession(ctx context.Context, h core.SessionHeader) error {
-	return st.submit(ctx, &request{kind: kindCreate, header: h, source: SourceLive})
+	return st.submit(ctx, &request{kind: kindCreate, header: h, source: store.SourceLive})
 }
 
 // AppendEvents durably appends events to a session. Their seqs must
@@ -68,7 +69,7 @@ func (st *Store) RepairOpenTurns(ctx context.Context) ([]string, error) {
 			if err != nil {
 				return false, err
 			}
-			closers, err := prepareEvents(id, s.sum.LastSeq+1, closersFor(events))
+			closers, err := store.PrepareEvents(id, s.sum.LastSeq+1, store.Closers(events))
 			if err != nil || len(closers) == 0 {
 				return false, err
 			}
@@ -128,16 +129,6 @@ func (st *Store) forEachSession(ctx context.Context, query, what string, fix fun
 	return changed, nil
 }
 
-// closersFor returns core.InterruptedTurnClosers for a loaded log, with
-// seqs continuing it.
-func closersFor(events []core.Event) []core.Event {
-	closers := core.InterruptedTurnClosers(events)
-	next := int64(len(events))
-	for i := range closers {
-		closers[i].Seq = next + int64(i)
-	}
-	return closers
-}
 
 // resummarize recomputes the stored summaries written under older rules
 // than core.SummaryVersion (a database of an earlier prism), so the list

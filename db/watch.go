@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/store"
 	"prism/core/logkey"
 	"prism/core/sessionlog"
 )
@@ -149,7 +150,7 @@ func (w *Watcher) Scan(ctx context.Context) error {
 func (w *Watcher) report(s WatchSync) {
 	if s.Err != nil {
 		w.log.Warn("watch: cannot ingest session log", logkey.Path, s.Path, logkey.SessionID, s.SessionID, logkey.Err, s.Err)
-	} else if s.Added > 0 || s.Outcome == ImportCreated {
+	} else if s.Added > 0 || s.Outcome == store.ImportCreated {
 		w.log.Info("watch: ingested", logkey.Path, s.Path, logkey.SessionID, s.SessionID, logkey.Outcome, s.Outcome, logkey.Events, s.Added)
 	}
 	if w.opts.Synced != nil {
@@ -266,7 +267,7 @@ func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino 
 	var added int
 	err = w.st.write(ctx, func(t *wtx) error {
 		var err error
-		outcome, added, err = t.syncLog(h, events, SourceWatch, true)
+		outcome, added, err = t.syncLog(h, events, store.SourceWatch, true)
 		return err
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"prism/core/sessionlog"
+	"prism/store"
 )
 
 // dshFile plays dsh's writer for one session file: it publishes the header
@@ -99,7 +100,7 @@ func TestWatcher_tailsFramesAndSurvivesRewrites(t *testing.T) {
 	scan(-1, "empty root")
 	f.publish(2)
 	scan(4, "published with one batch")
-	if info, _ := st.Session(ctx, basicID); info.Status != StatusRunning || info.Source != SourceWatch {
+	if info, _ := st.Session(ctx, basicID); info.Status != StatusRunning || info.Source != store.SourceWatch {
 		t.Errorf("watched session row %+v, want running and source watch", info)
 	}
 	half := f.frames[2][:len(f.frames[2])/2]
@@ -119,7 +120,7 @@ func TestWatcher_tailsFramesAndSurvivesRewrites(t *testing.T) {
 	os.Remove(f.path)
 	f.publish(len(f.frames))
 	scan(39, "replaced file")
-	if last := syncs[len(syncs)-1]; last.Outcome != ImportUnchanged {
+	if last := syncs[len(syncs)-1]; last.Outcome != store.ImportUnchanged {
 		t.Errorf("replaced identical file: outcome %s, want unchanged", last.Outcome)
 	}
 
@@ -130,7 +131,7 @@ func TestWatcher_tailsFramesAndSurvivesRewrites(t *testing.T) {
 	}
 	f.n = 3
 	scan(29, "shrunk file")
-	if last := syncs[len(syncs)-1]; last.Outcome != ImportReplaced {
+	if last := syncs[len(syncs)-1]; last.Outcome != store.ImportReplaced {
 		t.Errorf("shrunk file: outcome %s, want replaced", last.Outcome)
 	}
 	for f.n < len(f.frames) {

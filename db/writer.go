@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/store"
 )
 
 type reqKind int
@@ -250,7 +251,7 @@ func (w *writer) runBatch(batch []*request) {
 // proceed. On the fast path a statement failure aborts the batch with
 // errRetryIsolated; isolated, each request runs inside its own savepoint
 // so a failing statement costs only its own request.
-func (w *writer) tryBatch(batch []*request, isolated bool) ([]error, []Commit, error) {
+func (w *writer) tryBatch(batch []*request, isolated bool) ([]error, []store.Commit, error) {
 	results := make([]error, len(batch))
 	tx, err := w.begin()
 	if err != nil {
@@ -331,7 +332,7 @@ func (w *writer) runTx(r *request) error {
 	return nil
 }
 
-func (w *writer) notify(commits []Commit) {
+func (w *writer) notify(commits []store.Commit) {
 	if w.st.opts.Committed == nil {
 		return
 	}

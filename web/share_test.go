@@ -52,7 +52,7 @@ func shareEnv(t testing.TB, more func(*web.Deps)) (*env, *testClock) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d.Shares = d.Sessions.(backend.Source).Store
+		d.Shares = d.Sessions.(backend.Source).Store.(web.ShareStore)
 		d.Redactor, d.Now = r, clk.Now
 		d.Tuning.ShareCheck = 50 * time.Millisecond
 		if more != nil {

@@ -67,3 +67,11 @@ const (
 	Target    = "target"     // an MCP server's command or URL
 	Line      = "line"       // one line a child process wrote
 )
+
+// Several nodes on one PostgreSQL database.
+const (
+	Migration = "migration" // a schema migration's file name
+	Node      = "node"      // a prism node's name
+	Command   = "command"   // a forwarded command's kind (message, cancel)
+	Role      = "role"      // what a dedicated database connection is for
+)

@@ -12,7 +12,12 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"prism/core"
 )
 
 // TokenBytes is the entropy of a token: 128 bits.
@@ -61,6 +66,34 @@ type Spec struct {
 	UpToSeq *int64
 	// Redact renders the session through the redaction pass.
 	Redact bool
+}
+
+// Check validates a spec at time now (epoch ms) as every store does before
+// it makes a link, and returns its label trimmed: a label is at most
+// MaxLabel characters without control characters, an UpToSeq is 0 or more,
+// an ExpiresAt lies in the future (each core.CodeInvalid otherwise).
+func (s Spec) Check(now int64) (label string, err error) {
+	label = strings.TrimSpace(s.Label)
+	switch {
+	case !utf8.ValidString(label) || strings.ContainsFunc(label, unicode.IsControl):
+		return "", core.Errorf(core.CodeInvalid, "share label must be text without control characters")
+	case utf8.RuneCountInString(label) > MaxLabel:
+		return "", core.Errorf(core.CodeInvalid, "share label is longer than %d characters", MaxLabel)
+	case s.UpToSeq != nil && *s.UpToSeq < 0:
+		return "", core.Errorf(core.CodeInvalid, "upToSeq must be a seq of the session (0 or more), got %d", *s.UpToSeq)
+	case s.ExpiresAt != 0 && s.ExpiresAt <= now:
+		return "", core.Errorf(core.CodeInvalid, "expiresAt %d is not in the future (now %d)", s.ExpiresAt, now)
+	}
+	return label, nil
+}
+
+// CheckSeq validates UpToSeq against the session's last seq
+// (core.CodeInvalid when it lies past it).
+func (s Spec) CheckSeq(lastSeq int64) error {
+	if s.UpToSeq != nil && *s.UpToSeq > lastSeq {
+		return core.Errorf(core.CodeInvalid, "upToSeq %d is past the session's last event (%d)", *s.UpToSeq, lastSeq)
+	}
+	return nil
 }
 
 // Share is a stored link, as its owner sees it (never with its token).

@@ -1,0 +1,437 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"prism/core"
+	"prism/core/logkey"
+	"prism/store"
+)
+
+// The NOTIFY channels.
+const (
+	// channelEvents carries "<session id> <last seq>" after every commit
+	// that changed a session.
+	channelEvents = "prism_events"
+	// channelCommands carries the id of a session_commands row.
+	channelCommands = "prism_commands"
+	// channelAnswers carries the id of an answered session_commands row.
+	channelAnswers = "prism_answers"
+)
+
+// cursor is what this node delivered of one session: up to seq, in log
+// generation gen.
+type cursor struct {
+	seq int64
+	gen int32
+}
+
+// hint says a session changed: this node's own commit (with its events)
+// or another node's NOTIFY (seq only).
+type hint struct {
+	id     string
+	seq    int64
+	local  *change
+	resync *resync
+}
+
+// resync is the state of every session when the LISTEN connection was
+// (re)established: what the node may have missed while it was not
+// listening.
+type resync struct {
+	initial bool
+	seq     map[string]cursor
+}
+
+// fanout delivers every committed change of every session to
+// Options.Committed exactly once and in seq order, whichever node made it.
+// Its deliverer goroutine owns the cursors.
+type fanout struct {
+	st *Store
+
+	mu      sync.Mutex
+	queue   []hint
+	wake    chan struct{}
+	idle    *sync.Cond // signalled when the queue is empty and nothing is being delivered
+	working bool
+
+	seen map[string]cursor // owned by the deliverer
+
+	listenPID atomic.Uint32 // the LISTEN connection's backend (tests)
+	connects  atomic.Int64  // how many times it (re)connected
+
+	answers sync.Map // command id → chan struct{}
+}
+
+func newFanout(st *Store) *fanout {
+	f := &fanout{st: st, wake: make(chan struct{}, 1), seen: map[string]cursor{}}
+	f.idle = sync.NewCond(&f.mu)
+	return f
+}
+
+// start connects the LISTEN connection (failing Open when it cannot) and
+// starts the listener and the deliverer.
+func (f *fanout) start(ctx, bg context.Context) error {
+	conn, err := f.connect(ctx)
+	if err != nil {
+		return err
+	}
+	f.st.bg.Go(func() { f.deliver(bg) })
+	f.st.bg.Go(func() { f.listen(bg, conn) })
+	return nil
+}
+
+// connect opens the LISTEN connection, listens, and queues a resync taken
+// after LISTEN took effect (so that no commit falls between the two).
+func (f *fanout) connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := f.st.conn(ctx, "listen")
+	if err != nil {
+		return nil, err
+	}
+	for _, ch := range []string{channelEvents, channelCommands, channelAnswers} {
+		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
+			conn.Close(context.Background()) //nolint:errcheck
+			return nil, err
+		}
+	}
+	rows, err := conn.Query(ctx, "SELECT id, last_seq, log_gen FROM sessions")
+	if err != nil {
+		conn.Close(context.Background()) //nolint:errcheck
+		return nil, err
+	}
+	rs := &resync{initial: f.connects.Load() == 0, seq: map[string]cursor{}}
+	for rows.Next() {
+		var id string
+		var c cursor
+		if err := rows.Scan(&id, &c.seq, &c.gen); err != nil {
+			rows.Close()
+			conn.Close(context.Background()) //nolint:errcheck
+			return nil, err
+		}
+		rs.seq[id] = c
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		conn.Close(context.Background()) //nolint:errcheck
+		return nil, err
+	}
+	f.listenPID.Store(conn.PgConn().PID())
+	f.connects.Add(1)
+	f.push(hint{resync: rs})
+	// Commands sent while this node was not listening.
+	f.st.bg.Go(func() { f.st.own.pendingCommands(context.Background()) })
+	f.answers.Range(func(_, ch any) bool {
+		select {
+		case ch.(chan struct{}) <- struct{}{}:
+		default:
+		}
+		return true
+	})
+	return conn, nil
+}
+
+// listen reads notifications until bg ends; a lost connection is
+// reconnected (with a growing pause) and caught up.
+func (f *fanout) listen(bg context.Context, conn *pgx.Conn) {
+	pause := 50 * time.Millisecond
+	for {
+		err := f.receive(bg, conn)
+		conn.Close(context.Background()) //nolint:errcheck
+		if bg.Err() != nil {
+			return
+		}
+		f.st.log.Warn("lost the LISTEN connection; reconnecting", logkey.Err, err)
+		for {
+			select {
+			case <-bg.Done():
+				return
+			case <-time.After(pause):
+			}
+			if conn, err = f.connect(bg); err == nil {
+				f.st.log.Info("LISTEN connection back; catching up")
+				pause = 50 * time.Millisecond
+				break
+			}
+			pause = min(2*pause, 5*time.Second)
+			f.st.log.Warn("cannot reconnect the LISTEN connection", logkey.Err, err)
+		}
+	}
+}
+
+func (f *fanout) receive(bg context.Context, conn *pgx.Conn) error {
+	for {
+		n, err := conn.WaitForNotification(bg)
+		if err != nil {
+			return err
+		}
+		f.dispatch(n)
+	}
+}
+
+func (f *fanout) dispatch(n *pgconn.Notification) {
+	switch n.Channel {
+	case channelEvents:
+		i := strings.LastIndexByte(n.Payload, ' ')
+		if i < 0 {
+			return
+		}
+		seq, err := strconv.ParseInt(n.Payload[i+1:], 10, 64)
+		if err != nil {
+			return
+		}
+		f.push(hint{id: n.Payload[:i], seq: seq})
+	case channelCommands:
+		if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {
+			f.st.bg.Go(func() { f.st.own.handle(context.Background(), id) })
+		}
+	case channelAnswers:
+		if ch, ok := f.answers.Load(n.Payload); ok {
+			select {
+			case ch.(chan struct{}) <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// local queues this node's committed changes, in commit order.
+func (f *fanout) local(changes []change) {
+	for i := range changes {
+		c := &changes[i]
+		f.push(hint{id: c.SessionID, seq: c.lastSeq, local: c})
+	}
+}
+
+func (f *fanout) push(h hint) {
+	f.mu.Lock()
+	f.queue = append(f.queue, h)
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// flush waits until everything queued so far has been delivered (Close).
+func (f *fanout) flush() {
+	f.mu.Lock()
+	for len(f.queue) > 0 || f.working {
+		f.idle.Wait()
+	}
+	f.mu.Unlock()
+}
+
+// deliver is the deliverer goroutine.
+func (f *fanout) deliver(bg context.Context) {
+	for {
+		select {
+		case <-bg.Done():
+			return
+		case <-f.wake:
+		}
+		for {
+			f.mu.Lock()
+			q := f.queue
+			f.queue = nil
+			f.working = len(q) > 0
+			if !f.working {
+				f.idle.Broadcast()
+				f.mu.Unlock()
+				break
+			}
+			f.mu.Unlock()
+			f.process(bg, q)
+		}
+	}
+}
+
+// process delivers a run of hints: own commits that continue what was
+// delivered go out as they are; anything else is read from the table
+// after the session's cursor (one query for all of them).
+func (f *fanout) process(ctx context.Context, q []hint) {
+	fetch := map[string]bool{}
+	var order []string
+	need := func(id string) {
+		if !fetch[id] {
+			fetch[id] = true
+			order = append(order, id)
+		}
+	}
+	for _, h := range q {
+		switch {
+		case h.resync != nil:
+			if h.resync.initial {
+				for id, c := range h.resync.seq {
+					if _, ok := f.seen[id]; !ok {
+						f.seen[id] = c
+					}
+				}
+				continue
+			}
+			for id, c := range h.resync.seq {
+				if cur, ok := f.seen[id]; !ok || cur != c {
+					need(id)
+				}
+			}
+		case fetch[h.id]:
+			// Already behind: the read covers it.
+		case h.local != nil:
+			c := h.local
+			cur, known := f.seen[h.id]
+			switch {
+			case c.Replaced:
+				f.emit(c.Commit)
+				f.seen[h.id] = cursor{seq: c.lastSeq, gen: c.gen}
+			case c.Created && !known:
+				f.emit(c.Commit)
+				f.seen[h.id] = cursor{seq: c.lastSeq, gen: c.gen}
+			case known && cur.gen == c.gen && len(c.Events) > 0 && c.Events[0].Seq == cur.seq+1:
+				f.emit(c.Commit)
+				f.seen[h.id] = cursor{seq: c.lastSeq, gen: c.gen}
+			case known && cur.gen == c.gen && c.lastSeq <= cur.seq:
+				// Delivered already (read back after another node's note).
+			default:
+				need(h.id)
+			}
+		default:
+			if cur, ok := f.seen[h.id]; !ok || h.seq > cur.seq {
+				need(h.id)
+			}
+		}
+	}
+	if len(order) > 0 {
+		f.catchUp(ctx, order)
+	}
+}
+
+// catchUp reads what this node has not delivered of sessions ids and
+// delivers it: a session it never saw as created with its whole log, a
+// session whose log was replaced as replaced, else the events after its
+// cursor.
+func (f *fanout) catchUp(ctx context.Context, ids []string) {
+	after := make([]int64, len(ids))
+	for i, id := range ids {
+		after[i] = -1
+		if c, ok := f.seen[id]; ok {
+			after[i] = c.seq
+		}
+	}
+	var rows pgx.Rows
+	var err error
+	for attempt := 0; ; attempt++ {
+		rows, err = f.st.pool.Query(ctx, `SELECT c.id, s.last_seq, s.log_gen, e.seq, e.type, e.time, e.data, e.ignorable, e.surface_op, e.source_event_seqs
+			FROM unnest($1::text[], $2::bigint[]) AS c(id, after)
+			JOIN sessions s ON s.id = c.id
+			LEFT JOIN events e ON e.session_id = c.id AND e.seq > c.after
+			ORDER BY c.id, e.seq`, ids, after)
+		if err == nil || ctx.Err() != nil || attempt == 20 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			f.st.log.Error("fan-out: cannot read other nodes' commits", logkey.Sessions, len(ids), logkey.Err, err)
+		}
+		return
+	}
+	type got struct {
+		last   int64
+		gen    int32
+		events []core.Event
+	}
+	byID := map[string]*got{}
+	for rows.Next() {
+		var id string
+		var g got
+		var seq *int64
+		var typ, data, surface, sources *string
+		var at *int64
+		var ign *bool
+		if err := rows.Scan(&id, &g.last, &g.gen, &seq, &typ, &at, &data, &ign, &surface, &sources); err != nil {
+			rows.Close()
+			f.st.log.Error("fan-out: cannot read other nodes' commits", logkey.Err, err)
+			return
+		}
+		cur := byID[id]
+		if cur == nil {
+			cur = &got{last: g.last, gen: g.gen}
+			byID[id] = cur
+		}
+		if seq == nil {
+			continue
+		}
+		e := core.Event{Seq: *seq, Type: *typ, Time: *at, Data: []byte(*data), Ignorable: *ign}
+		if surface != nil {
+			e.SurfaceOp, err = store.DecodeSurfaceOp(*surface)
+		}
+		if err == nil && sources != nil {
+			e.SourceEventSeqs, err = store.DecodeSeqs(*sources)
+		}
+		if err != nil {
+			f.st.log.Error("fan-out: stored event unreadable", logkey.SessionID, id, logkey.Seq, e.Seq, logkey.Err, err)
+			continue
+		}
+		cur.events = append(cur.events, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		f.st.log.Error("fan-out: cannot read other nodes' commits", logkey.Err, err)
+		return
+	}
+	for _, id := range ids {
+		g := byID[id]
+		if g == nil {
+			continue // no such session (any more)
+		}
+		cur, known := f.seen[id]
+		switch {
+		case !known:
+			f.emit(store.Commit{SessionID: id, Created: true, Events: g.events})
+		case cur.gen != g.gen:
+			f.emit(store.Commit{SessionID: id, Replaced: true})
+		case len(g.events) > 0:
+			f.emit(store.Commit{SessionID: id, Events: g.events})
+		default:
+			continue
+		}
+		f.seen[id] = cursor{seq: max(g.last, lastSeq(g.events, cur.seq)), gen: g.gen}
+	}
+}
+
+func lastSeq(events []core.Event, def int64) int64 {
+	if len(events) == 0 {
+		return def
+	}
+	return events[len(events)-1].Seq
+}
+
+func (f *fanout) emit(c store.Commit) {
+	if f.st.opts.Committed != nil {
+		f.st.opts.Committed(c)
+	}
+}
+
+// ListenPID returns the backend pid of this node's LISTEN connection (0
+// before it connected): what an operator — or a test — terminates to cut
+// it.
+func (st *Store) ListenPID() uint32 { return st.fan.listenPID.Load() }
+
+// Reconnects returns how many times the LISTEN connection was established
+// (1 after Open).
+func (st *Store) Reconnects() int64 { return st.fan.connects.Load() }
+
+// errNoOwner is an error of Forward.
+var errNoOwner = errors.New("no node runs the session")

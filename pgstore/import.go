@@ -1,0 +1,196 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+
+	"github.com/jackc/pgx/v5"
+
+	"prism/core"
+	"prism/core/logkey"
+	"prism/core/sessionlog"
+	"prism/store"
+)
+
+// ImportFile imports a session log file: prism JSONL, dsh session.jsonl,
+// session.jsonl.zstd or a dsh export .zip — with the SQLite store's rules
+// (store.PrepareLog, store.Reconcile): the whole file commits in one
+// transaction or not at all, an open last turn gets crash repair, and a
+// session already stored is left, extended or refused as a conflict.
+func (st *Store) ImportFile(ctx context.Context, path string) ([]store.ImportResult, error) {
+	logs, _, err := sessionlog.ReadFile(path, st.opts.Limits)
+	if err != nil {
+		return nil, err
+	}
+	return st.importLogs(ctx, path, logs)
+}
+
+// Import is ImportFile for a file held by a reader (an upload); name is
+// used in errors.
+func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int64) ([]store.ImportResult, error) {
+	logs, _, err := sessionlog.Decode(r, size, st.opts.Limits)
+	if err != nil {
+		var fe *sessionlog.FormatError
+		if errors.As(err, &fe) && fe.File == "" {
+			fe.File = name
+		}
+		return nil, err
+	}
+	return st.importLogs(ctx, name, logs)
+}
+
+func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog.Log) ([]store.ImportResult, error) {
+	var preps []store.Prepared
+	for _, l := range logs {
+		p, err := store.PrepareLog(file, l)
+		if err != nil {
+			return nil, err
+		}
+		preps = append(preps, p)
+	}
+	var results []store.ImportResult
+	err := st.inTx(ctx, func(t *wtx) error {
+		results = results[:0]
+		ids := make([]string, len(preps))
+		for i, p := range preps {
+			ids[i] = p.Log.Header.ID
+		}
+		if err := t.lock(ctx, ids); err != nil {
+			return err
+		}
+		for _, p := range preps {
+			h := p.Log.Header
+			outcome, added, err := t.syncLog(ctx, h, p.Events, store.SourceImport, false)
+			if err != nil {
+				where := file
+				if p.Log.Entry != "" {
+					where += ": " + p.Log.Entry
+				}
+				return fmt.Errorf("import %s: %w", where, err)
+			}
+			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ParentSession, Entry: p.Log.Entry, Outcome: outcome,
+				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range results {
+		st.log.Info("imported session", logkey.File, file, logkey.SessionID, r.SessionID, logkey.Outcome, r.Outcome, logkey.Events, r.Events, logkey.Added, r.Added, logkey.Repaired, r.Repaired)
+	}
+	return results, nil
+}
+
+// SyncLog makes the stored session equal h plus events in a transaction of
+// its own (store.Reconcile decides): it creates it, leaves it, appends the
+// missing tail, or with replace set replaces a watched session's log.
+func (st *Store) SyncLog(ctx context.Context, h core.SessionHeader, events []core.Event, source string, replace bool) (outcome string, added int, err error) {
+	err = st.inTx(ctx, func(t *wtx) error {
+		if err := t.lock(ctx, []string{h.ID}); err != nil {
+			return err
+		}
+		outcome, added, err = t.syncLog(ctx, h, events, source, replace)
+		return err
+	})
+	return outcome, added, err
+}
+
+// syncLog is SyncLog inside a transaction that has locked h.ID.
+func (t *wtx) syncLog(ctx context.Context, h core.SessionHeader, events []core.Event, source string, replace bool) (string, int, error) {
+	if err := store.ValidateHeader(h); err != nil {
+		return "", 0, err
+	}
+	s := t.touched[h.ID]
+	if !s.exists {
+		if err := t.create(h, source); err != nil {
+			return "", 0, err
+		}
+		return store.ImportCreated, len(events), t.append(h.ID, events)
+	}
+	stored, err := t.loadEvents(ctx, h.ID)
+	if err != nil {
+		return "", 0, err
+	}
+	plan, err := store.Reconcile(store.Stored{Header: s.header, Source: s.source, Events: stored}, h, events, replace)
+	if err != nil {
+		return "", 0, err
+	}
+	switch plan.Outcome {
+	case store.ImportUnchanged:
+		return plan.Outcome, 0, nil
+	case store.ImportReplaced:
+		if err := t.replace(ctx, h.ID, h); err != nil {
+			return "", 0, err
+		}
+	}
+	return plan.Outcome, len(events) - plan.From, t.append(h.ID, events[plan.From:])
+}
+
+// RepairOpenTurns applies crash repair to every session prism itself
+// writes (source "live") whose status is running and whose advisory lock
+// is free — no node runs it: it appends core.InterruptedTurnClosers, which
+// marks the session interrupted. A session another node runs is left
+// alone; two nodes repairing at once repair each session once (each repair
+// holds the session's lock for its transaction and re-checks the status
+// under the row lock). It returns the ids it repaired.
+func (st *Store) RepairOpenTurns(ctx context.Context) ([]string, error) {
+	rows, err := st.pool.Query(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'running' ORDER BY id")
+	if err != nil {
+		return nil, translate(err, "list running sessions")
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, translate(err, "list running sessions")
+	}
+	var repaired []string
+	for _, id := range ids {
+		done := false
+		err := st.inTx(ctx, func(t *wtx) error {
+			var free bool
+			if err := t.tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", sessionLockKey(id)).Scan(&free); err != nil {
+				return translate(err, "lock session "+id)
+			}
+			if !free {
+				return nil // a node runs it
+			}
+			if err := t.lock(ctx, []string{id}); err != nil {
+				return err
+			}
+			s := t.touched[id]
+			if !s.exists || s.sum.Status != core.StatusRunning {
+				return nil
+			}
+			events, err := t.loadEvents(ctx, id)
+			if err != nil {
+				return err
+			}
+			closers := store.Closers(events)
+			if len(closers) == 0 {
+				return nil
+			}
+			done = true
+			return t.append(id, closers)
+		})
+		if err != nil {
+			return repaired, err
+		}
+		if done {
+			repaired = append(repaired, id)
+			st.log.Info("repaired an interrupted turn", logkey.SessionID, id)
+		}
+	}
+	return repaired, nil
+}
+
+// sessionLockKey is the advisory lock key of a session: 64 bits of
+// FNV-1a over a prefix and its id (a collision only makes a free session
+// look held).
+func sessionLockKey(id string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("prism session\x00" + id))
+	return int64(h.Sum64())
+}

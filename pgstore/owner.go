@@ -1,0 +1,301 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"prism/core"
+	"prism/core/logkey"
+)
+
+// owner holds this node's session locks on a connection of its own: a
+// session-level advisory lock per live session the node created, held
+// until the node closes (or the connection dies: then no node holds it,
+// which is what a crashed node looks like). PostgreSQL keeps advisory
+// locks in its shared lock table (max_locks_per_transaction ×
+// max_connections entries), which bounds the sessions all nodes run at once.
+type owner struct {
+	st *Store
+
+	mu   sync.Mutex
+	conn *pgx.Conn
+	held map[string]bool
+
+	handler func(ctx context.Context, c Command) (handled bool, err error)
+}
+
+func newOwner(st *Store) *owner { return &owner{st: st, held: map[string]bool{}} }
+
+// claim takes session id's lock for this node.
+func (o *owner) claim(ctx context.Context, id string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.held[id] {
+		return nil
+	}
+	if o.conn == nil || o.conn.IsClosed() {
+		conn, err := o.st.conn(ctx, "locks")
+		if err != nil {
+			return translate(err, "claim session "+id)
+		}
+		if o.conn != nil {
+			// The old connection died and its locks with it: take them
+			// again (a session another node repaired meanwhile is lost
+			// to this node; its appends will conflict).
+			for held := range o.held {
+				var ok bool
+				if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", sessionLockKey(held)).Scan(&ok); err != nil || !ok {
+					o.st.log.Error("lost the lock of a running session", logkey.SessionID, held, logkey.Err, err)
+					delete(o.held, held)
+				}
+			}
+		}
+		o.conn = conn
+	}
+	var ok bool
+	if err := o.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", sessionLockKey(id)).Scan(&ok); err != nil {
+		return translate(err, "claim session "+id)
+	}
+	if !ok {
+		return core.Errorf(core.CodeConflict, "claim session %s: another node runs it", id)
+	}
+	o.held[id] = true
+	return nil
+}
+
+// release gives a claim back (a create that failed).
+func (o *owner) release(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.held[id] || o.conn == nil {
+		return
+	}
+	delete(o.held, id)
+	o.conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", sessionLockKey(id)) //nolint:errcheck
+}
+
+func (o *owner) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.conn != nil {
+		o.conn.Close(context.Background()) //nolint:errcheck
+		o.conn = nil
+	}
+	clear(o.held)
+}
+
+// Running reports whether some node (this one included) runs session id:
+// whether its advisory lock is held.
+func (st *Store) Running(ctx context.Context, id string) (bool, error) {
+	k := uint64(sessionLockKey(id))
+	var held bool
+	err := st.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND classid = $1::bigint::oid AND objid = $2::bigint::oid AND objsubid = 1)`, int64(k>>32), int64(k&0xffffffff)).Scan(&held)
+	if err != nil {
+		return false, translate(err, "look up who runs session "+id)
+	}
+	return held, nil
+}
+
+// Command is a follow-up message or a cancel another node forwarded.
+type Command struct {
+	SessionID string
+	// Kind is "message" (Body is the text) or "cancel".
+	Kind string
+	Body string
+}
+
+// Command kinds.
+const (
+	CommandMessage = "message"
+	CommandCancel  = "cancel"
+)
+
+// HandleCommands sets what this node does with forwarded commands: fn
+// reports whether the node runs the session (handled) and, if it does,
+// the outcome (nil: taken). Set it once, before commands arrive.
+func (st *Store) HandleCommands(fn func(ctx context.Context, c Command) (handled bool, err error)) {
+	st.own.mu.Lock()
+	st.own.handler = fn
+	st.own.mu.Unlock()
+}
+
+// answerTimeout bounds how long Forward waits for the owner's answer.
+var answerTimeout = 10 * time.Second
+
+// Forward hands a command to the node that runs its session, through the
+// database (a session_commands row and a NOTIFY the owner acts on), and
+// returns the owner's answer: nil when it took the command, its error
+// (with its code) when it refused. core.CodeNotFound when no node runs
+// the session; core.CodeUnavailable when the owner does not answer in time.
+func (st *Store) Forward(ctx context.Context, c Command) error {
+	if c.Kind != CommandMessage && c.Kind != CommandCancel {
+		return core.Errorf(core.CodeInvalid, "forward: unknown command %q", c.Kind)
+	}
+	running, err := st.Running(ctx, c.SessionID)
+	if err != nil {
+		return err
+	}
+	if !running {
+		return core.Errorf(core.CodeNotFound, "session %s is not running on any node: %w", c.SessionID, errNoOwner)
+	}
+	wake := make(chan struct{}, 1)
+	var id int64
+	err = pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, "INSERT INTO session_commands (session_id, kind, body) VALUES ($1, $2, $3) RETURNING id",
+			c.SessionID, c.Kind, c.Body).Scan(&id); err != nil {
+			return err
+		}
+		// Wait for the answer from before the command is visible.
+		st.fan.answers.Store(strconv.FormatInt(id, 10), wake)
+		_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channelCommands, strconv.FormatInt(id, 10))
+		return err
+	})
+	if id != 0 {
+		defer st.fan.answers.Delete(strconv.FormatInt(id, 10))
+	}
+	if err != nil {
+		return translate(err, "forward a "+c.Kind+" to session "+c.SessionID)
+	}
+	defer st.pool.Exec(context.Background(), "DELETE FROM session_commands WHERE id = $1", id) //nolint:errcheck
+	deadline := time.NewTimer(answerTimeout)
+	defer deadline.Stop()
+	// The answer's NOTIFY wakes us; a slow re-check covers a NOTIFY lost
+	// while this node's LISTEN connection was down.
+	recheck := time.NewTicker(time.Second)
+	defer recheck.Stop()
+	for {
+		var answered bool
+		var refusal *string
+		var code *string
+		err := st.pool.QueryRow(ctx, "SELECT answered_at IS NOT NULL, error, split_part(error, ':', 1) FROM session_commands WHERE id = $1", id).Scan(&answered, &refusal, &code)
+		if err != nil {
+			return translate(err, "read the answer to a "+c.Kind)
+		}
+		if answered {
+			if refusal == nil {
+				return nil
+			}
+			return decodeRefusal(*refusal)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return core.Errorf(core.CodeUnavailable, "the node running session %s did not answer a %s within %s", c.SessionID, c.Kind, answerTimeout)
+		case <-wake:
+		case <-recheck.C:
+		}
+	}
+}
+
+// encodeRefusal stores an owner's error as "CODE:message".
+func encodeRefusal(err error) string { return core.ErrorCode(err) + ":" + err.Error() }
+
+func decodeRefusal(s string) error {
+	code, msg, _ := cutColon(s)
+	return &core.Error{Name: "Error", Code: code, Message: msg}
+}
+
+func cutColon(s string) (string, string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ':' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return "", s, false
+}
+
+// handle acts on one forwarded command if this node runs its session.
+func (o *owner) handle(ctx context.Context, id int64) {
+	o.mu.Lock()
+	fn := o.handler
+	o.mu.Unlock()
+	if fn == nil {
+		return
+	}
+	var c Command
+	err := o.st.pool.QueryRow(ctx, "SELECT session_id, kind, body FROM session_commands WHERE id = $1 AND answered_at IS NULL", id).Scan(&c.SessionID, &c.Kind, &c.Body)
+	if err != nil {
+		if !errors.Is(err, pgx.ErrNoRows) {
+			o.st.log.Warn("cannot read a forwarded command", logkey.Err, err)
+		}
+		return
+	}
+	handled, herr := fn(ctx, c)
+	if !handled {
+		return
+	}
+	var refusal *string
+	if herr != nil {
+		s := encodeRefusal(herr)
+		refusal = &s
+	}
+	o.st.log.Info("took a forwarded command", logkey.SessionID, c.SessionID, logkey.Command, c.Kind, logkey.Err, herr)
+	err = pgx.BeginFunc(ctx, o.st.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "UPDATE session_commands SET answered_at = now(), error = $1 WHERE id = $2 AND answered_at IS NULL", refusal, id)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", channelAnswers, strconv.FormatInt(id, 10))
+		return err
+	})
+	if err != nil {
+		o.st.log.Warn("cannot answer a forwarded command", logkey.SessionID, c.SessionID, logkey.Err, err)
+	}
+}
+
+// pendingCommands handles the commands left unanswered (sent while this
+// node was not listening) and drops answered or abandoned ones older than
+// an hour.
+func (o *owner) pendingCommands(ctx context.Context) {
+	o.st.pool.Exec(ctx, "DELETE FROM session_commands WHERE created_at < now() - interval '1 hour'") //nolint:errcheck
+	rows, err := o.st.pool.Query(ctx, "SELECT id FROM session_commands WHERE answered_at IS NULL ORDER BY id")
+	if err != nil {
+		return
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return
+	}
+	for _, id := range ids {
+		o.handle(ctx, id)
+	}
+}
+
+// startLock serialises nodes deciding whether the database is empty.
+const startLock int64 = 0x7072_6973_6d00_0002 // "prism\0" 2
+
+// IfEmpty runs fn if the database holds no session, while holding a lock
+// that makes every other node's IfEmpty wait: of several nodes starting on
+// an empty database, one runs fn (fn must have created its session when it
+// returns) and the others see it. It reports whether fn ran.
+func (st *Store) IfEmpty(ctx context.Context, fn func(ctx context.Context) error) (bool, error) {
+	c, err := st.pool.Acquire(ctx)
+	if err != nil {
+		return false, translate(err, "first start")
+	}
+	defer c.Release()
+	if _, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", startLock); err != nil {
+		return false, translate(err, "first start: lock")
+	}
+	defer c.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", startLock) //nolint:errcheck
+	var empty bool
+	if err := c.QueryRow(ctx, "SELECT NOT EXISTS (SELECT 1 FROM sessions)").Scan(&empty); err != nil {
+		return false, translate(err, "first start")
+	}
+	if !empty {
+		return false, nil
+	}
+	if err := fn(ctx); err != nil {
+		return true, fmt.Errorf("first start: %w", err)
+	}
+	return true, nil
+}

@@ -1,0 +1,255 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"prism/core"
+	"prism/core/sessionlog"
+	"prism/store"
+)
+
+const sessionCols = `id, header, COALESCE(parent_id, ''), source, created_at, updated_at,
+	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time`
+
+func scanSession(row pgx.Row) (store.SessionInfo, error) {
+	var s store.SessionInfo
+	var header string
+	sm := &s.Summary
+	err := row.Scan(&s.ID, &header, &s.ParentID, &s.Source, &s.CreatedAt, &s.UpdatedAt,
+		&sm.Title, &sm.Titled, &sm.Status, &sm.OneShot, &sm.LastSeq, &sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors,
+		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime)
+	if err != nil {
+		return s, err
+	}
+	sm.Events = sm.LastSeq + 1
+	if err := json.Unmarshal([]byte(header), &s.Header); err != nil {
+		return s, fmt.Errorf("session %s: stored header: %w", s.ID, err)
+	}
+	return s, nil
+}
+
+// ListSessions returns a page of sessions, newest first.
+func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.SessionPage, error) {
+	o, at, err := o.Checked()
+	if err != nil {
+		return store.SessionPage{}, err
+	}
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if o.Status != "" {
+		where = append(where, "status = "+arg(o.Status))
+	}
+	if o.ParentID != "" {
+		where = append(where, "parent_id = "+arg(o.ParentID))
+	}
+	if o.TopLevel {
+		where = append(where, "parent_id IS NULL")
+	}
+	if like := o.LikePattern(); like != "" {
+		p := arg(like)
+		where = append(where, `(lower(title) LIKE `+p+` OR lower(id) LIKE `+p+`)`)
+	}
+	if o.Cursor != "" {
+		a, id := arg(at.UpdatedAt), arg(at.ID)
+		where = append(where, "(updated_at < "+a+" OR (updated_at = "+a+` AND id COLLATE "C" < `+id+"::text))")
+	}
+	q := "SELECT " + sessionCols + " FROM sessions"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY updated_at DESC, id COLLATE "C" DESC LIMIT ` + arg(o.Limit+1)
+	if o.Cursor == "" && o.Offset > 0 {
+		q += " OFFSET " + arg(o.Offset)
+	}
+	rows, err := st.pool.Query(ctx, q, args...)
+	if err != nil {
+		return store.SessionPage{}, translate(err, "list sessions")
+	}
+	defer rows.Close()
+	var list []store.SessionInfo
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return store.SessionPage{}, translate(err, "list sessions")
+		}
+		list = append(list, s)
+	}
+	if err := rows.Err(); err != nil {
+		return store.SessionPage{}, translate(err, "list sessions")
+	}
+	return store.Page(list, o.Limit), nil
+}
+
+// Session returns one session's list row (core.CodeNotFound if missing).
+func (st *Store) Session(ctx context.Context, id string) (store.SessionInfo, error) {
+	s, err := scanSession(st.pool.QueryRow(ctx, "SELECT "+sessionCols+" FROM sessions WHERE id = $1", id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s, store.NotFound(id)
+	}
+	if err != nil {
+		return s, translate(err, "read session "+id)
+	}
+	return s, nil
+}
+
+// LoadSession returns a session's row and every event, in seq order, read
+// in one snapshot.
+func (st *Store) LoadSession(ctx context.Context, id string) (*store.SessionLog, error) {
+	var l *store.SessionLog
+	err := pgx.BeginTxFunc(ctx, st.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		info, err := scanSession(tx.QueryRow(ctx, "SELECT "+sessionCols+" FROM sessions WHERE id = $1", id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.NotFound(id)
+		}
+		if err != nil {
+			return err
+		}
+		events, err := queryEvents(ctx, tx, int(info.LastSeq+1), eventsSQL+" WHERE session_id = $1 ORDER BY seq", id)
+		if err != nil {
+			return err
+		}
+		l = &store.SessionLog{Info: info, Events: events}
+		return nil
+	})
+	if err != nil {
+		return nil, translate(err, "load session "+id)
+	}
+	return l, nil
+}
+
+const eventsSQL = "SELECT seq, type, time, data, ignorable, surface_op, source_event_seqs FROM events"
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func queryEvents(ctx context.Context, q querier, sizeHint int, query string, args ...any) ([]core.Event, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	events := make([]core.Event, 0, max(0, min(sizeHint, 1<<16)))
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, e)
+	}
+	return events, rows.Err()
+}
+
+// scanEvent reads the columns of eventsSQL (after any pre columns).
+func scanEvent(row pgx.Row, pre ...any) (core.Event, error) {
+	var e core.Event
+	var data []byte
+	var surface, sources *string
+	if err := row.Scan(append(pre, &e.Seq, &e.Type, &e.Time, &data, &e.Ignorable, &surface, &sources)...); err != nil {
+		return e, err
+	}
+	e.Data = data
+	var err error
+	if surface != nil {
+		if e.SurfaceOp, err = store.DecodeSurfaceOp(*surface); err != nil {
+			return e, fmt.Errorf("event %d: stored surfaceOp: %w", e.Seq, err)
+		}
+	}
+	if sources != nil {
+		if e.SourceEventSeqs, err = store.DecodeSeqs(*sources); err != nil {
+			return e, fmt.Errorf("event %d: stored sourceEventSeqs: %w", e.Seq, err)
+		}
+	}
+	return e, nil
+}
+
+// events runs an event query and tells a missing session (one statement,
+// one snapshot).
+func (st *Store) events(ctx context.Context, id, what, cond string, args ...any) ([]core.Event, error) {
+	rows, err := st.pool.Query(ctx, `SELECT s.id IS NOT NULL, e.seq, e.type, e.time, e.data, e.ignorable, e.surface_op, e.source_event_seqs
+		FROM (SELECT $1::text AS id) AS want
+		LEFT JOIN sessions s ON s.id = want.id
+		LEFT JOIN events e ON e.session_id = s.id AND `+cond+`
+		ORDER BY e.seq`, append([]any{id}, args...)...)
+	if err != nil {
+		return nil, translate(err, what)
+	}
+	defer rows.Close()
+	events := []core.Event{}
+	found := false
+	for rows.Next() {
+		var exists bool
+		var seq *int64
+		var typ, data, surface, sources *string
+		var at *int64
+		var ign *bool
+		if err := rows.Scan(&exists, &seq, &typ, &at, &data, &ign, &surface, &sources); err != nil {
+			return nil, translate(err, what)
+		}
+		found = exists
+		if seq == nil {
+			continue
+		}
+		e := core.Event{Seq: *seq, Type: *typ, Time: *at, Data: []byte(*data), Ignorable: *ign}
+		if surface != nil {
+			if e.SurfaceOp, err = store.DecodeSurfaceOp(*surface); err != nil {
+				return nil, fmt.Errorf("%s: event %d: stored surfaceOp: %w", what, e.Seq, err)
+			}
+		}
+		if sources != nil {
+			if e.SourceEventSeqs, err = store.DecodeSeqs(*sources); err != nil {
+				return nil, fmt.Errorf("%s: event %d: stored sourceEventSeqs: %w", what, e.Seq, err)
+			}
+		}
+		events = append(events, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(err, what)
+	}
+	if !found {
+		return nil, store.NotFound(id)
+	}
+	return events, nil
+}
+
+// EventsAfter returns the session's events with seq > afterSeq (all of
+// them for afterSeq -1): a live stream's resume.
+func (st *Store) EventsAfter(ctx context.Context, id string, afterSeq int64) ([]core.Event, error) {
+	return st.events(ctx, id, "events after seq of "+id, "e.seq > $2", afterSeq)
+}
+
+// EventsUpTo returns the session's events with seq ≤ seq: the session as of
+// that event.
+func (st *Store) EventsUpTo(ctx context.Context, id string, seq int64) ([]core.Event, error) {
+	return st.events(ctx, id, "events up to seq of "+id, "e.seq <= $2", seq)
+}
+
+// CallEvents returns one tool call's events in seq order.
+func (st *Store) CallEvents(ctx context.Context, id, callID string) ([]core.Event, error) {
+	return st.events(ctx, id, "events of call "+callID, "e.call_id = $2", callID)
+}
+
+// Export writes the session as prism JSONL: the header line, then one event
+// per line.
+func (st *Store) Export(ctx context.Context, id string, w io.Writer) error {
+	l, err := st.LoadSession(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := sessionlog.WriteJSONL(w, l.Info.Header, l.Events); err != nil {
+		return fmt.Errorf("export session %s: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,243 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"prism/core"
+	"prism/core/logkey"
+	"prism/store"
+)
+
+// A request is one create or append waiting for the writer.
+type request struct {
+	create    bool
+	sessionID string
+	header    core.SessionHeader
+	events    []core.Event
+	done      chan error
+	state     atomic.Int32
+}
+
+// Request states: a caller whose context ended may withdraw a request only
+// while the writer has not taken it.
+const (
+	reqQueued int32 = iota
+	reqTaken
+	reqAbandoned
+)
+
+func (r *request) take() bool { return r.state.CompareAndSwap(reqQueued, reqTaken) }
+
+// writer is the goroutine that commits this node's creates and appends,
+// batching concurrent ones into one transaction (group commit).
+type writer struct {
+	st       *Store
+	conn     *pgx.Conn
+	reqs     chan *request
+	done     chan struct{}
+	maxBatch int
+
+	lastCallers int           // requests in the last batch
+	commits     atomic.Int64  // committed transactions (tests, benchmarks)
+	wait        time.Duration // how long to wait for the last batch's callers
+}
+
+func newWriter(ctx context.Context, st *Store) (*writer, error) {
+	conn, err := st.conn(ctx, "writer")
+	if err != nil {
+		return nil, fmt.Errorf("writer connection: %w", err)
+	}
+	return &writer{st: st, conn: conn, reqs: make(chan *request, 4096), done: make(chan struct{}),
+		maxBatch: st.opts.MaxBatchEvents, wait: 100 * time.Microsecond}, nil
+}
+
+func (w *writer) close() {
+	if w.conn != nil {
+		w.conn.Close(context.Background()) //nolint:errcheck
+	}
+}
+
+// CreateSession records a new, empty session whose events prism appends
+// (source "live") and claims it for this node: the node holds the
+// session's advisory lock until it closes, so that no other node's
+// startup repair touches it while it runs. It fails with core.CodeConflict
+// when the id exists.
+func (st *Store) CreateSession(ctx context.Context, h core.SessionHeader) error {
+	if err := st.own.claim(ctx, h.ID); err != nil {
+		return err
+	}
+	err := st.submit(ctx, &request{create: true, sessionID: h.ID, header: h})
+	if err != nil {
+		st.own.release(h.ID)
+	}
+	return err
+}
+
+// AppendEvents durably appends events to a session. Their seqs must
+// continue the stored log contiguously (else core.CodeConflict, also when
+// another node appended first), their data must be lossless JSON and
+// surfaceOp/sourceEventSeqs may appear only on surface types (else
+// core.CodeInvalid); a missing session is core.CodeNotFound. It returns
+// only after the commit that holds the events (concurrent appends share
+// one commit); on error nothing of the batch is stored.
+func (st *Store) AppendEvents(ctx context.Context, sessionID string, events []core.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	return st.submit(ctx, &request{sessionID: sessionID, events: events})
+}
+
+// submit queues r and waits for its outcome. If ctx ends before the writer
+// takes r, r is withdrawn; once taken, submit waits for the commit (or
+// rollback) that decides it, so an error never hides a durable write.
+func (st *Store) submit(ctx context.Context, r *request) error {
+	r.done = make(chan error, 1)
+	st.mu.RLock()
+	if st.closed {
+		st.mu.RUnlock()
+		return ErrClosed
+	}
+	select {
+	case st.w.reqs <- r:
+	case <-ctx.Done():
+		st.mu.RUnlock()
+		return ctx.Err()
+	}
+	st.mu.RUnlock()
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(reqQueued, reqAbandoned) {
+			return ctx.Err()
+		}
+		return <-r.done
+	}
+}
+
+func (w *writer) run() {
+	defer close(w.done)
+	for {
+		r, ok := <-w.reqs
+		if !ok {
+			return
+		}
+		if !r.take() {
+			continue
+		}
+		batch := []*request{r}
+		n := len(r.events)
+		// Adaptive group commit: the callers of the last batch are likely
+		// back within microseconds of their acks, so wait briefly for as
+		// many; a lone appender never waits.
+		target := min(w.lastCallers, w.maxBatch)
+		var timer *time.Timer
+	drain:
+		for n < w.maxBatch {
+			var r *request
+			select {
+			case r, ok = <-w.reqs:
+			default:
+				if len(batch) >= target {
+					break drain
+				}
+				if timer == nil {
+					timer = time.NewTimer(w.wait)
+				}
+				select {
+				case r, ok = <-w.reqs:
+				case <-timer.C:
+					break drain
+				}
+			}
+			if !ok {
+				break drain
+			}
+			if r.take() {
+				batch = append(batch, r)
+				n += len(r.events)
+			}
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		w.lastCallers = len(batch)
+		w.commitBatch(batch)
+	}
+}
+
+// commitBatch commits a batch; when the database refuses the batch as a
+// whole, each request is retried in a transaction of its own, so one
+// request's failure is its own.
+func (w *writer) commitBatch(batch []*request) {
+	results, err := w.try(batch)
+	if err != nil && len(batch) > 1 {
+		for _, r := range batch {
+			res, err := w.try([]*request{r})
+			if err == nil {
+				err = res[0]
+			}
+			r.done <- err
+		}
+		return
+	}
+	for i, r := range batch {
+		if err != nil {
+			r.done <- err
+		} else {
+			r.done <- results[i]
+		}
+	}
+}
+
+// try runs batch in one transaction: requests that fail validation get
+// their own error and write nothing; err is a failure of the whole.
+func (w *writer) try(batch []*request) (results []error, err error) {
+	ctx := context.Background()
+	if w.conn.IsClosed() {
+		conn, err := w.st.conn(ctx, "writer")
+		if err != nil {
+			return nil, core.Errorf(core.CodeUnavailable, "the database is unreachable: %v", err)
+		}
+		w.conn = conn
+	}
+	tx, err := w.conn.Begin(ctx)
+	if err != nil {
+		return nil, translate(err, "begin write transaction")
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	t := newWtx(tx)
+	ids := make([]string, len(batch))
+	for i, r := range batch {
+		ids[i] = r.sessionID
+	}
+	if err := t.lock(ctx, ids); err != nil {
+		return nil, err
+	}
+	results = make([]error, len(batch))
+	for i, r := range batch {
+		if r.create {
+			results[i] = t.create(r.header, store.SourceLive)
+		} else {
+			results[i] = t.append(r.sessionID, r.events)
+		}
+	}
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		// The commit's fate is unknown when the connection broke during it.
+		if w.conn.IsClosed() {
+			w.st.log.Error("the connection broke while committing: the outcome of this commit is unknown", logkey.Err, err)
+		}
+		return nil, translate(err, "commit")
+	}
+	w.commits.Add(1)
+	w.st.fan.local(t.changes())
+	return results, nil
+}

@@ -1,0 +1,85 @@
+// Package store is the engine-neutral half of prism's session stores: the
+// vocabulary both engines speak (a session's list row, list options and
+// pages, commits, import outcomes) and the rules they share (what an append
+// must satisfy, crash repair of an imported or interrupted log, how an
+// import reconciles a stored session with a file, list cursors). Package db
+// implements it on SQLite, package pgstore on PostgreSQL; neither imports
+// the other, and this package imports no database library.
+package store
+
+import (
+	"prism/core"
+)
+
+// Session sources: where a session's log comes from.
+const (
+	// SourceLive: appended by prism (a session the agent runs).
+	SourceLive = "live"
+	// SourceImport: an imported file.
+	SourceImport = "import"
+	// SourceWatch: tailed from a dsh sessions directory.
+	SourceWatch = "watch"
+)
+
+// SessionInfo is one session as a list shows it: its header, where its log
+// comes from, and the core.Summary of its log (title, status, counters,
+// tokens, times), computed in the transaction that appended the events.
+// Times are epoch milliseconds.
+type SessionInfo struct {
+	ID       string             `json:"id"`
+	Header   core.SessionHeader `json:"header"`
+	ParentID string             `json:"parentId,omitempty"`
+	Source   string             `json:"source"` // live | import | watch
+	// CreatedAt is the header's; UpdatedAt the latest event time, or
+	// CreatedAt while the log is empty (the list's order).
+	CreatedAt int64 `json:"createdAt"`
+	UpdatedAt int64 `json:"updatedAt"`
+	core.Summary
+}
+
+// SessionLog is a session with its whole log.
+type SessionLog struct {
+	Info   SessionInfo
+	Events []core.Event
+}
+
+// Commit describes the durable change to one session made by one commit.
+type Commit struct {
+	SessionID string
+	// Created is set when the commit created the session; Replaced when it
+	// replaced the session's whole log (a watched file that was rewritten).
+	Created, Replaced bool
+	// Events are the events the commit appended, in seq order.
+	Events []core.Event
+}
+
+// Import outcomes.
+const (
+	// ImportCreated: the session was new and is now stored.
+	ImportCreated = "created"
+	// ImportUnchanged: the same log was already stored (nothing written).
+	ImportUnchanged = "unchanged"
+	// ImportExtended: the stored log was a prefix of the file's and the
+	// missing tail was appended (e.g. a session imported while it ran).
+	ImportExtended = "extended"
+	// ImportReplaced: a watched session's file was rewritten and its log
+	// replaced (watch only).
+	ImportReplaced = "replaced"
+)
+
+// ImportResult reports one session of an imported file.
+type ImportResult struct {
+	SessionID string
+	ParentID  string
+	Entry     string // the zip entry ("" outside a zip)
+	Outcome   string // ImportCreated, ImportUnchanged or ImportExtended
+	Events    int    // events in the stored log
+	Added     int    // events this import wrote
+	Repaired  int    // crash-repair closers appended (then the session is interrupted)
+	Torn      string // a torn tail that was ignored, if any
+}
+
+// NotFound is the error of an unknown session id.
+func NotFound(id string) error {
+	return core.Errorf(core.CodeNotFound, "session %s not found", id)
+}
