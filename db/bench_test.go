@@ -14,6 +14,7 @@ import (
 
 	"prism/core"
 	"prism/core/sessionlog"
+	"prism/store/storetest"
 )
 
 // benchData is an event payload of about 300 bytes, like the one the machine's ceilings in the README were measured with.
@@ -51,7 +52,7 @@ func BenchmarkAppend(b *testing.B) {
 		ids := make([]string, n)
 		for i := range ids {
 			ids[i] = fmt.Sprintf("bench-%d-%d", run, i)
-			mustCreate(b, st, ids[i])
+			storetest.MustCreate(b, st, ids[i])
 		}
 		per := max(1, b.N/n)
 		lat := make([][]time.Duration, n)
@@ -118,7 +119,7 @@ func rawInserts(b *testing.B, st *Store, path string, perTx int) {
 		defer raw.Close()
 		raw.SetMaxOpenConns(1)
 		id := fmt.Sprintf("bench-raw-%d-%d", perTx, time.Now().UnixNano())
-		mustCreate(b, st, id)
+		storetest.MustCreate(b, st, id)
 		ins, err := raw.Prepare(`INSERT INTO events (session_id, seq, type, time, data, ignorable) VALUES (?, ?, ?, ?, ?, 0)`)
 		if err != nil {
 			b.Fatal(err)
@@ -158,7 +159,7 @@ func rawInserts(b *testing.B, st *Store, path string, perTx int) {
 func BenchmarkLoadSession(b *testing.B) {
 	ctx := context.Background()
 	st := newTestStore(b)
-	mustCreate(b, st, "big")
+	storetest.MustCreate(b, st, "big")
 	const n = 10000
 	batch := make([]core.Event, 0, 100)
 	for i := 0; i < n; i++ {

@@ -17,6 +17,7 @@ import (
 
 	"prism/core"
 	"prism/store"
+	"prism/store/storetest"
 )
 
 const crashEnv = "PRISM_CRASH_CHILD_DB"
@@ -49,7 +50,7 @@ func crashChild(path string) {
 			defer wg.Done()
 			id := fmt.Sprint("crash-", g)
 			if _, err := st.Session(ctx, id); core.ErrorCode(err) == core.CodeNotFound {
-				if err := st.CreateSession(ctx, header(id)); err != nil {
+				if err := st.CreateSession(ctx, storetest.Header(id)); err != nil {
 					panic(err)
 				}
 			}
@@ -65,7 +66,7 @@ func crashChild(path string) {
 			}
 			r := rand.New(rand.NewSource(int64(g) + time.Now().UnixNano()))
 			for ; ; turn++ {
-				events := turnEvents(next, turn, r.Intn(3) == 0)
+				events := storetest.TurnEvents(next, turn, r.Intn(3) == 0)
 				for len(events) > 0 {
 					n := min(len(events), 1+r.Intn(3))
 					if err := st.AppendEvents(ctx, id, events[:n]); err != nil {
@@ -241,7 +242,7 @@ func TestCrash(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkRepair(t, o.events, l.Events, o.pending, o.stepOpen)
+				storetest.CheckRepair(t, o.events, l.Events, o.pending, o.stepOpen)
 				if l.Info.Status != StatusInterrupted {
 					t.Errorf("%s: status %s, want interrupted", id, l.Info.Status)
 				}

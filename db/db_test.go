@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"prism/core"
+	"prism/store/storetest"
 )
 
 const fixtures = "../testdata/dsh"
@@ -33,42 +33,9 @@ func newTestStore(t testing.TB, opts ...func(*Options)) *Store {
 	return st
 }
 
-func header(id string) core.SessionHeader {
-	return core.SessionHeader{ID: id, CreatedAt: 1764500000000, Cwd: "/w"}
-}
 
-func mustCreate(t testing.TB, st *Store, id string) {
-	t.Helper()
-	if err := st.CreateSession(context.Background(), header(id)); err != nil {
-		t.Fatalf("CreateSession(%s): %v", id, err)
-	}
-}
 
-func ev(seq int64, typ, data string) core.Event {
-	e := core.Event{Type: typ, Seq: seq, Time: 1764500000000 + seq, Data: json.RawMessage(data)}
-	if core.IsSurfaceType(typ) {
-		e.SurfaceOp = core.AppendOp()
-	}
-	return e
-}
 
-// turnEvents returns one complete turn (user message, assistant message
-// with one tool call, the call and its result) starting at seq.
-func turnEvents(seq int64, turn int, isError bool) []core.Event {
-	call := fmt.Sprintf("call_%d", turn)
-	out := []core.Event{
-		ev(seq, core.EventTurnStart, fmt.Sprintf(`{"turn":%d}`, turn)),
-		ev(seq+1, core.EventStepStart, fmt.Sprintf(`{"turn":%d,"step":1}`, turn)),
-		ev(seq+2, core.EventUserMessage, fmt.Sprintf(`{"id":"u%d","role":"user","content":[{"type":"text","text":"do   thing\n%d"}],"source":{"kind":"user"}}`, turn, turn)),
-		ev(seq+3, core.EventAssistantMessage, fmt.Sprintf(`{"turn":%d,"step":1,"message":{"id":"a%d","role":"assistant","content":[{"type":"tool-call","id":%q,"name":"note","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}}}`, turn, turn, call)),
-		ev(seq+4, core.EventToolCall, fmt.Sprintf(`{"turn":%d,"step":1,"callId":%q,"name":"note","arguments":"{}"}`, turn, call)),
-		ev(seq+5, core.EventToolResult, fmt.Sprintf(`{"turn":%d,"step":1,"message":{"id":"r%d","role":"user","content":[{"type":"tool-result","toolCallId":%q,"content":[{"type":"text","text":"ok"}],"isError":%t}],"source":{"kind":"tool","callId":%q}}}`, turn, turn, call, isError, call)),
-		ev(seq+6, core.EventStepEnd, fmt.Sprintf(`{"turn":%d,"step":1}`, turn)),
-		ev(seq+7, core.EventTurnEnd, fmt.Sprintf(`{"turn":%d,"reason":{"kind":"completed"}}`, turn)),
-	}
-	out[5].SourceEventSeqs = []int64{seq + 4}
-	return out
-}
 
 // holdWriter parks the writer goroutine inside a transaction until the
 // returned release is called, so that requests queue up behind it.
@@ -144,54 +111,6 @@ func TestOpen_refusesMemoryAndUnknownMigrations(t *testing.T) {
 	}
 }
 
-func TestStore_AppendEvents(t *testing.T) {
-	ctx := context.Background()
-	st := newTestStore(t)
-	mustCreate(t, st, "s")
-	if err := st.CreateSession(ctx, header("s")); core.ErrorCode(err) != core.CodeConflict {
-		t.Errorf("CreateSession(duplicate) = %v, want %s", err, core.CodeConflict)
-	}
-	if err := st.AppendEvents(ctx, "s", turnEvents(0, 1, false)); err != nil {
-		t.Fatalf("AppendEvents: %v", err)
-	}
-	tests := []struct {
-		name   string
-		id     string
-		events []core.Event
-		code   string
-	}{
-		{"seq gap", "s", []core.Event{ev(9, core.EventTurnStart, `{"turn":2}`)}, core.CodeConflict},
-		{"seq repeat", "s", []core.Event{ev(7, core.EventTurnStart, `{"turn":2}`)}, core.CodeConflict},
-		{"gap inside batch", "s", []core.Event{ev(8, core.EventTurnStart, `{"turn":2}`), ev(10, core.EventStepStart, `{}`)}, core.CodeConflict},
-		{"missing session", "nope", []core.Event{ev(0, core.EventTurnStart, `{"turn":1}`)}, core.CodeNotFound},
-		{"not JSON", "s", []core.Event{ev(8, core.EventTurnStart, `{"turn":`)}, core.CodeInvalid},
-		{"negative zero", "s", []core.Event{ev(8, core.EventTurnStart, `{"turn":-0}`)}, core.CodeInvalid},
-		{"surfaceOp on a log-only type", "s", []core.Event{{Type: core.EventTurnStart, Seq: 8, Data: []byte(`{}`), SurfaceOp: core.AppendOp()}}, core.CodeInvalid},
-		{"surface type without surfaceOp", "s", []core.Event{{Type: core.EventUserMessage, Seq: 8, Data: []byte(`{}`)}}, core.CodeInvalid},
-		{"source seq from the future", "s", []core.Event{{Type: core.EventToolResult, Seq: 8, Data: []byte(`{}`), SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{8}}}, core.CodeInvalid},
-		{"no type", "s", []core.Event{{Seq: 8, Data: []byte(`{}`)}}, core.CodeInvalid},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := st.AppendEvents(ctx, tt.id, tt.events)
-			if got := core.ErrorCode(err); got != tt.code {
-				t.Fatalf("AppendEvents = %v (code %s), want code %s", err, got, tt.code)
-			}
-			info, _ := st.Session(ctx, "s")
-			if info.LastSeq != 7 {
-				t.Errorf("after a rejected append LastSeq = %d, want 7 (nothing left behind)", info.LastSeq)
-			}
-		})
-	}
-	// Whitespace in data is compacted, so exports re-import byte for byte.
-	if err := st.AppendEvents(ctx, "s", []core.Event{ev(8, core.EventTurnStart, "{ \"turn\" : 2 }")}); err != nil {
-		t.Fatal(err)
-	}
-	evs, _ := st.EventsAfter(ctx, "s", 7)
-	if len(evs) != 1 || string(evs[0].Data) != `{"turn":2}` {
-		t.Errorf("stored data = %s, want compact", evs[0].Data)
-	}
-}
 
 func TestStore_groupCommitIsolatesBadRequests(t *testing.T) {
 	for _, isolated := range []bool{false, true} {
@@ -200,19 +119,19 @@ func TestStore_groupCommitIsolatesBadRequests(t *testing.T) {
 			st := newTestStore(t)
 			st.w.isolateAlways = isolated
 			for i := 0; i < 4; i++ {
-				mustCreate(t, st, fmt.Sprint("s", i))
+				storetest.MustCreate(t, st, fmt.Sprint("s", i))
 			}
 			before := st.w.commits.Load()
 			release := holdWriter(t, st)
 			errs := make([]error, 6)
 			var wg sync.WaitGroup
 			reqs := [][]core.Event{
-				turnEvents(0, 1, false),
-				{ev(3, core.EventTurnStart, `{"turn":1}`)}, // gap: rejected
-				turnEvents(0, 1, true),
-				{ev(0, core.EventTurnStart, `{"turn":`)}, // bad JSON: rejected
-				turnEvents(0, 1, false),
-				turnEvents(8, 2, false), // continues request 4 only if it lands after it
+				storetest.TurnEvents(0, 1, false),
+				{storetest.Ev(3, core.EventTurnStart, `{"turn":1}`)}, // gap: rejected
+				storetest.TurnEvents(0, 1, true),
+				{storetest.Ev(0, core.EventTurnStart, `{"turn":`)}, // bad JSON: rejected
+				storetest.TurnEvents(0, 1, false),
+				storetest.TurnEvents(8, 2, false), // continues request 4 only if it lands after it
 			}
 			ids := []string{"s0", "s1", "s2", "s3", "s3", "s0"}
 			for i := range reqs {
@@ -251,11 +170,11 @@ func TestStore_groupCommitIsolatesBadRequests(t *testing.T) {
 
 func TestStore_contextWithdrawsQueuedAppend(t *testing.T) {
 	st := newTestStore(t)
-	mustCreate(t, st, "s")
+	storetest.MustCreate(t, st, "s")
 	release := holdWriter(t, st)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- st.AppendEvents(ctx, "s", turnEvents(0, 1, false)) }()
+	go func() { done <- st.AppendEvents(ctx, "s", storetest.TurnEvents(0, 1, false)) }()
 	waitQueued(st, 1)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
@@ -263,17 +182,17 @@ func TestStore_contextWithdrawsQueuedAppend(t *testing.T) {
 	}
 	release()
 	// A later append proves the writer skipped the withdrawn one.
-	if err := st.AppendEvents(context.Background(), "s", turnEvents(0, 1, false)); err != nil {
+	if err := st.AppendEvents(context.Background(), "s", storetest.TurnEvents(0, 1, false)); err != nil {
 		t.Fatalf("append after a withdrawn one: %v", err)
 	}
 }
 
 func TestStore_closeDrainsAndRefuses(t *testing.T) {
 	st := newTestStore(t)
-	mustCreate(t, st, "s")
+	storetest.MustCreate(t, st, "s")
 	release := holdWriter(t, st)
 	done := make(chan error, 1)
-	go func() { done <- st.AppendEvents(context.Background(), "s", turnEvents(0, 1, false)) }()
+	go func() { done <- st.AppendEvents(context.Background(), "s", storetest.TurnEvents(0, 1, false)) }()
 	waitQueued(st, 1)
 	closed := make(chan error, 1)
 	go func() { closed <- st.Close() }()
@@ -284,7 +203,7 @@ func TestStore_closeDrainsAndRefuses(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	if err := st.AppendEvents(context.Background(), "s", turnEvents(8, 2, false)); !errors.Is(err, ErrClosed) {
+	if err := st.AppendEvents(context.Background(), "s", storetest.TurnEvents(8, 2, false)); !errors.Is(err, ErrClosed) {
 		t.Errorf("append after Close = %v, want ErrClosed", err)
 	}
 	st2, err := Open(context.Background(), st.Path(), Options{Logger: quietLogger()})
@@ -294,56 +213,5 @@ func TestStore_closeDrainsAndRefuses(t *testing.T) {
 	defer st2.Close()
 	if info, _ := st2.Session(context.Background(), "s"); info.LastSeq != 7 {
 		t.Errorf("after reopen LastSeq = %d, want 7", info.LastSeq)
-	}
-}
-
-func TestStore_concurrentAppends(t *testing.T) {
-	const goroutines, appends = 16, 1000
-	ctx := context.Background()
-	st := newTestStore(t)
-	for g := 0; g < goroutines; g++ {
-		mustCreate(t, st, fmt.Sprint("s", g))
-	}
-	before := st.w.commits.Load()
-	var wg sync.WaitGroup
-	errs := make(chan error, goroutines)
-	for g := 0; g < goroutines; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			id := fmt.Sprint("s", g)
-			for i := 0; i < appends; i++ {
-				e := ev(int64(i), core.EventTodoWrite, fmt.Sprintf(`{"todos":[{"content":"g%d i%d","status":"pending"}]}`, g, i))
-				if err := st.AppendEvents(ctx, id, []core.Event{e}); err != nil {
-					errs <- fmt.Errorf("%s seq %d: %w", id, i, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	for g := 0; g < goroutines; g++ {
-		l, err := st.LoadSession(ctx, fmt.Sprint("s", g))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(l.Events) != appends {
-			t.Fatalf("session s%d has %d events, want %d", g, len(l.Events), appends)
-		}
-		for i, e := range l.Events {
-			want := fmt.Sprintf(`{"todos":[{"content":"g%d i%d","status":"pending"}]}`, g, i)
-			if e.Seq != int64(i) || string(e.Data) != want {
-				t.Fatalf("session s%d event %d = seq %d %s, want seq %d %s", g, i, e.Seq, e.Data, i, want)
-			}
-		}
-	}
-	commits := st.w.commits.Load() - before
-	t.Logf("%d appends in %d commits (%.1f per commit)", goroutines*appends, commits, float64(goroutines*appends)/float64(commits))
-	if commits >= goroutines*appends {
-		t.Errorf("%d commits for %d appends: nothing was group-committed", commits, goroutines*appends)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"prism/core/sessionlog"
 	"prism/store"
+	"prism/store/storetest"
 )
 
 // dshFile plays dsh's writer for one session file: it publishes the header
@@ -25,6 +26,9 @@ type dshFile struct {
 	frames [][]byte
 	n      int // frames written
 }
+
+// basicID is the id of the session in testdata/dsh/basic.
+const basicID = "0b1c6d2e-5f4a-4e3b-9c8d-7a6b5c4d3e2f"
 
 func newDshFile(t testing.TB, root, fixture string) *dshFile {
 	t.Helper()
@@ -145,7 +149,7 @@ func TestWatcher_tailsFramesAndSurvivesRewrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs, _, _ := sessionlog.ReadFile(filepath.Join(fixtures, "basic/session.jsonl.zstd"), sessionlog.Limits{})
-	if diff := cmp.Diff(eventJSON(logs[0].Events), eventJSON(l.Events)); diff != "" {
+	if diff := cmp.Diff(storetest.EventJSON(logs[0].Events), storetest.EventJSON(l.Events)); diff != "" {
 		t.Errorf("watched log differs from the file (-file +stored):\n%s", diff)
 	}
 

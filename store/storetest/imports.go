@@ -1,4 +1,4 @@
-package db
+package storetest
 
 import (
 	"archive/zip"
@@ -13,10 +13,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"prism/core"
-	"prism/store"
 	"prism/core/sessionlog"
+	"prism/store"
 )
 
+// transcript is the human transcript: the append-origin surface events.
+// The ids of the fixture sessions.
 const (
 	basicID   = "0b1c6d2e-5f4a-4e3b-9c8d-7a6b5c4d3e2f"
 	crashedID = "7d0e1f2a-3b4c-4d5e-8f60-718293a4b5c6"
@@ -71,7 +73,7 @@ func transcript(t testing.TB, events []core.Event) []string {
 	return out
 }
 
-func mustImport(t testing.TB, st *Store, path string) []store.ImportResult {
+func mustImport(t testing.TB, st Store, path string) []store.ImportResult {
 	t.Helper()
 	res, err := st.ImportFile(context.Background(), path)
 	if err != nil {
@@ -80,7 +82,7 @@ func mustImport(t testing.TB, st *Store, path string) []store.ImportResult {
 	return res
 }
 
-func TestImport_dshFixtures(t *testing.T) {
+func testImportDshFixtures(t *testing.T, e Engine) {
 	wantTranscript := []string{
 		"user/message text:Count the lines of the Go files <here> & now.",
 		"assistant/message reasoning:The user wants line counts; wc -l will do. | text:I'll count them with `wc`. | call:bash",
@@ -90,8 +92,8 @@ func TestImport_dshFixtures(t *testing.T) {
 	for _, name := range []string{"basic/session.jsonl", "basic/session.jsonl.zstd"} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			st := newTestStore(t)
-			res := mustImport(t, st, filepath.Join(fixtures, name))
+			st := e.open(t)
+			res := mustImport(t, st, filepath.Join(Fixtures, name))
 			want := []store.ImportResult{{SessionID: basicID, Outcome: store.ImportCreated, Events: 39, Added: 39}}
 			if diff := cmp.Diff(want, res); diff != "" {
 				t.Errorf("ImportFile (-want +got):\n%s", diff)
@@ -107,7 +109,7 @@ func TestImport_dshFixtures(t *testing.T) {
 				t.Errorf("transcript (-want +got):\n%s", diff)
 			}
 			info := l.Info
-			if info.Title != "Count Go lines" || info.Status != StatusIdle || info.Calls != 1 || info.Errors != 0 ||
+			if info.Title != "Count Go lines" || info.Status != core.StatusIdle || info.Calls != 1 || info.Errors != 0 ||
 				info.Source != store.SourceImport || info.CreatedAt != 1764500000000 || info.UpdatedAt != l.Events[38].Time || info.Header.Cwd != "/home/alice/src/app" {
 				t.Errorf("session row = %+v", info)
 			}
@@ -119,11 +121,11 @@ func TestImport_dshFixtures(t *testing.T) {
 	}
 }
 
-func TestImport_sameSessionTwiceDoesNotDuplicate(t *testing.T) {
-	st := newTestStore(t)
-	mustImport(t, st, filepath.Join(fixtures, "basic/session.jsonl"))
+func testImportSameSessionTwice(t *testing.T, e Engine) {
+	st := e.open(t)
+	mustImport(t, st, filepath.Join(Fixtures, "basic/session.jsonl"))
 	for _, name := range []string{"basic/session.jsonl", "basic/session.jsonl.zstd"} {
-		res := mustImport(t, st, filepath.Join(fixtures, name))
+		res := mustImport(t, st, filepath.Join(Fixtures, name))
 		if len(res) != 1 || res[0].Outcome != store.ImportUnchanged || res[0].Added != 0 || res[0].SessionID != basicID {
 			t.Errorf("re-import of %s = %+v, want unchanged", name, res)
 		}
@@ -134,10 +136,10 @@ func TestImport_sameSessionTwiceDoesNotDuplicate(t *testing.T) {
 	}
 }
 
-func TestImport_prefixExtendsAndDivergenceConflicts(t *testing.T) {
+func testImportPrefixExtendsAndDivergenceConflicts(t *testing.T, e Engine) {
 	ctx := context.Background()
-	st := newTestStore(t)
-	logs, _, err := sessionlog.ReadFile(filepath.Join(fixtures, "basic/session.jsonl"), sessionlog.Limits{})
+	st := e.open(t)
+	logs, _, err := sessionlog.ReadFile(filepath.Join(Fixtures, "basic/session.jsonl"), sessionlog.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +155,7 @@ func TestImport_prefixExtendsAndDivergenceConflicts(t *testing.T) {
 		return p
 	}
 	mustImport(t, st, write("prefix.jsonl", l.Events[:38])) // up to turn/end: nothing to repair
-	res := mustImport(t, st, filepath.Join(fixtures, "basic/session.jsonl.zstd"))
+	res := mustImport(t, st, filepath.Join(Fixtures, "basic/session.jsonl.zstd"))
 	if res[0].Outcome != store.ImportExtended || res[0].Added != 1 {
 		t.Errorf("import of the longer log = %+v, want extended by 1", res[0])
 	}
@@ -169,15 +171,15 @@ func TestImport_prefixExtendsAndDivergenceConflicts(t *testing.T) {
 	}
 }
 
-func TestImport_exportZipWithSubagent(t *testing.T) {
+func testImportExportZipWithSubagent(t *testing.T, e Engine) {
 	ctx := context.Background()
-	st := newTestStore(t)
-	res := mustImport(t, st, filepath.Join(fixtures, "export/session-export.zip"))
+	st := e.open(t)
+	res := mustImport(t, st, filepath.Join(Fixtures, "export/session-export.zip"))
 	if len(res) != 2 || res[0].SessionID != parentID || res[1].SessionID != childID || res[1].ParentID != parentID {
 		t.Fatalf("ImportFile(zip) = %+v", res)
 	}
 	child, _ := st.Session(ctx, childID)
-	if child.ParentID != parentID || child.Status != StatusEnded || child.Header.Origin != "subagent" {
+	if child.ParentID != parentID || child.Status != core.StatusEnded || child.Header.Origin != "subagent" {
 		t.Errorf("child row = %+v, want parent %s and status ended (one-shot)", child, parentID)
 	}
 	kids, _ := st.ListSessions(ctx, store.ListOptions{ParentID: parentID})
@@ -194,13 +196,13 @@ func TestImport_exportZipWithSubagent(t *testing.T) {
 	}
 }
 
-func TestImport_badInputLeavesNothing(t *testing.T) {
+func testImportBadInputLeavesNothing(t *testing.T, e Engine) {
 	dir := t.TempDir()
 	// A good root with a bad subagent: the root must not be stored either.
 	var zbuf bytes.Buffer
 	zw := zip.NewWriter(&zbuf)
-	root, _ := os.ReadFile(filepath.Join(fixtures, "basic/session.jsonl"))
-	bad, _ := os.ReadFile(filepath.Join(fixtures, "bad/seq-gap.jsonl"))
+	root, _ := os.ReadFile(filepath.Join(Fixtures, "basic/session.jsonl"))
+	bad, _ := os.ReadFile(filepath.Join(Fixtures, "bad/seq-gap.jsonl"))
 	w, _ := zw.Create("session.jsonl")
 	w.Write(root)
 	w, _ = zw.Create("subagents/x/session.jsonl")
@@ -213,17 +215,17 @@ func TestImport_badInputLeavesNothing(t *testing.T) {
 		path string
 		want []string
 	}{
-		{filepath.Join(fixtures, "bad/seq-gap.jsonl"), []string{"seq-gap.jsonl: line 5: seq gap: expected seq 3, got 4"}},
-		{filepath.Join(fixtures, "bad/non-json.jsonl"), []string{"non-json.jsonl: line 5: not valid JSON"}},
-		{filepath.Join(fixtures, "bad/unknown-type.jsonl"), []string{"unknown-type.jsonl: line 4: unknown required event type \"mystery/event\" (seq 2)"}},
-		{filepath.Join(fixtures, "bad/version.jsonl"), []string{"version.jsonl: line 1: unsupported session format version 7"}},
-		{filepath.Join(fixtures, "bad/corrupt-frame.jsonl.zstd"), []string{"corrupt-frame.jsonl.zstd: frame 2 (byte ", "corrupt zstd frame"}},
-		{filepath.Join(fixtures, "bad/truncated-header.jsonl.zstd"), []string{"truncated-header.jsonl.zstd: frame 0 (byte 0): truncated"}},
-		{filepath.Join(fixtures, "bad/truncated.zip"), []string{"truncated.zip: not a readable zip archive"}},
-		{filepath.Join(fixtures, "bad/zip-bomb.zip"), []string{"zip-bomb.zip: subagents/", "(a zip bomb?)"}},
+		{filepath.Join(Fixtures, "bad/seq-gap.jsonl"), []string{"seq-gap.jsonl: line 5: seq gap: expected seq 3, got 4"}},
+		{filepath.Join(Fixtures, "bad/non-json.jsonl"), []string{"non-json.jsonl: line 5: not valid JSON"}},
+		{filepath.Join(Fixtures, "bad/unknown-type.jsonl"), []string{"unknown-type.jsonl: line 4: unknown required event type \"mystery/event\" (seq 2)"}},
+		{filepath.Join(Fixtures, "bad/version.jsonl"), []string{"version.jsonl: line 1: unsupported session format version 7"}},
+		{filepath.Join(Fixtures, "bad/corrupt-frame.jsonl.zstd"), []string{"corrupt-frame.jsonl.zstd: frame 2 (byte ", "corrupt zstd frame"}},
+		{filepath.Join(Fixtures, "bad/truncated-header.jsonl.zstd"), []string{"truncated-header.jsonl.zstd: frame 0 (byte 0): truncated"}},
+		{filepath.Join(Fixtures, "bad/truncated.zip"), []string{"truncated.zip: not a readable zip archive"}},
+		{filepath.Join(Fixtures, "bad/zip-bomb.zip"), []string{"zip-bomb.zip: subagents/", "(a zip bomb?)"}},
 		{badChild, []string{"bad-child.zip: subagents/x/session.jsonl: line 5: seq gap"}},
 	}
-	st := newTestStore(t)
+	st := e.open(t)
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.path), func(t *testing.T) {
 			_, err := st.ImportFile(context.Background(), tt.path)
@@ -246,12 +248,12 @@ func TestImport_badInputLeavesNothing(t *testing.T) {
 	}
 }
 
-func TestExport_roundTripsByteForByte(t *testing.T) {
+func testExportRoundTripsByteForByte(t *testing.T, e Engine) {
 	ctx := context.Background()
 	for _, name := range []string{"basic/session.jsonl.zstd", "export/session-export.zip"} {
 		t.Run(name, func(t *testing.T) {
-			st1, st2 := newTestStore(t), newTestStore(t)
-			res := mustImport(t, st1, filepath.Join(fixtures, name))
+			st1, st2 := e.open(t), e.open(t)
+			res := mustImport(t, st1, filepath.Join(Fixtures, name))
 			for _, r := range res {
 				var a, b bytes.Buffer
 				if err := st1.Export(ctx, r.SessionID, &a); err != nil {
@@ -273,9 +275,9 @@ func TestExport_roundTripsByteForByte(t *testing.T) {
 		})
 	}
 	// A live session with whitespace in its data and an unset delegationDepth.
-	st1, st2 := newTestStore(t), newTestStore(t)
-	mustCreate(t, st1, "live")
-	events := turnEvents(0, 1, false)
+	st1, st2 := e.open(t), e.open(t)
+	MustCreate(t, st1, "live")
+	events := TurnEvents(0, 1, false)
 	events[0].Data = json.RawMessage("{ \"turn\": 1 }")
 	if err := st1.AppendEvents(ctx, "live", events); err != nil {
 		t.Fatal(err)
@@ -294,18 +296,18 @@ func TestExport_roundTripsByteForByte(t *testing.T) {
 	}
 }
 
-// checkRepair verifies closers appended to an open log the way dsh's crash
+// CheckRepair verifies closers appended to an open log the way dsh's crash
 // repair writes them: one synthetic result per pending call (TOOL_OUTCOME_UNKNOWN
 // citing the call seq if a tool/call was logged, else TOOL_NOT_STARTED
 // without sourceEventSeqs), message ids interrupted-tool-result-<callId>-…,
 // isError, then step/end if a step was open, then turn/end{interrupted}, all
 // at the last event's time; and that they are exactly
 // core.InterruptedTurnClosers of the log before repair.
-func checkRepair(t testing.TB, before, after []core.Event, pending map[string]int64, stepOpen bool) {
+func CheckRepair(t testing.TB, before, after []core.Event, pending map[string]int64, stepOpen bool) {
 	t.Helper()
 	closers := after[len(before):]
 	want := store.Closers(before)
-	if diff := cmp.Diff(eventJSON(want), eventJSON(closers)); diff != "" {
+	if diff := cmp.Diff(EventJSON(want), EventJSON(closers)); diff != "" {
 		t.Errorf("stored closers differ from core.InterruptedTurnClosers (-want +got):\n%s", diff)
 	}
 	lastTime := before[len(before)-1].Time
@@ -351,7 +353,8 @@ func checkRepair(t testing.TB, before, after []core.Event, pending map[string]in
 	}
 }
 
-func eventJSON(events []core.Event) []string {
+// EventJSON is each event's envelope as JSON (for diffs).
+func EventJSON(events []core.Event) []string {
 	var out []string
 	for _, e := range events {
 		b, _ := e.MarshalJSON()
@@ -360,7 +363,7 @@ func eventJSON(events []core.Event) []string {
 	return out
 }
 
-func TestImport_crashedLogIsRepaired(t *testing.T) {
+func testImportCrashedLogIsRepaired(t *testing.T, e Engine) {
 	tests := []struct {
 		file     string
 		id       string
@@ -374,12 +377,12 @@ func TestImport_crashedLogIsRepaired(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			ctx := context.Background()
-			st := newTestStore(t)
-			res := mustImport(t, st, filepath.Join(fixtures, tt.file))
+			st := e.open(t)
+			res := mustImport(t, st, filepath.Join(Fixtures, tt.file))
 			if res[0].Repaired == 0 || res[0].Torn == "" {
 				t.Errorf("store.ImportResult = %+v, want repaired with a torn tail noted", res[0])
 			}
-			logs, _, _ := sessionlog.ReadFile(filepath.Join(fixtures, tt.file), sessionlog.Limits{})
+			logs, _, _ := sessionlog.ReadFile(filepath.Join(Fixtures, tt.file), sessionlog.Limits{})
 			l, err := st.LoadSession(ctx, tt.id)
 			if err != nil {
 				t.Fatal(err)
@@ -387,23 +390,23 @@ func TestImport_crashedLogIsRepaired(t *testing.T) {
 			if len(logs[0].Events) != tt.before {
 				t.Fatalf("decoded %d events, want %d", len(logs[0].Events), tt.before)
 			}
-			checkRepair(t, logs[0].Events, l.Events, tt.pending, tt.stepOpen)
-			if l.Info.Status != StatusInterrupted {
+			CheckRepair(t, logs[0].Events, l.Events, tt.pending, tt.stepOpen)
+			if l.Info.Status != core.StatusInterrupted {
 				t.Errorf("status %s, want interrupted", l.Info.Status)
 			}
 			// Importing the crashed file again changes nothing.
-			if again := mustImport(t, st, filepath.Join(fixtures, tt.file)); again[0].Outcome != store.ImportUnchanged {
+			if again := mustImport(t, st, filepath.Join(Fixtures, tt.file)); again[0].Outcome != store.ImportUnchanged {
 				t.Errorf("re-import: %s, want unchanged", again[0].Outcome)
 			}
 		})
 	}
 }
 
-func TestImport_placeholderSafe(t *testing.T) {
+func testImportPlaceholderSafe(t *testing.T, e Engine) {
 	// Whatever the state of core's repair, importing a crashed log succeeds
 	// and keeps every decoded event.
-	st := newTestStore(t)
-	res := mustImport(t, st, filepath.Join(fixtures, "crashed/session.jsonl"))
+	st := e.open(t)
+	res := mustImport(t, st, filepath.Join(Fixtures, "crashed/session.jsonl"))
 	if res[0].Events < 5 || !strings.Contains(res[0].Torn, "line 7") {
 		t.Errorf("store.ImportResult = %+v", res[0])
 	}
@@ -411,8 +414,8 @@ func TestImport_placeholderSafe(t *testing.T) {
 
 // TestImport_validateLogRefuses depends on core.ValidateLog (the session
 // work): a log that decodes but breaks dsh's seed rules is refused whole.
-func TestImport_validateLogRefuses(t *testing.T) {
-	path := filepath.Join(fixtures, "bad/mismatched-tool-result.jsonl")
+func testImportValidateLogRefuses(t *testing.T, e Engine) {
+	path := filepath.Join(Fixtures, "bad/mismatched-tool-result.jsonl")
 	logs, _, err := sessionlog.ReadFile(path, sessionlog.Limits{})
 	if err != nil {
 		t.Fatal(err)
@@ -420,12 +423,25 @@ func TestImport_validateLogRefuses(t *testing.T) {
 	if core.ValidateLog(logs[0].Header, logs[0].Events) == nil {
 		t.Fatal("core.ValidateLog accepts a tool/result whose callId differs from its toolCallId")
 	}
-	st := newTestStore(t)
+	st := e.open(t)
 	_, err = st.ImportFile(context.Background(), path)
 	if err == nil || core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(err.Error(), "mismatched-tool-result.jsonl: invalid session log: ") {
 		t.Fatalf("ImportFile = %v, want a %s error naming the file", err, core.CodeInvalid)
 	}
 	if page, _ := st.ListSessions(context.Background(), store.ListOptions{}); len(page.Sessions) != 0 {
 		t.Errorf("%d sessions stored, want 0", len(page.Sessions))
+	}
+}
+
+func testImportFromReader(t *testing.T, e Engine) {
+	st := e.open(t)
+	data, _ := os.ReadFile(filepath.Join(Fixtures, "basic/session.jsonl.zstd"))
+	res, err := st.Import(context.Background(), "upload.zst", bytes.NewReader(data), int64(len(data)))
+	if err != nil || len(res) != 1 || res[0].Events != 39 {
+		t.Fatalf("Import = %+v, %v", res, err)
+	}
+	bad, _ := os.ReadFile(filepath.Join(Fixtures, "bad/version.jsonl"))
+	if _, err := st.Import(context.Background(), "upload.jsonl", bytes.NewReader(bad), -1); err == nil || !strings.HasPrefix(err.Error(), "upload.jsonl: line 1: ") {
+		t.Errorf("Import(bad) = %v, want an error naming the upload", err)
 	}
 }

@@ -1,12 +1,10 @@
-package db
+package storetest
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,33 +13,33 @@ import (
 	"prism/store"
 )
 
-func TestStore_derivedSessionRow(t *testing.T) {
+func testDerivedSessionRow(t *testing.T, e Engine) {
 	ctx := context.Background()
-	st := newTestStore(t)
-	mustCreate(t, st, "s")
+	st := e.open(t)
+	MustCreate(t, st, "s")
 	info, _ := st.Session(ctx, "s")
-	if info.Status != StatusIdle || info.LastSeq != -1 || info.Title != "" || info.Source != store.SourceLive || info.UpdatedAt != 1764500000000 {
+	if info.Status != core.StatusIdle || info.LastSeq != -1 || info.Title != "" || info.Source != store.SourceLive || info.UpdatedAt != 1764500000000 {
 		t.Errorf("new session row = %+v", info)
 	}
-	turn := turnEvents(0, 1, true)
+	turn := TurnEvents(0, 1, true)
 	if err := st.AppendEvents(ctx, "s", turn[:3]); err != nil {
 		t.Fatal(err)
 	}
 	info, _ = st.Session(ctx, "s")
-	if info.Status != StatusRunning || info.Title != "do thing" {
+	if info.Status != core.StatusRunning || info.Title != "do thing" {
 		t.Errorf("mid-turn row: status %s title %q, want running and %q (the prompt's first line)", info.Status, info.Title, "do thing")
 	}
 	if err := st.AppendEvents(ctx, "s", turn[3:]); err != nil {
 		t.Fatal(err)
 	}
 	info, _ = st.Session(ctx, "s")
-	if info.Status != StatusIdle || info.Calls != 1 || info.Errors != 1 || info.LastSeq != 7 || info.UpdatedAt != turn[7].Time {
+	if info.Status != core.StatusIdle || info.Calls != 1 || info.Errors != 1 || info.LastSeq != 7 || info.UpdatedAt != turn[7].Time {
 		t.Errorf("after the turn: %+v, want idle, 1 call, 1 error, last seq 7", info)
 	}
 	long := strings.Repeat("word ", 100)
 	more := []core.Event{
-		ev(8, core.EventSessionTitle, `{"title":"  Named\n by   the model ","messageSeqs":[2],"source":"llm"}`),
-		ev(9, core.EventUserMessage, fmt.Sprintf(`{"id":"x","role":"user","content":[{"type":"text","text":%q}],"source":{"kind":"user"}}`, long)),
+		Ev(8, core.EventSessionTitle, `{"title":"  Named\n by   the model ","messageSeqs":[2],"source":"llm"}`),
+		Ev(9, core.EventUserMessage, fmt.Sprintf(`{"id":"x","role":"user","content":[{"type":"text","text":%q}],"source":{"kind":"user"}}`, long)),
 	}
 	if err := st.AppendEvents(ctx, "s", more); err != nil {
 		t.Fatal(err)
@@ -51,32 +49,32 @@ func TestStore_derivedSessionRow(t *testing.T) {
 		t.Errorf("title = %q, want the session/title one", info.Title)
 	}
 	// The fallback title is cut to 80 characters, on a word boundary.
-	mustCreate(t, st, "long")
-	st.AppendEvents(ctx, "long", []core.Event{ev(0, core.EventUserMessage, fmt.Sprintf(`{"id":"x","role":"user","content":[{"type":"text","text":%q}],"source":{"kind":"user"}}`, long))})
+	MustCreate(t, st, "long")
+	st.AppendEvents(ctx, "long", []core.Event{Ev(0, core.EventUserMessage, fmt.Sprintf(`{"id":"x","role":"user","content":[{"type":"text","text":%q}],"source":{"kind":"user"}}`, long))})
 	if info, _ := st.Session(ctx, "long"); len([]rune(info.Title)) > 80 || !strings.HasSuffix(info.Title, " word…") {
 		t.Errorf("long title = %q (%d runes), want at most 80 ending in a whole word and …", info.Title, len([]rune(info.Title)))
 	}
 	// An interrupted turn end marks the session interrupted.
-	mustCreate(t, st, "cut")
-	st.AppendEvents(ctx, "cut", []core.Event{ev(0, core.EventTurnStart, `{"turn":1}`), ev(1, core.EventTurnEnd, `{"turn":1,"reason":{"kind":"interrupted"}}`)})
-	if info, _ := st.Session(ctx, "cut"); info.Status != StatusInterrupted {
+	MustCreate(t, st, "cut")
+	st.AppendEvents(ctx, "cut", []core.Event{Ev(0, core.EventTurnStart, `{"turn":1}`), Ev(1, core.EventTurnEnd, `{"turn":1,"reason":{"kind":"interrupted"}}`)})
+	if info, _ := st.Session(ctx, "cut"); info.Status != core.StatusInterrupted {
 		t.Errorf("status = %s, want interrupted", info.Status)
 	}
 }
 
-func TestStore_listAndEventQueries(t *testing.T) {
+func testListAndEventQueries(t *testing.T, e Engine) {
 	ctx := context.Background()
-	st := newTestStore(t)
+	st := e.open(t)
 	for i := 0; i < 7; i++ {
 		id := fmt.Sprintf("s%d", i)
-		h := header(id)
+		h := Header(id)
 		if i == 6 {
 			h.ParentSession = "s0"
 		}
 		if err := st.CreateSession(ctx, h); err != nil {
 			t.Fatal(err)
 		}
-		events := turnEvents(0, 1, false)
+		events := TurnEvents(0, 1, false)
 		for k := range events {
 			events[k].Time = int64(1000*i + k) // s6 is the newest
 		}
@@ -110,10 +108,10 @@ func TestStore_listAndEventQueries(t *testing.T) {
 	if page, _ := st.ListSessions(ctx, store.ListOptions{Limit: 2, Offset: 5}); ids(page) != "s1,s0" {
 		t.Errorf("offset page = %s", ids(page))
 	}
-	if page, _ := st.ListSessions(ctx, store.ListOptions{Status: StatusRunning}); ids(page) != "s5,s3,s1" {
+	if page, _ := st.ListSessions(ctx, store.ListOptions{Status: core.StatusRunning}); ids(page) != "s5,s3,s1" {
 		t.Errorf("running = %s", ids(page))
 	}
-	if page, _ := st.ListSessions(ctx, store.ListOptions{TopLevel: true, Status: StatusIdle}); ids(page) != "s4,s2,s0" {
+	if page, _ := st.ListSessions(ctx, store.ListOptions{TopLevel: true, Status: core.StatusIdle}); ids(page) != "s4,s2,s0" {
 		t.Errorf("top-level idle = %s", ids(page))
 	}
 	if page, _ := st.ListSessions(ctx, store.ListOptions{Query: "S6"}); ids(page) != "s6" {
@@ -164,72 +162,57 @@ func TestStore_listAndEventQueries(t *testing.T) {
 	}
 }
 
-func TestStore_committedHookAfterCommit(t *testing.T) {
+// testCommittedHookAfterCommit: the hook sees each commit once, in commit
+// order, after it is visible; a rejected append is not reported.
+func testCommittedHookAfterCommit(t *testing.T, e Engine) {
 	ctx := context.Background()
-	var mu sync.Mutex
-	var got []store.Commit
-	var st *Store
-	st = newTestStore(t, func(o *Options) {
-		o.Committed = func(c store.Commit) {
-			// The commit is durable and visible when the hook runs.
-			info, err := st.Session(ctx, c.SessionID)
-			if err != nil || info.LastSeq < int64(len(c.Events))-1 {
-				t.Errorf("hook ran before the commit was visible: %+v %v", info, err)
-			}
-			mu.Lock()
-			got = append(got, c)
-			mu.Unlock()
+	got := make(chan store.Commit, 16)
+	var st Store
+	var ready sync.WaitGroup
+	ready.Add(1)
+	st, _ = e.Open(t, Options{Committed: func(c store.Commit) {
+		ready.Wait()
+		// The commit is durable and visible when the hook runs.
+		info, err := st.Session(ctx, c.SessionID)
+		if err != nil || info.LastSeq < int64(len(c.Events))-1 {
+			t.Errorf("hook ran before the commit was visible: %+v %v", info, err)
 		}
-	})
-	mustCreate(t, st, "s")
-	st.AppendEvents(ctx, "s", turnEvents(0, 1, false))
-	st.AppendEvents(ctx, "s", []core.Event{ev(3, core.EventTurnStart, `{}`)}) // rejected: no notice
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 2 || !got[0].Created || len(got[0].Events) != 0 || len(got[1].Events) != 8 || got[1].Events[7].Seq != 7 {
-		t.Errorf("commits = %+v", got)
+		got <- c
+	}})
+	ready.Done()
+	MustCreate(t, st, "s")
+	st.AppendEvents(ctx, "s", TurnEvents(0, 1, false))
+	st.AppendEvents(ctx, "s", []core.Event{Ev(3, core.EventTurnStart, `{}`)}) // rejected: no notice
+	MustCreate(t, st, "t")
+	var list []store.Commit
+	for c := range got {
+		list = append(list, c)
+		if c.SessionID == "t" {
+			break
+		}
+	}
+	if len(list) != 3 || !list[0].Created || len(list[0].Events) != 0 || len(list[1].Events) != 8 || list[1].Events[7].Seq != 7 ||
+		list[1].Created || !list[2].Created {
+		t.Errorf("commits = %+v, want s created, s's 8 events, t created", list)
 	}
 }
 
-func TestImport_fromReader(t *testing.T) {
-	st := newTestStore(t)
-	data, _ := os.ReadFile(filepath.Join(fixtures, "basic/session.jsonl.zstd"))
-	res, err := st.Import(context.Background(), "upload.zst", bytes.NewReader(data), int64(len(data)))
-	if err != nil || len(res) != 1 || res[0].Events != 39 {
-		t.Fatalf("Import = %+v, %v", res, err)
-	}
-	bad, _ := os.ReadFile(filepath.Join(fixtures, "bad/version.jsonl"))
-	if _, err := st.Import(context.Background(), "upload.jsonl", bytes.NewReader(bad), -1); err == nil || !strings.HasPrefix(err.Error(), "upload.jsonl: line 1: ") {
-		t.Errorf("Import(bad) = %v, want an error naming the upload", err)
-	}
-}
-
-// TestStore_resummarizesOlderRows: a row written under older summary rules
+// testResummarizesOlderRows: a row written under older summary rules
 // (a database of an earlier prism; summary_version 0 after migration 0002)
 // is folded again from its log when the store opens.
-func TestStore_resummarizesOlderRows(t *testing.T) {
+func testResummarizesOlderRows(t *testing.T, e Engine) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "prism.db")
-	st, err := Open(ctx, path, Options{Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustCreate(t, st, "s")
-	if err := st.AppendEvents(ctx, "s", turnEvents(0, 1, true)); err != nil {
+	st, reopen := e.Open(t, Options{})
+	MustCreate(t, st, "s")
+	if err := st.AppendEvents(ctx, "s", TurnEvents(0, 1, true)); err != nil {
 		t.Fatal(err)
 	}
 	want, _ := st.Session(ctx, "s")
-	if _, err := st.wdb.ExecContext(ctx, "UPDATE sessions SET summary_version = 0, title = 'stale', calls = 99, turns = 0"); err != nil {
-		t.Fatal(err)
-	}
+	e.Exec(t, st, "UPDATE sessions SET summary_version = 0, title = 'stale', calls = 99, turns = 0")
 	st.Close()
-	st, err = Open(ctx, path, Options{Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st = reopen(Options{})
 	got, _ := st.Session(ctx, "s")
-	if got.Summary != want.Summary || got.Summary != core.Summarize(turnEvents(0, 1, true)) {
+	if got.Summary != want.Summary || got.Summary != core.Summarize(TurnEvents(0, 1, true)) {
 		t.Errorf("after reopen: %+v\nwant %+v", got.Summary, want.Summary)
 	}
 }

@@ -1,0 +1,45 @@
+package db
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"prism/store/storetest"
+)
+
+// sqliteEngine runs the store contract on a SQLite file.
+var sqliteEngine = storetest.Engine{
+	Name: "sqlite",
+	Open: func(t testing.TB, o storetest.Options) (storetest.Store, func(storetest.Options) storetest.Store) {
+		path := filepath.Join(t.TempDir(), "prism.db")
+		open := func(o storetest.Options) storetest.Store {
+			st, err := Open(context.Background(), path, Options{Logger: quietLogger(), Committed: o.Committed, Now: o.Now})
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		}
+		return open(o), open
+	},
+	Exec: func(t testing.TB, st storetest.Store, sql string) {
+		t.Helper()
+		if err := st.(*Store).write(context.Background(), func(t *wtx) error { _, err := t.tx.Exec(sql); return err }); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	},
+	Count: func(t testing.TB, st storetest.Store, sql string) int64 {
+		t.Helper()
+		var n int64
+		if err := st.(*Store).rdb.QueryRow(sql).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return n
+	},
+	Commits: func(st storetest.Store) int64 { return st.(*Store).w.commits.Load() },
+}
+
+// TestContract runs the store contract (package storetest) on SQLite.
+func TestContract(t *testing.T) { storetest.Run(t, sqliteEngine) }
+

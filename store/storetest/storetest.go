@@ -1,0 +1,171 @@
+// Package storetest is the contract of a prism session store, as one test
+// suite every engine runs: package db's tests run it on a SQLite file,
+// package pgstore's on a PostgreSQL database their test binary starts. Run
+// takes an Engine; the suite's Store is the interface the suite consumes.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"prism/core"
+	"prism/core/share"
+	"prism/store"
+)
+
+// Store is what the contract exercises: the methods both engines have.
+type Store interface {
+	core.EventStore
+	ListSessions(ctx context.Context, o store.ListOptions) (store.SessionPage, error)
+	Session(ctx context.Context, id string) (store.SessionInfo, error)
+	LoadSession(ctx context.Context, id string) (*store.SessionLog, error)
+	EventsAfter(ctx context.Context, id string, afterSeq int64) ([]core.Event, error)
+	EventsUpTo(ctx context.Context, id string, seq int64) ([]core.Event, error)
+	CallEvents(ctx context.Context, id, callID string) ([]core.Event, error)
+	Export(ctx context.Context, id string, w io.Writer) error
+	ImportFile(ctx context.Context, path string) ([]store.ImportResult, error)
+	Import(ctx context.Context, name string, r io.Reader, size int64) ([]store.ImportResult, error)
+	RepairOpenTurns(ctx context.Context) ([]string, error)
+	CreateShare(ctx context.Context, spec share.Spec) (share.Share, string, error)
+	Shares(ctx context.Context, sessionID string) ([]share.Share, error)
+	Share(ctx context.Context, id string) (share.Share, error)
+	ShareByToken(ctx context.Context, hash share.Hash) (share.Share, error)
+	RevokeShare(ctx context.Context, id string) (share.Share, error)
+	RecordShareView(ctx context.Context, id string) error
+	Close() error
+}
+
+// Options are what the suite sets when it opens a store.
+type Options struct {
+	// Committed is the store's commit hook (nil: none).
+	Committed func(store.Commit)
+	// Now is the store's clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Engine is one store implementation under test.
+type Engine struct {
+	// Name names the engine in subtest names.
+	Name string
+	// Open opens a store on a fresh, empty database and returns it with a
+	// function that opens the same database again (after Close). The
+	// engine closes what is still open when the test ends.
+	Open func(t testing.TB, o Options) (st Store, reopen func(o Options) Store)
+	// Exec runs one SQL statement on the store's database, one both
+	// engines understand (the suite makes stale rows with it).
+	Exec func(t testing.TB, st Store, sql string)
+	// Count runs a SELECT count(*) … and returns the count.
+	Count func(t testing.TB, st Store, sql string) int64
+	// Commits returns how many write transactions the store committed.
+	Commits func(st Store) int64
+}
+
+func (e Engine) open(t testing.TB) Store {
+	t.Helper()
+	st, _ := e.Open(t, Options{})
+	return st
+}
+
+// Run runs the whole contract on engine e, each part as a subtest.
+func Run(t *testing.T, e Engine) {
+	for _, c := range []struct {
+		name string
+		f    func(*testing.T, Engine)
+	}{
+		{"AppendEvents", testAppendEvents},
+		{"ConcurrentAppends", testConcurrentAppends},
+		{"CloseDrainsAndRefuses", testCloseDrainsAndRefuses},
+		{"DerivedSessionRow", testDerivedSessionRow},
+		{"ListAndEventQueries", testListAndEventQueries},
+		{"CommittedHookAfterCommit", testCommittedHookAfterCommit},
+		{"ResummarizesOlderRows", testResummarizesOlderRows},
+		{"RepairOpenTurns", testRepairOpenTurns},
+		{"ImportDshFixtures", testImportDshFixtures},
+		{"ImportSameSessionTwice", testImportSameSessionTwice},
+		{"ImportPrefixExtendsDivergenceConflicts", testImportPrefixExtendsAndDivergenceConflicts},
+		{"ImportExportZipWithSubagent", testImportExportZipWithSubagent},
+		{"ImportBadInputLeavesNothing", testImportBadInputLeavesNothing},
+		{"ImportFromReader", testImportFromReader},
+		{"ExportRoundTripsByteForByte", testExportRoundTripsByteForByte},
+		{"ImportCrashedLogIsRepaired", testImportCrashedLogIsRepaired},
+		{"ImportValidateLogRefuses", testImportValidateLogRefuses},
+		{"SharesLifecycle", testSharesLifecycle},
+		{"SharesRefuseBadSpecs", testSharesRefuseBadSpecs},
+		{"SharesGoWithTheirSession", testSharesGoWithTheirSession},
+		{"SharesConcurrentViews", testSharesConcurrentViews},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.f(t, e) })
+	}
+}
+
+// Fixtures is where the shared session-log fixtures are, seen from an
+// engine package's directory.
+const Fixtures = "../testdata/dsh"
+
+// Header is a valid session header with id.
+func Header(id string) core.SessionHeader {
+	return core.SessionHeader{ID: id, CreatedAt: 1764500000000, Cwd: "/w"}
+}
+
+// MustCreate creates session id or fails tb.
+func MustCreate(tb testing.TB, st core.EventStore, id string) {
+	tb.Helper()
+	if err := st.CreateSession(context.Background(), Header(id)); err != nil {
+		tb.Fatalf("CreateSession(%s): %v", id, err)
+	}
+}
+
+// Ev is one event with seq, type and data (surface types get the append op).
+func Ev(seq int64, typ, data string) core.Event {
+	e := core.Event{Type: typ, Seq: seq, Time: 1764500000000 + seq, Data: json.RawMessage(data)}
+	if core.IsSurfaceType(typ) {
+		e.SurfaceOp = core.AppendOp()
+	}
+	return e
+}
+
+// TurnEvents returns one complete turn (user message, assistant message
+// with one tool call, the call and its result) starting at seq.
+func TurnEvents(seq int64, turn int, isError bool) []core.Event {
+	call := fmt.Sprintf("call_%d", turn)
+	out := []core.Event{
+		Ev(seq, core.EventTurnStart, fmt.Sprintf(`{"turn":%d}`, turn)),
+		Ev(seq+1, core.EventStepStart, fmt.Sprintf(`{"turn":%d,"step":1}`, turn)),
+		Ev(seq+2, core.EventUserMessage, fmt.Sprintf(`{"id":"u%d","role":"user","content":[{"type":"text","text":"do   thing\n%d"}],"source":{"kind":"user"}}`, turn, turn)),
+		Ev(seq+3, core.EventAssistantMessage, fmt.Sprintf(`{"turn":%d,"step":1,"message":{"id":"a%d","role":"assistant","content":[{"type":"tool-call","id":%q,"name":"note","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}}}`, turn, turn, call)),
+		Ev(seq+4, core.EventToolCall, fmt.Sprintf(`{"turn":%d,"step":1,"callId":%q,"name":"note","arguments":"{}"}`, turn, call)),
+		Ev(seq+5, core.EventToolResult, fmt.Sprintf(`{"turn":%d,"step":1,"message":{"id":"r%d","role":"user","content":[{"type":"tool-result","toolCallId":%q,"content":[{"type":"text","text":"ok"}],"isError":%t}],"source":{"kind":"tool","callId":%q}}}`, turn, turn, call, isError, call)),
+		Ev(seq+6, core.EventStepEnd, fmt.Sprintf(`{"turn":%d,"step":1}`, turn)),
+		Ev(seq+7, core.EventTurnEnd, fmt.Sprintf(`{"turn":%d,"reason":{"kind":"completed"}}`, turn)),
+	}
+	out[5].SourceEventSeqs = []int64{seq + 4}
+	return out
+}
+
+// Clock is an injectable store clock.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock stopped at t.
+func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+
+// Now reads the clock.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
