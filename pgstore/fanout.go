@@ -70,6 +70,9 @@ type fanout struct {
 	connects  atomic.Int64  // how many times it (re)connected
 
 	answers sync.Map // command id → chan struct{}
+
+	// holdReconnect, when set (tests), runs before each reconnection.
+	holdReconnect atomic.Pointer[func()]
 }
 
 func newFanout(st *Store) *fanout {
@@ -155,6 +158,9 @@ func (f *fanout) listen(bg context.Context, conn *pgx.Conn) {
 			case <-bg.Done():
 				return
 			case <-time.After(pause):
+			}
+			if hold := f.holdReconnect.Load(); hold != nil {
+				(*hold)()
 			}
 			if conn, err = f.connect(bg); err == nil {
 				f.st.log.Info("LISTEN connection back; catching up")
@@ -407,15 +413,10 @@ func (f *fanout) catchUp(ctx context.Context, ids []string) {
 		default:
 			continue
 		}
-		f.seen[id] = cursor{seq: max(g.last, lastSeq(g.events, cur.seq)), gen: g.gen}
+		// One statement read the row and the events: they end at its
+		// last_seq.
+		f.seen[id] = cursor{seq: g.last, gen: g.gen}
 	}
-}
-
-func lastSeq(events []core.Event, def int64) int64 {
-	if len(events) == 0 {
-		return def
-	}
-	return events[len(events)-1].Seq
 }
 
 func (f *fanout) emit(c store.Commit) {
