@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 
@@ -10,7 +11,9 @@ import (
 	"prism/core"
 	"prism/core/logkey"
 	"prism/core/model"
+	"prism/core/sessionlog"
 	"prism/db"
+	"prism/pgstore"
 	"prism/store"
 	"prism/web"
 )
@@ -18,17 +21,62 @@ import (
 // demoPrompt starts the scripted demo session of an empty database.
 const demoPrompt = "Find why the tests fail and fix it."
 
-// openBackend builds what the web server consumes: the SQLite store as the
-// session source, commit feed and importer (package backend's adapters); a registry of the built-in
-// tools and the MCP servers' tools (--mcp) as the presenter; the agent runner; and, with --watch, a watcher of
-// a dsh sessions directory. On an empty database it starts one demo session
-// on the scripted model, so a newcomer sees cards move. The returned func
-// releases everything (runner first, then the store).
+// sessionStore is what main needs of a session store, whichever engine:
+// *db.Store (a SQLite file) or *pgstore.Store (PostgreSQL).
+type sessionStore interface {
+	core.EventStore
+	backend.Reader
+	backend.Loader
+	web.ShareStore
+	ImportFile(ctx context.Context, path string) ([]store.ImportResult, error)
+	Export(ctx context.Context, id string, w io.Writer) error
+	RepairOpenTurns(ctx context.Context) ([]string, error)
+	IfEmpty(ctx context.Context, fn func(ctx context.Context) error) (bool, error)
+	Close() error
+}
+
+var (
+	_ sessionStore = (*db.Store)(nil)
+	_ sessionStore = (*pgstore.Store)(nil)
+)
+
+// storeOptions are the settings both engines take.
+type storeOptions struct {
+	Logger     *slog.Logger
+	Committed  func(store.Commit)
+	SyncNormal bool // SQLite only
+	Limits     sessionlog.Limits
+}
+
+// openSessionStore opens the store dsn names: PostgreSQL for a postgres://
+// or postgresql:// URL, else the SQLite file at that path. This is the one
+// place prism chooses its engine.
+func openSessionStore(ctx context.Context, dsn string, o storeOptions) (sessionStore, error) {
+	if pgstore.IsURL(dsn) {
+		return pgstore.Open(ctx, dsn, pgstore.Options{Logger: o.Logger, Limits: o.Limits, Committed: o.Committed})
+	}
+	return db.Open(ctx, dsn, db.Options{Logger: o.Logger, SyncNormal: o.SyncNormal, Limits: o.Limits, Committed: o.Committed})
+}
+
+// openBackend builds what the web server consumes: the store (SQLite or
+// PostgreSQL) as the session source, commit feed and importer (package
+// backend's adapters); a registry of the built-in tools and the MCP
+// servers' tools (--mcp) as the presenter; the agent runner (on PostgreSQL,
+// one that forwards follow-ups and cancels to the node running a session);
+// and, with --watch, a watcher of a dsh sessions directory. On an empty
+// database it starts one demo session on the scripted model, so a newcomer
+// sees cards move (one, however many nodes start together). The returned
+// func releases everything (runner first, then the store).
 func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.Deps, func(), error) {
 	feed := &backend.Feed{}
-	st, err := db.Open(ctx, cfg.DB, db.Options{Logger: log, SyncNormal: cfg.SyncNormal, Limits: cfg.ImportLimits, Committed: feed.Publish})
+	st, err := openSessionStore(ctx, cfg.DB, storeOptions{Logger: log, SyncNormal: cfg.SyncNormal, Limits: cfg.ImportLimits, Committed: feed.Publish})
 	if err != nil {
 		return web.Deps{}, nil, err
+	}
+	sqlite, _ := st.(*db.Store)
+	if cfg.Watch != "" && sqlite == nil {
+		st.Close()
+		return web.Deps{}, nil, fmt.Errorf("%w: --watch needs a SQLite --db (tailing dsh sessions into PostgreSQL is not supported yet)", errUsage)
 	}
 	if repaired, err := st.RepairOpenTurns(ctx); err != nil {
 		log.Warn("crash repair of open sessions failed", logkey.Err, err)
@@ -55,10 +103,13 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		st.Close()
 		return web.Deps{}, nil, err
 	}
+	if pg, ok := st.(*pgstore.Store); ok {
+		runner = newClusterRunner(runner.(webRunner), pg)
+	}
 	bg, stopBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	if cfg.Watch != "" {
-		w := st.NewWatcher(cfg.Watch, db.WatchOptions{})
+		w := sqlite.NewWatcher(cfg.Watch, db.WatchOptions{})
 		wg.Go(func() {
 			if err := w.Run(bg); err != nil {
 				log.Error("watch stopped", logkey.Dir, cfg.Watch, logkey.Err, err)
@@ -75,16 +126,20 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 			log.Error("close store", logkey.Err, err)
 		}
 	}
-	if page, err := st.ListSessions(ctx, store.ListOptions{Limit: 1}); err != nil {
-		release()
-		return web.Deps{}, nil, err
-	} else if len(page.Sessions) == 0 && !cfg.NoDemo {
-		id, err := runner.StartSession(ctx, web.StartRequest{Prompt: demoPrompt, Model: model.DemoModelName})
+	if !cfg.NoDemo {
+		var id string
+		started, err := st.IfEmpty(ctx, func(ctx context.Context) error {
+			var err error
+			id, err = runner.StartSession(ctx, web.StartRequest{Prompt: demoPrompt, Model: model.DemoModelName})
+			return err
+		})
 		if err != nil {
 			release()
 			return web.Deps{}, nil, fmt.Errorf("start the demo session: %w", err)
 		}
-		log.Info("empty database: started the scripted demo session", logkey.SessionID, id)
+		if started {
+			log.Info("empty database: started the scripted demo session", logkey.SessionID, id)
+		}
 	}
 	deps := web.Deps{
 		Sessions:  backend.Source{Store: st},

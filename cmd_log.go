@@ -12,14 +12,18 @@ import (
 	"prism/core/logkey"
 	"prism/core/sessionlog"
 	"prism/db"
+	"prism/pgstore"
 	"prism/store"
 )
 
-// dbFlag registers --db on fs: the store's file (default ./prism.db, or
-// env PRISM_DB).
+// dbFlag registers --db on fs: the store — a SQLite file (default
+// ./prism.db) or a postgres:// URL (env PRISM_DB).
 func dbFlag(fs *flag.FlagSet) *string {
-	return fs.String("db", envOr("PRISM_DB", "./prism.db"), "SQLite database file (env PRISM_DB)")
+	return fs.String("db", envOr("PRISM_DB", "./prism.db"), dbUsage)
 }
+
+// dbUsage is the help of every --db flag.
+const dbUsage = "the session store: a SQLite file, or a PostgreSQL URL postgres://user:password@host:port/database (env PRISM_DB)"
 
 // parseInterspersed parses flags that may come before, between or after
 // the positional arguments, and returns the positional ones.
@@ -58,8 +62,8 @@ func importLimits(mib int) (sessionlog.Limits, error) {
 	return sessionlog.Limits{MaxMemoryBytes: int64(mib) << 20}, nil
 }
 
-func openStore(ctx context.Context, path string, lim sessionlog.Limits, stderr io.Writer) (*db.Store, error) {
-	return db.Open(ctx, path, db.Options{Limits: lim, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+func openStore(ctx context.Context, dsn string, lim sessionlog.Limits, stderr io.Writer) (sessionStore, error) {
+	return openSessionStore(ctx, dsn, storeOptions{Limits: lim, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
 
 // runImport imports session logs into the store: prism JSONL, dsh
@@ -131,8 +135,10 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(ids) != 1 {
 		return fmt.Errorf("%w: prism export [--db PATH] SESSION_ID", errUsage)
 	}
-	if _, err := os.Stat(*dbPath); err != nil {
-		return fmt.Errorf("open store: %w", err)
+	if !pgstore.IsURL(*dbPath) {
+		if _, err := os.Stat(*dbPath); err != nil {
+			return fmt.Errorf("open store: %w", err)
+		}
 	}
 	st, err := openStore(ctx, *dbPath, sessionlog.Limits{}, stderr)
 	if err != nil {
@@ -164,6 +170,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		dir = dirs[0]
 	} else if dir, err = db.DefaultDshSessionsDir(); err != nil {
 		return err
+	}
+	if pgstore.IsURL(*dbPath) {
+		return fmt.Errorf("%w: prism watch needs a SQLite --db (tailing dsh sessions into PostgreSQL is not supported yet)", errUsage)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	st, err := db.Open(ctx, *dbPath, db.Options{Logger: logger, Limits: lim})

@@ -26,7 +26,7 @@ import (
 type serveConfig struct {
 	// Addr is the listen address; loopback by default.
 	Addr string
-	// DB is the SQLite database path.
+	// DB is the store: a SQLite file path or a postgres:// URL.
 	DB string
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
@@ -66,7 +66,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.Addr, "addr", envOr("PRISM_ADDR", "127.0.0.1:8080"), "listen address (env PRISM_ADDR)")
-	fs.StringVar(&cfg.DB, "db", envOr("PRISM_DB", "./prism.db"), "SQLite database path (env PRISM_DB)")
+	fs.StringVar(&cfg.DB, "db", envOr("PRISM_DB", "./prism.db"), dbUsage)
 	fs.StringVar(&cfg.LogLevel, "log-level", envOr("PRISM_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env PRISM_LOG_LEVEL)")
 	fs.BoolVar(&cfg.SyncNormal, "sync-normal", envBool("PRISM_SYNC_NORMAL"), "relax SQLite synchronous=FULL to NORMAL: faster, may lose the last commits on power loss (env PRISM_SYNC_NORMAL=1)")
 	fs.StringVar(&cfg.Watch, "watch", os.Getenv("PRISM_WATCH"), "tail this dsh sessions directory into the store, e.g. ~/.dsh/sessions (env PRISM_WATCH)")

@@ -9,6 +9,10 @@
 //	prism import [--db PATH] FILE… import prism JSONL, dsh session.jsonl(.zstd) or a dsh export .zip
 //	prism export [--db PATH] ID    write a session as JSONL to stdout
 //	prism watch [--db PATH] [DIR]  tail a dsh sessions directory into the store
+//	prism migrate --from prism.db --to postgres://…  copy a SQLite store into PostgreSQL
+//
+// --db (or PRISM_DB) is a SQLite file or a postgres:// URL: several prism
+// nodes may share one PostgreSQL database.
 package main
 
 import (
@@ -36,6 +40,7 @@ func commands() []command {
 		{"import", "import session logs", runImport},
 		{"export", "export a session as JSONL", runExport},
 		{"watch", "tail a dsh sessions directory", runWatch},
+		{"migrate", "copy a SQLite store into PostgreSQL", runMigrate},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 
 	"prism/core"
 	"prism/store"
@@ -145,4 +146,47 @@ func nullInt(v int64) any {
 		return nil
 	}
 	return v
+}
+
+// ShareRecords returns a session's links with their token hashes, oldest
+// first: what `prism migrate` copies.
+func (st *Store) ShareRecords(ctx context.Context, sessionID string) ([]store.ShareRecord, error) {
+	rows, err := st.rdb.QueryContext(ctx, "SELECT token_hash, "+shareCols+" FROM shares WHERE session_id = ? ORDER BY created_at, rowid", sessionID)
+	if err != nil {
+		return nil, translate(err, "read shares of session "+sessionID)
+	}
+	defer rows.Close()
+	var out []store.ShareRecord
+	for rows.Next() {
+		var r store.ShareRecord
+		var hash []byte
+		s, err := scanShare(prefixed{rows, &hash})
+		if err != nil {
+			return nil, translate(err, "read shares of session "+sessionID)
+		}
+		if len(hash) != len(r.TokenHash) {
+			return nil, fmt.Errorf("share %s: stored token hash has %d bytes", s.ID, len(hash))
+		}
+		r.Share = s
+		copy(r.TokenHash[:], hash)
+		out = append(out, r)
+	}
+	return out, translate(rows.Err(), "read shares of session "+sessionID)
+}
+
+// prefixed scans one extra leading column before a row's usual ones.
+type prefixed struct {
+	row interface{ Scan(...any) error }
+	pre any
+}
+
+func (p prefixed) Scan(dest ...any) error { return p.row.Scan(append([]any{p.pre}, dest...)...) }
+
+// Counts returns how many sessions, events and share links the database
+// holds.
+func (st *Store) Counts(ctx context.Context) (store.Counts, error) {
+	var c store.Counts
+	err := st.rdb.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM events), (SELECT count(*) FROM shares)").
+		Scan(&c.Sessions, &c.Events, &c.Shares)
+	return c, translate(err, "count sessions")
 }

@@ -150,3 +150,14 @@ func (st *Store) resummarize(ctx context.Context) error {
 	}
 	return nil
 }
+
+// IfEmpty runs fn if the store holds no session and reports whether it
+// ran. A SQLite file has one prism process, so nothing else can start a
+// session meanwhile (the PostgreSQL store serialises nodes here).
+func (st *Store) IfEmpty(ctx context.Context, fn func(ctx context.Context) error) (bool, error) {
+	page, err := st.ListSessions(ctx, store.ListOptions{Limit: 1})
+	if err != nil || len(page.Sessions) > 0 {
+		return false, err
+	}
+	return true, fn(ctx)
+}

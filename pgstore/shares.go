@@ -129,3 +129,34 @@ func (st *Store) RecordShareView(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// PutShares stores links copied from another database, token hashes
+// included; a link whose id is already stored is left as it is. It
+// returns how many it added.
+func (st *Store) PutShares(ctx context.Context, recs []store.ShareRecord) (int, error) {
+	added := 0
+	err := pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
+		added = 0
+		for _, r := range recs {
+			s := r.Share
+			tag, err := tx.Exec(ctx, `INSERT INTO shares (id, session_id, token_hash, label, created_at, expires_at, up_to_seq, redact, revoked_at, views, last_viewed_at)
+				VALUES ($1, $2, $3, $4, $5, NULLIF($6, 0), $7, $8, NULLIF($9, 0), $10, NULLIF($11, 0)) ON CONFLICT (id) DO NOTHING`,
+				s.ID, s.SessionID, r.TokenHash[:], s.Label, s.CreatedAt, s.ExpiresAt, s.UpToSeq, s.Redact, s.RevokedAt, s.Views, s.LastViewedAt)
+			if err != nil {
+				return err
+			}
+			added += int(tag.RowsAffected())
+		}
+		return nil
+	})
+	return added, translate(err, "copy share links")
+}
+
+// Counts returns how many sessions, events and share links the database
+// holds.
+func (st *Store) Counts(ctx context.Context) (store.Counts, error) {
+	var c store.Counts
+	err := st.pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM events), (SELECT count(*) FROM shares)").
+		Scan(&c.Sessions, &c.Events, &c.Shares)
+	return c, translate(err, "count sessions")
+}

@@ -9,6 +9,7 @@ package store
 
 import (
 	"prism/core"
+	"prism/core/share"
 )
 
 // Session sources: where a session's log comes from.
@@ -82,4 +83,17 @@ type ImportResult struct {
 // NotFound is the error of an unknown session id.
 func NotFound(id string) error {
 	return core.Errorf(core.CodeNotFound, "session %s not found", id)
+}
+
+// ShareRecord is a stored share link with its token's hash: what moving a
+// database to another engine copies (a share's token is never stored, so
+// its hash is the link).
+type ShareRecord struct {
+	share.Share
+	TokenHash share.Hash
+}
+
+// Counts are what a database holds, for verifying a copy.
+type Counts struct {
+	Sessions, Events, Shares int64
 }
