@@ -25,7 +25,7 @@ build: generate ## build ./prism
 	$(GO) build -o prism .
 
 .PHONY: test
-test: generate chromium ## every test: vet, then all packages with the race detector
+test: generate chromium postgresql ## every test: vet, then all packages with the race detector (PostgreSQL's too)
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 
@@ -38,6 +38,21 @@ chromium: ## the browser tests' Chromium: installs Debian's package as root, els
 	else \
 	  echo "the browser tests need $(CHROMIUM): run 'sudo apt-get install chromium', or make test as root" >&2; exit 1; \
 	fi
+
+.PHONY: postgresql
+postgresql: ## the PostgreSQL tests' server binaries: installs Debian's package as root, else says how
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "installing postgresql for the PostgreSQL tests (apt-get; no cluster is created or started)"; \
+	  mkdir -p /etc/postgresql-common && echo 'create_main_cluster = false' >> /etc/postgresql-common/createcluster.conf; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; \
+	else \
+	  echo "the PostgreSQL tests need initdb and postgres: run 'sudo apt-get install postgresql', or make test as root" >&2; exit 1; \
+	fi
+
+.PHONY: cluster
+cluster: build postgresql ## two prism nodes on one throwaway PostgreSQL (temp dir), until Ctrl-C
+	$(GO) run ./internal/cmd/cluster ./prism
 
 .PHONY: check-generated
 check-generated: generate ## fail when committed generated code differs from what go generate produces

@@ -17,6 +17,8 @@ type rule struct {
 	// tests extends the rule to the layer's tests (their imports and
 	// everything those import).
 	tests bool
+	// testOurs are more prism packages the layer's tests may import.
+	testOurs []string
 }
 
 const module = "prism"
@@ -24,22 +26,31 @@ const module = "prism"
 var (
 	webLibs = []string{"github.com/labstack/", "github.com/a-h/templ", "github.com/starfederation/",
 		"github.com/PuerkitoBio/goquery", "github.com/chromedp/", "net/http/httptest"}
-	dbLibs = []string{"github.com/mattn/go-sqlite3", "database/sql"}
+	// sqliteLib is SQLite's driver; pgx brings database/sql/driver along.
+	sqliteLib = "github.com/mattn/go-sqlite3"
+	dbLibs    = []string{sqliteLib, "database/sql"}
+	pgLibs = []string{"github.com/jackc/"}
 )
 
 var layerRules = []rule{
 	{layer: "prism/core", allowOurs: []string{"prism/core"},
-		forbid: append(append([]string{"testing", "github.com/modelcontextprotocol/"}, webLibs...), dbLibs...)},
+		forbid: concat([]string{"testing", "github.com/modelcontextprotocol/"}, webLibs, dbLibs, pgLibs)},
 	{layer: "prism/mcp", allowOurs: []string{"prism/core", "prism/mcp"},
 		forbid: append(append([]string{"testing"}, webLibs...), dbLibs...)},
-	{layer: "prism/db", allowOurs: []string{"prism/core", "prism/db"},
-		forbid: append([]string{"testing"}, webLibs...), tests: true},
+	{layer: "prism/store", allowOurs: []string{"prism/core", "prism/store"},
+		forbid: concat([]string{"testing"}, webLibs, dbLibs, pgLibs), tests: true},
+	{layer: "prism/db", allowOurs: []string{"prism/core", "prism/store", "prism/db"},
+		forbid: concat([]string{"testing"}, webLibs, pgLibs), tests: true},
+	{layer: "prism/pgstore", allowOurs: []string{"prism/core", "prism/store", "prism/pgstore"},
+		forbid: concat([]string{"testing", sqliteLib}, webLibs), tests: true, testOurs: []string{"prism/internal/pgtest", "prism/internal/pgcluster"}},
+	{layer: "prism/internal/pgcluster", allowOurs: []string{"prism/internal/pgcluster"},
+		forbid: concat([]string{"testing", sqliteLib}, webLibs)},
 	{layer: "prism/views", allowOurs: []string{"prism/core", "prism/views"},
 		forbid: append([]string{"testing", "github.com/labstack/", "net/http/httptest"}, dbLibs...), tests: true},
 	{layer: "prism/web", allowOurs: []string{"prism/core", "prism/views", "prism/static", "prism/web"},
-		forbid: append([]string{"testing", "net/http/httptest"}, dbLibs...)},
+		forbid: concat([]string{"testing", "net/http/httptest"}, dbLibs, pgLibs)},
 	{layer: "prism/static", allowOurs: []string{"prism/static"}, forbid: []string{"net/http/httptest", "testing"}},
-	{layer: "prism/backend", allowOurs: []string{"prism/core", "prism/db", "prism/mcp", "prism/views", "prism/static", "prism/web", "prism/backend"},
+	{layer: "prism/backend", allowOurs: []string{"prism/core", "prism/store", "prism/mcp", "prism/views", "prism/static", "prism/web", "prism/backend"},
 		forbid: []string{"testing", "net/http/httptest"}},
 }
 
@@ -131,8 +142,8 @@ func TestImportDirections(t *testing.T) {
 					switch {
 					case dep == path:
 					case ours(dep):
-						if !hasPrefix(dep, r.allowOurs) {
-							t.Errorf("tests of %s import %s (via %s): layer %s may import only %v", path, dep, imp, r.layer, r.allowOurs)
+						if !hasPrefix(dep, r.allowOurs) && !hasPrefix(dep, r.testOurs) {
+							t.Errorf("tests of %s import %s (via %s): layer %s may import only %v", path, dep, imp, r.layer, append(r.allowOurs, r.testOurs...))
 						}
 					case hasPrefix(dep, testForbid):
 						t.Errorf("tests of %s depend on %s (via %s), which layer %s must not import", path, dep, imp, r.layer)
@@ -144,6 +155,14 @@ func TestImportDirections(t *testing.T) {
 	if checked == 0 || checkedTests == 0 {
 		t.Fatalf("checked %d layered packages and %d test imports; want both > 0", checked, checkedTests)
 	}
+}
+
+func concat(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
 }
 
 func without(list []string, drop string) []string {
