@@ -12,6 +12,7 @@ import (
 
 	"prism/core"
 	"prism/db"
+	"prism/store"
 )
 
 // TestStartSurvivesSIGKILLAtAcknowledgement starts sessions through both
@@ -81,7 +82,7 @@ func TestStartSurvivesSIGKILLAtAcknowledgement(t *testing.T) {
 			t.Errorf("session %s after restart: status %s with %d events", id, l.Info.Status, len(l.Events))
 		}
 	}
-	page, err := st.ListSessions(ctx, db.ListOptions{Limit: 100})
+	page, err := st.ListSessions(ctx, store.ListOptions{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"prism/internal/pgtest"
 	"prism/mcp/mcptest"
 )
 
@@ -34,11 +35,14 @@ var prismBin struct {
 
 // TestMain runs the MCP test server when the test binary is started as
 // one (mcptest), or prism when a test started it as a child process
-// (runChildIfAsked), else the tests, and removes the prism binary they built.
+// (runChildIfAsked) or as a cluster node (runIfNode), else the tests —
+// with the PostgreSQL server the cluster tests share (pgtest) — and
+// removes the prism binary they built.
 func TestMain(m *testing.M) {
 	mcptest.RunIfChild()
 	runChildIfAsked()
-	code := m.Run()
+	runIfNode()
+	code := pgtest.Main(m)
 	if prismBin.dir != "" {
 		os.RemoveAll(prismBin.dir)
 	}

@@ -144,7 +144,7 @@ func (st *Store) Forward(ctx context.Context, c Command) error {
 		return err
 	}
 	if !running {
-		return core.Errorf(core.CodeNotFound, "session %s is not running on any node: %w", c.SessionID, errNoOwner)
+		return &core.Error{Name: "Error", Code: core.CodeNotFound, Message: fmt.Sprintf("session %s is not running on any node", c.SessionID), Err: errNoOwner}
 	}
 	wake := make(chan struct{}, 1)
 	var id int64

@@ -1,0 +1,454 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"prism/core"
+	"prism/core/sessionlog"
+	"prism/internal/pgtest"
+	"prism/pgstore"
+	"prism/store"
+	"prism/store/storetest"
+)
+
+// nodeEnv makes this test binary run as a prism node: `prism ARGS…`.
+const nodeEnv = "PRISM_TEST_NODE"
+
+// runIfNode runs prism and exits when the binary was started as a node.
+func runIfNode() {
+	if os.Getenv(nodeEnv) != "1" {
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// node is one prism process of a test cluster.
+type node struct {
+	t      *testing.T
+	name   string
+	cmd    *exec.Cmd
+	url    string
+	exited chan struct{}
+
+	mu  sync.Mutex
+	log bytes.Buffer
+}
+
+var servingLine = regexp.MustCompile(`msg=serving url=(\S+)`)
+
+// startNode starts a prism node (this test binary) serving on a free
+// loopback port with the database dbURL; it is stopped when the test ends.
+func startNode(t *testing.T, name, dbURL string, args ...string) *node {
+	t.Helper()
+	n := &node{t: t, name: name, exited: make(chan struct{})}
+	n.cmd = exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0", "--db", dbURL, "--log-level", "info"}, args...)...)
+	n.cmd.Env = append(os.Environ(), nodeEnv+"=1")
+	stderr, err := n.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	serving := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			n.mu.Lock()
+			n.log.WriteString(sc.Text() + "\n")
+			n.mu.Unlock()
+			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case serving <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	go func() {
+		n.cmd.Wait() //nolint:errcheck
+		close(n.exited)
+	}()
+	t.Cleanup(func() {
+		n.cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck
+		select {
+		case <-n.exited:
+		case <-time.After(20 * time.Second):
+			n.cmd.Process.Kill() //nolint:errcheck
+			<-n.exited
+		}
+		if t.Failed() {
+			t.Logf("node %s log:\n%s", n.name, n.logText())
+		}
+	})
+	select {
+	case n.url = <-serving:
+	case <-n.exited:
+		t.Fatalf("node %s exited before serving:\n%s", name, n.logText())
+	case <-time.After(90 * time.Second):
+		t.Fatalf("node %s did not serve within 90 s:\n%s", name, n.logText())
+	}
+	return n
+}
+
+func (n *node) logText() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.log.String()
+}
+
+// kill ends the node with SIGKILL: no shutdown, no goodbye.
+func (n *node) kill() {
+	n.cmd.Process.Kill() //nolint:errcheck
+	<-n.exited
+}
+
+// export reads a session's log through a node's API.
+func (n *node) export(t *testing.T, id string) []core.Event {
+	t.Helper()
+	res, err := http.Get(n.url + "/api/sessions/" + id + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		t.Fatalf("export of %s from node %s: %d %s", id, n.name, res.StatusCode, body)
+	}
+	logs, _, err := sessionlog.Decode(bytes.NewReader(body), int64(len(body)), sessionlog.Limits{})
+	if err != nil {
+		t.Fatalf("export of %s: %v", id, err)
+	}
+	return logs[0].Events
+}
+
+// sessions lists the sessions through a node's API.
+func (n *node) sessions(t *testing.T) []store.SessionInfo {
+	t.Helper()
+	res, err := http.Get(n.url + "/api/sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var list []store.SessionInfo
+	if err := json.NewDecoder(res.Body).Decode(&list); err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// post sends a form to a node and returns the status.
+func (n *node) post(t *testing.T, path string, form url.Values) int {
+	t.Helper()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.PostForm(n.url+path, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode >= 400 {
+		t.Logf("POST %s on node %s: %d %s", path, n.name, res.StatusCode, body)
+	}
+	return res.StatusCode
+}
+
+// clusterBrowser starts headless Chromium with a probe that records, per
+// call id, how its card appeared and changed: "added:STATE" when an
+// element first shows it, "attr:STATE" when its data-state changes,
+// "replaced:STATE" when another element takes its place.
+func clusterBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("the browser test needs %s (apt-get install chromium; .ci/run installs it): %v", chromium, err)
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromium),
+		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900))
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
+	const probe = `
+window.__cards = {}; window.__els = new Map();
+const note = (el, what) => { const id = el.getAttribute('data-call-id'); (window.__cards[id] = window.__cards[id] || []).push(what + ':' + el.getAttribute('data-state')); };
+const seen = el => { const id = el.getAttribute('data-call-id'); const prev = window.__els.get(id);
+  if (prev === el) return; note(el, prev ? 'replaced' : 'added'); window.__els.set(id, el); };
+new MutationObserver(ms => { for (const m of ms) {
+  if (m.type === 'attributes' && m.target.hasAttribute && m.target.hasAttribute('data-call-id') && m.target.classList.contains('card')) note(m.target, 'attr');
+  for (const n of m.addedNodes) if (n.nodeType === 1) {
+    if (n.matches('.card[data-call-id]')) seen(n);
+    n.querySelectorAll && n.querySelectorAll('.card[data-call-id]').forEach(seen);
+  }
+}}).observe(document, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-state']});
+document.addEventListener('DOMContentLoaded', () => document.querySelectorAll('.card[data-call-id]').forEach(seen));`
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: probe}); err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
+// TestClusterBrowser runs two prism processes on one PostgreSQL database:
+// started together on the empty database they start one demo; the node
+// that does not run it streams it live in a real browser (a card appears
+// pending and the same element turns completed); the running node is
+// SIGKILLed mid-turn and restarted while a third node starts: every event
+// committed before the kill is kept, the open turn is repaired exactly once,
+// and the watching node's page shows the repair without a reload.
+func TestClusterBrowser(t *testing.T) {
+	dbURL := pgtest.DB(t)
+	// Two nodes start together on the empty database.
+	var wg sync.WaitGroup
+	nodes := make([]*node, 2)
+	for i, name := range []string{"one", "two"} {
+		wg.Go(func() { nodes[i] = startNode(t, name, dbURL) })
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	list := nodes[1].sessions(t)
+	if len(list) != 1 {
+		t.Fatalf("%d sessions after two nodes started on an empty database, want one demo", len(list))
+	}
+	id := list[0].ID
+	// runner runs the demo; watcher only shows it.
+	runner, watcher := nodes[0], nodes[1]
+	if !strings.Contains(runner.logText(), "started the scripted demo session") {
+		runner, watcher = watcher, runner
+	}
+	if strings.Contains(watcher.logText(), "started the scripted demo session") {
+		t.Fatal("both nodes started a demo")
+	}
+
+	bctx := clusterBrowser(t)
+	if err := chromedp.Do(bctx, chromedp.Navigate(watcher.url+"/sessions/"+id)); err != nil {
+		t.Fatal(err)
+	}
+	// A card the watcher streamed: appeared pending, morphed to its result.
+	const livePoll = `Object.values(window.__cards).some(s => s[0] === 'added:pending' && s.length > 1 && s.slice(1).every(x => x.startsWith('attr:')) && s.some(x => x === 'attr:ok' || x === 'attr:error'))`
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](livePoll, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		cards, _ := chromedp.Run(bctx, chromedp.Evaluate[map[string][]string](`window.__cards`))
+		t.Fatalf("no card went pending → completed live on the watching node: %v (cards %v)", err, cards)
+	}
+	before := watcher.export(t, id)
+	runner.kill()
+	if l := storetest.EventJSON(before); len(l) == 0 {
+		t.Fatal("nothing was committed before the kill")
+	}
+	if openTurn(before) == false {
+		t.Fatal("the demo's turn had ended before the kill: the test did not catch it mid-turn")
+	}
+
+	// The killed node restarts while a third node starts: both repair at
+	// startup, and only one may touch the session.
+	var restarted [2]*node
+	for i, name := range []string{"one-again", "three"} {
+		wg.Go(func() { restarted[i] = startNode(t, name, dbURL, "--no-demo") })
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	after := watcher.export(t, id)
+	if len(after) <= len(before) {
+		t.Fatalf("no repair: %d events before the kill, %d after", len(before), len(after))
+	}
+	for i, e := range storetest.EventJSON(before) {
+		if got := storetest.EventJSON(after[i : i+1])[0]; got != e {
+			t.Fatalf("event %d changed across the crash:\n%s\n%s", i, e, got)
+		}
+	}
+	closers := store.Closers(before)
+	if len(after) != len(before)+len(closers) {
+		t.Fatalf("%d events appended by repair, want %d (one repair)", len(after)-len(before), len(closers))
+	}
+	if got, want := storetest.EventJSON(after[len(before):]), storetest.EventJSON(closers); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("repair appended\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	repairs := strings.Count(restarted[0].logText()+restarted[1].logText(), "repaired an interrupted turn")
+	if repairs != 1 {
+		t.Errorf("%d nodes logged a repair, want 1", repairs)
+	}
+	// The watching node's page shows it, live.
+	if err := chromedp.Do(bctx, chromedp.WaitReady(chromedp.CSS(`[data-testid="turn"][data-status="stopped"]`))); err != nil {
+		t.Fatalf("the watching node's page never showed the repaired turn: %v", err)
+	}
+	if nav, err := chromedp.Run(bctx, chromedp.Evaluate[int](`performance.getEntriesByType('navigation').length`)); err != nil || nav != 1 {
+		t.Errorf("navigations = %d (%v), want 1: no reload", nav, err)
+	}
+	if shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(90)); err == nil {
+		if dir := os.Getenv("PRISM_SHOTS"); dir != "" {
+			_ = os.WriteFile(dir+"/cluster-repair.png", shot, 0o644)
+		}
+	}
+}
+
+// openTurn reports whether a log's last turn is open.
+func openTurn(events []core.Event) bool {
+	open := false
+	for _, e := range events {
+		switch e.Type {
+		case core.EventTurnStart:
+			open = true
+		case core.EventTurnEnd:
+			open = false
+		}
+	}
+	return open
+}
+
+// TestClusterForwarding: a follow-up and a cancel posted to one node for a
+// session another node runs reach the running node through the database;
+// the session page on the other node offers both controls.
+func TestClusterForwarding(t *testing.T) {
+	dbURL := pgtest.DB(t)
+	obs := observe(t, dbURL)
+	a := startNode(t, "A", dbURL, "--no-demo")
+	b := startNode(t, "B", dbURL, "--no-demo")
+	res, err := http.Post(a.url+"/api/sessions", "application/json", strings.NewReader(`{"prompt":"Find why the tests fail and fix it.","model":"scripted"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started struct{ ID string }
+	json.NewDecoder(res.Body).Decode(&started)
+	res.Body.Close()
+	if started.ID == "" {
+		t.Fatalf("start on A: %d", res.StatusCode)
+	}
+	id := started.ID
+	page, err := http.Get(b.url + "/sessions/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	if !strings.Contains(string(body), `data-testid="message-form"`) {
+		t.Errorf("B's page of A's running session has no message form")
+	}
+	// Cancel through B: A aborts its turn.
+	if code := b.post(t, "/sessions/"+id+"/cancel", nil); code != http.StatusSeeOther {
+		t.Fatalf("cancel through B: %d", code)
+	}
+	obs.waitLog(t, id, func(events []core.Event) bool {
+		for _, e := range events {
+			if e.Type == core.EventTurnEnd && strings.Contains(string(e.Data), `"aborted"`) {
+				return true
+			}
+		}
+		return false
+	}, "a turn/end aborted by the forwarded cancel")
+	// A follow-up through B: A logs it as the next turn's user message.
+	if code := b.post(t, "/sessions/"+id+"/messages", url.Values{"text": {"and now the README"}}); code != http.StatusSeeOther {
+		t.Fatalf("follow-up through B: %d", code)
+	}
+	obs.waitLog(t, id, func(events []core.Event) bool {
+		for _, e := range events {
+			if e.Type == core.EventUserMessage && strings.Contains(string(e.Data), "and now the README") {
+				return true
+			}
+		}
+		return false
+	}, "the forwarded follow-up")
+	if !strings.Contains(a.logText(), "took a forwarded command") {
+		t.Error("A did not log the forwarded commands")
+	}
+	// A session no node runs (imported) takes no follow-up on any node.
+	imported := postFile(t, b, storetest.Fixtures[1:]+"/basic/session.jsonl")
+	if code := b.post(t, "/sessions/"+imported+"/messages", url.Values{"text": {"hello?"}}); code != http.StatusNotFound {
+		t.Errorf("follow-up to an imported session: %d, want 404", code)
+	}
+}
+
+// observer is a store on the test cluster's database that collects every
+// node's commits (through NOTIFY and the events table, as a node would).
+type observer struct {
+	mu     sync.Mutex
+	events map[string][]core.Event
+	more   chan struct{}
+}
+
+func observe(t *testing.T, dbURL string) *observer {
+	t.Helper()
+	o := &observer{events: map[string][]core.Event{}, more: make(chan struct{}, 1)}
+	st, err := pgstore.Open(context.Background(), dbURL, pgstore.Options{Logger: quietLog(), Committed: func(c store.Commit) {
+		o.mu.Lock()
+		if c.Replaced {
+			o.events[c.SessionID] = nil
+		}
+		o.events[c.SessionID] = append(o.events[c.SessionID], c.Events...)
+		o.mu.Unlock()
+		select {
+		case o.more <- struct{}{}:
+		default:
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return o
+}
+
+// waitLog waits until the events committed to session id satisfy ok.
+func (o *observer) waitLog(t *testing.T, id string, ok func([]core.Event) bool, what string) {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		o.mu.Lock()
+		done := ok(o.events[id])
+		o.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-o.more:
+		case <-deadline:
+			t.Fatalf("never saw %s in session %s", what, id)
+		}
+	}
+}
+
+// postFile imports a session log file through a node's API and returns
+// the session's id.
+func postFile(t *testing.T, n *node, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Post(n.url+"/api/sessions/import", "application/octet-stream", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out struct{ IDs []string }
+	body, _ := io.ReadAll(res.Body)
+	if err := json.Unmarshal(body, &out); err != nil || len(out.IDs) != 1 {
+		t.Fatalf("import on node %s: %d %s", n.name, res.StatusCode, body)
+	}
+	return out.IDs[0]
+}
