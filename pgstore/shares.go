@@ -140,7 +140,7 @@ func (st *Store) PutShares(ctx context.Context, recs []store.ShareRecord) (int, 
 		for _, r := range recs {
 			s := r.Share
 			tag, err := tx.Exec(ctx, `INSERT INTO shares (id, session_id, token_hash, label, created_at, expires_at, up_to_seq, redact, revoked_at, views, last_viewed_at)
-				VALUES ($1, $2, $3, $4, $5, NULLIF($6, 0), $7, $8, NULLIF($9, 0), $10, NULLIF($11, 0)) ON CONFLICT (id) DO NOTHING`,
+				VALUES ($1, $2, $3, $4, $5, NULLIF($6::bigint, 0), $7, $8, NULLIF($9::bigint, 0), $10, NULLIF($11::bigint, 0)) ON CONFLICT (id) DO NOTHING`,
 				s.ID, s.SessionID, r.TokenHash[:], s.Label, s.CreatedAt, s.ExpiresAt, s.UpToSeq, s.Redact, s.RevokedAt, s.Views, s.LastViewedAt)
 			if err != nil {
 				return err
