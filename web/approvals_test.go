@@ -17,6 +17,7 @@ import (
 	"prism/core/coretest"
 	"prism/core/model"
 	"prism/core/redact"
+	"prism/db"
 	"prism/views"
 	"prism/web"
 	"prism/web/ownerauth"
@@ -67,7 +68,7 @@ func newApprovalEnv(t *testing.T, cfg approval.Config, steps []model.Step, more 
 	}
 	reg.UsePreExecute(rules.Hook())
 	a.env = newEnv(t, func(d *web.Deps) {
-		store := d.Sessions.(backend.Source).Store
+		store := d.Sessions.(backend.Source).Store.(*db.Store)
 		a.runner, err = agent.NewRunner(agent.RunnerConfig{Store: store, Tools: reg, Models: agenttest.Script(steps...),
 			WorkspaceRoot: t.TempDir(), Logger: testLogger()})
 		if err != nil {
@@ -460,7 +461,7 @@ func TestApprovals_OwnerAndShares(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d.Shares, d.Redactor, d.Owner = d.Sessions.(backend.Source).Store, r, guard
+		d.Shares, d.Redactor, d.Owner = d.Sessions.(backend.Source).Store.(web.ShareStore), r, guard
 	})
 	id, asked := a.start(t)
 	bearer := []string{"Authorization", "Bearer " + ownerToken}
