@@ -17,7 +17,7 @@ import (
 )
 
 const sessionCols = `id, header, COALESCE(parent_id, ''), source, created_at, updated_at,
-	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time`
+	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting`
 
 func scanSession(row pgx.Row) (store.SessionInfo, error) {
 	var s store.SessionInfo
@@ -25,7 +25,7 @@ func scanSession(row pgx.Row) (store.SessionInfo, error) {
 	sm := &s.Summary
 	err := row.Scan(&s.ID, &header, &s.ParentID, &s.Source, &s.CreatedAt, &s.UpdatedAt,
 		&sm.Title, &sm.Titled, &sm.Status, &sm.OneShot, &sm.LastSeq, &sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors,
-		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime)
+		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting)
 	if err != nil {
 		return s, err
 	}

@@ -82,7 +82,7 @@ func newWtx(tx pgx.Tx) *wtx { return &wtx{tx: tx, touched: map[string]*sessState
 
 // The session row as a write transaction reads it.
 const stateCols = `id, header, source, created_at, summary_version, title, titled, status, one_shot, last_seq,
-	turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, log_gen`
+	turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting, log_gen`
 
 // lock locks the rows of the sessions ids (in id order, so that two
 // transactions never wait for each other in a cycle) and reads their
@@ -111,7 +111,7 @@ func (t *wtx) lock(ctx context.Context, ids []string) error {
 		var version int
 		sm := &s.sum
 		if err := rows.Scan(&id, &s.header, &s.source, &s.createdAt, &version, &sm.Title, &sm.Titled, &sm.Status, &sm.OneShot, &sm.LastSeq,
-			&sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors, &sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &s.gen); err != nil {
+			&sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors, &sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting, &s.gen); err != nil {
 			rows.Close()
 			return translate(err, "lock sessions")
 		}
@@ -260,27 +260,28 @@ func (t *wtx) flush(ctx context.Context) error {
 	}
 	if len(dirty) > 0 {
 		n := len(dirty)
-		locked, last, turns, steps, calls, results, errs, in, out, first, lastT, upd := make([]int64, n), make([]int64, n), make([]int64, n),
-			make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		locked, last, turns, steps, calls, results, errs, in, out, first, lastT, upd, awaiting := make([]int64, n), make([]int64, n), make([]int64, n),
+			make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n),
+			make([]int64, n)
 		title, status := make([]string, n), make([]string, n)
 		titled, oneShot := make([]bool, n), make([]bool, n)
 		gen := make([]int32, n)
 		for i, s := range dirty {
 			sm := &s.sum
 			locked[i], last[i], turns[i], steps[i], calls[i], results[i], errs[i] = s.lockedSeq, sm.LastSeq, sm.Turns, sm.Steps, sm.Calls, sm.Results, sm.Errors
-			in[i], out[i], first[i], lastT[i], upd[i] = sm.InputTokens, sm.OutputTokens, sm.FirstTime, sm.LastTime, s.updatedAt()
+			in[i], out[i], first[i], lastT[i], upd[i], awaiting[i] = sm.InputTokens, sm.OutputTokens, sm.FirstTime, sm.LastTime, s.updatedAt(), sm.Awaiting
 			title[i], status[i], titled[i], oneShot[i], gen[i] = sm.Title, sm.Status, sm.Titled, sm.OneShot, s.gen
 		}
 		b.Queue(`UPDATE sessions s SET summary_version = $1, title = u.title, titled = u.titled, status = u.status, one_shot = u.one_shot,
 				last_seq = u.last_seq, turns = u.turns, steps = u.steps, calls = u.calls, results = u.results, errors = u.errors,
 				input_tokens = u.input_tokens, output_tokens = u.output_tokens, first_time = u.first_time, last_time = u.last_time,
-				updated_at = u.updated_at, log_gen = u.log_gen
+				updated_at = u.updated_at, log_gen = u.log_gen, awaiting = u.awaiting
 			FROM unnest($2::text[], $3::bigint[], $4::text[], $5::boolean[], $6::text[], $7::boolean[], $8::bigint[], $9::bigint[], $10::bigint[],
-				$11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[], $19::int[])
+				$11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[], $19::int[], $20::bigint[])
 				AS u(id, locked, title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens,
-					first_time, last_time, updated_at, log_gen)
+					first_time, last_time, updated_at, log_gen, awaiting)
 			WHERE s.id = u.id AND s.last_seq = u.locked`,
-			core.SummaryVersion, dids, locked, title, titled, status, oneShot, last, turns, steps, calls, results, errs, in, out, first, lastT, upd, gen)
+			core.SummaryVersion, dids, locked, title, titled, status, oneShot, last, turns, steps, calls, results, errs, in, out, first, lastT, upd, gen, awaiting)
 	}
 	if len(notes) > 0 {
 		b.Queue("SELECT pg_notify('"+channelEvents+"', n) FROM unnest($1::text[]) AS n", notes)

@@ -216,3 +216,48 @@ func testResummarizesOlderRows(t *testing.T, e Engine) {
 		t.Errorf("after reopen: %+v\nwant %+v", got.Summary, want.Summary)
 	}
 }
+
+// testAwaitingApprovals: the session row counts the approvals waiting for a
+// person (core.Summary.Awaiting) as they are asked and decided, the list
+// carries it, and a row of an older summary version gets it from its log.
+func testAwaitingApprovals(t *testing.T, e Engine) {
+	ctx := context.Background()
+	st, reopen := e.Open(t, Options{})
+	MustCreate(t, st, "s")
+	turn := TurnEvents(0, 1, false)
+	asked := func(seq int64, id string) core.Event {
+		return Ev(seq, core.EventApprovalAsked, fmt.Sprintf(`{"id":%q,"toolName":"note","callId":"call_1"}`, id))
+	}
+	awaiting := func(want int64, when string) {
+		t.Helper()
+		info, err := st.Session(ctx, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := st.ListSessions(ctx, store.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Awaiting != want || len(page.Sessions) != 1 || page.Sessions[0].Awaiting != want {
+			t.Errorf("%s: awaiting = %d (session), %+v (list), want %d", when, info.Awaiting, page.Sessions, want)
+		}
+	}
+	if err := st.AppendEvents(ctx, "s", append(turn[:5:5], asked(5, "ap1"), asked(6, "ap2"))); err != nil {
+		t.Fatal(err)
+	}
+	awaiting(2, "two asked")
+	if err := st.AppendEvents(ctx, "s", []core.Event{Ev(7, core.EventApprovalDecided, `{"id":"ap1","outcome":"allowed-once","by":"the owner"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	awaiting(1, "one decided")
+	// A row written before the column existed is folded from its log.
+	e.Exec(t, st, "UPDATE sessions SET summary_version = 1, awaiting = 0")
+	st.Close()
+	st = reopen(Options{})
+	awaiting(1, "reopened after a stale row")
+	// The turn's end clears what is left.
+	if err := st.AppendEvents(ctx, "s", []core.Event{Ev(8, core.EventTurnEnd, `{"turn":1,"reason":{"kind":"interrupted"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	awaiting(0, "turn ended")
+}

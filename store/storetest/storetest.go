@@ -84,6 +84,7 @@ func Run(t *testing.T, e Engine) {
 		{"ListAndEventQueries", testListAndEventQueries},
 		{"CommittedHookAfterCommit", testCommittedHookAfterCommit},
 		{"ResummarizesOlderRows", testResummarizesOlderRows},
+		{"AwaitingApprovals", testAwaitingApprovals},
 		{"RepairOpenTurns", testRepairOpenTurns},
 		{"ImportDshFixtures", testImportDshFixtures},
 		{"ImportSameSessionTwice", testImportSameSessionTwice},
