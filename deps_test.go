@@ -29,7 +29,7 @@ var (
 	// sqliteLib is SQLite's driver; pgx brings database/sql/driver along.
 	sqliteLib = "github.com/mattn/go-sqlite3"
 	dbLibs    = []string{sqliteLib, "database/sql"}
-	pgLibs = []string{"github.com/jackc/"}
+	pgLibs    = []string{"github.com/jackc/"}
 )
 
 var layerRules = []rule{

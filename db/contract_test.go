@@ -42,4 +42,3 @@ var sqliteEngine = storetest.Engine{
 
 // TestContract runs the store contract (package storetest) on SQLite.
 func TestContract(t *testing.T) { storetest.Run(t, sqliteEngine) }
-

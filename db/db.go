@@ -26,8 +26,8 @@ import (
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 
 	"prism/core"
-	"prism/store"
 	"prism/core/sessionlog"
+	"prism/store"
 )
 
 //go:embed migrations/*.sql
@@ -63,7 +63,6 @@ type Options struct {
 	// time.Now.
 	Now func() time.Time
 }
-
 
 // Store is a SQLite session store. It implements core.EventStore. Its
 // methods are safe for concurrent use.

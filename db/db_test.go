@@ -33,10 +33,6 @@ func newTestStore(t testing.TB, opts ...func(*Options)) *Store {
 	return st
 }
 
-
-
-
-
 // holdWriter parks the writer goroutine inside a transaction until the
 // returned release is called, so that requests queue up behind it.
 func holdWriter(t *testing.T, st *Store) (release func()) {
@@ -110,7 +106,6 @@ func TestOpen_refusesMemoryAndUnknownMigrations(t *testing.T) {
 		t.Error("Open with an unknown applied migration succeeded")
 	}
 }
-
 
 func TestStore_groupCommitIsolatesBadRequests(t *testing.T) {
 	for _, isolated := range []bool{false, true} {

@@ -40,4 +40,3 @@ func translate(err error, what string) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
-

@@ -10,10 +10,9 @@ import (
 	"strings"
 
 	"prism/core"
-	"prism/store"
 	"prism/core/sessionlog"
+	"prism/store"
 )
-
 
 const sessionCols = `id, header, COALESCE(parent_id, ''), source, created_at, updated_at,
 	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting`
@@ -43,7 +42,6 @@ func scanSessionRaw(row interface{ Scan(...any) error }, pre ...any) (store.Sess
 	}
 	return s, header, nil
 }
-
 
 // ListSessions returns a page of sessions, newest first.
 func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.SessionPage, error) {
@@ -110,7 +108,6 @@ func (st *Store) Session(ctx context.Context, id string) (store.SessionInfo, err
 	return s, nil
 }
 
-
 // LoadSession returns a session's row and every event, in seq order, read
 // in one snapshot.
 func (st *Store) LoadSession(ctx context.Context, id string) (*store.SessionLog, error) {
@@ -175,7 +172,6 @@ func queryEvents(ctx context.Context, q querier, sizeHint int, query string, arg
 	}
 	return events, rows.Err()
 }
-
 
 // events runs an event query after checking the session exists.
 func (st *Store) events(ctx context.Context, id, what, cond string, args ...any) ([]core.Event, error) {

@@ -7,8 +7,8 @@ import (
 	"fmt"
 
 	"prism/core"
-	"prism/store"
 	"prism/core/share"
+	"prism/store"
 )
 
 const shareCols = `id, session_id, label, created_at, expires_at, up_to_seq, redact, revoked_at, views, last_viewed_at`

@@ -17,7 +17,6 @@ const (
 	StatusInterrupted = core.StatusInterrupted
 )
 
-
 // sessState is a session row as the writer keeps it: the header, where the
 // log comes from, and the log's core.Summary, applied event by event in the
 // append transaction (core.Summary holds the rules).
@@ -170,7 +169,6 @@ func (t *wtx) apply(r *request) (rejected, dbErr error) {
 	return fmt.Errorf("unexpected request kind %d", r.kind), nil
 }
 
-
 func (t *wtx) insertSession(s *sessState, h core.SessionHeader, source string) error {
 	hj, err := store.HeaderJSON(h)
 	if err != nil {
@@ -218,7 +216,6 @@ func (t *wtx) deleteSession(id string, s *sessState) error {
 	return nil
 }
 
-
 func (t *wtx) insertEvents(id string, s *sessState, events []core.Event) error {
 	for i := range events {
 		e := &events[i]
@@ -247,7 +244,6 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event) error {
 	s.dirty = true
 	return nil
 }
-
 
 // finish writes the derived values of every changed session.
 func (t *wtx) finish() error {
@@ -293,5 +289,3 @@ func b2i(b bool) int {
 	}
 	return 0
 }
-
-

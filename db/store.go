@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"prism/core"
-	"prism/store"
 	"prism/core/logkey"
+	"prism/store"
 )
 
 // CreateSession records a new, empty session whose events prism appends
@@ -128,7 +128,6 @@ func (st *Store) forEachSession(ctx context.Context, query, what string, fix fun
 	}
 	return changed, nil
 }
-
 
 // resummarize recomputes the stored summaries written under older rules
 // than core.SummaryVersion (a database of an earlier prism), so the list

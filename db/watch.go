@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"prism/core"
-	"prism/store"
 	"prism/core/logkey"
 	"prism/core/sessionlog"
+	"prism/store"
 )
 
 // WatchOptions configure a Watcher.

@@ -16,9 +16,9 @@ import (
 )
 
 var (
-	cluster *pgcluster.Cluster
+	cluster  *pgcluster.Cluster
 	startErr error
-	dbSeq   atomic.Int64
+	dbSeq    atomic.Int64
 )
 
 // Main runs a test package with a PostgreSQL cluster started before and
