@@ -103,8 +103,9 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		st.Close()
 		return web.Deps{}, nil, err
 	}
+	var decider web.Approvals = approvals
 	if pg, ok := st.(*pgstore.Store); ok {
-		runner = newClusterRunner(runner.(webRunner), pg)
+		runner, decider = newClusterRunner(runner.(webRunner), approvals, pg, log)
 	}
 	bg, stopBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -146,7 +147,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Commits:   feed,
 		Importer:  backend.Importer{Store: st},
 		Runner:    runner,
-		Approvals: approvals,
+		Approvals: decider,
 		Presenter: presenter,
 		Shares:    st,
 

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -451,4 +452,121 @@ func postFile(t *testing.T, n *node, path string) string {
 		t.Fatalf("import on node %s: %d %s", n.name, res.StatusCode, body)
 	}
 	return out.IDs[0]
+}
+
+// TestClusterApprovals: the demo on node A waits for approval of a write;
+// node B lists the waiting approval (read from A's session log), offers
+// its buttons, forwards a policy and a decision to A, which logs them and
+// runs the call, and refuses a second decision naming the first.
+func TestClusterApprovals(t *testing.T) {
+	dbURL := pgtest.DB(t)
+	obs := observe(t, dbURL)
+	const rule = "write:file_path!~^src/"
+	a := startNode(t, "A", dbURL, "--ask-rule", rule)
+	b := startNode(t, "B", dbURL, "--no-demo", "--ask-rule", rule)
+	list := b.sessions(t)
+	if len(list) != 1 {
+		t.Fatalf("%d sessions, want A's demo", len(list))
+	}
+	id := list[0].ID
+	var asked core.ApprovalAsked
+	obs.waitLog(t, id, func(events []core.Event) bool {
+		for _, e := range events {
+			if e.Type == core.EventApprovalAsked {
+				return json.Unmarshal(e.Data, &asked) == nil
+			}
+		}
+		return false
+	}, "the write's approval/asked")
+
+	var pending []struct{ ID, SessionID, CallID, ToolName, Reason, Arguments string }
+	if err := json.Unmarshal([]byte(b.get(t, "/api/approvals")), &pending); err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 1 || pending[0].ID != asked.ID || pending[0].SessionID != id || pending[0].ToolName != "write" ||
+		pending[0].Reason != asked.Reason || !strings.Contains(pending[0].Arguments, "file_path") {
+		t.Fatalf("B's /api/approvals = %+v, want A's waiting write %+v", pending, asked)
+	}
+	page := pageDoc(t, b.get(t, "/sessions/"+id))
+	if page.Find(`[data-state="awaiting"] [data-testid="approve"]`).Length() != 1 {
+		t.Error("B's page of A's waiting card offers no Approve button")
+	}
+
+	if code, body := b.postJSON(t, "/api/sessions/"+id+"/approval-policy", `{"policy":"ask"}`); code != http.StatusOK {
+		t.Errorf("policy through B: %d %s", code, body)
+	}
+	obs.waitLog(t, id, func(events []core.Event) bool {
+		return events[len(events)-1].Type == core.EventApprovalPolicy
+	}, "the forwarded approval/policy")
+
+	decide := "/api/sessions/" + id + "/approvals/" + asked.ID
+	code, body := b.postJSON(t, decide, `{"decision":"approve","note":"fine"}`)
+	var got core.ApprovalDecided
+	if err := json.Unmarshal([]byte(body), &got); code != http.StatusOK || err != nil || got.ID != asked.ID || got.Outcome != core.ApprovalAllowedOnce ||
+		!strings.Contains(got.By, "API client") {
+		t.Fatalf("decision through B: %d %s", code, body)
+	}
+	obs.waitLog(t, id, func(events []core.Event) bool {
+		for _, e := range events {
+			var r core.ToolResultData
+			if e.Type == core.EventToolResult && json.Unmarshal(e.Data, &r) == nil && r.Message.Source.CallID == asked.CallID {
+				return true
+			}
+		}
+		return false
+	}, "the approved write's result")
+	var decided core.ApprovalDecided
+	for _, e := range obs.log(id) {
+		if e.Type == core.EventApprovalDecided {
+			_ = json.Unmarshal(e.Data, &decided)
+		}
+	}
+	if decided != got {
+		t.Errorf("A logged %+v, B answered %+v", decided, got)
+	}
+	if !strings.Contains(a.logText(), "took a forwarded command") {
+		t.Error("A did not log the forwarded decision")
+	}
+	// A second decision through B is refused, naming the first.
+	if code, body := b.postJSON(t, decide, `{"decision":"reject"}`); code != http.StatusConflict || !strings.Contains(body, "already decided") ||
+		!strings.Contains(body, "approved by") {
+		t.Errorf("second decision through B: %d %s, want 409 naming the approval", code, body)
+	}
+	if got := strings.TrimSpace(b.get(t, "/api/approvals")); got != "[]" {
+		t.Errorf("B still lists %s", got)
+	}
+}
+
+// postJSON posts a JSON body to a node and returns the status and body.
+func (n *node) postJSON(t *testing.T, path, body string) (int, string) {
+	t.Helper()
+	res, err := http.Post(n.url+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(out)
+}
+
+// get reads a page of a node, failing on any status but 200.
+func (n *node) get(t *testing.T, path string) string {
+	t.Helper()
+	res, err := http.Get(n.url + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s on node %s: %d %s", path, n.name, res.StatusCode, out)
+	}
+	return string(out)
+}
+
+// log returns the events committed to session id so far.
+func (o *observer) log(id string) []core.Event {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.events[id])
 }

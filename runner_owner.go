@@ -2,8 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
 	"time"
 
+	"prism/core"
+	"prism/core/approval"
+	"prism/core/logkey"
 	"prism/pgstore"
 	"prism/web"
 )
@@ -32,17 +40,59 @@ var (
 	_ web.SessionOwner = clusterRunner{}
 )
 
-func newClusterRunner(local webRunner, st *pgstore.Store) clusterRunner {
-	st.HandleCommands(func(ctx context.Context, c pgstore.Command) (bool, error) {
+// newClusterRunner wraps this node's runner and approval service for a
+// cluster, and sets what this node does with the commands other nodes
+// forward to it: follow-ups, cancels, approval decisions and policies for
+// the sessions it runs.
+func newClusterRunner(local webRunner, approvals *approval.Service, st *pgstore.Store, log *slog.Logger) (clusterRunner, clusterApprovals) {
+	st.HandleCommands(func(ctx context.Context, c pgstore.Command) (string, bool, error) {
 		if !local.Owns(c.SessionID) {
-			return false, nil
+			return "", false, nil
 		}
-		if c.Kind == pgstore.CommandCancel {
-			return true, local.Cancel(ctx, c.SessionID)
+		switch c.Kind {
+		case pgstore.CommandCancel:
+			return "", true, local.Cancel(ctx, c.SessionID)
+		case pgstore.CommandMessage:
+			return "", true, local.SendMessage(ctx, c.SessionID, c.Body)
+		case pgstore.CommandPolicy:
+			return "", true, approvals.SetPolicy(ctx, c.SessionID, c.Body)
+		case pgstore.CommandApproval:
+			reply, err := decideForwarded(ctx, approvals, c)
+			return reply, true, err
 		}
-		return true, local.SendMessage(ctx, c.SessionID, c.Body)
+		return "", true, core.Errorf(core.CodeInvalid, "unknown forwarded command %q", c.Kind)
 	})
-	return clusterRunner{local: local, st: st}
+	return clusterRunner{local: local, st: st}, clusterApprovals{local: approvals, owns: local.Owns, st: st, log: log}
+}
+
+// forwardedDecision is the body of a forwarded approval decision.
+type forwardedDecision struct {
+	ApprovalID string `json:"approvalId"`
+	Approve    bool   `json:"approve"`
+	Note       string `json:"note,omitempty"`
+	By         string `json:"by,omitempty"`
+}
+
+// decideForwarded takes a decision another node forwarded; its reply is
+// the approval.Decided as JSON — the winner's, beside the refusal, when
+// the approval was decided already.
+func decideForwarded(ctx context.Context, approvals *approval.Service, c pgstore.Command) (string, error) {
+	var f forwardedDecision
+	if err := json.Unmarshal([]byte(c.Body), &f); err != nil {
+		return "", core.Errorf(core.CodeInvalid, "forwarded approval decision: %v", err)
+	}
+	d, err := approvals.Decide(ctx, c.SessionID, f.ApprovalID, approval.Decision{Approve: f.Approve, Note: f.Note, By: f.By})
+	var already *approval.AlreadyDecidedError
+	if errors.As(err, &already) {
+		d = already.Decided
+	} else if err != nil {
+		return "", err
+	}
+	b, merr := json.Marshal(d)
+	if merr != nil {
+		return "", merr
+	}
+	return string(b), err
 }
 
 // StartSession implements web.Runner: sessions run on the node that
@@ -56,7 +106,8 @@ func (c clusterRunner) SendMessage(ctx context.Context, id, text string) error {
 	if c.local.Owns(id) {
 		return c.local.SendMessage(ctx, id, text)
 	}
-	return c.st.Forward(ctx, pgstore.Command{SessionID: id, Kind: pgstore.CommandMessage, Body: text})
+	_, err := c.st.Forward(ctx, pgstore.Command{SessionID: id, Kind: pgstore.CommandMessage, Body: text})
+	return err
 }
 
 // Cancel implements web.Runner.
@@ -64,7 +115,8 @@ func (c clusterRunner) Cancel(ctx context.Context, id string) error {
 	if c.local.Owns(id) {
 		return c.local.Cancel(ctx, id)
 	}
-	return c.st.Forward(ctx, pgstore.Command{SessionID: id, Kind: pgstore.CommandCancel})
+	_, err := c.st.Forward(ctx, pgstore.Command{SessionID: id, Kind: pgstore.CommandCancel})
+	return err
 }
 
 // ownsTimeout bounds the database lookup behind Owns.
@@ -80,4 +132,88 @@ func (c clusterRunner) Owns(id string) bool {
 	defer cancel()
 	running, err := c.st.Running(ctx, id)
 	return err == nil && running
+}
+
+// clusterApprovals is the approval service of one node of a cluster: it
+// decides the approvals of the sessions this node runs, forwards decisions
+// and policies for sessions another node runs to that node, and lists what
+// waits on every node.
+type clusterApprovals struct {
+	local *approval.Service
+	owns  func(id string) bool
+	st    *pgstore.Store
+	log   *slog.Logger
+}
+
+var _ web.Approvals = clusterApprovals{}
+
+// Decide implements web.Approvals. A decision the owner refuses as taken
+// already comes back as an *approval.AlreadyDecidedError naming the
+// winner; an approval of a session no node runs is core.CodeNotFound.
+func (a clusterApprovals) Decide(ctx context.Context, id, approvalID string, d approval.Decision) (approval.Decided, error) {
+	if a.owns(id) {
+		return a.local.Decide(ctx, id, approvalID, d)
+	}
+	body, err := json.Marshal(forwardedDecision{ApprovalID: approvalID, Approve: d.Approve, Note: d.Note, By: d.By})
+	if err != nil {
+		return approval.Decided{}, err
+	}
+	reply, err := a.st.Forward(ctx, pgstore.Command{SessionID: id, Kind: pgstore.CommandApproval, Body: string(body)})
+	var got approval.Decided
+	if reply != "" {
+		if jerr := json.Unmarshal([]byte(reply), &got); jerr != nil {
+			return approval.Decided{}, fmt.Errorf("approval %s: the owner's reply: %w", approvalID, jerr)
+		}
+	}
+	switch {
+	case err == nil:
+		return got, nil
+	case core.ErrorCode(err) == core.CodeConflict && got.ID == approvalID:
+		return approval.Decided{}, &approval.AlreadyDecidedError{Decided: got}
+	}
+	return approval.Decided{}, err
+}
+
+// SetPolicy implements web.Approvals.
+func (a clusterApprovals) SetPolicy(ctx context.Context, id, policy string) error {
+	if a.owns(id) {
+		return a.local.SetPolicy(ctx, id, policy)
+	}
+	_, err := a.st.Forward(ctx, pgstore.Command{SessionID: id, Kind: pgstore.CommandPolicy, Body: policy})
+	return err
+}
+
+// pendingTimeout bounds the database reads behind Pending.
+const pendingTimeout = 5 * time.Second
+
+// Pending implements web.Approvals: this node's waiting approvals, and
+// those the logs of the sessions other nodes run show waiting, oldest
+// first. When the database cannot be read, this node's alone.
+func (a clusterApprovals) Pending() []approval.Pending {
+	out := a.local.Pending()
+	ctx, cancel := context.WithTimeout(context.Background(), pendingTimeout)
+	defer cancel()
+	ids, err := a.st.Awaiting(ctx)
+	if err != nil {
+		a.log.Warn("approvals of other nodes not listed", logkey.Err, err)
+		return out
+	}
+	for _, id := range ids {
+		if a.owns(id) {
+			continue
+		}
+		l, err := a.st.LoadSession(ctx, id)
+		if err != nil {
+			a.log.Warn("approvals of a session not listed", logkey.SessionID, id, logkey.Err, err)
+			continue
+		}
+		out = append(out, approval.Waiting(id, l.Events)...)
+	}
+	slices.SortStableFunc(out, func(x, y approval.Pending) int {
+		if x.AskedAt != y.AskedAt {
+			return int(x.AskedAt - y.AskedAt)
+		}
+		return int(x.Seq - y.Seq)
+	})
+	return out
 }

@@ -274,46 +274,63 @@ func TestRepairLeavesRunningSessionsAlone(t *testing.T) {
 	storetest.CheckRepair(t, turn[:5], l.Events, map[string]int64{"call_1": 4}, true)
 }
 
-// TestForward: a follow-up or cancel sent to node B for a session node A
-// runs reaches A's handler; A's refusal comes back with its code; a
-// session nobody runs is not found.
+// TestForward: a follow-up, cancel or approval decision sent to node B for
+// a session node A runs reaches A's handler; A's reply comes back, and its
+// refusal with its code (and its reply); a session nobody runs is not found.
 func TestForward(t *testing.T) {
 	ctx := context.Background()
 	a, b, _, _, _ := twoNodes(t)
 	storetest.MustCreate(t, a, "s")
 	got := make(chan Command, 4)
-	handler := func(_ context.Context, c Command) (bool, error) {
+	handler := func(_ context.Context, c Command) (string, bool, error) {
 		if c.SessionID != "s" {
-			return false, nil
+			return "", false, nil
 		}
 		got <- c
-		if c.Body == "bad" {
-			return true, core.Errorf(core.CodeInvalid, "send to session s: no thanks")
+		switch c.Body {
+		case "bad":
+			return "", true, core.Errorf(core.CodeInvalid, "send to session s: no thanks")
+		case `{"approve":true}`:
+			return `{"outcome":"allowed-once"}`, true, nil
+		case `{"approve":false}`:
+			return `{"outcome":"allowed-once","by":"someone else"}`, true, core.Errorf(core.CodeConflict, "already decided")
 		}
-		return true, nil
+		return "", true, nil
 	}
 	a.HandleCommands(handler)
-	b.HandleCommands(func(context.Context, Command) (bool, error) { return false, nil })
-	if err := b.Forward(ctx, Command{SessionID: "s", Kind: CommandMessage, Body: "and now the tests"}); err != nil {
-		t.Fatalf("Forward: %v", err)
+	b.HandleCommands(func(context.Context, Command) (string, bool, error) { return "", false, nil })
+	if reply, err := b.Forward(ctx, Command{SessionID: "s", Kind: CommandMessage, Body: "and now the tests"}); err != nil || reply != "" {
+		t.Fatalf("Forward = %q, %v", reply, err)
 	}
 	if c := <-got; c.Kind != CommandMessage || c.Body != "and now the tests" {
 		t.Errorf("A got %+v", c)
 	}
-	if err := b.Forward(ctx, Command{SessionID: "s", Kind: CommandCancel}); err != nil {
+	if _, err := b.Forward(ctx, Command{SessionID: "s", Kind: CommandCancel}); err != nil {
 		t.Fatalf("Forward(cancel): %v", err)
 	}
 	if c := <-got; c.Kind != CommandCancel {
 		t.Errorf("A got %+v", c)
 	}
-	err := b.Forward(ctx, Command{SessionID: "s", Kind: CommandMessage, Body: "bad"})
+	_, err := b.Forward(ctx, Command{SessionID: "s", Kind: CommandMessage, Body: "bad"})
 	<-got
 	if core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(err.Error(), "no thanks") {
 		t.Errorf("refused Forward = %v, want A's INVALID error", err)
 	}
+	reply, err := b.Forward(ctx, Command{SessionID: "s", Kind: CommandApproval, Body: `{"approve":true}`})
+	if c := <-got; c.Kind != CommandApproval || err != nil || reply != `{"outcome":"allowed-once"}` {
+		t.Errorf("Forward(approval) = %q, %v (A got %+v), want A's reply", reply, err, c)
+	}
+	reply, err = b.Forward(ctx, Command{SessionID: "s", Kind: CommandApproval, Body: `{"approve":false}`})
+	<-got
+	if core.ErrorCode(err) != core.CodeConflict || reply != `{"outcome":"allowed-once","by":"someone else"}` {
+		t.Errorf("refused Forward(approval) = %q, %v, want A's reply beside its CONFLICT", reply, err)
+	}
+	if _, err := b.Forward(ctx, Command{SessionID: "s", Kind: "reboot"}); core.ErrorCode(err) != core.CodeInvalid {
+		t.Errorf("Forward(reboot) = %v, want INVALID", err)
+	}
 	storetest.MustCreate(t, a, "t")
 	a.own.release("t")
-	if err := b.Forward(ctx, Command{SessionID: "t", Kind: CommandCancel}); core.ErrorCode(err) != core.CodeNotFound || !errors.Is(err, errNoOwner) {
+	if _, err := b.Forward(ctx, Command{SessionID: "t", Kind: CommandCancel}); core.ErrorCode(err) != core.CodeNotFound || !errors.Is(err, errNoOwner) {
 		t.Errorf("Forward to a session nobody runs = %v, want NOT_FOUND", err)
 	}
 	var left int64

@@ -27,7 +27,7 @@ type owner struct {
 	conn *pgx.Conn
 	held map[string]bool
 
-	handler func(ctx context.Context, c Command) (handled bool, err error)
+	handler Handler
 }
 
 func newOwner(st *Store) *owner { return &owner{st: st, held: map[string]bool{}} }
@@ -104,24 +104,33 @@ func (st *Store) Running(ctx context.Context, id string) (bool, error) {
 	return held, nil
 }
 
-// Command is a follow-up message or a cancel another node forwarded.
+// Command is what one node forwards to the node that runs a session.
 type Command struct {
 	SessionID string
-	// Kind is "message" (Body is the text) or "cancel".
+	// Kind is CommandMessage, CommandCancel, CommandApproval or
+	// CommandPolicy.
 	Kind string
+	// Body is the kind's argument: a message's text, a decision or a
+	// policy (JSON as the caller chooses); empty for a cancel.
 	Body string
 }
 
 // Command kinds.
 const (
-	CommandMessage = "message"
-	CommandCancel  = "cancel"
+	CommandMessage  = "message"
+	CommandCancel   = "cancel"
+	CommandApproval = "approval"
+	CommandPolicy   = "policy"
 )
 
-// HandleCommands sets what this node does with forwarded commands: fn
-// reports whether the node runs the session (handled) and, if it does,
-// the outcome (nil: taken). Set it once, before commands arrive.
-func (st *Store) HandleCommands(fn func(ctx context.Context, c Command) (handled bool, err error)) {
+// Handler acts on a forwarded command: handled reports whether this node
+// runs the session; if it does, reply is what it returns to the forwarding
+// node (also beside a refusal) and err its refusal (nil: taken).
+type Handler func(ctx context.Context, c Command) (reply string, handled bool, err error)
+
+// HandleCommands sets what this node does with forwarded commands. Set it
+// once, before commands arrive.
+func (st *Store) HandleCommands(fn Handler) {
 	st.own.mu.Lock()
 	st.own.handler = fn
 	st.own.mu.Unlock()
@@ -132,19 +141,22 @@ var answerTimeout = 10 * time.Second
 
 // Forward hands a command to the node that runs its session, through the
 // database (a session_commands row and a NOTIFY the owner acts on), and
-// returns the owner's answer: nil when it took the command, its error
-// (with its code) when it refused. core.CodeNotFound when no node runs
-// the session; core.CodeUnavailable when the owner does not answer in time.
-func (st *Store) Forward(ctx context.Context, c Command) error {
-	if c.Kind != CommandMessage && c.Kind != CommandCancel {
-		return core.Errorf(core.CodeInvalid, "forward: unknown command %q", c.Kind)
+// returns the owner's answer: its reply, and nil when it took the command
+// or its error (with its code) when it refused. core.CodeNotFound when no
+// node runs the session; core.CodeUnavailable when the owner does not
+// answer in time.
+func (st *Store) Forward(ctx context.Context, c Command) (string, error) {
+	switch c.Kind {
+	case CommandMessage, CommandCancel, CommandApproval, CommandPolicy:
+	default:
+		return "", core.Errorf(core.CodeInvalid, "forward: unknown command %q", c.Kind)
 	}
 	running, err := st.Running(ctx, c.SessionID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !running {
-		return &core.Error{Name: "Error", Code: core.CodeNotFound, Message: fmt.Sprintf("session %s is not running on any node", c.SessionID), Err: errNoOwner}
+		return "", &core.Error{Name: "Error", Code: core.CodeNotFound, Message: fmt.Sprintf("session %s is not running on any node", c.SessionID), Err: errNoOwner}
 	}
 	wake := make(chan struct{}, 1)
 	var id int64
@@ -162,7 +174,7 @@ func (st *Store) Forward(ctx context.Context, c Command) error {
 		defer st.fan.answers.Delete(strconv.FormatInt(id, 10))
 	}
 	if err != nil {
-		return translate(err, "forward a "+c.Kind+" to session "+c.SessionID)
+		return "", translate(err, "forward a "+c.Kind+" to session "+c.SessionID)
 	}
 	defer st.pool.Exec(context.Background(), "DELETE FROM session_commands WHERE id = $1", id) //nolint:errcheck
 	deadline := time.NewTimer(answerTimeout)
@@ -173,23 +185,26 @@ func (st *Store) Forward(ctx context.Context, c Command) error {
 	defer recheck.Stop()
 	for {
 		var answered bool
-		var refusal *string
-		var code *string
-		err := st.pool.QueryRow(ctx, "SELECT answered_at IS NOT NULL, error, split_part(error, ':', 1) FROM session_commands WHERE id = $1", id).Scan(&answered, &refusal, &code)
+		var refusal, reply *string
+		err := st.pool.QueryRow(ctx, "SELECT answered_at IS NOT NULL, error, reply FROM session_commands WHERE id = $1", id).Scan(&answered, &refusal, &reply)
 		if err != nil {
-			return translate(err, "read the answer to a "+c.Kind)
+			return "", translate(err, "read the answer to a "+c.Kind)
 		}
 		if answered {
-			if refusal == nil {
-				return nil
+			var body string
+			if reply != nil {
+				body = *reply
 			}
-			return decodeRefusal(*refusal)
+			if refusal == nil {
+				return body, nil
+			}
+			return body, decodeRefusal(*refusal)
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return "", ctx.Err()
 		case <-deadline.C:
-			return core.Errorf(core.CodeUnavailable, "the node running session %s did not answer a %s within %s", c.SessionID, c.Kind, answerTimeout)
+			return "", core.Errorf(core.CodeUnavailable, "the node running session %s did not answer a %s within %s", c.SessionID, c.Kind, answerTimeout)
 		case <-wake:
 		case <-recheck.C:
 		}
@@ -229,7 +244,7 @@ func (o *owner) handle(ctx context.Context, id int64) {
 		}
 		return
 	}
-	handled, herr := fn(ctx, c)
+	reply, handled, herr := fn(ctx, c)
 	if !handled {
 		return
 	}
@@ -240,7 +255,8 @@ func (o *owner) handle(ctx context.Context, id int64) {
 	}
 	o.st.log.Info("took a forwarded command", logkey.SessionID, c.SessionID, logkey.Command, c.Kind, logkey.Err, herr)
 	err = pgx.BeginFunc(ctx, o.st.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "UPDATE session_commands SET answered_at = now(), error = $1 WHERE id = $2 AND answered_at IS NULL", refusal, id)
+		tag, err := tx.Exec(ctx, "UPDATE session_commands SET answered_at = now(), error = $1, reply = NULLIF($2, '') WHERE id = $3 AND answered_at IS NULL",
+			refusal, reply, id)
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}

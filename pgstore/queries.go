@@ -253,3 +253,18 @@ func (st *Store) Export(ctx context.Context, id string, w io.Writer) error {
 	}
 	return nil
 }
+
+// Awaiting returns the ids of the sessions whose summary counts approvals
+// waiting for a person (core.Summary.Awaiting), oldest update first: where
+// a node looks for what waits on the sessions other nodes run.
+func (st *Store) Awaiting(ctx context.Context) ([]string, error) {
+	rows, err := st.pool.Query(ctx, `SELECT id FROM sessions WHERE awaiting > 0 ORDER BY updated_at, id COLLATE "C"`)
+	if err != nil {
+		return nil, translate(err, "list sessions awaiting approvals")
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, translate(err, "list sessions awaiting approvals")
+	}
+	return ids, nil
+}
