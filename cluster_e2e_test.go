@@ -570,3 +570,54 @@ func (o *observer) log(id string) []core.Event {
 	defer o.mu.Unlock()
 	return slices.Clone(o.events[id])
 }
+
+// TestClusterShareRevocation: a share link made on node A streams on node
+// B; revoking it on A ends B's open stream, saying so, and B refuses the
+// link from then on.
+func TestClusterShareRevocation(t *testing.T) {
+	dbURL := pgtest.DB(t)
+	a := startNode(t, "A", dbURL, "--no-demo")
+	b := startNode(t, "B", dbURL, "--no-demo")
+	id := postFile(t, a, storetest.Fixtures[1:]+"/basic/session.jsonl")
+	code, body := a.postJSON(t, "/api/sessions/"+id+"/shares", `{"label":"watch"}`)
+	var link struct{ ID, URL string }
+	if err := json.Unmarshal([]byte(body), &link); code != http.StatusCreated || err != nil {
+		t.Fatalf("create a link on A: %d %s", code, body)
+	}
+	u, err := url.Parse(link.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.url+u.Path+"/stream?after=-1", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the link's stream on B: %v %v", res, err)
+	}
+	defer res.Body.Close()
+	// The stream's first frame (the page) proves it is open.
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "event: ") {
+	}
+	del, _ := http.NewRequest(http.MethodDelete, a.url+"/api/shares/"+link.ID, nil)
+	if r, err := http.DefaultClient.Do(del); err != nil || r.StatusCode != http.StatusNoContent {
+		t.Fatalf("revoke on A: %v %v", r, err)
+	}
+	var rest strings.Builder
+	for sc.Scan() {
+		rest.WriteString(sc.Text() + "\n")
+	}
+	if ctx.Err() != nil || !strings.Contains(rest.String(), "revoked") {
+		t.Fatalf("B's stream after the revocation on A (ended: %v):\n%.2000s", ctx.Err() == nil, rest.String())
+	}
+	r, err := http.Get(b.url + u.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusNotFound {
+		t.Errorf("the revoked link on B: %d, want 404", r.StatusCode)
+	}
+}
