@@ -80,10 +80,17 @@ func (o *owner) release(id string) {
 	o.conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", sessionLockKey(id)) //nolint:errcheck
 }
 
+// close gives every claim back: unlocked before the connection closes,
+// since the server drops a closed connection's locks only when its
+// backend notices, and another node must see them free once Close
+// returns.
 func (o *owner) close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		o.conn.Exec(ctx, "SELECT pg_advisory_unlock_all()") //nolint:errcheck // closing drops them anyway
+		cancel()
 		o.conn.Close(context.Background()) //nolint:errcheck
 		o.conn = nil
 	}
