@@ -48,6 +48,9 @@ func run() error {
 		return errors.New("the prism binary is missing")
 	}
 	bin, extra := flag.Arg(0), flag.Args()[1:]
+	if len(extra) > 0 && extra[0] == "--" { // the usage's separator, not a flag of prism's
+		extra = extra[1:]
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
