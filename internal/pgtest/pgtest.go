@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -16,16 +17,24 @@ import (
 )
 
 var (
+	once     sync.Once
+	opts     pgcluster.Options
 	cluster  *pgcluster.Cluster
 	startErr error
 	dbSeq    atomic.Int64
 )
 
-// Main runs a test package with a PostgreSQL cluster started before and
-// stopped after its tests: call it as os.Exit(pgtest.Main(m)) from
+// Main runs a test package with a PostgreSQL cluster, started when a test
+// first asks for it (a run that selects no such test starts none) and
+// stopped after the tests: call it as os.Exit(pgtest.Main(m)) from
 // TestMain.
-func Main(m *testing.M) int {
-	cluster, startErr = pgcluster.Start(context.Background(), pgcluster.Options{Fast: true})
+func Main(m *testing.M) int { return run(m, pgcluster.Options{Fast: true}) }
+
+// Durable is Main with a cluster that fsyncs (benchmarks).
+func Durable(m *testing.M) int { return run(m, pgcluster.Options{}) }
+
+func run(m *testing.M, o pgcluster.Options) int {
+	opts = o
 	code := m.Run()
 	if cluster != nil {
 		if err := cluster.Stop(); err != nil {
@@ -35,24 +44,13 @@ func Main(m *testing.M) int {
 	return code
 }
 
-// Durable is Main with a cluster that fsyncs (benchmarks).
-func Durable(m *testing.M) int {
-	cluster, startErr = pgcluster.Start(context.Background(), pgcluster.Options{})
-	code := m.Run()
-	if cluster != nil {
-		cluster.Stop() //nolint:errcheck
-	}
-	return code
-}
-
-// Cluster returns the package's cluster (failing tb if it did not start).
+// Cluster returns the package's cluster, starting it on first use
+// (failing tb if it does not start).
 func Cluster(tb testing.TB) *pgcluster.Cluster {
 	tb.Helper()
+	once.Do(func() { cluster, startErr = pgcluster.Start(context.Background(), opts) })
 	if startErr != nil {
 		tb.Fatalf("PostgreSQL: %v", startErr)
-	}
-	if cluster == nil {
-		tb.Fatalf("PostgreSQL: no cluster; call os.Exit(pgtest.Main(m)) from the package's TestMain")
 	}
 	return cluster
 }
