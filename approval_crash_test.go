@@ -114,14 +114,20 @@ func (c *child) logText() string {
 
 func (c *child) get(t *testing.T, path string) string {
 	t.Helper()
-	res, err := http.Get(c.url + path)
+	return getOK(t, c.url+path)
+}
+
+// getOK reads a URL, failing t on any status but 200.
+func getOK(t *testing.T, url string) string {
+	t.Helper()
+	res, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	if res.StatusCode != 200 {
-		t.Fatalf("GET %s = %d %s", path, res.StatusCode, b)
+		t.Fatalf("GET %s = %d %s", url, res.StatusCode, b)
 	}
 	return string(b)
 }

@@ -185,14 +185,7 @@ func clusterBrowser(t *testing.T) context.Context {
 	if _, err := os.Stat(chromium); err != nil {
 		t.Fatalf("the browser test needs %s (apt-get install chromium; .ci/run installs it): %v", chromium, err)
 	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromium),
-		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900))
-	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
+	ctx := headless(t)
 	const probe = `
 window.__cards = {}; window.__els = new Map();
 const note = (el, what) => { const id = el.getAttribute('data-call-id'); (window.__cards[id] = window.__cards[id] || []).push(what + ':' + el.getAttribute('data-state')); };
@@ -552,16 +545,7 @@ func (n *node) postJSON(t *testing.T, path, body string) (int, string) {
 // get reads a page of a node, failing on any status but 200.
 func (n *node) get(t *testing.T, path string) string {
 	t.Helper()
-	res, err := http.Get(n.url + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	out, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s on node %s: %d %s", path, n.name, res.StatusCode, out)
-	}
-	return string(out)
+	return getOK(t, n.url+path)
 }
 
 // log returns the events committed to session id so far.

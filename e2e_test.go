@@ -183,11 +183,9 @@ func startGateSession(t *testing.T, deps func(*web.Deps)) *gateSession {
 	return &gateSession{store: store, srv: srv, id: id, release: release}
 }
 
-// browser starts headless Chromium with a probe that records the gate
-// card's states (the element present at load, then its attribute changes)
-// and Datastar's fetch events; a different element showing the card later
-// is recorded as a replacement.
-func browser(t *testing.T) context.Context {
+// headless starts Debian's Chromium, headless at 1280×900 with a fresh
+// profile, for one test: stopped when the test ends (or after 3 minutes).
+func headless(t *testing.T) context.Context {
 	t.Helper()
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromium),
 		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
@@ -200,6 +198,16 @@ func browser(t *testing.T) context.Context {
 	// (on main too).
 	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
+	return ctx
+}
+
+// browser starts headless Chromium with a probe that records the gate
+// card's states (the element present at load, then its attribute changes)
+// and Datastar's fetch events; a different element showing the card later
+// is recorded as a replacement.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	ctx := headless(t)
 	const probe = `
 window.__states = []; window.__fetch = [];
 const sel = '[data-call-id="gate-1"]';
