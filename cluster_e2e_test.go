@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -207,18 +208,22 @@ document.addEventListener('DOMContentLoaded', () => document.querySelectorAll('.
 
 // TestClusterBrowser runs two prism processes on one PostgreSQL database:
 // started together on the empty database they start one demo; the node
-// that does not run it streams it live in a real browser (a card appears
-// pending and the same element turns completed); the running node is
-// SIGKILLed mid-turn and restarted while a third node starts: every event
-// committed before the kill is kept, the open turn is repaired exactly once,
-// and the watching node's page shows the repair without a reload.
+// that does not run it streams it live in a real browser. The demo's write
+// and edits wait for approval (so the test, not the machine's speed, sets
+// the pace): the write, approved through the watching node, turns
+// completed on its page as the same element, and the next call appears
+// there pending. While that call waits the running node is SIGKILLed and
+// restarted beside a third node: every event committed before the kill is
+// kept, the open turn is repaired exactly once, and the watching node's
+// page shows the repair without a reload.
 func TestClusterBrowser(t *testing.T) {
 	dbURL := pgtest.DB(t)
+	obs := observe(t, dbURL)
 	// Two nodes start together on the empty database.
 	var wg sync.WaitGroup
 	nodes := make([]*node, 2)
 	for i, name := range []string{"one", "two"} {
-		wg.Go(func() { nodes[i] = startNode(t, name, dbURL) })
+		wg.Go(func() { nodes[i] = startNode(t, name, dbURL, "--ask", "write,edit") })
 	}
 	wg.Wait()
 	if t.Failed() {
@@ -237,23 +242,47 @@ func TestClusterBrowser(t *testing.T) {
 	if strings.Contains(watcher.logText(), "started the scripted demo session") {
 		t.Fatal("both nodes started a demo")
 	}
+	asked := func(n int) core.ApprovalAsked {
+		t.Helper()
+		var a core.ApprovalAsked
+		obs.waitLog(t, id, func(events []core.Event) bool {
+			k := 0
+			for _, e := range events {
+				if e.Type == core.EventApprovalAsked {
+					if k++; k == n {
+						return json.Unmarshal(e.Data, &a) == nil
+					}
+				}
+			}
+			return false
+		}, fmt.Sprintf("approval/asked number %d", n))
+		return a
+	}
+	write := asked(1)
 
 	bctx := clusterBrowser(t)
-	if err := chromedp.Do(bctx, chromedp.Navigate(watcher.url+"/sessions/"+id)); err != nil {
-		t.Fatal(err)
+	if err := chromedp.Do(bctx, chromedp.Navigate(watcher.url+"/sessions/"+id),
+		chromedp.WaitReady(chromedp.CSS(`[data-call-id="`+write.CallID+`"][data-state="awaiting"]`))); err != nil {
+		t.Fatalf("the waiting write on the watching node's page: %v", err)
 	}
-	// A card the watcher streamed: appeared pending, morphed to its result.
-	const livePoll = `Object.values(window.__cards).some(s => s[0] === 'added:pending' && s.length > 1 && s.slice(1).every(x => x.startsWith('attr:')) && s.some(x => x === 'attr:ok' || x === 'attr:error'))`
+	if code, body := watcher.postJSON(t, "/api/sessions/"+id+"/approvals/"+write.ID, `{"decision":"approve"}`); code != http.StatusOK {
+		t.Fatalf("approve through the watching node: %d %s", code, body)
+	}
+	// The write's card morphed to completed; a later card appeared pending.
+	livePoll := `(() => { const w = window.__cards['` + write.CallID + `'] || [];
+  return w[0] === 'added:awaiting' && w.slice(1).every(x => x.startsWith('attr:')) && w.includes('attr:ok') &&
+    Object.entries(window.__cards).some(([id, s]) => id !== '` + write.CallID + `' && s[0] === 'added:pending'); })()`
 	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](livePoll, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
 		cards, _ := chromedp.Run(bctx, chromedp.Evaluate[map[string][]string](`window.__cards`))
-		t.Fatalf("no card went pending → completed live on the watching node: %v (cards %v)", err, cards)
+		t.Fatalf("the watching node did not show the write completing and a new card pending, live: %v (cards %v)", err, cards)
 	}
+	asked(2) // the next call waits: the turn is open
 	before := watcher.export(t, id)
 	runner.kill()
 	if l := storetest.EventJSON(before); len(l) == 0 {
 		t.Fatal("nothing was committed before the kill")
 	}
-	if openTurn(before) == false {
+	if !openTurn(before) {
 		t.Fatal("the demo's turn had ended before the kill: the test did not catch it mid-turn")
 	}
 

@@ -220,6 +220,9 @@ func fanout(b *testing.B, commit appender, commitFeed *backend.Feed, serving bac
 					}
 				}
 			}
+			if prev < lastSeq {
+				b.Logf("a subscriber stopped at seq %d of %d: %v", prev, lastSeq, sc.Err())
+			}
 			io.Copy(io.Discard, res.Body) //nolint:errcheck
 			mu.Lock()
 			lat = append(lat, mine...)
@@ -246,6 +249,7 @@ func fanout(b *testing.B, commit appender, commitFeed *backend.Feed, serving bac
 	select {
 	case <-waitc:
 	case <-time.After(10 * time.Second):
+		b.Logf("subscribers still waiting 10 s after the last commit: cancelled")
 		cancel()
 		<-waitc
 	}
