@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -214,7 +213,6 @@ func fanout(b *testing.B, commit appender, serving backend.Reader, servingFeed *
 					}
 				}
 			}
-			io.Copy(io.Discard, res.Body) //nolint:errcheck
 			mu.Lock()
 			lat = append(lat, mine...)
 			mu.Unlock()
@@ -248,7 +246,7 @@ func fanout(b *testing.B, commit appender, serving backend.Reader, servingFeed *
 				behind = append(behind, fmt.Sprintf("#%d at seq %d", k, p))
 			}
 		}
-		b.Logf("10 s after the last commit %d subscribers still wait for seq %d: %s", len(behind), lastSeq, strings.Join(behind, ", "))
+		b.Errorf("10 s after the last commit %d subscribers still wait for seq %d: %s", len(behind), lastSeq, strings.Join(behind, ", "))
 		cancel()
 		<-waitc
 	}
