@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/store"
+	"prism/store/storetest"
 )
 
 // TestImport_concurrencyLimit: past Options.MaxImports an import is
@@ -47,7 +49,7 @@ func TestImport_concurrencyLimit(t *testing.T) {
 	if err := <-first; err != nil {
 		t.Fatalf("the slow import: %v", err)
 	}
-	mustImport(t, st, filepath.Join(fixtures, "crashed/session.jsonl")) // the slot is free again
+	storetest.MustImport(t, st, filepath.Join(fixtures, "crashed/session.jsonl")) // the slot is free again
 }
 
 // TestImport_watcherWaitsForASlot: the watcher does not fail while uploads
@@ -99,19 +101,19 @@ func TestImport_orphanSubagentRefused(t *testing.T) {
 	st := newTestStore(t)
 	exportZip := filepath.Join(fixtures, "export/session-export.zip")
 	child := filepath.Join(t.TempDir(), "child.jsonl")
-	if err := os.WriteFile(child, zipEntry(t, exportZip, "subagents/"+childID+"/session.jsonl"), 0o600); err != nil {
+	if err := os.WriteFile(child, zipEntry(t, exportZip, "subagents/"+storetest.ChildID+"/session.jsonl"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, err := st.ImportFile(ctx, child)
-	if err == nil || core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(err.Error(), childID) ||
-		!strings.Contains(err.Error(), "subagent of session "+parentID) || !strings.Contains(err.Error(), "nothing was imported") {
+	if err == nil || core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(err.Error(), storetest.ChildID) ||
+		!strings.Contains(err.Error(), "subagent of session "+storetest.ParentID) || !strings.Contains(err.Error(), "nothing was imported") {
 		t.Fatalf("orphan subagent import = %v, want an INVALID error naming the child and its missing parent", err)
 	}
-	if _, err := st.Session(ctx, childID); core.ErrorCode(err) != core.CodeNotFound {
+	if _, err := st.Session(ctx, storetest.ChildID); core.ErrorCode(err) != core.CodeNotFound {
 		t.Fatalf("the refused subagent was stored: %v", err)
 	}
-	mustImport(t, st, exportZip)
-	if res := mustImport(t, st, child); len(res) != 1 || res[0].Outcome != ImportUnchanged {
+	storetest.MustImport(t, st, exportZip)
+	if res := storetest.MustImport(t, st, child); len(res) != 1 || res[0].Outcome != store.ImportUnchanged {
 		t.Errorf("the subagent after its parent = %+v, want unchanged", res)
 	}
 }
@@ -123,16 +125,16 @@ func TestImport_orphanSubagentRefused(t *testing.T) {
 func TestRepair_removesSessionsThatNeverLoggedATurn(t *testing.T) {
 	ctx := context.Background()
 	st := newTestStore(t)
-	mustCreate(t, st, "never-started")
-	mustCreate(t, st, "started")
-	if err := st.AppendEvents(ctx, "started", turnEvents(0, 1, false)); err != nil {
+	storetest.MustCreate(t, st, "never-started")
+	storetest.MustCreate(t, st, "started")
+	if err := st.AppendEvents(ctx, "started", storetest.TurnEvents(0, 1, false)); err != nil {
 		t.Fatal(err)
 	}
 	headerOnly := filepath.Join(t.TempDir(), "empty.jsonl")
 	if err := os.WriteFile(headerOnly, []byte(`{"type":"session","version":0,"id":"imported-empty","createdAt":1764500000000}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mustImport(t, st, headerOnly)
+	storetest.MustImport(t, st, headerOnly)
 	got, err := st.RepairOpenTurns(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -149,8 +151,8 @@ func TestRepair_removesSessionsThatNeverLoggedATurn(t *testing.T) {
 		}
 	}
 	// Its id is free again, and a second pass has nothing left to do.
-	mustCreate(t, st, "never-started")
-	if err := st.AppendEvents(ctx, "never-started", turnEvents(0, 1, false)); err != nil {
+	storetest.MustCreate(t, st, "never-started")
+	if err := st.AppendEvents(ctx, "never-started", storetest.TurnEvents(0, 1, false)); err != nil {
 		t.Fatal(err)
 	}
 	if again, err := st.RepairOpenTurns(ctx); err != nil || len(again) != 0 {

@@ -18,12 +18,13 @@ import (
 )
 
 // transcript is the human transcript: the append-origin surface events.
-// The ids of the fixture sessions.
+// The ids of the fixture sessions (ChildID: the subagent in the export
+// zip).
 const (
 	basicID   = "0b1c6d2e-5f4a-4e3b-9c8d-7a6b5c4d3e2f"
 	crashedID = "7d0e1f2a-3b4c-4d5e-8f60-718293a4b5c6"
-	parentID  = "5a9e2c41-6b7d-4f80-9a1b-2c3d4e5f6a7b"
-	childID   = "c4f1b2a3-d5e6-4789-8abc-def012345678"
+	ParentID  = "5a9e2c41-6b7d-4f80-9a1b-2c3d4e5f6a7b"
+	ChildID   = "c4f1b2a3-d5e6-4789-8abc-def012345678"
 )
 
 // transcript is the human transcript: the append-origin surface events.
@@ -73,7 +74,8 @@ func transcript(t testing.TB, events []core.Event) []string {
 	return out
 }
 
-func mustImport(t testing.TB, st Store, path string) []store.ImportResult {
+// MustImport imports the file at path into st or fails t.
+func MustImport(t testing.TB, st Store, path string) []store.ImportResult {
 	t.Helper()
 	res, err := st.ImportFile(context.Background(), path)
 	if err != nil {
@@ -93,7 +95,7 @@ func testImportDshFixtures(t *testing.T, e Engine) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			st := e.open(t)
-			res := mustImport(t, st, filepath.Join(Fixtures, name))
+			res := MustImport(t, st, filepath.Join(Fixtures, name))
 			want := []store.ImportResult{{SessionID: basicID, Outcome: store.ImportCreated, Events: 39, Added: 39}}
 			if diff := cmp.Diff(want, res); diff != "" {
 				t.Errorf("ImportFile (-want +got):\n%s", diff)
@@ -123,9 +125,9 @@ func testImportDshFixtures(t *testing.T, e Engine) {
 
 func testImportSameSessionTwice(t *testing.T, e Engine) {
 	st := e.open(t)
-	mustImport(t, st, filepath.Join(Fixtures, "basic/session.jsonl"))
+	MustImport(t, st, filepath.Join(Fixtures, "basic/session.jsonl"))
 	for _, name := range []string{"basic/session.jsonl", "basic/session.jsonl.zstd"} {
-		res := mustImport(t, st, filepath.Join(Fixtures, name))
+		res := MustImport(t, st, filepath.Join(Fixtures, name))
 		if len(res) != 1 || res[0].Outcome != store.ImportUnchanged || res[0].Added != 0 || res[0].SessionID != basicID {
 			t.Errorf("re-import of %s = %+v, want unchanged", name, res)
 		}
@@ -154,8 +156,8 @@ func testImportPrefixExtendsAndDivergenceConflicts(t *testing.T, e Engine) {
 		os.WriteFile(p, buf.Bytes(), 0o644)
 		return p
 	}
-	mustImport(t, st, write("prefix.jsonl", l.Events[:38])) // up to turn/end: nothing to repair
-	res := mustImport(t, st, filepath.Join(Fixtures, "basic/session.jsonl.zstd"))
+	MustImport(t, st, write("prefix.jsonl", l.Events[:38])) // up to turn/end: nothing to repair
+	res := MustImport(t, st, filepath.Join(Fixtures, "basic/session.jsonl.zstd"))
 	if res[0].Outcome != store.ImportExtended || res[0].Added != 1 {
 		t.Errorf("import of the longer log = %+v, want extended by 1", res[0])
 	}
@@ -174,21 +176,21 @@ func testImportPrefixExtendsAndDivergenceConflicts(t *testing.T, e Engine) {
 func testImportExportZipWithSubagent(t *testing.T, e Engine) {
 	ctx := context.Background()
 	st := e.open(t)
-	res := mustImport(t, st, filepath.Join(Fixtures, "export/session-export.zip"))
-	if len(res) != 2 || res[0].SessionID != parentID || res[1].SessionID != childID || res[1].ParentID != parentID {
+	res := MustImport(t, st, filepath.Join(Fixtures, "export/session-export.zip"))
+	if len(res) != 2 || res[0].SessionID != ParentID || res[1].SessionID != ChildID || res[1].ParentID != ParentID {
 		t.Fatalf("ImportFile(zip) = %+v", res)
 	}
-	child, _ := st.Session(ctx, childID)
-	if child.ParentID != parentID || child.Status != core.StatusEnded || child.Header.Origin != "subagent" {
-		t.Errorf("child row = %+v, want parent %s and status ended (one-shot)", child, parentID)
+	child, _ := st.Session(ctx, ChildID)
+	if child.ParentID != ParentID || child.Status != core.StatusEnded || child.Header.Origin != "subagent" {
+		t.Errorf("child row = %+v, want parent %s and status ended (one-shot)", child, ParentID)
 	}
-	kids, _ := st.ListSessions(ctx, store.ListOptions{ParentID: parentID})
+	kids, _ := st.ListSessions(ctx, store.ListOptions{ParentID: ParentID})
 	top, _ := st.ListSessions(ctx, store.ListOptions{TopLevel: true})
-	if len(kids.Sessions) != 1 || len(top.Sessions) != 1 || top.Sessions[0].ID != parentID {
+	if len(kids.Sessions) != 1 || len(top.Sessions) != 1 || top.Sessions[0].ID != ParentID {
 		t.Errorf("children %d, top-level %d", len(kids.Sessions), len(top.Sessions))
 	}
 	var buf bytes.Buffer
-	if err := st.Export(ctx, parentID, &buf); err != nil {
+	if err := st.Export(ctx, ParentID, &buf); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), `{"type":"x-vendor/note","seq":11,"time":`) || !strings.Contains(buf.String(), `"ignorable":true}`) {
@@ -253,7 +255,7 @@ func testExportRoundTripsByteForByte(t *testing.T, e Engine) {
 	for _, name := range []string{"basic/session.jsonl.zstd", "export/session-export.zip"} {
 		t.Run(name, func(t *testing.T) {
 			st1, st2 := e.open(t), e.open(t)
-			res := mustImport(t, st1, filepath.Join(Fixtures, name))
+			res := MustImport(t, st1, filepath.Join(Fixtures, name))
 			for _, r := range res {
 				var a, b bytes.Buffer
 				if err := st1.Export(ctx, r.SessionID, &a); err != nil {
@@ -261,10 +263,10 @@ func testExportRoundTripsByteForByte(t *testing.T, e Engine) {
 				}
 				p := filepath.Join(t.TempDir(), "export.jsonl")
 				os.WriteFile(p, a.Bytes(), 0o644)
-				if again := mustImport(t, st1, p); again[0].Outcome != store.ImportUnchanged {
+				if again := MustImport(t, st1, p); again[0].Outcome != store.ImportUnchanged {
 					t.Errorf("re-importing the export into its store: %s, want unchanged", again[0].Outcome)
 				}
-				mustImport(t, st2, p)
+				MustImport(t, st2, p)
 				if err := st2.Export(ctx, r.SessionID, &b); err != nil {
 					t.Fatal(err)
 				}
@@ -286,10 +288,10 @@ func testExportRoundTripsByteForByte(t *testing.T, e Engine) {
 	st1.Export(ctx, "live", &a)
 	p := filepath.Join(t.TempDir(), "live.jsonl")
 	os.WriteFile(p, a.Bytes(), 0o644)
-	if again := mustImport(t, st1, p); again[0].Outcome != store.ImportUnchanged {
+	if again := MustImport(t, st1, p); again[0].Outcome != store.ImportUnchanged {
 		t.Errorf("re-importing a live export: %s, want unchanged", again[0].Outcome)
 	}
-	mustImport(t, st2, p)
+	MustImport(t, st2, p)
 	st2.Export(ctx, "live", &b)
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
 		t.Errorf("live session: export → import → export differs:\n%s\n---\n%s", a.Bytes(), b.Bytes())
@@ -378,7 +380,7 @@ func testImportCrashedLogIsRepaired(t *testing.T, e Engine) {
 		t.Run(tt.file, func(t *testing.T) {
 			ctx := context.Background()
 			st := e.open(t)
-			res := mustImport(t, st, filepath.Join(Fixtures, tt.file))
+			res := MustImport(t, st, filepath.Join(Fixtures, tt.file))
 			if res[0].Repaired == 0 || res[0].Torn == "" {
 				t.Errorf("store.ImportResult = %+v, want repaired with a torn tail noted", res[0])
 			}
@@ -395,7 +397,7 @@ func testImportCrashedLogIsRepaired(t *testing.T, e Engine) {
 				t.Errorf("status %s, want interrupted", l.Info.Status)
 			}
 			// Importing the crashed file again changes nothing.
-			if again := mustImport(t, st, filepath.Join(Fixtures, tt.file)); again[0].Outcome != store.ImportUnchanged {
+			if again := MustImport(t, st, filepath.Join(Fixtures, tt.file)); again[0].Outcome != store.ImportUnchanged {
 				t.Errorf("re-import: %s, want unchanged", again[0].Outcome)
 			}
 		})
@@ -406,7 +408,7 @@ func testImportPlaceholderSafe(t *testing.T, e Engine) {
 	// Whatever the state of core's repair, importing a crashed log succeeds
 	// and keeps every decoded event.
 	st := e.open(t)
-	res := mustImport(t, st, filepath.Join(Fixtures, "crashed/session.jsonl"))
+	res := MustImport(t, st, filepath.Join(Fixtures, "crashed/session.jsonl"))
 	if res[0].Events < 5 || !strings.Contains(res[0].Torn, "line 7") {
 		t.Errorf("store.ImportResult = %+v", res[0])
 	}
