@@ -17,9 +17,8 @@ import (
 	"prism/store"
 )
 
-// transcript is the human transcript: the append-origin surface events.
-// The ids of the fixture sessions (ChildID: the subagent in the export
-// zip).
+// The ids of the fixture sessions (ParentID and ChildID: the session and
+// its subagent in the export zip).
 const (
 	basicID   = "0b1c6d2e-5f4a-4e3b-9c8d-7a6b5c4d3e2f"
 	crashedID = "7d0e1f2a-3b4c-4d5e-8f60-718293a4b5c6"
