@@ -261,10 +261,17 @@ func (t *turn) run(prompt core.Message) (core.TurnEndReason, error) {
 			reason = errorReason(err)
 		}
 	}
+	// The turn's durability point: it is reported finished only once its
+	// whole log, turn/end included, is committed.
 	if _, err := t.append(core.EventTurnEnd, core.TurnEnd{Turn: t.n, Reason: reason}, core.AppendOptions{}); err != nil {
 		a.logger.Error("agent: closing the turn failed", logkey.Turn, t.n, logkey.Err, err)
 		if failure == nil {
 			failure = err
+		}
+	} else if err := a.sess.Sync(t.w); err != nil {
+		a.logger.Error("agent: committing the turn failed", "turn", t.n, "err", err)
+		if failure == nil {
+			failure = fmt.Errorf("commit turn/end: %w", err)
 		}
 	}
 	if failure != nil {
