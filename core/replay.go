@@ -26,7 +26,7 @@ func ValidateLog(h SessionHeader, events []Event) error {
 		if err := validateSeedEvent(ev, i); err != nil {
 			return err
 		}
-		p, err := surf.plan(ev, events[:i])
+		p, err := surf.plan(ev, logView{head: events[:i]})
 		if err != nil {
 			return Errorf(CodeInvalid, "invalid seed event at index %d: %w", i, err)
 		}

@@ -60,6 +60,7 @@ type Session struct {
 	wmu       sync.Mutex    // guards the write-behind state below
 	pending   []Event       // logged, not yet handed to the store, in seq order
 	durable   int64         // length of the log's durable prefix
+	queued    int64         // length of the log handed to the write-behind (durable ≤ queued)
 	flushing  bool          // a goroutine is committing (at most one at a time)
 	timer     *time.Timer   // commits pending events after flushDelay
 	armed     bool          // timer is running
@@ -174,6 +175,7 @@ func OpenSession(h SessionHeader, events []Event, opts SessionOptions) (*Session
 	}
 	s.surf = foldSurface(s.log)
 	s.durable = int64(len(s.log))
+	s.queued = s.durable
 	return s, nil
 }
 
@@ -362,11 +364,7 @@ func (s *Session) addLocked(evs []Event, stamp bool) error {
 		if stamp {
 			evs[i].Time = s.now().UnixMilli()
 		}
-		log := s.log
-		if i > 0 { // plan against the earlier events of the batch too
-			log = append(s.log[:len(s.log):len(s.log)], evs[:i]...)
-		}
-		p, err := scratch.plan(&evs[i], log)
+		p, err := scratch.plan(&evs[i], logView{head: s.log, tail: evs[:i]}) // the batch's earlier events too
 		if err != nil {
 			s.appendMu.Unlock()
 			return Errorf(CodeInvalid, "%w", err)
@@ -385,6 +383,7 @@ func (s *Session) addLocked(evs []Event, stamp bool) error {
 	}
 	s.wmu.Lock()
 	s.pending = append(s.pending, evs...)
+	s.queued += int64(len(evs))
 	switch {
 	case s.flushing || s.armed:
 	case s.flushDelay < 0:
@@ -453,13 +452,14 @@ func (s *Session) disarm() {
 // Sync commits every event appended before it and waits for that commit
 // (the calling goroutine commits itself when no commit is running). It
 // returns the commit's failure, or ctx's error if ctx ends first (the
-// commit still completes or fails on its own).
+// commit still completes or fails on its own). It does not wait for the
+// observers, which may still be running for the committed events.
 func (s *Session) Sync(ctx context.Context) error {
 	if s.store == nil {
 		return nil
 	}
 	s.wmu.Lock()
-	target := s.durable + int64(len(s.pending))
+	target := s.queued // pending, or in a commit that is running
 	s.disarm()
 	if s.failed == nil && !s.flushing && len(s.pending) > 0 {
 		s.flushing = true
@@ -562,6 +562,7 @@ func (s *Session) fail(err *Error) {
 	close(s.committed)
 	s.committed = make(chan struct{})
 	durable := s.durable
+	s.queued = durable
 	s.wmu.Unlock()
 	s.mu.Lock()
 	s.log = s.log[:durable:durable]

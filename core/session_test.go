@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -277,7 +278,7 @@ func TestAppendSurfaceRules(t *testing.T) {
 
 func TestAppendThroughStore(t *testing.T) {
 	st := newFakeStore()
-	s, err := core.NewSession(ctx, header("s1"), core.SessionOptions{Store: st, Now: fixedClock(1)})
+	s, err := core.NewSession(ctx, header("s1"), core.SessionOptions{Store: st, Now: fixedClock(1), FlushDelay: time.Hour})
 	if err != nil {
 		t.Fatalf("NewSession: %v", err)
 	}
@@ -406,10 +407,19 @@ func TestConcurrentAppendsAndObserverOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const n = workers * perWorker
 	var mu sync.Mutex
 	var seen1, seen2 []int64
+	all := make(chan struct{}) // closed when the second observer saw the last seq
 	s.OnAppend(func(e core.Event) { mu.Lock(); seen1 = append(seen1, e.Seq); mu.Unlock() })
-	s.OnAppend(func(e core.Event) { mu.Lock(); seen2 = append(seen2, e.Seq); mu.Unlock() })
+	s.OnAppend(func(e core.Event) {
+		mu.Lock()
+		seen2 = append(seen2, e.Seq)
+		mu.Unlock()
+		if e.Seq == n-1 {
+			close(all)
+		}
+	})
 
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -420,7 +430,11 @@ func TestConcurrentAppendsAndObserverOrder(t *testing.T) {
 					t.Errorf("Append: %v", err)
 					return
 				}
-				_ = e
+				if i%5 == 4 { // durability points among the appends
+					if err := s.Sync(ctx); err != nil || s.Durable() <= e.Seq {
+						t.Errorf("Sync = %v with %d durable; want seq %d durable", err, s.Durable(), e.Seq)
+					}
+				}
 			}
 		})
 	}
@@ -428,8 +442,14 @@ func TestConcurrentAppendsAndObserverOrder(t *testing.T) {
 	if err := s.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
+	select { // Sync does not wait for observers; they run after the commit
+	case <-all:
+	case <-failAfter(t).Done():
+		t.Fatal("the observers never saw the last event")
+	}
+	mu.Lock()
+	defer mu.Unlock()
 
-	const n = workers * perWorker
 	want := make([]int64, n)
 	for i := range want {
 		want[i] = int64(i)
