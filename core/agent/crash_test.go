@@ -37,22 +37,17 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// markArgs are the arguments of the crash child's tools.
-type markArgs struct {
-	Key string `json:"key"`
-}
-
 // markerTool is a tool whose body first records "BODY <session> <call id>"
 // in the marker file — its side effect — and only then does anything else.
 func markerTool(name string, parallel bool, markers *os.File) *core.Tool {
-	d := core.Definition[markArgs, keyValue]{
+	d := core.Definition[keyArgs, keyValue]{
 		Name:       name,
 		Parameters: `{"key": {"type": "string", "required": true}}`,
-		Output: core.Output[markArgs, keyValue]{
+		Output: core.Output[keyArgs, keyValue]{
 			Schema: `{"type": "object", "additionalProperties": false, "properties": {"key": {"type": "string", "required": true}}}`,
-			Render: func(_ markArgs, v keyValue) (core.Content, error) { return core.Text("marked " + v.Key), nil },
+			Render: func(_ keyArgs, v keyValue) (core.Content, error) { return core.Text("marked " + v.Key), nil },
 		},
-		Execute: func(_ context.Context, a markArgs, run *core.Run) (keyValue, error) {
+		Execute: func(_ context.Context, a keyArgs, run *core.Run) (keyValue, error) {
 			// One write(2) of one line with O_APPEND: it survives SIGKILL.
 			if _, err := fmt.Fprintf(markers, "BODY %s %s\n", run.Execution.SessionID, run.Execution.CallID); err != nil {
 				return keyValue{}, err
@@ -61,7 +56,7 @@ func markerTool(name string, parallel bool, markers *os.File) *core.Tool {
 		},
 	}
 	if parallel {
-		d.IsConcurrencySafe = func(markArgs) bool { return true }
+		d.IsConcurrencySafe = func(keyArgs) bool { return true }
 	}
 	return core.MustDefine(d)
 }

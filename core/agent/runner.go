@@ -55,8 +55,8 @@ type RunnerConfig struct {
 	MaxTokens   int64
 	// OnEvent is called with every event of every session after it is
 	// committed to the store, never before, in seq order per session, from
-	// the appending goroutine: it must not block (hand the event to a
-	// buffered broker) and must not append to the session.
+	// the goroutine that committed it: it must not block (hand the event to
+	// a buffered broker) and must not append to the session.
 	OnEvent func(sessionID string, e core.Event)
 	// Logger receives the runner's and the loops' logs; nil means
 	// slog.Default().
