@@ -214,8 +214,10 @@ func (s *Session) Durable() int64 {
 // event at a time in seq order: whichever goroutine committed an event
 // delivers it, unless a delivery is already running, which then delivers it
 // too. f may append to the same session (that event is delivered after f
-// returns, once it is committed). A panic in f is logged and contained. The
-// returned function removes f; calling it more than once is harmless.
+// returns, once it is committed) but must not wait for a commit (Sync,
+// WaitDurable): it may be running on the goroutine that commits. A panic in
+// f is logged and contained. The returned function removes f; calling it
+// more than once is harmless.
 func (s *Session) OnAppend(f func(Event)) (remove func()) {
 	if f == nil {
 		return func() {}
