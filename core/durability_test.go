@@ -114,7 +114,7 @@ func TestAppendMany(t *testing.T) {
 			{Type: core.EventUserMessage, Data: core.NewUserMessage("u", "x")}}, // no surfaceOp
 		{{Type: core.EventToolCall, Data: core.ToolCall{Turn: 1, Step: 1, CallID: "c1", Name: "n"}},
 			{Type: core.EventToolResult, Data: json.RawMessage(toolResult(1, 1, "r", "c1", "ok", false, "")),
-				Options: core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{4}}}}, // not earlier
+				Options: core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{4}}}}, // not earlier
 		{{Type: core.EventToolCall, Data: core.ToolCall{}}, {Type: ""}},
 	} {
 		if evs, err := s.AppendMany(ctx, bad...); err == nil || core.ErrorCode(err) != core.CodeInvalid {
@@ -129,7 +129,7 @@ func TestAppendMany(t *testing.T) {
 		core.Draft{Type: core.EventToolCall, Data: core.ToolCall{Turn: 1, Step: 1, CallID: "c1", Name: "n", Arguments: "{}"}},
 		core.Draft{Type: core.EventToolCall, Data: core.ToolCall{Turn: 1, Step: 1, CallID: "c2", Name: "n", Arguments: "{}"}},
 		core.Draft{Type: core.EventToolResult, Data: json.RawMessage(toolResult(1, 1, "r1", "c1", "ok", false, "")),
-			Options: core.AppendOptions{SurfaceOp: core.AppendOp, SourceEventSeqs: []int64{2}}}, // cites the batch's first event
+			Options: core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{2}}}, // cites the batch's first event
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func TestTypedShapeMatchesJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := core.AppendOptions{SurfaceOp: core.AppendOp}
+			opts := core.AppendOptions{SurfaceOp: core.AppendOp()}
 			_, typedErr := newMemSession(t).Append(ctx, tc.typ, tc.data, opts)
 			_, jsonErr := newMemSession(t).Append(ctx, tc.typ, raw, opts)
 			if errText(typedErr) != errText(jsonErr) {

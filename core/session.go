@@ -554,7 +554,7 @@ func (s *Session) flushLoop(target int64) {
 // queued events are dropped and every waiter and later append gets err.
 func (s *Session) fail(err *Error) {
 	s.logger.Error("session commit failed; the session refuses further appends",
-		"session", s.header.ID, "err", err)
+		logkey.SessionID, s.header.ID, logkey.Err, err)
 	s.appendMu.Lock()
 	s.wmu.Lock()
 	s.failed = err

@@ -269,7 +269,7 @@ func (t *turn) run(prompt core.Message) (core.TurnEndReason, error) {
 			failure = err
 		}
 	} else if err := a.sess.Sync(t.w); err != nil {
-		a.logger.Error("agent: committing the turn failed", "turn", t.n, "err", err)
+		a.logger.Error("agent: committing the turn failed", logkey.Turn, t.n, logkey.Err, err)
 		if failure == nil {
 			failure = fmt.Errorf("commit turn/end: %w", err)
 		}
