@@ -312,6 +312,7 @@ func prepareEvent(typ string, data any, opts AppendOptions) (Event, error) {
 		return Event{}, Errorf(CodeInvalid, "%w", err)
 	}
 	ev := Event{Type: typ, Data: raw, Ignorable: opts.Ignorable, SourceEventSeqs: slices.Clone(opts.SourceEventSeqs)}
+	ev.know(data) // the store and the live feed need not walk raw again
 	if opts.SurfaceOp != nil {
 		op := *opts.SurfaceOp
 		ev.SurfaceOp = &op

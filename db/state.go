@@ -250,9 +250,13 @@ func prepareEvents(sessionID string, next int64, events []core.Event) ([]core.Ev
 		if e.Type == "" {
 			return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d has no type", sessionID, e.Seq)
 		}
-		data, err := core.Snapshot(e.Data) // lossless check and compaction, one pass when already compact
-		if err != nil {
-			return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d (%s): data: %v", sessionID, e.Seq, e.Type, err)
+		data := e.Data
+		if !e.Checked() { // a core.Session checked and compacted it already
+			var err error
+			data, err = core.Snapshot(e.Data) // lossless check and compaction, one pass when already compact
+			if err != nil {
+				return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d (%s): data: %v", sessionID, e.Seq, e.Type, err)
+			}
 		}
 		surface := core.IsSurfaceType(e.Type)
 		if !surface && (e.SurfaceOp != nil || e.SourceEventSeqs != nil) {
@@ -287,7 +291,7 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event) error {
 		if e.SourceEventSeqs != nil {
 			sources = encodeSeqs(e.SourceEventSeqs)
 		}
-		f := core.FactsOf(e) // one decode: the summary's facts and the call id
+		f := core.FactsOf(e) // the facts the session carried, or one decode
 		s.sum.ApplyFacts(e, &f)
 		if id := f.CallID(); id != "" {
 			callID = id
