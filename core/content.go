@@ -178,6 +178,10 @@ func (c Content) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes an array of type-tagged blocks.
 func (c *Content) UnmarshalJSON(data []byte) error {
+	if out, ok := decodeKnownBlocks(data); ok {
+		*c = out
+		return nil
+	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(data, &raws); err != nil {
 		return fmt.Errorf("content: %w", err)
@@ -192,6 +196,58 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 	}
 	*c = out
 	return nil
+}
+
+// anyBlock holds the fields of every known block type, so an array of
+// blocks decodes in one pass instead of one per block and field set.
+type anyBlock struct {
+	Type       *string             `json:"type"`
+	Text       string              `json:"text"`
+	Attachment *ImageAttachmentRef `json:"attachment"`
+	ID         string              `json:"id"`
+	Name       string              `json:"name"`
+	Arguments  string              `json:"arguments"`
+	ToolCallID string              `json:"toolCallId"`
+	Content    Content             `json:"content"` // absent: nil; null: empty, as ToolResultBlock
+	IsError    bool                `json:"isError"`
+}
+
+// decodeKnownBlocks decodes an array of blocks of known types in one pass.
+// ok is false when that cannot give what DecodeBlock gives block by block —
+// an unknown type (whose raw JSON is kept), a missing type, a field of
+// another block type that does not fit — and the caller decodes block by
+// block instead.
+func decodeKnownBlocks(data []byte) (Content, bool) {
+	var blocks []anyBlock
+	if json.Unmarshal(data, &blocks) != nil || blocks == nil {
+		return nil, false
+	}
+	out := make(Content, len(blocks))
+	for i := range blocks {
+		a := &blocks[i]
+		if a.Type == nil {
+			return nil, false
+		}
+		switch *a.Type {
+		case BlockText:
+			out[i] = &TextBlock{Text: a.Text}
+		case BlockReasoning:
+			out[i] = &ReasoningBlock{Text: a.Text}
+		case BlockImage:
+			b := &ImageBlock{}
+			if a.Attachment != nil {
+				b.Attachment = *a.Attachment
+			}
+			out[i] = b
+		case BlockToolCall:
+			out[i] = &ToolCallBlock{ID: a.ID, Name: a.Name, Arguments: a.Arguments}
+		case BlockToolResult:
+			out[i] = &ToolResultBlock{ToolCallID: a.ToolCallID, Content: a.Content, IsError: a.IsError}
+		default:
+			return nil, false
+		}
+	}
+	return out, true
 }
 
 // DecodeBlock decodes one type-tagged content block. A block of an unknown

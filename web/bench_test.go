@@ -119,6 +119,51 @@ func BenchmarkFirstPaint10k(b *testing.B) {
 	})
 }
 
+// BenchmarkCallPage20k measures GET /sessions/{id}/calls/{callId} — one
+// call's projections side by side — for calls with 20,000 lines of output:
+// a bash run (the terminal card) and a read of a 20,000-line file (the
+// file card, its lines also in the meta). Server time: the handler alone
+// into a recorder, gzip on.
+func BenchmarkCallPage20k(b *testing.B) {
+	e := newEnv(b, nil)
+	var out, file strings.Builder
+	lines := make([]map[string]any, 20000)
+	file.WriteString("<path>/work/big.go</path>\n<type>file</type>\n<content>\n")
+	for i := range lines {
+		line := "\tfmt.Println(\"line " + itoa(int64(i+1)) + " <of> & output\")"
+		out.WriteString("building package " + itoa(int64(i+1)) + " of 20000: ok <" + strings.Repeat("x", i%40) + ">\n")
+		lines[i] = map[string]any{"number": i + 1, "text": line}
+		file.WriteString(itoa(int64(i+1)) + ": " + line + "\n")
+	}
+	out.WriteString("[exit code: 0]")
+	file.WriteString("\n(End of file - total 20000 lines)\n</content>")
+	bld := coretest.NewBuilder(t0)
+	bld.TurnStart().StepStart()
+	bld.Call("bash-1", "bash", `{"command":"make all","description":"build everything"}`).Result("bash-1", out.String(), false, nil, nil)
+	bld.Call("read-1", "read", `{"file_path":"big.go"}`).Result("read-1", file.String(), false,
+		map[string]any{"path": "/work/big.go", "offset": 1, "totalLines": 20000, "lang": "go", "lines": lines}, nil)
+	bld.StepEnd().TurnEnd(core.TurnCompleted)
+	e.session(b, "heavy", bld.Events)
+	h := e.srv.Handler()
+	for _, callID := range []string{"bash-1", "read-1"} {
+		b.Run(callID[:len(callID)-2], func(b *testing.B) {
+			var size int
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodGet, "/sessions/heavy/calls/"+callID, nil)
+				req.Host = "127.0.0.1"
+				req.Header.Set("Accept-Encoding", "gzip")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatalf("status %d", rec.Code)
+				}
+				size = rec.Body.Len()
+			}
+			b.ReportMetric(float64(size), "gzip-bytes")
+		})
+	}
+}
+
 // fanout runs one publisher appending tool calls and results at rate
 // events/s for d, with n SSE subscribers on loopback, and returns the
 // commit-to-patch-received latencies of every subscriber and event.
