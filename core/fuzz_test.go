@@ -3,8 +3,8 @@ package core_test
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"reflect"
+	"strings"
 	"testing"
 
 	"prism/core"
