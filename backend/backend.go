@@ -16,6 +16,7 @@ import (
 	"prism/core"
 	"prism/core/tools"
 	"prism/db"
+	"prism/views"
 	"prism/web"
 )
 
@@ -134,6 +135,16 @@ func (s Source) LoadSession(ctx context.Context, id string) (core.SessionHeader,
 // EventsAfter implements web.SessionSource.
 func (s Source) EventsAfter(ctx context.Context, id string, after int64) ([]core.Event, error) {
 	return s.Store.EventsAfter(ctx, id, after)
+}
+
+// CallEvents implements web.SessionSource.
+func (s Source) CallEvents(ctx context.Context, id, callID string) (core.SessionHeader, []core.Event, error) {
+	info, err := s.Store.Session(ctx, id)
+	if err != nil {
+		return core.SessionHeader{}, nil, err
+	}
+	events, err := s.Store.CallEvents(ctx, id, callID, views.CallContextTypes()...)
+	return info.Header, events, err
 }
 
 // EventsUpTo implements web.SessionSource.

@@ -303,9 +303,19 @@ func (st *Store) EventsUpTo(ctx context.Context, id string, seq int64) ([]core.E
 
 // CallEvents returns one tool call's events in seq order: its tool/call,
 // tool/result(s) (replacements too), approval/asked and Code Mode
-// sub-dispatches (tool/code-dispatch-start, tool/code-dispatch).
-func (st *Store) CallEvents(ctx context.Context, id, callID string) ([]core.Event, error) {
-	return st.events(ctx, id, "events of call "+callID, "call_id = ?", callID)
+// sub-dispatches (tool/code-dispatch-start, tool/code-dispatch) — and,
+// interleaved in seq order, every event of the types withTypes names (the
+// turn and step boundaries a fold needs to place the call, say).
+func (st *Store) CallEvents(ctx context.Context, id, callID string, withTypes ...string) ([]core.Event, error) {
+	if len(withTypes) == 0 {
+		return st.events(ctx, id, "events of call "+callID, "call_id = ?", callID)
+	}
+	args := []any{callID}
+	for _, t := range withTypes {
+		args = append(args, t)
+	}
+	in := strings.TrimSuffix(strings.Repeat("?,", len(withTypes)), ",")
+	return st.events(ctx, id, "events of call "+callID, "(call_id = ? OR type IN ("+in+"))", args...)
 }
 
 // Export writes the session as prism JSONL: the header line, then one event

@@ -3,6 +3,7 @@ package views
 import (
 	"encoding/json"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -158,6 +159,33 @@ func predecode(events []core.Event, superseded []bool, lastSeq int64) []decoded 
 func (t *Timeline) skip(e *core.Event) {
 	t.lastSeq = e.Seq
 	t.sum.Apply(e)
+}
+
+// CallContextTypes are the event types that, with one call's own events
+// (the events core.FactsOf gives its call id), fold to that call's cards
+// exactly as the whole log does: the turn and step boundaries that stop an
+// unanswered call and pair a reused call id's result with the right card,
+// and the approval decisions (which name an approval, not a call).
+func CallContextTypes() []string {
+	return []string{core.EventTurnStart, core.EventTurnEnd, core.EventStepStart, core.EventStepEnd, core.EventApprovalDecided}
+}
+
+// CallContext returns the events of a log that place one call's cards (in
+// log order): the call's own events and those of CallContextTypes. A store
+// selects the same events by its call-id column; this is that selection
+// over a log in memory.
+func CallContext(events []core.Event, callID string) []core.Event {
+	types := CallContextTypes()
+	var out []core.Event
+	for i := range events {
+		e := &events[i]
+		if slices.Contains(types, e.Type) {
+			out = append(out, *e)
+		} else if f := core.FactsOf(e); f.CallID() == callID {
+			out = append(out, *e)
+		}
+	}
+	return out
 }
 
 // Header returns the session header.

@@ -1,6 +1,9 @@
 package views
 
 import (
+	"encoding/json"
+	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -394,11 +397,11 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 		if s, ok := parsed.(string); ok && s == c.Args && c.Args != "" {
 			v.ArgsNote = "not JSON: the raw string is kept as is"
 		} else if b, err := core.MarshalNoEscape(parsed); err == nil {
-			v.ParsedArgs = NewClipN(prettyJSON(string(b)), callPageLines, callPageRunes)
+			v.ParsedArgs = JSONClip(string(b), callPageLines, callPageRunes)
 		}
 		if vs.call != nil {
-			if b, err := core.MarshalNoEscape(vs.call); err == nil {
-				v.CallView = NewClipN(prettyJSON(string(b)), callPageLines, callPageRunes)
+			if b, err := viewJSON(vs.call); err == nil {
+				v.CallView = JSONClip(string(b), callPageLines, callPageRunes)
 			}
 		} else {
 			v.CallView = NewClip("(no valid call view: the generic card is shown)", 1)
@@ -409,13 +412,13 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 		v.IsError = res.IsError
 		v.Content = NewClipN(res.Content.PlainText(), callPageLines, callPageRunes)
 		if len(c.Result.Meta) > 0 {
-			v.MetaJSON = NewClipN(prettyJSON(string(c.Result.Meta)), callPageLines, callPageRunes)
+			v.MetaJSON = JSONClip(string(c.Result.Meta), callPageLines, callPageRunes)
 		}
 		if c.Result.Error != nil {
 			v.ErrorJSON = clean(c.Result.Error.Name + " / " + c.Result.Error.Code)
 		}
-		if b, err := core.MarshalNoEscape(vs.result); err == nil {
-			v.ResultView = NewClipN(prettyJSON(string(b)), callPageLines, callPageRunes)
+		if b, err := viewJSON(vs.result); err == nil {
+			v.ResultView = JSONClip(string(b), callPageLines, callPageRunes)
 		}
 		v.ResultSeq = strconv.FormatInt(c.ResultSeq, 10)
 		_, v.ResultTime = clock(c.ResultTime)
@@ -429,6 +432,25 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 		}
 	}
 	return v
+}
+
+// viewJSON encodes a card view for the projections page. A view that
+// writes its own JSON is asked directly — encoding/json would copy its
+// output and check it again, which for a 20,000-line view is much of the
+// page's work — and what it writes must be valid JSON.
+func viewJSON(v any) ([]byte, error) {
+	m, ok := v.(json.Marshaler)
+	if rv := reflect.ValueOf(v); !ok || rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return core.MarshalNoEscape(v)
+	}
+	b, err := m.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(b) {
+		return nil, fmt.Errorf("view %T wrote invalid JSON", v)
+	}
+	return b, nil
 }
 
 // ExprURL makes a URL safe inside a Datastar expression string literal: any

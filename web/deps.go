@@ -27,6 +27,12 @@ type SessionSource interface {
 	EventsAfter(ctx context.Context, id string, after int64) ([]core.Event, error)
 	// EventsUpTo returns the header and the events with seq <= upTo.
 	EventsUpTo(ctx context.Context, id string, upTo int64) (core.SessionHeader, []core.Event, error)
+	// CallEvents returns the header and, in seq order, the events that
+	// place one call's cards (views.CallContext): the call's own events
+	// (those core.FactsOf gives its call id) and every event of
+	// views.CallContextTypes. A fold of them gives that call's cards as the
+	// whole log's fold does, without reading the rest of the log.
+	CallEvents(ctx context.Context, id, callID string) (core.SessionHeader, []core.Event, error)
 }
 
 // ListQuery filters and bounds a session list.

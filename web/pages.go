@@ -152,7 +152,7 @@ func (s *Server) handleCall(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h, events, err := s.deps.Sessions.LoadSession(ctx, id)
+	h, events, err := s.deps.Sessions.CallEvents(ctx, id, callID)
 	if err != nil {
 		return err
 	}
