@@ -108,16 +108,16 @@ func (*UnknownBlock) isContentBlock()    {}
 
 // MarshalJSON writes {"type":"text","text":…}.
 func (b *TextBlock) MarshalJSON() ([]byte, error) {
-	return marshalTagged(BlockText, struct {
-		Text string `json:"text"`
-	}{b.Text})
+	var buf bytes.Buffer
+	err := appendTextJSON(&buf, BlockText, b.Text)
+	return buf.Bytes(), err
 }
 
 // MarshalJSON writes {"type":"reasoning","text":…}.
 func (b *ReasoningBlock) MarshalJSON() ([]byte, error) {
-	return marshalTagged(BlockReasoning, struct {
-		Text string `json:"text"`
-	}{b.Text})
+	var buf bytes.Buffer
+	err := appendTextJSON(&buf, BlockReasoning, b.Text)
+	return buf.Bytes(), err
 }
 
 // MarshalJSON writes {"type":"image","attachment":…}.
@@ -134,12 +134,52 @@ func (b *ToolCallBlock) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON writes {"type":"tool-result","toolCallId":…,"content":[…],"isError":…}.
 func (b *ToolResultBlock) MarshalJSON() ([]byte, error) {
-	type plain ToolResultBlock
-	p := *(*plain)(b)
-	if p.Content == nil {
-		p.Content = Content{}
+	var buf bytes.Buffer
+	err := b.appendJSON(&buf)
+	return buf.Bytes(), err
+}
+
+// appendJSON writes what MarshalJSON returns into buf.
+func (b *ToolResultBlock) appendJSON(buf *bytes.Buffer) error {
+	buf.WriteString(`{"type":"` + BlockToolResult + `","toolCallId":`)
+	if err := appendJSONString(buf, b.ToolCallID); err != nil {
+		return err
 	}
-	return marshalTagged(BlockToolResult, &p)
+	buf.WriteString(`,"content":`)
+	if err := b.Content.appendJSON(buf); err != nil {
+		return err
+	}
+	if b.IsError {
+		buf.WriteString(`,"isError":true}`)
+	} else {
+		buf.WriteString(`,"isError":false}`)
+	}
+	return nil
+}
+
+// appendTextJSON writes {"type":tag,"text":text}: the JSON of a text or
+// reasoning block, written straight into buf — a tool's output is most of
+// an event's bytes, and each layer of encoding/json Marshalers would copy
+// and re-check it.
+func appendTextJSON(buf *bytes.Buffer, tag, text string) error {
+	buf.WriteString(`{"type":"` + tag + `","text":`)
+	if err := appendJSONString(buf, text); err != nil {
+		return err
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
+// appendJSONString writes s as encoding/json writes a string without HTML
+// escaping (MarshalNoEscape's form).
+func appendJSONString(buf *bytes.Buffer, s string) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	return nil
 }
 
 // MarshalJSON writes the block's original JSON.
@@ -158,22 +198,55 @@ func Text(s string) Content { return Content{&TextBlock{Text: s}} }
 // MarshalJSON writes the blocks as a JSON array ([] for nil).
 func (c Content) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
+	err := c.appendJSON(&buf)
+	return buf.Bytes(), err
+}
+
+// appendJSON writes what MarshalJSON returns into buf. Text, reasoning and
+// tool-result blocks write their compact JSON straight in; any other block
+// goes through MarshalNoEscape (which checks and compacts what it writes,
+// an UnknownBlock's raw JSON included).
+func (c Content) appendJSON(buf *bytes.Buffer) error {
 	buf.WriteByte('[')
 	for i, b := range c {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
 		if b == nil {
-			return nil, fmt.Errorf("content block %d is nil", i)
+			return fmt.Errorf("content block %d is nil", i)
 		}
-		data, err := MarshalNoEscape(b)
+		var err error
+		switch x := b.(type) {
+		case *TextBlock:
+			if x == nil {
+				buf.WriteString("null")
+				continue
+			}
+			err = appendTextJSON(buf, BlockText, x.Text)
+		case *ReasoningBlock:
+			if x == nil {
+				buf.WriteString("null")
+				continue
+			}
+			err = appendTextJSON(buf, BlockReasoning, x.Text)
+		case *ToolResultBlock:
+			if x == nil {
+				buf.WriteString("null")
+				continue
+			}
+			err = x.appendJSON(buf)
+		default:
+			var data []byte
+			if data, err = MarshalNoEscape(b); err == nil {
+				buf.Write(data)
+			}
+		}
 		if err != nil {
-			return nil, fmt.Errorf("content block %d: %w", i, err)
+			return fmt.Errorf("content block %d: %w", i, err)
 		}
-		buf.Write(data)
 	}
 	buf.WriteByte(']')
-	return buf.Bytes(), nil
+	return nil
 }
 
 // UnmarshalJSON decodes an array of type-tagged blocks.
