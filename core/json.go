@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"unsafe"
 )
 
 // ErrNotLossless reports a value that JSON cannot carry exactly: NaN, ±Inf,
@@ -159,7 +160,7 @@ func ParseArguments(raw string) any {
 		return map[string]any{}
 	}
 	var v any
-	err := json.Unmarshal([]byte(raw), &v)
+	err := json.Unmarshal(textBytes(raw), &v)
 	if err == nil {
 		return v
 	}
@@ -228,6 +229,12 @@ func losslessTree(v any, depth int) bool {
 		return false
 	}
 }
+
+// textBytes returns the bytes of s without copying them, for a decoder to
+// read: json.Unmarshal neither writes to its input nor keeps it (strings
+// and raw messages it decodes are copies). A tool's arguments are decoded
+// twice per call (the generic tree, the typed value), and may be large.
+func textBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // MarshalNoEscape encodes v like json.Marshal but without escaping <, > and
 // & — the way JavaScript's JSON.stringify writes them.
