@@ -77,11 +77,6 @@ type Event struct {
 	Ignorable       bool       // an unknown type may be skipped only if set
 	SurfaceOp       *SurfaceOp // surface types only (and then required)
 	SourceEventSeqs []int64    // surface types only; nil = absent, empty = []
-
-	// known is what the Session that appended the event knew of Data
-	// without walking it (see Checked and FactsOf); nil for an event read
-	// from storage or decoded from JSON.
-	known *knownData
 }
 
 // SurfaceOp says how a surface event changes the model transcript: it is

@@ -2,43 +2,13 @@ package core
 
 import "unicode/utf8"
 
-// knownData is what a Session knew of an event's data when it appended it,
-// carried with the event to the store and the live feed so they need not
-// walk the JSON again: that data is the compact, lossless encoding Snapshot
-// produced, and — when the appended value had core's type for the event —
-// the event's facts (see FactsOf).
-type knownData struct {
-	data     []byte // the Data it describes: a copy whose Data was replaced is not vouched for
-	facts    EventFacts
-	hasFacts bool
-}
-
-// Checked reports whether e.Data is the encoding a core.Session checked and
-// compacted when it appended e (lossless JSON, compact form), so a store
-// may skip checking it again. It holds for the events Append returns and
-// for their copies, as long as Data is the slice the session produced;
-// events read from storage or decoded from JSON are not checked.
-func (e *Event) Checked() bool {
-	k := e.known
-	return k != nil && len(k.data) == len(e.Data) && (len(k.data) == 0 || &k.data[0] == &e.Data[0])
-}
-
-// carriedFacts returns the facts a Session computed for e, if it did.
-func (e *Event) carriedFacts() (*EventFacts, bool) {
-	if e.known != nil && e.known.hasFacts && e.Checked() {
-		return &e.known.facts, true
+// appendedFactsOf returns the facts of an event Append made from data, or
+// nil when only a decode of its data can tell them.
+func appendedFactsOf(typ string, data any) *EventFacts {
+	if f, ok := appendedFacts(typ, data); ok {
+		return &f
 	}
-	return nil, false
-}
-
-// know records what Append knows of e: its Data was produced by Snapshot
-// from data, and data's facts when data has core's type for e.Type — the
-// same facts FactsOf would decode from e.Data.
-func (e *Event) know(data any) {
-	e.known = &knownData{data: e.Data}
-	if f, ok := appendedFacts(e.Type, data); ok {
-		e.known.facts, e.known.hasFacts = f, true
-	}
+	return nil
 }
 
 // appendedFacts returns the facts of appended data of type typ without

@@ -59,6 +59,7 @@ type Session struct {
 
 	wmu       sync.Mutex    // guards the write-behind state below
 	pending   []Event       // logged, not yet handed to the store, in seq order
+	facts     []*EventFacts // pending's facts, as appended (nil: a decode tells)
 	durable   int64         // length of the log's durable prefix
 	queued    int64         // length of the log handed to the write-behind (durable ≤ queued)
 	flushing  bool          // a goroutine is committing (at most one at a time)
@@ -262,12 +263,12 @@ func (s *Session) OnAppend(f func(Event)) (remove func()) {
 // turns, steps and calls are not checked here (see CheckRelations). An
 // event of a type this build does not know is stored verbatim.
 func (s *Session) Append(ctx context.Context, typ string, data any, opts AppendOptions) (Event, error) {
-	ev, err := prepareEvent(typ, data, opts)
+	ev, f, err := prepareEvent(typ, data, opts)
 	if err != nil {
 		return Event{}, err
 	}
-	one := [1]Event{ev}
-	if err := s.add(one[:]); err != nil {
+	one, facts := [1]Event{ev}, [1]*EventFacts{f}
+	if err := s.add(one[:], facts[:]); err != nil {
 		return Event{}, err
 	}
 	return one[0], nil
@@ -284,40 +285,42 @@ func (s *Session) AppendMany(ctx context.Context, drafts ...Draft) ([]Event, err
 		return nil, nil
 	}
 	evs := make([]Event, len(drafts))
+	facts := make([]*EventFacts, len(drafts))
 	for i, d := range drafts {
-		ev, err := prepareEvent(d.Type, d.Data, d.Options)
+		ev, f, err := prepareEvent(d.Type, d.Data, d.Options)
 		if err != nil {
 			return nil, err
 		}
-		evs[i] = ev
+		evs[i], facts[i] = ev, f
 	}
-	if err := s.add(evs); err != nil {
+	if err := s.add(evs, facts); err != nil {
 		return nil, err
 	}
 	return evs, nil
 }
 
 // prepareEvent runs the checks of one event that do not depend on the log:
-// type, lossless data, legacy vocabulary and message shape.
-func prepareEvent(typ string, data any, opts AppendOptions) (Event, error) {
+// type, lossless data, legacy vocabulary and message shape. It also
+// returns the event's facts when data's type tells them (nil otherwise),
+// for a CheckedStore.
+func prepareEvent(typ string, data any, opts AppendOptions) (Event, *EventFacts, error) {
 	if typ == "" {
-		return Event{}, Errorf(CodeInvalid, "session event type must be a non-empty string")
+		return Event{}, nil, Errorf(CodeInvalid, "session event type must be a non-empty string")
 	}
 	raw, err := snapshotEventData(data)
 	if err != nil {
-		return Event{}, &Error{Name: "Error", Code: CodeInvalid,
+		return Event{}, nil, &Error{Name: "Error", Code: CodeInvalid,
 			Message: fmt.Sprintf("session event %q carries non-JSON-serializable data", typ), Err: err}
 	}
 	if err := checkAppendShape(typ, data, raw); err != nil {
-		return Event{}, Errorf(CodeInvalid, "%w", err)
+		return Event{}, nil, Errorf(CodeInvalid, "%w", err)
 	}
 	ev := Event{Type: typ, Data: raw, Ignorable: opts.Ignorable, SourceEventSeqs: slices.Clone(opts.SourceEventSeqs)}
-	ev.know(data) // the store and the live feed need not walk raw again
 	if opts.SurfaceOp != nil {
 		op := *opts.SurfaceOp
 		ev.SurfaceOp = &op
 	}
-	return ev, nil
+	return ev, appendedFactsOf(typ, data), nil
 }
 
 // checkAppendShape runs checkSupportedRequestHeader and checkEventShape on
@@ -345,14 +348,15 @@ func checkAppendShape(typ string, data any, raw json.RawMessage) error {
 // their seqs and times, validates their surface transitions against the log
 // and each other, and queues them for the store — or, without a store,
 // delivers them to the observers at once.
-func (s *Session) add(evs []Event) error {
+func (s *Session) add(evs []Event, facts []*EventFacts) error {
 	s.appendMu.Lock()
-	return s.addLocked(evs, true)
+	return s.addLocked(evs, facts, true)
 }
 
 // addLocked is add with appendMu held, which it releases; stamp sets the
-// events' times (else they keep theirs).
-func (s *Session) addLocked(evs []Event, stamp bool) error {
+// events' times (else they keep theirs). facts parallels evs (nil: none
+// known).
+func (s *Session) addLocked(evs []Event, facts []*EventFacts, stamp bool) error {
 	if err := s.failure(); err != nil {
 		s.appendMu.Unlock()
 		return err
@@ -386,6 +390,10 @@ func (s *Session) addLocked(evs []Event, stamp bool) error {
 	}
 	s.wmu.Lock()
 	s.pending = append(s.pending, evs...)
+	if facts == nil {
+		facts = make([]*EventFacts, len(evs))
+	}
+	s.facts = append(s.facts, facts...)
 	s.queued += int64(len(evs))
 	switch {
 	case s.flushing || s.armed:
@@ -528,11 +536,16 @@ func (s *Session) flushLoop(target int64) {
 			s.wmu.Unlock()
 			return
 		}
-		batch := s.pending
-		s.pending = nil
+		batch, facts := s.pending, s.facts
+		s.pending, s.facts = nil, nil
 		s.wmu.Unlock()
 
-		err := s.store.AppendEvents(context.Background(), s.header.ID, batch)
+		var err error
+		if cs, ok := s.store.(CheckedStore); ok {
+			err = cs.AppendChecked(context.Background(), s.header.ID, batch, facts)
+		} else {
+			err = s.store.AppendEvents(context.Background(), s.header.ID, batch)
+		}
 		if err != nil {
 			s.fail(wrapCoded(err, "session %q: store %s at seq %d", s.header.ID, batch[0].Type, batch[0].Seq))
 			return
@@ -559,7 +572,7 @@ func (s *Session) fail(err *Error) {
 	s.appendMu.Lock()
 	s.wmu.Lock()
 	s.failed = err
-	s.pending = nil
+	s.pending, s.facts = nil, nil
 	s.flushing = false
 	s.disarm()
 	close(s.committed)
@@ -588,7 +601,7 @@ func (s *Session) RepairInterrupted(ctx context.Context) ([]Event, error) {
 		s.appendMu.Unlock()
 		return nil, nil
 	}
-	if err := s.addLocked(closers, false); err != nil {
+	if err := s.addLocked(closers, nil, false); err != nil {
 		return nil, err
 	}
 	if err := s.Sync(ctx); err != nil {

@@ -178,15 +178,12 @@ func carriesCallID(typ string) bool {
 }
 
 // FactsOf decodes e's facts: once, and only for types that have any. Data
-// that does not decode gives the facts that did. An event a Session
-// appended from core's type for it carries its facts, computed from that
-// value (the same facts): FactsOf then returns them without decoding.
+// that does not decode gives the facts that did. (A Session hands a
+// CheckedStore the facts of what it appends, computed from the appended
+// values: the same facts, without a decode.)
 func FactsOf(e *Event) EventFacts {
 	if !summaryReads(e.Type) && !carriesCallID(e.Type) {
 		return EventFacts{}
-	}
-	if f, ok := e.carriedFacts(); ok {
-		return *f
 	}
 	var j factsJSON
 	_ = json.Unmarshal(e.Data, &j)

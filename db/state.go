@@ -169,11 +169,11 @@ func (t *wtx) apply(r *request) (rejected, dbErr error) {
 		if !s.exists {
 			return notFound(r.sessionID), nil
 		}
-		events, err := prepareEvents(r.sessionID, s.sum.LastSeq+1, r.events)
+		events, err := prepareEvents(r.sessionID, s.sum.LastSeq+1, r.events, r.checked)
 		if err != nil {
 			return err, nil
 		}
-		return nil, t.insertEvents(r.sessionID, s, events)
+		return nil, t.insertEvents(r.sessionID, s, events, r.facts)
 	}
 	return fmt.Errorf("unexpected request kind %d", r.kind), nil
 }
@@ -239,8 +239,9 @@ func (t *wtx) deleteSession(id string, s *sessState) error {
 }
 
 // prepareEvents validates an append and returns the events with their data
-// compacted (so an export re-imports byte for byte).
-func prepareEvents(sessionID string, next int64, events []core.Event) ([]core.Event, error) {
+// compacted (so an export re-imports byte for byte). checked data (from
+// AppendChecked) is taken as lossless and compact already.
+func prepareEvents(sessionID string, next int64, events []core.Event, checked bool) ([]core.Event, error) {
 	out := events
 	for i := range events {
 		e := &events[i]
@@ -251,7 +252,7 @@ func prepareEvents(sessionID string, next int64, events []core.Event) ([]core.Ev
 			return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d has no type", sessionID, e.Seq)
 		}
 		data := e.Data
-		if !e.Checked() { // a core.Session checked and compacted it already
+		if !checked {
 			var err error
 			data, err = core.Snapshot(e.Data) // lossless check and compaction, one pass when already compact
 			if err != nil {
@@ -280,7 +281,9 @@ func prepareEvents(sessionID string, next int64, events []core.Event) ([]core.Ev
 	return out, nil
 }
 
-func (t *wtx) insertEvents(id string, s *sessState, events []core.Event) error {
+// insertEvents writes events and applies them to the session's summary;
+// facts[i], when given and not nil, are events[i]'s facts (else decoded).
+func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts []*core.EventFacts) error {
 	for i := range events {
 		e := &events[i]
 		var surface, sources, callID any
@@ -291,7 +294,12 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event) error {
 		if e.SourceEventSeqs != nil {
 			sources = encodeSeqs(e.SourceEventSeqs)
 		}
-		f := core.FactsOf(e) // the facts the session carried, or one decode
+		var f core.EventFacts
+		if i < len(facts) && facts[i] != nil {
+			f = *facts[i] // the session knew them from the appended value
+		} else {
+			f = core.FactsOf(e) // one decode
+		}
 		s.sum.ApplyFacts(e, &f)
 		if id := f.CallID(); id != "" {
 			callID = id

@@ -31,6 +31,8 @@ type request struct {
 	kind      reqKind
 	sessionID string
 	events    []core.Event
+	checked   bool               // AppendChecked: data checked and compact
+	facts     []*core.EventFacts // AppendChecked: the events' facts, nil where unknown
 	header    core.SessionHeader
 	source    string
 	fn        func(*wtx) error

@@ -37,6 +37,20 @@ func (s *timedStore) AppendEvents(ctx context.Context, id string, evs []core.Eve
 	return s.inner.AppendEvents(ctx, id, evs)
 }
 
+// AppendChecked forwards to the inner store's, if it has one (a session
+// then hands it what it knows of the events), timing it the same way.
+func (s *timedStore) AppendChecked(ctx context.Context, id string, evs []core.Event, facts []*core.EventFacts) error {
+	cs, ok := s.inner.(core.CheckedStore)
+	if !ok {
+		return s.AppendEvents(ctx, id, evs)
+	}
+	start := time.Now()
+	defer func() { s.nanos.Add(int64(time.Since(start))) }()
+	s.batches.Add(1)
+	s.events.Add(int64(len(evs)))
+	return cs.AppendChecked(ctx, id, evs, facts)
+}
+
 // noteScript is a session of calls note calls, perStep per model step,
 // then a closing text.
 func noteScript(calls, perStep int) model.Script {
