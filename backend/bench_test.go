@@ -25,7 +25,21 @@ import (
 // passes over each event are spent; cpu-µs/op is the process's CPU time
 // per call, the figure a busy machine disturbs least. The result carries 40 lines of text
 // and a meta object, like a read of a small file.
+//
+// store=checked is the live path: the session hands the store what it knows
+// (core.CheckedStore), so each event's JSON is walked twice on the way — the
+// session's encoding and the fold's decode. store=plain hides AppendChecked,
+// so the store checks each event's data again and decodes it for the
+// summary and call id: the four walks the path took before.
 func BenchmarkEventToFrame(b *testing.B) {
+	b.Run("store=checked", func(b *testing.B) { benchEventToFrame(b, true) })
+	b.Run("store=plain", func(b *testing.B) { benchEventToFrame(b, false) })
+}
+
+// plainStore is a store that offers a session only core.EventStore.
+type plainStore struct{ core.EventStore }
+
+func benchEventToFrame(b *testing.B, checked bool) {
 	ctx := context.Background()
 	quiet := slog.New(slog.DiscardHandler)
 	reg, err := backend.Presenters(quiet)
@@ -39,7 +53,11 @@ func BenchmarkEventToFrame(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	sess, err := core.NewSession(ctx, core.SessionHeader{Cwd: "/work"}, core.SessionOptions{Store: st, Logger: quiet})
+	var store core.EventStore = st
+	if !checked {
+		store = plainStore{st}
+	}
+	sess, err := core.NewSession(ctx, core.SessionHeader{Cwd: "/work"}, core.SessionOptions{Store: store, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}
