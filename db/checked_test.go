@@ -70,4 +70,24 @@ func TestAppendChecked(t *testing.T) {
 			t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
 		}
 	}
+
+	// Nor is the data checked again: it is stored as handed over, where
+	// AppendEvents compacts it (a walk of its own).
+	spaced := `{"turn": 1, "step": 1}`
+	if err := st.AppendChecked(ctx, "s", []core.Event{ev(3, core.EventStepEnd, spaced)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendEvents(ctx, "s", []core.Event{ev(4, core.EventStepEnd, spaced)}); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := st.EventsAfter(ctx, "s", 2)
+	if err != nil || len(stored) != 2 {
+		t.Fatalf("events after 2: %d, %v; want 2", len(stored), err)
+	}
+	if got := string(stored[0].Data); got != spaced {
+		t.Errorf("AppendChecked stored %s, want %s as handed over", got, spaced)
+	}
+	if got, want := string(stored[1].Data), `{"turn":1,"step":1}`; got != want {
+		t.Errorf("AppendEvents stored %s, want %s (checked and compacted)", got, want)
+	}
 }
