@@ -67,6 +67,22 @@ func bigSession(n int) []core.Event {
 	return b.Events[:n]
 }
 
+// benchGet serves GET path through h (with gzip when gz, as browsers ask)
+// and returns the body's length, failing unless the status is 200.
+func benchGet(b *testing.B, h http.Handler, path string, gz bool) int {
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Host = "127.0.0.1" // a loopback server answers loopback names only
+	if gz {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		b.Fatalf("%s: status %d", path, rec.Code)
+	}
+	return rec.Body.Len()
+}
+
 // BenchmarkFirstPaint10k measures GET /sessions/{id} of a 10,000-event
 // session: "server" is the handler alone (ServeHTTP into a recorder, the
 // gzip middleware on), "loopback" a real HTTP request over 127.0.0.1 read
@@ -75,19 +91,7 @@ func BenchmarkFirstPaint10k(b *testing.B) {
 	e := newEnv(b, nil)
 	e.session(b, "big", bigSession(10000))
 	h := e.srv.Handler()
-	serve := func(gz bool) int {
-		req := httptest.NewRequest(http.MethodGet, "/sessions/big", nil)
-		req.Host = "127.0.0.1" // a loopback server answers loopback names only
-		if gz {
-			req.Header.Set("Accept-Encoding", "gzip")
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != 200 {
-			b.Fatalf("status %d", rec.Code)
-		}
-		return rec.Body.Len()
-	}
+	serve := func(gz bool) int { return benchGet(b, h, "/sessions/big", gz) }
 	start := time.Now()
 	plain := serve(false) // the first render of this process: cold highlight cache
 	cold := time.Since(start)
@@ -149,15 +153,7 @@ func BenchmarkCallPage20k(b *testing.B) {
 		b.Run(callID[:len(callID)-2], func(b *testing.B) {
 			var size int
 			for b.Loop() {
-				req := httptest.NewRequest(http.MethodGet, "/sessions/heavy/calls/"+callID, nil)
-				req.Host = "127.0.0.1"
-				req.Header.Set("Accept-Encoding", "gzip")
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				if rec.Code != 200 {
-					b.Fatalf("status %d", rec.Code)
-				}
-				size = rec.Body.Len()
+				size = benchGet(b, h, "/sessions/heavy/calls/"+callID, true)
 			}
 			b.ReportMetric(float64(size), "gzip-bytes")
 		})
