@@ -314,6 +314,12 @@ func (t *turn) runStep(inputs []core.Message) stepOutcome {
 			return stepOutcome{err: err}
 		}
 	}
+	if len(inputs) > 0 {
+		// Whoever sent the messages waits for their commit (the runner
+		// acknowledges a session once its prompt is durable): start it
+		// now, while the model is asked, rather than a FlushDelay later.
+		a.sess.Flush()
+	}
 	req, err := t.request()
 	if err != nil {
 		return stepOutcome{err: err}

@@ -700,3 +700,63 @@ func TestDurabilityPoints(t *testing.T) {
 		t.Errorf("%d commits for %d events", commits, len(evs))
 	}
 }
+
+// heldModel is a model whose calls wait for release before they start.
+type heldModel struct {
+	model.Model
+	release chan struct{}
+}
+
+func (m heldModel) Stream(ctx context.Context, req model.Request) (model.Stream, error) {
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return m.Model.Stream(ctx, req)
+}
+
+// TestPromptCommittedWhileTheModelThinks: a turn's user message is a
+// durability point — whoever sent it waits for its commit (the runner
+// acknowledges a session only then) — so it is committed while the model
+// is still being asked, even where appends would otherwise wait an hour.
+func TestPromptCommittedWhileTheModelThinks(t *testing.T) {
+	ctx := context.Background()
+	store := newMemStore()
+	sess, err := core.NewSession(ctx, core.SessionHeader{Cwd: t.TempDir()},
+		core.SessionOptions{Store: store, Logger: quiet, FlushDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed := make(chan core.Event, 64)
+	sess.OnAppend(func(e core.Event) { committed <- e })
+	m := heldModel{Model: model.NewScripted(model.ScriptedConfig{Script: model.Script{Steps: []model.Step{{Text: "hello"}}}}),
+		release: make(chan struct{})}
+	a, err := agent.New(agent.Config{Session: sess, Tools: core.NewRegistry(quiet), Model: m, System: "test system", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Turn(ctx, core.NewUserMessage(core.NewID(), "remember me"))
+		done <- err
+	}()
+	timeout := time.After(10 * time.Second)
+	for prompt := false; !prompt; {
+		select {
+		case e := <-committed:
+			prompt = e.Type == core.EventUserMessage
+		case err := <-done:
+			t.Fatalf("the turn ended (%v) while the model was held", err)
+		case <-timeout:
+			t.Fatal("the prompt was not committed within 10s while the model was asked")
+		}
+	}
+	if got := find(store.log(sess.Header().ID), core.EventUserMessage); len(got) != 1 {
+		t.Errorf("the store holds %d user messages while the model is asked, want the prompt", len(got))
+	}
+	close(m.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
