@@ -5,12 +5,11 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"prism/backend"
 	"prism/core"
+	"prism/core/coretest"
 	"prism/db"
 	"prism/views"
 )
@@ -105,7 +104,7 @@ func benchEventToFrame(b *testing.B, checked bool) {
 	content := core.Text(text.String())
 	b.ReportAllocs()
 	n := 0
-	cpu0 := cpuTime(b)
+	cpu0 := coretest.CPUTime(b)
 	for b.Loop() {
 		n++
 		id := "call-" + strings.Repeat("7", n%5+1) + string(rune('a'+n%26))
@@ -119,20 +118,10 @@ func benchEventToFrame(b *testing.B, checked bool) {
 		}
 		drain()
 	}
-	cpu := cpuTime(b) - cpu0
+	cpu := coretest.CPUTime(b) - cpu0
 	if frames == 0 {
 		b.Fatal("no frame was rendered")
 	}
 	b.ReportMetric(float64(frames)/float64(n), "patches/op")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(n), "cpu-µs/op")
-}
-
-// cpuTime returns the process's CPU time (user and system): unlike the
-// wall time, it does not count waiting for a busy shared machine.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -2,11 +2,10 @@ package core_test
 
 import (
 	"context"
-	"syscall"
 	"testing"
-	"time"
 
 	"prism/core"
+	"prism/core/coretest"
 	"prism/core/tools"
 )
 
@@ -22,23 +21,12 @@ func BenchmarkPipelineNote(b *testing.B) {
 	ctx := context.Background()
 	call := core.Call{CallID: "c1", Name: "note", RawArguments: `{"title":"Demo"}`}
 	b.ReportAllocs()
-	cpu0, n := cpuTime(b), 0
+	cpu0, n := coretest.CPUTime(b), 0
 	for b.Loop() {
 		n++
 		if r := reg.Execute(ctx, call); r.IsError() {
 			b.Fatal(r.Projection().Content.PlainText())
 		}
 	}
-	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/float64(n), "cpu-ns/op")
-}
-
-// cpuTime returns the process's CPU time (user and system, garbage
-// collection included): on a shared machine it is disturbed less than the
-// wall time ns/op reports.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((coretest.CPUTime(b)-cpu0).Nanoseconds())/float64(n), "cpu-ns/op")
 }

@@ -97,9 +97,12 @@ func BenchmarkFirstPaint10k(b *testing.B) {
 	cold := time.Since(start)
 	gzBytes := serve(true)
 	b.Run("server", func(b *testing.B) {
+		cpu0, n := coretest.CPUTime(b), 0
 		for b.Loop() {
+			n++
 			serve(true)
 		}
+		b.ReportMetric(float64((coretest.CPUTime(b)-cpu0).Microseconds())/1000/float64(n), "cpu-ms/op")
 		b.ReportMetric(float64(cold.Microseconds())/1000, "cold-ms")
 		b.ReportMetric(float64(plain), "bytes")
 		b.ReportMetric(float64(gzBytes), "gzip-bytes")
@@ -152,9 +155,12 @@ func BenchmarkCallPage20k(b *testing.B) {
 	for _, callID := range []string{"bash-1", "read-1"} {
 		b.Run(callID[:len(callID)-2], func(b *testing.B) {
 			var size int
+			cpu0, n := coretest.CPUTime(b), 0
 			for b.Loop() {
+				n++
 				size = benchGet(b, h, "/sessions/heavy/calls/"+callID, true)
 			}
+			b.ReportMetric(float64((coretest.CPUTime(b)-cpu0).Microseconds())/1000/float64(n), "cpu-ms/op")
 			b.ReportMetric(float64(size), "gzip-bytes")
 		})
 	}
