@@ -142,11 +142,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		wdb.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	rdb, err := sql.Open("sqlite3", rdsn)
-	if err != nil {
-		wdb.Close()
-		return nil, fmt.Errorf("open store %s: read pool: %w", path, err)
-	}
+	rdb := sql.OpenDB(newReadConnector(rdsn)) // knows the search's rank function
 	rdb.SetMaxOpenConns(opts.ReadConns)
 	rdb.SetMaxIdleConns(opts.ReadConns)
 	if err := rdb.PingContext(ctx); err != nil {
@@ -164,6 +160,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	st.w = w
 	go w.run()
 	if err := st.resummarize(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if err := st.reindexSearch(ctx); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}

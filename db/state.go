@@ -41,6 +41,7 @@ type sessState struct {
 	dirty    bool
 	created  bool
 	replaced bool
+	retitled bool // the title changed: the session's search document follows
 	appended []core.Event
 }
 
@@ -77,7 +78,8 @@ type wtx struct {
 	parent  *wtx
 	touched map[string]*sessState
 	order   []string
-	ins     *sql.Stmt // tx-bound statements, shared with children
+	idx     *indexStmts // the search index's statements, bound on first use
+	ins     *sql.Stmt   // tx-bound statements, shared with children
 	upd     *sql.Stmt
 	sel     *sql.Stmt
 	insSess *sql.Stmt
@@ -213,6 +215,9 @@ func (t *wtx) replaceSession(s *sessState, id string, h core.SessionHeader) erro
 	if _, err := t.tx.Exec("DELETE FROM events WHERE session_id = ?", id); err != nil {
 		return translate(err, "replace session "+id)
 	}
+	if err := t.unindexEvents(id); err != nil {
+		return err
+	}
 	hj, err := jsonHeader(h)
 	if err != nil {
 		return err
@@ -300,7 +305,9 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts [
 		} else {
 			f = core.FactsOf(e) // one decode
 		}
+		title := s.sum.Title
 		s.sum.ApplyFacts(e, &f)
+		s.retitled = s.retitled || s.sum.Title != title
 		if id := f.CallID(); id != "" {
 			callID = id
 		}
@@ -310,6 +317,9 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts [
 		}
 		if _, err := t.ins.Exec(id, e.Seq, e.Type, e.Time, string(e.Data), ign, surface, sources, callID); err != nil {
 			return translate(err, fmt.Sprintf("append to session %s: seq %d", id, e.Seq))
+		}
+		if err := t.indexEvent(id, e); err != nil {
+			return err
 		}
 	}
 	s.appended = append(s.appended, events...)
@@ -335,6 +345,11 @@ func (t *wtx) finish() error {
 		s := t.touched[id]
 		if !s.dirty {
 			continue
+		}
+		if s.created || s.replaced || s.retitled {
+			if err := t.indexSession(id, s); err != nil {
+				return err
+			}
 		}
 		sm := &s.sum
 		if _, err := t.upd.Exec(core.SummaryVersion, sm.Title, b2i(sm.Titled), sm.Status, b2i(sm.OneShot), sm.LastSeq,
@@ -362,7 +377,7 @@ func (t *wtx) commits() []Commit {
 func (t *wtx) publish() {
 	for id, s := range t.touched {
 		c := *s
-		c.dirty, c.created, c.replaced, c.appended = false, false, false, nil
+		c.dirty, c.created, c.replaced, c.retitled, c.appended = false, false, false, false, nil
 		t.w.cache[id] = &c
 	}
 }

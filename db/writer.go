@@ -50,6 +50,7 @@ type writer struct {
 	maxBatch int
 
 	insEvent, updSession, selState, insSession, versionStmt *sql.Stmt
+	idx                                                     *indexStmts // the search index's (search.go)
 
 	cache       map[string]*sessState // committed session state
 	dataVersion int64
@@ -96,11 +97,18 @@ func newWriter(st *Store) (*writer, error) {
 	if w.insSession, err = prep(insSessionSQL); err != nil {
 		return nil, err
 	}
+	if w.idx, err = prepareIndex(prep); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
 func (w *writer) closeStmts() {
-	for _, s := range []*sql.Stmt{w.insEvent, w.updSession, w.selState, w.insSession, w.versionStmt} {
+	stmts := []*sql.Stmt{w.insEvent, w.updSession, w.selState, w.insSession, w.versionStmt}
+	if w.idx != nil {
+		stmts = append(stmts, w.idx.all()...)
+	}
+	for _, s := range stmts {
 		if s != nil {
 			s.Close()
 		}

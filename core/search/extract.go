@@ -58,8 +58,8 @@ type Part struct {
 	Kind     string // the document's kind (RoleDoc; KindCall for calls and results)
 	CallID   string // RoleCall, RoleResult
 	Tool     string // RoleCall
-	IsError  bool   // RoleResult: the tool-result block has isError
-	Code     string // RoleResult: error.code
+	IsError  bool   // a failure: a result's tool-result block has isError, a turn ended in error
+	Code     string // the failure's code (error.code)
 	Sections []Section
 }
 
@@ -163,7 +163,11 @@ func Extract(e *core.Event) Part {
 			return Part{}
 		}
 		f := d.Reason.Error
-		return doc(KindEvent, Section{ColBody, "failure", cut(f.Message)}, Section{ColErr, "error", cut(f.Code)})
+		p := doc(KindEvent, Section{ColBody, "failure", cut(f.Message)}, Section{ColErr, "error", cut(f.Code)})
+		if p.Role != RoleNone {
+			p.IsError, p.Code = true, f.Code
+		}
+		return p
 	}
 	return Part{}
 }

@@ -127,7 +127,7 @@ func TestExtract(t *testing.T) {
 		{"title", ev(core.EventSessionTitle, `{"title":"Fix the tests"}`),
 			search.Part{Role: search.RoleDoc, Kind: search.KindTitle, Sections: []search.Section{{Col: search.ColName, Label: "title", Text: "Fix the tests"}}}},
 		{"failed turn", ev(core.EventTurnEnd, `{"turn":1,"reason":{"kind":"error","error":{"message":"rate limited","code":"RATE_LIMIT"}}}`),
-			search.Part{Role: search.RoleDoc, Kind: search.KindEvent, Sections: []search.Section{{Col: search.ColBody, Label: "failure", Text: "rate limited"}, {Col: search.ColErr, Label: "error", Text: "RATE_LIMIT"}}}},
+			search.Part{Role: search.RoleDoc, Kind: search.KindEvent, IsError: true, Code: "RATE_LIMIT", Sections: []search.Section{{Col: search.ColBody, Label: "failure", Text: "rate limited"}, {Col: search.ColErr, Label: "error", Text: "RATE_LIMIT"}}}},
 		{"chunk", ev(core.EventAssistantChunk, `{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":"x"}}`), search.Part{}},
 		{"malformed", ev(core.EventUserMessage, `[1]`), search.Part{}},
 	} {
