@@ -142,6 +142,12 @@ func checkIndexExact(t *testing.T, st *Store) {
 			t.Errorf("session %s: its own document is missing (%+v)", info.ID, h)
 		}
 		delete(got, -1)
+		// Its own document holds its current title and cwd.
+		for _, text := range []string{l.Info.Title, l.Info.Header.Cwd} {
+			if pq := phraseQuery(text, 6); pq != "" && !slices.ContainsFunc(searchAll(t, st, "session:"+info.ID+" kind:session "+pq), func(h SearchHit) bool { return h.SessionID == info.ID }) {
+				t.Errorf("session %s: %s does not find its own document", info.ID, pq)
+			}
+		}
 		for seq, w := range want {
 			h, ok := got[seq]
 			if !ok {
