@@ -59,6 +59,73 @@ func CallURL(sessionID, callID, card string) string {
 // CardURL is a card's place on its session page.
 func CardURL(sessionID, elemID string) string { return SessionURL(sessionID) + "#" + elemID }
 
+// The session page's query parameters: a point in time to show the session
+// at, and a target to show and mark. Handlers read them by these names.
+const (
+	// ParamAt is a seq: the session as it was right after that event.
+	ParamAt = "at"
+	// ParamCall is a call id: the window around its first card.
+	ParamCall = "call"
+	// ParamCard is a card's element id: that card (with ParamCall, one of
+	// the call's cards where a model reused the id; alone, any card).
+	ParamCard = "card"
+	// ParamEvent is a seq: the window around the element that event made
+	// or changed (a message, reasoning, a card, a turn).
+	ParamEvent = "event"
+)
+
+// Place is where a session page stands and what it shows: the session at a
+// seq (At ≥ 0) or live (At < 0), around a call (Call, Card) or an event
+// (Event ≥ 0), or at its latest window.
+type Place struct {
+	At    int64
+	Call  string
+	Card  string
+	Event int64
+}
+
+// LivePlace is the live page at its latest window.
+func LivePlace() Place { return Place{At: -1, Event: -1} }
+
+// URL is the session page of id at p.
+func (p Place) URL(id string) string {
+	q := url.Values{}
+	if p.At >= 0 {
+		q.Set(ParamAt, strconv.FormatInt(p.At, 10))
+	}
+	if p.Call != "" {
+		q.Set(ParamCall, p.Call)
+	}
+	if p.Card != "" {
+		q.Set(ParamCard, p.Card)
+	}
+	if p.Event >= 0 {
+		q.Set(ParamEvent, strconv.FormatInt(p.Event, 10))
+	}
+	if len(q) == 0 {
+		return SessionURL(id)
+	}
+	return SessionURL(id) + "?" + q.Encode()
+}
+
+// SessionAtURL is session id as it was right after event seq at.
+func SessionAtURL(id string, at int64) string {
+	return Place{At: at, Event: -1}.URL(id)
+}
+
+// SessionCallURL is session id's page around a card of call callID, marked
+// as the current element: its first card, or the card whose element id is
+// card.
+func SessionCallURL(id, callID, card string) string {
+	return Place{At: -1, Call: callID, Card: card, Event: -1}.URL(id)
+}
+
+// SessionEventURL is session id's page around the element event seq made
+// or changed, marked as the current element.
+func SessionEventURL(id string, seq int64) string {
+	return Place{At: -1, Event: seq}.URL(id)
+}
+
 // StartURL is where the start form posts a new session.
 func StartURL() string { return RouteStart }
 
