@@ -23,6 +23,8 @@ const (
 	RouteMessages      = "/sessions/:id/messages"
 	RouteCancel        = "/sessions/:id/cancel"
 	RouteExport        = "/api/sessions/:id/events"
+	RouteSearch        = "/search"
+	RouteAPISearch     = "/api/search"
 	RouteStatic        = "/static/*"
 	// Approvals: a card's decision form, and the JSON API.
 	RouteApproval     = "/sessions/:id/approvals/:approvalId"
@@ -36,6 +38,87 @@ func HomeURL(query string) string { return withQuery(RouteHome, "q", query) }
 
 // ListStreamURL is the session list's SSE stream for a query.
 func ListStreamURL(query string) string { return withQuery(RouteListStream, "q", query) }
+
+// The session list's query parameters.
+const (
+	ParamQuery     = "q"      // title or id contains
+	ParamStatus    = "status" // running | idle | ended | interrupted
+	ParamHasErrors = "errors" // "1": only sessions with failed calls
+	ParamSort      = "sort"   // updated (default) | created | calls | errors
+)
+
+// ListFilter is what the session list shows and in which order.
+type ListFilter struct {
+	Query, Status string
+	HasErrors     bool
+	Sort          string
+}
+
+func (f ListFilter) values() url.Values {
+	q := url.Values{}
+	for k, v := range map[string]string{ParamQuery: f.Query, ParamStatus: f.Status, ParamSort: f.Sort} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if f.HasErrors {
+		q.Set(ParamHasErrors, "1")
+	}
+	return q
+}
+
+// ListURL is the session list with f applied.
+func ListURL(f ListFilter) string {
+	if q := f.values(); len(q) > 0 {
+		return RouteHome + "?" + q.Encode()
+	}
+	return RouteHome
+}
+
+// ListFilterStreamURL is the session list's SSE stream for f.
+func ListFilterStreamURL(f ListFilter) string {
+	if q := f.values(); len(q) > 0 {
+		return RouteListStream + "?" + q.Encode()
+	}
+	return RouteListStream
+}
+
+// The search's query parameters.
+const (
+	ParamOrder  = "order"  // rank | time
+	ParamCursor = "cursor" // a page's nextCursor
+	ParamLimit  = "limit"  // hits per page (the API)
+)
+
+// SearchURL is the search page for query, in order ("" = best match
+// first), from cursor ("" = the first page).
+func SearchURL(query, order, cursor string) string {
+	q := url.Values{}
+	for k, v := range map[string]string{"q": query, ParamOrder: order, ParamCursor: cursor} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if len(q) == 0 {
+		return RouteSearch
+	}
+	return RouteSearch + "?" + q.Encode()
+}
+
+// APISearchURL is the search API for query.
+func APISearchURL(query, order, cursor string, limit int) string {
+	q := url.Values{"q": {query}}
+	if order != "" {
+		q.Set(ParamOrder, order)
+	}
+	if cursor != "" {
+		q.Set(ParamCursor, cursor)
+	}
+	if limit > 0 {
+		q.Set(ParamLimit, strconv.Itoa(limit))
+	}
+	return RouteAPISearch + "?" + q.Encode()
+}
 
 // SessionURL is a session's inspector page.
 func SessionURL(id string) string { return "/sessions/" + url.PathEscape(id) }

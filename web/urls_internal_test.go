@@ -41,6 +41,10 @@ func TestURLsReachTheirRoutes(t *testing.T) {
 			{http.MethodGet, views.APIApprovalsURL(), views.RouteAPIApprovals, nil},
 			{http.MethodPost, views.APIApprovalURL(id, id+"/ap"), views.RouteAPIApproval, map[string]string{"id": id, "approvalId": id + "/ap"}},
 			{http.MethodPost, views.APIPolicyURL(id), views.RouteAPIPolicy, map[string]string{"id": id}},
+			{http.MethodGet, views.SearchURL(id, "time", "c1"), views.RouteSearch, nil},
+			{http.MethodGet, views.APISearchURL(id, "rank", "c1", 5), views.RouteAPISearch, nil},
+			{http.MethodGet, views.ListURL(views.ListFilter{Query: id, Status: "idle", HasErrors: true, Sort: "calls"}), views.RouteHome, nil},
+			{http.MethodGet, views.ListFilterStreamURL(views.ListFilter{Query: id, Sort: "errors"}), views.RouteListStream, nil},
 		} {
 			u, err := url.Parse(tc.url)
 			if err != nil {
@@ -78,6 +82,9 @@ func TestURLsReachTheirRoutes(t *testing.T) {
 		{views.SessionCallURL("s", "c", "call-c__2"), url.Values{views.ParamCall: {"c"}, views.ParamCard: {"call-c__2"}}},
 		{views.Place{At: 5, Card: "call-x", Event: -1}.URL("s"), url.Values{views.ParamAt: {"5"}, views.ParamCard: {"call-x"}}},
 		{views.LivePlace().URL("s"), url.Values{}},
+		{views.SearchURL(`"rm -rf" tool:bash`, "time", "abc"), url.Values{"q": {`"rm -rf" tool:bash`}, views.ParamOrder: {"time"}, views.ParamCursor: {"abc"}}},
+		{views.APISearchURL("x&y", "", "", 5), url.Values{"q": {"x&y"}, views.ParamLimit: {"5"}}},
+		{views.ListURL(views.ListFilter{Query: "a&b", Status: "running", HasErrors: true, Sort: "created"}), url.Values{views.ParamQuery: {"a&b"}, views.ParamStatus: {"running"}, views.ParamHasErrors: {"1"}, views.ParamSort: {"created"}}},
 	} {
 		u, err := url.Parse(tc.url)
 		if err != nil {
