@@ -16,9 +16,9 @@ import (
 	"prism/core/coretest"
 )
 
-// newBrowser starts headless Chromium for a test; console errors and
+// searchBrowser starts headless Chromium for a test; console errors and
 // exceptions are collected into *problems.
-func newBrowser(t *testing.T) (context.Context, func() []string) {
+func searchBrowser(t *testing.T) (context.Context, func() []string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("browser test in -short mode")
@@ -56,78 +56,12 @@ func newBrowser(t *testing.T) (context.Context, func() []string) {
 	}
 }
 
-// TestBrowser_SearchLandsOnTheCard: in a 10,000-event session, type a query
-// on the search page, click the hit, and land on the card — far outside
-// the page's latest window — scrolled into view and marked current.
-func TestBrowser_SearchLandsOnTheCard(t *testing.T) {
-	ctx, problems := newBrowser(t)
-	e := newEnv(t, nil)
-	events := bigSession(10000)
-	// One early call, far from the end, runs a command nothing else does.
-	needle := -1
-	for i, ev := range events {
-		if ev.Type == "tool/call" && bytes.Contains(ev.Data, []byte(`"callId":"call-7"`)) {
-			events[i].Data = bytes.Replace(ev.Data, []byte("go build ./..."), []byte("grep -rn zanzibar ./internal"), 1)
-			needle = i
-		}
-	}
-	if needle < 0 || needle > 500 {
-		t.Fatalf("the needle call is at %d", needle)
-	}
-	e.session(t, "big", events)
-
-	if err := chromedp.Do(ctx,
-		chromedp.Navigate(e.ts.URL+"/search"),
-		chromedp.WaitReady(chromedp.CSS(`[data-testid="search-input"]`)),
-		chromedp.SendKeys(`[data-testid="search-input"]`, "zanzibar"+kb.Enter),
-		chromedp.WaitReady(chromedp.CSS(`[data-testid="hit"] a`)),
-	); err != nil {
-		t.Fatal(err)
-	}
-	hits, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="hit"]').length`))
-	if err != nil || hits != 1 {
-		t.Fatalf("%d hits (%v), want the one call", hits, err)
-	}
-	mark, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="hit"] mark').textContent`))
-	if mark != "zanzibar" {
-		t.Errorf("the hit marks %q", mark)
-	}
-	if err := chromedp.Do(ctx,
-		chromedp.Click(`[data-testid="hit"] a`),
-		chromedp.WaitReady(chromedp.CSS(`#call-call-7[aria-current="true"]`)),
-	); err != nil {
-		t.Fatalf("the page did not land on the card: %v", err)
-	}
-	type landing struct {
-		URL      string  `json:"url"`
-		Top      float64 `json:"top"`
-		Bottom   float64 `json:"bottom"`
-		Viewport float64 `json:"viewport"`
-		Text     string  `json:"text"`
-	}
-	// Scrolling to the card may take a frame or two.
-	got, err := chromedp.Run(ctx, chromedp.Poll[landing](`(() => {
-		const c = document.getElementById('call-call-7'); const r = c.getBoundingClientRect();
-		if (r.bottom <= 0 || r.top >= innerHeight) return null;
-		return {url: location.href, top: r.top, bottom: r.bottom, viewport: innerHeight, text: c.textContent};
-	})()`, chromedp.WithPollingTimeout(10*time.Second)))
-	if err != nil {
-		t.Fatalf("the card never came into view: %v", err)
-	}
-	if !strings.Contains(got.URL, "call=call-7") || !strings.Contains(got.Text, "zanzibar") {
-		t.Errorf("landed at %s on %q", got.URL, got.Text)
-	}
-	if p := problems(); len(p) > 0 {
-		t.Errorf("console: %v", p)
-	}
-}
-
 // TestBrowser_FilterBar: the session page's filter bar hides cards without
 // a reload, counts them per state, tool and error code, steps between
 // failed cards, expands and collapses everything, and filters cards that
 // arrive live.
 func TestBrowser_FilterBar(t *testing.T) {
-	ctx, problems := newBrowser(t)
+	ctx, problems := searchBrowser(t)
 	e := newEnv(t, nil)
 	e.session(t, "demo", demoEvents(t))
 	if err := chromedp.Do(ctx,
