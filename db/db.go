@@ -142,7 +142,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		wdb.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	rdb := sql.OpenDB(newReadConnector(rdsn)) // knows the search's rank function
+	rdb, err := sql.Open("sqlite3", rdsn)
+	if err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("open store %s: read pool: %w", path, err)
+	}
 	rdb.SetMaxOpenConns(opts.ReadConns)
 	rdb.SetMaxIdleConns(opts.ReadConns)
 	if err := rdb.PingContext(ctx); err != nil {

@@ -112,6 +112,9 @@ func nullable(s string, ok bool) any {
 // result that completes a card (paired as the transcript pairs it: with
 // the latest card of its call id still waiting for a result).
 func (t *wtx) indexEvent(id string, e *core.Event) error {
+	if t.w.noIndex {
+		return nil
+	}
 	p := search.Extract(e)
 	if p.Role == search.RoleNone {
 		return nil
@@ -197,6 +200,9 @@ func (t *wtx) insertDoc(id string, seq int64, kind, callID string, card int, too
 // indexSession writes a session's own document (its title and cwd) and
 // marks it indexed under the current rules.
 func (t *wtx) indexSession(id string, s *sessState) error {
+	if t.w.noIndex {
+		return nil
+	}
 	ix := t.index()
 	var h struct {
 		Cwd string `json:"cwd"`

@@ -3,16 +3,14 @@ package db
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/mattn/go-sqlite3"
 
 	"prism/core"
 	"prism/core/search"
@@ -74,7 +72,9 @@ type SearchPage struct {
 var rankColumnWeights = [search.NumCols]float64{2, 1, 0.8, 1.5}
 
 // bm25 scores a document from FTS4's matchinfo(…, 'pcnalx'): Okapi BM25
-// (k1 1.2, b 0.75) summed over the query's phrases and the columns.
+// (k1 1.2, b 0.75) summed over the query's phrases and the columns. It
+// runs in Go over the rows the query returns: about five times cheaper
+// than the same function called by SQLite through go-sqlite3's callback.
 func bm25(info []byte) float64 {
 	if len(info)%4 != 0 || len(info) < 12 {
 		return 0
@@ -105,23 +105,6 @@ func bm25(info []byte) float64 {
 	}
 	return score
 }
-
-// searchConnector opens read connections that know prism_rank (bm25).
-type searchConnector struct {
-	dsn string
-	drv *sqlite3.SQLiteDriver
-}
-
-func newReadConnector(dsn string) driver.Connector {
-	return searchConnector{dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		return c.RegisterFunc("prism_rank", bm25, true)
-	}}}
-}
-
-func (c searchConnector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
-func (c searchConnector) Driver() driver.Driver                      { return c.drv }
-
-const rankExpr = "prism_rank(matchinfo(search_fts, 'pcnalx'))"
 
 // ftsPhrase writes a text term as an FTS4 phrase. Its words hold only
 // lower-case ASCII letters and digits and non-ASCII characters (the
@@ -310,67 +293,18 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 		}
 		after = &c
 	}
-	var sb strings.Builder
-	var args []any
-	keyExpr := "d.time"
-	if order == OrderRank {
-		keyExpr = rankExpr
-	}
-	sb.WriteString("SELECT * FROM (SELECT " + hitCols + ", " + keyExpr + " AS k FROM ")
-	where := s.where
-	if s.match != "" {
-		sb.WriteString("search_fts JOIN search_docs d ON d.id = search_fts.docid")
-		where = append([]string{"search_fts MATCH ?"}, where...)
-		args = append(args, s.match)
-	} else {
-		sb.WriteString("search_docs d")
-	}
-	sb.WriteString(" JOIN sessions s ON s.id = d.session_id")
-	args = append(args, s.args...)
-	if len(where) > 0 {
-		sb.WriteString(" WHERE " + strings.Join(where, " AND "))
-	}
-	sb.WriteString(")")
-	if after != nil {
-		sb.WriteString(" WHERE (k < ? OR (k = ? AND id < ?))")
-		if order == OrderTime {
-			args = append(args, int64(after.key), int64(after.key), after.doc)
-		} else {
-			args = append(args, after.key, after.key, after.doc)
-		}
-	}
-	sb.WriteString(" ORDER BY k DESC, id DESC LIMIT ?")
-	args = append(args, limit+1)
-
 	tx, err := st.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return SearchPage{}, translate(err, "search")
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-	rows, err := tx.QueryContext(ctx, sb.String(), args...)
+	var found []hitRow
+	if order == OrderRank {
+		found, err = rankedHits(ctx, tx, s, after, limit+1)
+	} else {
+		found, err = newestHits(ctx, tx, s, after, limit+1)
+	}
 	if err != nil {
-		return SearchPage{}, translate(err, "search")
-	}
-	type row struct {
-		hit SearchHit
-		doc int64
-		key float64
-	}
-	var found []row
-	for rows.Next() {
-		var r row
-		h := &r.hit
-		var errCol sql.NullString
-		if err := rows.Scan(&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
-			&h.SessionTitle, &h.SessionStatus, &r.key); err != nil {
-			rows.Close()
-			return SearchPage{}, translate(err, "search")
-		}
-		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
-		found = append(found, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return SearchPage{}, translate(err, "search")
 	}
 	page := SearchPage{Hits: make([]SearchHit, 0, min(len(found), limit))}
@@ -422,4 +356,146 @@ func hitSections(ctx context.Context, tx *sql.Tx, h *SearchHit) ([]search.Sectio
 		secs = append(secs, search.Extract(&events[i]).Sections...)
 	}
 	return secs, nil
+}
+
+// hitRow is one matched document and its sort key.
+type hitRow struct {
+	hit SearchHit
+	doc int64
+	key float64
+}
+
+// matchCTE is the words' matches, computed once (MATERIALIZED): joined
+// directly, the planner may walk documents by a filter's index and run the
+// full-text query again for each one.
+const matchCTE = "WITH m AS MATERIALIZED (SELECT docid FROM search_fts WHERE search_fts MATCH ?) "
+
+// rankCTE is matchCTE with each match's statistics for bm25.
+const rankCTE = "WITH m AS MATERIALIZED (SELECT docid, matchinfo(search_fts, 'pcnalx') AS mi FROM search_fts WHERE search_fts MATCH ?) "
+
+// where returns " WHERE …" for the conditions, or "".
+func where(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
+}
+
+// newestHits returns up to n documents newest first (by event time, then
+// document id), after the cursor.
+func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *cursor, n int) ([]hitRow, error) {
+	var sb strings.Builder
+	var args []any
+	from := "search_docs d"
+	if s.match != "" {
+		sb.WriteString(matchCTE)
+		args = append(args, s.match)
+		from = "m JOIN search_docs d ON d.id = m.docid"
+	}
+	conds := s.where
+	args = append(args, s.args...)
+	if after != nil {
+		conds = append(conds[:len(conds):len(conds)], "(d.time < ? OR (d.time = ? AND d.id < ?))")
+		args = append(args, int64(after.key), int64(after.key), after.doc)
+	}
+	sb.WriteString("SELECT " + hitCols + " FROM " + from + " JOIN sessions s ON s.id = d.session_id" + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?")
+	args = append(args, n)
+	rows, err := tx.QueryContext(ctx, sb.String(), args...)
+	if err != nil {
+		return nil, err
+	}
+	found, err := scanHits(rows)
+	for i := range found {
+		found[i].key = float64(found[i].hit.Time)
+	}
+	return found, err
+}
+
+// rankedHits returns up to n documents best match first (BM25, then
+// document id), after the cursor: the matching documents' ids and match
+// statistics are read, scored in Go, and the best n read whole.
+func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *cursor, n int) ([]hitRow, error) {
+	args := append([]any{s.match}, s.args...)
+	q := "SELECT docid, matchinfo(search_fts, 'pcnalx') FROM search_fts WHERE search_fts MATCH ?"
+	if len(s.where) > 0 {
+		q = rankCTE + "SELECT d.id, m.mi FROM m JOIN search_docs d ON d.id = m.docid JOIN sessions s ON s.id = d.session_id" + where(s.where)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	type scored struct {
+		doc  int64
+		rank float64
+	}
+	var all []scored
+	var mi []byte
+	for rows.Next() {
+		var sc scored
+		if err := rows.Scan(&sc.doc, &mi); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		sc.rank = bm25(mi)
+		if after != nil && !(sc.rank < after.key || sc.rank == after.key && sc.doc < after.doc) {
+			continue
+		}
+		all = append(all, sc)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].rank != all[j].rank {
+			return all[i].rank > all[j].rank
+		}
+		return all[i].doc > all[j].doc
+	})
+	all = all[:min(len(all), n)]
+	if len(all) == 0 {
+		return nil, nil
+	}
+	ids := make([]any, len(all))
+	marks := make([]string, len(all))
+	for i, sc := range all {
+		ids[i], marks[i] = sc.doc, "?"
+	}
+	rows, err = tx.QueryContext(ctx, "SELECT "+hitCols+" FROM search_docs d JOIN sessions s ON s.id = d.session_id WHERE d.id IN ("+strings.Join(marks, ",")+")", ids...)
+	if err != nil {
+		return nil, err
+	}
+	got, err := scanHits(rows)
+	if err != nil {
+		return nil, err
+	}
+	byDoc := make(map[int64]hitRow, len(got))
+	for _, r := range got {
+		byDoc[r.doc] = r
+	}
+	found := make([]hitRow, 0, len(all))
+	for _, sc := range all {
+		if r, ok := byDoc[sc.doc]; ok {
+			r.key = sc.rank
+			found = append(found, r)
+		}
+	}
+	return found, nil
+}
+
+func scanHits(rows *sql.Rows) ([]hitRow, error) {
+	defer rows.Close()
+	var found []hitRow
+	for rows.Next() {
+		var r hitRow
+		h := &r.hit
+		var errCol sql.NullString
+		if err := rows.Scan(&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
+			&h.SessionTitle, &h.SessionStatus); err != nil {
+			return nil, err
+		}
+		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
+		found = append(found, r)
+	}
+	return found, rows.Err()
 }

@@ -51,6 +51,9 @@ type writer struct {
 
 	insEvent, updSession, selState, insSession, versionStmt *sql.Stmt
 	idx                                                     *indexStmts // the search index's (search.go)
+	// noIndex appends without the search index: only benchmarks set it,
+	// to measure what the index costs in the same run.
+	noIndex bool
 
 	cache       map[string]*sessState // committed session state
 	dataVersion int64
