@@ -21,10 +21,10 @@ const searchVersion = 1
 
 // The index's statements, prepared once on the writer's connection.
 const (
-	insDocSQL = `INSERT INTO search_docs (session_id, seq, kind, call_id, card, tool, result_seq, error, time)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insDocSQL = `INSERT INTO search_docs (session_id, seq, kind, call_id, tool, result_seq, error, time)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	insFTSSQL     = `INSERT INTO search_fts (docid, name, body, more, err) VALUES (?, ?, ?, ?, ?)`
-	openCardSQL   = `SELECT id, result_seq IS NULL FROM search_docs WHERE session_id = ? AND call_id = ? ORDER BY seq DESC`
+	openCardSQL   = `SELECT id, result_seq IS NULL FROM search_docs WHERE session_id = ? AND call_id = ? AND call_id IS NOT NULL ORDER BY seq DESC`
 	updCardSQL    = `UPDATE search_docs SET result_seq = ?, error = ? WHERE id = ?`
 	updResultSQL  = `UPDATE search_fts SET more = ?, err = ? WHERE docid = ?`
 	sessionDocSQL = `SELECT id FROM search_docs WHERE session_id = ? AND seq = -1`
@@ -123,11 +123,9 @@ func (t *wtx) indexEvent(id string, e *core.Event) error {
 	errCol := nullable(p.Code, p.IsError)
 	switch p.Role {
 	case search.RoleCall:
-		n, _, _, err := t.cards(id, p.CallID)
-		if err != nil {
-			return err
-		}
-		return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, n+1, nullable(p.Tool, true), nil, nil, e.Time, p.Sections)
+		// Its ordinal among the cards of its call id is counted when a
+		// search shows it, not here (appends stay cheap).
+		return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nullable(p.Tool, true), nil, nil, e.Time, p.Sections)
 	case search.RoleResult:
 		n, open, ok, err := t.cards(id, p.CallID)
 		if err != nil {
@@ -145,17 +143,18 @@ func (t *wtx) indexEvent(id string, e *core.Event) error {
 			return nil
 		case n > 0:
 			// A second result for a call: a row of its own.
-			return t.insertDoc(id, e.Seq, search.KindEvent, "", 0, nil, nil, errCol, e.Time, p.Sections)
+			return t.insertDoc(id, e.Seq, search.KindEvent, "", nil, nil, errCol, e.Time, p.Sections)
 		default:
 			// The call was never logged: the card is the result alone.
-			return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, 1, nil, e.Seq, errCol, e.Time, p.Sections)
+			return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nil, e.Seq, errCol, e.Time, p.Sections)
 		}
 	}
-	return t.insertDoc(id, e.Seq, p.Kind, "", 0, nil, nil, errCol, e.Time, p.Sections)
+	return t.insertDoc(id, e.Seq, p.Kind, "", nil, nil, errCol, e.Time, p.Sections)
 }
 
 // cards returns how many cards of callID session id has, and the latest
-// one still waiting for its result (ok false when none is).
+// one still waiting for its result (ok false when none is): the result
+// that answers a call completes it, as the transcript pairs them.
 func (t *wtx) cards(id, callID string) (n int, open int64, ok bool, err error) {
 	rows, err := t.index().openCard.Query(id, callID)
 	if err != nil {
@@ -176,13 +175,13 @@ func (t *wtx) cards(id, callID string) (n int, open int64, ok bool, err error) {
 	return n, open, ok, translate(rows.Err(), "read the cards of call "+callID)
 }
 
-func (t *wtx) insertDoc(id string, seq int64, kind, callID string, card int, tool, resultSeq, errCol any, at int64, secs []search.Section) error {
+func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultSeq, errCol any, at int64, secs []search.Section) error {
 	ix := t.index()
-	var call, cardN any
-	if callID != "" || kind == search.KindCall {
-		call, cardN = callID, card
+	var call any
+	if kind == search.KindCall {
+		call = callID
 	}
-	res, err := ix.insDoc.Exec(id, seq, kind, call, cardN, tool, resultSeq, errCol, at)
+	res, err := ix.insDoc.Exec(id, seq, kind, call, tool, resultSeq, errCol, at)
 	if err != nil {
 		return translate(err, fmt.Sprintf("index seq %d of session %s", seq, id))
 	}
@@ -212,7 +211,7 @@ func (t *wtx) indexSession(id string, s *sessState) error {
 	var doc int64
 	switch err := ix.sessionDoc.QueryRow(id).Scan(&doc); {
 	case errors.Is(err, sql.ErrNoRows):
-		if err := t.insertDoc(id, -1, search.KindSession, "", 0, nil, nil, nil, s.createdAt, secs); err != nil {
+		if err := t.insertDoc(id, -1, search.KindSession, "", nil, nil, nil, s.createdAt, secs); err != nil {
 			return err
 		}
 	case err != nil:

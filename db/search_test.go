@@ -541,3 +541,41 @@ func TestSearchPagesAndOrders(t *testing.T) {
 		t.Errorf("order best: %v, want CodeInvalid", err)
 	}
 }
+
+// TestSearchPairsResultsAsTheTranscriptDoes: a reused call id makes two
+// cards (the second counted 2), each result completes the latest waiting
+// card, a second result is a row of its own, and a result whose call was
+// never logged is a card by itself.
+func TestSearchPairsResultsAsTheTranscriptDoes(t *testing.T) {
+	st := newTestStore(t)
+	mustCreate(t, st, "r")
+	call := func(seq int64, id, word string) core.Event {
+		return ev(seq, core.EventToolCall, fmt.Sprintf(`{"turn":1,"step":1,"callId":%q,"name":"bash","arguments":"{\"command\":\"echo %s\"}"}`, id, word))
+	}
+	result := func(seq int64, id, word string) core.Event {
+		return ev(seq, core.EventToolResult, fmt.Sprintf(`{"turn":1,"step":1,"message":{"id":"m%d","role":"user","content":[{"type":"tool-result","toolCallId":%q,"content":[{"type":"text","text":%q}],"isError":false}],"source":{"kind":"tool","callId":%q}}}`, seq, id, word, id))
+	}
+	events := []core.Event{
+		call(0, "c", "first"), result(1, "c", "firstout"),
+		call(2, "c", "second"), result(3, "c", "secondout"), result(4, "c", "extraout"),
+		result(5, "orphan", "orphanout"),
+	}
+	if err := st.AppendEvents(context.Background(), "r", events); err != nil {
+		t.Fatal(err)
+	}
+	checkIndexExact(t, st)
+	for q, want := range map[string]string{
+		"secondout": "seq 2 card 2 result 3", "firstout": "seq 0 card 1 result 1",
+		"extraout": "seq 4 card 0 result -1", "orphanout": "seq 5 card 1 result 5",
+	} {
+		hits := searchAll(t, st, q)
+		if len(hits) != 1 {
+			t.Errorf("%s: %d hits", q, len(hits))
+			continue
+		}
+		h := hits[0]
+		if got := fmt.Sprintf("seq %d card %d result %d", h.Seq, h.Card, h.ResultSeq); got != want {
+			t.Errorf("%s: %s, want %s", q, got, want)
+		}
+	}
+}

@@ -233,7 +233,12 @@ func compile(q *search.Query) searchSQL {
 	return s
 }
 
-const hitCols = "d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''), COALESCE(d.card, 0), COALESCE(d.tool, ''), COALESCE(d.result_seq, -1), d.error, d.time, s.title, s.status"
+// hitCols are a hit's columns. A card's ordinal among the cards of its
+// call id is counted here, for the hits shown, rather than at append.
+const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''),
+	CASE WHEN d.call_id IS NULL THEN 0 ELSE (SELECT count(*) FROM search_docs x
+		WHERE x.session_id = d.session_id AND x.call_id = d.call_id AND x.call_id IS NOT NULL AND x.seq <= d.seq) END,
+	COALESCE(d.tool, ''), COALESCE(d.result_seq, -1), d.error, d.time, s.title, s.status`
 
 // cursor is a page boundary: the last hit's sort key and document id.
 type cursor struct {

@@ -12,10 +12,9 @@ CREATE TABLE search_docs (
 	seq        INTEGER NOT NULL,
 	-- session | user | context | assistant | call | title | event
 	kind       TEXT NOT NULL,
-	-- a card's call id and its ordinal among the session's cards of that
-	-- call id (1 for the first; a model may reuse a call id)
+	-- a card's call id (a model may reuse one: the cards of a call id are
+	-- told apart by their seq)
 	call_id    TEXT,
-	card       INTEGER,
 	tool       TEXT,
 	-- a card's result seq (NULL while pending)
 	result_seq INTEGER,
@@ -26,7 +25,7 @@ CREATE TABLE search_docs (
 ) STRICT;
 
 CREATE UNIQUE INDEX search_docs_session_seq_idx ON search_docs (session_id, seq);
-CREATE INDEX search_docs_call_idx ON search_docs (session_id, call_id) WHERE call_id IS NOT NULL;
+CREATE INDEX search_docs_call_idx ON search_docs (session_id, call_id, seq) WHERE call_id IS NOT NULL;
 CREATE INDEX search_docs_time_idx ON search_docs (time);
 CREATE INDEX search_docs_tool_idx ON search_docs (tool COLLATE NOCASE, time) WHERE tool IS NOT NULL;
 CREATE INDEX search_docs_error_idx ON search_docs (error COLLATE NOCASE, time) WHERE error IS NOT NULL;
