@@ -114,21 +114,43 @@ func matchSpans(text string, terms []Term) []span {
 
 // MakeSnippet builds a hit's snippet from its document's sections: the
 // section with the most matches of terms (the query's Highlights), around
-// its first match; the start of the first section when nothing matches
-// (a query of operators only).
+// its first match. When nothing matches (a query of operators only), it is
+// the start of the section that says most: a failure's result, else the
+// text or arguments, else the first.
 func MakeSnippet(secs []Section, terms []Term) Snippet {
 	best, bestSpans := -1, []span(nil)
 	for i, s := range secs {
-		sp := matchSpans(s.Text, terms)
-		if best < 0 && strings.TrimSpace(s.Text) != "" || len(sp) > len(bestSpans) {
+		if sp := matchSpans(s.Text, terms); len(sp) > len(bestSpans) {
 			best, bestSpans = i, sp
 		}
+	}
+	if best < 0 {
+		best = fallbackSection(secs)
 	}
 	if best < 0 {
 		return Snippet{Highlights: [][2]int{}}
 	}
 	sec := secs[best]
 	return window(sec.Label, sec.Text, bestSpans)
+}
+
+func fallbackSection(secs []Section) int {
+	failed := false
+	for _, s := range secs {
+		failed = failed || s.Col == ColErr
+	}
+	prefs := []Col{ColBody, ColMore, ColName, ColErr}
+	if failed {
+		prefs = []Col{ColMore, ColBody, ColErr, ColName}
+	}
+	for _, c := range prefs {
+		for i, s := range secs {
+			if s.Col == c && strings.TrimSpace(s.Text) != "" {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 func window(label, text string, spans []span) Snippet {
