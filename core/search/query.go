@@ -213,7 +213,7 @@ func lex(q string) ([]item, error) {
 		case q[i] == '"':
 			end := strings.IndexByte(q[i+1:], '"')
 			if end < 0 {
-				return nil, errorf(i, "unclosed quote: the phrase that starts at %s needs a closing \"", strconv.Quote(clip(q[i:])))
+				return nil, errorf(i, "unclosed quote: %s needs a closing \"", clip(q[i:]))
 			}
 			it.quoted, it.body = true, q[i+1:i+1+end]
 			i += end + 2
