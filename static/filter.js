@@ -16,6 +16,7 @@ function init (bar, transcript) {
   const clearBtn = bar.querySelector('[data-filter-action="clear"]')
   const picked = { tool: '', code: '' }
   let cursor = null // the card the error buttons last moved to
+  let note = '' // where the error buttons stand, shown until the filters change
 
   const cardsOf = () => [...transcript.querySelectorAll('[data-testid="tool-card"]')]
   const itemsOf = () => [...transcript.querySelectorAll('.items > [id], .transcript > [id]:not(.earlier):not(.step):not(.turn), .earlier > [id]:not(.earlier):not(.step):not(.turn)')]
@@ -60,6 +61,7 @@ function init (bar, transcript) {
     const more = transcript.querySelector('.load-earlier')
     let line = on ? `showing ${shown} of ${plural(cards.length, 'card')}` : plural(cards.length, 'card')
     if (more) line += ` · ${more.textContent.trim().replace(/^show /, '')} not loaded`
+    if (note) line += ` · ${note}`
     summary.textContent = line
   }
 
@@ -97,6 +99,7 @@ function init (bar, transcript) {
       count.textContent = String(n)
       b.append(count)
       b.addEventListener('click', () => {
+        note = ''
         picked[kind] = picked[kind] === name ? '' : name
         box.dataset.key = ''
         recount()
@@ -109,7 +112,8 @@ function init (bar, transcript) {
   function step (dir) {
     const targets = cardsOf().filter((c) => failed(c) && !c.classList.contains('f-out'))
     if (targets.length === 0) {
-      summary.textContent = 'no failed or interrupted card is loaded'
+      note = 'no failed or interrupted card shown'
+      apply()
       return
     }
     let i = cursor ? targets.indexOf(cursor) : -1
@@ -128,7 +132,8 @@ function init (bar, transcript) {
     cursor.classList.remove('flash')
     void cursor.offsetWidth // restart the animation
     cursor.classList.add('flash')
-    summary.textContent = `${cursor.dataset.errorCode || cursor.dataset.filterState} · ${i + 1} of ${targets.length} failed or interrupted`
+    note = `${cursor.dataset.errorCode || cursor.dataset.filterState}: ${i + 1} of ${targets.length} failed or interrupted`
+    apply()
   }
 
   function expand (open) {
@@ -145,6 +150,7 @@ function init (bar, transcript) {
       case 'expand': expand(true); break
       case 'collapse': expand(false); break
       case 'clear':
+        note = ''
         text.value = ''
         for (const s of states) s.checked = false
         picked.tool = picked.code = ''
@@ -153,8 +159,9 @@ function init (bar, transcript) {
         break
     }
   })
-  text.addEventListener('input', apply)
-  for (const s of states) s.addEventListener('change', apply)
+  const changed = () => { note = ''; cursor = null; apply() }
+  text.addEventListener('input', changed)
+  for (const s of states) s.addEventListener('change', changed)
 
   // Cards arrive and change live (and Datastar's morphs reset classes):
   // count and filter again once per frame.
