@@ -313,7 +313,7 @@ func TestSearchIndexesAnOlderDatabase(t *testing.T) {
 		}
 	}
 	// Back to the schema before the search migration.
-	for _, q := range []string{"DROP TABLE search_fts", "DROP TABLE search_docs", "DROP TABLE search_sessions", "DELETE FROM migrations WHERE name = '0004_search.sql'"} {
+	for _, q := range []string{"DROP TABLE search_fts", "DROP TABLE search_docs", "DROP TABLE search_sessions", "DELETE FROM migrations WHERE name = '0005_search.sql'"} {
 		if _, err := st.wdb.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

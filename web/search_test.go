@@ -3,7 +3,9 @@ package web_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"prism/core/coretest"
 	"prism/views"
 	"prism/web"
+	"prism/web/ownerauth"
 )
 
 type apiHit struct {
@@ -329,5 +332,66 @@ func TestListStreamKeepsItsFilter(t *testing.T) {
 	ev = sc.until(t, func(ev sseEvent) bool { return strings.Contains(ev.Elements(), `<tbody id="session-rows">`) })
 	if got := ev[len(ev)-1].Elements(); strings.Contains(got, `data-session-id="calm"`) {
 		t.Errorf("a session that stopped running is still listed: %s", got)
+	}
+}
+
+// TestSearchIsOwnerOnly: search reaches across every session, so it is the
+// owner's alone. A share link's reader cannot reach it — not through the
+// share listener, not under the link's path, not without the owner token
+// on the main listener — and a share page does not offer it.
+func TestSearchIsOwnerOnly(t *testing.T) {
+	guard, err := ownerauth.New(ownerToken, ownerauth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := shareEnv(t, func(d *web.Deps) { d.Owner = guard })
+	e.session(t, "s1", twoCallSession())
+	auth := []string{"Authorization", "Bearer " + ownerToken}
+	_, path := e.share(t, "s1", "{}", auth...)
+	q := "noted" // the results would show "noted first"
+
+	// The owner finds the session's text.
+	if res, body := e.get(t, views.APISearchURL(q, "", "", 0), auth...); res.StatusCode != http.StatusOK || !strings.Contains(body, "noted first") {
+		t.Fatalf("the owner's search: %d %s", res.StatusCode, body)
+	}
+	// Without the owner token: 401, the login page for a browser.
+	if res, body := e.get(t, views.APISearchURL(q, "", "", 0)); res.StatusCode != http.StatusUnauthorized || strings.Contains(body, "noted first") {
+		t.Errorf("/api/search without the owner: %d %s", res.StatusCode, body)
+	}
+	if status, page := e.raw(t, "GET", views.SearchURL(q, "", "")); status != http.StatusUnauthorized || !strings.Contains(page, `data-testid="login-page"`) || strings.Contains(page, "noted first") {
+		t.Errorf("/search without the owner: %d", status)
+	}
+	// Under the link's path there is no search.
+	for _, p := range []string{path + "/search?q=" + q, path + "/api/search?q=" + q, path + "/search"} {
+		if status, body := e.raw(t, "GET", p); status != http.StatusNotFound || strings.Contains(body, "noted first") {
+			t.Errorf("%s: %d", p, status)
+		}
+	}
+	// The share listener answers search with its 404.
+	ts := httptest.NewServer(e.srv.ShareHandler())
+	t.Cleanup(ts.Close)
+	for _, p := range []string{views.SearchURL(q, "", ""), views.APISearchURL(q, "", "", 0)} {
+		res, err := ts.Client().Get(ts.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound || strings.Contains(string(b), "noted first") {
+			t.Errorf("%s on the share listener: %d", p, res.StatusCode)
+		}
+	}
+	// The share page links to no search; its filter bar filters only the
+	// cards the link shows (in the browser, over the page's own HTML).
+	status, page := e.raw(t, "GET", path)
+	if status != http.StatusOK {
+		t.Fatalf("share page: %d", status)
+	}
+	d, err := goquery.NewDocumentFromReader(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := d.Find(`a[href^="/search"], a[href^="/api/search"], form[action^="/search"]`).Length(); n != 0 {
+		t.Errorf("the share page offers search (%d links)", n)
 	}
 }
