@@ -186,10 +186,13 @@ func TestBrowser_FilterBar(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(`#call-live-bad`))); err != nil {
 		t.Fatal(err)
 	}
+	// The filter runs once per animation frame after cards arrive: wait
+	// until the ok card is hidden (a filter that never runs times out), then
+	// the failed one must be shown.
 	live, err := chromedp.Run(ctx, chromedp.Poll[[]bool](`(() => { const ok = document.getElementById('call-live-ok'), bad = document.getElementById('call-live-bad');
-		if (!ok || !bad) return null; return [ok.offsetParent !== null, bad.offsetParent !== null]; })()`, chromedp.WithPollingTimeout(5*time.Second)))
-	if err != nil || live[0] || !live[1] {
-		t.Errorf("live cards while filtering errors: ok shown %v, failed shown %v (%v)", live, live, err)
+		if (!ok || !bad || ok.offsetParent !== null) return null; return [ok.offsetParent !== null, bad.offsetParent !== null]; })()`, chromedp.WithPollingTimeout(10*time.Second)))
+	if err != nil || len(live) != 2 || live[0] || !live[1] {
+		t.Errorf("live cards while filtering errors: [ok shown, failed shown] = %v (%v); want the ok card hidden and the failed one shown", live, err)
 	}
 	if s = read(); s.States["error"] != itoa(int64(want["state:error"]+1)) || s.Reload {
 		t.Errorf("after the live cards: error count %q, want %d", s.States["error"], want["state:error"]+1)
