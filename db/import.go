@@ -203,11 +203,11 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 		if err := t.insertSession(s, h, source); err != nil {
 			return "", 0, err
 		}
-		evs, err := store.PrepareEvents(h.ID, 0, events)
+		evs, err := store.PrepareEvents(h.ID, 0, events, false)
 		if err != nil {
 			return "", 0, err
 		}
-		return store.ImportCreated, len(evs), t.insertEvents(h.ID, s, evs)
+		return store.ImportCreated, len(evs), t.insertEvents(h.ID, s, evs, nil)
 	}
 	stored, err := t.loadEvents(h.ID)
 	if err != nil {
@@ -225,9 +225,9 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 			return "", 0, err
 		}
 	}
-	evs, err := store.PrepareEvents(h.ID, int64(plan.From), events[plan.From:])
+	evs, err := store.PrepareEvents(h.ID, int64(plan.From), events[plan.From:], false)
 	if err != nil {
 		return "", 0, err
 	}
-	return plan.Outcome, len(evs), t.insertEvents(h.ID, s, evs)
+	return plan.Outcome, len(evs), t.insertEvents(h.ID, s, evs, nil)
 }

@@ -57,6 +57,10 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 	if o.ParentID != "" {
 		where, args = append(where, "parent_id = ?"), append(args, o.ParentID)
 	}
+	if o.HasErrors {
+		where = append(where, "errors > 0")
+	}
+	col := o.SortColumn()
 	if o.TopLevel {
 		where = append(where, "parent_id IS NULL")
 	}
@@ -65,13 +69,13 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 		args = append(args, like, like)
 	}
 	if o.Cursor != "" {
-		where, args = append(where, "(updated_at < ? OR (updated_at = ? AND id < ?))"), append(args, at.UpdatedAt, at.UpdatedAt, at.ID)
+		where, args = append(where, "("+col+" < ? OR ("+col+" = ? AND id < ?))"), append(args, at.Key, at.Key, at.ID)
 	}
 	q := "SELECT " + sessionCols + " FROM sessions"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY updated_at DESC, id DESC LIMIT ?"
+	q += " ORDER BY " + col + " DESC, id DESC LIMIT ?"
 	args = append(args, o.Limit+1)
 	if o.Cursor == "" && o.Offset > 0 {
 		q += " OFFSET ?"
@@ -93,7 +97,7 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 	if err := rows.Err(); err != nil {
 		return store.SessionPage{}, translate(err, "list sessions")
 	}
-	return store.Page(list, o.Limit), nil
+	return store.Page(list, o), nil
 }
 
 // Session returns one session's list row (core.CodeNotFound if missing).
@@ -207,9 +211,19 @@ func (st *Store) EventsUpTo(ctx context.Context, id string, seq int64) ([]core.E
 
 // CallEvents returns one tool call's events in seq order: its tool/call,
 // tool/result(s) (replacements too), approval/asked and Code Mode
-// sub-dispatches (tool/code-dispatch-start, tool/code-dispatch).
-func (st *Store) CallEvents(ctx context.Context, id, callID string) ([]core.Event, error) {
-	return st.events(ctx, id, "events of call "+callID, "call_id = ?", callID)
+// sub-dispatches (tool/code-dispatch-start, tool/code-dispatch) — and,
+// interleaved in seq order, every event of the types withTypes names (the
+// turn and step boundaries a fold needs to place the call, say).
+func (st *Store) CallEvents(ctx context.Context, id, callID string, withTypes ...string) ([]core.Event, error) {
+	if len(withTypes) == 0 {
+		return st.events(ctx, id, "events of call "+callID, "call_id = ?", callID)
+	}
+	args := []any{callID}
+	for _, t := range withTypes {
+		args = append(args, t)
+	}
+	in := strings.TrimSuffix(strings.Repeat("?,", len(withTypes)), ",")
+	return st.events(ctx, id, "events of call "+callID, "(call_id = ? OR type IN ("+in+"))", args...)
 }
 
 // Export writes the session as prism JSONL: the header line, then one event

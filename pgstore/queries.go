@@ -54,6 +54,9 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 	if o.ParentID != "" {
 		where = append(where, "parent_id = "+arg(o.ParentID))
 	}
+	if o.HasErrors {
+		where = append(where, "errors > 0")
+	}
 	if o.TopLevel {
 		where = append(where, "parent_id IS NULL")
 	}
@@ -62,14 +65,14 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 		where = append(where, `(lower(title) LIKE `+p+` OR lower(id) LIKE `+p+`)`)
 	}
 	if o.Cursor != "" {
-		a, id := arg(at.UpdatedAt), arg(at.ID)
-		where = append(where, "(updated_at < "+a+" OR (updated_at = "+a+` AND id COLLATE "C" < `+id+"::text))")
+		col, a, id := o.SortColumn(), arg(at.Key), arg(at.ID)
+		where = append(where, "("+col+" < "+a+" OR ("+col+" = "+a+` AND id COLLATE "C" < `+id+"::text))")
 	}
 	q := "SELECT " + sessionCols + " FROM sessions"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += ` ORDER BY updated_at DESC, id COLLATE "C" DESC LIMIT ` + arg(o.Limit+1)
+	q += " ORDER BY " + o.SortColumn() + ` DESC, id COLLATE "C" DESC LIMIT ` + arg(o.Limit+1)
 	if o.Cursor == "" && o.Offset > 0 {
 		q += " OFFSET " + arg(o.Offset)
 	}
@@ -89,7 +92,7 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 	if err := rows.Err(); err != nil {
 		return store.SessionPage{}, translate(err, "list sessions")
 	}
-	return store.Page(list, o.Limit), nil
+	return store.Page(list, o), nil
 }
 
 // Session returns one session's list row (core.CodeNotFound if missing).
@@ -236,9 +239,16 @@ func (st *Store) EventsUpTo(ctx context.Context, id string, seq int64) ([]core.E
 	return st.events(ctx, id, "events up to seq of "+id, "e.seq <= $2", seq)
 }
 
-// CallEvents returns one tool call's events in seq order.
-func (st *Store) CallEvents(ctx context.Context, id, callID string) ([]core.Event, error) {
-	return st.events(ctx, id, "events of call "+callID, "e.call_id = $2", callID)
+// CallEvents returns one tool call's events in seq order: its tool/call,
+// tool/result(s) (replacements too), approval/asked and Code Mode
+// sub-dispatches — and, interleaved in seq order, every event of the types
+// withTypes names (the turn and step boundaries a fold needs to place the
+// call, say).
+func (st *Store) CallEvents(ctx context.Context, id, callID string, withTypes ...string) ([]core.Event, error) {
+	if len(withTypes) == 0 {
+		return st.events(ctx, id, "events of call "+callID, "e.call_id = $2", callID)
+	}
+	return st.events(ctx, id, "events of call "+callID, "(e.call_id = $2 OR e.type = ANY($3::text[]))", callID, withTypes)
 }
 
 // Export writes the session as prism JSONL: the header line, then one event

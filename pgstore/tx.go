@@ -175,7 +175,7 @@ func (t *wtx) append(id string, events []core.Event) error {
 	if s == nil || !s.exists {
 		return store.NotFound(id)
 	}
-	evs, err := store.PrepareEvents(id, s.sum.LastSeq+1, events)
+	evs, err := store.PrepareEvents(id, s.sum.LastSeq+1, events, false)
 	if err != nil {
 		return err
 	}

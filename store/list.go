@@ -8,11 +8,29 @@ import (
 	"prism/core"
 )
 
+// List orders: by the updated time (the default), the creation time, the
+// number of calls or of errors; each the largest first, ties by id.
+const (
+	SortUpdated = "updated"
+	SortCreated = "created"
+	SortCalls   = "calls"
+	SortErrors  = "errors"
+)
+
+// sortColumns are the sessions columns the list orders by, in both
+// engines' schemas.
+var sortColumns = map[string]string{SortUpdated: "updated_at", SortCreated: "created_at", SortCalls: "calls", SortErrors: "errors"}
+
 // ListOptions select and page sessions. Sessions come newest first (by
-// updated time, then id).
+// updated time, then id) unless Sort says otherwise.
 type ListOptions struct {
 	// Status keeps only sessions with this status ("" = all).
 	Status string
+	// HasErrors keeps only sessions with at least one failed call.
+	HasErrors bool
+	// Sort orders the list: SortUpdated ("" too), SortCreated, SortCalls
+	// or SortErrors, largest first.
+	Sort string
 	// ParentID keeps only the children of this session ("" = no filter).
 	ParentID string
 	// TopLevel hides subagent sessions (those with a parent).
@@ -35,8 +53,9 @@ type SessionPage struct {
 }
 
 // Checked returns the options with Limit resolved (default 50, at most
-// 1000) and, when Cursor is set, the position it continues after; a
-// Status prism does not know or a malformed Cursor is core.CodeInvalid.
+// 1000) and Sort (SortUpdated for ""), and, when Cursor is set, the
+// position it continues after; a Status or Sort prism does not know or a
+// malformed Cursor is core.CodeInvalid.
 func (o ListOptions) Checked() (ListOptions, Position, error) {
 	if o.Limit <= 0 {
 		o.Limit = 50
@@ -47,46 +66,79 @@ func (o ListOptions) Checked() (ListOptions, Position, error) {
 	default:
 		return o, Position{}, core.Errorf(core.CodeInvalid, "list sessions: unknown status %q", o.Status)
 	}
+	if o.Sort == "" {
+		o.Sort = SortUpdated
+	}
+	if _, ok := sortColumns[o.Sort]; !ok {
+		return o, Position{}, core.Errorf(core.CodeInvalid, "list sessions: unknown order %q (use updated, created, calls or errors)", o.Sort)
+	}
 	var at Position
 	if o.Cursor != "" {
 		var err error
-		if at, err = decodeCursor(o.Cursor); err != nil {
+		if at, err = decodeCursor(o.Cursor, o.Sort); err != nil {
 			return o, at, err
 		}
 	}
 	return o, at, nil
 }
 
-// Position is a place in the list order: (UpdatedAt, ID) descending.
+// SortColumn is the column of the checked options' order.
+func (o ListOptions) SortColumn() string { return sortColumns[o.Sort] }
+
+// Position is a place in the list order: (the sort column's value, ID)
+// descending.
 type Position struct {
-	UpdatedAt int64
-	ID        string
+	Key int64
+	ID  string
 }
 
-// Page cuts rows (fetched with limit+1) to a page and sets its cursor.
-func Page(rows []SessionInfo, limit int) SessionPage {
+// sortKey is a row's value of the list's sort column.
+func sortKey(s SessionInfo, sort string) int64 {
+	switch sort {
+	case SortCreated:
+		return s.CreatedAt
+	case SortCalls:
+		return s.Calls
+	case SortErrors:
+		return s.Errors
+	}
+	return s.UpdatedAt
+}
+
+// Page cuts rows (fetched with limit+1 under the checked options o) to a
+// page and sets its cursor: "key:id" for the default order, "sort:key:id"
+// for the others.
+func Page(rows []SessionInfo, o ListOptions) SessionPage {
 	page := SessionPage{Sessions: rows}
 	if page.Sessions == nil {
 		page.Sessions = []SessionInfo{}
 	}
-	if len(page.Sessions) > limit {
-		page.Sessions = page.Sessions[:limit]
-		last := page.Sessions[limit-1]
-		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(last.UpdatedAt, 10) + ":" + last.ID))
+	if len(page.Sessions) > o.Limit {
+		page.Sessions = page.Sessions[:o.Limit]
+		last := page.Sessions[o.Limit-1]
+		c := strconv.FormatInt(sortKey(last, o.Sort), 10) + ":" + last.ID
+		if o.Sort != SortUpdated {
+			c = o.Sort + ":" + c
+		}
+		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(c))
 	}
 	return page
 }
 
-func decodeCursor(c string) (Position, error) {
+func decodeCursor(c, sort string) (Position, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err == nil {
-		if at, id, ok := strings.Cut(string(b), ":"); ok {
+		rest, ok := string(b), true
+		if sort != SortUpdated {
+			rest, ok = strings.CutPrefix(rest, sort+":")
+		}
+		if at, id, cut := strings.Cut(rest, ":"); ok && cut {
 			if n, err := strconv.ParseInt(at, 10, 64); err == nil {
-				return Position{UpdatedAt: n, ID: id}, nil
+				return Position{Key: n, ID: id}, nil
 			}
 		}
 	}
-	return Position{}, core.Errorf(core.CodeInvalid, "list sessions: malformed cursor %q", c)
+	return Position{}, core.Errorf(core.CodeInvalid, "list sessions: malformed cursor %q (for the %s order)", c, sort)
 }
 
 // LikePattern is Query as a case-insensitive LIKE pattern (lower-cased,

@@ -42,8 +42,9 @@ func HeaderJSON(h core.SessionHeader) (string, error) {
 // PrepareEvents validates an append whose first event must have seq next
 // and returns the events with their data compacted (so an export
 // re-imports byte for byte). A seq that does not continue the log is
-// core.CodeConflict; a malformed event core.CodeInvalid.
-func PrepareEvents(sessionID string, next int64, events []core.Event) ([]core.Event, error) {
+// core.CodeConflict; a malformed event core.CodeInvalid. checked data (from
+// core.CheckedStore.AppendChecked) is taken as lossless and compact already.
+func PrepareEvents(sessionID string, next int64, events []core.Event, checked bool) ([]core.Event, error) {
 	out := events
 	for i := range events {
 		e := &events[i]
@@ -53,9 +54,13 @@ func PrepareEvents(sessionID string, next int64, events []core.Event) ([]core.Ev
 		if e.Type == "" {
 			return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d has no type", sessionID, e.Seq)
 		}
-		data, err := core.Snapshot(e.Data) // lossless check and compaction, one pass when already compact
-		if err != nil {
-			return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d (%s): data: %v", sessionID, e.Seq, e.Type, err)
+		data := e.Data
+		if !checked {
+			var err error
+			data, err = core.Snapshot(e.Data) // lossless check and compaction, one pass when already compact
+			if err != nil {
+				return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d (%s): data: %v", sessionID, e.Seq, e.Type, err)
+			}
 		}
 		surface := core.IsSurfaceType(e.Type)
 		if !surface && (e.SurfaceOp != nil || e.SourceEventSeqs != nil) {

@@ -144,9 +144,25 @@ func testListAndEventQueries(t *testing.T, e Engine) {
 	if all[5].SourceEventSeqs[0] != 4 || !all[5].IsAppendOrigin() {
 		t.Errorf("tool/result envelope not restored: %+v", all[5])
 	}
-	calls, _ := st.CallEvents(ctx, "s0", "call_1")
-	if len(calls) != 2 || calls[0].Seq != 4 || calls[1].Seq != 5 {
-		t.Errorf("CallEvents = %+v", calls)
+	calls, err := st.CallEvents(ctx, "s0", "call_1")
+	if err != nil || len(calls) != 2 || calls[0].Seq != 4 || calls[1].Seq != 5 {
+		t.Errorf("CallEvents = %+v (%v)", calls, err)
+	}
+	// With types: the call's events and, in seq order, every event of the
+	// types named (what a card's fold needs to place its call).
+	var want []int64
+	for _, ev := range all {
+		if ev.Seq == 4 || ev.Seq == 5 || ev.Type == core.EventTurnStart || ev.Type == core.EventStepStart {
+			want = append(want, ev.Seq)
+		}
+	}
+	calls, err = st.CallEvents(ctx, "s0", "call_1", core.EventTurnStart, core.EventStepStart)
+	var got []int64
+	for _, ev := range calls {
+		got = append(got, ev.Seq)
+	}
+	if err != nil || len(want) < 4 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("CallEvents with types = %v (%v), want %v", got, err, want)
 	}
 	for name, err := range map[string]error{
 		"EventsAfter": func() error { _, err := st.EventsAfter(ctx, "nope", 0); return err }(),
@@ -260,4 +276,78 @@ func testAwaitingApprovals(t *testing.T, e Engine) {
 		t.Fatal(err)
 	}
 	awaiting(0, "turn ended")
+}
+
+// testListOrdersAndFilters: the list orders by the updated or created
+// time, calls or errors (largest first, ties by id descending), pages each
+// order with its own cursor, keeps sessions with errors on request, and
+// refuses an unknown order or another order's cursor.
+func testListOrdersAndFilters(t *testing.T, e Engine) {
+	ctx := context.Background()
+	st := e.open(t)
+	// a: created first, 3 turns, 1 error, updated last; b: 1 turn,
+	// 1 error; c: created last, 2 turns, no error; d: empty.
+	mk := func(id string, created int64, turns int, failed bool, at int64) {
+		h := Header(id)
+		h.CreatedAt = created
+		if err := st.CreateSession(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		var events []core.Event
+		for turn := 1; turn <= turns; turn++ {
+			events = append(events, TurnEvents(int64(len(events)), turn, failed && turn == 1)...)
+		}
+		for k := range events {
+			events[k].Time = at + int64(k)
+		}
+		if err := st.AppendEvents(ctx, id, events); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("a", 1000, 3, true, 9000)
+	mk("b", 2000, 1, true, 5000)
+	mk("c", 3000, 2, false, 7000)
+	if err := st.CreateSession(ctx, core.SessionHeader{ID: "d", CreatedAt: 2500, Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(o store.ListOptions) string {
+		t.Helper()
+		var out []string
+		for {
+			page, err := st.ListSessions(ctx, o)
+			if err != nil {
+				t.Fatalf("ListSessions(%+v): %v", o, err)
+			}
+			for _, s := range page.Sessions {
+				out = append(out, s.ID)
+			}
+			if page.NextCursor == "" {
+				return strings.Join(out, ",")
+			}
+			o.Cursor = page.NextCursor
+		}
+	}
+	for _, c := range []struct {
+		o    store.ListOptions
+		want string
+	}{
+		{store.ListOptions{Limit: 1}, "a,c,b,d"},
+		{store.ListOptions{Sort: store.SortUpdated, Limit: 2}, "a,c,b,d"},
+		{store.ListOptions{Sort: store.SortCreated, Limit: 1}, "c,d,b,a"},
+		{store.ListOptions{Sort: store.SortCalls, Limit: 1}, "a,c,b,d"},
+		{store.ListOptions{Sort: store.SortErrors, Limit: 1}, "b,a,d,c"},
+		{store.ListOptions{HasErrors: true, Limit: 1}, "a,b"},
+		{store.ListOptions{HasErrors: true, Sort: store.SortCreated}, "b,a"},
+	} {
+		if got := ids(c.o); got != c.want {
+			t.Errorf("ListSessions(%+v) = %s, want %s", c.o, got, c.want)
+		}
+	}
+	if _, err := st.ListSessions(ctx, store.ListOptions{Sort: "name"}); core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(err.Error(), `"name"`) {
+		t.Errorf("unknown order: %v", err)
+	}
+	page, _ := st.ListSessions(ctx, store.ListOptions{Limit: 1})
+	if _, err := st.ListSessions(ctx, store.ListOptions{Sort: store.SortCalls, Cursor: page.NextCursor}); core.ErrorCode(err) != core.CodeInvalid {
+		t.Errorf("the updated order's cursor on the calls order: %v", err)
+	}
 }

@@ -26,7 +26,7 @@ type Store interface {
 	LoadSession(ctx context.Context, id string) (*store.SessionLog, error)
 	EventsAfter(ctx context.Context, id string, afterSeq int64) ([]core.Event, error)
 	EventsUpTo(ctx context.Context, id string, seq int64) ([]core.Event, error)
-	CallEvents(ctx context.Context, id, callID string) ([]core.Event, error)
+	CallEvents(ctx context.Context, id, callID string, withTypes ...string) ([]core.Event, error)
 	Export(ctx context.Context, id string, w io.Writer) error
 	ImportFile(ctx context.Context, path string) ([]store.ImportResult, error)
 	Import(ctx context.Context, name string, r io.Reader, size int64) ([]store.ImportResult, error)
@@ -82,6 +82,7 @@ func Run(t *testing.T, e Engine) {
 		{"CloseDrainsAndRefuses", testCloseDrainsAndRefuses},
 		{"DerivedSessionRow", testDerivedSessionRow},
 		{"ListAndEventQueries", testListAndEventQueries},
+		{"ListOrdersAndFilters", testListOrdersAndFilters},
 		{"CommittedHookAfterCommit", testCommittedHookAfterCommit},
 		{"ResummarizesOlderRows", testResummarizesOlderRows},
 		{"AwaitingApprovals", testAwaitingApprovals},
