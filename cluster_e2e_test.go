@@ -268,13 +268,16 @@ func TestClusterBrowser(t *testing.T) {
 	if code, body := watcher.postJSON(t, "/api/sessions/"+id+"/approvals/"+write.ID, `{"decision":"approve"}`); code != http.StatusOK {
 		t.Fatalf("approve through the watching node: %d %s", code, body)
 	}
-	// The write's card morphed to completed; a later card appeared pending.
+	// The write's card morphed to completed; a later card appeared, open
+	// (pending, or already awaiting: the edit's call and its approval may
+	// reach the page in one commit since appends commit at durability
+	// points).
 	livePoll := `(() => { const w = window.__cards['` + write.CallID + `'] || [];
   return w[0] === 'added:awaiting' && w.slice(1).every(x => x.startsWith('attr:')) && w.includes('attr:ok') &&
-    Object.entries(window.__cards).some(([id, s]) => id !== '` + write.CallID + `' && s[0] === 'added:pending'); })()`
+    Object.entries(window.__cards).some(([id, s]) => id !== '` + write.CallID + `' && (s[0] === 'added:pending' || s[0] === 'added:awaiting')); })()`
 	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](livePoll, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
 		cards, _ := chromedp.Run(bctx, chromedp.Evaluate[map[string][]string](`window.__cards`))
-		t.Fatalf("the watching node did not show the write completing and a new card pending, live: %v (cards %v)", err, cards)
+		t.Fatalf("the watching node did not show the write completing and a new open card, live: %v (cards %v)", err, cards)
 	}
 	asked(2) // the next call waits: the turn is open
 	before := watcher.export(t, id)

@@ -17,7 +17,6 @@ import (
 	"prism/core"
 	"prism/core/search"
 	"prism/core/tools"
-	"prism/db"
 	"prism/store"
 	"prism/views"
 	"prism/web"
@@ -196,14 +195,20 @@ func (s Importer) Import(ctx context.Context, filename string, r io.Reader) ([]w
 	return out, nil
 }
 
+// Finder is what Search reads: a store with a full-text index (SQLite's;
+// PostgreSQL has none yet).
+type Finder interface {
+	Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error)
+}
+
 // Search adapts the store's full-text search to web.Searcher.
-type Search struct{ Store *db.Store }
+type Search struct{ Store Finder }
 
 var _ web.Searcher = Search{}
 
 // Search implements web.Searcher.
 func (s Search) Search(ctx context.Context, q *search.Query, o web.SearchOptions) (web.SearchResults, error) {
-	page, err := s.Store.Search(ctx, q, db.SearchOptions{Order: o.Order, Limit: o.Limit, Cursor: o.Cursor})
+	page, err := s.Store.Search(ctx, q, store.SearchOptions{Order: o.Order, Limit: o.Limit, Cursor: o.Cursor})
 	if err != nil {
 		return web.SearchResults{}, err
 	}
