@@ -31,6 +31,20 @@ func newDiffBody(diffs []core.FileDiff, intent bool) *DiffBody {
 			old = clean(*d.OldText)
 		}
 		lines := diffLines(old, clean(d.NewText))
+		// Number the rows as the file does when the tool says where the
+		// hunk starts (a whole new text starts at line 1); a snippet whose
+		// place is unknown (a pending edit, dsh's meta) gets no numbers
+		// rather than wrong ones.
+		f.Numbered = d.OldStart > 0 || d.NewStart > 0 || d.OldText == nil
+		oldOff, newOff := max(d.OldStart, 1)-1, max(d.NewStart, 1)-1
+		for i := range lines {
+			if lines[i].Old > 0 {
+				lines[i].Old += oldOff
+			}
+			if lines[i].New > 0 {
+				lines[i].New += newOff
+			}
+		}
 		for _, l := range lines {
 			switch l.Op {
 			case '+':

@@ -86,12 +86,15 @@ type DiffFile struct {
 	Lines  []DiffLine
 	Hidden int // lines beyond the card's bound
 	New    bool
+	// Numbered: the rows carry the file's line numbers (else none: the
+	// snippet's place in the file is unknown).
+	Numbered bool
 }
 
 // DiffLine is one row of a diff: Op is ' ', '+', '-' or '~' (a hunk gap).
 type DiffLine struct {
 	Op       byte
-	Old, New int // line numbers within the change (0 = none)
+	Old, New int // line numbers in the old and new file (0 = none)
 	Text     string
 	Expanded bool // beyond the collapsed preview
 }
