@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"prism/core/redact"
+	"prism/web"
+)
+
+// The browser tests of how the inspector reads to a person: accessibility
+// (axe-core), the phone layout, the model view and the timeline, on the
+// demo as `make run` starts it.
+
+// axeVersion is the axe-core the accessibility test runs; `make axe` (a
+// prerequisite of `make test`) installs it from npm, checksummed.
+const axeVersion = "4.14.1"
+
+// axeSource returns axe-core's script: PRISM_AXE_JS, else where `make axe`
+// puts it.
+func axeSource(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv("PRISM_AXE_JS")
+	if path == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path = filepath.Join(dir, "prism", "axe-core-"+axeVersion, "axe.min.js")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the accessibility test needs axe-core %s (run make axe, which make test runs): %v", axeVersion, err)
+	}
+	return string(b)
+}
+
+// demoStack is the server `make run` starts — the real backend on a fresh
+// SQLite file with its scripted demo session — behind httptest servers for
+// the owner's pages and for share links.
+type demoStack struct {
+	owner, shares *httptest.Server
+	demoID        string
+}
+
+func startDemoStack(t *testing.T) *demoStack {
+	t.Helper()
+	cfg, err := parseServeFlags([]string{"--db", filepath.Join(t.TempDir(), "prism.db")}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := quietLog()
+	deps, release, err := openBackend(t.Context(), cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deps.Redactor, err = redact.New(cfg.RedactRules...); err != nil {
+		t.Fatal(err)
+	}
+	deps.Logger = log
+	srv := web.New(deps)
+	s := &demoStack{owner: httptest.NewServer(srv.Handler()), shares: httptest.NewServer(srv.ShareHandler())}
+	t.Cleanup(func() { s.owner.Close(); s.shares.Close(); srv.Close(); release() })
+	var list []struct{ ID string }
+	s.getJSON(t, "/api/sessions", &list)
+	if len(list) != 1 {
+		t.Fatalf("want the one demo session, got %+v", list)
+	}
+	s.demoID = list[0].ID
+	return s
+}
+
+func (s *demoStack) getJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	res, err := http.Get(s.owner.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("GET %s = %d", path, res.StatusCode)
+	}
+	if err := json.NewDecoder(res.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+}
+
+// shareURL makes a share link of the demo and returns its page's URL on
+// the share server.
+func (s *demoStack) shareURL(t *testing.T) string {
+	t.Helper()
+	res, err := http.Post(s.owner.URL+"/api/sessions/"+s.demoID+"/shares", "application/json", strings.NewReader(`{"label":"a11y"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var link struct{ URL string }
+	if err := json.NewDecoder(res.Body).Decode(&link); err != nil || res.StatusCode != 201 {
+		t.Fatalf("create a share link: %d %v", res.StatusCode, err)
+	}
+	u, err := url.Parse(link.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.shares.URL + u.Path
+}
+
+// uxBrowser starts headless Chromium with a viewport of width×height
+// (CSS px) and the given prefers-color-scheme.
+func uxBrowser(t *testing.T, width, height int64, scheme string) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("the browser test needs %s (apt-get install chromium; make test installs it): %v", chromium, err)
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromium),
+		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(int(width), int(height)))
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 120*time.Second)
+	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
+// openDemo navigates to the demo's session page and waits until the demo
+// has finished (its status is no longer running).
+func openDemo(t *testing.T, ctx context.Context, s *demoStack) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.owner.URL+"/sessions/"+s.demoID),
+		chromedp.WaitReady(chromedp.CSS(`[data-testid="session-status"]:not([data-status="running"])`))); err != nil {
+		t.Fatalf("the demo's page: %v", err)
+	}
+}
+
+type axeNode struct {
+	Target  []any  `json:"target"`
+	Summary string `json:"failureSummary"`
+}
+
+type axeViolation struct {
+	ID     string    `json:"id"`
+	Impact string    `json:"impact"`
+	Help   string    `json:"help"`
+	Nodes  []axeNode `json:"nodes"`
+}
+
+// runAxe runs axe-core's default rules on the page ctx shows.
+func runAxe(t *testing.T, ctx context.Context, src string) []axeViolation {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](src)); err != nil {
+		t.Fatalf("load axe-core: %v", err)
+	}
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`axe.version`))
+	if err != nil || v != axeVersion {
+		t.Fatalf("axe-core version %q (%v), want %s", v, err, axeVersion)
+	}
+	res, err := chromedp.Run(ctx, chromedp.Evaluate[[]axeViolation](
+		`axe.run(document, {resultTypes: ['violations']}).then(r => r.violations)`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("axe.run: %v", err)
+	}
+	return res
+}
+
+func describe(vs []axeViolation) string {
+	var b strings.Builder
+	for _, v := range vs {
+		fmt.Fprintf(&b, "\n  %s (%s): %s — %d nodes", v.ID, v.Impact, v.Help, len(v.Nodes))
+		for i, n := range v.Nodes {
+			if i == 4 {
+				b.WriteString("\n    …")
+				break
+			}
+			fmt.Fprintf(&b, "\n    %v: %s", n.Target, strings.ReplaceAll(n.Summary, "\n", " "))
+		}
+	}
+	return b.String()
+}
+
+// TestAccessibility runs axe-core (default rules) on every page kind of
+// the demo — list, session, projections, share — in light and dark: no
+// violations.
+func TestAccessibility(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	src := axeSource(t)
+	s := startDemoStack(t)
+	share := s.shareURL(t)
+	for _, scheme := range []string{"light", "dark"} {
+		t.Run(scheme, func(t *testing.T) {
+			ctx := uxBrowser(t, 1280, 900, scheme)
+			openDemo(t, ctx, s)
+			inspect, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('a.inspect').href`))
+			if err != nil || inspect == "" {
+				t.Fatalf("no projections link on the demo: %v", err)
+			}
+			pages := []struct{ name, url, ready string }{
+				{"list", s.owner.URL + "/", `[data-testid="session-row"]`},
+				{"session", s.owner.URL + "/sessions/" + s.demoID, `[data-testid="session-status"]:not([data-status="running"])`},
+				{"projections", inspect, `[data-testid="call-page"]`},
+				{"share", share, `[data-testid="tool-card"]`},
+			}
+			for _, p := range pages {
+				if err := chromedp.Do(ctx, chromedp.Navigate(p.url), chromedp.WaitReady(chromedp.CSS(p.ready))); err != nil {
+					t.Fatalf("%s page: %v", p.name, err)
+				}
+				if vs := runAxe(t, ctx, src); len(vs) > 0 {
+					t.Errorf("%s page, %s: %d axe violations:%s", p.name, scheme, len(vs), describe(vs))
+				}
+			}
+		})
+	}
+}
