@@ -46,6 +46,9 @@ type CardView struct {
 	Fetch    *WebFetchBody
 	Generic  *GenericBody
 	Image    *ImageBody
+
+	// Model is what the model received from the call (nil while pending).
+	Model *ModelView
 }
 
 // ImageBody is the image card: thumbnails and the result text.
@@ -257,6 +260,7 @@ func NewCardViewIn(c *Card, r R) *CardView {
 	} else {
 		v.resultBody(c, vs.call, vs.result, cwd)
 	}
+	v.Model = newModelView(c, vs.result)
 	// A failed call's summary is the first line of its error output (dsh).
 	if c.Result != nil && (c.Result.Projection().IsError || v.Summary == "") && v.State == StateError {
 		if l := v.errorLine(c); l != "" {
