@@ -191,6 +191,30 @@ type ApprovalView struct {
 	DecideURL string
 }
 
+// cardTitle is a card's title: the call view's, replaced by a non-empty
+// result title, else the tool's name or the call id; one clean line.
+func cardTitle(c *Card, vs cardViews) string {
+	title := ""
+	switch cv := vs.call.(type) {
+	case *core.GenericCallView:
+		title = cv.Title
+	case *core.TerminalCallView:
+		title = cv.Title
+	case *core.DiffCallView:
+		title = cv.Title
+	}
+	if vs.result != nil && vs.result.ViewTitle() != "" {
+		title = vs.result.ViewTitle()
+	}
+	if title == "" {
+		title = c.Name
+	}
+	if title == "" {
+		title = c.CallID
+	}
+	return firstLine(clean(title), 200)
+}
+
 // NewCardView builds the screen model of a card. sessionID is used for the
 // inspect link; cwd resolves a terminal's relative cwd.
 func NewCardView(c *Card, sessionID, cwd string) *CardView {
@@ -228,25 +252,7 @@ func NewCardViewIn(c *Card, r R) *CardView {
 		v.Server, v.FullName, v.Tool = server, v.Tool, tool // an MCP tool: show its server
 	}
 
-	// Title: the call view's, replaced by a non-empty result title.
-	switch cv := vs.call.(type) {
-	case *core.GenericCallView:
-		v.Title = cv.Title
-	case *core.TerminalCallView:
-		v.Title = cv.Title
-	case *core.DiffCallView:
-		v.Title = cv.Title
-	}
-	if vs.result != nil && vs.result.ViewTitle() != "" {
-		v.Title = vs.result.ViewTitle()
-	}
-	if v.Title == "" {
-		v.Title = c.Name
-	}
-	if v.Title == "" {
-		v.Title = c.CallID
-	}
-	v.Title = firstLine(clean(v.Title), 200)
+	v.Title = cardTitle(c, vs)
 	if v.Server != "" && v.Title == v.FullName {
 		v.Title = "" // the header already shows the server and the tool
 	}

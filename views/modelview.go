@@ -14,8 +14,8 @@ import (
 // the tool applied before the model saw it.
 type ModelView struct {
 	Blocks []ModelBlock
-	// Bytes is the size of the content's text, as the model received it.
-	Bytes int
+	// Lines counts the lines of the content's text blocks.
+	Lines int
 	// IsError is the block's isError flag.
 	IsError bool
 	// Truncation says what the tool cut before the model saw the result
@@ -46,7 +46,7 @@ func newModelView(c *Card, result core.ResultView) *ModelView {
 		case *core.TextBlock:
 			mb.Kind = "text"
 			mb.Text = NewClip(x.Text, MaxLines)
-			m.Bytes += len(x.Text)
+			m.Lines += mb.Text.Total
 			texts.WriteString(x.Text)
 			texts.WriteByte('\n')
 		case *core.ImageBlock:
@@ -128,8 +128,8 @@ func modelSummary(m *ModelView) string {
 	for _, k := range kinds {
 		parts = append(parts, plural(counts[k], k+" block", k+" blocks"))
 	}
-	if m.Bytes > 0 {
-		parts = append(parts, Bytes(int64(m.Bytes)))
+	if m.Lines > 0 {
+		parts = append(parts, plural(m.Lines, "line", "lines"))
 	}
 	return strings.Join(parts, " · ")
 }
