@@ -66,7 +66,7 @@ func TestModelView(t *testing.T) {
 			if c.trunc == "" && note != "" || !strings.Contains(note, c.trunc) {
 				t.Errorf("truncation note %q, want %q", note, c.trunc)
 			}
-			if hasErr := strings.Contains(mv.Find(".mv-note").Text(), "isError"); hasErr != c.isError {
+			if hasErr := mv.Find(`[data-testid="model-is-error"]`).Length() == 1; hasErr != c.isError {
 				t.Errorf("isError noted = %v, want %v", hasErr, c.isError)
 			}
 		})

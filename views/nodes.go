@@ -40,6 +40,11 @@ type Step struct {
 	Usage     core.TokenUsage
 	HasUsage  bool
 	Items     []Item
+	// Meta are the step's request metadata events (request/header,
+	// request/context, agent/inbox/spliced), folded into one quiet
+	// expandable row in the step's header instead of sitting between
+	// messages.
+	Meta []*RawItem
 }
 
 // Row is a loose item: logged outside any step.
