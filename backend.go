@@ -74,6 +74,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 			log.Error("close store", logkey.Err, err)
 		}
 	}
+	demoID := ""
 	if page, err := store.ListSessions(ctx, db.ListOptions{Limit: 1}); err != nil {
 		release()
 		return web.Deps{}, nil, err
@@ -84,6 +85,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 			return web.Deps{}, nil, fmt.Errorf("start the demo session: %w", err)
 		}
 		log.Info("empty database: started the scripted demo session", logkey.SessionID, id)
+		demoID = id
 	}
 	deps := web.Deps{
 		Sessions:  backend.Source{Store: store},
@@ -93,6 +95,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Approvals: approvals,
 		Presenter: presenter,
 		Shares:    store,
+		DemoID:    demoID,
 
 		AllowedHosts: cfg.AllowedHosts,
 	}

@@ -330,6 +330,9 @@ type SessionListView struct {
 	StreamURL string
 	CanRun    bool
 	Notice    string
+	// Demo links the scripted demo session the server started on an
+	// empty database, while the list shows it (nil otherwise).
+	Demo *Link
 }
 
 // Link is a labelled URL.

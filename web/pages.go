@@ -41,6 +41,10 @@ func (s *Server) handleHome(c echo.Context) error {
 	v := &views.SessionListView{Meta: s.meta("sessions"), Query: q, CanRun: s.deps.Runner != nil}
 	for i := range sums {
 		v.Rows = append(v.Rows, rowView(&sums[i]))
+		if sums[i].ID == s.deps.DemoID {
+			r := v.Rows[len(v.Rows)-1]
+			v.Demo = &views.Link{Label: r.Title, URL: r.URL}
+		}
 	}
 	if s.deps.Commits != nil {
 		v.StreamURL = views.ListStreamURL(q)
