@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"prism/core/redact"
+	"prism/views"
 	"prism/web"
 )
 
@@ -231,5 +232,151 @@ func TestAccessibility(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPhoneLayout: at 390×844, light and dark, the list and the demo's
+// session page (whose error cards carry long identity pills) never scroll
+// sideways, and every card's title keeps a non-zero width.
+func TestPhoneLayout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	s := startDemoStack(t)
+	for _, scheme := range []string{"light", "dark"} {
+		t.Run(scheme, func(t *testing.T) {
+			ctx := uxBrowser(t, 390, 844, scheme)
+			openDemo(t, ctx, s)
+			for _, p := range []struct{ name, url, ready string }{
+				{"list", s.owner.URL + "/", `[data-testid="session-row"]`},
+				{"session", s.owner.URL + "/sessions/" + s.demoID, `[data-testid="session-status"]:not([data-status="running"])`},
+			} {
+				if err := chromedp.Do(ctx, chromedp.Navigate(p.url), chromedp.WaitReady(chromedp.CSS(p.ready))); err != nil {
+					t.Fatalf("%s page: %v", p.name, err)
+				}
+				w, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, window.innerWidth]`))
+				if err != nil || len(w) != 2 || w[0] > w[1] {
+					t.Errorf("%s page: scrollWidth %v > innerWidth (%v)", p.name, w, err)
+				}
+			}
+			titles, err := chromedp.Run(ctx, chromedp.Evaluate[[]struct {
+				Card  string  `json:"card"`
+				Width float64 `json:"width"`
+			}](`Array.from(document.querySelectorAll('.card-head .title')).filter(e => e.textContent.trim() !== '').map(e => ({card: e.closest('article').id, width: e.getBoundingClientRect().width}))`))
+			if err != nil || len(titles) < 10 {
+				t.Fatalf("card titles: %v (%v)", titles, err)
+			}
+			for _, ti := range titles {
+				if ti.Width < 24 {
+					t.Errorf("card %s: title %.1f px wide", ti.Card, ti.Width)
+				}
+			}
+			errs, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-state="error"] .card-head .title').length`))
+			if err != nil || errs == 0 {
+				t.Errorf("the demo shows no error card titles to check (%d, %v)", errs, err)
+			}
+		})
+	}
+}
+
+// TestModelViewAndTimeline: on the demo's page, a card's "model view"
+// toggle shows exactly the text of the tool result the transcript holds
+// (read from the session's JSONL export) in place of the card's body; a
+// timeline row jumps to its card; the list points at the demo.
+func TestModelViewAndTimeline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	s := startDemoStack(t)
+	ctx := uxBrowser(t, 1280, 900, "light")
+	openDemo(t, ctx, s)
+
+	// The transcript's tool results, by call id, from the export.
+	res, err := http.Get(s.owner.URL + views.ExportURL(s.demoID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("export: %d %v", res.StatusCode, err)
+	}
+	contents := map[string]string{}
+	for _, line := range strings.Split(string(body), "\n") {
+		var e struct {
+			Type string `json:"type"`
+			Data struct {
+				Message struct {
+					Content []struct {
+						Content []struct {
+							Type, Text string
+						} `json:"content"`
+					} `json:"content"`
+					Source struct {
+						CallID string `json:"callId"`
+					} `json:"source"`
+				} `json:"message"`
+			} `json:"data"`
+		}
+		if json.Unmarshal([]byte(line), &e) != nil || e.Type != "tool/result" || len(e.Data.Message.Content) != 1 {
+			continue
+		}
+		var texts []string
+		for _, b := range e.Data.Message.Content[0].Content {
+			texts = append(texts, b.Text)
+		}
+		contents[e.Data.Message.Source.CallID] = strings.Join(texts, "\n")
+	}
+	if len(contents) < 10 {
+		t.Fatalf("the export holds %d tool results", len(contents))
+	}
+
+	// The glob card: a short result, shown whole.
+	const card = `article[data-card="search"]`
+	callID, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+card+`').dataset.callId`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	visible := func(sel string) bool {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const e = document.querySelector('`+sel+`'); return !!e && e.checkVisibility() })()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if !visible(card+` > .card-body`) || visible(card+` [data-testid="model-block"]`) {
+		t.Fatalf("before the toggle: the card's body shows (%v), the model view does not (%v)", visible(card+` > .card-body`), visible(card+` [data-testid="model-block"]`))
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(card+` [data-testid="model-view"] > summary`))); err != nil {
+		t.Fatal(err)
+	}
+	if visible(card+` > .card-body`) || !visible(card+` [data-testid="model-block"]`) {
+		t.Fatal("after the toggle: the model view shows in place of the card's body")
+	}
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`Array.from(document.querySelector('`+card+`').querySelectorAll('[data-testid="model-block"] pre.lines')).map(p => p.textContent).join('\n')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSuffix(contents[callID], "\n"); shown != want || want == "" {
+		t.Errorf("model view shows %q, the transcript holds %q", shown, want)
+	}
+
+	// The timeline: a row's link brings its card into view as the target.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="waterfall"] > summary`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="waterfall"] li:last-child > [data-testid="waterfall-row"]`))); err != nil {
+		t.Fatal(err)
+	}
+	target, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const rows = document.querySelector('[data-testid="waterfall"]').querySelectorAll('[data-testid="waterfall-row"]'); const last = rows[rows.length-1]; const c = document.querySelector('article:target'); return c && c.id === last.dataset.cardId && c.getBoundingClientRect().top < window.innerHeight ? c.id : '' })()`))
+	if err != nil || target == "" {
+		t.Errorf("the timeline row did not bring its card into view (%v)", err)
+	}
+
+	// The list says what prism is and where the demo is.
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.owner.URL+"/"), chromedp.WaitReady(chromedp.CSS(`[data-testid="demo-note"] a`))); err != nil {
+		t.Fatal(err)
+	}
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="demo-note"] a').getAttribute('href')`))
+	if err != nil || href != "/sessions/"+s.demoID {
+		t.Errorf("the demo note links %q (%v)", href, err)
 	}
 }
