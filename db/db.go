@@ -167,6 +167,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		st.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	if err := st.reindexSearch(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	return st, nil
 }
 

@@ -264,11 +264,11 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 		if err := t.insertSession(s, h, source); err != nil {
 			return "", 0, err
 		}
-		evs, err := prepareEvents(h.ID, 0, events)
+		evs, err := prepareEvents(h.ID, 0, events, false)
 		if err != nil {
 			return "", 0, err
 		}
-		return ImportCreated, len(evs), t.insertEvents(h.ID, s, evs)
+		return ImportCreated, len(evs), t.insertEvents(h.ID, s, evs, nil)
 	}
 	stored, err := t.loadEvents(h.ID)
 	if err != nil {
@@ -286,20 +286,20 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 	case same && len(stored) == len(events):
 		return ImportUnchanged, 0, nil
 	case same:
-		evs, err := prepareEvents(h.ID, int64(len(stored)), events[len(stored):])
+		evs, err := prepareEvents(h.ID, int64(len(stored)), events[len(stored):], false)
 		if err != nil {
 			return "", 0, err
 		}
-		return ImportExtended, len(evs), t.insertEvents(h.ID, s, evs)
+		return ImportExtended, len(evs), t.insertEvents(h.ID, s, evs, nil)
 	case replace && s.source == SourceWatch:
 		if err := t.replaceSession(s, h.ID, h); err != nil {
 			return "", 0, err
 		}
-		evs, err := prepareEvents(h.ID, 0, events)
+		evs, err := prepareEvents(h.ID, 0, events, false)
 		if err != nil {
 			return "", 0, err
 		}
-		return ImportReplaced, len(evs), t.insertEvents(h.ID, s, evs)
+		return ImportReplaced, len(evs), t.insertEvents(h.ID, s, evs, nil)
 	case diffAt < 0:
 		return "", 0, core.Errorf(core.CodeConflict, "session %s already exists with a different header", h.ID)
 	default:

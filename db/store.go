@@ -29,6 +29,23 @@ func (st *Store) AppendEvents(ctx context.Context, sessionID string, events []co
 	return st.submit(ctx, &request{kind: kindAppend, sessionID: sessionID, events: events})
 }
 
+var _ core.CheckedStore = (*Store)(nil)
+
+// AppendChecked implements core.CheckedStore: AppendEvents for events a
+// core.Session appended, whose data it checked and compacted, and whose
+// facts it knows where facts[i] is not nil — the store then neither checks
+// the data again nor decodes it for the session's summary and call ids.
+// The envelope (seqs, types, surface fields) is checked as always.
+func (st *Store) AppendChecked(ctx context.Context, sessionID string, events []core.Event, facts []*core.EventFacts) error {
+	if len(events) == 0 {
+		return nil
+	}
+	if facts != nil && len(facts) != len(events) {
+		return core.Errorf(core.CodeInvalid, "append to session %s: %d facts for %d events", sessionID, len(facts), len(events))
+	}
+	return st.submit(ctx, &request{kind: kindAppend, sessionID: sessionID, events: events, checked: true, facts: facts})
+}
+
 // write runs fn in a write transaction of its own, on the writer goroutine.
 func (st *Store) write(ctx context.Context, fn func(*wtx) error) error {
 	return st.submit(ctx, &request{kind: kindTx, fn: fn})
@@ -68,11 +85,11 @@ func (st *Store) RepairOpenTurns(ctx context.Context) ([]string, error) {
 			if err != nil {
 				return false, err
 			}
-			closers, err := prepareEvents(id, s.sum.LastSeq+1, closersFor(events))
+			closers, err := prepareEvents(id, s.sum.LastSeq+1, closersFor(events), false)
 			if err != nil || len(closers) == 0 {
 				return false, err
 			}
-			return true, t.insertEvents(id, s, closers)
+			return true, t.insertEvents(id, s, closers, nil)
 		})
 	return append(removed, repaired...), err
 }

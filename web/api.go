@@ -88,9 +88,12 @@ func (s *Server) handleCancel(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, views.SessionURL(id))
 }
 
-// handleAPIList handles GET /api/sessions?q=&limit=.
+// handleAPIList handles GET /api/sessions?q=&status=&errors=&sort=&limit=.
 func (s *Server) handleAPIList(c echo.Context) error {
-	q := ListQuery{Query: c.QueryParam("q")}
+	q, err := listQuery(c)
+	if err != nil {
+		return err
+	}
 	if l := c.QueryParam("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 0 {

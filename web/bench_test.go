@@ -67,6 +67,22 @@ func bigSession(n int) []core.Event {
 	return b.Events[:n]
 }
 
+// benchGet serves GET path through h (with gzip when gz, as browsers ask)
+// and returns the body's length, failing unless the status is 200.
+func benchGet(b *testing.B, h http.Handler, path string, gz bool) int {
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Host = "127.0.0.1" // a loopback server answers loopback names only
+	if gz {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		b.Fatalf("%s: status %d", path, rec.Code)
+	}
+	return rec.Body.Len()
+}
+
 // BenchmarkFirstPaint10k measures GET /sessions/{id} of a 10,000-event
 // session: "server" is the handler alone (ServeHTTP into a recorder, the
 // gzip middleware on), "loopback" a real HTTP request over 127.0.0.1 read
@@ -75,27 +91,18 @@ func BenchmarkFirstPaint10k(b *testing.B) {
 	e := newEnv(b, nil)
 	e.session(b, "big", bigSession(10000))
 	h := e.srv.Handler()
-	serve := func(gz bool) int {
-		req := httptest.NewRequest(http.MethodGet, "/sessions/big", nil)
-		req.Host = "127.0.0.1" // a loopback server answers loopback names only
-		if gz {
-			req.Header.Set("Accept-Encoding", "gzip")
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != 200 {
-			b.Fatalf("status %d", rec.Code)
-		}
-		return rec.Body.Len()
-	}
+	serve := func(gz bool) int { return benchGet(b, h, "/sessions/big", gz) }
 	start := time.Now()
 	plain := serve(false) // the first render of this process: cold highlight cache
 	cold := time.Since(start)
 	gzBytes := serve(true)
 	b.Run("server", func(b *testing.B) {
+		cpu0, n := coretest.CPUTime(b), 0
 		for b.Loop() {
+			n++
 			serve(true)
 		}
+		b.ReportMetric(float64((coretest.CPUTime(b)-cpu0).Microseconds())/1000/float64(n), "cpu-ms/op")
 		b.ReportMetric(float64(cold.Microseconds())/1000, "cold-ms")
 		b.ReportMetric(float64(plain), "bytes")
 		b.ReportMetric(float64(gzBytes), "gzip-bytes")
@@ -117,6 +124,46 @@ func BenchmarkFirstPaint10k(b *testing.B) {
 		}
 		b.ReportMetric(float64(gzBytes), "gzip-bytes")
 	})
+}
+
+// BenchmarkCallPage20k measures GET /sessions/{id}/calls/{callId} — one
+// call's projections side by side — for calls with 20,000 lines of output:
+// a bash run (the terminal card) and a read of a 20,000-line file (the
+// file card, its lines also in the meta). Server time: the handler alone
+// into a recorder, gzip on.
+func BenchmarkCallPage20k(b *testing.B) {
+	e := newEnv(b, nil)
+	var out, file strings.Builder
+	lines := make([]map[string]any, 20000)
+	file.WriteString("<path>/work/big.go</path>\n<type>file</type>\n<content>\n")
+	for i := range lines {
+		line := "\tfmt.Println(\"line " + itoa(int64(i+1)) + " <of> & output\")"
+		out.WriteString("building package " + itoa(int64(i+1)) + " of 20000: ok <" + strings.Repeat("x", i%40) + ">\n")
+		lines[i] = map[string]any{"number": i + 1, "text": line}
+		file.WriteString(itoa(int64(i+1)) + ": " + line + "\n")
+	}
+	out.WriteString("[exit code: 0]")
+	file.WriteString("\n(End of file - total 20000 lines)\n</content>")
+	bld := coretest.NewBuilder(t0)
+	bld.TurnStart().StepStart()
+	bld.Call("bash-1", "bash", `{"command":"make all","description":"build everything"}`).Result("bash-1", out.String(), false, nil, nil)
+	bld.Call("read-1", "read", `{"file_path":"big.go"}`).Result("read-1", file.String(), false,
+		map[string]any{"path": "/work/big.go", "offset": 1, "totalLines": 20000, "lang": "go", "lines": lines}, nil)
+	bld.StepEnd().TurnEnd(core.TurnCompleted)
+	e.session(b, "heavy", bld.Events)
+	h := e.srv.Handler()
+	for _, callID := range []string{"bash-1", "read-1"} {
+		b.Run(callID[:len(callID)-2], func(b *testing.B) {
+			var size int
+			cpu0, n := coretest.CPUTime(b), 0
+			for b.Loop() {
+				n++
+				size = benchGet(b, h, "/sessions/heavy/calls/"+callID, true)
+			}
+			b.ReportMetric(float64((coretest.CPUTime(b)-cpu0).Microseconds())/1000/float64(n), "cpu-ms/op")
+			b.ReportMetric(float64(size), "gzip-bytes")
+		})
+	}
 }
 
 // fanout runs one publisher appending tool calls and results at rate

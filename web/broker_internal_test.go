@@ -56,6 +56,11 @@ func (s *logSource) EventsUpTo(ctx context.Context, id string, upTo int64) (core
 	return h, ev[:min(int(upTo+1), len(ev))], nil
 }
 
+func (s *logSource) CallEvents(ctx context.Context, id, callID string) (core.SessionHeader, []core.Event, error) {
+	h, ev, _ := s.LoadSession(ctx, id)
+	return h, views.CallContext(ev, callID), nil
+}
+
 type genericPresenter struct{}
 
 func (genericPresenter) PresentCall(name, raw string) core.CallView {

@@ -9,6 +9,7 @@ import (
 	"prism/core"
 	"prism/core/approval"
 	"prism/core/redact"
+	"prism/core/search"
 	"prism/core/share"
 	"prism/views"
 	"prism/web/ownerauth"
@@ -27,12 +28,25 @@ type SessionSource interface {
 	EventsAfter(ctx context.Context, id string, after int64) ([]core.Event, error)
 	// EventsUpTo returns the header and the events with seq <= upTo.
 	EventsUpTo(ctx context.Context, id string, upTo int64) (core.SessionHeader, []core.Event, error)
+	// CallEvents returns the header and, in seq order, the events that
+	// place one call's cards (views.CallContext): the call's own events
+	// (those core.FactsOf gives its call id) and every event of
+	// views.CallContextTypes. A fold of them gives that call's cards as the
+	// whole log's fold does, without reading the rest of the log.
+	CallEvents(ctx context.Context, id, callID string) (core.SessionHeader, []core.Event, error)
 }
 
-// ListQuery filters and bounds a session list.
+// ListQuery filters, orders and bounds a session list.
 type ListQuery struct {
 	// Query matches title or id (case-insensitive substring); "" = all.
 	Query string
+	// Status keeps sessions with this status ("" = all).
+	Status string
+	// HasErrors keeps sessions with at least one failed call.
+	HasErrors bool
+	// Sort orders the list: "updated" ("" too), "created", "calls" or
+	// "errors", largest first.
+	Sort string
 	// Limit bounds the result; 0 = the source's default.
 	Limit int
 }
@@ -148,6 +162,26 @@ type ShareStore interface {
 	RecordShareView(ctx context.Context, id string) error
 }
 
+// Searcher runs full-text searches over every session.
+type Searcher interface {
+	// Search returns a page of the hits of q. A malformed cursor or order
+	// is a core.CodeInvalid error.
+	Search(ctx context.Context, q *search.Query, o SearchOptions) (SearchResults, error)
+}
+
+// SearchOptions page a search.
+type SearchOptions struct {
+	Order  string // "rank" (best match first) or "time" (newest first)
+	Limit  int
+	Cursor string // a previous page's NextCursor
+}
+
+// SearchResults are one page of hits.
+type SearchResults struct {
+	Hits       []views.SearchHitInput
+	NextCursor string // "" on the last page
+}
+
 // Deps is what the web server consumes. Sessions and Presenter are
 // required; everything else is optional.
 type Deps struct {
@@ -168,8 +202,10 @@ type Deps struct {
 	// the approvals API) for the sessions the Runner owns; without it
 	// awaiting cards are read-only and decisions answer 503.
 	Approvals Approvals
-	Logger    *slog.Logger
-	Tuning    Tuning
+	// Search enables GET /search and /api/search; without it, 503.
+	Search Searcher
+	Logger *slog.Logger
+	Tuning Tuning
 	// AllowedHosts are Host names (any port) or host:port values the
 	// server answers besides localhost, 127.0.0.1 and ::1 — e.g. the name
 	// of a reverse proxy. Setting it also restricts a server listening on

@@ -351,6 +351,12 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/api/sessions/s/approval-policy", "application/json", `{"policy":"never"}`, map[string]want{POST: {200, ""}, GET: notAllowed, PUT: notAllowed}},
 		{"/api/sessions/s/approval-policy", "application/json", `{"policy":"sometimes"}`, map[string]want{POST: {400, core.CodeInvalid}}},
 		{"/api/sessions/s/approval-policy", "application/json", ``, map[string]want{POST: {400, core.CodeInvalid}}},
+		{"/search", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, DELETE: notAllowed}},
+		{"/search?q=tool:read", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}}},
+		{"/api/search?q=tool:read", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, PUT: notAllowed}},
+		{"/api/search", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
+		{"/api/search?q=%22open", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
+		{"/api/search?q=x&limit=0", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
 		// Without an owner token there is no one to sign in.
 		{"/login", form, "token=x", map[string]want{GET: {303, ""}, HEAD: {303, ""}, POST: {303, ""}, PUT: notAllowed}},
 		{"/logout", form, "", map[string]want{POST: {303, ""}, GET: notAllowed}},

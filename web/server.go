@@ -43,6 +43,8 @@ const (
 	RouteAPIStart     = "api-start"
 	RouteAPIEvents    = "api-events"
 	RouteAPIImport    = "api-import"
+	RouteSearch       = "search"
+	RouteAPISearch    = "api-search"
 	RouteHealth       = "healthz"
 	RouteStatic       = "static"
 	RouteHighlightCSS = "highlight-css"
@@ -115,6 +117,7 @@ func New(deps Deps) *Server {
 		JS:           views.StaticURL("app.js", static.Hash("app.js")),
 		Datastar:     views.StaticURL("datastar.js", static.Hash("datastar.js")),
 		Icon:         views.StaticURL("icon.svg", static.Hash("icon.svg")),
+		Filter:       views.StaticURL("filter.js", static.Hash("filter.js")),
 		HighlightCSS: views.StaticURL("highlight.css", hashBytes(s.hlCSS)),
 	}
 	appCSS, _ := fs.ReadFile(static.FS, "app.css")
@@ -264,6 +267,7 @@ func (s *Server) routes() *echo.Echo {
 	add(e.POST(views.RouteLogout, s.handleLogout), RouteLogout)
 	// Approvals: a card's decision form (the API's are below).
 	add(e.POST(views.RouteApproval, s.handleDecide), RouteDecide)
+	get(views.RouteSearch, s.handleSearch, RouteSearch)
 	get(routeAPIList, s.handleAPIList, RouteAPIList)
 	add(e.POST(routeAPIList, s.handleAPIStart), RouteAPIStart)
 	get(views.RouteExport, s.handleAPIEvents, RouteAPIEvents)
@@ -271,6 +275,7 @@ func (s *Server) routes() *echo.Echo {
 	add(e.POST(views.RouteAPIApproval, s.handleAPIDecide), RouteAPIDecide)
 	add(e.POST(views.RouteAPIPolicy, s.handleAPIPolicy), RouteAPIPolicy)
 	add(e.POST(routeImport, s.handleAPIImport), RouteAPIImport)
+	get(views.RouteAPISearch, s.handleAPISearch, RouteAPISearch)
 	get(routeHealth, func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }, RouteHealth)
 	get(routeHighlight, s.handleHighlightCSS, RouteHighlightCSS)
 	get(views.RouteStatic, s.handleStatic, RouteStatic)

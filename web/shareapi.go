@@ -401,7 +401,7 @@ func (s *Server) handleCallContent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h, events, err := s.deps.Sessions.LoadSession(c.Request().Context(), id)
+	h, events, err := s.deps.Sessions.CallEvents(c.Request().Context(), id, callID)
 	if err != nil {
 		return err
 	}

@@ -272,7 +272,11 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 // rows as they change.
 func (s *Server) handleListStream(c echo.Context) error {
 	ctx := c.Request().Context()
-	q := strings.TrimSpace(c.QueryParam("q"))
+	q, err := listQuery(c)
+	if err != nil {
+		return err
+	}
+	q.Limit = listLimit
 	release, err := s.takeStreamSlot(c)
 	if err != nil {
 		return err
@@ -284,7 +288,7 @@ func (s *Server) handleListStream(c echo.Context) error {
 	defer s.broker.list.unsubscribe(sub)
 	seen := map[string]bool{}
 	full := func() bool {
-		sums, err := s.deps.Sessions.ListSessions(ctx, ListQuery{Query: q, Limit: listLimit})
+		sums, err := s.deps.Sessions.ListSessions(ctx, q)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.fail("session list unavailable: " + messageOf(err, statusOf(err)))
@@ -327,15 +331,26 @@ func (s *Server) handleListStream(c echo.Context) error {
 				return nil
 			}
 		case f := <-sub.ch:
-			if !matches(q, &f.sum) {
+			in, was := matches(q, &f.sum), seen[f.sum.ID]
+			switch {
+			case !in && !was:
 				continue
-			}
-			data := f.morph
-			if !seen[f.sum.ID] {
-				data, seen[f.sum.ID] = f.prepend, true
-			}
-			if !w.write(data) {
-				return nil
+			case !was && q.Sort == "":
+				// Newest first: a row that starts to match goes on top.
+				seen[f.sum.ID] = true
+				if !w.write(f.prepend) {
+					return nil
+				}
+			case in && was:
+				if !w.write(f.morph) {
+					return nil
+				}
+			default:
+				// A row that left the filter, or joined an order other
+				// than the newest first: the list is sent again.
+				if !full() {
+					return nil
+				}
 			}
 		}
 	}

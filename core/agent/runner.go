@@ -55,8 +55,8 @@ type RunnerConfig struct {
 	MaxTokens   int64
 	// OnEvent is called with every event of every session after it is
 	// committed to the store, never before, in seq order per session, from
-	// the appending goroutine: it must not block (hand the event to a
-	// buffered broker) and must not append to the session.
+	// the goroutine that committed it: it must not block (hand the event to
+	// a buffered broker) and must not append to the session.
 	OnEvent func(sessionID string, e core.Event)
 	// Logger receives the runner's and the loops' logs; nil means
 	// slog.Default().
@@ -243,6 +243,13 @@ func (r *Runner) Start(ctx context.Context, req StartRequest) (string, error) {
 		if logged.err != nil {
 			return "", fmt.Errorf("start session %s: %w", h.ID, logged.err)
 		}
+		// Appends commit at durability points, not one by one: the
+		// acknowledgement is one. The prompt's observer runs after its
+		// commit, so this returns at once; it states the rule, and holds
+		// should the prompt have been found in the log before its commit.
+		if err := sess.WaitDurable(ctx, logged.seq); err != nil {
+			return "", fmt.Errorf("start session %s: the prompt was not committed: %w", h.ID, err)
+		}
 		return h.ID, nil
 	case <-ctx.Done():
 		// The turn goes on; only the caller stopped waiting.
@@ -256,12 +263,13 @@ type logWaiter struct {
 	id   string
 	done chan struct{}
 	once sync.Once
+	seq  int64 // of the user/message, once logged
 	err  error
 }
 
-func (w *logWaiter) finish(err error) {
+func (w *logWaiter) finish(seq int64, err error) {
 	w.once.Do(func() {
-		w.err = err
+		w.seq, w.err = seq, err
 		close(w.done)
 	})
 }
@@ -278,14 +286,14 @@ func messageID(e core.Event) string {
 	return m.ID
 }
 
-// loggedIn reports whether events hold the user/message of message id.
-func loggedIn(events []core.Event, id string) bool {
+// loggedIn returns the seq of the user/message of message id in events.
+func loggedIn(events []core.Event, id string) (seq int64, ok bool) {
 	for i := len(events) - 1; i >= 0; i-- {
 		if messageID(events[i]) == id {
-			return true
+			return events[i].Seq, true
 		}
 	}
-	return false
+	return 0, false
 }
 
 // watchLogged returns a waiter for the user message id: an observer of the
@@ -296,7 +304,7 @@ func (s *session) watchLogged(id string) *logWaiter {
 	var remove func()
 	remove = s.sess.OnAppend(func(e core.Event) {
 		if messageID(e) == id {
-			w.finish(nil)
+			w.finish(e.Seq, nil)
 			remove()
 		}
 	})
@@ -404,7 +412,7 @@ func (r *Runner) Close() error {
 func dropQueue(s *session) {
 	for _, q := range s.queue {
 		if q.logged != nil {
-			q.logged.finish(core.Errorf(core.CodeUnavailable, "session %s: the runner is closed", s.id))
+			q.logged.finish(0, core.Errorf(core.CodeUnavailable, "session %s: the runner is closed", s.id))
 		}
 	}
 	s.queue = nil
@@ -502,14 +510,16 @@ func (r *Runner) drive(s *session) {
 			// Usually the observer told the waiter already. If not, either
 			// its delivery is still under way or the turn ended (failed,
 			// was cancelled, the runner closed) before logging the prompt.
-			if loggedIn(s.sess.Events(), q.msg.ID) {
-				q.logged.finish(nil)
+			// Events holds what is appended, committed or not: Start waits
+			// for the seq to be durable.
+			if seq, ok := loggedIn(s.sess.Events(), q.msg.ID); ok {
+				q.logged.finish(seq, nil)
 			} else {
 				why := err
 				if why == nil {
 					why = fmt.Errorf("the turn ended (%s) first", reason.Kind)
 				}
-				q.logged.finish(core.Errorf(core.CodeUnavailable, "the prompt was not logged: %v", why))
+				q.logged.finish(0, core.Errorf(core.CodeUnavailable, "the prompt was not logged: %v", why))
 			}
 		}
 		cancel(nil)

@@ -214,7 +214,11 @@ func (s *Service) Approve(ctx context.Context, req core.ApprovalRequest) (core.A
 	asked, err := sess.Append(lctx, core.EventApprovalAsked, core.ApprovalAsked{
 		ID: w.p.ID, ToolName: req.ToolName, CallID: req.CallID, Reason: req.Reason}, core.AppendOptions{})
 	if err == nil {
-		err = durable(lctx, sess)
+		// The person must see the waiting call (its tool/call and
+		// approval/asked reach pages only once committed) before anyone
+		// can decide it, however long the wait: commit now rather than at
+		// the session's next durability point.
+		err = sess.Sync(lctx)
 	}
 	s.mu.Lock()
 	if err != nil {
@@ -408,22 +412,6 @@ func (s *Service) Close() {
 	for _, k := range slices.Clone(s.order) {
 		s.settle(k, s.pending[k], core.ApprovalDecided{Outcome: core.ApprovalUnavailable, Reason: ReasonClosed})
 	}
-}
-
-// syncer is a session whose appends may wait for a later commit.
-type syncer interface {
-	Sync(ctx context.Context) error
-}
-
-// durable commits what sess has appended so far, where appends are not
-// committed on return: the person must see the waiting call (its tool/call
-// and approval/asked reach pages only once committed) before anyone can
-// decide it, however long the wait.
-func durable(ctx context.Context, sess *core.Session) error {
-	if s, ok := any(sess).(syncer); ok {
-		return s.Sync(ctx)
-	}
-	return nil
 }
 
 // stateOf reads a log's approval policy (its latest approval/policy, else
