@@ -200,7 +200,8 @@ func describe(vs []axeViolation) string {
 }
 
 // TestAccessibility runs axe-core (default rules) on every page kind of
-// the demo — list, session, projections, share — in light and dark: no
+// the demo — list, session, projections, share, search (help, hits, a
+// refused query) — in light and dark: no
 // violations.
 func TestAccessibility(t *testing.T) {
 	if testing.Short() {
@@ -222,6 +223,9 @@ func TestAccessibility(t *testing.T) {
 				{"session", s.owner.URL + "/sessions/" + s.demoID, `[data-testid="session-status"]:not([data-status="running"])`},
 				{"projections", inspect, `[data-testid="call-page"]`},
 				{"share", share, `[data-testid="tool-card"]`},
+				{"search (help)", s.owner.URL + views.SearchURL("", "", ""), `[data-testid="search-help"]`},
+				{"search (hits)", s.owner.URL + views.SearchURL("README tool:read", "", ""), `[data-testid="hit"] [data-testid="snippet"]`},
+				{"search (refused query)", s.owner.URL + views.SearchURL(`"unclosed`, "", ""), `[data-testid="search-error"]`},
 			}
 			for _, p := range pages {
 				if err := chromedp.Do(ctx, chromedp.Navigate(p.url), chromedp.WaitReady(chromedp.CSS(p.ready))); err != nil {
