@@ -464,6 +464,16 @@ func (v *SearchPathsView) MarshalJSON() ([]byte, error) {
 // encoding/json would copy and check again at every Marshaler.
 func (v *ReadResultView) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
+	size := 128 + len(v.Title) + len(v.Path) + len(v.Lang) + len(v.Lines)*32
+	for _, l := range v.Lines {
+		size += len(l.Text)
+	}
+	for _, b := range v.Content {
+		if t, ok := b.(*TextBlock); ok && t != nil {
+			size += len(t.Text) + 32
+		}
+	}
+	buf.Grow(size + size/16) // escapes: tabs, quotes
 	buf.WriteString(`{"card":"` + CardRead + `"`)
 	if v.Title != "" {
 		buf.WriteString(`,"title":`)
