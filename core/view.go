@@ -486,7 +486,9 @@ func (v *ReadResultView) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		buf.WriteString(`{"number":` + strconv.Itoa(l.Number) + `,"text":`)
+		buf.WriteString(`{"number":`)
+		buf.Write(strconv.AppendInt(buf.AvailableBuffer(), int64(l.Number), 10))
+		buf.WriteString(`,"text":`)
 		appendJSONString(&buf, l.Text)
 		buf.WriteByte('}')
 	}
