@@ -345,12 +345,14 @@ function followLive () {
         }
       }
     }
-    if (added) {
-      if (was) window.scrollTo({ top: height() })
-      else {
-        unseen += added
-        show()
-      }
+    // A reader at the bottom stays there whatever grew the page (a step
+    // opening before its cards come in a later batch); one who scrolled
+    // up counts the new cards and messages.
+    if (was && (mode === 'live' || mode === 'play') && (added || height() > lastHeight)) {
+      window.scrollTo({ top: height() })
+    } else if (added) {
+      unseen += added
+      show()
     }
     lastHeight = height()
   }).observe(tr, { childList: true, subtree: true })
