@@ -85,6 +85,7 @@ function ttAction (action, el) {
     case 'play': return ttPlayPause()
     case 'live': return ttLive()
     case 'help': return showKeys()
+    case 'close': return el.closest('dialog')?.close()
     case 'start':
     case 'mark':
       return ttSeek(new URL(el.getAttribute('href'), location.href).search)

@@ -810,7 +810,7 @@ func KeyHelp(replay bool) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, "<div><dt><kbd>?</kbd></dt><dd>this list</dd></div><div><dt><kbd>Tab</kbd></dt><dd>every link, button and toggle, in order</dd></div></dl><form method=\"dialog\"><button type=\"submit\" autofocus>close</button></form></dialog>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, "<div><dt><kbd>?</kbd></dt><dd>this list</dd></div><div><dt><kbd>Tab</kbd></dt><dd>every link, button and toggle, in order</dd></div></dl><p class=\"keys-close\"><button type=\"button\" data-tt=\"close\" autofocus>close</button></p></dialog>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
