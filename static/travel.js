@@ -223,8 +223,10 @@ window.addEventListener('hashchange', () => {
 
 // ---- keyboard ----
 
+// cards are the transcript's cards the reader sees: the filter bar
+// (static/filter.js) hides the others with .f-out, and j, k and e skip them.
 function cards () {
-  return Array.from(document.querySelectorAll('#transcript .card'))
+  return Array.from(document.querySelectorAll('#transcript .card')).filter((c) => !c.closest('.f-out'))
 }
 
 // currentCard is the card the keyboard stands on: the focused one, else
