@@ -36,6 +36,7 @@ type CardView struct {
 	ReadOnly   bool
 	InspectURL string
 	Fallback   string // why a view fell back to generic, for the tooltip
+	Current    bool   // the page's current element (a jump's target)
 
 	Terminal *TerminalBody
 	Diff     *DiffBody
@@ -256,6 +257,7 @@ func NewCardViewIn(c *Card, r R) *CardView {
 		Outcome: c.Outcome(),
 	}
 	v.InspectURL = r.links().Call(c.CallID, "")
+	v.Current = r.current(c.ID)
 	if c.HasCall {
 		v.Started, v.StartedISO = clock(c.CallTime)
 	} else if c.Result != nil {
