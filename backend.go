@@ -127,6 +127,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 			log.Error("close store", logkey.Err, err)
 		}
 	}
+	demoID := ""
 	if !cfg.NoDemo {
 		var id string
 		started, err := st.IfEmpty(ctx, func(ctx context.Context) error {
@@ -140,6 +141,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		}
 		if started {
 			log.Info("empty database: started the scripted demo session", logkey.SessionID, id)
+			demoID = id
 		}
 	}
 	deps := web.Deps{
@@ -150,6 +152,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Approvals: decider,
 		Presenter: presenter,
 		Shares:    st,
+		DemoID:    demoID,
 
 		AllowedHosts: cfg.AllowedHosts,
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Card kinds of the render-intent vocabulary.
@@ -39,11 +40,16 @@ type FileLocation struct {
 }
 
 // FileDiff is one changed region of a file. OldText is nil for a new file
-// (or an overwrite with no before-image).
+// (or an overwrite with no before-image). OldStart and NewStart, when the
+// tool knows them, are the 1-based file lines where OldText and NewText
+// begin (jsdiff's structuredPatch names); 0 means unknown — dsh's own meta
+// carries no line numbers, and a pending edit does not know them yet.
 type FileDiff struct {
-	Path    string  `json:"path"`
-	OldText *string `json:"oldText"`
-	NewText string  `json:"newText"`
+	Path     string  `json:"path"`
+	OldText  *string `json:"oldText"`
+	NewText  string  `json:"newText"`
+	OldStart int     `json:"oldStart,omitempty"`
+	NewStart int     `json:"newStart,omitempty"`
 }
 
 // ReadFileLine is one line of a read, numbered as in the file (1-based).
@@ -354,6 +360,9 @@ func validateDiffs(diffs []FileDiff, nonEmpty bool) error {
 		if d.Path == "" {
 			return fmt.Errorf("diffs[%d] has no path", i)
 		}
+		if d.OldStart < 0 || d.NewStart < 0 {
+			return fmt.Errorf("diffs[%d] has a negative start line", i)
+		}
 	}
 	return nil
 }
@@ -398,10 +407,33 @@ func (v *GenericResultView) MarshalJSON() ([]byte, error) {
 	return marshalKeyed("card", CardGeneric, (*plain)(v))
 }
 
-// MarshalJSON writes the view with its "card" tag first.
+// MarshalJSON writes the view with its "card" tag first. It writes what
+// marshalKeyed would (encoding/json's bytes) directly: the output may be a
+// whole terminal's text, which encoding/json would copy and check again.
 func (v *TerminalResultView) MarshalJSON() ([]byte, error) {
-	type plain TerminalResultView
-	return marshalKeyed("card", CardTerminal, (*plain)(v))
+	var buf bytes.Buffer
+	if v.Output != nil {
+		buf.Grow(len(*v.Output) + 64)
+	}
+	buf.WriteString(`{"card":"` + CardTerminal + `"`)
+	if v.Title != "" {
+		buf.WriteString(`,"title":`)
+		appendJSONString(&buf, v.Title)
+	}
+	if v.Output != nil {
+		buf.WriteString(`,"output":`)
+		appendJSONString(&buf, *v.Output)
+	}
+	if v.ExitCode != nil {
+		buf.WriteString(`,"exitCode":`)
+		buf.WriteString(strconv.Itoa(*v.ExitCode))
+	}
+	if v.Signal != "" {
+		buf.WriteString(`,"signal":`)
+		appendJSONString(&buf, v.Signal)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
 }
 
 // MarshalJSON writes the view with its "card" tag first.
@@ -434,14 +466,53 @@ func (v *SearchPathsView) MarshalJSON() ([]byte, error) {
 	return marshalKeyed2("card", CardSearch, "shape", "paths", &p)
 }
 
-// MarshalJSON writes the view with its "card" tag first.
+// MarshalJSON writes the view with its "card" tag first (nil lines as
+// []). It writes what marshalKeyed would (encoding/json's bytes) directly:
+// a read of a large file is its lines twice, lines and content, which
+// encoding/json would copy and check again at every Marshaler.
 func (v *ReadResultView) MarshalJSON() ([]byte, error) {
-	type plain ReadResultView
-	p := *(*plain)(v)
-	if p.Lines == nil {
-		p.Lines = []ReadFileLine{}
+	var buf bytes.Buffer
+	size := 128 + len(v.Title) + len(v.Path) + len(v.Lang) + len(v.Lines)*32
+	for _, l := range v.Lines {
+		size += len(l.Text)
 	}
-	return marshalKeyed("card", CardRead, &p)
+	for _, b := range v.Content {
+		if t, ok := b.(*TextBlock); ok && t != nil {
+			size += len(t.Text) + 32
+		}
+	}
+	buf.Grow(size + size/16) // escapes: tabs, quotes
+	buf.WriteString(`{"card":"` + CardRead + `"`)
+	if v.Title != "" {
+		buf.WriteString(`,"title":`)
+		appendJSONString(&buf, v.Title)
+	}
+	buf.WriteString(`,"path":`)
+	appendJSONString(&buf, v.Path)
+	buf.WriteString(`,"offset":` + strconv.Itoa(v.Offset) + `,"lines":[`)
+	for i, l := range v.Lines {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`{"number":`)
+		buf.Write(strconv.AppendInt(buf.AvailableBuffer(), int64(l.Number), 10))
+		buf.WriteString(`,"text":`)
+		appendJSONString(&buf, l.Text)
+		buf.WriteByte('}')
+	}
+	buf.WriteString(`],"totalLines":` + strconv.Itoa(v.TotalLines))
+	if v.Lang != "" {
+		buf.WriteString(`,"lang":`)
+		appendJSONString(&buf, v.Lang)
+	}
+	if len(v.Content) > 0 {
+		buf.WriteString(`,"content":`)
+		if err := v.Content.appendJSON(&buf); err != nil {
+			return nil, fmt.Errorf("read view: %w", err)
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
 }
 
 // MarshalJSON writes {"card":"web","kind":"search",…}.

@@ -34,6 +34,7 @@ type Timeline struct {
 	p      Presenter
 
 	segs      []Segment
+	cards     []*Card            // every card, in log order
 	calls     map[string][]*Card // by call id, in log order
 	idCount   map[string]int     // call id → cards so far (the nth gets cardElemID(id, n))
 	byElem    map[string]*Card
@@ -455,8 +456,17 @@ func (t *Timeline) addRaw(u *Update, e *core.Event, kind, note string) {
 	t.addItem(u, &RawItem{Event: *e, Kind: kind, Note: note})
 }
 
-// addItem appends it to the open step, or as a loose row.
+// stepMetaTypes are the events shown in a step's metadata row.
+var stepMetaTypes = map[string]bool{core.EventRequestHeader: true, core.EventRequestContext: true, core.EventInboxSpliced: true}
+
+// addItem appends it to the open step (a request metadata event to the
+// step's metadata row), or as a loose row.
 func (t *Timeline) addItem(u *Update, it Item) {
+	if raw, ok := it.(*RawItem); ok && t.step != nil && !t.step.Ended && raw.Kind == "meta" && stepMetaTypes[raw.Event.Type] {
+		t.step.Meta = append(t.step.Meta, raw)
+		u.morph(StepHead{t.step})
+		return
+	}
 	if t.step != nil && !t.step.Ended {
 		t.step.Items = append(t.step.Items, it)
 		u.append(t.step.ItemsID(), it)
@@ -487,6 +497,7 @@ func (t *Timeline) applyChunk(u *Update, e *core.Event, ch *core.StreamChunk) {
 		t.stream = a
 		created = true
 	}
+	a.EndSeq = e.Seq
 	block := func(kind string) *AssistantBlock {
 		i, ok := a.byIndex[idx]
 		if !ok {
@@ -545,6 +556,7 @@ func (t *Timeline) applyAssistant(u *Update, e *core.Event, d *core.AssistantMes
 	if created {
 		a = &AssistantItem{Seq: e.Seq, Time: e.Time}
 	}
+	a.EndSeq = e.Seq
 	a.Blocks = a.Blocks[:0]
 	a.byIndex = nil
 	a.ToolCalls = 0
@@ -617,6 +629,7 @@ func (t *Timeline) newCard(callID string) *Card {
 	id := cardElemID(callID, n)
 	c := &Card{ID: id, CallID: callID, Step: t.step, Turn: t.turn, presenter: t.p}
 	t.calls[callID] = append(t.calls[callID], c)
+	t.cards = append(t.cards, c)
 	t.byElem[id] = c
 	if t.turn != nil {
 		t.turn.cards = append(t.turn.cards, c)
@@ -662,7 +675,7 @@ func (t *Timeline) closeStep(u *Update, e *core.Event) {
 		return
 	}
 	t.step = nil
-	s.Ended, s.EndTime = true, e.Time
+	s.Ended, s.EndSeq, s.EndTime = true, e.Seq, e.Time
 	for _, it := range s.Items {
 		if c, ok := it.(*Card); ok && c.Result == nil && !c.Stopped {
 			c.Stopped, c.StopSeq = true, e.Seq
