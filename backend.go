@@ -156,12 +156,12 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 
 		AllowedHosts: cfg.AllowedHosts,
 	}
-	if sq, ok := st.(*db.Store); ok {
-		deps.Search = backend.Search{Store: sq}
+	if f, ok := st.(backend.Finder); ok {
+		deps.Search = backend.Search{Store: f}
 	} else {
-		// Not ported yet: without a Searcher the list shows no search
-		// box and /search and /api/search answer 503.
-		log.Warn("full-text search is off: its index is SQLite's (FTS4); PostgreSQL has none yet")
+		// Without a Searcher the list shows no search box and /search and
+		// /api/search answer 503.
+		log.Warn("full-text search is off: this store has no search index")
 	}
 	return deps, release, nil
 }

@@ -195,8 +195,8 @@ func (s Importer) Import(ctx context.Context, filename string, r io.Reader) ([]w
 	return out, nil
 }
 
-// Finder is what Search reads: a store with a full-text index (SQLite's;
-// PostgreSQL has none yet).
+// Finder is what Search reads: a store with a full-text index (both
+// engines: SQLite FTS4, PostgreSQL tsvector).
 type Finder interface {
 	Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error)
 }

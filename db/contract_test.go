@@ -14,7 +14,10 @@ var sqliteEngine = storetest.Engine{
 	Open: func(t testing.TB, o storetest.Options) (storetest.Store, func(storetest.Options) storetest.Store) {
 		path := filepath.Join(t.TempDir(), "prism.db")
 		open := func(o storetest.Options) storetest.Store {
-			st, err := Open(context.Background(), path, Options{Logger: quietLogger(), Committed: o.Committed, Now: o.Now})
+			if o.Logger == nil {
+				o.Logger = quietLogger()
+			}
+			st, err := Open(context.Background(), path, Options{Logger: o.Logger, Committed: o.Committed, Now: o.Now})
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
@@ -38,6 +41,14 @@ var sqliteEngine = storetest.Engine{
 		return n
 	},
 	Commits: func(st storetest.Store) int64 { return st.(*Store).w.commits.Load() },
+	Unindex: func(t testing.TB, st storetest.Store) {
+		t.Helper()
+		for _, q := range []string{"DROP TABLE search_fts", "DROP TABLE search_docs", "DROP TABLE search_sessions", "DELETE FROM migrations WHERE name = '0005_search.sql'"} {
+			if _, err := st.(*Store).wdb.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	},
 }
 
 // TestContract runs the store contract (package storetest) on SQLite.

@@ -187,6 +187,17 @@ func (t *wtx) checkParent(file string, l *sessionlog.Log, inFile map[string]bool
 		where, l.Header.ID, parent)
 }
 
+// SyncLog makes the stored session equal h plus events in a transaction of
+// its own (see syncLog): it creates it, leaves it, appends the missing
+// tail, or with replace set replaces a watched session's log.
+func (st *Store) SyncLog(ctx context.Context, h core.SessionHeader, events []core.Event, source string, replace bool) (outcome string, added int, err error) {
+	err = st.write(ctx, func(t *wtx) error {
+		outcome, added, err = t.syncLog(h, events, source, replace)
+		return err
+	})
+	return outcome, added, err
+}
+
 // syncLog makes the stored session equal h plus events: it creates it,
 // leaves it, or appends the missing tail. A stored log that is not a prefix
 // of events is a conflict, unless replace is set and the session was

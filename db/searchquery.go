@@ -3,13 +3,9 @@ package db
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
-	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"prism/core"
@@ -204,64 +200,16 @@ const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''),
 		WHERE x.session_id = d.session_id AND x.call_id = d.call_id AND x.call_id IS NOT NULL AND x.seq <= d.seq) END,
 	COALESCE(d.tool, ''), COALESCE(d.result_seq, -1), d.error, d.time, s.title, s.status`
 
-// cursor is a page boundary: the last hit's sort key and document id.
-type cursor struct {
-	order string
-	key   float64 // rank, or time
-	doc   int64
-}
-
-func (c cursor) encode() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(c.order + ":" + strconv.FormatUint(math.Float64bits(c.key), 16) + ":" + strconv.FormatInt(c.doc, 10)))
-}
-
-func decodeSearchCursor(s, order string) (cursor, error) {
-	bad := core.Errorf(core.CodeInvalid, "search: malformed cursor %q (pass the nextCursor of the same query and order)", s)
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return cursor{}, bad
-	}
-	parts := strings.Split(string(b), ":")
-	if len(parts) != 3 || parts[0] != order {
-		return cursor{}, bad
-	}
-	bits, err1 := strconv.ParseUint(parts[1], 16, 64)
-	doc, err2 := strconv.ParseInt(parts[2], 10, 64)
-	if err1 != nil || err2 != nil {
-		return cursor{}, bad
-	}
-	return cursor{order: order, key: math.Float64frombits(bits), doc: doc}, nil
-}
-
 // Search runs a parsed query over the index and returns a page of hits
 // with their snippets, read in one snapshot: every hit is a committed
 // document whose events exist.
 func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (SearchPage, error) {
-	limit := o.Limit
-	if limit <= 0 {
-		limit = 20
-	}
-	limit = min(limit, 200)
-	order := o.Order
-	switch order {
-	case "":
-		order = OrderRank
-	case OrderRank, OrderTime:
-	default:
-		return SearchPage{}, core.Errorf(core.CodeInvalid, "search: order must be %s or %s, not %q", OrderRank, OrderTime, o.Order)
-	}
 	s := compile(q)
-	if s.match == "" {
-		order = OrderTime // nothing to rank
+	plan, err := store.PlanSearch(o, s.match != "")
+	if err != nil {
+		return SearchPage{}, err
 	}
-	var after *cursor
-	if o.Cursor != "" {
-		c, err := decodeSearchCursor(o.Cursor, order)
-		if err != nil {
-			return SearchPage{}, err
-		}
-		after = &c
-	}
+	order, limit, after := plan.Order, plan.Limit, plan.After
 	tx, err := st.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return SearchPage{}, translate(err, "search")
@@ -279,7 +227,7 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 	page := SearchPage{Hits: make([]SearchHit, 0, min(len(found), limit))}
 	if len(found) > limit {
 		last := found[limit-1]
-		page.NextCursor = cursor{order: order, key: last.key, doc: last.doc}.encode()
+		page.NextCursor = store.SearchCursor{Order: order, Key: last.key, Doc: last.doc}.Encode()
 		found = found[:limit]
 	}
 	hl := q.Highlights()
@@ -296,35 +244,24 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 
 // hitSections re-reads what a hit's document was built from.
 func hitSections(ctx context.Context, tx *sql.Tx, h *SearchHit) ([]search.Section, error) {
-	if h.Seq < 0 {
-		var header string
+	var header string
+	var events []core.Event
+	if seqs := store.HitSeqs(h); len(seqs) == 0 {
 		if err := tx.QueryRowContext(ctx, "SELECT header FROM sessions WHERE id = ?", h.SessionID).Scan(&header); err != nil {
 			return nil, err
 		}
-		var hd struct {
-			Cwd string `json:"cwd"`
+	} else {
+		args := []any{h.SessionID}
+		for _, q := range seqs {
+			args = append(args, q)
 		}
-		_ = json.Unmarshal([]byte(header), &hd)
-		return search.SessionSections(h.SessionTitle, hd.Cwd), nil
+		var err error
+		events, err = queryEvents(ctx, tx, 2, eventsSQL+" WHERE session_id = ? AND seq IN (?"+strings.Repeat(", ?", len(seqs)-1)+") ORDER BY seq", args...)
+		if err != nil {
+			return nil, err
+		}
 	}
-	seqs := []any{h.SessionID, h.Seq}
-	q := eventsSQL + " WHERE session_id = ? AND seq = ?"
-	if h.ResultSeq >= 0 && h.ResultSeq != h.Seq {
-		q = eventsSQL + " WHERE session_id = ? AND seq IN (?, ?) ORDER BY seq"
-		seqs = append(seqs, h.ResultSeq)
-	}
-	events, err := queryEvents(ctx, tx, 2, q, seqs...)
-	if err != nil {
-		return nil, err
-	}
-	if len(events) != len(seqs)-1 {
-		return nil, fmt.Errorf("the index names seq %d (result %d), which the log does not hold", h.Seq, h.ResultSeq)
-	}
-	var secs []search.Section
-	for i := range events {
-		secs = append(secs, search.Extract(&events[i]).Sections...)
-	}
-	return secs, nil
+	return store.HitSections(h, header, events)
 }
 
 // hitRow is one matched document and its sort key.
@@ -352,7 +289,7 @@ func where(conds []string) string {
 
 // newestHits returns up to n documents newest first (by event time, then
 // document id), after the cursor.
-func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *cursor, n int) ([]hitRow, error) {
+func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.SearchCursor, n int) ([]hitRow, error) {
 	var sb strings.Builder
 	var args []any
 	from := "search_docs d"
@@ -365,7 +302,7 @@ func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *cursor, n i
 	args = append(args, s.args...)
 	if after != nil {
 		conds = append(conds[:len(conds):len(conds)], "(d.time < ? OR (d.time = ? AND d.id < ?))")
-		args = append(args, int64(after.key), int64(after.key), after.doc)
+		args = append(args, int64(after.Key), int64(after.Key), after.Doc)
 	}
 	sb.WriteString("SELECT " + hitCols + " FROM " + from + " JOIN sessions s ON s.id = d.session_id" + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?")
 	args = append(args, n)
@@ -383,7 +320,7 @@ func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *cursor, n i
 // rankedHits returns up to n documents best match first (BM25, then
 // document id), after the cursor: the matching documents' ids and match
 // statistics are read, scored in Go, and the best n read whole.
-func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *cursor, n int) ([]hitRow, error) {
+func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.SearchCursor, n int) ([]hitRow, error) {
 	args := append([]any{s.match}, s.args...)
 	q := "SELECT docid, matchinfo(search_fts, 'pcnalx') FROM search_fts WHERE search_fts MATCH ?"
 	if len(s.where) > 0 {
@@ -406,7 +343,7 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *cursor, n i
 			return nil, err
 		}
 		sc.rank = bm25(mi)
-		if after != nil && !(sc.rank < after.key || sc.rank == after.key && sc.doc < after.doc) {
+		if after != nil && !(sc.rank < after.Key || sc.rank == after.Key && sc.doc < after.Doc) {
 			continue
 		}
 		all = append(all, sc)

@@ -42,7 +42,7 @@ var pgEngine = storetest.Engine{
 	Open: func(t testing.TB, o storetest.Options) (storetest.Store, func(storetest.Options) storetest.Store) {
 		url := pgtest.DB(t)
 		open := func(o storetest.Options) storetest.Store {
-			return openAt(t, url, Options{Committed: o.Committed, Now: o.Now})
+			return openAt(t, url, Options{Committed: o.Committed, Now: o.Now, Logger: o.Logger})
 		}
 		return open(o), open
 	},
@@ -61,6 +61,14 @@ var pgEngine = storetest.Engine{
 		return n
 	},
 	Commits: func(st storetest.Store) int64 { return st.(*Store).w.commits.Load() },
+	Unindex: func(t testing.TB, st storetest.Store) {
+		t.Helper()
+		for _, q := range []string{"DROP TABLE search_docs", "DROP TABLE search_sessions", "DELETE FROM migrations WHERE name = '0005_search.sql'"} {
+			if _, err := st.(*Store).pool.Exec(context.Background(), q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	},
 }
 
 // TestContract runs the store contract (package storetest) on PostgreSQL.

@@ -160,6 +160,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		st.Close()
 		return nil, fmt.Errorf("open store %s: %w", where, err)
 	}
+	if err := st.reindexSearch(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open store %s: %w", where, err)
+	}
 	return st, nil
 }
 

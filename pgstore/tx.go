@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"prism/core"
 	"prism/store"
@@ -27,8 +28,11 @@ type sessState struct {
 	gen       int32
 
 	dirty, created, replaced bool
-	parent                   string
-	appended                 []core.Event
+	// retitled: the title changed; reindexed: the search documents were
+	// rebuilt (either way the session's own document is rewritten).
+	retitled, reindexed bool
+	parent              string
+	appended            []core.Event
 }
 
 // updatedAt is the row's sort key: the latest event time, or the creation
@@ -76,6 +80,7 @@ type wtx struct {
 	touched map[string]*sessState
 	order   []string
 	ev      eventCols
+	idx     searchIndex
 }
 
 func newWtx(tx pgx.Tx) *wtx { return &wtx{tx: tx, touched: map[string]*sessState{}} }
@@ -182,8 +187,11 @@ func (t *wtx) append(id string, events []core.Event) error {
 	for i := range evs {
 		e := &evs[i]
 		f := core.FactsOf(e) // one decode: the summary's facts and the call id
+		title := s.sum.Title
 		s.sum.ApplyFacts(e, &f)
+		s.retitled = s.retitled || s.sum.Title != title
 		t.ev.add(id, e, f.CallID())
+		t.idx.indexEvent(id, e)
 	}
 	s.appended = append(s.appended, evs...)
 	s.dirty = true
@@ -194,7 +202,7 @@ func (t *wtx) append(id string, events []core.Event) error {
 // rewritten); the caller appends the new log.
 func (t *wtx) replace(ctx context.Context, id string, h core.SessionHeader) error {
 	s := t.touched[id]
-	if t.ev.len() > 0 {
+	if t.ev.len() > 0 || !t.idx.empty() {
 		return fmt.Errorf("replace session %s: events of this transaction are not written yet", id)
 	}
 	hj, err := store.HeaderJSON(h)
@@ -203,6 +211,9 @@ func (t *wtx) replace(ctx context.Context, id string, h core.SessionHeader) erro
 	}
 	if _, err := t.tx.Exec(ctx, "DELETE FROM events WHERE session_id = $1", id); err != nil {
 		return translate(err, "replace session "+id)
+	}
+	if err := t.unindexEvents(ctx, id); err != nil {
+		return err
 	}
 	if _, err := t.tx.Exec(ctx, "UPDATE sessions SET header = $1, parent_id = NULLIF($2, ''), created_at = $3 WHERE id = $4",
 		hj, h.ParentSession, h.CreatedAt, id); err != nil {
@@ -226,12 +237,15 @@ func (t *wtx) loadEvents(ctx context.Context, id string) ([]core.Event, error) {
 // NOTIFYs the other nodes, in one round trip.
 func (t *wtx) flush(ctx context.Context) error {
 	var b pgx.Batch
-	var created, dirty []*sessState
-	var cid, dids, notes []string
+	var created, dirty, own []*sessState
+	var cid, dids, oids, notes []string
 	for _, id := range t.order {
 		s := t.touched[id]
 		if s.created {
 			created, cid = append(created, s), append(cid, id)
+		}
+		if s.exists && (s.created || s.replaced || s.retitled || s.reindexed) {
+			own, oids = append(own, s), append(oids, id)
 		}
 		if s.dirty {
 			dirty, dids = append(dirty, s), append(dids, id)
@@ -240,23 +254,43 @@ func (t *wtx) flush(ctx context.Context) error {
 			notes = append(notes, id+" "+strconv.FormatInt(s.sum.LastSeq, 10))
 		}
 	}
+	// stmts are the batch's statements, in order.
+	type stmt struct {
+		what  string
+		check func(pgconn.CommandTag) error
+	}
+	var stmts []stmt
 	if len(created) > 0 {
 		hdr, parent, source := make([]string, len(created)), make([]string, len(created)), make([]string, len(created))
 		at := make([]int64, len(created))
 		for i, s := range created {
 			hdr[i], parent[i], source[i], at[i] = s.header, s.parent, s.source, s.createdAt
 		}
+		stmts = append(stmts, stmt{what: "create sessions"})
 		b.Queue(`INSERT INTO sessions (id, header, parent_id, source, created_at, updated_at, summary_version)
 			SELECT id, header, NULLIF(parent, ''), source, at, at, $6 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) AS u(id, header, parent, source, at)`,
 			cid, hdr, parent, source, at, core.SummaryVersion)
 	}
 	if t.ev.len() > 0 {
 		c := &t.ev
+		stmts = append(stmts, stmt{what: "append events"})
 		b.Queue(`INSERT INTO events (session_id, seq, type, time, data, ignorable, surface_op, source_event_seqs, call_id)
 			SELECT s, q, ty, ti, d, i, NULLIF(so, ''), NULLIF(se, ''), NULLIF(ca, '')
 			FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::boolean[], $7::text[], $8::text[], $9::text[])
 				AS u(s, q, ty, ti, d, i, so, se, ca)`,
 			c.session, c.seq, c.typ, c.time, c.data, c.ignorable, c.surface, c.sources, c.call)
+	}
+	if len(t.idx.docs) > 0 {
+		stmts = append(stmts, stmt{what: "index events for search"})
+		t.idx.queueDocs(&b)
+	}
+	for range t.idx.results {
+		stmts = append(stmts, stmt{what: "index a tool result for search"})
+	}
+	t.idx.queueResults(&b)
+	if len(own) > 0 {
+		stmts = append(stmts, stmt{what: "index sessions for search"})
+		queueSessionDocs(&b, oids, own)
 	}
 	if len(dirty) > 0 {
 		n := len(dirty)
@@ -272,6 +306,12 @@ func (t *wtx) flush(ctx context.Context) error {
 			in[i], out[i], first[i], lastT[i], upd[i], awaiting[i] = sm.InputTokens, sm.OutputTokens, sm.FirstTime, sm.LastTime, s.updatedAt(), sm.Awaiting
 			title[i], status[i], titled[i], oneShot[i], gen[i] = sm.Title, sm.Status, sm.Titled, sm.OneShot, s.gen
 		}
+		stmts = append(stmts, stmt{what: "update sessions", check: func(tag pgconn.CommandTag) error {
+			if tag.RowsAffected() != int64(len(dirty)) {
+				return core.Errorf(core.CodeConflict, "update sessions: %d of %d rows moved under the lock", int64(len(dirty))-tag.RowsAffected(), len(dirty))
+			}
+			return nil
+		}})
 		b.Queue(`UPDATE sessions s SET summary_version = $1, title = u.title, titled = u.titled, status = u.status, one_shot = u.one_shot,
 				last_seq = u.last_seq, turns = u.turns, steps = u.steps, calls = u.calls, results = u.results, errors = u.errors,
 				input_tokens = u.input_tokens, output_tokens = u.output_tokens, first_time = u.first_time, last_time = u.last_time,
@@ -284,39 +324,21 @@ func (t *wtx) flush(ctx context.Context) error {
 			core.SummaryVersion, dids, locked, title, titled, status, oneShot, last, turns, steps, calls, results, errs, in, out, first, lastT, upd, gen, awaiting)
 	}
 	if len(notes) > 0 {
+		stmts = append(stmts, stmt{what: "notify"})
 		b.Queue("SELECT pg_notify('"+channelEvents+"', n) FROM unnest($1::text[]) AS n", notes)
 	}
 	if b.Len() == 0 {
 		return nil
 	}
 	br := t.tx.SendBatch(ctx, &b)
-	if len(created) > 0 {
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return translate(err, "create sessions")
-		}
-	}
-	if t.ev.len() > 0 {
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return translate(err, "append events")
-		}
-	}
-	if len(dirty) > 0 {
+	for _, st := range stmts {
 		tag, err := br.Exec()
+		if err == nil && st.check != nil {
+			err = st.check(tag)
+		}
 		if err != nil {
 			br.Close()
-			return translate(err, "update sessions")
-		}
-		if tag.RowsAffected() != int64(len(dirty)) {
-			br.Close()
-			return core.Errorf(core.CodeConflict, "update sessions: %d of %d rows moved under the lock", int64(len(dirty))-tag.RowsAffected(), len(dirty))
-		}
-	}
-	if len(notes) > 0 {
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return translate(err, "notify")
+			return translate(err, st.what)
 		}
 	}
 	return translate(br.Close(), "write batch")

@@ -1,6 +1,16 @@
 package store
 
-import "prism/core/search"
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"prism/core"
+	"prism/core/search"
+)
 
 // Search orders.
 const (
@@ -50,4 +60,113 @@ type SearchPage struct {
 	Hits []SearchHit
 	// NextCursor continues the search ("" on the last page).
 	NextCursor string
+}
+
+// SearchPlan is a search's options checked and filled in.
+type SearchPlan struct {
+	Order string // OrderRank or OrderTime
+	Limit int    // 1…200
+	// After is the cursor to continue after (nil: the first page).
+	After *SearchCursor
+}
+
+// PlanSearch checks o and fills in its defaults; ranked is false when the
+// query has no words to rank by, which makes the order time. A bad order
+// or cursor is core.CodeInvalid.
+func PlanSearch(o SearchOptions, ranked bool) (SearchPlan, error) {
+	p := SearchPlan{Order: o.Order, Limit: o.Limit}
+	if p.Limit <= 0 {
+		p.Limit = 20
+	}
+	p.Limit = min(p.Limit, 200)
+	switch p.Order {
+	case "":
+		p.Order = OrderRank
+	case OrderRank, OrderTime:
+	default:
+		return SearchPlan{}, core.Errorf(core.CodeInvalid, "search: order must be %s or %s, not %q", OrderRank, OrderTime, o.Order)
+	}
+	if !ranked {
+		p.Order = OrderTime // nothing to rank
+	}
+	if o.Cursor != "" {
+		c, err := DecodeSearchCursor(o.Cursor, p.Order)
+		if err != nil {
+			return SearchPlan{}, err
+		}
+		p.After = &c
+	}
+	return p, nil
+}
+
+// SearchCursor is a page boundary: the last hit's sort key (its rank, or
+// its time) and document id.
+type SearchCursor struct {
+	Order string
+	Key   float64
+	Doc   int64
+}
+
+// Encode writes the cursor as an opaque URL-safe string.
+func (c SearchCursor) Encode() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(c.Order + ":" + strconv.FormatUint(math.Float64bits(c.Key), 16) + ":" + strconv.FormatInt(c.Doc, 10)))
+}
+
+// DecodeSearchCursor reads a cursor Encode wrote for order (a cursor of
+// another order, or anything else, is core.CodeInvalid).
+func DecodeSearchCursor(s, order string) (SearchCursor, error) {
+	bad := core.Errorf(core.CodeInvalid, "search: malformed cursor %q (pass the nextCursor of the same query and order)", s)
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return SearchCursor{}, bad
+	}
+	parts := strings.Split(string(b), ":")
+	if len(parts) != 3 || parts[0] != order {
+		return SearchCursor{}, bad
+	}
+	bits, err1 := strconv.ParseUint(parts[1], 16, 64)
+	doc, err2 := strconv.ParseInt(parts[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return SearchCursor{}, bad
+	}
+	return SearchCursor{Order: order, Key: math.Float64frombits(bits), Doc: doc}, nil
+}
+
+// HeaderCwd returns the working directory of a stored header ("" when it
+// has none or does not decode).
+func HeaderCwd(header string) string {
+	var h struct {
+		Cwd string `json:"cwd"`
+	}
+	_ = json.Unmarshal([]byte(header), &h)
+	return h.Cwd
+}
+
+// HitSeqs are the events a hit's document was built from: none for a
+// session's own document, the card's call and result, or the one event.
+func HitSeqs(h *SearchHit) []int64 {
+	switch {
+	case h.Seq < 0:
+		return nil
+	case h.ResultSeq >= 0 && h.ResultSeq != h.Seq:
+		return []int64{h.Seq, h.ResultSeq}
+	}
+	return []int64{h.Seq}
+}
+
+// HitSections re-reads what a hit's document was built from, for its
+// snippet: the session's title and cwd (header is its stored header), or
+// the events at HitSeqs (events, in seq order).
+func HitSections(h *SearchHit, header string, events []core.Event) ([]search.Section, error) {
+	if h.Seq < 0 {
+		return search.SessionSections(h.SessionTitle, HeaderCwd(header)), nil
+	}
+	if len(events) != len(HitSeqs(h)) {
+		return nil, fmt.Errorf("the index names seq %d (result %d), which the log does not hold", h.Seq, h.ResultSeq)
+	}
+	var secs []search.Section
+	for i := range events {
+		secs = append(secs, search.Extract(&events[i]).Sections...)
+	}
+	return secs, nil
 }

@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"prism/core"
+	"prism/core/search"
 	"prism/core/share"
 	"prism/store"
 )
@@ -37,6 +39,8 @@ type Store interface {
 	ShareByToken(ctx context.Context, hash share.Hash) (share.Share, error)
 	RevokeShare(ctx context.Context, id string) (share.Share, error)
 	RecordShareView(ctx context.Context, id string) error
+	Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error)
+	SyncLog(ctx context.Context, h core.SessionHeader, events []core.Event, source string, replace bool) (outcome string, added int, err error)
 	Close() error
 }
 
@@ -46,6 +50,8 @@ type Options struct {
 	Committed func(store.Commit)
 	// Now is the store's clock (nil: time.Now).
 	Now func() time.Time
+	// Logger receives the store's logs (nil: discarded).
+	Logger *slog.Logger
 }
 
 // Engine is one store implementation under test.
@@ -63,6 +69,9 @@ type Engine struct {
 	Count func(t testing.TB, st Store, sql string) int64
 	// Commits returns how many write transactions the store committed.
 	Commits func(st Store) int64
+	// Unindex puts the store's database back to the schema before its
+	// search migration (its index tables and their migration row gone).
+	Unindex func(t testing.TB, st Store)
 }
 
 func (e Engine) open(t testing.TB) Store {
@@ -100,6 +109,15 @@ func Run(t *testing.T, e Engine) {
 		{"SharesRefuseBadSpecs", testSharesRefuseBadSpecs},
 		{"SharesGoWithTheirSession", testSharesGoWithTheirSession},
 		{"SharesConcurrentViews", testSharesConcurrentViews},
+		{"SearchIndexExactAfterConcurrentSessions", testSearchIndexExactAfterConcurrentSessions},
+		{"SearchIndexExactAfterDshImport", testSearchIndexExactAfterDshImport},
+		{"SearchIndexesAnOlderDatabase", testSearchIndexesAnOlderDatabase},
+		{"SearchReindexesAReplacedLog", testSearchReindexesAReplacedLog},
+		{"SearchQueries", testSearchQueries},
+		{"SearchPagesAndOrders", testSearchPagesAndOrders},
+		{"SearchPairsResultsAsTheTranscriptDoes", testSearchPairsResultsAsTheTranscriptDoes},
+		{"SearchPairsResultsAcrossCommits", testSearchPairsResultsAcrossCommits},
+		{"SearchPhrasesStayInOneColumn", testSearchPhrasesStayInOneColumn},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, e) })
 	}
@@ -171,3 +189,6 @@ func (c *Clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
 }
+
+// quiet is a logger that discards.
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

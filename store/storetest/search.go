@@ -1,4 +1,5 @@
-package db
+package storetest
+
 
 import (
 	"bytes"
@@ -18,7 +19,6 @@ import (
 	"prism/core/search"
 	"prism/core/tools"
 	"prism/store"
-	"prism/store/storetest"
 )
 
 // wantDoc is a document the index must hold, derived from a log by the
@@ -91,14 +91,14 @@ func phraseQuery(text string, n int) string {
 }
 
 // searchAll runs a query and pages through every hit.
-func searchAll(t *testing.T, st *Store, query string) []SearchHit {
+func searchAll(t *testing.T, st Store, query string) []store.SearchHit {
 	t.Helper()
 	q, err := search.Parse(query, time.Now())
 	if err != nil {
 		t.Fatalf("Parse(%q): %v", query, err)
 	}
-	var hits []SearchHit
-	o := SearchOptions{Limit: 200}
+	var hits []store.SearchHit
+	o := store.SearchOptions{Limit: 200}
 	for {
 		page, err := st.Search(context.Background(), q, o)
 		if err != nil {
@@ -112,11 +112,11 @@ func searchAll(t *testing.T, st *Store, query string) []SearchHit {
 	}
 }
 
-// checkIndexExact holds the index to the stored logs: every document the
+// CheckSearchIndex holds the index to the stored logs: every document the
 // logs call for is there with its kind, call and error, nothing else is;
 // every event with text is found by a phrase of its own text; and every
 // hit of every query names events the log holds.
-func checkIndexExact(t *testing.T, st *Store) {
+func CheckSearchIndex(t *testing.T, st Store) {
 	t.Helper()
 	ctx := context.Background()
 	page, err := st.ListSessions(ctx, store.ListOptions{Limit: 1000})
@@ -133,7 +133,7 @@ func checkIndexExact(t *testing.T, st *Store) {
 		logs[info.ID] = l
 		want := expectedDocs(l.Events)
 		// The session's documents, listed by operator alone.
-		got := map[int64]SearchHit{}
+		got := map[int64]store.SearchHit{}
 		for _, h := range searchAll(t, st, "session:"+info.ID+" after:1970-01-01") {
 			if h.SessionID != info.ID {
 				continue // another id with this one as its prefix
@@ -146,7 +146,7 @@ func checkIndexExact(t *testing.T, st *Store) {
 		delete(got, -1)
 		// Its own document holds its current title and cwd.
 		for _, text := range []string{l.Info.Title, l.Info.Header.Cwd} {
-			if pq := phraseQuery(text, 6); pq != "" && !slices.ContainsFunc(searchAll(t, st, "session:"+info.ID+" kind:session "+pq), func(h SearchHit) bool { return h.SessionID == info.ID }) {
+			if pq := phraseQuery(text, 6); pq != "" && !slices.ContainsFunc(searchAll(t, st, "session:"+info.ID+" kind:session "+pq), func(h store.SearchHit) bool { return h.SessionID == info.ID }) {
 				t.Errorf("session %s: %s does not find its own document", info.ID, pq)
 			}
 		}
@@ -218,26 +218,26 @@ func checkIndexExact(t *testing.T, st *Store) {
 	}
 }
 
-// TestSearchIndexExactAfterConcurrentSessions runs 50 scripted demo
+// testSearchIndexExactAfterConcurrentSessions runs 50 scripted demo
 // sessions at once through the agent loop into one store (their appends
 // group-committed together) and holds the index to their logs.
-func TestSearchIndexExactAfterConcurrentSessions(t *testing.T) {
+func testSearchIndexExactAfterConcurrentSessions(t *testing.T, e Engine) {
 	if testing.Short() {
 		t.Skip("runs 50 agent sessions")
 	}
-	st := newTestStore(t)
+	st := e.open(t)
 	builtins, err := tools.Builtins(tools.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := core.NewRegistry(quietLogger())
+	reg := core.NewRegistry(quiet())
 	if err := reg.Register(builtins...); err != nil {
 		t.Fatal(err)
 	}
 	const n = 50
 	ended := make(chan string, n)
 	r, err := agent.NewRunner(agent.RunnerConfig{
-		Store: st, Tools: reg, WorkspaceRoot: t.TempDir(), Logger: quietLogger(),
+		Store: st, Tools: reg, WorkspaceRoot: t.TempDir(), Logger: quiet(),
 		Models: model.NewCatalog(model.CatalogConfig{DemoPacing: &model.Pacing{}}),
 		OnEvent: func(id string, e core.Event) {
 			if e.Type == core.EventTurnEnd {
@@ -267,7 +267,7 @@ func TestSearchIndexExactAfterConcurrentSessions(t *testing.T) {
 			t.Fatalf("only %d of %d sessions ended", i, n)
 		}
 	}
-	checkIndexExact(t, st)
+	CheckSearchIndex(t, st)
 	// The demo's calls, by tool and error, across all sessions.
 	if hits := searchAll(t, st, "tool:grep"); len(hits) != n {
 		t.Errorf("tool:grep: %d hits, want one grep card per session (%d)", len(hits), n)
@@ -277,12 +277,12 @@ func TestSearchIndexExactAfterConcurrentSessions(t *testing.T) {
 	}
 }
 
-// TestSearchIndexExactAfterDshImport imports dsh's logs (a plain log, a
+// testSearchIndexExactAfterDshImport imports dsh's logs (a plain log, a
 // zstd log, an export with a subagent, a crashed log repaired on import)
 // and holds the index to them.
-func TestSearchIndexExactAfterDshImport(t *testing.T) {
-	st := newTestStore(t)
-	files, _ := filepath.Glob(filepath.Join(fixtures, "*", "*"))
+func testSearchIndexExactAfterDshImport(t *testing.T, e Engine) {
+	st := e.open(t)
+	files, _ := filepath.Glob(filepath.Join(Fixtures, "*", "*"))
 	imported := 0
 	for _, f := range files {
 		if strings.Contains(f, "/bad/") {
@@ -295,61 +295,62 @@ func TestSearchIndexExactAfterDshImport(t *testing.T) {
 	if imported < 3 {
 		t.Fatalf("imported %d fixtures of %v", imported, files)
 	}
-	checkIndexExact(t, st)
+	CheckSearchIndex(t, st)
 }
 
-// TestSearchIndexesAnOlderDatabase: a database written before the index
+// testSearchIndexesAnOlderDatabase: a database written before the index
 // existed is indexed when it is opened, with progress in the log.
-func TestSearchIndexesAnOlderDatabase(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
+func testSearchIndexesAnOlderDatabase(t *testing.T, e Engine) {
 	ctx := context.Background()
-	st, err := Open(ctx, path, Options{Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, reopen := e.Open(t, Options{})
 	for i := 0; i < 3; i++ {
 		id := fmt.Sprint("old-", i)
-		storetest.MustCreate(t, st, id)
-		if err := st.AppendEvents(ctx, id, storetest.TurnEvents(0, 1, i == 1)); err != nil {
+		MustCreate(t, st, id)
+		if err := st.AppendEvents(ctx, id, TurnEvents(0, 1, i == 1)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// Back to the schema before the search migration.
-	for _, q := range []string{"DROP TABLE search_fts", "DROP TABLE search_docs", "DROP TABLE search_sessions", "DELETE FROM migrations WHERE name = '0005_search.sql'"} {
-		if _, err := st.wdb.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	e.Unindex(t, st) // back to the schema before the search migration
 	st.Close()
-	var logs bytes.Buffer
-	st, err = Open(ctx, path, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
+	var logs syncBuffer
+	st = reopen(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if out := logs.String(); !strings.Contains(out, "indexing sessions for search") || !strings.Contains(out, `"search index ready" sessions=3 events=24`) {
+		t.Errorf("the log does not report the indexing:\n%s", out)
 	}
-	defer st.Close()
-	if !strings.Contains(logs.String(), "indexing sessions for search") || !strings.Contains(logs.String(), `"search index ready" sessions=3 events=24`) {
-		t.Errorf("the log does not report the indexing:\n%s", logs.String())
-	}
-	checkIndexExact(t, st)
+	CheckSearchIndex(t, st)
 	if hits := searchAll(t, st, "error:"); len(hits) != 1 || hits[0].SessionID != "old-1" {
 		t.Errorf("error: found %+v, want the failed call of old-1", hits)
 	}
 }
 
-// TestSearchReindexesAReplacedLog: a watched session whose file was
+// syncBuffer is a log sink safe for the store's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// testSearchReindexesAReplacedLog: a watched session whose file was
 // rewritten is found by its new text only.
-func TestSearchReindexesAReplacedLog(t *testing.T) {
-	st := newTestStore(t)
+func testSearchReindexesAReplacedLog(t *testing.T, e Engine) {
+	st := e.open(t)
 	ctx := context.Background()
-	h := storetest.Header("watched")
-	first := []core.Event{storetest.Ev(0, core.EventUserMessage, `{"id":"u","role":"user","content":[{"type":"text","text":"alpha original"}],"source":{"kind":"user"}}`)}
-	second := []core.Event{storetest.Ev(0, core.EventUserMessage, `{"id":"u","role":"user","content":[{"type":"text","text":"beta rewritten"}],"source":{"kind":"user"}}`)}
+	h := Header("watched")
+	first := []core.Event{Ev(0, core.EventUserMessage, `{"id":"u","role":"user","content":[{"type":"text","text":"alpha original"}],"source":{"kind":"user"}}`)}
+	second := []core.Event{Ev(0, core.EventUserMessage, `{"id":"u","role":"user","content":[{"type":"text","text":"beta rewritten"}],"source":{"kind":"user"}}`)}
 	for i, events := range [][]core.Event{first, second} {
-		err := st.write(ctx, func(t *wtx) error {
-			_, _, err := t.syncLog(h, events, store.SourceWatch, true)
-			return err
-		})
-		if err != nil {
+		if _, _, err := st.SyncLog(ctx, h, events, store.SourceWatch, true); err != nil {
 			t.Fatalf("sync %d: %v", i, err)
 		}
 	}
@@ -359,11 +360,11 @@ func TestSearchReindexesAReplacedLog(t *testing.T) {
 	if hits := searchAll(t, st, "beta"); len(hits) != 2 { // the message, and the session's title
 		t.Errorf("beta: %+v, want the new message and the session's title", hits)
 	}
-	checkIndexExact(t, st)
+	CheckSearchIndex(t, st)
 }
 
 // searchSeqs returns the (session, seq) of every hit, sorted.
-func searchSeqs(t *testing.T, st *Store, q string) []string {
+func searchSeqs(t *testing.T, st Store, q string) []string {
 	var out []string
 	for _, h := range searchAll(t, st, q) {
 		out = append(out, fmt.Sprintf("%s/%d", h.SessionID, h.Seq))
@@ -372,10 +373,10 @@ func searchSeqs(t *testing.T, st *Store, q string) []string {
 	return out
 }
 
-// TestSearchQueries runs each operator over a store whose expected hits
+// testSearchQueries runs each operator over a store whose expected hits
 // are computed from the logs with the operator's meaning.
-func TestSearchQueries(t *testing.T) {
-	st := newTestStore(t)
+func testSearchQueries(t *testing.T, e Engine) {
+	st := e.open(t)
 	ctx := context.Background()
 	type call struct {
 		name, args, result, code string
@@ -395,14 +396,14 @@ func TestSearchQueries(t *testing.T) {
 	}
 	var docs []doc
 	for id, calls := range sessions {
-		h := storetest.Header(id)
+		h := Header(id)
 		h.CreatedAt = times[id]
 		if err := st.CreateSession(ctx, h); err != nil {
 			t.Fatal(err)
 		}
 		var events []core.Event
 		add := func(typ, data string) {
-			e := storetest.Ev(int64(len(events)), typ, data)
+			e := Ev(int64(len(events)), typ, data)
 			e.Time = times[id] + e.Seq
 			events = append(events, e)
 		}
@@ -478,31 +479,31 @@ func TestSearchQueries(t *testing.T) {
 	if got := searchSeqs(t, st, "kind:session"); len(got) != 3 {
 		t.Errorf("kind:session: %v", got)
 	}
-	checkIndexExact(t, st)
+	CheckSearchIndex(t, st)
 }
 
-// TestSearchPagesAndOrders: rank and time orders page through the same
+// testSearchPagesAndOrders: rank and time orders page through the same
 // hits without repeats; a cursor of another order is refused.
-func TestSearchPagesAndOrders(t *testing.T) {
-	st := newTestStore(t)
+func testSearchPagesAndOrders(t *testing.T, e Engine) {
+	st := e.open(t)
 	ctx := context.Background()
-	storetest.MustCreate(t, st, "p")
+	MustCreate(t, st, "p")
 	var events []core.Event
 	for i := 0; i < 45; i++ {
 		text := "needle"
 		if i%3 == 0 {
 			text = "needle needle needle haystack"
 		}
-		events = append(events, storetest.Ev(int64(i), core.EventUserMessage, fmt.Sprintf(`{"id":"u%d","role":"user","content":[{"type":"text","text":%q}],"source":{"kind":"user"}}`, i, text)))
+		events = append(events, Ev(int64(i), core.EventUserMessage, fmt.Sprintf(`{"id":"u%d","role":"user","content":[{"type":"text","text":%q}],"source":{"kind":"user"}}`, i, text)))
 	}
 	if err := st.AppendEvents(ctx, "p", events); err != nil {
 		t.Fatal(err)
 	}
 	q, _ := search.Parse("needle kind:user", time.Now())
-	for _, order := range []string{OrderRank, OrderTime} {
+	for _, order := range []string{store.OrderRank, store.OrderTime} {
 		seen := map[int64]bool{}
 		var keys []int64
-		o := SearchOptions{Limit: 7, Order: order}
+		o := store.SearchOptions{Limit: 7, Order: order}
 		for {
 			page, err := st.Search(ctx, q, o)
 			if err != nil {
@@ -523,10 +524,10 @@ func TestSearchPagesAndOrders(t *testing.T) {
 		if len(seen) != 45 {
 			t.Errorf("%s: %d hits over the pages, want 45", order, len(seen))
 		}
-		if order == OrderTime && !slices.IsSortedFunc(keys, func(a, b int64) int { return int(b - a) }) {
+		if order == store.OrderTime && !slices.IsSortedFunc(keys, func(a, b int64) int { return int(b - a) }) {
 			t.Errorf("time order: %v is not newest first", keys)
 		}
-		if order == OrderRank {
+		if order == store.OrderRank {
 			for i, k := range keys[:15] {
 				if k%3 != 0 {
 					t.Errorf("rank order: hit %d is seq %d, want the messages with the word three times first", i, k)
@@ -535,27 +536,27 @@ func TestSearchPagesAndOrders(t *testing.T) {
 			}
 		}
 	}
-	page, _ := st.Search(ctx, q, SearchOptions{Limit: 5, Order: OrderTime})
-	if _, err := st.Search(ctx, q, SearchOptions{Order: OrderRank, Cursor: page.NextCursor}); core.ErrorCode(err) != core.CodeInvalid {
+	page, _ := st.Search(ctx, q, store.SearchOptions{Limit: 5, Order: store.OrderTime})
+	if _, err := st.Search(ctx, q, store.SearchOptions{Order: store.OrderRank, Cursor: page.NextCursor}); core.ErrorCode(err) != core.CodeInvalid {
 		t.Errorf("a time cursor with rank order: %v, want CodeInvalid", err)
 	}
-	if _, err := st.Search(ctx, q, SearchOptions{Order: "best"}); core.ErrorCode(err) != core.CodeInvalid {
+	if _, err := st.Search(ctx, q, store.SearchOptions{Order: "best"}); core.ErrorCode(err) != core.CodeInvalid {
 		t.Errorf("order best: %v, want CodeInvalid", err)
 	}
 }
 
-// TestSearchPairsResultsAsTheTranscriptDoes: a reused call id makes two
+// testSearchPairsResultsAsTheTranscriptDoes: a reused call id makes two
 // cards (the second counted 2), each result completes the latest waiting
 // card, a second result is a row of its own, and a result whose call was
 // never logged is a card by itself.
-func TestSearchPairsResultsAsTheTranscriptDoes(t *testing.T) {
-	st := newTestStore(t)
-	storetest.MustCreate(t, st, "r")
+func testSearchPairsResultsAsTheTranscriptDoes(t *testing.T, e Engine) {
+	st := e.open(t)
+	MustCreate(t, st, "r")
 	call := func(seq int64, id, word string) core.Event {
-		return storetest.Ev(seq, core.EventToolCall, fmt.Sprintf(`{"turn":1,"step":1,"callId":%q,"name":"bash","arguments":"{\"command\":\"echo %s\"}"}`, id, word))
+		return Ev(seq, core.EventToolCall, fmt.Sprintf(`{"turn":1,"step":1,"callId":%q,"name":"bash","arguments":"{\"command\":\"echo %s\"}"}`, id, word))
 	}
 	result := func(seq int64, id, word string) core.Event {
-		return storetest.Ev(seq, core.EventToolResult, fmt.Sprintf(`{"turn":1,"step":1,"message":{"id":"m%d","role":"user","content":[{"type":"tool-result","toolCallId":%q,"content":[{"type":"text","text":%q}],"isError":false}],"source":{"kind":"tool","callId":%q}}}`, seq, id, word, id))
+		return Ev(seq, core.EventToolResult, fmt.Sprintf(`{"turn":1,"step":1,"message":{"id":"m%d","role":"user","content":[{"type":"tool-result","toolCallId":%q,"content":[{"type":"text","text":%q}],"isError":false}],"source":{"kind":"tool","callId":%q}}}`, seq, id, word, id))
 	}
 	events := []core.Event{
 		call(0, "c", "first"), result(1, "c", "firstout"),
@@ -565,7 +566,7 @@ func TestSearchPairsResultsAsTheTranscriptDoes(t *testing.T) {
 	if err := st.AppendEvents(context.Background(), "r", events); err != nil {
 		t.Fatal(err)
 	}
-	checkIndexExact(t, st)
+	CheckSearchIndex(t, st)
 	for q, want := range map[string]string{
 		"secondout": "seq 2 card 2 result 3", "firstout": "seq 0 card 1 result 1",
 		"extraout": "seq 4 card 0 result -1", "orphanout": "seq 5 card 1 result 5",
@@ -580,4 +581,132 @@ func TestSearchPairsResultsAsTheTranscriptDoes(t *testing.T) {
 			t.Errorf("%s: %s, want %s", q, got, want)
 		}
 	}
+}
+
+// testSearchPairsResultsAcrossCommits: results pair with their cards by the
+// same rule whether the call was committed in the same transaction or an
+// earlier one, also when a reused call id opens a newer card in the same
+// transaction as a result for an older one.
+func testSearchPairsResultsAcrossCommits(t *testing.T, e Engine) {
+	st := e.open(t)
+	ctx := context.Background()
+	call := func(seq int64, id, word string) core.Event {
+		return Ev(seq, core.EventToolCall, fmt.Sprintf(`{"turn":1,"step":1,"callId":%q,"name":"bash","arguments":"{\"command\":\"echo %s\"}"}`, id, word))
+	}
+	result := func(seq int64, id, word string) core.Event {
+		return Ev(seq, core.EventToolResult, fmt.Sprintf(`{"turn":1,"step":1,"message":{"id":"m%d","role":"user","content":[{"type":"tool-result","toolCallId":%q,"content":[{"type":"text","text":%q}],"isError":false}],"source":{"kind":"tool","callId":%q}}}`, seq, id, word, id))
+	}
+	for _, c := range []struct {
+		id      string
+		commits [][]core.Event
+		want    map[string]string
+	}{
+		{"one-by-one", [][]core.Event{
+			{call(0, "c", "first")}, {result(1, "c", "firstout")}, {call(2, "c", "second")}, {result(3, "c", "secondout")},
+			{result(4, "c", "extraout")}, {result(5, "orphan", "orphanout")},
+		}, map[string]string{"firstout": "seq 0 card 1 result 1", "secondout": "seq 2 card 2 result 3", "extraout": "seq 4 card 0 result -1", "orphanout": "seq 5 card 1 result 5"}},
+		{"older-card-beside-a-newer-one", [][]core.Event{
+			{call(0, "c", "old")}, {call(1, "c", "new"), result(2, "c", "newout"), result(3, "c", "oldout")},
+		}, map[string]string{"newout": "seq 1 card 2 result 2", "oldout": "seq 0 card 1 result 3"}},
+		{"result-before-a-reused-call", [][]core.Event{
+			{call(0, "d", "early")}, {result(1, "d", "earlyout"), call(2, "d", "late")}, {result(3, "d", "lateout")},
+		}, map[string]string{"earlyout": "seq 0 card 1 result 1", "lateout": "seq 2 card 2 result 3"}},
+	} {
+		t.Run(c.id, func(t *testing.T) {
+			MustCreate(t, st, c.id)
+			for _, events := range c.commits {
+				if err := st.AppendEvents(ctx, c.id, events); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for q, want := range c.want {
+				hits := searchAll(t, st, "session:"+c.id+" "+q)
+				if len(hits) != 1 {
+					t.Errorf("%s: %d hits", q, len(hits))
+					continue
+				}
+				h := hits[0]
+				if got := fmt.Sprintf("seq %d card %d result %d", h.Seq, h.Card, h.ResultSeq); got != want {
+					t.Errorf("%s: %s, want %s", q, got, want)
+				}
+			}
+		})
+	}
+	CheckSearchIndex(t, st)
+}
+
+// testSearchPhrasesStayInOneColumn: a phrase matches words in a row
+// within one part of a document (a tool's name, its arguments, its
+// result), never across two — whether the result was committed with its
+// call or later.
+func testSearchPhrasesStayInOneColumn(t *testing.T, e Engine) {
+	st := e.open(t)
+	ctx := context.Background()
+	for _, split := range []bool{false, true} {
+		id := fmt.Sprint("cols-", split)
+		MustCreate(t, st, id)
+		events := []core.Event{
+			Ev(0, core.EventToolCall, `{"turn":1,"step":1,"callId":"k","name":"grep","arguments":"{\"pattern\":\"zebra\"}"}`),
+			Ev(1, core.EventToolResult, `{"turn":1,"step":1,"message":{"id":"m","role":"user","content":[{"type":"tool-result","toolCallId":"k","content":[{"type":"text","text":"okapi giraffe"}],"isError":false}],"source":{"kind":"tool","callId":"k"}}}`),
+		}
+		commits := [][]core.Event{events}
+		if split {
+			commits = [][]core.Event{events[:1], events[1:]}
+		}
+		for _, c := range commits {
+			if err := st.AppendEvents(ctx, id, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for q, n := range map[string]int{`"pattern zebra"`: 1, `"okapi giraffe"`: 1, "gira*": 1, `"zebra okapi"`: 0, `"grep pattern"`: 0, "zebra okapi": 1} {
+			if hits := searchAll(t, st, "session:"+id+" "+q); len(hits) != n {
+				t.Errorf("%s (result committed apart: %t): %d hits, want %d", q, split, len(hits), n)
+			}
+		}
+	}
+}
+
+// FuzzSearch runs what search.Parse accepts against a real index, in both
+// orders, with whatever cursor the fuzzer makes up: a query the parser
+// accepted never fails in the engine, a made-up cursor is refused as
+// invalid input, and every hit names a session of the store. st is an
+// empty store the fuzz target owns.
+func FuzzSearch(f *testing.F, st Store) {
+	ctx := context.Background()
+	for i := 0; i < 4; i++ {
+		id := fmt.Sprint("fz-", i)
+		MustCreate(f, st, id)
+		if err := st.AppendEvents(ctx, id, TurnEvents(0, 1, i%2 == 0)); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for _, s := range [][2]string{
+		{"grep", ""}, {`"a b" -c tool:x error: status:idle`, "x"}, {"NEAR(a b)", ""}, {"*", ""}, {`it's \x`, ""},
+		{"tool:bash -error:", ""}, {"session:fz-1 after:2020-01-01", "eyJ0IjoxfQ"}, {"日本語 fmt.Sprintf", ""}, {"a:* & !b | (c <-> d)", ""},
+	} {
+		f.Add(s[0], s[1], false)
+	}
+	now := time.Now()
+	f.Fuzz(func(t *testing.T, query, cursor string, byTime bool) {
+		q, err := search.Parse(query, now)
+		if err != nil {
+			return // FuzzParse holds the refusals to their form
+		}
+		o := store.SearchOptions{Cursor: cursor, Limit: 5, Order: store.OrderRank}
+		if byTime {
+			o.Order = store.OrderTime
+		}
+		page, err := st.Search(ctx, q, o)
+		if err != nil {
+			if cursor != "" && core.ErrorCode(err) == core.CodeInvalid {
+				return
+			}
+			t.Fatalf("Search(%q, cursor %q): %v (code %s)", query, cursor, err, core.ErrorCode(err))
+		}
+		for _, h := range page.Hits {
+			if len(h.SessionID) != 4 || h.SessionID[:3] != "fz-" {
+				t.Fatalf("Search(%q): a hit in session %q", query, h.SessionID)
+			}
+		}
+	})
 }
