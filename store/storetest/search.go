@@ -1,6 +1,5 @@
 package storetest
 
-
 import (
 	"bytes"
 	"context"
