@@ -402,6 +402,30 @@ func TestClusterForwarding(t *testing.T) {
 	if !strings.Contains(a.logText(), "took a forwarded command") {
 		t.Error("A did not log the forwarded commands")
 	}
+	// Search on B finds what A committed: the index is written in the
+	// append transaction, in the shared database.
+	var found struct {
+		Hits []struct {
+			SessionID string `json:"sessionId"`
+			Kind      string `json:"kind"`
+			Snippet   string `json:"snippet"`
+		} `json:"hits"`
+	}
+	if res, err := http.Get(b.url + "/api/search?q=" + url.QueryEscape(`"now the README" kind:user`)); err != nil {
+		t.Fatal(err)
+	} else {
+		err := json.NewDecoder(res.Body).Decode(&found)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || err != nil {
+			t.Fatalf("search on B: %d %v", res.StatusCode, err)
+		}
+	}
+	if len(found.Hits) != 1 || found.Hits[0].SessionID != id || !strings.Contains(found.Hits[0].Snippet, "README") {
+		t.Errorf("search on B for A's follow-up: %+v, want the one user message of session %s", found.Hits, id)
+	}
+	if list := b.get(t, "/"); !strings.Contains(list, `data-testid="search-link"`) {
+		t.Error("B's list has no link to search")
+	}
 	// A session no node runs (imported) takes no follow-up on any node.
 	imported := postFile(t, b, storetest.Fixtures[1:]+"/basic/session.jsonl")
 	if code := b.post(t, "/sessions/"+imported+"/messages", url.Values{"text": {"hello?"}}); code != http.StatusNotFound {
