@@ -17,7 +17,7 @@ var sqliteEngine = storetest.Engine{
 			if o.Logger == nil {
 				o.Logger = quietLogger()
 			}
-			st, err := Open(context.Background(), path, Options{Logger: o.Logger, Committed: o.Committed, Now: o.Now})
+			st, err := Open(context.Background(), path, Options{Logger: o.Logger, Committed: o.Committed, Now: o.Now, MaxImports: o.MaxImports})
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}

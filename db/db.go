@@ -72,7 +72,7 @@ type Store struct {
 	log  *slog.Logger
 	wdb  *sql.DB // one connection, used only by the writer goroutine
 	// imports holds one token per import decoding now (Options.MaxImports).
-	imports chan struct{}
+	imports store.ImportSlots
 	rdb     *sql.DB // the read pool
 	w       *writer
 
@@ -99,7 +99,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		opts.MaxBatchEvents = 1000
 	}
 	if opts.MaxImports <= 0 {
-		opts.MaxImports = 2
+		opts.MaxImports = store.DefaultMaxImports
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -124,7 +124,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
 	wdb.SetConnMaxIdleTime(0)
-	st := &Store{path: path, opts: opts, log: opts.Logger, wdb: wdb, imports: make(chan struct{}, opts.MaxImports)}
+	st := &Store{path: path, opts: opts, log: opts.Logger, wdb: wdb, imports: store.NewImportSlots(opts.MaxImports)}
 	if err := st.verifyPragmas(ctx, sync); err != nil {
 		wdb.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
-	"time"
 
 	"prism/core"
 	"prism/core/logkey"
@@ -65,47 +64,13 @@ func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int6
 	return st.importLogs(ctx, name, logs)
 }
 
-// importRetryAfter is what a busy import answer suggests waiting.
-const importRetryAfter = 5 * time.Second
-
 // BusyError refuses work the store has no capacity for right now (every
-// import slot is taken). It is coded core.CodeUnavailable; RetryAfter says
-// when to try again (HTTP answers 503 with a Retry-After header).
-type BusyError struct {
-	Message string
-	After   time.Duration
-}
+// import slot is taken); see store.BusyError.
+type BusyError = store.BusyError
 
-func (e *BusyError) Error() string { return e.Message }
-
-// ErrorName returns "BusyError".
-func (e *BusyError) ErrorName() string { return "BusyError" }
-
-// ErrorCode returns core.CodeUnavailable.
-func (e *BusyError) ErrorCode() string { return core.CodeUnavailable }
-
-// RetryAfter returns how long to wait before trying again.
-func (e *BusyError) RetryAfter() time.Duration { return e.After }
-
-// acquireImport takes an import slot. With wait unset it fails at once
-// with a *BusyError when none is free; with wait set it waits for one
-// (until ctx ends).
+// acquireImport takes an import slot (see store.ImportSlots.Acquire).
 func (st *Store) acquireImport(ctx context.Context, wait bool) (release func(), err error) {
-	select {
-	case st.imports <- struct{}{}:
-		return func() { <-st.imports }, nil
-	default:
-	}
-	if !wait {
-		return nil, &BusyError{After: importRetryAfter, Message: fmt.Sprintf(
-			"the server is already importing %d files (its limit of concurrent imports); try again in a few seconds", cap(st.imports))}
-	}
-	select {
-	case st.imports <- struct{}{}:
-		return func() { <-st.imports }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return st.imports.Acquire(ctx, wait)
 }
 
 // An import ends with debug.FreeOSMemory, whether it succeeded or was
@@ -168,23 +133,12 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 }
 
 // checkParent refuses a subagent log whose parent session is neither in
-// the same file nor stored: it would be an orphan no page links to.
+// the same file nor stored (store.CheckParent).
 func (t *wtx) checkParent(file string, l *sessionlog.Log, inFile map[string]bool) error {
-	parent := l.Header.ParentSession
-	if parent == "" || inFile[parent] {
-		return nil
-	}
-	s, err := t.state(parent)
-	if err != nil || s.exists {
-		return err
-	}
-	where := file
-	if l.Entry != "" {
-		where += ": " + l.Entry
-	}
-	return core.Errorf(core.CodeInvalid,
-		"%s: session %s is a subagent of session %s, which is neither in this file nor in the store; import the parent session first (or dsh's export .zip, which holds the whole family); nothing was imported",
-		where, l.Header.ID, parent)
+	return store.CheckParent(file, l, inFile, func(id string) (bool, error) {
+		s, err := t.state(id)
+		return err == nil && s.exists, err
+	})
 }
 
 // SyncLog makes the stored session equal h plus events in a transaction of

@@ -244,11 +244,15 @@ func TestRepairLeavesRunningSessionsAlone(t *testing.T) {
 	if err := a.AppendEvents(ctx, "s", turn[:5]); err != nil {
 		t.Fatal(err)
 	}
+	storetest.MustCreate(t, a, "starting") // A claims it too; its first event is not committed yet
 	if running, err := b.Running(ctx, "s"); err != nil || !running {
 		t.Fatalf("B sees s running = %v, %v; want true", running, err)
 	}
 	if got, err := b.RepairOpenTurns(ctx); err != nil || len(got) != 0 {
-		t.Fatalf("B repaired %v (%v) while A runs s", got, err)
+		t.Fatalf("B repaired or removed %v (%v) while A runs s and starts starting", got, err)
+	}
+	if _, err := b.Session(ctx, "starting"); err != nil {
+		t.Fatalf("B removed the session A is starting: %v", err)
 	}
 	a.Close() // A is gone: its locks with it
 	if running, _ := b.Running(ctx, "s"); running {
@@ -268,8 +272,11 @@ func TestRepairLeavesRunningSessionsAlone(t *testing.T) {
 	}
 	wg.Wait()
 	l, _ := b.LoadSession(ctx, "s")
-	if repaired.Load() != 1 || l.Info.Status != core.StatusInterrupted {
-		t.Fatalf("%d repairs, status %s; want exactly 1 and interrupted", repaired.Load(), l.Info.Status)
+	if repaired.Load() != 2 || l.Info.Status != core.StatusInterrupted {
+		t.Fatalf("%d repairs, status %s; want exactly 2 (s repaired, starting removed) and s interrupted", repaired.Load(), l.Info.Status)
+	}
+	if _, err := b.Session(ctx, "starting"); core.ErrorCode(err) != core.CodeNotFound {
+		t.Errorf("the session A created but never started, after A died: %v, want it removed", err)
 	}
 	storetest.CheckRepair(t, turn[:5], l.Events, map[string]int64{"call_1": 4}, true)
 }

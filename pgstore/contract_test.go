@@ -42,7 +42,7 @@ var pgEngine = storetest.Engine{
 	Open: func(t testing.TB, o storetest.Options) (storetest.Store, func(storetest.Options) storetest.Store) {
 		url := pgtest.DB(t)
 		open := func(o storetest.Options) storetest.Store {
-			return openAt(t, url, Options{Committed: o.Committed, Now: o.Now, Logger: o.Logger})
+			return openAt(t, url, Options{Committed: o.Committed, Now: o.Now, Logger: o.Logger, MaxImports: o.MaxImports})
 		}
 		return open(o), open
 	},

@@ -21,6 +21,11 @@ import (
 // transaction or not at all, an open last turn gets crash repair, and a
 // session already stored is left, extended or refused as a conflict.
 func (st *Store) ImportFile(ctx context.Context, path string) ([]store.ImportResult, error) {
+	release, err := st.imports.Acquire(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	logs, _, err := sessionlog.ReadFile(path, st.opts.Limits)
 	if err != nil {
 		return nil, err
@@ -31,6 +36,11 @@ func (st *Store) ImportFile(ctx context.Context, path string) ([]store.ImportRes
 // Import is ImportFile for a file held by a reader (an upload); name is
 // used in errors.
 func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int64) ([]store.ImportResult, error) {
+	release, err := st.imports.Acquire(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	logs, _, err := sessionlog.Decode(r, size, st.opts.Limits)
 	if err != nil {
 		var fe *sessionlog.FormatError
@@ -51,6 +61,10 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 		}
 		preps = append(preps, p)
 	}
+	inFile := map[string]bool{}
+	for _, p := range preps {
+		inFile[p.Log.Header.ID] = true
+	}
 	var results []store.ImportResult
 	err := st.inTx(ctx, func(t *wtx) error {
 		results = results[:0]
@@ -60,6 +74,16 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 		}
 		if err := t.lock(ctx, ids); err != nil {
 			return err
+		}
+		for _, p := range preps {
+			err := store.CheckParent(file, p.Log, inFile, func(id string) (bool, error) {
+				var ok bool
+				err := t.tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1)", id).Scan(&ok)
+				return ok, translate(err, "look up session "+id)
+			})
+			if err != nil {
+				return err
+			}
 		}
 		for _, p := range preps {
 			h := p.Log.Header
@@ -130,23 +154,60 @@ func (t *wtx) syncLog(ctx context.Context, h core.SessionHeader, events []core.E
 	return plan.Outcome, len(events) - plan.From, t.append(h.ID, events[plan.From:])
 }
 
-// RepairOpenTurns applies crash repair to every session prism itself
-// writes (source "live") whose status is running and whose advisory lock
-// is free — no node runs it: it appends core.InterruptedTurnClosers, which
-// marks the session interrupted. A session another node runs is left
-// alone; two nodes repairing at once repair each session once (each repair
-// holds the session's lock for its transaction and re-checks the status
-// under the row lock). It returns the ids it repaired.
+// RepairOpenTurns applies crash repair to the sessions prism itself
+// writes (source "live") whose advisory lock is free — no node runs them.
+// First it removes those that never logged an event (created, then killed
+// before their first event was committed: never acknowledged, nothing to
+// show). Then it appends core.InterruptedTurnClosers to those whose status
+// is running, which marks them interrupted. A session another node runs is
+// left alone; two nodes repairing at once repair each session once (each
+// repair holds the session's lock for its transaction and re-checks the
+// session under the row lock). It returns the ids it removed or repaired.
 func (st *Store) RepairOpenTurns(ctx context.Context) ([]string, error) {
-	rows, err := st.pool.Query(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'running' ORDER BY id")
+	removed, err := st.repairEach(ctx, "SELECT id FROM sessions WHERE source = 'live' AND last_seq = -1 ORDER BY id",
+		"removed a session whose first turn was never logged",
+		func(t *wtx, id string, s *sessState) (bool, error) {
+			if s.sum.Events != 0 {
+				return false, nil
+			}
+			return true, t.remove(ctx, id)
+		})
 	if err != nil {
-		return nil, translate(err, "list running sessions")
+		return removed, err
+	}
+	repaired, err := st.repairEach(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'running' ORDER BY id",
+		"repaired an interrupted turn",
+		func(t *wtx, id string, s *sessState) (bool, error) {
+			if s.sum.Status != core.StatusRunning {
+				return false, nil
+			}
+			events, err := t.loadEvents(ctx, id)
+			if err != nil {
+				return false, err
+			}
+			closers := store.Closers(events)
+			if len(closers) == 0 {
+				return false, nil
+			}
+			return true, t.append(id, closers)
+		})
+	return append(removed, repaired...), err
+}
+
+// repairEach runs fix on each session query selects, in a transaction of
+// its own that holds the session's advisory lock (skipping a session a
+// node runs) and its row lock (skipping one that is gone), and returns the
+// ids fix changed, logging what for each.
+func (st *Store) repairEach(ctx context.Context, query, what string, fix func(t *wtx, id string, s *sessState) (bool, error)) ([]string, error) {
+	rows, err := st.pool.Query(ctx, query)
+	if err != nil {
+		return nil, translate(err, "list sessions to repair")
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, translate(err, "list running sessions")
+		return nil, translate(err, "list sessions to repair")
 	}
-	var repaired []string
+	var changed []string
 	for _, id := range ids {
 		done := false
 		err := st.inTx(ctx, func(t *wtx) error {
@@ -161,29 +222,22 @@ func (st *Store) RepairOpenTurns(ctx context.Context) ([]string, error) {
 				return err
 			}
 			s := t.touched[id]
-			if !s.exists || s.sum.Status != core.StatusRunning {
+			if !s.exists {
 				return nil
 			}
-			events, err := t.loadEvents(ctx, id)
-			if err != nil {
-				return err
-			}
-			closers := store.Closers(events)
-			if len(closers) == 0 {
-				return nil
-			}
-			done = true
-			return t.append(id, closers)
+			var err error
+			done, err = fix(t, id, s)
+			return err
 		})
 		if err != nil {
-			return repaired, err
+			return changed, err
 		}
 		if done {
-			repaired = append(repaired, id)
-			st.log.Info("repaired an interrupted turn", logkey.SessionID, id)
+			changed = append(changed, id)
+			st.log.Info(what, logkey.SessionID, id)
 		}
 	}
-	return repaired, nil
+	return changed, nil
 }
 
 // sessionLockKey is the advisory lock key of a session: 64 bits of

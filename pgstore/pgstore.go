@@ -66,6 +66,12 @@ type Options struct {
 	Now func() time.Time
 	// Limits bound what import accepts (zero fields: defaults).
 	Limits sessionlog.Limits
+	// MaxImports bounds the imports this node decodes at once (default
+	// store.DefaultMaxImports): with Limits.MaxMemoryBytes it bounds the
+	// memory imports take. An import past it is refused with a
+	// *store.BusyError (HTTP 503 with Retry-After). The bound is per node,
+	// not per database: it is about this process's memory.
+	MaxImports int
 	// MaxBatchEvents bounds the events one group commit takes (default 1000).
 	MaxBatchEvents int
 	// MaxConns bounds the read and transaction pool (default 8); the
@@ -86,6 +92,8 @@ type Store struct {
 	w    *writer
 	fan  *fanout
 	own  *owner
+	// imports holds one token per import decoding now (Options.MaxImports).
+	imports store.ImportSlots
 
 	stop context.CancelFunc // ends the background goroutines
 	bg   sync.WaitGroup
@@ -136,7 +144,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", where, err)
 	}
-	st := &Store{opts: opts, log: opts.Logger, cfg: pcfg.ConnConfig, pool: pool}
+	st := &Store{opts: opts, log: opts.Logger, cfg: pcfg.ConnConfig, pool: pool, imports: store.NewImportSlots(opts.MaxImports)}
 	if err := st.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", where, err)

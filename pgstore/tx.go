@@ -224,6 +224,16 @@ func (t *wtx) replace(ctx context.Context, id string, h core.SessionHeader) erro
 	return nil
 }
 
+// remove deletes a locked session with everything that belongs to it
+// (events, search documents, share links, commands: ON DELETE CASCADE).
+func (t *wtx) remove(ctx context.Context, id string) error {
+	if _, err := t.tx.Exec(ctx, "DELETE FROM sessions WHERE id = $1", id); err != nil {
+		return translate(err, "remove session "+id)
+	}
+	t.touched[id] = &sessState{sum: core.NewSummary(), lockedSeq: -1}
+	return nil
+}
+
 // loadEvents reads a session's stored log inside the transaction.
 func (t *wtx) loadEvents(ctx context.Context, id string) ([]core.Event, error) {
 	events, err := queryEvents(ctx, t.tx, 256, eventsSQL+" WHERE session_id = $1 ORDER BY seq", id)

@@ -52,6 +52,8 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives the store's logs (nil: discarded).
 	Logger *slog.Logger
+	// MaxImports bounds concurrent imports (0: the engine's default).
+	MaxImports int
 }
 
 // Engine is one store implementation under test.
@@ -105,6 +107,9 @@ func Run(t *testing.T, e Engine) {
 		{"ExportRoundTripsByteForByte", testExportRoundTripsByteForByte},
 		{"ImportCrashedLogIsRepaired", testImportCrashedLogIsRepaired},
 		{"ImportValidateLogRefuses", testImportValidateLogRefuses},
+		{"ImportConcurrencyLimit", testImportConcurrencyLimit},
+		{"ImportOrphanSubagentRefused", testImportOrphanSubagentRefused},
+		{"RepairRemovesSessionsThatNeverLoggedATurn", testRepairRemovesSessionsThatNeverLoggedATurn},
 		{"SharesLifecycle", testSharesLifecycle},
 		{"SharesRefuseBadSpecs", testSharesRefuseBadSpecs},
 		{"SharesGoWithTheirSession", testSharesGoWithTheirSession},
