@@ -176,17 +176,29 @@ func (t *wtx) create(h core.SessionHeader, source string) error {
 // append validates an append against the locked state and applies it. An
 // error is the request's own: nothing of it is kept.
 func (t *wtx) append(id string, events []core.Event) error {
+	return t.appendChecked(id, events, false, nil)
+}
+
+// appendChecked is append for events whose data a core.Session checked
+// (checked set: it is not checked again) and whose facts it knows
+// (facts[i] when given and not nil: not decoded again).
+func (t *wtx) appendChecked(id string, events []core.Event, checked bool, facts []*core.EventFacts) error {
 	s := t.touched[id]
 	if s == nil || !s.exists {
 		return store.NotFound(id)
 	}
-	evs, err := store.PrepareEvents(id, s.sum.LastSeq+1, events, false)
+	evs, err := store.PrepareEvents(id, s.sum.LastSeq+1, events, checked)
 	if err != nil {
 		return err
 	}
 	for i := range evs {
 		e := &evs[i]
-		f := core.FactsOf(e) // one decode: the summary's facts and the call id
+		var f core.EventFacts
+		if i < len(facts) && facts[i] != nil {
+			f = *facts[i] // the session knew them from the appended value
+		} else {
+			f = core.FactsOf(e) // one decode: the summary's facts and the call id
+		}
 		title := s.sum.Title
 		s.sum.ApplyFacts(e, &f)
 		s.retitled = s.retitled || s.sum.Title != title

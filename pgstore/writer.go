@@ -19,8 +19,11 @@ type request struct {
 	sessionID string
 	header    core.SessionHeader
 	events    []core.Event
-	done      chan error
-	state     atomic.Int32
+	// checked and facts: an AppendChecked (see wtx.appendChecked).
+	checked bool
+	facts   []*core.EventFacts
+	done    chan error
+	state   atomic.Int32
 }
 
 // Request states: a caller whose context ended may withdraw a request only
@@ -90,6 +93,23 @@ func (st *Store) AppendEvents(ctx context.Context, sessionID string, events []co
 		return nil
 	}
 	return st.submit(ctx, &request{sessionID: sessionID, events: events})
+}
+
+var _ core.CheckedStore = (*Store)(nil)
+
+// AppendChecked implements core.CheckedStore: AppendEvents for events a
+// core.Session appended, whose data it checked and compacted, and whose
+// facts it knows where facts[i] is not nil — the store then neither checks
+// the data again nor decodes it for the session's summary and call ids.
+// The envelope (seqs, types, surface fields) is checked as always.
+func (st *Store) AppendChecked(ctx context.Context, sessionID string, events []core.Event, facts []*core.EventFacts) error {
+	if len(events) == 0 {
+		return nil
+	}
+	if facts != nil && len(facts) != len(events) {
+		return core.Errorf(core.CodeInvalid, "append to session %s: %d facts for %d events", sessionID, len(facts), len(events))
+	}
+	return st.submit(ctx, &request{sessionID: sessionID, events: events, checked: true, facts: facts})
 }
 
 // submit queues r and waits for its outcome. If ctx ends before the writer
@@ -224,7 +244,7 @@ func (w *writer) try(batch []*request) (results []error, err error) {
 		if r.create {
 			results[i] = t.create(r.header, store.SourceLive)
 		} else {
-			results[i] = t.append(r.sessionID, r.events)
+			results[i] = t.appendChecked(r.sessionID, r.events, r.checked, r.facts)
 		}
 	}
 	if err := t.flush(ctx); err != nil {

@@ -22,7 +22,7 @@ import (
 
 // Store is what the contract exercises: the methods both engines have.
 type Store interface {
-	core.EventStore
+	core.CheckedStore
 	ListSessions(ctx context.Context, o store.ListOptions) (store.SessionPage, error)
 	Session(ctx context.Context, id string) (store.SessionInfo, error)
 	LoadSession(ctx context.Context, id string) (*store.SessionLog, error)
@@ -89,6 +89,7 @@ func Run(t *testing.T, e Engine) {
 		f    func(*testing.T, Engine)
 	}{
 		{"AppendEvents", testAppendEvents},
+		{"AppendChecked", testAppendChecked},
 		{"ConcurrentAppends", testConcurrentAppends},
 		{"CloseDrainsAndRefuses", testCloseDrainsAndRefuses},
 		{"DerivedSessionRow", testDerivedSessionRow},

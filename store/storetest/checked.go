@@ -1,21 +1,20 @@
-package db
+package storetest
 
 import (
 	"context"
 	"testing"
 
 	"prism/core"
-	"prism/store/storetest"
 )
 
-// TestAppendChecked: a session appends through AppendChecked and the list
+// testAppendChecked: a session appends through AppendChecked and the list
 // row counts what a decode would; the store takes the facts it is handed
 // as given (it does not decode the data for them) yet checks every
 // envelope as AppendEvents does.
-func TestAppendChecked(t *testing.T) {
+func testAppendChecked(t *testing.T, e Engine) {
 	ctx := context.Background()
-	st := newTestStore(t)
-	sess, err := core.NewSession(ctx, storetest.Header("s"), core.SessionOptions{Store: st, Logger: quietLogger()})
+	st := e.open(t)
+	sess, err := core.NewSession(ctx, Header("s"), core.SessionOptions{Store: st, Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,9 +42,9 @@ func TestAppendChecked(t *testing.T) {
 	}
 
 	// The facts are taken as given: here they are another event's.
-	other := storetest.Ev(0, core.EventToolResult, `{"turn":1,"step":1,"message":{"id":"x","role":"user","content":[{"type":"tool-result","toolCallId":"cx","content":[],"isError":true}],"source":{"kind":"tool","callId":"cx"}}}`)
+	other := Ev(0, core.EventToolResult, `{"turn":1,"step":1,"message":{"id":"x","role":"user","content":[{"type":"tool-result","toolCallId":"cx","content":[],"isError":true}],"source":{"kind":"tool","callId":"cx"}}}`)
 	lying := core.FactsOf(&other)
-	plain := storetest.Ev(2, core.EventToolResult, `{"turn":1,"step":1,"message":{"id":"y","role":"user","content":[{"type":"tool-result","toolCallId":"c1","content":[],"isError":false}],"source":{"kind":"tool","callId":"c1"}}}`)
+	plain := Ev(2, core.EventToolResult, `{"turn":1,"step":1,"message":{"id":"y","role":"user","content":[{"type":"tool-result","toolCallId":"c1","content":[],"isError":false}],"source":{"kind":"tool","callId":"c1"}}}`)
 	if err := st.AppendChecked(ctx, "s", []core.Event{plain}, []*core.EventFacts{&lying}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,9 +62,9 @@ func TestAppendChecked(t *testing.T) {
 		facts  []*core.EventFacts
 		code   string
 	}{
-		{"seq gap", []core.Event{storetest.Ev(9, core.EventStepEnd, `{"turn":1,"step":1}`)}, nil, core.CodeConflict},
+		{"seq gap", []core.Event{Ev(9, core.EventStepEnd, `{"turn":1,"step":1}`)}, nil, core.CodeConflict},
 		{"surfaceOp off the surface", []core.Event{{Type: core.EventStepEnd, Seq: 3, Data: []byte(`{}`), SurfaceOp: core.AppendOp()}}, nil, core.CodeInvalid},
-		{"facts of another length", []core.Event{storetest.Ev(3, core.EventStepEnd, `{}`)}, []*core.EventFacts{nil, nil}, core.CodeInvalid},
+		{"facts of another length", []core.Event{Ev(3, core.EventStepEnd, `{}`)}, []*core.EventFacts{nil, nil}, core.CodeInvalid},
 	} {
 		if err := st.AppendChecked(ctx, "s", tc.events, tc.facts); core.ErrorCode(err) != tc.code {
 			t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
@@ -75,10 +74,10 @@ func TestAppendChecked(t *testing.T) {
 	// Nor is the data checked again: it is stored as handed over, where
 	// AppendEvents compacts it (a walk of its own).
 	spaced := `{"turn": 1, "step": 1}`
-	if err := st.AppendChecked(ctx, "s", []core.Event{storetest.Ev(3, core.EventStepEnd, spaced)}, nil); err != nil {
+	if err := st.AppendChecked(ctx, "s", []core.Event{Ev(3, core.EventStepEnd, spaced)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.AppendEvents(ctx, "s", []core.Event{storetest.Ev(4, core.EventStepEnd, spaced)}); err != nil {
+	if err := st.AppendEvents(ctx, "s", []core.Event{Ev(4, core.EventStepEnd, spaced)}); err != nil {
 		t.Fatal(err)
 	}
 	stored, err := st.EventsAfter(ctx, "s", 2)
