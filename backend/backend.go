@@ -38,7 +38,9 @@ func Presenters(log *slog.Logger, extra ...*core.Tool) (*core.Registry, error) {
 
 // Feed fans the store's commit notifications out to web: commits that
 // append go to OnCommit functions, commits that replaced a session's whole
-// log (a rewritten watched file) to OnReplace functions. Pass its Publish
+// log (a rewritten watched file, an import --replace) or deleted the
+// session to OnReplace functions (a deleted session's pages then find it
+// gone). Pass its Publish
 // as db.Options.Committed. The zero Feed is ready to use.
 type Feed struct {
 	mu   sync.RWMutex
@@ -84,9 +86,9 @@ func (f *Feed) Publish(c db.Commit) {
 	f.mu.RUnlock()
 	for _, s := range subs {
 		switch {
-		case c.Replaced && s.replace != nil:
+		case (c.Replaced || c.Deleted) && s.replace != nil:
 			s.replace(c.SessionID)
-		case !c.Replaced && s.fn != nil:
+		case !c.Replaced && !c.Deleted && s.fn != nil:
 			s.fn(c.SessionID, c.Events)
 		}
 	}
