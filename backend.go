@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"prism/backend"
 	"prism/core"
@@ -64,6 +65,10 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 			}
 		})
 		log.Info("watching dsh sessions", logkey.Dir, cfg.Watch)
+	}
+	if cfg.Retain > 0 {
+		wg.Go(func() { retainLoop(bg, store, cfg.Retain, time.Now, log) })
+		log.Info("retention: sessions are deleted once they ended longer ago than the retention period", "retain", cfg.Retain)
 	}
 	release := func() {
 		stopBG()

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"prism/core/logkey"
 	"prism/core/redact"
@@ -34,6 +35,9 @@ type serveConfig struct {
 	Watch string
 	// NoDemo skips the demo session on an empty database.
 	NoDemo bool
+	// Retain, when set, deletes sessions that ended longer ago than it
+	// (checked at start, then daily); 0 keeps everything.
+	Retain time.Duration
 	// AllowedHosts are extra Host header values the server answers (DNS
 	// rebinding protection admits only loopback names on a loopback bind).
 	AllowedHosts []string
@@ -64,6 +68,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&cfg.SyncNormal, "sync-normal", envBool("PRISM_SYNC_NORMAL"), "relax SQLite synchronous=FULL to NORMAL: faster, may lose the last commits on power loss (env PRISM_SYNC_NORMAL=1)")
 	fs.StringVar(&cfg.Watch, "watch", os.Getenv("PRISM_WATCH"), "tail this dsh sessions directory into the store, e.g. ~/.dsh/sessions (env PRISM_WATCH)")
 	fs.BoolVar(&cfg.NoDemo, "no-demo", envBool("PRISM_NO_DEMO"), "do not start the demo session on an empty database (env PRISM_NO_DEMO=1)")
+	retain := fs.String("retain", os.Getenv("PRISM_RETAIN"), "delete sessions whose last event is older than this and that are not running, daily, e.g. 30d (env PRISM_RETAIN; default: keep everything)")
 	hosts := fs.String("allowed-hosts", os.Getenv("PRISM_ALLOWED_HOSTS"), "comma-separated extra Host names the server answers, e.g. a proxy's name (env PRISM_ALLOWED_HOSTS)")
 	fs.StringVar(&cfg.ShareAddr, "share-addr", os.Getenv("PRISM_SHARE_ADDR"), "second listener serving only share links (/s/…) and static files, e.g. 0.0.0.0:8081 (env PRISM_SHARE_ADDR)")
 	fs.StringVar(&cfg.PublicURL, "public-url", os.Getenv("PRISM_PUBLIC_URL"), "scheme and host share URLs start with, e.g. https://share.example.com (env PRISM_PUBLIC_URL; default: the request's)")
@@ -78,6 +83,10 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 		return cfg, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if _, err := cfg.mcp.configs(); err != nil {
+		return cfg, err
+	}
+	var err error
+	if cfg.Retain, err = parseRetain(*retain); err != nil {
 		return cfg, err
 	}
 	for _, h := range strings.Split(*hosts, ",") {
