@@ -94,6 +94,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Sessions:  backend.Source{Store: store},
 		Commits:   feed,
 		Importer:  backend.Importer{Store: store},
+		Deleter:   backend.Deleter{Store: store},
 		Runner:    runner,
 		Approvals: approvals,
 		Presenter: presenter,

@@ -85,7 +85,7 @@ func TestCLI_importAsReplaceDelete(t *testing.T) {
 		{"again", []string{"import", crashed}, 0, id + "\tunchanged\t9 events\n", "already imported; unchanged"},
 		{"a different copy is refused with the way out", []string{"import", changed}, 1, "", "import it under another id (--as NEW_ID, ?as=NEW_ID) or replace the stored one (--replace, ?replace=1)"},
 		{"--as two files", []string{"import", "--as", "x", crashed, changed}, 2, "", "--as names one session, so it takes one file (got 2)"},
-		{"--as several sessions", []string{"import", "--as", "x", "testdata/dsh/export/session-export.zip"}, 1, "", "--as needs a file holding exactly one session; it holds 2"},
+		{"--as several sessions", []string{"import", "--as", "x", "testdata/dsh/export/session-export.zip"}, 1, "", "(--as, ?as=) needs a file holding exactly one session; it holds 2"},
 		{"--as", []string{"import", changed, "--as", "repaired-copy"}, 0, "repaired-copy\tcreated\t9 events\n", "session " + id + " imported as repaired-copy"},
 		{"--replace", []string{"import", "--replace", changed}, 0, id + "\treplaced\t9 events\n", "replaced session " + id + " (its 9 stored events by the file's 9; 0 share links revoked)"},
 		{"delete", []string{"delete", "repaired-copy", "missing"}, 1, "repaired-copy\tdeleted\t9 events, 0 share links, 0 subagent sessions\n", "session missing not found"},

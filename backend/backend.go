@@ -7,7 +7,6 @@ package backend
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -155,17 +154,31 @@ type Importer struct{ Store *db.Store }
 var _ web.Importer = Importer{}
 
 // Import implements web.Importer.
-func (s Importer) Import(ctx context.Context, filename string, r io.Reader) ([]string, error) {
-	results, err := s.Store.Import(ctx, filename, r, -1)
+func (s Importer) Import(ctx context.Context, filename string, r io.Reader, o web.ImportOptions) ([]web.ImportedSession, error) {
+	results, err := s.Store.ImportWith(ctx, filename, r, -1, db.ImportOptions{As: o.As, Replace: o.Replace})
 	if err != nil {
 		return nil, err
 	}
 	if len(results) == 0 {
-		return nil, errors.New("the file holds no session")
+		return nil, core.Errorf(core.CodeInvalid, "%s: the file holds no session", filename)
 	}
-	ids := make([]string, len(results))
+	out := make([]web.ImportedSession, len(results))
 	for i, res := range results {
-		ids[i] = res.SessionID
+		out[i] = web.ImportedSession{ID: res.SessionID, Status: res.Outcome, Events: res.Events, Revoked: res.Revoked, Original: res.Original}
 	}
-	return ids, nil
+	return out, nil
+}
+
+// Deleter adapts the store to web.Deleter.
+type Deleter struct{ Store *db.Store }
+
+var _ web.Deleter = Deleter{}
+
+// DeleteSession implements web.Deleter.
+func (s Deleter) DeleteSession(ctx context.Context, id string) (web.DeletedSession, error) {
+	d, err := s.Store.DeleteSession(ctx, id)
+	if err != nil {
+		return web.DeletedSession{}, err
+	}
+	return web.DeletedSession{ID: d.SessionID, Subagents: d.Subagents, Events: d.Events, Shares: d.Shares}, nil
 }

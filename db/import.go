@@ -120,11 +120,11 @@ func (o ImportOptions) check() error {
 		return nil
 	}
 	if len(o.As) > 128 {
-		return core.Errorf(core.CodeInvalid, "--as: a session id is at most 128 characters, got %d", len(o.As))
+		return core.Errorf(core.CodeInvalid, "import as %.20q…: a session id is at most 128 characters, got %d", o.As, len(o.As))
 	}
 	for _, r := range o.As {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			return core.Errorf(core.CodeInvalid, "--as: session id %q may hold only letters, digits, '.', '_' and '-'", o.As)
+			return core.Errorf(core.CodeInvalid, "import as %q: a session id may hold only letters, digits, '.', '_' and '-'", o.As)
 		}
 	}
 	return nil
@@ -181,7 +181,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 			for i, l := range logs {
 				ids[i] = l.Header.ID
 			}
-			return nil, core.Errorf(core.CodeInvalid, "%s: --as needs a file holding exactly one session; it holds %d (%s); nothing was imported", file, len(logs), strings.Join(ids, ", "))
+			return nil, core.Errorf(core.CodeInvalid, "%s: importing under another id (--as, ?as=) needs a file holding exactly one session; it holds %d (%s); nothing was imported", file, len(logs), strings.Join(ids, ", "))
 		}
 		original = logs[0].Header.ID
 		if original != o.As {

@@ -68,8 +68,8 @@ func TestImport_asAndReplace(t *testing.T) {
 		{name: "as onto an existing id with another log", file: diverging, opts: ImportOptions{As: basicID}, code: core.CodeConflict, wantErr: "differ at seq 3"},
 		{name: "as and replace together", file: diverging, opts: ImportOptions{As: basicID, Replace: true}, want: []want{{basicID, ImportReplaced, 39, 1}}},
 		{name: "as with several sessions", file: zipFile, opts: ImportOptions{As: "x"}, code: core.CodeInvalid,
-			wantErr: "--as needs a file holding exactly one session; it holds 2 (" + parentID + ", " + childID + "); nothing was imported"},
-		{name: "as with a bad id", file: diverging, opts: ImportOptions{As: "a/b"}, code: core.CodeInvalid, wantErr: `session id "a/b" may hold only`},
+			wantErr: "(--as, ?as=) needs a file holding exactly one session; it holds 2 (" + parentID + ", " + childID + "); nothing was imported"},
+		{name: "as with a bad id", file: diverging, opts: ImportOptions{As: "a/b"}, code: core.CodeInvalid, wantErr: `import as "a/b": a session id may hold only`},
 		{name: "as with a long id", file: diverging, opts: ImportOptions{As: strings.Repeat("a", 129)}, code: core.CodeInvalid, wantErr: "at most 128 characters"},
 	}
 	for _, tt := range tests {

@@ -90,6 +90,21 @@ type SessionPageView struct {
 	// Share is the owner's share panel (nil on a share link's page, or
 	// when the server has no share store).
 	Share *SharePanelView
+	// Delete is the owner's delete button (nil when the server cannot
+	// delete sessions).
+	Delete *DeletePanelView
+}
+
+// DeletePanelView is the session page's delete button and its
+// confirmation.
+type DeletePanelView struct {
+	URL string // where the confirmation form posts
+	// Running is set while the server runs the session's turn: the panel
+	// then says to cancel first, and offers no button.
+	Running bool
+	// Shares counts the session's share links that still work (they stop
+	// working with it).
+	Shares int
 }
 
 // DefaultWindow is how many transcript items the first paint shows.

@@ -149,23 +149,59 @@ func (s *Server) handleAPIEvents(c echo.Context) error {
 	return nil
 }
 
-// handleAPIImport handles POST /api/sessions/import: a multipart form (every
-// file part is imported) or a raw body (?name= or Content-Disposition names
-// it) → {ids}.
+// importAnswer is what POST /api/sessions/import answers.
+type importAnswer struct {
+	// Sessions say, per session of the file(s), what the import did.
+	Sessions []ImportedSession `json:"sessions"`
+	// IDs are the same sessions' ids, in order.
+	IDs []string `json:"ids"`
+}
+
+// importOptions reads ?as= and ?replace= of an import request.
+func importOptions(c echo.Context) (ImportOptions, error) {
+	o := ImportOptions{As: c.QueryParam("as")}
+	switch v := c.QueryParam("replace"); v {
+	case "", "0", "false":
+	case "1", "true":
+		o.Replace = true
+	default:
+		return o, core.Errorf(core.CodeInvalid, "replace must be 1 or 0, got %q", v)
+	}
+	if _, ok := c.QueryParams()["as"]; ok && o.As == "" {
+		return o, core.Errorf(core.CodeInvalid, "as must name the new session id")
+	}
+	return o, nil
+}
+
+// handleAPIImport handles POST /api/sessions/import[?as=ID][&replace=1]: a
+// multipart form (every file part is imported, each in its own
+// transaction) or a raw body (?name= or Content-Disposition names it). It
+// answers per session what happened — 201 when anything was stored, 200
+// when every session was already there unchanged. ?as= takes a raw body
+// holding one session (a multipart form is refused before anything is
+// read); a file that fails changes nothing.
 func (s *Server) handleAPIImport(c echo.Context) error {
 	if s.deps.Importer == nil {
 		return core.Errorf(core.CodeUnavailable, "import is not configured on this server")
 	}
 	ctx := c.Request().Context()
 	req := c.Request()
+	o, err := importOptions(c)
+	if err != nil {
+		return err
+	}
 	req.Body = http.MaxBytesReader(c.Response(), req.Body, maxImportBytes)
-	var ids []string
+	var got []ImportedSession
 	ct, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
 	if ct == "multipart/form-data" {
+		if o.As != "" {
+			return core.Errorf(core.CodeInvalid, "as= imports one session: send the file as the raw request body, not a multipart form")
+		}
 		mr, err := req.MultipartReader()
 		if err != nil {
 			return core.Errorf(core.CodeInvalid, "multipart: %v", err)
 		}
+		files := 0
 		for {
 			part, err := mr.NextPart()
 			if err == io.EOF {
@@ -177,13 +213,14 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 			if part.FileName() == "" {
 				continue
 			}
-			got, err := s.deps.Importer.Import(ctx, part.FileName(), part)
+			files++
+			res, err := s.deps.Importer.Import(ctx, part.FileName(), part, o)
 			if err != nil {
 				return err
 			}
-			ids = append(ids, got...)
+			got = append(got, res...)
 		}
-		if len(ids) == 0 {
+		if files == 0 {
 			return core.Errorf(core.CodeInvalid, "no file part in the form")
 		}
 	} else {
@@ -196,14 +233,20 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 		if name == "" {
 			name = "session.jsonl"
 		}
-		got, err := s.deps.Importer.Import(ctx, name, req.Body)
-		if err != nil {
+		if got, err = s.deps.Importer.Import(ctx, name, req.Body, o); err != nil {
 			return err
 		}
-		ids = got
 	}
-	if ids == nil {
-		ids = []string{}
+	a := importAnswer{Sessions: got, IDs: []string{}}
+	if a.Sessions == nil {
+		a.Sessions = []ImportedSession{}
 	}
-	return c.JSON(http.StatusCreated, map[string][]string{"ids": ids})
+	status := http.StatusOK
+	for _, r := range got {
+		a.IDs = append(a.IDs, r.ID)
+		if r.Status != ImportUnchanged {
+			status = http.StatusCreated
+		}
+	}
+	return c.JSON(status, a)
 }

@@ -177,6 +177,12 @@ func (h *hub) reload() bool {
 		}
 	}
 	if h.ctx.Err() == nil {
+		if core.ErrorCode(err) == core.CodeNotFound {
+			// Deleted: its pages are told the session is gone.
+			h.b.log.Info("live fold: session deleted", logkey.SessionID, h.id)
+			h.stop(core.Errorf(core.CodeNotFound, "this session was deleted"))
+			return false
+		}
 		h.b.log.Error("live fold: replaced log not reloaded", logkey.SessionID, h.id, logkey.Err, err)
 		h.stop(err)
 	}

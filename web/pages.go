@@ -86,6 +86,7 @@ func (s *Server) sessionPage(c echo.Context, id string) (*views.SessionPageView,
 	if v.Share, err = s.sharePanel(c, id, t.LastSeq()); err != nil {
 		return nil, err
 	}
+	v.Delete = s.deletePanel(id, v.Head.Live, v.Share)
 	return v, nil
 }
 

@@ -39,6 +39,8 @@ const (
 	RouteStart        = "session-start"
 	RouteMessage      = "session-message"
 	RouteCancel       = "session-cancel"
+	RouteDelete       = "session-delete"
+	RouteAPIDelete    = "api-session-delete"
 	RouteAPIList      = "api-sessions"
 	RouteAPIStart     = "api-start"
 	RouteAPIEvents    = "api-events"
@@ -229,6 +231,7 @@ func (s *Server) routes() *echo.Echo {
 	add(e.POST(views.RouteStart, s.handleStart), RouteStart)
 	add(e.POST(views.RouteMessages, s.handleMessage), RouteMessage)
 	add(e.POST(views.RouteCancel, s.handleCancel), RouteCancel)
+	add(e.POST(views.RouteDelete, s.handleDelete), RouteDelete)
 	add(e.GET(views.RouteSessionExportHTML, s.handleExportHTML), RouteExportHTML)
 	add(e.GET(views.RouteCallContent, s.handleCallContent), RouteCallContent)
 	// Share links: the owner's API and forms, and the readers' /s/….
@@ -255,6 +258,7 @@ func (s *Server) routes() *echo.Echo {
 	add(e.POST(views.RouteAPIApproval, s.handleAPIDecide), RouteAPIDecide)
 	add(e.POST(views.RouteAPIPolicy, s.handleAPIPolicy), RouteAPIPolicy)
 	add(e.POST("/api/sessions/import", s.handleAPIImport), RouteAPIImport)
+	add(e.DELETE(views.RouteAPISession, s.handleAPIDelete), RouteAPIDelete)
 	add(e.GET(routeHealth, func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }), RouteHealth)
 	add(e.GET("/static/highlight.css", s.handleHighlightCSS), RouteHighlightCSS)
 	add(e.GET(views.RouteStatic, s.handleStatic), RouteStatic)
