@@ -17,7 +17,7 @@ func TestDeleteSession_removesEverything(t *testing.T) {
 	var commits []Commit
 	st := newTestStore(t, func(o *Options) { o.Committed = func(c Commit) { commits = append(commits, c) } })
 	mustImport(t, st, filepath.Join(fixtures, "export/session-export.zip")) // a parent and its subagent
-	mustImport(t, st, filepath.Join(fixtures, "basic/session.jsonl"))     // a bystander
+	mustImport(t, st, filepath.Join(fixtures, "basic/session.jsonl"))       // a bystander
 	for _, id := range []string{parentID, childID, basicID} {
 		if _, _, err := st.CreateShare(ctx, share.Spec{SessionID: id}); err != nil {
 			t.Fatal(err)

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"prism/core"
-	"prism/core/share"
 	"prism/core/sessionlog"
+	"prism/core/share"
 )
 
 // TestImport_asAndReplace is the table of import --as / --replace: what
