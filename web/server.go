@@ -51,6 +51,8 @@ const (
 
 	RouteExportHTML      = "session-export-html"
 	RouteCallContent     = "call-content"
+	RouteCallArguments   = "call-arguments"
+	RouteCallMeta        = "call-meta"
 	RouteShareCreate     = "share-create"
 	RouteSharePreview    = "share-preview"
 	RouteShareRevoke     = "share-revoke"
@@ -233,7 +235,9 @@ func (s *Server) routes() *echo.Echo {
 	add(e.POST(views.RouteCancel, s.handleCancel), RouteCancel)
 	add(e.POST(views.RouteDelete, s.handleDelete), RouteDelete)
 	add(e.GET(views.RouteSessionExportHTML, s.handleExportHTML), RouteExportHTML)
-	add(e.GET(views.RouteCallContent, s.handleCallContent), RouteCallContent)
+	add(e.GET(views.RouteCallContent, s.handleCallFile(views.CallContentFile)), RouteCallContent)
+	add(e.GET(views.RouteCallArguments, s.handleCallFile(views.CallArgumentsFile)), RouteCallArguments)
+	add(e.GET(views.RouteCallMeta, s.handleCallFile(views.CallMetaFile)), RouteCallMeta)
 	// Share links: the owner's API and forms, and the readers' /s/….
 	add(e.POST(views.RouteShareCreate, s.handleShareForm), RouteShareCreate)
 	add(e.GET(views.RouteSharePreview, s.handleSharePreview), RouteSharePreview)

@@ -404,27 +404,27 @@ func (s *Server) handleExportHTML(c echo.Context) error {
 	return s.writeExport(c, views.Fold(h, events, s.deps.Presenter), exportNote(s.now(), nil, false))
 }
 
-// handleCallContent handles GET /sessions/:id/calls/:callId/content.txt:
-// one call's full model-facing content (?card= picks one of several cards).
-func (s *Server) handleCallContent(c echo.Context) error {
-	id, err := param(c, "id")
-	if err != nil {
-		return err
+// handleCallFile handles GET /sessions/:id/calls/:callId/{content.txt,
+// arguments.txt, meta.json}: one call's full parts (?card= picks one of
+// several cards of a reused call id); see writeCallFile.
+func (s *Server) handleCallFile(file string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := param(c, "id")
+		if err != nil {
+			return err
+		}
+		callID, err := param(c, "callId")
+		if err != nil {
+			return err
+		}
+		h, events, err := s.deps.Sessions.LoadSession(c.Request().Context(), id)
+		if err != nil {
+			return err
+		}
+		card, err := shareCard(c, views.Fold(h, events, s.deps.Presenter), callID)
+		if err != nil {
+			return core.Errorf(core.CodeNotFound, "session %q has no call %q", id, callID)
+		}
+		return writeCallFile(c, file, callID, card)
 	}
-	callID, err := param(c, "callId")
-	if err != nil {
-		return err
-	}
-	h, events, err := s.deps.Sessions.LoadSession(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	card, err := shareCard(c, views.Fold(h, events, s.deps.Presenter), callID)
-	if err != nil {
-		return core.Errorf(core.CodeNotFound, "session %q has no call %q", id, callID)
-	}
-	if card.Result == nil {
-		return core.Errorf(core.CodeNotFound, "call %q has no result yet", callID)
-	}
-	return writeContent(c, callID, card)
 }
