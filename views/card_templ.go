@@ -1392,7 +1392,7 @@ func readBody(v *CardView, r *ReadBody) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if v.Downloads != nil && (r.Partial || len(r.Lines) > PreviewLines) {
+		if v.Downloads != nil && r.Partial {
 			templ_7745c5c3_Err = fullLinks(v.Downloads).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -35,6 +35,10 @@ type Timeline struct {
 	idCount   map[string]int     // call id → cards so far (the nth gets cardElemID(id, n))
 	byElem    map[string]*Card
 	approvals map[string]*Card // approval id → card
+	// requested are the tool calls the open turn's assistant messages
+	// asked for, by call id: a result whose call was never logged (crash
+	// repair's "not started") takes its name and arguments from here.
+	requested map[string]*core.ToolCallBlock
 
 	turn   *TurnRow
 	step   *Step
@@ -177,6 +181,7 @@ func (t *Timeline) Apply(e *core.Event) Update {
 			break
 		}
 		t.closeTurn(&u, e, nil)
+		t.requested = nil
 		r := &TurnRow{Seq: e.Seq, Time: e.Time, Turn: d.Turn}
 		t.turn, t.step = r, nil
 		t.segs = append(t.segs, r)
@@ -427,6 +432,10 @@ func (t *Timeline) applyAssistant(u *Update, e *core.Event, d *core.AssistantMes
 			a.Blocks = append(a.Blocks, AssistantBlock{Kind: "reasoning", Text: x.Text})
 		case *core.ToolCallBlock:
 			a.ToolCalls++
+			if t.requested == nil {
+				t.requested = map[string]*core.ToolCallBlock{}
+			}
+			t.requested[x.ID] = x
 		default:
 			raw, _ := json.Marshal(b)
 			a.Blocks = append(a.Blocks, AssistantBlock{Kind: "other", Text: string(raw)})
@@ -518,6 +527,9 @@ func (t *Timeline) applyResult(u *Update, e *core.Event, d *core.ToolResultData)
 		// imported fragment): the card is built from the result alone.
 		c = t.newCard(callID)
 		c.ResultSeq, c.ResultTime, c.Result = e.Seq, e.Time, d
+		if req := t.requested[callID]; req != nil {
+			c.Name, c.Args, c.Requested = req.Name, req.Arguments, true
+		}
 		t.addItem(u, c)
 		return
 	}

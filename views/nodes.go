@@ -123,6 +123,10 @@ type Card struct {
 
 	CallSeq, CallTime int64
 	HasCall           bool // false for a result whose call was never logged
+	// Requested is set when the call was never logged but the assistant
+	// message of its step asked for it: Name and Args are that request's
+	// (crash repair's "not started" card).
+	Requested bool
 
 	Result     *core.ToolResultData
 	ResultSeq  int64

@@ -310,7 +310,8 @@ func isCallFile(name string) bool {
 //     none).
 //
 // A call without a result has no content or meta (404), and a result whose
-// call was never logged no arguments (404).
+// call was never logged has no arguments (404) unless its step's assistant
+// message asked for it (then they are the request's).
 func writeCallFile(c echo.Context, file, callID string, card *views.Card) error {
 	var body []byte
 	ctype := "text/plain; charset=utf-8"
@@ -321,7 +322,7 @@ func writeCallFile(c echo.Context, file, callID string, card *views.Card) error 
 		}
 		body = contentText(card.Result.Projection().Content)
 	case views.CallArgumentsFile:
-		if !card.HasCall {
+		if !card.HasCall && !card.Requested {
 			return core.Errorf(core.CodeNotFound, "call %q was never logged: its arguments are unknown", callID)
 		}
 		body = []byte(card.Args)
