@@ -15,8 +15,6 @@ import (
 	"prism/web"
 )
 
-// demoPrompt starts the scripted demo session of an empty database.
-const demoPrompt = "Find why the tests fail and fix it."
 
 // openBackend builds what the web server consumes: the SQLite store as the
 // session source, commit feed and importer (package backend's adapters); a registry of the built-in
@@ -83,7 +81,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		release()
 		return web.Deps{}, nil, err
 	} else if len(page.Sessions) == 0 && !cfg.NoDemo {
-		id, err := runner.StartSession(ctx, web.StartRequest{Prompt: demoPrompt, Model: model.DemoModelName})
+		id, err := runner.StartSession(ctx, web.StartRequest{Prompt: model.DemoPrompt, Model: model.DemoModelName})
 		if err != nil {
 			release()
 			return web.Deps{}, nil, fmt.Errorf("start the demo session: %w", err)
