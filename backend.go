@@ -15,7 +15,6 @@ import (
 	"prism/web"
 )
 
-
 // openBackend builds what the web server consumes: the SQLite store as the
 // session source, commit feed and importer (package backend's adapters); a registry of the built-in
 // tools and the MCP servers' tools (--mcp) as the presenter; the agent runner; and, with --watch, a watcher of

@@ -20,8 +20,8 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"prism/core"
-	"prism/core/model"
 	"prism/core/coretest"
+	"prism/core/model"
 	"prism/core/sessionlog"
 	"prism/web"
 )
