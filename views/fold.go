@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"prism/core"
+	"prism/core/price"
 )
 
 // Presenter computes the views of tool cards from durable data. It must be
@@ -48,6 +49,10 @@ type Timeline struct {
 	sum     core.Summary // title, status, counters: core's rules
 
 	readOnly bool // render without decision forms (SetReadOnly)
+	// usage is the session's token usage by model; prices what pages
+	// show it at (SetPrices).
+	usage  Usage
+	prices price.Table
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are
@@ -114,6 +119,13 @@ func (t *Timeline) Header() core.SessionHeader { return t.header }
 // approvals: a session the server does not run is read-only (its awaiting
 // cards show that they wait, without Approve and Reject).
 func (t *Timeline) SetReadOnly(ro bool) { t.readOnly = ro }
+
+// SetPrices sets the price table pages rendered from the timeline show
+// costs at (nil: no costs).
+func (t *Timeline) SetPrices(p price.Table) { t.prices = p }
+
+// Usage returns the session's token usage by model.
+func (t *Timeline) Usage() Usage { return t.usage }
 
 // LastSeq returns the seq of the last applied event, or -1.
 func (t *Timeline) LastSeq() int64 { return t.lastSeq }
@@ -446,10 +458,16 @@ func (t *Timeline) applyAssistant(u *Update, e *core.Event, d *core.AssistantMes
 	a.Usage = d.Usage
 	a.Model = d.Message.Source.Model
 	if d.Usage != nil {
+		model := d.Message.Source.Model
 		if t.step != nil {
 			t.step.Usage = addUsage(t.step.Usage, *d.Usage)
 			t.step.HasUsage = true
+			t.step.ByModel.add(model, *d.Usage)
 		}
+		if t.turn != nil {
+			t.turn.Usage.add(model, *d.Usage)
+		}
+		t.usage.add(model, *d.Usage)
 	}
 	if created {
 		t.addItem(u, a)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/price"
 )
 
 // Assets are the URLs of the static files a page links.
@@ -32,6 +33,8 @@ type R struct {
 	// ReadOnly renders cards without their decision forms (an awaiting
 	// card still shows it waits).
 	ReadOnly bool
+	// Prices, when set, adds costs to the token lines of steps and turns.
+	Prices price.Table
 }
 
 // NewR returns the render context of a session's timeline for a reader
@@ -40,7 +43,7 @@ type R struct {
 // share link and in a saved file.
 func NewR(t *Timeline, l Links) R {
 	h := t.Header()
-	return R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: t.readOnly || l.Shared() || l.Offline()}
+	return R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: t.readOnly || l.Shared() || l.Offline(), Prices: t.prices}
 }
 
 // SessionHeadView is the session page's header: identity, and the
@@ -50,6 +53,9 @@ type SessionHeadView struct {
 	ID, Title, Status string
 	Cwd, Parent       string
 	Created, Updated  string
+	// Cost is the session's cost under the server's price table ("" with
+	// none); CostNote names models the table does not price.
+	Cost, CostNote string
 	ParentURL         string
 	ExportURL         string
 	ExportHTMLURL     string
@@ -140,6 +146,17 @@ func NewSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 		v.ParentURL = ""
 	}
 	v.Title = displayTitle(st.Title, h.ID)
+	if t.prices != nil && len(t.usage) > 0 {
+		cost, complete := t.prices.Sum(t.usage)
+		switch {
+		case complete:
+			v.Cost = price.Format(cost)
+		case cost > 0:
+			v.Cost, v.CostNote = "≥ "+price.Format(cost), "no price for "+unpriced(t.usage, t.prices)
+		default:
+			v.Cost, v.CostNote = "unknown", "no price for "+unpriced(t.usage, t.prices)
+		}
+	}
 	v.Created = dateTime(h.CreatedAt)
 	v.Updated = dateTime(st.LastTime)
 	if st.LastTime > 0 && st.FirstTime > 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/price"
 	"prism/views"
 )
 
@@ -49,6 +50,7 @@ type Broker struct {
 	// readOnly reports whether a session's pages may not decide its
 	// approvals (nil: they may); set before the first subscription.
 	readOnly func(sessionID string) bool
+	prices   price.Table // costs on the owner's pages (Deps.Prices)
 }
 
 // watch wakes a share stream when its session's log changes.
@@ -100,6 +102,7 @@ func (b *Broker) timeline(h core.SessionHeader) *views.Timeline {
 	if b.readOnly != nil {
 		t.SetReadOnly(b.readOnly(h.ID))
 	}
+	t.SetPrices(b.prices)
 	return t
 }
 

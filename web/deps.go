@@ -8,6 +8,7 @@ import (
 
 	"prism/core"
 	"prism/core/approval"
+	"prism/core/price"
 	"prism/core/redact"
 	"prism/core/share"
 	"prism/views"
@@ -225,6 +226,9 @@ type Deps struct {
 	Owner *ownerauth.Guard
 	// Now is the clock of share expiry (default time.Now).
 	Now func() time.Time
+	// Prices, when set, shows costs beside token counts on the owner's
+	// session pages: per step, per turn and for the session.
+	Prices price.Table
 }
 
 // Tuning holds the live path's knobs; zero values take the defaults.
