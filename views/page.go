@@ -56,14 +56,14 @@ type SessionHeadView struct {
 	// Cost is the session's cost under the server's price table ("" with
 	// none); CostNote names models the table does not price.
 	Cost, CostNote string
-	ParentURL         string
-	ExportURL         string
-	ExportHTMLURL     string
-	Summary           core.Summary
-	Pending           int
-	Duration          string
-	LastSeq           int64
-	Live              bool
+	ParentURL      string
+	ExportURL      string
+	ExportHTMLURL  string
+	Summary        core.Summary
+	Pending        int
+	Duration       string
+	LastSeq        int64
+	Live           bool
 	// Shared is set on a share link's page: no owner controls, no links
 	// to other sessions.
 	Shared bool
