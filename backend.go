@@ -65,7 +65,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 	}
 	if cfg.Retain > 0 {
 		wg.Go(func() { retainLoop(bg, store, cfg.Retain, time.Now, log) })
-		log.Info("retention: sessions are deleted once they ended longer ago than the retention period", "retain", cfg.Retain)
+		log.Info("retention: sessions are deleted once they ended longer ago than the retention period", logkey.Retain, cfg.Retain)
 	}
 	release := func() {
 		stopBG()

@@ -65,7 +65,7 @@ func retainOnce(ctx context.Context, store *db.Store, retain time.Duration, now 
 		ids[i] = d.SessionID
 	}
 	if len(ids) > 0 {
-		log.Info("retention: deleted sessions whose last event is older than the retention period", logkey.Sessions, len(ids), "retain", retain)
+		log.Info("retention: deleted sessions whose last event is older than the retention period", logkey.Sessions, len(ids), logkey.Retain, retain)
 	}
 	return ids
 }

@@ -48,7 +48,7 @@ func (st *Store) DeleteSession(ctx context.Context, id string) (Deleted, error) 
 	if err != nil {
 		return Deleted{}, err
 	}
-	st.log.Info("deleted session", logkey.SessionID, id, logkey.Events, out.Events, "subagents", len(out.Subagents), "shares", out.Shares)
+	st.log.Info("deleted session", logkey.SessionID, id, logkey.Events, out.Events, logkey.Subagents, len(out.Subagents), logkey.Shares, out.Shares)
 	return out, nil
 }
 

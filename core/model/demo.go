@@ -20,7 +20,7 @@ const DemoModelName = "scripted"
 
 // DemoPrompt is the prompt the demo session starts with: what DemoScript
 // answers (its narration and summary speak to it).
-const DemoPrompt = "Show me around this workspace: what is in it, its loose ends, a small fix, and how failures look."
+const DemoPrompt = "Show me around this workspace: its files, loose ends, a small fix, and failures."
 
 // SeedDemoWorkspace writes the demo workspace's files into dir (created if
 // needed). It refuses to overwrite an existing file, so it never clobbers a
