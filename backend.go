@@ -23,7 +23,7 @@ import (
 // releases everything (runner first, then the store).
 func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.Deps, func(), error) {
 	feed := &backend.Feed{}
-	store, err := db.Open(ctx, cfg.DB, db.Options{Logger: log, SyncNormal: cfg.SyncNormal, Committed: feed.Publish})
+	store, err := db.Open(ctx, cfg.DB, db.Options{Logger: log, SyncNormal: cfg.SyncNormal, Limits: cfg.ImportLimits, Committed: feed.Publish})
 	if err != nil {
 		return web.Deps{}, nil, err
 	}
@@ -92,6 +92,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Commits:   feed,
 		Importer:  backend.Importer{Store: store},
 		Deleter:   backend.Deleter{Store: store},
+		Search:    backend.Search{Store: store},
 		Runner:    runner,
 		Approvals: approvals,
 		Presenter: presenter,

@@ -180,7 +180,7 @@ func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID 
 	if f.maxSteps <= 0 {
 		return agent.RunnerConfig{}, fmt.Errorf("--max-steps must be positive, got %d", f.maxSteps)
 	}
-	logger.Info("agent runner", logkey.DefaultModel, catalog.Default(), logkey.BaseURL, f.baseURL,
+	logger.Info("agent runner", logkey.DefaultModel, catalog.Default(), logkey.BaseURL, model.RedactURL(f.baseURL),
 		logkey.APIKey, key != "", logkey.Bash, f.allowBash, logkey.Workspace, f.workspace, logkey.AskRules, len(rules))
 	return agent.RunnerConfig{
 		Store:             store,

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"prism/core/logkey"
+	"prism/core/sessionlog"
 	"prism/db"
 )
 
@@ -39,8 +40,25 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func openStore(ctx context.Context, path string, stderr io.Writer) (*db.Store, error) {
-	return db.Open(ctx, path, db.Options{Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+// importMemoryFlag registers --import-memory on fs: the memory budget, in
+// MiB, for the decoded events of one imported file (env
+// PRISM_IMPORT_MEMORY; default sessionlog.DefaultLimits()).
+func importMemoryFlag(fs *flag.FlagSet) *int {
+	def := int(sessionlog.DefaultLimits().MaxMemoryBytes >> 20)
+	return fs.Int("import-memory", envInt("PRISM_IMPORT_MEMORY", def),
+		"MiB of decoded events one imported or watched file may hold in memory; a larger session is refused (env PRISM_IMPORT_MEMORY)")
+}
+
+// importLimits returns the decoder limits for an --import-memory value.
+func importLimits(mib int) (sessionlog.Limits, error) {
+	if mib <= 0 {
+		return sessionlog.Limits{}, fmt.Errorf("%w: --import-memory must be a positive number of MiB, got %d", errUsage, mib)
+	}
+	return sessionlog.Limits{MaxMemoryBytes: int64(mib) << 20}, nil
+}
+
+func openStore(ctx context.Context, path string, lim sessionlog.Limits, stderr io.Writer) (*db.Store, error) {
+	return db.Open(ctx, path, db.Options{Limits: lim, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
 
 // runImport imports session logs into the store: prism JSONL, dsh
@@ -59,17 +77,22 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var o db.ImportOptions
 	fs.StringVar(&o.As, "as", "", "import the file's one session under this id")
 	fs.BoolVar(&o.Replace, "replace", false, "replace a stored session whose log differs (revokes its share links)")
+	mem := importMemoryFlag(fs)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if len(files) == 0 {
-		return fmt.Errorf("%w: prism import [--db PATH] [--as NEW_ID] [--replace] FILE...", errUsage)
+		return fmt.Errorf("%w: prism import [--db PATH] [--import-memory MiB] [--as NEW_ID] [--replace] FILE...", errUsage)
 	}
 	if o.As != "" && len(files) != 1 {
 		return fmt.Errorf("%w: --as names one session, so it takes one file (got %d)", errUsage, len(files))
 	}
-	st, err := openStore(ctx, *dbPath, stderr)
+	lim, err := importLimits(*mem)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, *dbPath, lim, stderr)
 	if err != nil {
 		return err
 	}
@@ -126,7 +149,7 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := os.Stat(*dbPath); err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
-	st, err := openStore(ctx, *dbPath, stderr)
+	st, err := openStore(ctx, *dbPath, sessionlog.Limits{}, stderr)
 	if err != nil {
 		return err
 	}
@@ -162,7 +185,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := os.Stat(*dbPath); err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
-	st, err := openStore(ctx, *dbPath, stderr)
+	st, err := openStore(ctx, *dbPath, sessionlog.Limits{}, stderr)
 	if err != nil {
 		return err
 	}
@@ -175,12 +198,17 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dbPath := dbFlag(fs)
+	mem := importMemoryFlag(fs)
 	dirs, err := parseInterspersed(fs, args)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if len(dirs) > 1 {
-		return fmt.Errorf("%w: prism watch [--db PATH] [DIR]", errUsage)
+		return fmt.Errorf("%w: prism watch [--db PATH] [--import-memory MiB] [DIR]", errUsage)
+	}
+	lim, err := importLimits(*mem)
+	if err != nil {
+		return err
 	}
 	dir := ""
 	if len(dirs) == 1 {
@@ -189,7 +217,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	st, err := db.Open(ctx, *dbPath, db.Options{Logger: logger})
+	st, err := db.Open(ctx, *dbPath, db.Options{Logger: logger, Limits: lim})
 	if err != nil {
 		return err
 	}

@@ -32,11 +32,27 @@ func TestCLI_importExport(t *testing.T) {
 	}
 	exported := filepath.Join(dir, "child.jsonl")
 	os.WriteFile(exported, out.Bytes(), 0o644)
+	var parent bytes.Buffer
+	if code := run(ctx, []string{"export", "5a9e2c41-6b7d-4f80-9a1b-2c3d4e5f6a7b"}, &parent, &errOut); code != 0 {
+		t.Fatalf("export the parent: exit %d: %s", code, errOut.String())
+	}
+	parentFile := filepath.Join(dir, "parent.jsonl")
+	os.WriteFile(parentFile, parent.Bytes(), 0o644)
 
-	// The export re-imports into a fresh store and exports identically.
-	other := filepath.Join(dir, "other.db")
+	// A subagent's export alone is refused by a store without its parent.
 	var out2 bytes.Buffer
-	if code := run(ctx, []string{"import", exported, "--db", other}, &out2, &errOut); code != 0 || out2.String() != "c4f1b2a3-d5e6-4789-8abc-def012345678\tcreated\t13 events\n" {
+	errOut.Reset()
+	if code := run(ctx, []string{"import", exported, "--db", filepath.Join(dir, "orphan.db")}, &out2, &errOut); code != 1 ||
+		!strings.Contains(errOut.String(), "is a subagent of session 5a9e2c41-6b7d-4f80-9a1b-2c3d4e5f6a7b") {
+		t.Errorf("importing a subagent without its parent: exit %d, stderr %q", code, errOut.String())
+	}
+
+	// With its parent first, the export re-imports into a fresh store and
+	// exports identically.
+	other := filepath.Join(dir, "other.db")
+	out2.Reset()
+	if code := run(ctx, []string{"import", parentFile, exported, "--db", other}, &out2, &errOut); code != 0 ||
+		out2.String() != "5a9e2c41-6b7d-4f80-9a1b-2c3d4e5f6a7b\tcreated\t15 events\nc4f1b2a3-d5e6-4789-8abc-def012345678\tcreated\t13 events\n" {
 		t.Fatalf("re-import: exit %d, stdout %q", code, out2.String())
 	}
 	out2.Reset()

@@ -5,20 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"prism/mcp/mcptest"
 )
-
-// TestMain lets this test binary also run as the test MCP server, and as
-// a prism process (runChildIfAsked).
-func TestMain(m *testing.M) {
-	mcptest.RunIfChild()
-	runChildIfAsked()
-	os.Exit(m.Run())
-}
 
 func mcpSpec(t *testing.T, name string) string {
 	t.Helper()

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"prism/core/logkey"
+	"prism/core/model"
 	"prism/core/price"
 	"prism/core/redact"
+	"prism/core/sessionlog"
 	"prism/web"
 	"prism/web/ownerauth"
 )
@@ -44,6 +46,11 @@ type serveConfig struct {
 	// AllowedHosts are extra Host header values the server answers (DNS
 	// rebinding protection admits only loopback names on a loopback bind).
 	AllowedHosts []string
+	// ImportLimits bound what uploads and --watch decode (--import-memory).
+	ImportLimits sessionlog.Limits
+	// MaxStreamsPerClient caps the live streams one client address may
+	// hold open (0 = no cap).
+	MaxStreamsPerClient int
 	// ShareAddr is the share listener's address ("" = none): it serves
 	// share links and static files only.
 	ShareAddr string
@@ -74,6 +81,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&cfg.Prices, "prices", os.Getenv("PRISM_PRICES"), "JSON price table, USD per 1M tokens per model ({\"deepseek-chat\": {\"input\": 0.27, \"output\": 1.10}}): session pages show costs (env PRISM_PRICES)")
 	retain := fs.String("retain", os.Getenv("PRISM_RETAIN"), "delete sessions whose last event is older than this and that are not running, daily, e.g. 30d (env PRISM_RETAIN; default: keep everything)")
 	hosts := fs.String("allowed-hosts", os.Getenv("PRISM_ALLOWED_HOSTS"), "comma-separated extra Host names the server answers, e.g. a proxy's name (env PRISM_ALLOWED_HOSTS)")
+	mem := importMemoryFlag(fs)
+	fs.IntVar(&cfg.MaxStreamsPerClient, "max-streams-per-client", envInt("PRISM_MAX_STREAMS_PER_CLIENT", 0),
+		"live streams one client address may hold open; 0 = no cap (proxies, NAT and load balancers put many readers behind one address) (env PRISM_MAX_STREAMS_PER_CLIENT)")
 	fs.StringVar(&cfg.ShareAddr, "share-addr", os.Getenv("PRISM_SHARE_ADDR"), "second listener serving only share links (/s/…) and static files, e.g. 0.0.0.0:8081 (env PRISM_SHARE_ADDR)")
 	fs.StringVar(&cfg.PublicURL, "public-url", os.Getenv("PRISM_PUBLIC_URL"), "scheme and host share URLs start with, e.g. https://share.example.com (env PRISM_PUBLIC_URL; default: the request's)")
 	fs.Func("redact-rule", "a regular expression whose matches share links redact as [redacted:custom] (repeatable; a group named secret limits it to that part)", func(v string) error {
@@ -86,10 +96,14 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %v", errUsage, err)
 	}
+	lim, err := importLimits(*mem)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.ImportLimits = lim
 	if _, err := cfg.mcp.configs(); err != nil {
 		return cfg, err
 	}
-	var err error
 	if cfg.Retain, err = parseRetain(*retain); err != nil {
 		return cfg, err
 	}
@@ -128,7 +142,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		return fmt.Errorf("%w: bad --log-level %q", errUsage, cfg.LogLevel)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger := newLogger(stderr, level, model.NewScrubber(apiKey(), cfg.agent.baseURL, cfg.OwnerToken))
 	var guard *ownerauth.Guard
 	if cfg.OwnerToken != "" {
 		if guard, err = ownerauth.New(cfg.OwnerToken, ownerauth.Options{}); err != nil {
@@ -167,6 +181,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer closeBackend()
 	deps.Logger = logger
+	deps.Tuning.MaxStreamsPerClient = cfg.MaxStreamsPerClient
 	deps.Redactor = redactor
 	deps.Prices = prices
 	deps.Owner = guard
@@ -199,4 +214,22 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		stop()
 	}
 	return first
+}
+
+// newLogger returns the server's text logger. Every attribute passes
+// through scrub before it is written, so neither the API key nor the base
+// URL's credentials reach the log, whichever error carried them.
+func newLogger(w io.Writer, level slog.Level, scrub *model.Scrubber) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		switch a.Value.Kind() {
+		case slog.KindString:
+			a.Value = slog.StringValue(scrub.Scrub(a.Value.String()))
+		case slog.KindAny:
+			text := fmt.Sprint(a.Value.Any())
+			if clean := scrub.Scrub(text); clean != text {
+				a.Value = slog.StringValue(clean)
+			}
+		}
+		return a
+	}}))
 }

@@ -182,6 +182,7 @@ func TestServeOffLoopbackNeedsOwnerToken(t *testing.T) {
 	}
 	req, _ = http.NewRequest("POST", main+"/api/sessions/"+sessions[0].ID+"/shares", strings.NewReader("{}"))
 	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
 	res, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -195,7 +195,10 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900))
 	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	// A bound on a hung browser, not a measure: two Chromiums under -race
+	// on a loaded 2-core machine took over 60 s for the approval test
+	// (on main too).
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
 	const probe = `
 window.__states = []; window.__fetch = [];

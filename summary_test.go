@@ -104,7 +104,7 @@ func TestSummaryTable(t *testing.T) {
 func serveNumbers(t *testing.T, dbPath string, ids []string) (list, pages map[string]sessionNumbers) {
 	t.Helper()
 	log := quietLog()
-	store, err := openStore(context.Background(), dbPath, os.Stderr)
+	store, err := openStore(context.Background(), dbPath, sessionlog.Limits{}, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,10 @@ import (
 	"sync"
 
 	"prism/core"
+	"prism/core/search"
 	"prism/core/tools"
 	"prism/db"
+	"prism/views"
 	"prism/web"
 )
 
@@ -104,7 +106,7 @@ func summary(s db.SessionInfo) web.SessionSummary {
 
 // ListSessions implements web.SessionSource.
 func (s Source) ListSessions(ctx context.Context, q web.ListQuery) ([]web.SessionSummary, error) {
-	page, err := s.Store.ListSessions(ctx, db.ListOptions{Query: q.Query, Limit: q.Limit})
+	page, err := s.Store.ListSessions(ctx, db.ListOptions{Query: q.Query, Status: q.Status, HasErrors: q.HasErrors, Sort: q.Sort, Limit: q.Limit})
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +138,16 @@ func (s Source) LoadSession(ctx context.Context, id string) (core.SessionHeader,
 // EventsAfter implements web.SessionSource.
 func (s Source) EventsAfter(ctx context.Context, id string, after int64) ([]core.Event, error) {
 	return s.Store.EventsAfter(ctx, id, after)
+}
+
+// CallEvents implements web.SessionSource.
+func (s Source) CallEvents(ctx context.Context, id, callID string) (core.SessionHeader, []core.Event, error) {
+	info, err := s.Store.Session(ctx, id)
+	if err != nil {
+		return core.SessionHeader{}, nil, err
+	}
+	events, err := s.Store.CallEvents(ctx, id, callID, views.CallContextTypes()...)
+	return info.Header, events, err
 }
 
 // EventsUpTo implements web.SessionSource.
@@ -181,4 +193,24 @@ func (s Deleter) DeleteSession(ctx context.Context, id string) (web.DeletedSessi
 		return web.DeletedSession{}, err
 	}
 	return web.DeletedSession{ID: d.SessionID, Subagents: d.Subagents, Events: d.Events, Shares: d.Shares}, nil
+}
+
+// Search adapts the store's full-text search to web.Searcher.
+type Search struct{ Store *db.Store }
+
+var _ web.Searcher = Search{}
+
+// Search implements web.Searcher.
+func (s Search) Search(ctx context.Context, q *search.Query, o web.SearchOptions) (web.SearchResults, error) {
+	page, err := s.Store.Search(ctx, q, db.SearchOptions{Order: o.Order, Limit: o.Limit, Cursor: o.Cursor})
+	if err != nil {
+		return web.SearchResults{}, err
+	}
+	out := web.SearchResults{Hits: make([]views.SearchHitInput, len(page.Hits)), NextCursor: page.NextCursor}
+	for i, h := range page.Hits {
+		out.Hits[i] = views.SearchHitInput{SessionID: h.SessionID, SessionTitle: h.SessionTitle, SessionStatus: h.SessionStatus,
+			Kind: h.Kind, Seq: h.Seq, CallID: h.CallID, Card: h.Card, Tool: h.Tool, Failed: h.Failed, ErrorCode: h.ErrorCode,
+			Time: h.Time, Snippet: h.Snippet}
+	}
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"prism/core"
+	"prism/core/coretest"
 	"prism/core/tools"
 )
 
@@ -20,9 +21,12 @@ func BenchmarkPipelineNote(b *testing.B) {
 	ctx := context.Background()
 	call := core.Call{CallID: "c1", Name: "note", RawArguments: `{"title":"Demo"}`}
 	b.ReportAllocs()
+	cpu0, n := coretest.CPUTime(b), 0
 	for b.Loop() {
+		n++
 		if r := reg.Execute(ctx, call); r.IsError() {
 			b.Fatal(r.Projection().Content.PlainText())
 		}
 	}
+	b.ReportMetric(float64((coretest.CPUTime(b)-cpu0).Nanoseconds())/float64(n), "cpu-ns/op")
 }

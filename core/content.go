@@ -108,16 +108,16 @@ func (*UnknownBlock) isContentBlock()    {}
 
 // MarshalJSON writes {"type":"text","text":…}.
 func (b *TextBlock) MarshalJSON() ([]byte, error) {
-	return marshalTagged(BlockText, struct {
-		Text string `json:"text"`
-	}{b.Text})
+	var buf bytes.Buffer
+	err := appendTextJSON(&buf, BlockText, b.Text)
+	return buf.Bytes(), err
 }
 
 // MarshalJSON writes {"type":"reasoning","text":…}.
 func (b *ReasoningBlock) MarshalJSON() ([]byte, error) {
-	return marshalTagged(BlockReasoning, struct {
-		Text string `json:"text"`
-	}{b.Text})
+	var buf bytes.Buffer
+	err := appendTextJSON(&buf, BlockReasoning, b.Text)
+	return buf.Bytes(), err
 }
 
 // MarshalJSON writes {"type":"image","attachment":…}.
@@ -134,12 +134,52 @@ func (b *ToolCallBlock) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON writes {"type":"tool-result","toolCallId":…,"content":[…],"isError":…}.
 func (b *ToolResultBlock) MarshalJSON() ([]byte, error) {
-	type plain ToolResultBlock
-	p := *(*plain)(b)
-	if p.Content == nil {
-		p.Content = Content{}
+	var buf bytes.Buffer
+	err := b.appendJSON(&buf)
+	return buf.Bytes(), err
+}
+
+// appendJSON writes what MarshalJSON returns into buf.
+func (b *ToolResultBlock) appendJSON(buf *bytes.Buffer) error {
+	buf.WriteString(`{"type":"` + BlockToolResult + `","toolCallId":`)
+	if err := appendJSONString(buf, b.ToolCallID); err != nil {
+		return err
 	}
-	return marshalTagged(BlockToolResult, &p)
+	buf.WriteString(`,"content":`)
+	if err := b.Content.appendJSON(buf); err != nil {
+		return err
+	}
+	if b.IsError {
+		buf.WriteString(`,"isError":true}`)
+	} else {
+		buf.WriteString(`,"isError":false}`)
+	}
+	return nil
+}
+
+// appendTextJSON writes {"type":tag,"text":text}: the JSON of a text or
+// reasoning block, written straight into buf — a tool's output is most of
+// an event's bytes, and each layer of encoding/json Marshalers would copy
+// and re-check it.
+func appendTextJSON(buf *bytes.Buffer, tag, text string) error {
+	buf.WriteString(`{"type":"` + tag + `","text":`)
+	if err := appendJSONString(buf, text); err != nil {
+		return err
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
+// appendJSONString writes s as encoding/json writes a string without HTML
+// escaping (MarshalNoEscape's form).
+func appendJSONString(buf *bytes.Buffer, s string) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	return nil
 }
 
 // MarshalJSON writes the block's original JSON.
@@ -158,26 +198,63 @@ func Text(s string) Content { return Content{&TextBlock{Text: s}} }
 // MarshalJSON writes the blocks as a JSON array ([] for nil).
 func (c Content) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
+	err := c.appendJSON(&buf)
+	return buf.Bytes(), err
+}
+
+// appendJSON writes what MarshalJSON returns into buf. Text, reasoning and
+// tool-result blocks write their compact JSON straight in; any other block
+// goes through MarshalNoEscape (which checks and compacts what it writes,
+// an UnknownBlock's raw JSON included).
+func (c Content) appendJSON(buf *bytes.Buffer) error {
 	buf.WriteByte('[')
 	for i, b := range c {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
 		if b == nil {
-			return nil, fmt.Errorf("content block %d is nil", i)
+			return fmt.Errorf("content block %d is nil", i)
 		}
-		data, err := MarshalNoEscape(b)
+		var err error
+		switch x := b.(type) {
+		case *TextBlock:
+			if x == nil {
+				buf.WriteString("null")
+				continue
+			}
+			err = appendTextJSON(buf, BlockText, x.Text)
+		case *ReasoningBlock:
+			if x == nil {
+				buf.WriteString("null")
+				continue
+			}
+			err = appendTextJSON(buf, BlockReasoning, x.Text)
+		case *ToolResultBlock:
+			if x == nil {
+				buf.WriteString("null")
+				continue
+			}
+			err = x.appendJSON(buf)
+		default:
+			var data []byte
+			if data, err = MarshalNoEscape(b); err == nil {
+				buf.Write(data)
+			}
+		}
 		if err != nil {
-			return nil, fmt.Errorf("content block %d: %w", i, err)
+			return fmt.Errorf("content block %d: %w", i, err)
 		}
-		buf.Write(data)
 	}
 	buf.WriteByte(']')
-	return buf.Bytes(), nil
+	return nil
 }
 
 // UnmarshalJSON decodes an array of type-tagged blocks.
 func (c *Content) UnmarshalJSON(data []byte) error {
+	if out, ok := decodeKnownBlocks(data); ok {
+		*c = out
+		return nil
+	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(data, &raws); err != nil {
 		return fmt.Errorf("content: %w", err)
@@ -192,6 +269,58 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 	}
 	*c = out
 	return nil
+}
+
+// anyBlock holds the fields of every known block type, so an array of
+// blocks decodes in one pass instead of one per block and field set.
+type anyBlock struct {
+	Type       *string             `json:"type"`
+	Text       string              `json:"text"`
+	Attachment *ImageAttachmentRef `json:"attachment"`
+	ID         string              `json:"id"`
+	Name       string              `json:"name"`
+	Arguments  string              `json:"arguments"`
+	ToolCallID string              `json:"toolCallId"`
+	Content    Content             `json:"content"` // absent: nil; null: empty, as ToolResultBlock
+	IsError    bool                `json:"isError"`
+}
+
+// decodeKnownBlocks decodes an array of blocks of known types in one pass.
+// ok is false when that cannot give what DecodeBlock gives block by block —
+// an unknown type (whose raw JSON is kept), a missing type, a field of
+// another block type that does not fit — and the caller decodes block by
+// block instead.
+func decodeKnownBlocks(data []byte) (Content, bool) {
+	var blocks []anyBlock
+	if json.Unmarshal(data, &blocks) != nil || blocks == nil {
+		return nil, false
+	}
+	out := make(Content, len(blocks))
+	for i := range blocks {
+		a := &blocks[i]
+		if a.Type == nil {
+			return nil, false
+		}
+		switch *a.Type {
+		case BlockText:
+			out[i] = &TextBlock{Text: a.Text}
+		case BlockReasoning:
+			out[i] = &ReasoningBlock{Text: a.Text}
+		case BlockImage:
+			b := &ImageBlock{}
+			if a.Attachment != nil {
+				b.Attachment = *a.Attachment
+			}
+			out[i] = b
+		case BlockToolCall:
+			out[i] = &ToolCallBlock{ID: a.ID, Name: a.Name, Arguments: a.Arguments}
+		case BlockToolResult:
+			out[i] = &ToolResultBlock{ToolCallID: a.ToolCallID, Content: a.Content, IsError: a.IsError}
+		default:
+			return nil, false
+		}
+	}
+	return out, true
 }
 
 // DecodeBlock decodes one type-tagged content block. A block of an unknown

@@ -27,8 +27,22 @@ const (
 	CodeConflict = "CONFLICT"
 	// CodeUnauthorized marks a missing or invalid credential or share token.
 	CodeUnauthorized = "UNAUTHORIZED"
-	// CodeUnavailable marks a capability that is switched off or not configured.
+	// CodeForbidden marks a request refused whoever makes it (a foreign
+	// Host, a cross-site form).
+	CodeForbidden = "FORBIDDEN"
+	// CodeUnavailable marks a capability that is switched off or not
+	// configured, or a server without capacity right now (retry later).
 	CodeUnavailable = "UNAVAILABLE"
+	// CodeTooLarge marks a request body over its limit.
+	CodeTooLarge = "TOO_LARGE"
+	// CodeTimeout marks a request whose body did not arrive in time.
+	CodeTimeout = "TIMEOUT"
+	// CodeMethodNotAllowed marks a method the route does not answer.
+	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+	// CodeUnsupportedMediaType marks a body of a type the route does not read.
+	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+	// CodeTooManyRequests marks a client past a per-client limit.
+	CodeTooManyRequests = "TOO_MANY_REQUESTS"
 	// CodeInternal marks everything else.
 	CodeInternal = "INTERNAL"
 )

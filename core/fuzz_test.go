@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -89,4 +90,41 @@ func jsonEqual(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+// FuzzContentDecode: Content's one-pass decoder gives exactly what
+// decoding block by block with DecodeBlock gives, errors included.
+func FuzzContentDecode(f *testing.F) {
+	for _, s := range []string{`[]`, `null`, `[{"type":"text","text":"a"}]`,
+		`[{"type":"tool-result","toolCallId":"c","content":[{"type":"text","text":"x"}],"isError":true}]`,
+		`[{"type":"tool-result","toolCallId":"c","content":null}]`, `[{"type":"tool-result","toolCallId":"c"}]`,
+		`[{"type":"text","text":"a","isError":"no"}]`, `[{"type":"image","attachment":{"attachmentId":"i","width":3}}]`,
+		`[{"type":"tool-call","id":"1","name":"n","arguments":"{}"},{"type":"future","x":1}]`, `[{"TYPE":"text","Text":"a"}]`,
+		`[{"type":"text","text":"a","content":[{"type":"nope"}]}]`, `[{"text":"a"}]`, `[{"type":null}]`, `[1]`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got core.Content
+		gotErr := json.Unmarshal(data, &got)
+		var want core.Content
+		var wantErr error
+		var raws []json.RawMessage
+		if wantErr = json.Unmarshal(data, &raws); wantErr == nil {
+			want = make(core.Content, 0, len(raws))
+			for _, raw := range raws {
+				b, err := core.DecodeBlock(raw)
+				if err != nil {
+					wantErr = err
+					break
+				}
+				want = append(want, b)
+			}
+		}
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("%q: one-pass error %v, block by block %v", data, gotErr, wantErr)
+		}
+		if gotErr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: one pass %#v, block by block %#v", data, got, want)
+		}
+	})
 }

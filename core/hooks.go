@@ -70,6 +70,13 @@ func WithContexts(contexts ...Message) DecisionOption {
 }
 
 func decide(d PostDecision, opts []DecisionOption) PostDecision {
+	if len(opts) == 0 {
+		return d // no option: d stays on the stack (applyOptions takes its address)
+	}
+	return applyOptions(d, opts)
+}
+
+func applyOptions(d PostDecision, opts []DecisionOption) PostDecision {
 	for _, o := range opts {
 		o(&d)
 	}

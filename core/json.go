@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"unsafe"
 )
 
 // ErrNotLossless reports a value that JSON cannot carry exactly: NaN, ±Inf,
@@ -49,26 +50,39 @@ func compact(data []byte) (json.RawMessage, error) {
 
 // isCompact reports whether data has no insignificant whitespace.
 func isCompact(data []byte) bool {
-	inString := false
 	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
+		switch data[i] {
 		case '"':
-			inString = true
+			i = stringEnd(data, i+1)
 		case ' ', '\t', '\n', '\r':
 			return false
 		}
 	}
 	return true
+}
+
+// stringEnd returns the index of the quote that closes the JSON string
+// whose text starts at i (len(data) when it does not close). It jumps from
+// quote to quote (bytes.IndexByte is vectorized), so long string values —
+// tool output — cost little; a quote is escaped when an odd run of
+// backslashes precedes it.
+func stringEnd(data []byte, i int) int {
+	for i < len(data) {
+		j := bytes.IndexByte(data[i:], '"')
+		if j < 0 {
+			return len(data)
+		}
+		q := i + j
+		n := 0
+		for k := q - 1; k >= i && data[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		i = q + 1
+	}
+	return len(data)
 }
 
 // CheckJSON reports whether data is valid JSON text whose numbers are all
@@ -86,13 +100,7 @@ func checkNumbers(data []byte) error {
 	for i := 0; i < len(data); i++ {
 		c := data[i]
 		if c == '"' {
-			for i++; i < len(data); i++ {
-				if data[i] == '\\' {
-					i++
-				} else if data[i] == '"' {
-					break
-				}
-			}
+			i = stringEnd(data, i+1)
 			continue
 		}
 		if c != '-' && (c < '0' || c > '9') {
@@ -152,7 +160,7 @@ func ParseArguments(raw string) any {
 		return map[string]any{}
 	}
 	var v any
-	err := json.Unmarshal([]byte(raw), &v)
+	err := json.Unmarshal(textBytes(raw), &v)
 	if err == nil {
 		return v
 	}
@@ -221,6 +229,12 @@ func losslessTree(v any, depth int) bool {
 		return false
 	}
 }
+
+// textBytes returns the bytes of s without copying them, for a decoder to
+// read: json.Unmarshal neither writes to its input nor keeps it (strings
+// and raw messages it decodes are copies). A tool's arguments are decoded
+// twice per call (the generic tree, the typed value), and may be large.
+func textBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // MarshalNoEscape encodes v like json.Marshal but without escaping <, > and
 // & — the way JavaScript's JSON.stringify writes them.

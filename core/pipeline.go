@@ -427,12 +427,17 @@ func (p *Pending) success(tool *Tool, args, value any, raw json.RawMessage) (*Su
 	if err != nil {
 		return nil, outputError(name, err.Error())
 	}
+	// A valid value is recognised from its snapshot's text; the generic
+	// tree is built only to word violations, or for a raw tool (whose
+	// projections see it).
 	var tree any
-	if err := json.Unmarshal(data, &tree); err != nil {
-		return nil, outputError(name, "value snapshot failed: "+err.Error())
-	}
-	if v := tool.output.Validate(tree, "value"); len(v) > 0 {
-		return nil, outputError(name, v...)
+	if tool.raw || !tool.output.ValidJSON(data) {
+		if err := json.Unmarshal(data, &tree); err != nil {
+			return nil, outputError(name, "value snapshot failed: "+err.Error())
+		}
+		if v := tool.output.Validate(tree, "value"); len(v) > 0 {
+			return nil, outputError(name, v...)
+		}
 	}
 	switch {
 	case tool.raw:
@@ -590,25 +595,28 @@ func (p *Pending) finalizeContent(r Result) Result {
 func (p *Pending) Result() Result { return p.final }
 
 func (p *Pending) postExecute(ctx context.Context, result Result) (Result, error) {
-	hs := p.hooks.post
-	var next func(i int) (PostDecision, error)
-	next = func(i int) (PostDecision, error) {
-		if i == len(hs) {
-			return Accept(), nil
-		}
-		var d PostDecision
-		err := protect(func() error {
-			var err error
-			d, err = hs[i](ctx, p.exec, result, func() (PostDecision, error) { return next(i + 1) })
-			return err
-		})
-		return d, err
-	}
-	d, err := next(0)
+	d, err := p.postHook(ctx, result, 0)
 	if err != nil {
 		return nil, err
 	}
 	return p.apply(d, result)
+}
+
+// postHook runs post-execute hook i, whose next runs hook i+1; past the
+// last hook the decision is Accept.
+func (p *Pending) postHook(ctx context.Context, result Result, i int) (PostDecision, error) {
+	hs := p.hooks.post
+	if i == len(hs) {
+		return Accept(), nil
+	}
+	next := func() (PostDecision, error) { return p.postHook(ctx, result, i+1) }
+	var d PostDecision
+	err := protect(func() error {
+		var err error
+		d, err = hs[i](ctx, p.exec, result, next)
+		return err
+	})
+	return d, err
 }
 
 // apply applies the outermost post-execute decision to the pre-decision

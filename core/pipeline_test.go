@@ -618,6 +618,18 @@ func TestExecutionModeAndPresenters(t *testing.T) {
 			t.Errorf("PresentCall(%q) = %#v, want the generic fallback titled with the tool name", raw, v)
 		}
 	}
+	// Arguments that parse only lossily (1e400 is +Inf) fall back to the
+	// raw text, so the view still encodes.
+	for _, name := range []string{"par", "nope"} {
+		raw := `{"title":1e400}`
+		v, ok := reg.PresentCall(name, raw).(*core.GenericCallView)
+		if !ok || v.RawInput != raw {
+			t.Errorf("PresentCall(%s, %s) = %#v, want the generic view with the raw text", name, raw, v)
+		}
+		if _, err := json.Marshal(v); err != nil {
+			t.Errorf("the fallback view does not encode: %v", err)
+		}
+	}
 	if v, ok := reg.PresentResult("nope", `{}`, core.ToolResult{Content: core.Text("x")}).(*core.GenericResultView); !ok || v.Content.PlainText() != "x" {
 		t.Errorf("PresentResult(unknown) = %#v, want generic with the raw content", v)
 	}

@@ -176,7 +176,14 @@ func (r *Registry) PresentCall(name, rawArgs string) CallView {
 			return v
 		}
 	}
-	return &GenericCallView{Title: name, RawInput: tree}
+	// The generic card shows the parsed arguments when they are lossless
+	// JSON; arguments that parse only lossily (a number overflowing to
+	// ±Inf, like 1e400) are shown as the raw text the model sent.
+	v := &GenericCallView{Title: name, RawInput: tree}
+	if v.Validate() != nil {
+		v.RawInput = rawArgs
+	}
+	return v
 }
 
 // PresentResult returns the completed card's view from a logged call and its

@@ -26,7 +26,7 @@ func ValidateLog(h SessionHeader, events []Event) error {
 		if err := validateSeedEvent(ev, i); err != nil {
 			return err
 		}
-		p, err := surf.plan(ev, events[:i])
+		p, err := surf.plan(ev, logView{head: events[:i]})
 		if err != nil {
 			return Errorf(CodeInvalid, "invalid seed event at index %d: %w", i, err)
 		}
@@ -198,6 +198,85 @@ func checkMessageShape(typ string, data json.RawMessage, subject string) error {
 		}
 	}
 	return nil
+}
+
+// checkTypedShape is checkMessageShape on typed event data: the same
+// checks in the same order, read from the Go value instead of decoding its
+// encoding. ok is false when data is not a type it knows (a
+// json.RawMessage, a map, an unknown block kind), and the caller must
+// check the encoding instead.
+func checkTypedShape(typ string, data any, subject func() string) (ok bool, err error) {
+	var msg *Message
+	switch d := data.(type) {
+	case Message:
+		if typ == EventUserMessage {
+			msg = &d
+		}
+	case *Message:
+		if typ == EventUserMessage && d != nil {
+			msg = d
+		}
+	case AssistantMessage:
+		if typ == EventAssistantMessage {
+			msg = &d.Message
+		}
+	case *AssistantMessage:
+		if typ == EventAssistantMessage && d != nil {
+			msg = &d.Message
+		}
+	case ToolResultData:
+		if typ == EventToolResult {
+			msg = &d.Message
+		}
+	case *ToolResultData:
+		if typ == EventToolResult && d != nil {
+			msg = &d.Message
+		}
+	}
+	if msg == nil {
+		return false, nil
+	}
+	for _, b := range msg.Content {
+		if _, unknown := b.(*UnknownBlock); unknown {
+			return false, nil // its JSON is whatever Raw holds
+		}
+	}
+	if msg.ID == "" {
+		return true, fmt.Errorf("%s lacks an identified message", subject())
+	}
+	role := RoleUser
+	if typ == EventAssistantMessage {
+		role = RoleAssistant
+	}
+	if msg.Role != role {
+		return true, fmt.Errorf("%s message must have role %q", subject(), role)
+	}
+	src := &msg.Source
+	if src.Kind == "" {
+		return true, fmt.Errorf("%s message has invalid source", subject())
+	}
+	// Content always encodes as an array.
+	switch typ {
+	case EventAssistantMessage:
+		if src.Kind != SourceModel || src.Provider == "" || src.Model == "" {
+			return true, fmt.Errorf("%s message must have model source", subject())
+		}
+	case EventToolResult:
+		if src.Kind != SourceTool || src.CallID == "" {
+			return true, fmt.Errorf("%s message must have tool source", subject())
+		}
+		var block *ToolResultBlock
+		if len(msg.Content) == 1 {
+			block, _ = msg.Content[0].(*ToolResultBlock)
+		}
+		if block == nil { // its content always encodes as an array
+			return true, fmt.Errorf("%s message must contain one tool-result block", subject())
+		}
+		if block.ToolCallID != src.CallID {
+			return true, fmt.Errorf("%s message has mismatched tool call ids", subject())
+		}
+	}
+	return true, nil
 }
 
 // hasProviderModel reports whether v carries non-empty provider and model strings.

@@ -13,29 +13,60 @@ import (
 	"prism/core/logkey"
 )
 
+// DefaultFlushDelay is how long an appended event may wait for a
+// durability point (Sync) before the session commits it anyway.
+const DefaultFlushDelay = 2 * time.Millisecond
+
 // Session is one session's log in memory, appending through an optional
 // EventStore. It is dsh's Session: seq is contiguous from 0, every append is
 // validated (lossless data, legacy vocabulary, surface rules) before it is
-// stored, and the model transcript is derived from the surface.
+// logged, and the model transcript is derived from the surface.
+//
+// # Durability points
+//
+// With a store, Append and AppendMany do not wait for the store: they
+// validate, log the events in memory and queue them. Queued events are
+// committed together (one EventStore.AppendEvents call, one transaction)
+// when a caller reaches a durability point — Sync, or Flush without waiting
+// — or at the latest FlushDelay after they were appended, so a live viewer
+// never waits long for them. A caller that depends on an event outside the
+// log (a tool body with side effects, an acknowledgement to a user) waits
+// for it with Sync or WaitDurable first. Observers (OnAppend) only ever see
+// committed events.
+//
+// A failed commit poisons the session: its log is cut back to the durable
+// prefix and every later append, Sync and WaitDurable returns the store's
+// error. Reopen the session from the store (OpenSession) to continue.
 //
 // A Session is safe for concurrent use. Appends are serialized: seq
-// assignment, validation and the store commit happen under one lock, so seqs
-// stay contiguous; observers run after that lock is released, one event at a
-// time in seq order (see OnAppend).
+// assignment and validation happen under one lock, so seqs stay contiguous;
+// observers run outside that lock, one event at a time in seq order.
 type Session struct {
-	header SessionHeader
-	store  EventStore
-	now    func() time.Time
-	logger *slog.Logger
+	header     SessionHeader
+	store      EventStore
+	now        func() time.Time
+	logger     *slog.Logger
+	flushDelay time.Duration
 
-	// appendMu serializes appends (seq assignment, validation, store
-	// commit). Only its holder writes log and surf, under mu as well, so the
-	// holder may read them without mu.
+	// appendMu serializes appends (seq assignment, validation) and the
+	// rollback of a failed commit. Only its holder writes log and surf,
+	// under mu as well, so the holder may read them without mu.
 	appendMu sync.Mutex
 
 	mu   sync.RWMutex // guards log and surf for readers
 	log  []Event
 	surf surface
+
+	wmu       sync.Mutex    // guards the write-behind state below
+	pending   []Event       // logged, not yet handed to the store, in seq order
+	facts     []*EventFacts // pending's facts, as appended (nil: a decode tells)
+	durable   int64         // length of the log's durable prefix
+	queued    int64         // length of the log handed to the write-behind (durable ≤ queued)
+	flushing  bool          // a goroutine is committing (at most one at a time)
+	timer     *time.Timer   // commits pending events after flushDelay
+	armed     bool          // timer is running
+	failed    error         // the first failed commit; sticky
+	committed chan struct{} // closed and replaced after each commit or failure
 
 	pubMu     sync.Mutex  // guards the fields below
 	observers []*observer // copy-on-write
@@ -53,13 +84,18 @@ type observer struct{ f func(Event) }
 // SessionOptions configures a Session.
 type SessionOptions struct {
 	// Store is the durable log appends go through; nil keeps the session
-	// purely in memory.
+	// purely in memory (every append is then at once "durable").
 	Store EventStore
 	// Now is the clock of event times (stored as epoch milliseconds); nil
 	// means time.Now.
 	Now func() time.Time
-	// Logger receives contained observer panics; nil means slog.Default().
+	// Logger receives contained observer panics and failed commits; nil
+	// means slog.Default().
 	Logger *slog.Logger
+	// FlushDelay bounds how long an appended event waits for a durability
+	// point before it is committed anyway (0 = DefaultFlushDelay; negative:
+	// commit at once, as a group commit with whatever else is queued).
+	FlushDelay time.Duration
 }
 
 // AppendOptions carries an event's envelope metadata.
@@ -76,13 +112,25 @@ type AppendOptions struct {
 	Ignorable bool
 }
 
+// Draft is one event of AppendMany: its type, its data (as for Append) and
+// its envelope metadata.
+type Draft struct {
+	Type    string
+	Data    any
+	Options AppendOptions
+}
+
 func newSession(h SessionHeader, opts SessionOptions) *Session {
-	s := &Session{header: cloneHeader(h), store: opts.Store, now: opts.Now, logger: opts.Logger}
+	s := &Session{header: cloneHeader(h), store: opts.Store, now: opts.Now, logger: opts.Logger,
+		flushDelay: opts.FlushDelay, committed: make(chan struct{})}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if s.logger == nil {
 		s.logger = slog.Default()
+	}
+	if s.flushDelay == 0 {
+		s.flushDelay = DefaultFlushDelay
 	}
 	return s
 }
@@ -91,7 +139,7 @@ func newSession(h SessionHeader, opts SessionOptions) *Session {
 // and a zero h.CreatedAt with the current time; the header is then validated
 // (version SessionFormatVersion, createdAt a non-negative safe integer, cwd
 // absolute when set, …) and, when a store is set, recorded with
-// Store.CreateSession.
+// Store.CreateSession before NewSession returns.
 func NewSession(ctx context.Context, h SessionHeader, opts SessionOptions) (*Session, error) {
 	s := newSession(h, opts)
 	if s.header.ID == "" {
@@ -113,9 +161,10 @@ func NewSession(ctx context.Context, h SessionHeader, opts SessionOptions) (*Ses
 
 // OpenSession resumes a stored log: it validates h and events with
 // ValidateLog and rebuilds the session from a copy of them, so appends
-// continue at seq len(events). It writes nothing to the store; whether to
-// close an interrupted turn (RepairInterrupted) or to mark the end of the
-// seed with session/end-seed is the caller's choice.
+// continue at seq len(events); the given events count as durable. It writes
+// nothing to the store; whether to close an interrupted turn
+// (RepairInterrupted) or to mark the end of the seed with
+// session/end-seed is the caller's choice.
 func OpenSession(h SessionHeader, events []Event, opts SessionOptions) (*Session, error) {
 	if err := ValidateLog(h, events); err != nil {
 		return nil, Errorf(CodeInvalid, "open session %q: %w", h.ID, err)
@@ -126,6 +175,8 @@ func OpenSession(h SessionHeader, events []Event, opts SessionOptions) (*Session
 		s.log[i] = cloneEvent(events[i])
 	}
 	s.surf = foldSurface(s.log)
+	s.durable = int64(len(s.log))
+	s.queued = s.durable
 	return s, nil
 }
 
@@ -139,22 +190,35 @@ func (s *Session) NextSeq() int64 {
 	return int64(len(s.log))
 }
 
-// Events returns the log in seq order. The slice is a snapshot that later
-// appends do not grow; callers must not mutate it or the events' data.
+// Events returns the log in seq order, including events not committed yet
+// (see Durable). The slice is a snapshot that later appends do not grow;
+// callers must not mutate it or the events' data.
 func (s *Session) Events() []Event {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.log[:len(s.log):len(s.log)]
 }
 
-// OnAppend registers f to observe every event appended from now on. f runs
+// Durable returns the length of the log's durable prefix: events with a
+// smaller seq are committed to the store (all of them without a store).
+func (s *Session) Durable() int64 {
+	if s.store == nil {
+		return s.NextSeq()
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.durable
+}
+
+// OnAppend registers f to observe every event committed from now on. f runs
 // after the event is committed, outside the session's append lock, for one
-// event at a time in seq order: the first appending goroutine that finds no
-// delivery running delivers every queued event, so an Append may return
-// before its event's observers ran when another goroutine delivers it. f
-// may append to the same session (that event is delivered after f
-// returns). A panic in f is logged and contained. The returned function
-// removes f; calling it more than once is harmless.
+// event at a time in seq order: whichever goroutine committed an event
+// delivers it, unless a delivery is already running, which then delivers it
+// too. f may append to the same session (that event is delivered after f
+// returns, once it is committed) but must not wait for a commit (Sync,
+// WaitDurable): it may be running on the goroutine that commits. A panic in
+// f is logged and contained. The returned function removes f; calling it
+// more than once is harmless.
 func (s *Session) OnAppend(f func(Event)) (remove func()) {
 	if f == nil {
 		return func() {}
@@ -173,10 +237,12 @@ func (s *Session) OnAppend(f func(Event)) (remove func()) {
 	}
 }
 
-// Append validates one event, durably stores it through the store (it
-// returns only after the commit) and then adds it to the log, advancing seq.
-// data may be any Go value, encoded with Snapshot, or a json.RawMessage,
-// kept as its compact form.
+// Append validates one event and adds it to the log, advancing seq; with a
+// store it is queued for the next commit and Append returns without waiting
+// for it (see the Session's durability points). data may be any Go value,
+// encoded with Snapshot, or a json.RawMessage, kept as its compact form. ctx
+// is accepted for symmetry with the store; an append never blocks on I/O,
+// so it is not withdrawn when ctx ends.
 //
 // Validation follows dsh's Session.append, in order: data must be lossless
 // JSON (else `session event "<type>" carries non-JSON-serializable data`,
@@ -190,98 +256,368 @@ func (s *Session) OnAppend(f func(Event)) (remove func()) {
 // tool/result replacement rewrites exactly one current tool/result and
 // changes only message.content[0].content.
 //
-// Validation errors are *Error with CodeInvalid. A store error is returned
-// as a *Error keeping the store's code (a seq conflict stays CodeConflict)
-// and wrapping it. A rejected or failed append leaves nothing behind and
-// does not advance seq. Relations between turns, steps and calls are not
-// checked here (see CheckRelations). An event of a type this build does not
-// know is stored verbatim.
+// Validation errors are *Error with CodeInvalid; a rejected append leaves
+// nothing behind and does not advance seq. After a failed commit every
+// append returns that commit's error (a *Error keeping the store's code, so a
+// seq conflict stays CodeConflict, and wrapping it). Relations between
+// turns, steps and calls are not checked here (see CheckRelations). An
+// event of a type this build does not know is stored verbatim.
 func (s *Session) Append(ctx context.Context, typ string, data any, opts AppendOptions) (Event, error) {
+	ev, f, err := prepareEvent(typ, data, opts)
+	if err != nil {
+		return Event{}, err
+	}
+	one, facts := [1]Event{ev}, [1]*EventFacts{f}
+	if err := s.add(one[:], facts[:]); err != nil {
+		return Event{}, err
+	}
+	return one[0], nil
+}
+
+// AppendMany appends drafts as consecutive events, all or none: one
+// validation pass (each event as Append validates it, the surface rules
+// against the earlier events of the batch too), one queue entry and one
+// store transaction. It returns the logged events in order. A rejected batch
+// leaves nothing behind; the error names the offending draft's type as
+// Append's does.
+func (s *Session) AppendMany(ctx context.Context, drafts ...Draft) ([]Event, error) {
+	if len(drafts) == 0 {
+		return nil, nil
+	}
+	evs := make([]Event, len(drafts))
+	facts := make([]*EventFacts, len(drafts))
+	for i, d := range drafts {
+		ev, f, err := prepareEvent(d.Type, d.Data, d.Options)
+		if err != nil {
+			return nil, err
+		}
+		evs[i], facts[i] = ev, f
+	}
+	if err := s.add(evs, facts); err != nil {
+		return nil, err
+	}
+	return evs, nil
+}
+
+// prepareEvent runs the checks of one event that do not depend on the log:
+// type, lossless data, legacy vocabulary and message shape. It also
+// returns the event's facts when data's type tells them (nil otherwise),
+// for a CheckedStore.
+func prepareEvent(typ string, data any, opts AppendOptions) (Event, *EventFacts, error) {
 	if typ == "" {
-		return Event{}, Errorf(CodeInvalid, "session event type must be a non-empty string")
+		return Event{}, nil, Errorf(CodeInvalid, "session event type must be a non-empty string")
 	}
 	raw, err := snapshotEventData(data)
 	if err != nil {
-		return Event{}, &Error{Name: "Error", Code: CodeInvalid,
+		return Event{}, nil, &Error{Name: "Error", Code: CodeInvalid,
 			Message: fmt.Sprintf("session event %q carries non-JSON-serializable data", typ), Err: err}
 	}
-	subject := fmt.Sprintf("session event %q", typ)
-	if err := checkSupportedRequestHeader(typ, raw, subject); err != nil {
-		return Event{}, Errorf(CodeInvalid, "%w", err)
-	}
-	if err := checkEventShape(typ, raw, subject); err != nil {
-		return Event{}, Errorf(CodeInvalid, "%w", err)
+	if err := checkAppendShape(typ, data, raw); err != nil {
+		return Event{}, nil, Errorf(CodeInvalid, "%w", err)
 	}
 	ev := Event{Type: typ, Data: raw, Ignorable: opts.Ignorable, SourceEventSeqs: slices.Clone(opts.SourceEventSeqs)}
 	if opts.SurfaceOp != nil {
 		op := *opts.SurfaceOp
 		ev.SurfaceOp = &op
 	}
-	committed, err := s.commit(ctx, func(log []Event) ([]Event, error) {
-		ev.Seq = int64(len(log))
-		ev.Time = s.now().UnixMilli()
-		return []Event{ev}, nil
-	})
-	if err != nil {
-		return Event{}, err
-	}
-	s.deliver()
-	return committed[0], nil
+	return ev, appendedFactsOf(typ, data), nil
 }
 
-// RepairInterrupted closes an interrupted last turn: it appends the events
-// of InterruptedTurnClosers (with their own seqs and times) in one store
-// batch and returns them; it returns nil when the last turn is closed.
-func (s *Session) RepairInterrupted(ctx context.Context) ([]Event, error) {
-	committed, err := s.commit(ctx, func(log []Event) ([]Event, error) {
-		return InterruptedTurnClosers(log), nil
-	})
-	if err != nil {
-		return nil, err
+// checkAppendShape runs checkSupportedRequestHeader and checkEventShape on
+// an appended event, from its typed data where the type guarantees what the
+// JSON check would find (a RequestHeader's reason, a message's shape), else
+// from its encoding.
+func checkAppendShape(typ string, data any, raw json.RawMessage) error {
+	subject := func() string { return fmt.Sprintf("session event %q", typ) }
+	if typ == "request/header-delta" || typ == EventRequestHeader {
+		if err := checkSupportedRequestHeader(typ, raw, subject()); err != nil {
+			return err
+		}
 	}
-	s.deliver()
-	return committed, nil
+	if ok, err := checkTypedShape(typ, data, subject); ok {
+		return err
+	}
+	switch typ {
+	case EventRequestHeader, EventUserMessage, EventAssistantMessage, EventToolResult:
+		return checkEventShape(typ, raw, subject())
+	}
+	return nil
 }
 
-// commit runs build under the append lock to produce the next events,
-// validates their surface transitions, stores them and adds them to the log.
-func (s *Session) commit(ctx context.Context, build func(log []Event) ([]Event, error)) ([]Event, error) {
+// add logs evs (prepared by prepareEvent) under the append lock: it assigns
+// their seqs and times, validates their surface transitions against the log
+// and each other, and queues them for the store — or, without a store,
+// delivers them to the observers at once.
+func (s *Session) add(evs []Event, facts []*EventFacts) error {
 	s.appendMu.Lock()
-	defer s.appendMu.Unlock()
-	evs, err := build(s.log)
-	if err != nil || len(evs) == 0 {
-		return nil, err
+	return s.addLocked(evs, facts, true)
+}
+
+// addLocked is add with appendMu held, which it releases; stamp sets the
+// events' times (else they keep theirs). facts parallels evs (nil: none
+// known).
+func (s *Session) addLocked(evs []Event, facts []*EventFacts, stamp bool) error {
+	if err := s.failure(); err != nil {
+		s.appendMu.Unlock()
+		return err
 	}
 	// The scratch surface shares nodes with s.surf: an append only writes
 	// past the committed length, a replace copies, so readers are unaffected
 	// until the scratch is installed.
 	scratch := s.surf
+	next := int64(len(s.log))
 	for i := range evs {
-		log := s.log
-		if i > 0 { // a batch (crash repair): plan against the earlier ones too
-			log = append(s.log[:len(s.log):len(s.log)], evs[:i]...)
+		evs[i].Seq = next + int64(i)
+		if stamp {
+			evs[i].Time = s.now().UnixMilli()
 		}
-		p, err := scratch.plan(&evs[i], log)
+		p, err := scratch.plan(&evs[i], logView{head: s.log, tail: evs[:i]}) // the batch's earlier events too
 		if err != nil {
-			return nil, Errorf(CodeInvalid, "%w", err)
+			s.appendMu.Unlock()
+			return Errorf(CodeInvalid, "%w", err)
 		}
 		scratch.apply(p)
-	}
-	if s.store != nil {
-		if err := s.store.AppendEvents(ctx, s.header.ID, evs); err != nil {
-			return nil, wrapCoded(err, "session %q: store %s at seq %d", s.header.ID, evs[0].Type, evs[0].Seq)
-		}
 	}
 	s.mu.Lock()
 	s.log = append(s.log, evs...)
 	s.surf = scratch
 	s.mu.Unlock()
-	s.pubMu.Lock() // still under appendMu: the queue stays in seq order
+	if s.store == nil {
+		s.publish(evs) // still under appendMu: the queue stays in seq order
+		s.appendMu.Unlock()
+		s.deliver()
+		return nil
+	}
+	s.wmu.Lock()
+	s.pending = append(s.pending, evs...)
+	if facts == nil {
+		facts = make([]*EventFacts, len(evs))
+	}
+	s.facts = append(s.facts, facts...)
+	s.queued += int64(len(evs))
+	switch {
+	case s.flushing || s.armed:
+	case s.flushDelay < 0:
+		s.startFlush()
+	case s.timer == nil:
+		s.timer = time.AfterFunc(s.flushDelay, s.onTimer)
+		s.armed = true
+	default:
+		s.timer.Reset(s.flushDelay)
+		s.armed = true
+	}
+	s.wmu.Unlock()
+	s.appendMu.Unlock()
+	return nil
+}
+
+// failure returns the sticky commit failure, if any.
+func (s *Session) failure() error {
+	if s.store == nil {
+		return nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.failed
+}
+
+// onTimer commits what waited FlushDelay for a durability point.
+func (s *Session) onTimer() {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.armed = false
+	if !s.flushing && len(s.pending) > 0 {
+		s.startFlush()
+	}
+}
+
+// startFlush starts a committing goroutine; s.wmu is held.
+func (s *Session) startFlush() {
+	s.flushing = true
+	go s.flushLoop(-1)
+}
+
+// Flush starts committing every queued event now, without waiting for the
+// commit. It is a durability point for callers that wait with WaitDurable
+// elsewhere.
+func (s *Session) Flush() {
+	if s.store == nil {
+		return
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.disarm()
+	if !s.flushing && len(s.pending) > 0 {
+		s.startFlush()
+	}
+}
+
+// disarm stops the flush timer; s.wmu is held.
+func (s *Session) disarm() {
+	if s.armed {
+		s.timer.Stop()
+		s.armed = false
+	}
+}
+
+// Sync commits every event appended before it and waits for that commit
+// (the calling goroutine commits itself when no commit is running). It
+// returns the commit's failure, or ctx's error if ctx ends first (the
+// commit still completes or fails on its own). It does not wait for the
+// observers, which may still be running for the committed events.
+func (s *Session) Sync(ctx context.Context) error {
+	if s.store == nil {
+		return nil
+	}
+	s.wmu.Lock()
+	target := s.queued // pending, or in a commit that is running
+	s.disarm()
+	if s.failed == nil && !s.flushing && len(s.pending) > 0 {
+		s.flushing = true
+		s.wmu.Unlock()
+		s.flushLoop(target)
+		s.wmu.Lock()
+	}
+	s.wmu.Unlock()
+	return s.waitDurable(ctx, target, true)
+}
+
+// WaitDurable waits until the event with seq is committed, without
+// hastening its commit: that happens at the next Flush or Sync, or within
+// FlushDelay. It returns the commit's failure (also when the event was
+// lost with it) or ctx's error.
+func (s *Session) WaitDurable(ctx context.Context, seq int64) error {
+	if s.store == nil {
+		return nil
+	}
+	return s.waitDurable(ctx, seq+1, false)
+}
+
+// waitDurable waits until the durable prefix holds n events. With kick, a
+// commit that is still needed once the running one ends is started.
+func (s *Session) waitDurable(ctx context.Context, n int64, kick bool) error {
+	for {
+		s.wmu.Lock()
+		switch {
+		case s.failed != nil:
+			err := s.failed
+			s.wmu.Unlock()
+			return err
+		case s.durable >= n:
+			s.wmu.Unlock()
+			return nil
+		}
+		if kick && !s.flushing && len(s.pending) > 0 {
+			s.startFlush()
+		}
+		ch := s.committed
+		s.wmu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// flushLoop commits queued events, one store call at a time, until none is
+// queued — or, with target ≥ 0, until the durable prefix reaches target,
+// handing any rest to a goroutine. The caller has set s.flushing.
+func (s *Session) flushLoop(target int64) {
+	for {
+		s.wmu.Lock()
+		if len(s.pending) == 0 || s.failed != nil {
+			s.flushing = false
+			s.wmu.Unlock()
+			return
+		}
+		if target >= 0 && s.durable >= target {
+			go s.flushLoop(-1) // still flushing: the rest rides the next commit
+			s.wmu.Unlock()
+			return
+		}
+		batch, facts := s.pending, s.facts
+		s.pending, s.facts = nil, nil
+		s.wmu.Unlock()
+
+		var err error
+		if cs, ok := s.store.(CheckedStore); ok {
+			err = cs.AppendChecked(context.Background(), s.header.ID, batch, facts)
+		} else {
+			err = s.store.AppendEvents(context.Background(), s.header.ID, batch)
+		}
+		if err != nil {
+			s.fail(wrapCoded(err, "session %q: store %s at seq %d", s.header.ID, batch[0].Type, batch[0].Seq))
+			return
+		}
+		s.pubMu.Lock() // before the next commit can queue: seq order holds
+		if len(s.observers) > 0 {
+			s.queue = append(s.queue, batch...)
+		}
+		s.pubMu.Unlock()
+		s.wmu.Lock()
+		s.durable += int64(len(batch))
+		close(s.committed)
+		s.committed = make(chan struct{})
+		s.wmu.Unlock()
+		s.deliver()
+	}
+}
+
+// fail records a failed commit: the log is cut back to its durable prefix,
+// queued events are dropped and every waiter and later append gets err.
+func (s *Session) fail(err *Error) {
+	s.logger.Error("session commit failed; the session refuses further appends",
+		logkey.SessionID, s.header.ID, logkey.Err, err)
+	s.appendMu.Lock()
+	s.wmu.Lock()
+	s.failed = err
+	s.pending, s.facts = nil, nil
+	s.flushing = false
+	s.disarm()
+	close(s.committed)
+	s.committed = make(chan struct{})
+	durable := s.durable
+	s.queued = durable
+	s.wmu.Unlock()
+	s.mu.Lock()
+	s.log = s.log[:durable:durable]
+	s.surf = foldSurface(s.log)
+	s.mu.Unlock()
+	s.appendMu.Unlock()
+	s.cacheMu.Lock()
+	s.derived, s.derivedNodes, s.derivedGen = nil, 0, s.surf.gen
+	s.cacheMu.Unlock()
+}
+
+// RepairInterrupted closes an interrupted last turn: it appends the events
+// of InterruptedTurnClosers (with their own times) as one batch, waits for
+// their commit and returns them; it returns nil when the last turn is
+// closed.
+func (s *Session) RepairInterrupted(ctx context.Context) ([]Event, error) {
+	s.appendMu.Lock()
+	closers := InterruptedTurnClosers(s.log)
+	if len(closers) == 0 {
+		s.appendMu.Unlock()
+		return nil, nil
+	}
+	if err := s.addLocked(closers, nil, false); err != nil {
+		return nil, err
+	}
+	if err := s.Sync(ctx); err != nil {
+		return nil, err
+	}
+	return closers, nil
+}
+
+// publish queues committed events for the observers; the caller holds
+// appendMu (no store) so the queue stays in seq order.
+func (s *Session) publish(evs []Event) {
+	s.pubMu.Lock()
 	if len(s.observers) > 0 {
 		s.queue = append(s.queue, evs...)
 	}
 	s.pubMu.Unlock()
-	return evs, nil
 }
 
 // deliver runs the observers of queued events in seq order, unless
@@ -320,8 +656,9 @@ func (s *Session) notify(f func(Event), ev Event) {
 
 // DeriveMessages returns the model transcript (see the package function
 // DeriveMessages). Each surface node is projected once and cached; a surface
-// replacement rebuilds the cache. The returned slice is fresh; the messages
-// share their content blocks with the cache and must not be mutated.
+// replacement rebuilds the cache. The returned slice shares the cache's
+// backing array (later appends never write inside its length): callers must
+// not mutate it or the messages' content blocks.
 func (s *Session) DeriveMessages() []Message {
 	s.cacheMu.Lock()
 	defer s.cacheMu.Unlock()
@@ -337,7 +674,7 @@ func (s *Session) DeriveMessages() []Message {
 		}
 	}
 	s.derivedNodes = len(nodes)
-	return slices.Clone(s.derived)
+	return s.derived[:len(s.derived):len(s.derived)]
 }
 
 // snapshotEventData encodes event data losslessly, detaching a raw message

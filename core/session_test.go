@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -277,7 +278,7 @@ func TestAppendSurfaceRules(t *testing.T) {
 
 func TestAppendThroughStore(t *testing.T) {
 	st := newFakeStore()
-	s, err := core.NewSession(ctx, header("s1"), core.SessionOptions{Store: st, Now: fixedClock(1)})
+	s, err := core.NewSession(ctx, header("s1"), core.SessionOptions{Store: st, Now: fixedClock(1), FlushDelay: time.Hour})
 	if err != nil {
 		t.Fatalf("NewSession: %v", err)
 	}
@@ -286,33 +287,75 @@ func TestAppendThroughStore(t *testing.T) {
 	}
 	mustAppend(t, s, core.EventTurnStart, core.TurnStart{Turn: 1}, core.AppendOptions{})
 	mustAppend(t, s, core.EventUserMessage, core.NewUserMessage("u", "x"), appendOp)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
 	if diff := cmp.Diff(eventJSON(t, s.Events()), eventJSON(t, st.stored("s1"))); diff != "" {
 		t.Errorf("store differs from memory (-memory +store):\n%s", diff)
 	}
+	if s.Durable() != 2 || st.calls != 1 {
+		t.Errorf("Durable %d after %d store calls; want 2 after 1 (one commit for both)", s.Durable(), st.calls)
+	}
+}
 
-	st.fail = core.Errorf(core.CodeConflict, "seq 2 already stored")
-	_, err = s.Append(ctx, core.EventTurnEnd, json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`), core.AppendOptions{})
-	wantCoreError(t, err, core.CodeConflict, `session "s1": store turn/end at seq 2: seq 2 already stored`)
-	if !errors.Is(err, st.fail) {
-		t.Errorf("store error not wrapped: %v", err)
-	}
-	if s.NextSeq() != 2 || len(s.Events()) != 2 {
-		t.Errorf("failed append left seq %d, %d events; want 2, 2", s.NextSeq(), len(s.Events()))
-	}
-
-	plain := errors.New("disk full")
-	st.fail = plain
-	_, err = s.Append(ctx, core.EventTurnEnd, json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`), core.AppendOptions{})
-	if core.ErrorCode(err) != core.CodeInternal || !errors.Is(err, plain) {
-		t.Errorf("plain store error = %v (code %s), want CodeInternal wrapping it", err, core.ErrorCode(err))
-	}
-
-	st.fail = nil
-	if e := mustAppend(t, s, core.EventTurnEnd, json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`), core.AppendOptions{}); e.Seq != 2 {
-		t.Errorf("append after failures got seq %d, want 2", e.Seq)
-	}
-	if got := len(st.stored("s1")); got != 3 {
-		t.Errorf("store holds %d events, want 3", got)
+// TestCommitFailurePoisonsSession: a failed commit cuts the log back to
+// its durable prefix and every later append, Sync and WaitDurable returns
+// the store's error, wrapped with its code.
+func TestCommitFailurePoisonsSession(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fail error
+		code string
+		msg  string
+	}{
+		{"coded", core.Errorf(core.CodeConflict, "seq 2 already stored"), core.CodeConflict,
+			`session "s1": store turn/end at seq 2: seq 2 already stored`},
+		{"plain", errors.New("disk full"), core.CodeInternal, `session "s1": store turn/end at seq 2: disk full`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newFakeStore()
+			s, err := core.NewSession(ctx, header("s1"), core.SessionOptions{Store: st, Now: fixedClock(1), Logger: quietLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var observed []int64
+			s.OnAppend(func(e core.Event) { observed = append(observed, e.Seq) })
+			mustAppend(t, s, core.EventTurnStart, core.TurnStart{Turn: 1}, core.AppendOptions{})
+			mustAppend(t, s, core.EventUserMessage, core.NewUserMessage("u", "x"), appendOp)
+			if err := s.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			st.setFail(tc.fail)
+			e := mustAppend(t, s, core.EventTurnEnd, json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`), core.AppendOptions{})
+			err = s.Sync(ctx)
+			wantCoreError(t, err, tc.code, tc.msg)
+			if !errors.Is(err, tc.fail) {
+				t.Errorf("store error not wrapped: %v", err)
+			}
+			if err := s.WaitDurable(ctx, e.Seq); !errors.Is(err, tc.fail) {
+				t.Errorf("WaitDurable of the lost event = %v, want the commit's failure", err)
+			}
+			if s.NextSeq() != 2 || len(s.Events()) != 2 || s.Durable() != 2 {
+				t.Errorf("after the failure: NextSeq %d, %d events, Durable %d; want the durable prefix of 2",
+					s.NextSeq(), len(s.Events()), s.Durable())
+			}
+			if got := len(s.DeriveMessages()); got != 1 {
+				t.Errorf("transcript has %d messages, want the durable user message only", got)
+			}
+			st.setFail(nil)
+			if _, err := s.Append(ctx, core.EventTurnEnd, json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`), core.AppendOptions{}); !errors.Is(err, tc.fail) {
+				t.Errorf("append after the failure = %v, want the failure again", err)
+			}
+			if err := s.Sync(ctx); !errors.Is(err, tc.fail) {
+				t.Errorf("Sync after the failure = %v, want the failure again", err)
+			}
+			if diff := cmp.Diff([]int64{0, 1}, observed); diff != "" {
+				t.Errorf("observers saw (-want +got):\n%s", diff)
+			}
+			if got := len(st.stored("s1")); got != 2 {
+				t.Errorf("store holds %d events, want 2", got)
+			}
+		})
 	}
 }
 
@@ -364,10 +407,19 @@ func TestConcurrentAppendsAndObserverOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const n = workers * perWorker
 	var mu sync.Mutex
 	var seen1, seen2 []int64
+	all := make(chan struct{}) // closed when the second observer saw the last seq
 	s.OnAppend(func(e core.Event) { mu.Lock(); seen1 = append(seen1, e.Seq); mu.Unlock() })
-	s.OnAppend(func(e core.Event) { mu.Lock(); seen2 = append(seen2, e.Seq); mu.Unlock() })
+	s.OnAppend(func(e core.Event) {
+		mu.Lock()
+		seen2 = append(seen2, e.Seq)
+		mu.Unlock()
+		if e.Seq == n-1 {
+			close(all)
+		}
+	})
 
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -378,13 +430,26 @@ func TestConcurrentAppendsAndObserverOrder(t *testing.T) {
 					t.Errorf("Append: %v", err)
 					return
 				}
-				_ = e
+				if i%5 == 4 { // durability points among the appends
+					if err := s.Sync(ctx); err != nil || s.Durable() <= e.Seq {
+						t.Errorf("Sync = %v with %d durable; want seq %d durable", err, s.Durable(), e.Seq)
+					}
+				}
 			}
 		})
 	}
 	wg.Wait()
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select { // Sync does not wait for observers; they run after the commit
+	case <-all:
+	case <-failAfter(t).Done():
+		t.Fatal("the observers never saw the last event")
+	}
+	mu.Lock()
+	defer mu.Unlock()
 
-	const n = workers * perWorker
 	want := make([]int64, n)
 	for i := range want {
 		want[i] = int64(i)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -78,6 +79,8 @@ func toolResult(turn, step int, id, callID, text string, isError bool, extra str
 func turnStart(n int) string         { return fmt.Sprintf(`{"turn":%d}`, n) }
 func stepData(turn, step int) string { return fmt.Sprintf(`{"turn":%d,"step":%d}`, turn, step) }
 
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
 // header returns a valid session header.
 func header(id string) core.SessionHeader {
 	return core.SessionHeader{Version: core.SessionFormatVersion, ID: id, CreatedAt: 1700000000000, Cwd: "/work"}
@@ -91,6 +94,26 @@ type fakeStore struct {
 	calls   int
 	fail    error // returned by AppendEvents when set
 	delay   time.Duration
+	// hold, when set, blocks AppendEvents after it told entered, until hold
+	// is closed.
+	hold    chan struct{}
+	entered chan struct{}
+}
+
+func (f *fakeStore) setFail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = err
+}
+
+// holdNext makes the next AppendEvents block; it returns a channel that
+// is closed once that call entered, and release to let it go on.
+func (f *fakeStore) holdNext() (entered <-chan struct{}, release func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hold, f.entered = make(chan struct{}), make(chan struct{})
+	hold := f.hold
+	return f.entered, func() { close(hold) }
 }
 
 func newFakeStore() *fakeStore { return &fakeStore{events: map[string][]core.Event{}} }
@@ -107,6 +130,13 @@ func (f *fakeStore) AppendEvents(_ context.Context, id string, evs []core.Event)
 		time.Sleep(f.delay)
 	}
 	f.mu.Lock()
+	if hold := f.hold; hold != nil {
+		f.hold = nil
+		close(f.entered)
+		f.mu.Unlock()
+		<-hold
+		f.mu.Lock()
+	}
 	defer f.mu.Unlock()
 	f.calls++
 	if f.fail != nil {

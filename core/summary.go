@@ -178,7 +178,9 @@ func carriesCallID(typ string) bool {
 }
 
 // FactsOf decodes e's facts: once, and only for types that have any. Data
-// that does not decode gives the facts that did.
+// that does not decode gives the facts that did. (A Session hands a
+// CheckedStore the facts of what it appends, computed from the appended
+// values: the same facts, without a decode.)
 func FactsOf(e *Event) EventFacts {
 	if !summaryReads(e.Type) && !carriesCallID(e.Type) {
 		return EventFacts{}

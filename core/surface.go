@@ -25,12 +25,26 @@ type surfacePlan struct {
 	startIdx, endIdx int
 }
 
+// logView is a log seen as a committed part followed by a batch being
+// appended, so a batch is planned without copying the log.
+type logView struct{ head, tail []Event }
+
+func (l logView) len() int64 { return int64(len(l.head) + len(l.tail)) }
+
+// at returns the event with seq (0 ≤ seq < len()).
+func (l logView) at(seq int64) *Event {
+	if seq < int64(len(l.head)) {
+		return &l.head[seq]
+	}
+	return &l.tail[seq-int64(len(l.head))]
+}
+
 // plan validates ev as the next event of log (dsh's planSurfaceEvent). It
 // returns nil for an event that does not join the surface. The returned
 // error's text is dsh's.
-func (s *surface) plan(ev *Event, log []Event) (*surfacePlan, error) {
-	if ev.Seq != int64(len(log)) {
-		return nil, fmt.Errorf("session event seq %d is not contiguous; expected %d", ev.Seq, len(log))
+func (s *surface) plan(ev *Event, log logView) (*surfacePlan, error) {
+	if ev.Seq != log.len() {
+		return nil, fmt.Errorf("session event seq %d is not contiguous; expected %d", ev.Seq, log.len())
 	}
 	if !IsSurfaceType(ev.Type) {
 		if ev.SurfaceOp != nil {
@@ -145,7 +159,7 @@ func checkProvenance(ev *Event, shadowed []int64) error {
 // checkToolResultRewrite restricts a tool/result replacement to one current
 // tool/result, changing only message.content[0].content (dsh's
 // assertToolResultRewrite).
-func checkToolResultRewrite(ev *Event, shadowed []int64, log []Event) error {
+func checkToolResultRewrite(ev *Event, shadowed []int64, log logView) error {
 	if ev.Type != EventToolResult {
 		return nil
 	}
@@ -153,10 +167,10 @@ func checkToolResultRewrite(ev *Event, shadowed []int64, log []Event) error {
 		return fmt.Errorf("tool/result surface replacement must rewrite exactly one current node")
 	}
 	seq := shadowed[0]
-	if seq < 0 || seq >= int64(len(log)) || log[seq].Type != EventToolResult {
+	if seq < 0 || seq >= log.len() || log.at(seq).Type != EventToolResult {
 		return fmt.Errorf("tool/result surface replacement must target a current tool/result")
 	}
-	orig, ok1 := withoutResultContent(log[seq].Data)
+	orig, ok1 := withoutResultContent(log.at(seq).Data)
 	repl, ok2 := withoutResultContent(ev.Data)
 	if !ok1 || !ok2 || !reflect.DeepEqual(orig, repl) {
 		return fmt.Errorf("tool/result surface replacement may change only content")
@@ -202,7 +216,7 @@ func withoutResultContent(data json.RawMessage) (map[string]any, bool) {
 func foldSurface(events []Event) surface {
 	var s surface
 	for i := range events {
-		if p, err := s.plan(&events[i], events[:i]); err == nil {
+		if p, err := s.plan(&events[i], logView{head: events[:i]}); err == nil {
 			s.apply(p)
 		}
 	}

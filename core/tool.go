@@ -204,7 +204,7 @@ func (t *typedTool[A, V]) decodeArgs(exec *Execution) (any, error) {
 func decodeTyped[T any](tree any, raw string) (T, error) {
 	var out T
 	pruned, changed := dropCaseAliases(tree, reflect.TypeFor[T]())
-	data := []byte(raw)
+	data := textBytes(raw)
 	if raw == "" || tree == nil || changed {
 		var err error
 		if data, err = json.Marshal(pruned); err != nil {

@@ -46,7 +46,7 @@ func BenchmarkAppend(b *testing.B) {
 	}
 	defer st.Close()
 	run := 0
-	appenders := func(b *testing.B, n int) {
+	appenders := func(b *testing.B, n, perAppend int) {
 		run++
 		ids := make([]string, n)
 		for i := range ids {
@@ -63,11 +63,14 @@ func BenchmarkAppend(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				lat[g] = make([]time.Duration, 0, per)
-				for i := 0; i < per; i++ {
+				lat[g] = make([]time.Duration, 0, per/perAppend+1)
+				evs := make([]core.Event, perAppend)
+				for i := 0; i+perAppend <= max(per, perAppend); i += perAppend {
 					t0 := time.Now()
-					e := core.Event{Type: core.EventTodoWrite, Seq: int64(i), Time: t0.UnixMilli(), Data: []byte(benchData)}
-					if err := st.AppendEvents(ctx, ids[g], []core.Event{e}); err != nil {
+					for k := range evs {
+						evs[k] = core.Event{Type: core.EventTodoWrite, Seq: int64(i + k), Time: t0.UnixMilli(), Data: []byte(benchData)}
+					}
+					if err := st.AppendEvents(ctx, ids[g], evs); err != nil {
 						b.Error(err)
 						return
 					}
@@ -82,6 +85,7 @@ func BenchmarkAppend(b *testing.B) {
 		for _, l := range lat {
 			all = append(all, l...)
 		}
+		per = max(per, perAppend) / perAppend * perAppend
 		reportLatencies(b, all, per*n, elapsed)
 		b.ReportMetric(float64(per*n)/float64(st.w.commits.Load()-commits), "events/commit")
 	}
@@ -94,15 +98,18 @@ func BenchmarkAppend(b *testing.B) {
 		batchWait = d
 		defer func() { batchWait = old }()
 	}
-	b.Run("appenders=1", func(b *testing.B) { appenders(b, 1) })
-	b.Run("appenders=8", func(b *testing.B) { appenders(b, 8) })
+	b.Run("appenders=1", func(b *testing.B) { appenders(b, 1, 1) })
+	b.Run("appenders=8", func(b *testing.B) { appenders(b, 8, 1) })
+	// A loop step's commit: ten events in one AppendEvents.
+	b.Run("appenders=1/events-per-append=10", func(b *testing.B) { appenders(b, 1, 10) })
 	if os.Getenv("PRISM_BENCH_NOWAIT") != "" {
 		old := batchWait
 		batchWait = 0
-		b.Run("appenders=8/nowait", func(b *testing.B) { appenders(b, 8) })
+		b.Run("appenders=8/nowait", func(b *testing.B) { appenders(b, 8, 1) })
 		batchWait = old
 	}
 	b.Run("raw-1-per-tx", func(b *testing.B) { rawInserts(b, st, path, 1) })
+	b.Run("raw-10-per-tx", func(b *testing.B) { rawInserts(b, st, path, 10) })
 	b.Run("raw-100-per-tx", func(b *testing.B) { rawInserts(b, st, path, 100) })
 }
 

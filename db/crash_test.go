@@ -217,10 +217,14 @@ func TestCrash(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trial %d: list: %v", trial, err)
 		}
+		empty := map[string]bool{} // created, killed before their first event
 		for _, info := range page.Sessions {
 			l, err := st.LoadSession(ctx, info.ID)
 			if err != nil {
 				t.Fatalf("trial %d: %s: %v", trial, info.ID, err)
+			}
+			if len(l.Events) == 0 {
+				empty[info.ID] = true
 			}
 			if pending, stepOpen, open := openTurn(l.Events); open {
 				opened[info.ID] = openLog{l.Events, pending, stepOpen}
@@ -230,10 +234,17 @@ func TestCrash(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trial %d: RepairOpenTurns: %v", trial, err)
 		}
-		t.Logf("trial %d: %d events in %d sessions, %d open turns, %d repaired", trial, total, len(acked), len(opened), len(repaired))
+		t.Logf("trial %d: %d events in %d sessions, %d open turns, %d empty, %d repaired or removed", trial, total, len(acked), len(opened), len(empty), len(repaired))
 		t.Run(fmt.Sprintf("trial%d/repair", trial), func(t *testing.T) {
-			if len(repaired) != len(opened) {
-				t.Errorf("repaired %v, want the %d sessions with an open turn", repaired, len(opened))
+			// RepairOpenTurns removes the empty sessions, then repairs
+			// the open turns.
+			if len(repaired) != len(opened)+len(empty) {
+				t.Errorf("repaired or removed %v, want the %d sessions with an open turn and the %d empty ones", repaired, len(opened), len(empty))
+			}
+			for id := range empty {
+				if _, err := st.LoadSession(ctx, id); core.ErrorCode(err) != core.CodeNotFound {
+					t.Errorf("%s: empty session after repair: %v, want it removed (not found)", id, err)
+				}
 			}
 			for id, o := range opened {
 				l, err := st.LoadSession(ctx, id)
@@ -246,6 +257,9 @@ func TestCrash(t *testing.T) {
 				}
 			}
 		})
+		// The search index committed with the events: after the kill and
+		// the repair it holds exactly the stored logs.
+		t.Run(fmt.Sprintf("trial%d/search", trial), func(t *testing.T) { checkIndexExact(t, st) })
 		if err := st.Close(); err != nil {
 			t.Fatal(err)
 		}

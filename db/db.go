@@ -46,6 +46,11 @@ type Options struct {
 	MaxBatchEvents int
 	// Limits bound what import and watch accept (zero fields: defaults).
 	Limits sessionlog.Limits
+	// MaxImports bounds the imports decoding at once (default 2): with
+	// Limits.MaxMemoryBytes it bounds the memory imports take. An upload
+	// past it is refused with a busy error (HTTP 503 with Retry-After); the
+	// watcher waits for a slot.
+	MaxImports int
 	// Logger receives the store's logs (default slog.Default()).
 	Logger *slog.Logger
 	// Committed, if set, is called by the writer goroutine after each
@@ -77,8 +82,10 @@ type Store struct {
 	opts Options
 	log  *slog.Logger
 	wdb  *sql.DB // one connection, used only by the writer goroutine
-	rdb  *sql.DB // the read pool
-	w    *writer
+	// imports holds one token per import decoding now (Options.MaxImports).
+	imports chan struct{}
+	rdb     *sql.DB // the read pool
+	w       *writer
 
 	mu     sync.RWMutex // guards closed and sends on w.reqs
 	closed bool
@@ -101,6 +108,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	if opts.MaxBatchEvents <= 0 {
 		opts.MaxBatchEvents = 1000
+	}
+	if opts.MaxImports <= 0 {
+		opts.MaxImports = 2
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -125,7 +135,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
 	wdb.SetConnMaxIdleTime(0)
-	st := &Store{path: path, opts: opts, log: opts.Logger, wdb: wdb}
+	st := &Store{path: path, opts: opts, log: opts.Logger, wdb: wdb, imports: make(chan struct{}, opts.MaxImports)}
 	if err := st.verifyPragmas(ctx, sync); err != nil {
 		wdb.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -156,6 +166,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	st.w = w
 	go w.run()
 	if err := st.resummarize(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if err := st.reindexSearch(ctx); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}

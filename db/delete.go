@@ -131,8 +131,13 @@ func (t *wtx) deleteTree(id string) (Deleted, error) {
 	}
 	// Rows that refer to a session are deleted explicitly, children first,
 	// rather than trusting ON DELETE CASCADE alone (an index of another
-	// table that joins later must be listed here too).
-	for _, table := range []string{"shares", "events"} {
+	// table that joins later must be listed here too). The search index
+	// goes first: search_fts (an FTS4 table, no foreign key) is keyed by
+	// search_docs' ids.
+	if _, err := t.tx.Exec("DELETE FROM search_fts WHERE docid IN (SELECT id FROM search_docs WHERE session_id IN "+in+")", args...); err != nil {
+		return d, translate(err, fmt.Sprintf("delete session %s: search_fts", id))
+	}
+	for _, table := range []string{"search_docs", "search_sessions", "shares", "events"} {
 		if _, err := t.tx.Exec("DELETE FROM "+table+" WHERE session_id IN "+in, args...); err != nil {
 			return d, translate(err, fmt.Sprintf("delete session %s: %s", id, table))
 		}

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -118,4 +119,53 @@ func snapshotOf(t *testing.T, st *Store, id string) string {
 		}
 	}
 	return b.String()
+}
+
+// A deleted session leaves nothing in the search index: no hit names it or
+// its subagent, its documents and their full-text rows are gone, and the
+// other session's hits are as they were.
+func TestDeleteSession_removesSearchIndex(t *testing.T) {
+	ctx := context.Background()
+	st := newTestStore(t)
+	mustImport(t, st, filepath.Join(fixtures, "export/session-export.zip")) // a parent and its subagent
+	mustImport(t, st, filepath.Join(fixtures, "basic/session.jsonl"))       // a bystander
+	const everything = "after:2000-01-01"
+	hitsBy := func() map[string]int {
+		n := map[string]int{}
+		for _, h := range searchAll(t, st, everything) {
+			n[h.SessionID]++
+		}
+		return n
+	}
+	before := hitsBy()
+	for _, id := range []string{parentID, childID, basicID} {
+		if before[id] == 0 {
+			t.Fatalf("before delete, %q finds nothing of session %s (hits %v): the test proves nothing", everything, id, before)
+		}
+	}
+	if _, err := st.DeleteSession(ctx, parentID); err != nil {
+		t.Fatal(err)
+	}
+	after := hitsBy()
+	if want := map[string]int{basicID: before[basicID]}; !maps.Equal(after, want) {
+		t.Errorf("hits by session after deleting %s = %v, want %v", parentID, after, want)
+	}
+	for _, id := range []string{parentID, childID} {
+		for _, table := range []string{"search_docs", "search_sessions"} {
+			var n int
+			if err := st.rdb.QueryRow("SELECT count(*) FROM "+table+" WHERE session_id = ?", id).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("%d %s rows of %s left", n, table, id)
+			}
+		}
+	}
+	var orphans int
+	if err := st.rdb.QueryRow("SELECT count(*) FROM search_fts WHERE docid NOT IN (SELECT id FROM search_docs)").Scan(&orphans); err != nil {
+		t.Fatal(err)
+	}
+	if orphans != 0 {
+		t.Errorf("%d search_fts rows whose document is gone", orphans)
+	}
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
+	"time"
 
 	"prism/core"
 	"prism/core/logkey"
@@ -85,6 +87,12 @@ func (st *Store) ImportFileWith(ctx context.Context, path string, o ImportOption
 	if err := o.check(); err != nil {
 		return nil, err
 	}
+	release, err := st.acquireImport(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	defer debug.FreeOSMemory() // see releaseMemory
 	logs, _, err := sessionlog.ReadFile(path, st.opts.Limits)
 	if err != nil {
 		return nil, err
@@ -93,7 +101,8 @@ func (st *Store) ImportFileWith(ctx context.Context, path string, o ImportOption
 }
 
 // Import is ImportFile for a file held by a reader (an upload); name is
-// used in errors.
+// used in errors. JSONL and zstd are decoded as they stream in; a zip is
+// first copied to a temporary file.
 func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int64) ([]ImportResult, error) {
 	return st.ImportWith(ctx, name, r, size, ImportOptions{})
 }
@@ -103,6 +112,12 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 	if err := o.check(); err != nil {
 		return nil, err
 	}
+	release, err := st.acquireImport(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	defer debug.FreeOSMemory() // see releaseMemory
 	logs, _, err := sessionlog.Decode(r, size, st.opts.Limits)
 	if err != nil {
 		var fe *sessionlog.FormatError
@@ -129,6 +144,55 @@ func (o ImportOptions) check() error {
 	}
 	return nil
 }
+
+// importRetryAfter is what a busy import answer suggests waiting.
+const importRetryAfter = 5 * time.Second
+
+// BusyError refuses work the store has no capacity for right now (every
+// import slot is taken). It is coded core.CodeUnavailable; RetryAfter says
+// when to try again (HTTP answers 503 with a Retry-After header).
+type BusyError struct {
+	Message string
+	After   time.Duration
+}
+
+func (e *BusyError) Error() string { return e.Message }
+
+// ErrorName returns "BusyError".
+func (e *BusyError) ErrorName() string { return "BusyError" }
+
+// ErrorCode returns core.CodeUnavailable.
+func (e *BusyError) ErrorCode() string { return core.CodeUnavailable }
+
+// RetryAfter returns how long to wait before trying again.
+func (e *BusyError) RetryAfter() time.Duration { return e.After }
+
+// acquireImport takes an import slot. With wait unset it fails at once
+// with a *BusyError when none is free; with wait set it waits for one
+// (until ctx ends).
+func (st *Store) acquireImport(ctx context.Context, wait bool) (release func(), err error) {
+	select {
+	case st.imports <- struct{}{}:
+		return func() { <-st.imports }, nil
+	default:
+	}
+	if !wait {
+		return nil, &BusyError{After: importRetryAfter, Message: fmt.Sprintf(
+			"the server is already importing %d files (its limit of concurrent imports); try again in a few seconds", cap(st.imports))}
+	}
+	select {
+	case st.imports <- struct{}{}:
+		return func() { <-st.imports }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// An import ends with debug.FreeOSMemory, whether it succeeded or was
+// refused: a decode holds up to its memory budget (and a long line's
+// buffer) for a moment, and without it the process would keep that peak
+// until the runtime's scavenger gets to it. Imports are rare; one forced
+// collection each is cheap next to the import.
 
 func asFormatError(err error, fe **sessionlog.FormatError) bool {
 	e, ok := err.(*sessionlog.FormatError)
@@ -200,9 +264,18 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 		}
 		preps = append(preps, p)
 	}
+	inFile := map[string]bool{}
+	for _, p := range preps {
+		inFile[p.log.Header.ID] = true
+	}
 	var results []ImportResult
 	err := st.write(ctx, func(t *wtx) error {
 		results = results[:0]
+		for _, p := range preps {
+			if err := t.checkParent(file, p.log, inFile); err != nil {
+				return err
+			}
+		}
 		for _, p := range preps {
 			h := p.log.Header
 			revoked, before := 0, 0
@@ -245,6 +318,26 @@ func (t *wtx) revokeShares(id string, now int64) (int, error) {
 	return int(n), translate(err, "revoke the share links of session "+id)
 }
 
+// checkParent refuses a subagent log whose parent session is neither in
+// the same file nor stored: it would be an orphan no page links to.
+func (t *wtx) checkParent(file string, l *sessionlog.Log, inFile map[string]bool) error {
+	parent := l.Header.ParentSession
+	if parent == "" || inFile[parent] {
+		return nil
+	}
+	s, err := t.state(parent)
+	if err != nil || s.exists {
+		return err
+	}
+	where := file
+	if l.Entry != "" {
+		where += ": " + l.Entry
+	}
+	return core.Errorf(core.CodeInvalid,
+		"%s: session %s is a subagent of session %s, which is neither in this file nor in the store; import the parent session first (or dsh's export .zip, which holds the whole family); nothing was imported",
+		where, l.Header.ID, parent)
+}
+
 // syncLog makes the stored session equal h plus events: it creates it,
 // leaves it, or appends the missing tail. A stored log that is not a prefix
 // of events is a conflict, unless replace is set: then its log is replaced
@@ -262,11 +355,11 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 		if err := t.insertSession(s, h, source); err != nil {
 			return "", 0, err
 		}
-		evs, err := prepareEvents(h.ID, 0, events)
+		evs, err := prepareEvents(h.ID, 0, events, false)
 		if err != nil {
 			return "", 0, err
 		}
-		return ImportCreated, len(evs), t.insertEvents(h.ID, s, evs)
+		return ImportCreated, len(evs), t.insertEvents(h.ID, s, evs, nil)
 	}
 	stored, err := t.loadEvents(h.ID)
 	if err != nil {
@@ -287,22 +380,22 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 	case same && len(stored) == len(events):
 		return ImportUnchanged, 0, nil
 	case same:
-		evs, err := prepareEvents(h.ID, int64(len(stored)), events[len(stored):])
+		evs, err := prepareEvents(h.ID, int64(len(stored)), events[len(stored):], false)
 		if err != nil {
 			return "", 0, err
 		}
-		return ImportExtended, len(evs), t.insertEvents(h.ID, s, evs)
+		return ImportExtended, len(evs), t.insertEvents(h.ID, s, evs, nil)
 	case replace && s.source == SourceLive && s.sum.Status == StatusRunning:
 		return "", 0, core.Errorf(core.CodeConflict, "session %s is running here; a running session cannot be replaced (cancel it, or import under another id with --as)", h.ID)
 	case replace:
 		if err := t.replaceSession(s, h.ID, h, source); err != nil {
 			return "", 0, err
 		}
-		evs, err := prepareEvents(h.ID, 0, events)
+		evs, err := prepareEvents(h.ID, 0, events, false)
 		if err != nil {
 			return "", 0, err
 		}
-		return ImportReplaced, len(evs), t.insertEvents(h.ID, s, evs)
+		return ImportReplaced, len(evs), t.insertEvents(h.ID, s, evs, nil)
 	}
 	hint := ""
 	if source == SourceImport {

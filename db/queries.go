@@ -31,11 +31,28 @@ type SessionInfo struct {
 	core.Summary
 }
 
+// List orders: by the updated time (the default), the creation time, the
+// number of calls or of errors; each the largest first, ties by id.
+const (
+	SortUpdated = "updated"
+	SortCreated = "created"
+	SortCalls   = "calls"
+	SortErrors  = "errors"
+)
+
+// sortColumns are the columns the list orders by.
+var sortColumns = map[string]string{SortUpdated: "updated_at", SortCreated: "created_at", SortCalls: "calls", SortErrors: "errors"}
+
 // ListOptions select and page sessions. Sessions come newest first (by
-// updated time, then id).
+// updated time, then id) unless Sort says otherwise.
 type ListOptions struct {
 	// Status keeps only sessions with this status ("" = all).
 	Status string
+	// HasErrors keeps only sessions with at least one failed call.
+	HasErrors bool
+	// Sort orders the list: SortUpdated ("" too), SortCreated, SortCalls
+	// or SortErrors, largest first.
+	Sort string
 	// ParentID keeps only the children of this session ("" = no filter).
 	ParentID string
 	// TopLevel hides subagent sessions (those with a parent).
@@ -86,20 +103,43 @@ func scanSessionRaw(row interface{ Scan(...any) error }, pre ...any) (SessionInf
 	return s, header, nil
 }
 
-func encodeCursor(s SessionInfo) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(s.UpdatedAt, 10) + ":" + s.ID))
+// sortKey is a row's value of the list's sort column.
+func sortKey(s SessionInfo, sort string) int64 {
+	switch sort {
+	case SortCreated:
+		return s.CreatedAt
+	case SortCalls:
+		return s.Calls
+	case SortErrors:
+		return s.Errors
+	}
+	return s.UpdatedAt
 }
 
-func decodeCursor(c string) (int64, string, error) {
+// encodeCursor writes the key of the last row of a page: "key:id" for the
+// default order, "sort:key:id" for the others.
+func encodeCursor(s SessionInfo, sort string) string {
+	c := strconv.FormatInt(sortKey(s, sort), 10) + ":" + s.ID
+	if sort != SortUpdated {
+		c = sort + ":" + c
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(c))
+}
+
+func decodeCursor(c, sort string) (int64, string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err == nil {
-		if at, id, ok := strings.Cut(string(b), ":"); ok {
+		rest, ok := string(b), true
+		if sort != SortUpdated {
+			rest, ok = strings.CutPrefix(rest, sort+":")
+		}
+		if at, id, cut := strings.Cut(rest, ":"); ok && cut {
 			if n, err := strconv.ParseInt(at, 10, 64); err == nil {
 				return n, id, nil
 			}
 		}
 	}
-	return 0, "", core.Errorf(core.CodeInvalid, "list sessions: malformed cursor %q", c)
+	return 0, "", core.Errorf(core.CodeInvalid, "list sessions: malformed cursor %q (for the %s order)", c, sort)
 }
 
 // ListSessions returns a page of sessions, newest first.
@@ -122,6 +162,17 @@ func (st *Store) ListSessions(ctx context.Context, o ListOptions) (SessionPage, 
 	if o.ParentID != "" {
 		where, args = append(where, "parent_id = ?"), append(args, o.ParentID)
 	}
+	if o.HasErrors {
+		where = append(where, "errors > 0")
+	}
+	sort := o.Sort
+	if sort == "" {
+		sort = SortUpdated
+	}
+	col, ok := sortColumns[sort]
+	if !ok {
+		return SessionPage{}, core.Errorf(core.CodeInvalid, "list sessions: unknown order %q (use updated, created, calls or errors)", o.Sort)
+	}
 	if o.TopLevel {
 		where = append(where, "parent_id IS NULL")
 	}
@@ -131,17 +182,17 @@ func (st *Store) ListSessions(ctx context.Context, o ListOptions) (SessionPage, 
 		args = append(args, "%"+esc+"%", "%"+esc+"%")
 	}
 	if o.Cursor != "" {
-		at, id, err := decodeCursor(o.Cursor)
+		at, id, err := decodeCursor(o.Cursor, sort)
 		if err != nil {
 			return SessionPage{}, err
 		}
-		where, args = append(where, "(updated_at < ? OR (updated_at = ? AND id < ?))"), append(args, at, at, id)
+		where, args = append(where, "("+col+" < ? OR ("+col+" = ? AND id < ?))"), append(args, at, at, id)
 	}
 	q := "SELECT " + sessionCols + " FROM sessions"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY updated_at DESC, id DESC LIMIT ?"
+	q += " ORDER BY " + col + " DESC, id DESC LIMIT ?"
 	args = append(args, limit+1)
 	if o.Cursor == "" && o.Offset > 0 {
 		q += " OFFSET ?"
@@ -165,7 +216,7 @@ func (st *Store) ListSessions(ctx context.Context, o ListOptions) (SessionPage, 
 	}
 	if len(page.Sessions) > limit {
 		page.Sessions = page.Sessions[:limit]
-		page.NextCursor = encodeCursor(page.Sessions[limit-1])
+		page.NextCursor = encodeCursor(page.Sessions[limit-1], sort)
 	}
 	return page, nil
 }
@@ -303,9 +354,19 @@ func (st *Store) EventsUpTo(ctx context.Context, id string, seq int64) ([]core.E
 
 // CallEvents returns one tool call's events in seq order: its tool/call,
 // tool/result(s) (replacements too), approval/asked and Code Mode
-// sub-dispatches (tool/code-dispatch-start, tool/code-dispatch).
-func (st *Store) CallEvents(ctx context.Context, id, callID string) ([]core.Event, error) {
-	return st.events(ctx, id, "events of call "+callID, "call_id = ?", callID)
+// sub-dispatches (tool/code-dispatch-start, tool/code-dispatch) — and,
+// interleaved in seq order, every event of the types withTypes names (the
+// turn and step boundaries a fold needs to place the call, say).
+func (st *Store) CallEvents(ctx context.Context, id, callID string, withTypes ...string) ([]core.Event, error) {
+	if len(withTypes) == 0 {
+		return st.events(ctx, id, "events of call "+callID, "call_id = ?", callID)
+	}
+	args := []any{callID}
+	for _, t := range withTypes {
+		args = append(args, t)
+	}
+	in := strings.TrimSuffix(strings.Repeat("?,", len(withTypes)), ",")
+	return st.events(ctx, id, "events of call "+callID, "(call_id = ? OR type IN ("+in+"))", args...)
 }
 
 // Export writes the session as prism JSONL: the header line, then one event

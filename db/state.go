@@ -42,6 +42,7 @@ type sessState struct {
 	created  bool
 	replaced bool
 	deleted  bool // the transaction deleted the session (its row is gone)
+	retitled bool // the title changed: the session's search document follows
 	appended []core.Event
 }
 
@@ -78,7 +79,8 @@ type wtx struct {
 	parent  *wtx
 	touched map[string]*sessState
 	order   []string
-	ins     *sql.Stmt // tx-bound statements, shared with children
+	idx     *indexStmts // the search index's statements, bound on first use
+	ins     *sql.Stmt   // tx-bound statements, shared with children
 	upd     *sql.Stmt
 	sel     *sql.Stmt
 	insSess *sql.Stmt
@@ -170,11 +172,11 @@ func (t *wtx) apply(r *request) (rejected, dbErr error) {
 		if !s.exists {
 			return notFound(r.sessionID), nil
 		}
-		events, err := prepareEvents(r.sessionID, s.sum.LastSeq+1, r.events)
+		events, err := prepareEvents(r.sessionID, s.sum.LastSeq+1, r.events, r.checked)
 		if err != nil {
 			return err, nil
 		}
-		return nil, t.insertEvents(r.sessionID, s, events)
+		return nil, t.insertEvents(r.sessionID, s, events, r.facts)
 	}
 	return fmt.Errorf("unexpected request kind %d", r.kind), nil
 }
@@ -215,6 +217,9 @@ func (t *wtx) replaceSession(s *sessState, id string, h core.SessionHeader, sour
 	if _, err := t.tx.Exec("DELETE FROM events WHERE session_id = ?", id); err != nil {
 		return translate(err, "replace session "+id)
 	}
+	if err := t.unindexEvents(id); err != nil {
+		return err
+	}
 	hj, err := jsonHeader(h)
 	if err != nil {
 		return err
@@ -230,9 +235,20 @@ func (t *wtx) replaceSession(s *sessState, id string, h core.SessionHeader, sour
 	return nil
 }
 
+// deleteSession removes a session row and its events (crash repair of a
+// session that never logged an event).
+func (t *wtx) deleteSession(id string, s *sessState) error {
+	if _, err := t.tx.Exec("DELETE FROM sessions WHERE id = ?", id); err != nil {
+		return translate(err, "remove session "+id)
+	}
+	*s = sessState{sum: core.NewSummary()}
+	return nil
+}
+
 // prepareEvents validates an append and returns the events with their data
-// compacted (so an export re-imports byte for byte).
-func prepareEvents(sessionID string, next int64, events []core.Event) ([]core.Event, error) {
+// compacted (so an export re-imports byte for byte). checked data (from
+// AppendChecked) is taken as lossless and compact already.
+func prepareEvents(sessionID string, next int64, events []core.Event, checked bool) ([]core.Event, error) {
 	out := events
 	for i := range events {
 		e := &events[i]
@@ -242,9 +258,13 @@ func prepareEvents(sessionID string, next int64, events []core.Event) ([]core.Ev
 		if e.Type == "" {
 			return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d has no type", sessionID, e.Seq)
 		}
-		data, err := core.Snapshot(e.Data) // lossless check and compaction, one pass when already compact
-		if err != nil {
-			return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d (%s): data: %v", sessionID, e.Seq, e.Type, err)
+		data := e.Data
+		if !checked {
+			var err error
+			data, err = core.Snapshot(e.Data) // lossless check and compaction, one pass when already compact
+			if err != nil {
+				return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d (%s): data: %v", sessionID, e.Seq, e.Type, err)
+			}
 		}
 		surface := core.IsSurfaceType(e.Type)
 		if !surface && (e.SurfaceOp != nil || e.SourceEventSeqs != nil) {
@@ -268,7 +288,9 @@ func prepareEvents(sessionID string, next int64, events []core.Event) ([]core.Ev
 	return out, nil
 }
 
-func (t *wtx) insertEvents(id string, s *sessState, events []core.Event) error {
+// insertEvents writes events and applies them to the session's summary;
+// facts[i], when given and not nil, are events[i]'s facts (else decoded).
+func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts []*core.EventFacts) error {
 	for i := range events {
 		e := &events[i]
 		var surface, sources, callID any
@@ -279,8 +301,15 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event) error {
 		if e.SourceEventSeqs != nil {
 			sources = encodeSeqs(e.SourceEventSeqs)
 		}
-		f := core.FactsOf(e) // one decode: the summary's facts and the call id
+		var f core.EventFacts
+		if i < len(facts) && facts[i] != nil {
+			f = *facts[i] // the session knew them from the appended value
+		} else {
+			f = core.FactsOf(e) // one decode
+		}
+		title := s.sum.Title
 		s.sum.ApplyFacts(e, &f)
+		s.retitled = s.retitled || s.sum.Title != title
 		if id := f.CallID(); id != "" {
 			callID = id
 		}
@@ -290,6 +319,9 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event) error {
 		}
 		if _, err := t.ins.Exec(id, e.Seq, e.Type, e.Time, string(e.Data), ign, surface, sources, callID); err != nil {
 			return translate(err, fmt.Sprintf("append to session %s: seq %d", id, e.Seq))
+		}
+		if err := t.indexEvent(id, e); err != nil {
+			return err
 		}
 	}
 	s.appended = append(s.appended, events...)
@@ -315,6 +347,11 @@ func (t *wtx) finish() error {
 		s := t.touched[id]
 		if !s.dirty || s.deleted {
 			continue
+		}
+		if s.created || s.replaced || s.retitled {
+			if err := t.indexSession(id, s); err != nil {
+				return err
+			}
 		}
 		sm := &s.sum
 		if _, err := t.upd.Exec(core.SummaryVersion, sm.Title, b2i(sm.Titled), sm.Status, b2i(sm.OneShot), sm.LastSeq,
@@ -349,7 +386,7 @@ func (t *wtx) publish() {
 			continue
 		}
 		c := *s
-		c.dirty, c.created, c.replaced, c.appended = false, false, false, nil
+		c.dirty, c.created, c.replaced, c.retitled, c.appended = false, false, false, false, nil
 		t.w.cache[id] = &c
 	}
 }

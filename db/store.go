@@ -29,6 +29,23 @@ func (st *Store) AppendEvents(ctx context.Context, sessionID string, events []co
 	return st.submit(ctx, &request{kind: kindAppend, sessionID: sessionID, events: events})
 }
 
+var _ core.CheckedStore = (*Store)(nil)
+
+// AppendChecked implements core.CheckedStore: AppendEvents for events a
+// core.Session appended, whose data it checked and compacted, and whose
+// facts it knows where facts[i] is not nil — the store then neither checks
+// the data again nor decodes it for the session's summary and call ids.
+// The envelope (seqs, types, surface fields) is checked as always.
+func (st *Store) AppendChecked(ctx context.Context, sessionID string, events []core.Event, facts []*core.EventFacts) error {
+	if len(events) == 0 {
+		return nil
+	}
+	if facts != nil && len(facts) != len(events) {
+		return core.Errorf(core.CodeInvalid, "append to session %s: %d facts for %d events", sessionID, len(facts), len(events))
+	}
+	return st.submit(ctx, &request{kind: kindAppend, sessionID: sessionID, events: events, checked: true, facts: facts})
+}
+
 // write runs fn in a write transaction of its own, on the writer goroutine.
 func (st *Store) write(ctx context.Context, fn func(*wtx) error) error {
 	return st.submit(ctx, &request{kind: kindTx, fn: fn})
@@ -37,56 +54,95 @@ func (st *Store) write(ctx context.Context, fn func(*wtx) error) error {
 // RepairOpenTurns applies crash repair to every session prism itself writes
 // (source "live") whose status is running: it loads the log, appends
 // core.InterruptedTurnClosers (synthetic tool results, step/end,
-// turn/end{interrupted}), which marks the session interrupted. Call it at
-// startup, before any agent runs; it returns the ids it repaired. Imported
-// and watched sessions are not touched (import repairs at import time; a
-// watched session belongs to dsh, which repairs its own log).
+// turn/end{interrupted}), which marks the session interrupted. A live
+// session that never got its first turn logged — created, then the process
+// died before its prompt was committed, so it was never acknowledged and
+// has no event at all — is removed: there is nothing of it to show, and a
+// header alone would stand in the list as an idle session forever. Call it
+// at startup, before any agent runs; it returns the ids it removed, then
+// those it repaired. Imported and watched sessions are not touched (import
+// repairs at import time; a watched session belongs to dsh, which repairs
+// its own log).
 func (st *Store) RepairOpenTurns(ctx context.Context) ([]string, error) {
-	rows, err := st.rdb.QueryContext(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'running'")
+	removed, err := st.forEachSession(ctx, "SELECT id FROM sessions WHERE source = 'live' AND last_seq = -1",
+		"removed a session whose first turn was never logged",
+		func(t *wtx, id string, s *sessState) (bool, error) {
+			if s.sum.Events != 0 {
+				return false, nil
+			}
+			return true, t.deleteSession(id, s)
+		})
 	if err != nil {
-		return nil, translate(err, "list running sessions")
+		return removed, err
 	}
+	repaired, err := st.forEachSession(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'running'",
+		"repaired an interrupted turn",
+		func(t *wtx, id string, s *sessState) (bool, error) {
+			if s.sum.Status != StatusRunning {
+				return false, nil
+			}
+			events, err := t.loadEvents(id)
+			if err != nil {
+				return false, err
+			}
+			closers, err := prepareEvents(id, s.sum.LastSeq+1, closersFor(events), false)
+			if err != nil || len(closers) == 0 {
+				return false, err
+			}
+			return true, t.insertEvents(id, s, closers, nil)
+		})
+	return append(removed, repaired...), err
+}
+
+// sessionIDs returns the ids a query selects.
+func (st *Store) sessionIDs(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := st.rdb.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, translate(err, "list sessions")
+	}
+	defer rows.Close()
 	var ids []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, translate(err, "list running sessions")
+			return nil, translate(err, "list sessions")
 		}
 		ids = append(ids, id)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, translate(err, "list running sessions")
+		return nil, translate(err, "list sessions")
 	}
-	var repaired []string
+	return ids, nil
+}
+
+// forEachSession runs fix, each in a write transaction of its own, on the
+// sessions query selects that still exist, and returns the ids fix
+// changed (logging what for each).
+func (st *Store) forEachSession(ctx context.Context, query, what string, fix func(t *wtx, id string, s *sessState) (bool, error)) ([]string, error) {
+	ids, err := st.sessionIDs(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
 	for _, id := range ids {
 		done := false
 		err := st.write(ctx, func(t *wtx) error {
 			s, err := t.state(id)
-			if err != nil || !s.exists || s.sum.Status != StatusRunning {
+			if err != nil || !s.exists {
 				return err
 			}
-			events, err := t.loadEvents(id)
-			if err != nil {
-				return err
-			}
-			closers, err := prepareEvents(id, s.sum.LastSeq+1, closersFor(events))
-			if err != nil || len(closers) == 0 {
-				return err
-			}
-			done = true
-			return t.insertEvents(id, s, closers)
+			done, err = fix(t, id, s)
+			return err
 		})
 		if err != nil {
-			return repaired, err
+			return changed, err
 		}
 		if done {
-			repaired = append(repaired, id)
-			st.log.Info("repaired an interrupted turn", logkey.SessionID, id)
+			changed = append(changed, id)
+			st.log.Info(what, logkey.SessionID, id)
 		}
 	}
-	return repaired, nil
+	return changed, nil
 }
 
 // closersFor returns core.InterruptedTurnClosers for a loaded log, with
@@ -104,22 +160,9 @@ func closersFor(events []core.Event) []core.Event {
 // than core.SummaryVersion (a database of an earlier prism), so the list
 // shows every session by today's rules. Open calls it.
 func (st *Store) resummarize(ctx context.Context) error {
-	rows, err := st.rdb.QueryContext(ctx, "SELECT id FROM sessions WHERE summary_version <> ?", core.SummaryVersion)
+	ids, err := st.sessionIDs(ctx, "SELECT id FROM sessions WHERE summary_version <> ?", core.SummaryVersion)
 	if err != nil {
-		return translate(err, "list sessions to resummarize")
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return translate(err, "list sessions to resummarize")
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return translate(err, "list sessions to resummarize")
+		return fmt.Errorf("resummarize: %w", err)
 	}
 	for _, id := range ids {
 		// Reading the state of a row with an older version folds its log

@@ -190,15 +190,20 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 		}
 		wf = nil // same size, new times: rewritten in place
 	}
+	// Decoding takes one of the store's import slots (waiting for it), so
+	// watching and uploads together stay within the import memory bound.
+	release, err := w.st.acquireImport(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if wf == nil || size > orDefaultFileBytes(w.st.opts.Limits) {
 		// A new file, or one grown past the limit (resync refuses it).
 		return w.resync(ctx, path, f, dev, ino, size, sig)
 	}
-	buf := make([]byte, size-wf.tail.Offset())
-	if _, err := f.ReadAt(buf, wf.tail.Offset()); err != nil && !errors.Is(err, io.EOF) {
-		return nil
-	}
-	events, ferr := wf.tail.Feed(buf)
+	// Only the growth is read, streaming (it may be large: the watcher is
+	// bounded by the decoder's limits, not by the file).
+	events, ferr := wf.tail.FeedFrom(io.NewSectionReader(f, wf.tail.Offset(), size-wf.tail.Offset()))
 	if len(events) > 0 {
 		if err := w.st.AppendEvents(ctx, wf.sessionID, events); err != nil {
 			if core.ErrorCode(err) == core.CodeConflict || core.ErrorCode(err) == core.CodeNotFound {
@@ -237,18 +242,17 @@ func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino 
 		w.report(WatchSync{Path: path, Outcome: "failed", Err: fmt.Errorf("%s: file is larger than the limit of %d bytes", path, max)})
 		return nil
 	}
-	data := make([]byte, size)
-	n, err := f.ReadAt(data, 0)
+	var head [4]byte
+	n, err := f.ReadAt(head[:], 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil
 	}
-	data = data[:n]
-	format := sessionlog.Detect(data)
+	format := sessionlog.Detect(head[:n])
 	if format == sessionlog.FormatZip {
 		format = sessionlog.FormatJSONL // not a dsh log: fails below as JSONL
 	}
 	tail := sessionlog.NewTail(format, lim)
-	events, ferr := tail.Feed(data)
+	events, ferr := tail.FeedFrom(io.NewSectionReader(f, 0, size))
 	h, ok := tail.Header()
 	if !ok {
 		if ferr != nil {

@@ -31,6 +31,8 @@ type request struct {
 	kind      reqKind
 	sessionID string
 	events    []core.Event
+	checked   bool               // AppendChecked: data checked and compact
+	facts     []*core.EventFacts // AppendChecked: the events' facts, nil where unknown
 	header    core.SessionHeader
 	source    string
 	fn        func(*wtx) error
@@ -48,6 +50,10 @@ type writer struct {
 	maxBatch int
 
 	insEvent, updSession, selState, insSession, versionStmt *sql.Stmt
+	idx                                                     *indexStmts // the search index's (search.go)
+	// noIndex appends without the search index: only benchmarks set it,
+	// to measure what the index costs in the same run.
+	noIndex bool
 
 	cache       map[string]*sessState // committed session state
 	dataVersion int64
@@ -94,11 +100,18 @@ func newWriter(st *Store) (*writer, error) {
 	if w.insSession, err = prep(insSessionSQL); err != nil {
 		return nil, err
 	}
+	if w.idx, err = prepareIndex(prep); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
 func (w *writer) closeStmts() {
-	for _, s := range []*sql.Stmt{w.insEvent, w.updSession, w.selState, w.insSession, w.versionStmt} {
+	stmts := []*sql.Stmt{w.insEvent, w.updSession, w.selState, w.insSession, w.versionStmt}
+	if w.idx != nil {
+		stmts = append(stmts, w.idx.all()...)
+	}
+	for _, s := range stmts {
 		if s != nil {
 			s.Close()
 		}

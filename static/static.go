@@ -1,5 +1,6 @@
 // Package static holds the browser assets prism serves under /static/: the
-// stylesheet, a tiny clipboard module, the icon and the Datastar client.
+// stylesheet, a tiny clipboard module, the session filter bar, the icon and
+// the Datastar client.
 //
 // datastar.js is not committed: `go generate ./...` copies it from the pinned
 // Go module github.com/starfederation/datastar@v1.0.0 (checksum-verified) by
@@ -17,7 +18,7 @@ import (
 
 // FS holds every asset, at the root (app.css, app.js, datastar.js, …).
 //
-//go:embed app.css app.js icon.svg datastar.js datastar.js.map
+//go:embed app.css app.js filter.js icon.svg datastar.js datastar.js.map
 var FS embed.FS
 
 // Hash returns a short content hash of the named asset, for cache-busting

@@ -188,6 +188,28 @@ type ApprovalView struct {
 	DecideURL string
 }
 
+// Filter states: how the session's filter bar groups cards.
+const (
+	FilterPending     = "pending"     // waiting for a result or an approval (running too)
+	FilterOK          = "ok"          // completed (a non-zero exit included)
+	FilterError       = "error"       // failed
+	FilterInterrupted = "interrupted" // stopped without a result, cancelled, or closed by crash repair
+)
+
+// FilterState returns the card's filter state: FilterPending, FilterOK,
+// FilterError or FilterInterrupted.
+func (v *CardView) FilterState() string {
+	switch {
+	case v.State == StateStopped, v.Outcome != "":
+		return FilterInterrupted
+	case v.State == StatePending, v.State == StateRunning, v.State == StateAwaiting:
+		return FilterPending
+	case v.State == StateError:
+		return FilterError
+	}
+	return FilterOK
+}
+
 // NewCardView builds the screen model of a card. sessionID is used for the
 // inspect link; cwd resolves a terminal's relative cwd.
 func NewCardView(c *Card, sessionID, cwd string) *CardView {

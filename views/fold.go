@@ -2,7 +2,10 @@ package views
 
 import (
 	"encoding/json"
+	"runtime"
+	"slices"
 	"strconv"
+	"sync"
 
 	"prism/core"
 	"prism/core/price"
@@ -80,36 +83,123 @@ func Fold(h core.SessionHeader, events []core.Event, p Presenter) *Timeline {
 // ApplyAll applies a batch of events in seq order. It ends in the state
 // Apply would reach event by event, but looks ahead: the chunks of a
 // streamed message that a later assistant/message in the batch finalizes
-// are not decoded (the final message replaces their text).
+// are not decoded (the final message replaces their text); and a large
+// batch is decoded in parallel (decoding is most of a fold's work) before
+// it is applied in order.
 func (t *Timeline) ApplyAll(events []core.Event) {
-	superseded := false
-	for i := range events {
-		e := &events[i]
-		if e.Type != core.EventAssistantChunk {
-			superseded = false
-			t.Apply(e)
+	superseded := make([]bool, len(events)) // chunks a later message of the batch finalizes
+	for i := 0; i < len(events); {
+		if events[i].Type != core.EventAssistantChunk {
+			i++
 			continue
 		}
-		if i == 0 || events[i-1].Type != core.EventAssistantChunk {
-			// A new run of chunks: is it finalized within the batch?
-			j := i
-			for j < len(events) && events[j].Type == core.EventAssistantChunk {
-				j++
-			}
-			superseded = j < len(events) && events[j].Type == core.EventAssistantMessage && !(events[j].SurfaceOp != nil && events[j].SurfaceOp.Replace)
+		j := i
+		for j < len(events) && events[j].Type == core.EventAssistantChunk {
+			j++
 		}
-		if superseded && t.stream != nil && e.Seq > t.lastSeq {
+		if j < len(events) && events[j].Type == core.EventAssistantMessage && !(events[j].SurfaceOp != nil && events[j].SurfaceOp.Replace) {
+			for k := i; k < j; k++ {
+				superseded[k] = true
+			}
+		}
+		i = j
+	}
+	pre := predecode(events, superseded, t.lastSeq)
+	for i := range events {
+		e := &events[i]
+		if e.Seq <= t.lastSeq {
+			continue
+		}
+		if superseded[i] && t.stream != nil {
 			t.skip(e)
 			continue
 		}
-		t.Apply(e)
+		dec := decoded{}
+		if pre != nil && !superseded[i] {
+			dec = pre[i]
+		} else {
+			dec = decodeEvent(e)
+		}
+		t.apply(e, dec)
 	}
+}
+
+// parallelDecodeMin is the batch size from which ApplyAll decodes in
+// parallel: below it, starting goroutines costs more than it saves.
+const parallelDecodeMin = 512
+
+// predecode decodes the events a fold will decode — those after lastSeq
+// that are not superseded chunks — on GOMAXPROCS goroutines, each taking a
+// contiguous share of the bytes. It returns nil for a small batch or a
+// single processor (the fold then decodes as it goes).
+func predecode(events []core.Event, superseded []bool, lastSeq int64) []decoded {
+	workers := runtime.GOMAXPROCS(0)
+	if len(events) < parallelDecodeMin || workers < 2 {
+		return nil
+	}
+	total := 0
+	for i := range events {
+		total += len(events[i].Data)
+	}
+	pre := make([]decoded, len(events))
+	var wg sync.WaitGroup
+	share := total/workers + 1
+	for start := 0; start < len(events); {
+		end, size := start, 0
+		for end < len(events) && (size < share || end == start) {
+			size += len(events[end].Data)
+			end++
+		}
+		from, to := start, end
+		wg.Go(func() {
+			for i := from; i < to; i++ {
+				if !superseded[i] && events[i].Seq > lastSeq {
+					pre[i] = decodeEvent(&events[i])
+				}
+			}
+		})
+		start = end
+	}
+	wg.Wait()
+	return pre
 }
 
 // skip records an event without decoding it for the transcript.
 func (t *Timeline) skip(e *core.Event) {
 	t.lastSeq = e.Seq
 	t.sum.Apply(e)
+}
+
+// CallContextTypes are the event types that, with one call's own events
+// (the events core.FactsOf gives its call id), fold to that call's cards
+// exactly as the whole log does: the turn and step boundaries that stop an
+// unanswered call and pair a reused call id's result with the right card,
+// and the approval decisions (which name an approval, not a call).
+// The exception is a card whose call was never logged (crash repair's "not
+// started"): the whole log's fold takes its tool and arguments from the
+// turn's assistant request, which the context lacks, so its card from the
+// context has neither HasCall nor Requested and a caller that wants them
+// folds the whole log.
+func CallContextTypes() []string {
+	return []string{core.EventTurnStart, core.EventTurnEnd, core.EventStepStart, core.EventStepEnd, core.EventApprovalDecided}
+}
+
+// CallContext returns the events of a log that place one call's cards (in
+// log order): the call's own events and those of CallContextTypes. A store
+// selects the same events by its call-id column; this is that selection
+// over a log in memory.
+func CallContext(events []core.Event, callID string) []core.Event {
+	types := CallContextTypes()
+	var out []core.Event
+	for i := range events {
+		e := &events[i]
+		if slices.Contains(types, e.Type) {
+			out = append(out, *e)
+		} else if f := core.FactsOf(e); f.CallID() == callID {
+			out = append(out, *e)
+		}
+	}
+	return out
 }
 
 // Header returns the session header.
@@ -169,6 +259,51 @@ func (t *Timeline) Apply(e *core.Event) Update {
 	if e.Seq <= t.lastSeq {
 		return Update{}
 	}
+	return t.apply(e, decodeEvent(e))
+}
+
+// decoded is an event's data decoded into the type the fold reads of it
+// (v nil for a type the fold does not decode), or the decode's error.
+type decoded struct {
+	v   any
+	err error
+}
+
+// decodeEvent decodes e's data for the fold: a pure function of e, so a
+// batch is decoded in parallel (ApplyAll) before it is applied in order.
+func decodeEvent(e *core.Event) decoded {
+	var v any
+	switch e.Type {
+	case core.EventTurnStart:
+		v = new(core.TurnStart)
+	case core.EventTurnEnd:
+		v = new(core.TurnEnd)
+	case core.EventStepStart:
+		v = new(core.StepBoundary)
+	case core.EventUserMessage:
+		v = new(core.Message)
+	case core.EventAssistantChunk:
+		v = new(core.AssistantChunk)
+	case core.EventAssistantMessage:
+		v = new(core.AssistantMessage)
+	case core.EventToolCall:
+		v = new(core.ToolCall)
+	case core.EventToolResult:
+		v = new(core.ToolResultData)
+	case core.EventSessionTitle:
+		v = new(core.SessionTitle)
+	case core.EventApprovalAsked:
+		v = new(core.ApprovalAsked)
+	case core.EventApprovalDecided:
+		v = new(core.ApprovalDecided)
+	default:
+		return decoded{}
+	}
+	return decoded{v: v, err: json.Unmarshal(e.Data, v)}
+}
+
+// apply folds e, whose data dec holds decoded (decodeEvent).
+func (t *Timeline) apply(e *core.Event, dec decoded) Update {
 	t.lastSeq = e.Seq
 	u := Update{From: e.Seq, Seq: e.Seq}
 	// The summary reads the data the switch decodes (core.TypedFacts);
@@ -187,11 +322,11 @@ func (t *Timeline) Apply(e *core.Event) Update {
 	}
 	switch e.Type {
 	case core.EventTurnStart:
-		var d core.TurnStart
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			t.addRaw(&u, e, "malformed", err.Error())
+		if dec.err != nil {
+			t.addRaw(&u, e, "malformed", dec.err.Error())
 			break
 		}
+		d := dec.v.(*core.TurnStart)
 		t.closeTurn(&u, e, nil)
 		t.requested = nil
 		r := &TurnRow{Seq: e.Seq, Time: e.Time, Turn: d.Turn}
@@ -200,12 +335,12 @@ func (t *Timeline) Apply(e *core.Event) Update {
 		u.append(TranscriptID, r)
 		u.Header = true
 	case core.EventTurnEnd:
-		var d core.TurnEnd
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			t.addRaw(&u, e, "malformed", err.Error())
+		if dec.err != nil {
+			t.addRaw(&u, e, "malformed", dec.err.Error())
 			break
 		}
-		typed = &d
+		d := dec.v.(*core.TurnEnd)
+		typed = d
 		if t.turn == nil {
 			t.addRaw(&u, e, "meta", "turn/end without an open turn")
 			break
@@ -213,11 +348,11 @@ func (t *Timeline) Apply(e *core.Event) Update {
 		t.closeTurn(&u, e, &d.Reason)
 		u.Header = true
 	case core.EventStepStart:
-		var d core.StepBoundary
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			t.addRaw(&u, e, "malformed", err.Error())
+		if dec.err != nil {
+			t.addRaw(&u, e, "malformed", dec.err.Error())
 			break
 		}
+		d := dec.v.(*core.StepBoundary)
 		t.closeStep(&u, e)
 		s := &Step{Seq: e.Seq, Time: e.Time, Turn: t.turn, TurnNo: d.Turn, StepNo: d.Step}
 		t.step = s
@@ -231,79 +366,78 @@ func (t *Timeline) Apply(e *core.Event) Update {
 		t.closeStep(&u, e)
 		u.Header = true
 	case core.EventUserMessage:
-		var m core.Message
-		if err := json.Unmarshal(e.Data, &m); err != nil {
-			t.addRaw(&u, e, "malformed", err.Error())
+		if dec.err != nil {
+			t.addRaw(&u, e, "malformed", dec.err.Error())
 			break
 		}
-		typed = &m
+		m := dec.v.(*core.Message)
+		typed = m
 		if e.SurfaceOp != nil && e.SurfaceOp.Replace {
 			t.addRaw(&u, e, "replacement", "")
 			break
 		}
-		t.addItem(&u, &MessageItem{Seq: e.Seq, Time: e.Time, Message: m})
+		t.addItem(&u, &MessageItem{Seq: e.Seq, Time: e.Time, Message: *m})
 	case core.EventAssistantChunk:
-		var d core.AssistantChunk
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if dec.err != nil {
 			t.stream = nil
-			t.addRaw(&u, e, "malformed", err.Error())
+			t.addRaw(&u, e, "malformed", dec.err.Error())
 			break
 		}
+		d := dec.v.(*core.AssistantChunk)
 		t.applyChunk(&u, e, &d.Chunk)
 	case core.EventAssistantMessage:
-		var d core.AssistantMessage
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			t.addRaw(&u, e, "malformed", err.Error())
+		if dec.err != nil {
+			t.addRaw(&u, e, "malformed", dec.err.Error())
 			break
 		}
-		typed = &d
+		d := dec.v.(*core.AssistantMessage)
+		typed = d
 		if e.SurfaceOp != nil && e.SurfaceOp.Replace {
 			t.addRaw(&u, e, "replacement", "")
 			break
 		}
-		t.applyAssistant(&u, e, &d)
+		t.applyAssistant(&u, e, d)
 	case core.EventToolCall:
-		var d core.ToolCall
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			t.addRaw(&u, e, "malformed", err.Error())
+		if dec.err != nil {
+			t.addRaw(&u, e, "malformed", dec.err.Error())
 			break
 		}
-		typed = &d
+		d := dec.v.(*core.ToolCall)
+		typed = d
 		c := t.newCard(d.CallID)
 		c.Name, c.Args, c.HasCall = d.Name, d.Arguments, true
 		c.CallSeq, c.CallTime = e.Seq, e.Time
 		t.addItem(&u, c)
 		u.Header = true
 	case core.EventToolResult:
-		var d core.ToolResultData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			t.addRaw(&u, e, "malformed", err.Error())
+		if dec.err != nil {
+			t.addRaw(&u, e, "malformed", dec.err.Error())
 			break
 		}
-		typed = &d
+		d := dec.v.(*core.ToolResultData)
+		typed = d
 		if e.SurfaceOp != nil && e.SurfaceOp.Replace {
 			// A replacement rewrites the model's copy only; the card keeps
 			// what the user saw.
 			break
 		}
-		t.applyResult(&u, e, &d)
+		t.applyResult(&u, e, d)
 		u.Header = true
 	case core.EventSessionTitle:
-		var d core.SessionTitle
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			t.addRaw(&u, e, "malformed", err.Error())
+		if dec.err != nil {
+			t.addRaw(&u, e, "malformed", dec.err.Error())
 			break
 		}
-		typed = &d
+		typed = dec.v.(*core.SessionTitle)
 		t.addRaw(&u, e, "meta", "")
 		u.Header = true
 	case core.EventApprovalAsked:
-		var d core.ApprovalAsked
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			t.addRaw(&u, e, "malformed", err.Error())
+		if dec.err != nil {
+			t.addRaw(&u, e, "malformed", dec.err.Error())
 			break
 		}
-		typed = &d
+		d := dec.v.(*core.ApprovalAsked)
+		typed = d
 		c := t.openCard(d.CallID)
 		if c == nil || d.ID == "" {
 			t.addRaw(&u, e, "meta", "")
@@ -314,12 +448,12 @@ func (t *Timeline) Apply(e *core.Event) Update {
 		u.morph(c)
 		u.Header = true
 	case core.EventApprovalDecided:
-		var d core.ApprovalDecided
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			t.addRaw(&u, e, "malformed", err.Error())
+		if dec.err != nil {
+			t.addRaw(&u, e, "malformed", dec.err.Error())
 			break
 		}
-		typed = &d
+		d := dec.v.(*core.ApprovalDecided)
+		typed = d
 		c := t.approvals[d.ID]
 		if c == nil || c.Approval == nil || c.Approval.ID != d.ID || c.Approval.Decided {
 			t.addRaw(&u, e, "meta", "")

@@ -237,3 +237,122 @@ func TestCoalescer(t *testing.T) {
 		t.Errorf("emitted (from, seq) %v, want %v", got, want)
 	}
 }
+
+// TestFold_ParallelDecodeEqualsEventByEvent: a batch large enough for
+// ApplyAll to decode in parallel folds to the very page event-by-event
+// Apply builds — with streamed messages (chunks the final message
+// supersedes, and a run it does not), malformed and unknown events,
+// approvals, repeated call ids and a crash repair.
+func TestFold_ParallelDecodeEqualsEventByEvent(t *testing.T) {
+	b := coretest.NewBuilder(t0)
+	for turn := 0; len(b.Events) < 3000; turn++ {
+		b.TurnStart().StepStart().User("turn " + strings.Repeat("x", turn%7))
+		b.Chunks("a", "b", "c").Assistant("abc", [3]string{"c1", "note", `{"title":"t"}`}, [3]string{"c2", "read", `{}`})
+		b.Call("c1", "note", `{"title":"t"}`).Result("c1", "noted", false, map[string]any{"n": turn}, nil)
+		b.Call("c2", "read", `{}`)
+		b.Add(core.EventApprovalAsked, map[string]any{"id": "ap", "callId": "c2"}, nil)
+		b.Add(core.EventApprovalDecided, map[string]any{"id": "ap", "outcome": "allowed-once"}, nil)
+		b.Result("c2", "boom", true, nil, &core.ErrorInfo{Name: "E", Code: "X"})
+		b.AddRaw(core.EventToolCall, []byte(`{"callId":5}`), nil) // malformed
+		b.AddRaw("future/kind", []byte(`{"x":1}`), nil)
+		b.StepEnd()
+		if turn%3 == 0 {
+			b.StepStart().Chunks("unfinished ", "stream") // no final message: its chunks are decoded
+			b.StepEnd()
+		}
+		b.TurnEnd(core.TurnCompleted)
+	}
+	b.TurnStart().StepStart().Assistant("", [3]string{"z", "note", `{}`}).Call("z", "note", `{}`).Repair()
+	events := b.Events
+	render := func(tl *views.Timeline) string {
+		patches, err := views.RenderPage(context.Background(), tl, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return patches[0].HTML
+	}
+	one := views.NewTimeline(hdr(), presenters(t))
+	for i := range events {
+		one.Apply(&events[i])
+	}
+	batch := views.Fold(hdr(), events, presenters(t))
+	if got, want := render(batch), render(one); got != want {
+		t.Errorf("the batch fold of %d events renders %d bytes, event by event %d; first difference at byte %d",
+			len(events), len(got), len(want), firstDiff(got, want))
+	}
+	if batch.Summary() != one.Summary() || batch.LastSeq() != one.LastSeq() {
+		t.Errorf("summary %+v / %+v, last seq %d / %d", batch.Summary(), one.Summary(), batch.LastSeq(), one.LastSeq())
+	}
+}
+
+func firstDiff(a, b string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// TestCallContextFoldsToTheSameCards: for every call of a log — reused call
+// ids across steps, a call stopped by its step's end, approvals, a result
+// without a logged call — the projections page folded from the call's
+// context alone renders exactly as from the whole log.
+func TestCallContextFoldsToTheSameCards(t *testing.T) {
+	b := coretest.NewBuilder(t0)
+	b.TurnStart().StepStart().User("go")
+	b.Call("c1", "note", `{"title":"a"}`).Result("c1", "one", false, map[string]any{"n": 1}, nil)
+	b.Call("c2", "read", `{"file_path":"x"}`) // never answered: stopped at step/end
+	b.Call("c3", "bash", `{"command":"ls"}`)
+	b.Add(core.EventApprovalAsked, map[string]any{"id": "ap", "callId": "c3"}, nil)
+	b.Add(core.EventApprovalDecided, map[string]any{"id": "ap", "outcome": "allowed-once"}, nil)
+	b.StepEnd().StepStart()
+	b.Call("c1", "note", `{"title":"again"}`).Result("c1", "two", true, nil, &core.ErrorInfo{Name: "E", Code: "X"})
+	b.Result("c3", "late", false, nil, nil)
+	b.StepEnd().TurnEnd(core.TurnCompleted)
+	b.TurnStart().StepStart().Assistant("", [3]string{"c4", "note", `{}`}).Repair()
+	// A turn still open (a watched session): c5's step ended without its
+	// result, the next step runs.
+	b.TurnStart().StepStart().Call("c5", "read", `{}`).StepEnd().StepStart()
+	b.Call("c6", "bash", `{"command":"make"}`) // approved, running
+	b.Add(core.EventApprovalAsked, map[string]any{"id": "ap6", "callId": "c6"}, nil)
+	b.Add(core.EventApprovalDecided, map[string]any{"id": "ap6", "outcome": "allowed-once"}, nil)
+	log := b.Events
+	full := views.Fold(hdr(), log, presenters(t))
+	render := func(tl *views.Timeline, c *views.Card) string {
+		var sb strings.Builder
+		if err := views.CallPage(views.NewCallPage(views.PageMeta{}, tl, c)).Render(context.Background(), &sb); err != nil {
+			t.Fatal(err)
+		}
+		return sb.String()
+	}
+	n := 0
+	for _, id := range []string{"c1", "c2", "c3", "c4", "c5", "c6"} {
+		part := views.Fold(hdr(), views.CallContext(log, id), presenters(t))
+		fullCards, partCards := full.CardsByCallID(id), part.CardsByCallID(id)
+		if len(fullCards) == 0 || len(fullCards) != len(partCards) {
+			t.Fatalf("%s: %d cards from the log, %d from its context", id, len(fullCards), len(partCards))
+		}
+		for i := range fullCards {
+			n++
+			if !fullCards[i].HasCall {
+				// A call never logged (c4, crash repair): the whole log's card
+				// takes its tool and arguments from the turn's assistant
+				// request, which the context does not hold. The context's card
+				// says so (no call), and callers then fold the whole log
+				// (web's callEvents).
+				if partCards[i].HasCall || partCards[i].Requested || !fullCards[i].Requested {
+					t.Errorf("%s card %d: never logged, yet from the context HasCall=%v Requested=%v, from the log Requested=%v",
+						id, i, partCards[i].HasCall, partCards[i].Requested, fullCards[i].Requested)
+				}
+				continue
+			}
+			if got, want := render(part, partCards[i]), render(full, fullCards[i]); got != want {
+				t.Errorf("%s card %d: from the context %d bytes, from the log %d; first difference at %d", id, i, len(got), len(want), firstDiff(got, want))
+			}
+		}
+	}
+	if n != 7 {
+		t.Errorf("compared %d cards, want 7", n)
+	}
+}

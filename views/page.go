@@ -1,6 +1,9 @@
 package views
 
 import (
+	"encoding/json"
+	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +15,7 @@ import (
 // Assets are the URLs of the static files a page links.
 type Assets struct {
 	CSS, HighlightCSS, JS, Datastar, Icon string
+	Filter                                string // the session page's filter bar
 }
 
 // PageMeta is what every page's layout needs.
@@ -310,6 +314,7 @@ type SessionRowView struct {
 	ID, Title, Status string
 	Created, Updated  string
 	UpdatedISO        string
+	CreatedISO        string
 	Calls, Errors     int64
 	Events            int64
 	// Awaiting counts the session's approvals waiting for a person.
@@ -327,7 +332,7 @@ func NewSessionRow(id, parentID string, createdAt, updatedAt int64, sum core.Sum
 		URL: SessionURL(id),
 	}
 	r.Updated, r.UpdatedISO = stamp(updatedAt)
-	r.Created, _ = stamp(createdAt)
+	r.Created, r.CreatedISO = stamp(createdAt)
 	return r
 }
 
@@ -350,7 +355,7 @@ func (r *SessionRowView) cleaned() *SessionRowView {
 	c := *r
 	c.ID, c.Parent = clean(r.ID), clean(r.Parent)
 	c.Title, c.Status = clean(r.Title), clean(r.Status)
-	c.Created, c.Updated, c.UpdatedISO = clean(r.Created), clean(r.Updated), clean(r.UpdatedISO)
+	c.Created, c.Updated, c.UpdatedISO, c.CreatedISO = clean(r.Created), clean(r.Updated), clean(r.UpdatedISO), clean(r.CreatedISO)
 	return &c
 }
 
@@ -358,10 +363,52 @@ func (r *SessionRowView) cleaned() *SessionRowView {
 type SessionListView struct {
 	Meta      PageMeta
 	Query     string
+	Filter    ListFilter // the filters and order the rows were chosen by
 	Rows      []*SessionRowView
 	StreamURL string
 	CanRun    bool
+	CanSearch bool // the server has full-text search (/search)
 	Notice    string
+}
+
+// Filtered reports whether any filter narrows the list.
+func (v *SessionListView) Filtered() bool {
+	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors
+}
+
+// SortURL is the list with the same filters in order sort.
+func (v *SessionListView) SortURL(sort string) string {
+	f := v.Filter
+	if sort == "updated" {
+		sort = ""
+	}
+	f.Sort = sort
+	return ListURL(f)
+}
+
+// SortedBy reports whether the list is in order sort.
+func (v *SessionListView) SortedBy(sort string) bool {
+	return v.Filter.Sort == sort || sort == "updated" && v.Filter.Sort == ""
+}
+
+// FilterSuffix says in words which other filters are on, for the empty
+// list: " (status idle, with errors)", or "".
+func (v *SessionListView) FilterSuffix() string {
+	if s := v.filterSummary(); s != "" {
+		return " (" + s + ")"
+	}
+	return ""
+}
+
+func (v *SessionListView) filterSummary() string {
+	var parts []string
+	if v.Filter.Status != "" {
+		parts = append(parts, "status "+v.Filter.Status)
+	}
+	if v.Filter.HasErrors {
+		parts = append(parts, "with errors")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Link is a labelled URL.
@@ -426,11 +473,11 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 		if s, ok := parsed.(string); ok && s == c.Args && c.Args != "" {
 			v.ArgsNote = "not JSON: the raw string is kept as is"
 		} else if b, err := core.MarshalNoEscape(parsed); err == nil {
-			v.ParsedArgs = NewClipN(prettyJSON(string(b)), callPageLines, callPageRunes)
+			v.ParsedArgs = JSONClip(string(b), callPageLines, callPageRunes)
 		}
 		if vs.call != nil {
-			if b, err := core.MarshalNoEscape(vs.call); err == nil {
-				v.CallView = NewClipN(prettyJSON(string(b)), callPageLines, callPageRunes)
+			if b, err := viewJSON(vs.call); err == nil {
+				v.CallView = JSONClip(string(b), callPageLines, callPageRunes)
 			}
 		} else {
 			v.CallView = NewClip("(no valid call view: the generic card is shown)", 1)
@@ -441,13 +488,13 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 		v.IsError = res.IsError
 		v.Content = NewClipN(res.Content.PlainText(), callPageLines, callPageRunes)
 		if len(c.Result.Meta) > 0 {
-			v.MetaJSON = NewClipN(prettyJSON(string(c.Result.Meta)), callPageLines, callPageRunes)
+			v.MetaJSON = JSONClip(string(c.Result.Meta), callPageLines, callPageRunes)
 		}
 		if c.Result.Error != nil {
 			v.ErrorJSON = clean(c.Result.Error.Name + " / " + c.Result.Error.Code)
 		}
-		if b, err := core.MarshalNoEscape(vs.result); err == nil {
-			v.ResultView = NewClipN(prettyJSON(string(b)), callPageLines, callPageRunes)
+		if b, err := viewJSON(vs.result); err == nil {
+			v.ResultView = JSONClip(string(b), callPageLines, callPageRunes)
 		}
 		v.ResultSeq = strconv.FormatInt(c.ResultSeq, 10)
 		_, v.ResultTime = clock(c.ResultTime)
@@ -461,6 +508,25 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 		}
 	}
 	return v
+}
+
+// viewJSON encodes a card view for the projections page. A view that
+// writes its own JSON is asked directly — encoding/json would copy its
+// output and check it again, which for a 20,000-line view is much of the
+// page's work — and what it writes must be valid JSON.
+func viewJSON(v any) ([]byte, error) {
+	m, ok := v.(json.Marshaler)
+	if rv := reflect.ValueOf(v); !ok || rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return core.MarshalNoEscape(v)
+	}
+	b, err := m.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(b) {
+		return nil, fmt.Errorf("view %T wrote invalid JSON", v)
+	}
+	return b, nil
 }
 
 // ExprURL makes a URL safe inside a Datastar expression string literal: any
@@ -479,4 +545,13 @@ func ExprURL(u string) string {
 		b.WriteByte(hexdigits[c&15])
 	}
 	return b.String()
+}
+
+// ariaSort is a column header's aria-sort: "descending" for the column the
+// list is ordered by (largest first), else "none".
+func ariaSort(sorted bool) string {
+	if sorted {
+		return "descending"
+	}
+	return "none"
 }

@@ -25,6 +25,8 @@ const (
 	RouteDelete        = "/sessions/:id/delete"
 	RouteAPISession    = "/api/sessions/:id"
 	RouteExport        = "/api/sessions/:id/events"
+	RouteSearch        = "/search"
+	RouteAPISearch     = "/api/search"
 	RouteStatic        = "/static/*"
 	// Approvals: a card's decision form, and the JSON API.
 	RouteApproval     = "/sessions/:id/approvals/:approvalId"
@@ -38,6 +40,87 @@ func HomeURL(query string) string { return withQuery(RouteHome, "q", query) }
 
 // ListStreamURL is the session list's SSE stream for a query.
 func ListStreamURL(query string) string { return withQuery(RouteListStream, "q", query) }
+
+// The session list's query parameters.
+const (
+	ParamQuery     = "q"      // title or id contains
+	ParamStatus    = "status" // running | idle | ended | interrupted
+	ParamHasErrors = "errors" // "1": only sessions with failed calls
+	ParamSort      = "sort"   // updated (default) | created | calls | errors
+)
+
+// ListFilter is what the session list shows and in which order.
+type ListFilter struct {
+	Query, Status string
+	HasErrors     bool
+	Sort          string
+}
+
+func (f ListFilter) values() url.Values {
+	q := url.Values{}
+	for k, v := range map[string]string{ParamQuery: f.Query, ParamStatus: f.Status, ParamSort: f.Sort} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if f.HasErrors {
+		q.Set(ParamHasErrors, "1")
+	}
+	return q
+}
+
+// ListURL is the session list with f applied.
+func ListURL(f ListFilter) string {
+	if q := f.values(); len(q) > 0 {
+		return RouteHome + "?" + q.Encode()
+	}
+	return RouteHome
+}
+
+// ListFilterStreamURL is the session list's SSE stream for f.
+func ListFilterStreamURL(f ListFilter) string {
+	if q := f.values(); len(q) > 0 {
+		return RouteListStream + "?" + q.Encode()
+	}
+	return RouteListStream
+}
+
+// The search's query parameters.
+const (
+	ParamOrder  = "order"  // rank | time
+	ParamCursor = "cursor" // a page's nextCursor
+	ParamLimit  = "limit"  // hits per page (the API)
+)
+
+// SearchURL is the search page for query, in order ("" = best match
+// first), from cursor ("" = the first page).
+func SearchURL(query, order, cursor string) string {
+	q := url.Values{}
+	for k, v := range map[string]string{"q": query, ParamOrder: order, ParamCursor: cursor} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if len(q) == 0 {
+		return RouteSearch
+	}
+	return RouteSearch + "?" + q.Encode()
+}
+
+// APISearchURL is the search API for query.
+func APISearchURL(query, order, cursor string, limit int) string {
+	q := url.Values{"q": {query}}
+	if order != "" {
+		q.Set(ParamOrder, order)
+	}
+	if cursor != "" {
+		q.Set(ParamCursor, cursor)
+	}
+	if limit > 0 {
+		q.Set(ParamLimit, strconv.Itoa(limit))
+	}
+	return RouteAPISearch + "?" + q.Encode()
+}
 
 // SessionURL is a session's inspector page.
 func SessionURL(id string) string { return "/sessions/" + url.PathEscape(id) }
@@ -66,6 +149,73 @@ func APISessionURL(id string) string { return "/api/sessions/" + url.PathEscape(
 
 // CardURL is a card's place on its session page.
 func CardURL(sessionID, elemID string) string { return SessionURL(sessionID) + "#" + elemID }
+
+// The session page's query parameters: a point in time to show the session
+// at, and a target to show and mark. Handlers read them by these names.
+const (
+	// ParamAt is a seq: the session as it was right after that event.
+	ParamAt = "at"
+	// ParamCall is a call id: the window around its first card.
+	ParamCall = "call"
+	// ParamCard is a card's element id: that card (with ParamCall, one of
+	// the call's cards where a model reused the id; alone, any card).
+	ParamCard = "card"
+	// ParamEvent is a seq: the window around the element that event made
+	// or changed (a message, reasoning, a card, a turn).
+	ParamEvent = "event"
+)
+
+// Place is where a session page stands and what it shows: the session at a
+// seq (At ≥ 0) or live (At < 0), around a call (Call, Card) or an event
+// (Event ≥ 0), or at its latest window.
+type Place struct {
+	At    int64
+	Call  string
+	Card  string
+	Event int64
+}
+
+// LivePlace is the live page at its latest window.
+func LivePlace() Place { return Place{At: -1, Event: -1} }
+
+// URL is the session page of id at p.
+func (p Place) URL(id string) string {
+	q := url.Values{}
+	if p.At >= 0 {
+		q.Set(ParamAt, strconv.FormatInt(p.At, 10))
+	}
+	if p.Call != "" {
+		q.Set(ParamCall, p.Call)
+	}
+	if p.Card != "" {
+		q.Set(ParamCard, p.Card)
+	}
+	if p.Event >= 0 {
+		q.Set(ParamEvent, strconv.FormatInt(p.Event, 10))
+	}
+	if len(q) == 0 {
+		return SessionURL(id)
+	}
+	return SessionURL(id) + "?" + q.Encode()
+}
+
+// SessionAtURL is session id as it was right after event seq at.
+func SessionAtURL(id string, at int64) string {
+	return Place{At: at, Event: -1}.URL(id)
+}
+
+// SessionCallURL is session id's page around a card of call callID, marked
+// as the current element: its first card, or the card whose element id is
+// card.
+func SessionCallURL(id, callID, card string) string {
+	return Place{At: -1, Call: callID, Card: card, Event: -1}.URL(id)
+}
+
+// SessionEventURL is session id's page around the element event seq made
+// or changed, marked as the current element.
+func SessionEventURL(id string, seq int64) string {
+	return Place{At: -1, Event: seq}.URL(id)
+}
 
 // StartURL is where the start form posts a new session.
 func StartURL() string { return RouteStart }

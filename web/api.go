@@ -1,7 +1,7 @@
 package web
 
 import (
-	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -15,9 +15,6 @@ import (
 	"prism/core/sessionlog"
 	"prism/views"
 )
-
-// maxImportBytes bounds one import request.
-const maxImportBytes = 512 << 20
 
 func (s *Server) runner() (Runner, error) {
 	if s.deps.Runner == nil {
@@ -33,7 +30,11 @@ func (s *Server) handleStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req := StartRequest{Prompt: strings.TrimSpace(c.FormValue("prompt")), Model: c.FormValue("model"), Workspace: c.FormValue("workspace")}
+	form, err := formValues(c, false)
+	if err != nil {
+		return err
+	}
+	req := StartRequest{Prompt: strings.TrimSpace(form.Get("prompt")), Model: form.Get("model"), Workspace: form.Get("workspace")}
 	if req.Prompt == "" {
 		return core.Errorf(core.CodeInvalid, "prompt is required")
 	}
@@ -54,7 +55,11 @@ func (s *Server) handleMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	text := strings.TrimSpace(c.FormValue("text"))
+	form, err := formValues(c, false)
+	if err != nil {
+		return err
+	}
+	text := strings.TrimSpace(form.Get("text"))
 	if text == "" {
 		return core.Errorf(core.CodeInvalid, "text is required")
 	}
@@ -74,15 +79,21 @@ func (s *Server) handleCancel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if _, err := formValues(c, true); err != nil { // no field; a body must still be a form
+		return err
+	}
 	if err := r.Cancel(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, views.SessionURL(id))
 }
 
-// handleAPIList handles GET /api/sessions?q=&limit=.
+// handleAPIList handles GET /api/sessions?q=&status=&errors=&sort=&limit=.
 func (s *Server) handleAPIList(c echo.Context) error {
-	q := ListQuery{Query: c.QueryParam("q")}
+	q, err := listQuery(c)
+	if err != nil {
+		return err
+	}
 	if l := c.QueryParam("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 0 {
@@ -107,10 +118,8 @@ func (s *Server) handleAPIStart(c echo.Context) error {
 		return err
 	}
 	var req StartRequest
-	dec := json.NewDecoder(io.LimitReader(c.Request().Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return core.Errorf(core.CodeInvalid, "body must be {prompt, model?, workspace?}: %v", err)
+	if err := decodeJSON(c, &req, "{prompt, model?, workspace?}", false); err != nil {
+		return err
 	}
 	if strings.TrimSpace(req.Prompt) == "" {
 		return core.Errorf(core.CodeInvalid, "prompt is required")
@@ -151,10 +160,16 @@ func (s *Server) handleAPIEvents(c echo.Context) error {
 
 // importAnswer is what POST /api/sessions/import answers.
 type importAnswer struct {
-	// Sessions say, per session of the file(s), what the import did.
+	// Sessions say, per session of the file(s), what the import did:
+	// created, extended (the stored log was a prefix of the file's),
+	// unchanged (it was already imported; nothing was written) or replaced
+	// (?replace=1).
 	Sessions []ImportedSession `json:"sessions"`
-	// IDs are the same sessions' ids, in order.
+	// IDs are the same sessions' ids, in the file's order (a dsh export's
+	// root first, then its subagents).
 	IDs []string `json:"ids"`
+	// Message sums it up for people.
+	Message string `json:"message"`
 }
 
 // importOptions reads ?as= and ?replace= of an import request.
@@ -190,10 +205,8 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req.Body = http.MaxBytesReader(c.Response(), req.Body, maxImportBytes)
 	var got []ImportedSession
-	ct, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
-	if ct == "multipart/form-data" {
+	if mediaType(c) == echo.MIMEMultipartForm {
 		if o.As != "" {
 			return core.Errorf(core.CodeInvalid, "as= imports one session: send the file as the raw request body, not a multipart form")
 		}
@@ -208,6 +221,9 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 				break
 			}
 			if err != nil {
+				if f := bodyFailure(c); f != nil {
+					return f
+				}
 				return core.Errorf(core.CodeInvalid, "multipart: %v", err)
 			}
 			if part.FileName() == "" {
@@ -233,20 +249,42 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 		if name == "" {
 			name = "session.jsonl"
 		}
-		if got, err = s.deps.Importer.Import(ctx, name, req.Body, o); err != nil {
+		res, err := s.deps.Importer.Import(ctx, name, req.Body, o)
+		if err != nil {
 			return err
 		}
+		got = res
 	}
-	a := importAnswer{Sessions: got, IDs: []string{}}
+	a := importAnswer{IDs: []string{}, Sessions: got}
 	if a.Sessions == nil {
 		a.Sessions = []ImportedSession{}
 	}
-	status := http.StatusOK
+	changed := 0
 	for _, r := range got {
 		a.IDs = append(a.IDs, r.ID)
 		if r.Status != ImportUnchanged {
-			status = http.StatusCreated
+			changed++
+		}
+	}
+	status := http.StatusCreated
+	switch {
+	case len(got) == 0:
+		a.Message = "the file holds no session"
+	case changed == 0:
+		status = http.StatusOK
+		a.Message = fmt.Sprintf("nothing changed: %s already imported, with the same log", plural(len(got), "session was", "sessions were"))
+	default:
+		a.Message = fmt.Sprintf("%s imported, extended or replaced", plural(changed, "session", "sessions"))
+		if n := len(got) - changed; n > 0 {
+			a.Message += fmt.Sprintf("; %s already there unchanged", plural(n, "session was", "sessions were"))
 		}
 	}
 	return c.JSON(status, a)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -2,9 +2,7 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"regexp"
@@ -21,6 +19,13 @@ import (
 
 // maxNoteBytes bounds a decision's note (it reaches the model and the log).
 const maxNoteBytes = 4000
+
+// The approval routes' own body caps, under Tuning.MaxBodyBytes: a decision
+// is a word and a note, a policy a word.
+const (
+	maxDecisionBody = 64 << 10
+	maxPolicyBody   = 4 << 10
+)
 
 // apiApproval is one waiting approval as GET /api/approvals lists it.
 type apiApproval struct {
@@ -63,10 +68,9 @@ func (s *Server) handleAPIDecide(c echo.Context) error {
 		return err
 	}
 	var req decisionRequest
-	dec := json.NewDecoder(io.LimitReader(c.Request().Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return core.Errorf(core.CodeInvalid, `body must be {"decision": "approve"|"reject", "note"?: string}: %v`, err)
+	c.Request().Body = http.MaxBytesReader(c.Response(), c.Request().Body, maxDecisionBody)
+	if err := decodeJSON(c, &req, `{"decision": "approve"|"reject", "note"?: string}`, false); err != nil {
+		return err
 	}
 	d, err := s.decide(c, id, approvalID, req.Decision, req.Note, true)
 	if err != nil {
@@ -86,8 +90,12 @@ func (s *Server) handleDecide(c echo.Context) error {
 		return err
 	}
 	r := c.Request()
-	r.Body = http.MaxBytesReader(c.Response(), r.Body, 64<<10)
-	d, err := s.decide(c, id, approvalID, c.FormValue("decision"), c.FormValue("note"), false)
+	r.Body = http.MaxBytesReader(c.Response(), r.Body, maxDecisionBody)
+	var d approval.Decided
+	form, err := formValues(c, false)
+	if err == nil {
+		d, err = s.decide(c, id, approvalID, form.Get("decision"), form.Get("note"), false)
+	}
 	if r.Header.Get("Datastar-Request") != "true" {
 		if err != nil {
 			return err
@@ -131,10 +139,9 @@ func (s *Server) handleAPIPolicy(c echo.Context) error {
 	var req struct {
 		Policy string `json:"policy"`
 	}
-	dec := json.NewDecoder(io.LimitReader(c.Request().Body, 4<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return core.Errorf(core.CodeInvalid, `body must be {"policy": "ask"|"never"}: %v`, err)
+	c.Request().Body = http.MaxBytesReader(c.Response(), c.Request().Body, maxPolicyBody)
+	if err := decodeJSON(c, &req, `{"policy": "ask"|"never"}`, false); err != nil {
+		return err
 	}
 	if err := s.deps.Approvals.SetPolicy(c.Request().Context(), id, req.Policy); err != nil {
 		return err

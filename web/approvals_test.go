@@ -214,11 +214,13 @@ func TestAPI_DecisionsRefuseBadInput(t *testing.T) {
 		{"no decision", u, "application/json", `{}`, nil, 400, core.CodeInvalid, `got ""`},
 		{"unknown field", u, "application/json", `{"decision":"approve","by":"admin"}`, nil, 400, core.CodeInvalid, `unknown field "by"`},
 		{"not JSON", u, "application/json", `decision=approve`, nil, 400, core.CodeInvalid, "body must be"},
+		{"not declared JSON", u, "text/plain", `{"decision":"approve"}`, nil, 415, core.CodeUnsupportedMediaType, "must be JSON"},
+		{"two objects", u, "application/json", `{"decision":"reject"}{"decision":"approve"}`, nil, 400, core.CodeInvalid, "data after the JSON object"},
 		{"note too long", u, "application/json", `{"decision":"reject","note":"` + strings.Repeat("x", 4001) + `"}`, nil, 400, core.CodeInvalid, "the note is 4001 bytes"},
 		{"unknown approval", views.APIApprovalURL(id, "nope"), "application/json", `{"decision":"approve"}`, nil, 404, core.CodeNotFound, "has no approval nope"},
 		{"unknown session", views.APIApprovalURL("ghost", asked.ID), "application/json", `{"decision":"approve"}`, nil, 404, core.CodeNotFound, "ghost"},
-		{"cross-origin", u, "application/json", `{"decision":"approve"}`, []string{"Origin", "https://evil.example"}, 403, core.CodeUnauthorized, "cross-origin request refused"},
-		{"cross-site form", views.ApprovalURL(id, asked.ID), "application/x-www-form-urlencoded", `decision=approve`, []string{"Sec-Fetch-Site", "cross-site"}, 403, core.CodeUnauthorized, "cross-site request refused"},
+		{"cross-origin", u, "application/json", `{"decision":"approve"}`, []string{"Origin", "https://evil.example"}, 403, core.CodeForbidden, "cross-origin request refused"},
+		{"cross-site form", views.ApprovalURL(id, asked.ID), "application/x-www-form-urlencoded", `decision=approve`, []string{"Sec-Fetch-Site", "cross-site"}, 403, core.CodeForbidden, "cross-site request refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, body := a.post(t, tc.path, tc.ctype, tc.body, append([]string{"Accept", "application/json"}, tc.hdr...)...)

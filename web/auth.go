@@ -62,8 +62,12 @@ func (s *Server) handleLogin(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, views.HomeURL(""))
 	}
 	c.Request().Body = http.MaxBytesReader(c.Response(), c.Request().Body, 64<<10)
-	next := ownerauth.SafeNext(c.FormValue("next"))
-	err := g.Login(c.Response(), c.Request(), c.FormValue("token"))
+	form, err := formValues(c, false)
+	if err != nil {
+		return err
+	}
+	next := ownerauth.SafeNext(form.Get("next"))
+	err = g.Login(c.Response(), c.Request(), form.Get("token"))
 	var many *ownerauth.ErrTooMany
 	switch {
 	case err == nil:

@@ -28,8 +28,10 @@ import (
 // catch-up renders a stream makes from the log; hub.go one session's live
 // fold and its subscribers' queues; listhub.go the session list's rows;
 // sse.go the SSE bytes every frame is formatted into; stream.go the two
-// stream handlers. What is coalesced is views.Coalescer's rule, the same
-// live and from the log.
+// stream handlers. Streamed chunks are coalesced by views.Coalescer's rule;
+// beyond it, a hub sends at most one frame per Tuning.FrameInterval, and a
+// catch-up from the log is one frame: both merge updates (views.Update.Merge),
+// so a card changed many times is sent once, in its latest state.
 type Broker struct {
 	src  SessionSource
 	p    views.Presenter
@@ -232,10 +234,14 @@ func (b *Broker) release(h *hub) {
 	}
 }
 
-// renderRange renders, from the log, the frames that bring a page showing
+// renderRange renders, from the log, the frame that brings a page showing
 // the session up to seq after to seq upTo — what a reconnecting or lagging
-// stream sends before it goes live. It coalesces as the hub does
-// (views.Coalescer).
+// stream sends before it goes live. However many events the range holds,
+// it is one frame carrying the latest state of each node they changed (the
+// updates merged, as the hub merges a burst), not every intermediate
+// state: a client that fell behind catches up at the cost of what changed,
+// not of how often. A range that changes nothing visible is its id alone,
+// so the client's Last-Event-ID still reaches upTo.
 func (b *Broker) renderRange(ctx context.Context, id string, after, upTo int64) ([]frame, error) {
 	if upTo <= after {
 		return nil, nil
@@ -245,43 +251,30 @@ func (b *Broker) renderRange(ctx context.Context, id string, after, upTo int64) 
 		return nil, err
 	}
 	tl := b.timeline(hdr)
-	var frames []frame
-	prev := after
-	push := func(u views.Update) error {
-		if u.Empty() {
-			return nil
-		}
-		data, err := renderFrame(ctx, tl, u)
-		if err != nil {
-			return err
-		}
-		frames = append(frames, frame{from: prev + 1, seq: u.Seq, data: data})
-		prev = u.Seq
-		return nil
-	}
-	var co views.Coalescer
+	var merged *views.Update
 	for i := range events {
 		e := &events[i]
 		if e.Seq > upTo {
 			break
 		}
-		if e.Seq <= after {
-			tl.Apply(e)
-			continue
-		}
-		if err := co.Apply(tl, e, push); err != nil {
-			return nil, err
+		u := tl.Apply(e)
+		switch {
+		case e.Seq <= after:
+		case merged == nil:
+			merged = &u
+		default:
+			merged.Merge(u)
 		}
 	}
-	if err := co.Flush(push); err != nil {
+	if merged == nil || merged.Empty() {
+		return []frame{{from: after + 1, seq: upTo, data: idOnly(upTo)}}, nil
+	}
+	merged.Seq = upTo
+	data, err := renderFrame(ctx, tl, *merged)
+	if err != nil {
 		return nil, err
 	}
-	if prev < upTo {
-		// The tail rendered nothing: the id alone brings the client's
-		// Last-Event-ID to upTo.
-		frames = append(frames, frame{from: prev + 1, seq: upTo, data: idOnly(upTo)})
-	}
-	return frames, nil
+	return []frame{{from: after + 1, seq: upTo, data: data}}, nil
 }
 
 // renderPageAt renders, from the log up to seq upTo, the reset frame that

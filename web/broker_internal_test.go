@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/coretest"
 	"prism/views"
 )
 
@@ -52,6 +54,11 @@ func (s *logSource) EventsAfter(ctx context.Context, id string, after int64) ([]
 func (s *logSource) EventsUpTo(ctx context.Context, id string, upTo int64) (core.SessionHeader, []core.Event, error) {
 	h, ev, _ := s.LoadSession(ctx, id)
 	return h, ev[:min(int(upTo+1), len(ev))], nil
+}
+
+func (s *logSource) CallEvents(ctx context.Context, id, callID string) (core.SessionHeader, []core.Event, error) {
+	h, ev, _ := s.LoadSession(ctx, id)
+	return h, views.CallContext(ev, callID), nil
 }
 
 type genericPresenter struct{}
@@ -122,8 +129,15 @@ func TestBroker_SlowSubscriberNeverBlocksAndResyncs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(frames) != n || frames[0].from != at+1 || frames[n-1].seq != upTo {
-		t.Fatalf("renderRange gave %d frames (%d..%d)", len(frames), frames[0].from, frames[len(frames)-1].seq)
+	// One frame, whatever it missed: each card once, in its latest state.
+	if len(frames) != 1 || frames[0].from != at+1 || frames[0].seq != upTo {
+		t.Fatalf("renderRange gave %d frames (%d..%d), want one", len(frames), frames[0].from, frames[len(frames)-1].seq)
+	}
+	for i := range n {
+		id := "c" + string(rune('a'+i))
+		if c := strings.Count(string(frames[0].data), `data-call-id="`+id+`"`); c != 1 {
+			t.Errorf("call %s is in the catch-up frame %d times, want once", id, c)
+		}
 	}
 	// After the resync the slow subscriber is live again.
 	b.Publish("s", []core.Event{src.add(core.EventStepEnd, core.StepBoundary{Turn: 1, Step: 1})})
@@ -151,17 +165,26 @@ func TestBroker_GapIsRepairedFromTheLog(t *testing.T) {
 	}
 	src.add(core.EventToolCall, core.ToolCall{CallID: "lost", Name: "x"}) // committed, never published
 	b.Publish("s", []core.Event{src.add(core.EventToolCall, core.ToolCall{CallID: "seen", Name: "x"})})
-	var got []int64
-	for len(got) < 2 {
+	// The frames (the hub may merge both into one) cover the lost call
+	// and then the seen one, contiguously.
+	next := at + 1
+	var html string
+	for next <= at+2 {
 		select {
 		case f := <-sub.ch:
-			got = append(got, f.seq)
+			if f.from != next {
+				t.Fatalf("a frame from %d, want %d", f.from, next)
+			}
+			next = f.seq + 1
+			html += string(f.data)
 		case <-time.After(5 * time.Second):
-			t.Fatalf("frames %v, want 2", got)
+			t.Fatalf("frames up to %d, want up to %d", next-1, at+2)
 		}
 	}
-	if got[0] != at+1 || got[1] != at+2 {
-		t.Errorf("frames %v, want %d and %d", got, at+1, at+2)
+	for _, id := range []string{"lost", "seen"} {
+		if !strings.Contains(html, `data-call-id="`+id+`"`) {
+			t.Errorf("the frames lack the %s call", id)
+		}
 	}
 }
 
@@ -288,8 +311,21 @@ func TestRenderRange_InvisibleTailEndsWithItsID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(frames) != 2 || frames[0].seq != 2 || frames[1].from != 3 || frames[1].seq != 4 || string(frames[1].data) != "id: 4\n\n" {
+	// One frame: the call's card, its last patch carrying id 4.
+	if len(frames) != 1 || frames[0].from != 2 || frames[0].seq != 4 {
 		t.Fatalf("frames = %+v", frames)
+	}
+	data := string(frames[0].data)
+	if !strings.Contains(data, `data-call-id="c1"`) || strings.Count(data, "\nid: ") != 1 || !strings.Contains(data, "\nid: 4\n") {
+		t.Fatalf("the frame does not end with id 4:\n%s", data)
+	}
+	// A tail that renders nothing alone is its id alone.
+	frames, err = b.renderRange(context.Background(), "s", 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != 1 || frames[0].from != 3 || string(frames[0].data) != "id: 4\n\n" {
+		t.Fatalf("an invisible tail = %+v", frames)
 	}
 }
 
@@ -339,5 +375,105 @@ func TestBroker_LaggingSubscriberResyncsAcrossAReplace(t *testing.T) {
 	if !strings.Contains(string(page), `id="transcript"`) || !strings.Contains(string(page), "new-1") || strings.Contains(string(page), "old-") ||
 		!strings.Contains(string(page), "id: 2\n") {
 		t.Errorf("page from the new log = %s", page)
+	}
+}
+
+// push appends a built event to the log, giving it the next seq.
+func (s *logSource) push(e core.Event) core.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e.Seq = int64(len(s.events))
+	s.events = append(s.events, e)
+	return e
+}
+
+// TestHub_BurstsCoalesce: events that reach a hub faster than
+// Tuning.FrameInterval are sent as few frames, each carrying every card it
+// covers once, in its latest state — a batch as one frame, a run of single
+// publishes as at most one frame per interval.
+func TestHub_BurstsCoalesce(t *testing.T) {
+	src := &logSource{h: core.SessionHeader{ID: "s"}}
+	b := coretest.NewBuilder(1000)
+	b.TurnStart().StepStart()
+	for _, e := range b.Events {
+		src.push(e)
+	}
+	const interval = 100 * time.Millisecond
+	br := newBroker(src, genericPresenter{}, Tuning{FrameInterval: interval}.withDefaults(), slog.New(slog.DiscardHandler))
+	defer br.Close()
+	_, sub, at, err := br.subscribe(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := func(prefix string, n int) []core.Event {
+		from := len(b.Events)
+		for i := range n {
+			id := fmt.Sprintf("%s%d", prefix, i)
+			b.Call(id, "x", "{}").Result(id, "done "+id, false, nil, nil)
+		}
+		var out []core.Event
+		for _, e := range b.Events[from:] {
+			out = append(out, src.push(e))
+		}
+		return out
+	}
+	// frames reads frames up to seq upTo and returns them joined, and how
+	// many there were.
+	frames := func(from, upTo int64) (string, int) {
+		var html strings.Builder
+		n := 0
+		for next := from; next <= upTo; {
+			select {
+			case f := <-sub.ch:
+				if f.from != next {
+					t.Fatalf("a frame from %d, want %d", f.from, next)
+				}
+				next = f.seq + 1
+				html.Write(f.data)
+				n++
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no frame up to %d (at %d)", upTo, next)
+			}
+		}
+		return html.String(), n
+	}
+	checkCards := func(html, prefix string, n int) {
+		t.Helper()
+		for i := range n {
+			id := fmt.Sprintf("%s%d", prefix, i)
+			if c := strings.Count(html, `data-call-id="`+id+`"`); c != 1 {
+				t.Errorf("call %s is in the frames %d times, want once", id, c)
+			}
+		}
+		if strings.Contains(html, `data-state="pending"`) {
+			t.Errorf("a card was sent pending though its result came in the same burst")
+		}
+	}
+
+	batch := calls("a", 20)
+	br.Publish("s", batch)
+	html, n := frames(at+1, batch[len(batch)-1].Seq)
+	if n != 1 {
+		t.Errorf("a batch of %d events took %d frames, want 1", len(batch), n)
+	}
+	checkCards(html, "a", 20)
+
+	start := time.Now()
+	single := calls("b", 20)
+	for _, e := range single {
+		br.Publish("s", []core.Event{e})
+	}
+	html, n = frames(batch[len(batch)-1].Seq+1, single[len(single)-1].Seq)
+	elapsed := time.Since(start)
+	if most := 2 + int(elapsed/interval); n > most {
+		t.Errorf("%d single publishes over %v took %d frames, want at most %d (one per %v)", len(single), elapsed, n, most, interval)
+	}
+	// The first of a burst goes out at once; later cards may be pending in
+	// an early frame and completed in a later one, but each completed once.
+	for i := range 20 {
+		id := fmt.Sprintf("b%d", i)
+		if c := strings.Count(html, `data-call-id="`+id+`" data-state="ok"`); c != 1 {
+			t.Errorf("call %s was sent completed %d times, want once", id, c)
+		}
 	}
 }

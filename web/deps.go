@@ -10,6 +10,7 @@ import (
 	"prism/core/approval"
 	"prism/core/price"
 	"prism/core/redact"
+	"prism/core/search"
 	"prism/core/share"
 	"prism/views"
 	"prism/web/ownerauth"
@@ -28,12 +29,25 @@ type SessionSource interface {
 	EventsAfter(ctx context.Context, id string, after int64) ([]core.Event, error)
 	// EventsUpTo returns the header and the events with seq <= upTo.
 	EventsUpTo(ctx context.Context, id string, upTo int64) (core.SessionHeader, []core.Event, error)
+	// CallEvents returns the header and, in seq order, the events that
+	// place one call's cards (views.CallContext): the call's own events
+	// (those core.FactsOf gives its call id) and every event of
+	// views.CallContextTypes. A fold of them gives that call's cards as the
+	// whole log's fold does, without reading the rest of the log.
+	CallEvents(ctx context.Context, id, callID string) (core.SessionHeader, []core.Event, error)
 }
 
-// ListQuery filters and bounds a session list.
+// ListQuery filters, orders and bounds a session list.
 type ListQuery struct {
 	// Query matches title or id (case-insensitive substring); "" = all.
 	Query string
+	// Status keeps sessions with this status ("" = all).
+	Status string
+	// HasErrors keeps sessions with at least one failed call.
+	HasErrors bool
+	// Sort orders the list: "updated" ("" too), "created", "calls" or
+	// "errors", largest first.
+	Sort string
 	// Limit bounds the result; 0 = the source's default.
 	Limit int
 }
@@ -178,6 +192,26 @@ type ShareStore interface {
 	RecordShareView(ctx context.Context, id string) error
 }
 
+// Searcher runs full-text searches over every session.
+type Searcher interface {
+	// Search returns a page of the hits of q. A malformed cursor or order
+	// is a core.CodeInvalid error.
+	Search(ctx context.Context, q *search.Query, o SearchOptions) (SearchResults, error)
+}
+
+// SearchOptions page a search.
+type SearchOptions struct {
+	Order  string // "rank" (best match first) or "time" (newest first)
+	Limit  int
+	Cursor string // a previous page's NextCursor
+}
+
+// SearchResults are one page of hits.
+type SearchResults struct {
+	Hits       []views.SearchHitInput
+	NextCursor string // "" on the last page
+}
+
 // Deps is what the web server consumes. Sessions and Presenter are
 // required; everything else is optional.
 type Deps struct {
@@ -198,8 +232,10 @@ type Deps struct {
 	// the approvals API) for the sessions the Runner owns; without it
 	// awaiting cards are read-only and decisions answer 503.
 	Approvals Approvals
-	Logger    *slog.Logger
-	Tuning    Tuning
+	// Search enables GET /search and /api/search; without it, 503.
+	Search Searcher
+	Logger *slog.Logger
+	Tuning Tuning
 	// AllowedHosts are Host names (any port) or host:port values the
 	// server answers besides localhost, 127.0.0.1 and ::1 — e.g. the name
 	// of a reverse proxy. Setting it also restricts a server listening on
@@ -231,7 +267,8 @@ type Deps struct {
 	Prices price.Table
 }
 
-// Tuning holds the live path's knobs; zero values take the defaults.
+// Tuning holds the server's knobs: the live path and the bounds it puts on
+// clients. Zero values take the defaults.
 type Tuning struct {
 	// Window is how many transcript items a page's first paint shows
 	// (views.DefaultWindow, 120).
@@ -249,6 +286,34 @@ type Tuning struct {
 	ShareCheck time.Duration
 	// ListThrottle is how often the session list coalesces changes (250ms).
 	ListThrottle time.Duration
+	// FrameInterval is the shortest time between two frames of a session's
+	// hub (25ms): events that arrive faster are folded into one frame that
+	// carries the latest state of each changed card, so a burst costs each
+	// subscriber a bounded number of writes.
+	FrameInterval time.Duration
+
+	// MaxBodyBytes bounds the body of every form and JSON request (1 MiB);
+	// a larger one is answered 413. Imports have their own cap
+	// (MaxImportBytes, 512 MiB).
+	MaxBodyBytes   int64
+	MaxImportBytes int64
+	// HeaderTimeout bounds the time a client may take to send a request's
+	// headers (10s); Serve applies it.
+	HeaderTimeout time.Duration
+	// BodyTimeout bounds how long a form or JSON body may take to arrive,
+	// and how long any body may stall between two reads (30s);
+	// ImportTimeout bounds a whole import upload (10m). A body past them
+	// is answered 408 and its connection closed.
+	BodyTimeout   time.Duration
+	ImportTimeout time.Duration
+	// WriteTimeout bounds each write to a stream (30s): a client that stops
+	// reading has its stream closed when its buffers are full.
+	WriteTimeout time.Duration
+	// MaxStreamsPerClient caps the live streams one client address may
+	// hold open at once; 0 (the default) means no cap, since proxies, NAT
+	// and benchmarks put many readers behind one address. Past it a stream
+	// is answered 429.
+	MaxStreamsPerClient int
 }
 
 func (t Tuning) withDefaults() Tuning {
@@ -269,6 +334,27 @@ func (t Tuning) withDefaults() Tuning {
 	}
 	if t.ListThrottle <= 0 {
 		t.ListThrottle = 250 * time.Millisecond
+	}
+	if t.FrameInterval <= 0 {
+		t.FrameInterval = 25 * time.Millisecond
+	}
+	if t.MaxBodyBytes <= 0 {
+		t.MaxBodyBytes = 1 << 20
+	}
+	if t.MaxImportBytes <= 0 {
+		t.MaxImportBytes = 512 << 20
+	}
+	if t.HeaderTimeout <= 0 {
+		t.HeaderTimeout = 10 * time.Second
+	}
+	if t.BodyTimeout <= 0 {
+		t.BodyTimeout = 30 * time.Second
+	}
+	if t.ImportTimeout <= 0 {
+		t.ImportTimeout = 10 * time.Minute
+	}
+	if t.WriteTimeout <= 0 {
+		t.WriteTimeout = 30 * time.Second
 	}
 	return t
 }

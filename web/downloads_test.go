@@ -94,3 +94,22 @@ func TestCallDownloads(t *testing.T) {
 		t.Errorf("shared content.txt of a pending call = %d", status)
 	}
 }
+
+// TestCallDownloads_notStarted: a call the crash never logged (its card
+// "not started") serves the arguments of the turn's assistant request, and
+// its projections page names the tool, though the call's own events hold
+// neither (the handlers fold the whole log for such a card).
+func TestCallDownloads_notStarted(t *testing.T) {
+	e := newEnv(t, nil)
+	b := coretest.NewBuilder(t0)
+	b.TurnStart().StepStart().User("go").Assistant("", [3]string{"c9", "bash", `{"command":"go test ./..."}`}).Repair()
+	e.session(t, "ns", b.Events)
+	res, body := e.do(t, http.MethodGet, "/sessions/ns/calls/c9/arguments.txt", nil)
+	if res.StatusCode != 200 || body != `{"command":"go test ./..."}` {
+		t.Errorf("arguments.txt of a never-logged call = %d %q, want 200 and the requested arguments", res.StatusCode, body)
+	}
+	res, page := e.get(t, "/sessions/ns/calls/c9")
+	if got := strings.TrimSpace(doc(t, page).Find(`[data-testid="tool-card"] .tool`).First().Text()); res.StatusCode != 200 || got != "bash" {
+		t.Errorf("projections page of a never-logged call = %d, tool %q, want bash", res.StatusCode, got)
+	}
+}

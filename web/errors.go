@@ -3,8 +3,12 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,17 +24,8 @@ func statusOf(err error) int {
 	if errors.As(err, &he) {
 		return he.Code
 	}
-	switch core.ErrorCode(err) {
-	case core.CodeInvalid, core.CodeInvalidArgs:
-		return http.StatusBadRequest
-	case core.CodeNotFound:
-		return http.StatusNotFound
-	case core.CodeConflict:
-		return http.StatusConflict
-	case core.CodeUnauthorized:
-		return http.StatusUnauthorized
-	case core.CodeUnavailable:
-		return http.StatusServiceUnavailable
+	if status, ok := codeStatus[core.ErrorCode(err)]; ok {
+		return status
 	}
 	return http.StatusInternalServerError
 }
@@ -56,6 +51,9 @@ func messageOf(err error, status int) string {
 // already started (a stream reports its errors itself).
 func (s *Server) handleError(err error, c echo.Context) {
 	req := c.Request()
+	if f := bodyFailure(c); f != nil {
+		err = f // whatever the handler made of it: 413 or 408
+	}
 	status := statusOf(err)
 	if status >= 500 {
 		s.log.ErrorContext(req.Context(), "request failed", logkey.Method, req.Method, logkey.Path, req.URL.Path, logkey.Status, status, logkey.Err, err)
@@ -63,7 +61,19 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed || errors.Is(err, context.Canceled) {
 		return
 	}
+	if req.ContentLength != 0 {
+		// Whatever is left of the body is not read (a stalled client would
+		// hold the connection); the connection closes after the answer.
+		c.Response().Header().Set(echo.HeaderConnection, "close")
+	}
+	var busy interface{ RetryAfter() time.Duration }
+	if errors.As(err, &busy) && busy.RetryAfter() > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(busy.RetryAfter().Seconds()))))
+	}
 	msg := messageOf(err, status)
+	if allow := c.Response().Header().Get(echo.HeaderAllow); status == http.StatusMethodNotAllowed && allow != "" {
+		msg = fmt.Sprintf("%s is not allowed on %s; it answers %s", req.Method, req.URL.Path, allow)
+	}
 	if req.Method == http.MethodHead {
 		_ = c.NoContent(status)
 		return
@@ -75,18 +85,44 @@ func (s *Server) handleError(err error, c echo.Context) {
 	_ = s.render(c, status, views.ErrorPage(s.meta(http.StatusText(status)), status, msg))
 }
 
+// codeOf returns the code an error answer carries: the error's own, else
+// the one its status stands for (Echo's errors: a route or method that does
+// not exist, a refused Host).
 func codeOf(err error, status int) string {
 	var c core.Coded
 	if errors.As(err, &c) {
 		return c.ErrorCode()
 	}
-	switch status {
-	case http.StatusNotFound:
-		return core.CodeNotFound
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
-		return core.CodeInvalid
-	case http.StatusForbidden, http.StatusUnauthorized:
-		return core.CodeUnauthorized
+	if code, ok := statusCodes[status]; ok {
+		return code
 	}
 	return core.CodeInternal
 }
+
+// codeStatus maps core's application codes to HTTP statuses.
+var codeStatus = map[string]int{
+	core.CodeInvalid:              http.StatusBadRequest,
+	core.CodeInvalidArgs:          http.StatusBadRequest,
+	core.CodeUnauthorized:         http.StatusUnauthorized,
+	core.CodeForbidden:            http.StatusForbidden,
+	core.CodeNotFound:             http.StatusNotFound,
+	core.CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
+	core.CodeTimeout:              http.StatusRequestTimeout,
+	core.CodeConflict:             http.StatusConflict,
+	core.CodeTooLarge:             http.StatusRequestEntityTooLarge,
+	core.CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	core.CodeTooManyRequests:      http.StatusTooManyRequests,
+	core.CodeUnavailable:          http.StatusServiceUnavailable,
+}
+
+// statusCodes is codeStatus read backwards, for errors that carry only a
+// status.
+var statusCodes = func() map[int]string {
+	m := map[int]string{}
+	for code, status := range codeStatus {
+		if code != core.CodeInvalidArgs { // 400 reads as INVALID
+			m[status] = code
+		}
+	}
+	return m
+}()

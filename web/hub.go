@@ -43,6 +43,18 @@ type hub struct {
 	// Owned by the run goroutine.
 	tl *views.Timeline
 	co views.Coalescer // chunk updates held until the Coalesce window closes
+	// chunkDue is when the held chunk update is released (zero: none held).
+	chunkDue time.Time
+	// pending gathers the updates ready to send while the next frame is
+	// not yet due (Tuning.FrameInterval after lastFrame): a burst becomes
+	// one frame carrying the latest state of each changed node.
+	pending   *views.Update
+	lastFrame time.Time
+	// interval is the current time between frames: Tuning.FrameInterval,
+	// doubled (up to 8×) while subscribers still hold earlier frames when
+	// a new one is queued, halved back as they keep up — a slow fan-out
+	// makes the hub coalesce more, so lag stays bounded.
+	interval time.Duration
 }
 
 func (h *hub) enqueue(events []core.Event) {
@@ -126,7 +138,6 @@ func (h *hub) run() {
 
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	armed := false
 	defer timer.Stop()
 	for {
 		select {
@@ -134,8 +145,6 @@ func (h *hub) run() {
 			return
 		case <-h.wake:
 		case <-timer.C:
-			armed = false
-			h.flushCoalesced()
 		}
 		h.mu.Lock()
 		q, replace := h.queue, h.replace
@@ -147,15 +156,42 @@ func (h *hub) run() {
 		for i := range q {
 			h.take(&q[i])
 		}
-		if h.co.Holding() && !armed {
-			timer.Reset(h.b.tune.Coalesce)
-			armed = true
-		}
-		if !h.co.Holding() && armed {
-			timer.Stop()
-			armed = false
+		if next := h.release(time.Now()); !next.IsZero() {
+			timer.Reset(time.Until(next))
 		}
 	}
+}
+
+// release sends what is due at now — the held chunk update once its
+// Coalesce window closed, the pending updates once a frame is due — and
+// returns when to look again (zero: nothing is waiting).
+func (h *hub) release(now time.Time) time.Time {
+	if h.co.Holding() {
+		if h.chunkDue.IsZero() {
+			h.chunkDue = now.Add(h.b.tune.Coalesce)
+		}
+		if !now.Before(h.chunkDue) {
+			_ = h.co.Flush(h.collect)
+		}
+	}
+	if !h.co.Holding() {
+		h.chunkDue = time.Time{}
+	}
+	if h.interval == 0 {
+		h.interval = h.b.tune.FrameInterval
+	}
+	frameDue := h.lastFrame.Add(h.interval)
+	if h.pending != nil && !now.Before(frameDue) {
+		h.send(now)
+	}
+	var next time.Time
+	if h.pending != nil {
+		next = frameDue
+	}
+	if !h.chunkDue.IsZero() && (next.IsZero() || h.chunkDue.Before(next)) {
+		next = h.chunkDue
+	}
+	return next
 }
 
 // reload folds the replaced log afresh and sends every subscriber the page
@@ -165,6 +201,7 @@ func (h *hub) reload() bool {
 	hdr, events, err := h.b.src.LoadSession(h.ctx, h.id)
 	if err == nil {
 		h.co.Reset()
+		h.chunkDue, h.pending = time.Time{}, nil // the reset frame covers them
 		h.tl = h.b.fold(hdr, events)
 		var data []byte
 		if data, err = renderPage(h.ctx, h.tl, h.b.tune.Window, h.tl.LastSeq()); err == nil {
@@ -210,18 +247,29 @@ func (h *hub) take(e *core.Event) {
 	h.apply(e)
 }
 
-// apply folds one event; views.Coalescer decides what is emitted now.
-func (h *hub) apply(e *core.Event) { _ = h.co.Apply(h.tl, e, h.emit) }
+// apply folds one event; views.Coalescer decides what is ready now.
+func (h *hub) apply(e *core.Event) { _ = h.co.Apply(h.tl, e, h.collect) }
 
-// flushCoalesced emits the held chunk update, if any.
-func (h *hub) flushCoalesced() { _ = h.co.Flush(h.emit) }
+// collect adds a ready update to the next frame (views.Update.Merge: nodes
+// render their state when the frame is rendered, so a node changed twice
+// is sent once, as it is now). It never fails; the error is the
+// Coalescer's signature.
+func (h *hub) collect(u views.Update) error {
+	if h.pending == nil {
+		h.pending = &u
+	} else {
+		h.pending.Merge(u)
+	}
+	return nil
+}
 
-// emit renders an update once and queues it for every subscriber. It
-// never fails (the error is views.Coalescer's signature). An
-// update that changes nothing on the page (usage, finish, tool-call
-// deltas…) is still a frame: its SSE id alone, so every cursor, and the
-// client's Last-Event-ID, moves past it.
-func (h *hub) emit(u views.Update) error {
+// send renders the pending updates once and queues the frame for every
+// subscriber. An update that changes nothing on the page (usage, finish,
+// tool-call deltas…) is still a frame: its SSE id alone, so every cursor,
+// and the client's Last-Event-ID, moves past it.
+func (h *hub) send(now time.Time) {
+	u := *h.pending
+	h.pending, h.lastFrame = nil, now
 	var data []byte
 	if u.Empty() {
 		data = idOnly(u.Seq)
@@ -242,7 +290,19 @@ func (h *hub) emit(u views.Update) error {
 	if len(data) > 0 {
 		h.broadcast(f)
 	}
-	return nil // a render failure is each stream's to report (above)
+	// Adapt the pace to the slowest subscriber that keeps up.
+	backlog := 0
+	for s := range h.subs {
+		if !s.lagged {
+			backlog = max(backlog, len(s.ch))
+		}
+	}
+	switch base := h.b.tune.FrameInterval; {
+	case backlog > 1:
+		h.interval = min(2*h.interval, 8*base)
+	case backlog == 0 || h.interval > base:
+		h.interval = max(h.interval/2, base)
+	}
 }
 
 // broadcast queues f for every subscriber that is not lagging; a full

@@ -193,4 +193,7 @@ func TestDelete(t *testing.T) {
 	if res, b := e2.do(t, http.MethodDelete, "/api/sessions/s", nil); res.StatusCode != 503 || !strings.Contains(b, "not configured") {
 		t.Errorf("DELETE without a Deleter = %d %s", res.StatusCode, b)
 	}
+	if res, b := e2.do(t, http.MethodPost, "/sessions/s/delete", nil); res.StatusCode != 503 || !strings.Contains(b, "not configured") {
+		t.Errorf("POST /sessions/s/delete without a Deleter = %d %s", res.StatusCode, b)
+	}
 }

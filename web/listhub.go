@@ -127,11 +127,14 @@ func (l *listHub) unsubscribe(s *listSub) {
 	l.mu.Unlock()
 }
 
-// matches reports whether a summary matches a list query.
-func matches(q string, s *SessionSummary) bool {
-	if q == "" {
+// matches reports whether a summary matches a list query's filters.
+func matches(q ListQuery, s *SessionSummary) bool {
+	switch {
+	case q.Status != "" && s.Status != q.Status, q.HasErrors && s.Errors == 0:
+		return false
+	case q.Query == "":
 		return true
 	}
-	q = strings.ToLower(q)
-	return strings.Contains(strings.ToLower(s.Title), q) || strings.Contains(strings.ToLower(s.ID), q)
+	text := strings.ToLower(q.Query)
+	return strings.Contains(strings.ToLower(s.Title), text) || strings.Contains(strings.ToLower(s.ID), text)
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,20 +31,56 @@ func param(c echo.Context, name string) (string, error) {
 // listLimit bounds the session list page.
 const listLimit = 200
 
-// handleHome handles GET /: the session list.
+// listStatuses and listSorts are the values the list's filters take.
+var (
+	listStatuses = []string{core.StatusRunning, core.StatusIdle, core.StatusEnded, core.StatusInterrupted}
+	listSorts    = []string{"updated", "created", "calls", "errors"}
+)
+
+// listQuery reads the session list's filters (q, status, errors, sort).
+func listQuery(c echo.Context) (ListQuery, error) {
+	q := ListQuery{Query: strings.TrimSpace(c.QueryParam(views.ParamQuery)), Status: c.QueryParam(views.ParamStatus), Sort: c.QueryParam(views.ParamSort)}
+	if q.Status != "" && !slices.Contains(listStatuses, q.Status) {
+		return q, core.Errorf(core.CodeInvalid, "status must be one of %s, not %q", strings.Join(listStatuses, ", "), q.Status)
+	}
+	if q.Sort == "updated" {
+		q.Sort = ""
+	}
+	if q.Sort != "" && !slices.Contains(listSorts, q.Sort) {
+		return q, core.Errorf(core.CodeInvalid, "sort must be one of %s, not %q", strings.Join(listSorts, ", "), q.Sort)
+	}
+	switch e := c.QueryParam(views.ParamHasErrors); e {
+	case "", "0":
+	case "1", "on", "true":
+		q.HasErrors = true
+	default:
+		return q, core.Errorf(core.CodeInvalid, "errors must be 1 (only sessions with errors) or absent, not %q", e)
+	}
+	return q, nil
+}
+
+func (q ListQuery) filter() views.ListFilter {
+	return views.ListFilter{Query: q.Query, Status: q.Status, HasErrors: q.HasErrors, Sort: q.Sort}
+}
+
+// handleHome handles GET /?q=&status=&errors=&sort=: the session list.
 func (s *Server) handleHome(c echo.Context) error {
 	ctx := c.Request().Context()
-	q := strings.TrimSpace(c.QueryParam("q"))
-	sums, err := s.deps.Sessions.ListSessions(ctx, ListQuery{Query: q, Limit: listLimit})
+	lq, err := listQuery(c)
 	if err != nil {
 		return err
 	}
-	v := &views.SessionListView{Meta: s.meta("sessions"), Query: q, CanRun: s.deps.Runner != nil}
+	lq.Limit = listLimit
+	sums, err := s.deps.Sessions.ListSessions(ctx, lq)
+	if err != nil {
+		return err
+	}
+	v := &views.SessionListView{Meta: s.meta("sessions"), Query: lq.Query, Filter: lq.filter(), CanRun: s.deps.Runner != nil, CanSearch: s.deps.Search != nil}
 	for i := range sums {
 		v.Rows = append(v.Rows, rowView(&sums[i]))
 	}
 	if s.deps.Commits != nil {
-		v.StreamURL = views.ListStreamURL(q)
+		v.StreamURL = views.ListFilterStreamURL(lq.filter())
 	}
 	return s.render(c, http.StatusOK, views.SessionListPage(v))
 }
@@ -153,7 +190,7 @@ func (s *Server) handleCall(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h, events, err := s.deps.Sessions.LoadSession(ctx, id)
+	h, events, err := s.callEvents(ctx, id, callID)
 	if err != nil {
 		return err
 	}

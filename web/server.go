@@ -45,6 +45,8 @@ const (
 	RouteAPIStart     = "api-start"
 	RouteAPIEvents    = "api-events"
 	RouteAPIImport    = "api-import"
+	RouteSearch       = "search"
+	RouteAPISearch    = "api-search"
 	RouteHealth       = "healthz"
 	RouteStatic       = "static"
 	RouteHighlightCSS = "highlight-css"
@@ -71,21 +73,27 @@ const (
 	RouteAPIPolicy    = "api-approval-policy"
 )
 
-// routeHealth is the liveness probe's path (no page links it).
-const routeHealth = "/healthz"
+// Paths no page links to: the liveness probe and the JSON API.
+const (
+	routeHealth    = "/healthz"
+	routeAPIList   = "/api/sessions"
+	routeImport    = "/api/sessions/import"
+	routeHighlight = "/static/highlight.css"
+)
 
 // Server is prism's web server. Build it with New; serve Handler(), or
 // Serve a listener.
 type Server struct {
-	deps   Deps
-	tune   Tuning
-	log    *slog.Logger
-	e      *echo.Echo
-	broker *Broker
-	assets views.Assets
-	hlCSS  []byte
-	remove func()
-	hosts  atomic.Pointer[hostPolicy]
+	deps    Deps
+	tune    Tuning
+	log     *slog.Logger
+	e       *echo.Echo
+	broker  *Broker
+	assets  views.Assets
+	hlCSS   []byte
+	remove  func()
+	hosts   atomic.Pointer[hostPolicy]
+	streams streamSlots
 
 	share404     []byte // the one answer to every share read not granted
 	exportCSS    string // the stylesheets an export.html inlines
@@ -113,6 +121,7 @@ func New(deps Deps) *Server {
 		JS:           views.StaticURL("app.js", static.Hash("app.js")),
 		Datastar:     views.StaticURL("datastar.js", static.Hash("datastar.js")),
 		Icon:         views.StaticURL("icon.svg", static.Hash("icon.svg")),
+		Filter:       views.StaticURL("filter.js", static.Hash("filter.js")),
 		HighlightCSS: views.StaticURL("highlight.css", hashBytes(s.hlCSS)),
 	}
 	appCSS, _ := fs.ReadFile(static.FS, "app.css")
@@ -190,7 +199,7 @@ func (s *Server) ServeShares(ctx context.Context, ln net.Listener) error {
 func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.tune.HeaderTimeout, // bodies: guardBodies; streams: a deadline per write
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
@@ -221,52 +230,64 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(s.checkHost)
 	e.Use(s.requireOwner)
 	e.Use(sameOrigin)
+	e.Use(s.guardBodies)
 	e.Use(gzip())
 
 	add := func(r *echo.Route, name string) { r.Name = name }
+	// get registers a GET route and answers HEAD the same: the handler
+	// sees a GET (net/http still drops the body of the HEAD response).
+	get := func(path string, h echo.HandlerFunc, name string) {
+		add(e.GET(path, h), name)
+		e.HEAD(path, headAsGet(h))
+	}
 	// Pages and their actions: the patterns of views' URL builders.
-	add(e.GET(views.RouteHome, s.handleHome), RouteHome)
+	get(views.RouteHome, s.handleHome, RouteHome)
 	add(e.GET(views.RouteListStream, s.handleListStream), RouteListStream)
-	add(e.GET(views.RouteSession, s.handleSession), RouteSession)
+	e.HEAD(views.RouteListStream, s.handleStreamHead)
+	get(views.RouteSession, s.handleSession, RouteSession)
 	add(e.GET(views.RouteSessionStream, s.handleSessionStream), RouteSessionSSE)
-	add(e.GET(views.RouteEarlier, s.handleEarlier), RouteEarlier)
-	add(e.GET(views.RouteCall, s.handleCall), RouteCall)
+	e.HEAD(views.RouteSessionStream, s.handleStreamHead)
+	get(views.RouteEarlier, s.handleEarlier, RouteEarlier)
+	get(views.RouteCall, s.handleCall, RouteCall)
 	add(e.POST(views.RouteStart, s.handleStart), RouteStart)
 	add(e.POST(views.RouteMessages, s.handleMessage), RouteMessage)
 	add(e.POST(views.RouteCancel, s.handleCancel), RouteCancel)
 	add(e.POST(views.RouteDelete, s.handleDelete), RouteDelete)
 	add(e.GET(views.RouteSessionExportHTML, s.handleExportHTML), RouteExportHTML)
-	add(e.GET(views.RouteCallContent, s.handleCallFile(views.CallContentFile)), RouteCallContent)
-	add(e.GET(views.RouteCallArguments, s.handleCallFile(views.CallArgumentsFile)), RouteCallArguments)
-	add(e.GET(views.RouteCallMeta, s.handleCallFile(views.CallMetaFile)), RouteCallMeta)
+	e.HEAD(views.RouteSessionExportHTML, s.handleExportHTML)
+	get(views.RouteCallContent, s.handleCallFile(views.CallContentFile), RouteCallContent)
+	get(views.RouteCallArguments, s.handleCallFile(views.CallArgumentsFile), RouteCallArguments)
+	get(views.RouteCallMeta, s.handleCallFile(views.CallMetaFile), RouteCallMeta)
 	// Share links: the owner's API and forms, and the readers' /s/….
 	add(e.POST(views.RouteShareCreate, s.handleShareForm), RouteShareCreate)
-	add(e.GET(views.RouteSharePreview, s.handleSharePreview), RouteSharePreview)
+	get(views.RouteSharePreview, s.handleSharePreview, RouteSharePreview)
 	add(e.POST(views.RouteShareRevoke, s.handleShareRevokeForm), RouteShareRevoke)
 	add(e.POST(routeAPIShares, s.handleAPIShareCreate), RouteAPIShareCreate)
-	add(e.GET(routeAPIShares, s.handleAPIShareList), RouteAPIShareList)
+	get(routeAPIShares, s.handleAPIShareList, RouteAPIShareList)
 	add(e.POST(routeAPISharePreview, s.handleAPISharePreview), RouteAPISharePreview)
 	add(e.DELETE(routeAPIShare, s.handleAPIShareRevoke), RouteAPIShareRevoke)
 	for _, r := range e.Any(views.ShareRoutePrefix+"*", s.handleShare) {
 		r.Name = RouteShare
 	}
 	// Owner login (answered only when an owner token is set).
-	add(e.GET(views.RouteLogin, s.handleLoginPage), RouteLogin)
+	get(views.RouteLogin, s.handleLoginPage, RouteLogin)
 	add(e.POST(views.RouteLogin, s.handleLogin), RouteLoginPost)
 	add(e.POST(views.RouteLogout, s.handleLogout), RouteLogout)
 	// Approvals: a card's decision form (the API's are below).
 	add(e.POST(views.RouteApproval, s.handleDecide), RouteDecide)
-	add(e.GET("/api/sessions", s.handleAPIList), RouteAPIList)
-	add(e.POST("/api/sessions", s.handleAPIStart), RouteAPIStart)
-	add(e.GET(views.RouteExport, s.handleAPIEvents), RouteAPIEvents)
-	add(e.GET(views.RouteAPIApprovals, s.handleAPIApprovals), RouteAPIApprovals)
+	get(views.RouteSearch, s.handleSearch, RouteSearch)
+	get(routeAPIList, s.handleAPIList, RouteAPIList)
+	add(e.POST(routeAPIList, s.handleAPIStart), RouteAPIStart)
+	get(views.RouteExport, s.handleAPIEvents, RouteAPIEvents)
+	get(views.RouteAPIApprovals, s.handleAPIApprovals, RouteAPIApprovals)
 	add(e.POST(views.RouteAPIApproval, s.handleAPIDecide), RouteAPIDecide)
 	add(e.POST(views.RouteAPIPolicy, s.handleAPIPolicy), RouteAPIPolicy)
-	add(e.POST("/api/sessions/import", s.handleAPIImport), RouteAPIImport)
+	add(e.POST(routeImport, s.handleAPIImport), RouteAPIImport)
 	add(e.DELETE(views.RouteAPISession, s.handleAPIDelete), RouteAPIDelete)
-	add(e.GET(routeHealth, func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }), RouteHealth)
-	add(e.GET("/static/highlight.css", s.handleHighlightCSS), RouteHighlightCSS)
-	add(e.GET(views.RouteStatic, s.handleStatic), RouteStatic)
+	get(views.RouteAPISearch, s.handleAPISearch, RouteAPISearch)
+	get(routeHealth, func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }, RouteHealth)
+	get(routeHighlight, s.handleHighlightCSS, RouteHighlightCSS)
+	get(views.RouteStatic, s.handleStatic, RouteStatic)
 	return e
 }
 
@@ -298,13 +319,28 @@ func (s *Server) shareRoutes() *echo.Echo {
 	e.Use(middleware.Recover())
 	e.Use(s.logRequests)
 	e.Use(securityHeaders)
+	e.Use(s.guardBodies)
 	e.Use(gzip())
 	e.Any(views.ShareRoutePrefix+"*", s.handleShare)
-	e.GET("/static/highlight.css", s.handleHighlightCSS)
+	e.GET(routeHighlight, s.handleHighlightCSS)
+	e.HEAD(routeHighlight, headAsGet(s.handleHighlightCSS))
 	e.GET(views.RouteStatic, s.handleStatic)
+	e.HEAD(views.RouteStatic, headAsGet(s.handleStatic))
 	e.Any("/*", s.shareNotFound)
 	e.Any("/", s.shareNotFound)
 	return e
+}
+
+// headAsGet answers a HEAD request with a GET route's handler, which sees
+// the request as a GET; the response keeps the HEAD request, so net/http
+// sends the headers the GET would have had and no body.
+func headAsGet(h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request().Clone(c.Request().Context())
+		r.Method = http.MethodGet
+		c.SetRequest(r)
+		return h(c)
+	}
 }
 
 // render writes a templ component as an HTML response.

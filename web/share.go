@@ -415,9 +415,13 @@ func (s *Server) writeExport(c echo.Context, t *views.Timeline, note string) err
 func (s *Server) shareStream(c echo.Context, sr shareReq) error {
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	defer cancel()
+	cursor, release, err := s.admitStream(c)
+	if err != nil {
+		return err
+	}
+	defer release()
 	unregister := s.shareStreams.add(sr.sh.ID, cancel)
 	defer unregister()
-	cursor := cursorOf(c)
 	watch, stop := s.broker.watch(sr.sh.SessionID)
 	defer stop()
 
@@ -429,7 +433,7 @@ func (s *Server) shareStream(c echo.Context, sr shareReq) error {
 		cursor = int64(len(events)) - 1 // the page cannot be ahead of the log
 	}
 	startSSE(c)
-	w := &streamConn{c: c}
+	w := s.newStreamConn(c)
 	ls := newLinkStream(s, sr, hdr)
 	ls.fold(events[:cursor+1])
 	if !w.write(ls.render(ctx, events[cursor+1:])) {

@@ -1,8 +1,6 @@
 package web_test
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -18,18 +16,8 @@ func BenchmarkShareFirstPaint10k(b *testing.B) {
 	e.session(b, "big", bigSession(10000))
 	h := e.srv.Handler()
 	serve := func(path string) (int, int) {
-		req := httptest.NewRequest(http.MethodGet, path, nil)
-		req.Host = "127.0.0.1"
-		req.Header.Set("Accept-Encoding", "gzip")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != 200 {
-			b.Fatalf("%s: status %d", path, rec.Code)
-		}
-		plain := httptest.NewRecorder()
-		req.Header.Del("Accept-Encoding")
-		h.ServeHTTP(plain, req)
-		return plain.Body.Len(), rec.Body.Len()
+		gz := benchGet(b, h, path, true)
+		return benchGet(b, h, path, false), gz
 	}
 	serve("/sessions/big") // warm the highlight cache, as a running server has it
 	for _, tc := range []struct{ name, body string }{
@@ -45,14 +33,7 @@ func BenchmarkShareFirstPaint10k(b *testing.B) {
 			plain, gz := serve(path)
 			start := time.Now()
 			for b.Loop() {
-				req := httptest.NewRequest(http.MethodGet, path, nil)
-				req.Host = "127.0.0.1"
-				req.Header.Set("Accept-Encoding", "gzip")
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				if rec.Code != 200 {
-					b.Fatalf("status %d", rec.Code)
-				}
+				benchGet(b, h, path, true)
 			}
 			b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/page")
 			b.ReportMetric(float64(plain), "bytes")

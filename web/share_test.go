@@ -263,8 +263,12 @@ func TestShareAPI(t *testing.T) {
 		{"POST", "/api/sessions/s1/shares", `[`, 400, "request body"},
 		{"GET", "/api/sessions/nope/shares", "", 404, "nope"},
 		{"DELETE", "/api/shares/nope", "", 404, "nope"},
+		{"POST", "/api/sessions/s1/shares", `{"label":"x"}`, 415, "must be JSON"}, // no Content-Type
 	} {
 		req, _ := http.NewRequest(tc.method, e.base()+tc.path, strings.NewReader(tc.body))
+		if tc.body != "" && tc.status != 415 {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		res, err := e.client().Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -5,10 +5,7 @@ package web
 // reuse).
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
+	"context"
 	"net"
 	"net/http"
 	"strconv"
@@ -62,31 +59,11 @@ type shareCreated struct {
 	Redact    bool   `json:"redact"`
 }
 
-// decodeJSON reads a JSON body strictly: one object, known fields only,
-// nothing after it.
-func decodeJSON(c echo.Context, v any) error {
-	r := c.Request()
-	r.Body = http.MaxBytesReader(c.Response(), r.Body, maxShareBody)
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "request body is larger than "+strconv.Itoa(maxShareBody)+" bytes")
-		}
-		return core.Errorf(core.CodeInvalid, "read request body: %v", err)
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		body = []byte("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return core.Errorf(core.CodeInvalid, "request body: %v", err)
-	}
-	if dec.More() {
-		return core.Errorf(core.CodeInvalid, "request body: data after the JSON object")
-	}
-	return nil
+// decodeShareJSON reads a share request's JSON body (decodeJSON, with
+// the share routes' smaller cap; an empty body is {}).
+func decodeShareJSON(c echo.Context, v any, shape string) error {
+	c.Request().Body = http.MaxBytesReader(c.Response(), c.Request().Body, maxShareBody)
+	return decodeJSON(c, v, shape, true)
 }
 
 // shareURL is a link's absolute URL: --public-url, else the request's
@@ -128,7 +105,7 @@ func (s *Server) handleAPIShareCreate(c echo.Context) error {
 		return err
 	}
 	var req shareRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := decodeShareJSON(c, &req, "{label?, expiresAt?, upToSeq?, redact?}"); err != nil {
 		return err
 	}
 	spec := share.Spec{SessionID: id, Label: req.Label, ExpiresAt: req.ExpiresAt, UpToSeq: req.UpToSeq, Redact: req.Redact == nil || *req.Redact}
@@ -232,7 +209,7 @@ func (s *Server) handleAPISharePreview(c echo.Context) error {
 	var req struct {
 		UpToSeq *int64 `json:"upToSeq"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := decodeShareJSON(c, &req, "{upToSeq?}"); err != nil {
 		return err
 	}
 	rep, err := s.preview(c, id, req.UpToSeq)
@@ -296,9 +273,13 @@ func (s *Server) sharePanel(c echo.Context, id string, lastSeq int64) (*views.Sh
 
 // formSpec reads the share form.
 func (s *Server) formSpec(c echo.Context, id string) (share.Spec, error) {
-	spec := share.Spec{SessionID: id, Label: c.FormValue("label"), Redact: c.FormValue("redact") != ""}
+	form, err := formValues(c, false)
+	if err != nil {
+		return share.Spec{}, err
+	}
+	spec := share.Spec{SessionID: id, Label: form.Get("label"), Redact: form.Get("redact") != ""}
 	now := s.now()
-	switch v := c.FormValue("expires"); v {
+	switch v := form.Get("expires"); v {
 	case "":
 	case "1h":
 		spec.ExpiresAt = now.Add(time.Hour).UnixMilli()
@@ -307,20 +288,20 @@ func (s *Server) formSpec(c echo.Context, id string) (share.Spec, error) {
 	case "7d":
 		spec.ExpiresAt = now.Add(7 * 24 * time.Hour).UnixMilli()
 	case "date":
-		d, err := time.Parse("2006-01-02", c.FormValue("expiresOn"))
+		d, err := time.Parse("2006-01-02", form.Get("expiresOn"))
 		if err != nil {
-			return spec, core.Errorf(core.CodeInvalid, "expiry date must be a date (YYYY-MM-DD), got %q", c.FormValue("expiresOn"))
+			return spec, core.Errorf(core.CodeInvalid, "expiry date must be a date (YYYY-MM-DD), got %q", form.Get("expiresOn"))
 		}
 		spec.ExpiresAt = d.Add(24 * time.Hour).UnixMilli() // the end of that day, UTC
 	default:
 		return spec, core.Errorf(core.CodeInvalid, "expiry must be never, 1h, 1d, 7d or a date, got %q", v)
 	}
-	switch c.FormValue("scope") {
+	switch form.Get("scope") {
 	case "", "live":
 	case "upto":
-		n, err := strconv.ParseInt(strings.TrimSpace(c.FormValue("upToSeq")), 10, 64)
+		n, err := strconv.ParseInt(strings.TrimSpace(form.Get("upToSeq")), 10, 64)
 		if err != nil {
-			return spec, core.Errorf(core.CodeInvalid, "the last event shown must be a number, got %q", c.FormValue("upToSeq"))
+			return spec, core.Errorf(core.CodeInvalid, "the last event shown must be a number, got %q", form.Get("upToSeq"))
 		}
 		spec.UpToSeq = &n
 	default:
@@ -357,7 +338,13 @@ func (s *Server) handleShareForm(c echo.Context) error {
 		}
 	}
 	if err != nil {
-		if statusOf(err) >= 500 || core.ErrorCode(err) == core.CodeNotFound {
+		// What the form said is answered in the panel; a refused body
+		// (413, 408, 415), a missing session or a failure is an error.
+		switch core.ErrorCode(err) {
+		case core.CodeNotFound, core.CodeTooLarge, core.CodeTimeout, core.CodeUnsupportedMediaType:
+			return err
+		}
+		if statusOf(err) >= 500 {
 			return err
 		}
 		msg, status = messageOf(err, statusOf(err)), statusOf(err)
@@ -417,7 +404,7 @@ func (s *Server) handleCallFile(file string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		h, events, err := s.deps.Sessions.LoadSession(c.Request().Context(), id)
+		h, events, err := s.callEvents(c.Request().Context(), id, callID)
 		if err != nil {
 			return err
 		}
@@ -427,4 +414,22 @@ func (s *Server) handleCallFile(file string) echo.HandlerFunc {
 		}
 		return writeCallFile(c, file, callID, card)
 	}
+}
+
+// callEvents returns the events that fold one call's cards: the call's own
+// events with their context (SessionSource.CallEvents), without reading the
+// rest of the log. A card whose call was never logged (crash repair's "not
+// started") takes its tool and arguments from the turn's assistant request,
+// which that selection does not hold: then the whole log is read.
+func (s *Server) callEvents(ctx context.Context, id, callID string) (core.SessionHeader, []core.Event, error) {
+	h, events, err := s.deps.Sessions.CallEvents(ctx, id, callID)
+	if err != nil {
+		return h, events, err
+	}
+	for _, k := range views.Fold(h, events, s.deps.Presenter).CardsByCallID(callID) {
+		if !k.HasCall {
+			return s.deps.Sessions.LoadSession(ctx, id)
+		}
+	}
+	return h, events, nil
 }

@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"log/slog"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -9,45 +11,108 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"prism/core"
 	"prism/core/logkey"
 	"prism/views"
 )
 
 // cursorOf returns the seq a stream resumes after: Last-Event-ID on a
-// retry, else ?after= from the page, else -1 (everything).
-func cursorOf(c echo.Context) int64 {
+// retry, else ?after= from the page, else -1 (everything). A cursor that is
+// not a seq (an integer of at least -1) is refused: replaying from the
+// start would duplicate what the page shows.
+func cursorOf(c echo.Context) (int64, error) {
+	parse := func(what, v string) (int64, error) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < -1 {
+			return 0, core.Errorf(core.CodeInvalid, "%s must be a seq (an integer, -1 or more), not %q", what, v)
+		}
+		return n, nil
+	}
 	if v := strings.TrimSpace(c.Request().Header.Get("Last-Event-ID")); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= -1 {
-			return n
+		return parse("Last-Event-ID", v)
+	}
+	if v, ok := c.QueryParams()["after"]; ok {
+		return parse("after", strings.Join(v, ","))
+	}
+	return -1, nil
+}
+
+// admitStream checks what a session stream is asked to resume from and
+// takes its client's stream slot (Tuning.MaxStreamsPerClient); release
+// gives the slot back.
+func (s *Server) admitStream(c echo.Context) (cursor int64, release func(), err error) {
+	if cursor, err = cursorOf(c); err != nil {
+		return 0, nil, err
+	}
+	if release, err = s.takeStreamSlot(c); err != nil {
+		return 0, nil, err
+	}
+	return cursor, release, nil
+}
+
+// handleStreamHead answers HEAD on a stream route: the headers a stream
+// starts with (404 for a session that does not exist), no stream.
+func (s *Server) handleStreamHead(c echo.Context) error {
+	if c.Param("id") != "" {
+		id, err := param(c, "id")
+		if err != nil {
+			return err
+		}
+		if _, err := s.deps.Sessions.Summary(c.Request().Context(), id); err != nil {
+			return err
 		}
 	}
-	if v := c.QueryParam("after"); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= -1 {
-			return n
-		}
-	}
-	return -1
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	return c.NoContent(http.StatusOK)
 }
 
 // stoppedMessage is what an open stream reports when the server stops its
 // live path (Server.Close).
 const stoppedMessage = "live updates stopped: the server is shutting down. Reload to retry."
 
-// streamConn writes frames to one SSE response.
+// streamConn writes frames to one SSE response, each write under its own
+// deadline (Tuning.WriteTimeout): a client that stops reading gets its
+// stream closed once its buffers are full, instead of holding the stream's
+// goroutine and queue forever.
 type streamConn struct {
-	c echo.Context
+	c       echo.Context
+	rc      *http.ResponseController
+	timeout time.Duration
+	log     *slog.Logger
+	failed  bool
+}
+
+func (s *Server) newStreamConn(c echo.Context) *streamConn {
+	// The controller of net/http's writer itself: echo.Response.Flush
+	// swallows a failed flush, which is how a stalled client shows.
+	return &streamConn{c: c, rc: http.NewResponseController(c.Response().Writer), timeout: s.tune.WriteTimeout, log: s.log}
 }
 
 func (w *streamConn) write(b []byte) bool {
 	if len(b) == 0 {
 		return true
 	}
-	if _, err := w.c.Response().Write(b); err != nil {
+	if w.failed {
 		return false
 	}
-	w.c.Response().Flush()
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout)) // ErrNotSupported under a recorder is fine
+	_, err := w.c.Response().Write(b)
+	if err == nil {
+		err = w.rc.Flush()
+	}
+	if err != nil {
+		w.failed = true
+		w.log.Debug(StreamWriteFailed, logkey.Path, w.c.Request().URL.Path, logkey.Err, err)
+		return false
+	}
 	return true
 }
+
+// StreamWriteFailed is the message logged (at debug level) when a stream
+// ends because its client stopped reading or went away.
+const StreamWriteFailed = "stream: write failed; the stream ends"
 
 // fail reports an error inside an open stream.
 func (w *streamConn) fail(msg string) {
@@ -75,9 +140,13 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 	if err != nil {
 		return err // before the stream opens: an ordinary error response
 	}
-	cursor := cursorOf(c)
+	cursor, release, err := s.admitStream(c)
+	if err != nil {
+		return err
+	}
+	defer release()
 	startSSE(c)
-	w := &streamConn{c: c}
+	w := s.newStreamConn(c)
 	if cursor >= sum.Events {
 		// The page claims events the log does not have (the store was
 		// replaced under it); patches for those seqs would be skipped.
@@ -203,14 +272,23 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 // rows as they change.
 func (s *Server) handleListStream(c echo.Context) error {
 	ctx := c.Request().Context()
-	q := strings.TrimSpace(c.QueryParam("q"))
+	q, err := listQuery(c)
+	if err != nil {
+		return err
+	}
+	q.Limit = listLimit
+	release, err := s.takeStreamSlot(c)
+	if err != nil {
+		return err
+	}
+	defer release()
 	startSSE(c)
-	w := &streamConn{c: c}
+	w := s.newStreamConn(c)
 	sub := s.broker.list.subscribe()
 	defer s.broker.list.unsubscribe(sub)
 	seen := map[string]bool{}
 	full := func() bool {
-		sums, err := s.deps.Sessions.ListSessions(ctx, ListQuery{Query: q, Limit: listLimit})
+		sums, err := s.deps.Sessions.ListSessions(ctx, q)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.fail("session list unavailable: " + messageOf(err, statusOf(err)))
@@ -253,15 +331,26 @@ func (s *Server) handleListStream(c echo.Context) error {
 				return nil
 			}
 		case f := <-sub.ch:
-			if !matches(q, &f.sum) {
+			in, was := matches(q, &f.sum), seen[f.sum.ID]
+			switch {
+			case !in && !was:
 				continue
-			}
-			data := f.morph
-			if !seen[f.sum.ID] {
-				data, seen[f.sum.ID] = f.prepend, true
-			}
-			if !w.write(data) {
-				return nil
+			case !was && q.Sort == "":
+				// Newest first: a row that starts to match goes on top.
+				seen[f.sum.ID] = true
+				if !w.write(f.prepend) {
+					return nil
+				}
+			case in && was:
+				if !w.write(f.morph) {
+					return nil
+				}
+			default:
+				// A row that left the filter, or joined an order other
+				// than the newest first: the list is sent again.
+				if !full() {
+					return nil
+				}
 			}
 		}
 	}

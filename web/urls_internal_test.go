@@ -24,6 +24,11 @@ func TestURLsReachTheirRoutes(t *testing.T) {
 			{http.MethodGet, views.HomeURL(id), views.RouteHome, nil},
 			{http.MethodGet, views.ListStreamURL(id), views.RouteListStream, nil},
 			{http.MethodGet, views.SessionURL(id), views.RouteSession, map[string]string{"id": id}},
+			{http.MethodGet, views.SessionAtURL(id, 7), views.RouteSession, map[string]string{"id": id}},
+			{http.MethodGet, views.SessionCallURL(id, id+"-call", ""), views.RouteSession, map[string]string{"id": id}},
+			{http.MethodGet, views.SessionCallURL(id, id+"-call", "card-2"), views.RouteSession, map[string]string{"id": id}},
+			{http.MethodGet, views.SessionEventURL(id, 7), views.RouteSession, map[string]string{"id": id}},
+			{http.MethodGet, views.Place{At: 3, Card: "call-x__2", Event: -1}.URL(id), views.RouteSession, map[string]string{"id": id}},
 			{http.MethodGet, views.SessionStreamURL(id, 7), views.RouteSessionStream, map[string]string{"id": id}},
 			{http.MethodGet, views.EarlierURL(id, 7), views.RouteEarlier, map[string]string{"id": id}},
 			{http.MethodGet, views.CallURL(id, id+"-call", "card-2"), views.RouteCall, map[string]string{"id": id, "callId": id + "-call"}},
@@ -36,6 +41,10 @@ func TestURLsReachTheirRoutes(t *testing.T) {
 			{http.MethodGet, views.APIApprovalsURL(), views.RouteAPIApprovals, nil},
 			{http.MethodPost, views.APIApprovalURL(id, id+"/ap"), views.RouteAPIApproval, map[string]string{"id": id, "approvalId": id + "/ap"}},
 			{http.MethodPost, views.APIPolicyURL(id), views.RouteAPIPolicy, map[string]string{"id": id}},
+			{http.MethodGet, views.SearchURL(id, "time", "c1"), views.RouteSearch, nil},
+			{http.MethodGet, views.APISearchURL(id, "rank", "c1", 5), views.RouteAPISearch, nil},
+			{http.MethodGet, views.ListURL(views.ListFilter{Query: id, Status: "idle", HasErrors: true, Sort: "calls"}), views.RouteHome, nil},
+			{http.MethodGet, views.ListFilterStreamURL(views.ListFilter{Query: id, Sort: "errors"}), views.RouteListStream, nil},
 		} {
 			u, err := url.Parse(tc.url)
 			if err != nil {
@@ -61,5 +70,28 @@ func TestURLsReachTheirRoutes(t *testing.T) {
 	}
 	if got := views.CardURL("a b", "call-x"); got != "/sessions/a%20b#call-x" {
 		t.Errorf("CardURL = %q", got)
+	}
+	// The page's query parameters survive the trip, whatever the call id.
+	for _, tc := range []struct {
+		url  string
+		want url.Values
+	}{
+		{views.SessionAtURL("s", 0), url.Values{views.ParamAt: {"0"}}},
+		{views.SessionEventURL("s", 12), url.Values{views.ParamEvent: {"12"}}},
+		{views.SessionCallURL("s", `c&d=#?/ü`, ""), url.Values{views.ParamCall: {`c&d=#?/ü`}}},
+		{views.SessionCallURL("s", "c", "call-c__2"), url.Values{views.ParamCall: {"c"}, views.ParamCard: {"call-c__2"}}},
+		{views.Place{At: 5, Card: "call-x", Event: -1}.URL("s"), url.Values{views.ParamAt: {"5"}, views.ParamCard: {"call-x"}}},
+		{views.LivePlace().URL("s"), url.Values{}},
+		{views.SearchURL(`"rm -rf" tool:bash`, "time", "abc"), url.Values{"q": {`"rm -rf" tool:bash`}, views.ParamOrder: {"time"}, views.ParamCursor: {"abc"}}},
+		{views.APISearchURL("x&y", "", "", 5), url.Values{"q": {"x&y"}, views.ParamLimit: {"5"}}},
+		{views.ListURL(views.ListFilter{Query: "a&b", Status: "running", HasErrors: true, Sort: "created"}), url.Values{views.ParamQuery: {"a&b"}, views.ParamStatus: {"running"}, views.ParamHasErrors: {"1"}, views.ParamSort: {"created"}}},
+	} {
+		u, err := url.Parse(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := u.Query(); got.Encode() != tc.want.Encode() {
+			t.Errorf("%s: query %v, want %v", tc.url, got, tc.want)
+		}
 	}
 }

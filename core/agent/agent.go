@@ -261,10 +261,17 @@ func (t *turn) run(prompt core.Message) (core.TurnEndReason, error) {
 			reason = errorReason(err)
 		}
 	}
+	// The turn's durability point: it is reported finished only once its
+	// whole log, turn/end included, is committed.
 	if _, err := t.append(core.EventTurnEnd, core.TurnEnd{Turn: t.n, Reason: reason}, core.AppendOptions{}); err != nil {
 		a.logger.Error("agent: closing the turn failed", logkey.Turn, t.n, logkey.Err, err)
 		if failure == nil {
 			failure = err
+		}
+	} else if err := a.sess.Sync(t.w); err != nil {
+		a.logger.Error("agent: committing the turn failed", logkey.Turn, t.n, logkey.Err, err)
+		if failure == nil {
+			failure = fmt.Errorf("commit turn/end: %w", err)
 		}
 	}
 	if failure != nil {
@@ -306,6 +313,12 @@ func (t *turn) runStep(inputs []core.Message) stepOutcome {
 		if _, err := t.append(core.EventUserMessage, m, core.AppendOptions{SurfaceOp: core.AppendOp()}); err != nil {
 			return stepOutcome{err: err}
 		}
+	}
+	if len(inputs) > 0 {
+		// Whoever sent the messages waits for their commit (the runner
+		// acknowledges a session once its prompt is durable): start it
+		// now, while the model is asked, rather than a FlushDelay later.
+		a.sess.Flush()
 	}
 	req, err := t.request()
 	if err != nil {

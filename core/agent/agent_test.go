@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -629,4 +630,133 @@ func TestCancelledBeforeFirstStep(t *testing.T) {
 	expect(t, h.check(), seq("turn/start", "turn/end aborted:parent",
 		"turn/start", "step/start", "user/message user", "request/header initial", "request/context",
 		textOnly(), "assistant/message", "step/end", "turn/end completed")...)
+}
+
+// TestDurabilityPoints: no tool body runs before its tool/call is
+// committed; the calls a step starts together share one commit; and a turn
+// returns only once its whole log is committed.
+func TestDurabilityPoints(t *testing.T) {
+	var h *harness
+	var mu sync.Mutex
+	var bodies []string
+	probe := func(name string, parallel bool) *core.Tool {
+		d := core.Definition[keyArgs, keyValue]{
+			Name:       name,
+			Parameters: `{"key": {"type": "string", "required": true}}`,
+			Output: core.Output[keyArgs, keyValue]{
+				Schema: `{"type": "object", "additionalProperties": false, "properties": {"key": {"type": "string", "required": true}}}`,
+				Render: func(_ keyArgs, v keyValue) (core.Content, error) { return core.Text(v.Key), nil },
+			},
+			Execute: func(_ context.Context, a keyArgs, _ *core.Run) (keyValue, error) {
+				logged := false
+				for _, e := range h.store.log(h.sess.Header().ID) {
+					var d core.ToolCall
+					if e.Type == core.EventToolCall && json.Unmarshal(e.Data, &d) == nil && d.CallID == a.Key {
+						logged = true
+					}
+				}
+				if !logged {
+					t.Errorf("the body of %s ran before its tool/call was committed", a.Key)
+				}
+				mu.Lock()
+				bodies = append(bodies, a.Key)
+				mu.Unlock()
+				return keyValue{Key: a.Key}, nil
+			},
+		}
+		if parallel {
+			d.IsConcurrencySafe = func(keyArgs) bool { return true }
+		}
+		return core.MustDefine(d)
+	}
+	h = newHarness(t, []model.Step{
+		{Text: "three at once", Calls: []model.ScriptCall{
+			call("p1", "par", `{"key":"p1"}`), call("p2", "par", `{"key":"p2"}`), call("p3", "par", `{"key":"p3"}`)}},
+		{Calls: []model.ScriptCall{call("x1", "excl", `{"key":"x1"}`)}},
+		{Text: "done"},
+	}, []*core.Tool{probe("par", true), probe("excl", false)}, nil)
+	if r := h.turn(context.Background(), "go"); r.Kind != core.TurnCompleted {
+		t.Fatalf("reason = %+v", r)
+	}
+	// Turn returned: everything is committed.
+	if d, n := h.sess.Durable(), h.sess.NextSeq(); d != n {
+		t.Errorf("after the turn %d of %d events are durable", d, n)
+	}
+	evs := h.check()
+	calls := find(evs, core.EventToolCall)
+	if len(calls) != 4 || len(bodies) != 4 {
+		t.Fatalf("%d tool/calls and %d bodies, want 4 and 4", len(calls), len(bodies))
+	}
+	if b := h.store.batchOf(calls[0].Seq); b < 0 || h.store.batchOf(calls[1].Seq) != b || h.store.batchOf(calls[2].Seq) != b {
+		t.Errorf("the three parallel calls were committed by AppendEvents calls %d, %d, %d; want one",
+			b, h.store.batchOf(calls[1].Seq), h.store.batchOf(calls[2].Seq))
+	}
+	// Far fewer commits than events: results, chunks and bookkeeping ride
+	// along with the durability points.
+	h.store.mu.Lock()
+	commits := len(h.store.batches)
+	h.store.mu.Unlock()
+	if commits >= len(evs)/2 {
+		t.Errorf("%d commits for %d events", commits, len(evs))
+	}
+}
+
+// heldModel is a model whose calls wait for release before they start.
+type heldModel struct {
+	model.Model
+	release chan struct{}
+}
+
+func (m heldModel) Stream(ctx context.Context, req model.Request) (model.Stream, error) {
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return m.Model.Stream(ctx, req)
+}
+
+// TestPromptCommittedWhileTheModelThinks: a turn's user message is a
+// durability point — whoever sent it waits for its commit (the runner
+// acknowledges a session only then) — so it is committed while the model
+// is still being asked, even where appends would otherwise wait an hour.
+func TestPromptCommittedWhileTheModelThinks(t *testing.T) {
+	ctx := context.Background()
+	store := newMemStore()
+	sess, err := core.NewSession(ctx, core.SessionHeader{Cwd: t.TempDir()},
+		core.SessionOptions{Store: store, Logger: quiet, FlushDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed := make(chan core.Event, 64)
+	sess.OnAppend(func(e core.Event) { committed <- e })
+	m := heldModel{Model: model.NewScripted(model.ScriptedConfig{Script: model.Script{Steps: []model.Step{{Text: "hello"}}}}),
+		release: make(chan struct{})}
+	a, err := agent.New(agent.Config{Session: sess, Tools: core.NewRegistry(quiet), Model: m, System: "test system", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Turn(ctx, core.NewUserMessage(core.NewID(), "remember me"))
+		done <- err
+	}()
+	timeout := time.After(10 * time.Second)
+	for prompt := false; !prompt; {
+		select {
+		case e := <-committed:
+			prompt = e.Type == core.EventUserMessage
+		case err := <-done:
+			t.Fatalf("the turn ended (%v) while the model was held", err)
+		case <-timeout:
+			t.Fatal("the prompt was not committed within 10s while the model was asked")
+		}
+	}
+	if got := find(store.log(sess.Header().ID), core.EventUserMessage); len(got) != 1 {
+		t.Errorf("the store holds %d user messages while the model is asked, want the prompt", len(got))
+	}
+	close(m.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }

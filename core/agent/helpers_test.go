@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ type memStore struct {
 	failAt   int // fail the failAt-th AppendEvents call (1-based); 0 never
 	calls    int
 	duration time.Duration
+	batches  [][]int64 // the seqs of each successful AppendEvents call
 }
 
 func newMemStore() *memStore {
@@ -67,7 +69,24 @@ func (s *memStore) AppendEvents(ctx context.Context, id string, evs []core.Event
 		}
 	}
 	s.events[id] = append(log, evs...)
+	seqs := make([]int64, len(evs))
+	for i, e := range evs {
+		seqs[i] = e.Seq
+	}
+	s.batches = append(s.batches, seqs)
 	return nil
+}
+
+// batchOf returns the index of the AppendEvents call that stored seq.
+func (s *memStore) batchOf(seq int64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, b := range s.batches {
+		if slices.Contains(b, seq) {
+			return i
+		}
+	}
+	return -1
 }
 
 func (s *memStore) log(id string) []core.Event {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -54,8 +55,8 @@ type RunnerConfig struct {
 	MaxTokens   int64
 	// OnEvent is called with every event of every session after it is
 	// committed to the store, never before, in seq order per session, from
-	// the appending goroutine: it must not block (hand the event to a
-	// buffered broker) and must not append to the session.
+	// the goroutine that committed it: it must not block (hand the event to
+	// a buffered broker) and must not append to the session.
 	OnEvent func(sessionID string, e core.Event)
 	// Logger receives the runner's and the loops' logs; nil means
 	// slog.Default().
@@ -113,10 +114,16 @@ type session struct {
 	id    string
 	sess  *core.Session
 	agent *Agent
+	model model.Model
 	info  SessionStatus
 
+	// cleanup removes a workspace the runner created for the session (the
+	// demo's seeded one); nil once done or when there is none. Guarded by
+	// mu.
+	cleanup func()
+
 	mu      sync.Mutex
-	queue   []core.Message
+	queue   []queued
 	running bool
 	cancel  context.CancelCauseFunc // of the running turn
 	last    *core.TurnEndReason
@@ -149,9 +156,14 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 
 // Start creates a session through the store (its header's cwd is the
 // workspace) and runs the first turn in the background. It returns the new
-// session's id once the session exists; its events follow through OnEvent.
-// Errors are coded: CodeInvalid for a bad request, CodeUnavailable for an
-// unusable model or a closed runner.
+// session's id once the session's header and its first user message (the
+// prompt) are committed, so an acknowledged session never loses its
+// prompt; the rest of its events follow through OnEvent. Errors are coded:
+// CodeInvalid for a bad request, CodeUnavailable for an unusable model, a
+// closed runner or a first turn that ended before its prompt was logged.
+//
+// The scripted demo model's seeded workspace is created after the session
+// row and removed once its script is played out (or at Close).
 func (r *Runner) Start(ctx context.Context, req StartRequest) (string, error) {
 	prompt := strings.TrimSpace(req.Prompt)
 	if prompt == "" {
@@ -168,14 +180,23 @@ func (r *Runner) Start(ctx context.Context, req StartRequest) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("start session: %w", err)
 	}
-	ws, err := r.workspace(m, req.Workspace)
+	id := core.NewID()
+	ws, seed, err := r.workspace(m, id, req.Workspace)
 	if err != nil {
 		return "", fmt.Errorf("start session: %w", err)
 	}
-	sess, err := core.NewSession(ctx, core.SessionHeader{Cwd: ws},
+	sess, err := core.NewSession(ctx, core.SessionHeader{ID: id, Cwd: ws},
 		core.SessionOptions{Store: r.cfg.Store, Now: r.cfg.Now, Logger: r.logger})
 	if err != nil {
 		return "", fmt.Errorf("start session: %w", err)
+	}
+	var cleanup func()
+	if seed != nil {
+		// Only now that the session row exists: a failed start leaves no
+		// directory behind.
+		if cleanup, err = seed(); err != nil {
+			return "", fmt.Errorf("start session %s: %w", id, err)
+		}
 	}
 	h := sess.Header()
 	if r.cfg.OnEvent != nil {
@@ -193,25 +214,101 @@ func (r *Runner) Start(ctx context.Context, req StartRequest) (string, error) {
 		Logger:      r.logger,
 	})
 	if err != nil {
+		if cleanup != nil {
+			cleanup()
+		}
 		return "", fmt.Errorf("start session: %w", err)
 	}
 	info := m.Info()
-	s := &session{id: h.ID, sess: sess, agent: a, info: SessionStatus{
+	s := &session{id: h.ID, sess: sess, agent: a, model: m, cleanup: cleanup, info: SessionStatus{
 		ID: h.ID, Model: name, Provider: info.Provider, Workspace: ws, CreatedAt: h.CreatedAt,
 	}}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
+		s.removeWorkspace()
 		return "", core.Errorf(core.CodeUnavailable, "start session: the runner is closed")
 	}
 	r.sessions[h.ID] = s
 	r.order = append(r.order, h.ID)
 	r.mu.Unlock()
 	r.logger.Info("session started", logkey.SessionID, h.ID, logkey.Model, name, logkey.Provider, info.Provider, logkey.Workspace, ws)
-	if err := r.enqueue(s, prompt); err != nil {
+	first := core.NewUserMessage(core.NewID(), prompt)
+	logged := s.watchLogged(first.ID)
+	if err := r.enqueueMessage(s, first, logged); err != nil {
 		return "", err
 	}
-	return h.ID, nil
+	select {
+	case <-logged.done:
+		if logged.err != nil {
+			return "", fmt.Errorf("start session %s: %w", h.ID, logged.err)
+		}
+		// Appends commit at durability points, not one by one: the
+		// acknowledgement is one. The prompt's observer runs after its
+		// commit, so this returns at once; it states the rule, and holds
+		// should the prompt have been found in the log before its commit.
+		if err := sess.WaitDurable(ctx, logged.seq); err != nil {
+			return "", fmt.Errorf("start session %s: the prompt was not committed: %w", h.ID, err)
+		}
+		return h.ID, nil
+	case <-ctx.Done():
+		// The turn goes on; only the caller stopped waiting.
+		return "", fmt.Errorf("start session %s: %w", h.ID, context.Cause(ctx))
+	}
+}
+
+// logWaiter is closed once a queued user message is committed to the log,
+// or with err once its turn ended without logging it.
+type logWaiter struct {
+	id   string
+	done chan struct{}
+	once sync.Once
+	seq  int64 // of the user/message, once logged
+	err  error
+}
+
+func (w *logWaiter) finish(seq int64, err error) {
+	w.once.Do(func() {
+		w.seq, w.err = seq, err
+		close(w.done)
+	})
+}
+
+// messageID returns the id of the message a user/message event carries
+// (its data is the message).
+func messageID(e core.Event) string {
+	var m struct {
+		ID string `json:"id"`
+	}
+	if e.Type != core.EventUserMessage || json.Unmarshal(e.Data, &m) != nil {
+		return ""
+	}
+	return m.ID
+}
+
+// loggedIn returns the seq of the user/message of message id in events.
+func loggedIn(events []core.Event, id string) (seq int64, ok bool) {
+	for i := len(events) - 1; i >= 0; i-- {
+		if messageID(events[i]) == id {
+			return events[i].Seq, true
+		}
+	}
+	return 0, false
+}
+
+// watchLogged returns a waiter for the user message id: an observer of the
+// session's committed events (observers run after the commit) closes it
+// when the user/message carrying that message arrives.
+func (s *session) watchLogged(id string) *logWaiter {
+	w := &logWaiter{id: id, done: make(chan struct{})}
+	var remove func()
+	remove = s.sess.OnAppend(func(e core.Event) {
+		if messageID(e) == id {
+			w.finish(e.Seq, nil)
+			remove()
+		}
+	})
+	return w
 }
 
 // Send adds a user message to a session: it runs as the next turn, after
@@ -239,7 +336,7 @@ func (r *Runner) Cancel(id string) error {
 		return err
 	}
 	s.mu.Lock()
-	s.queue = nil
+	dropQueue(s)
 	cancel := s.cancel
 	s.mu.Unlock()
 	if cancel != nil {
@@ -297,14 +394,40 @@ func (r *Runner) Close() error {
 	r.mu.Unlock()
 	for _, s := range ss {
 		s.mu.Lock()
-		s.queue = nil
+		dropQueue(s)
 		if s.cancel != nil {
 			s.cancel(Cancel(CauseDisposed))
 		}
 		s.mu.Unlock()
 	}
 	r.wg.Wait()
+	for _, s := range ss {
+		s.removeWorkspace()
+	}
 	return nil
+}
+
+// dropQueue discards the session's queued messages, telling their waiters.
+// The caller holds s.mu.
+func dropQueue(s *session) {
+	for _, q := range s.queue {
+		if q.logged != nil {
+			q.logged.finish(0, core.Errorf(core.CodeUnavailable, "session %s: the runner is closed", s.id))
+		}
+	}
+	s.queue = nil
+}
+
+// removeWorkspace removes the workspace the runner created for the session,
+// once.
+func (s *session) removeWorkspace() {
+	s.mu.Lock()
+	cleanup := s.cleanup
+	s.cleanup = nil
+	s.mu.Unlock()
+	if cleanup != nil {
+		cleanup()
+	}
 }
 
 func (r *Runner) isClosed() bool {
@@ -335,8 +458,19 @@ func (s *session) status() SessionStatus {
 	return st
 }
 
+// queued is a user message waiting for its turn, with the waiter told
+// when it is logged (nil when nobody waits).
+type queued struct {
+	msg    core.Message
+	logged *logWaiter
+}
+
 // enqueue queues a message and starts the session's driver if it is idle.
 func (r *Runner) enqueue(s *session, text string) error {
+	return r.enqueueMessage(s, core.NewUserMessage(core.NewID(), text), nil)
+}
+
+func (r *Runner) enqueueMessage(s *session, msg core.Message, logged *logWaiter) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -344,7 +478,7 @@ func (r *Runner) enqueue(s *session, text string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.queue = append(s.queue, core.NewUserMessage(core.NewID(), text))
+	s.queue = append(s.queue, queued{msg: msg, logged: logged})
 	if !s.running {
 		s.running = true
 		r.wg.Add(1)
@@ -353,7 +487,9 @@ func (r *Runner) enqueue(s *session, text string) error {
 	return nil
 }
 
-// drive runs the session's queued turns one after another.
+// drive runs the session's queued turns one after another. After a turn
+// that left the model nothing to play (the scripted demo's script is
+// done), the workspace the runner created for it is removed.
 func (r *Runner) drive(s *session) {
 	defer r.wg.Done()
 	for {
@@ -363,18 +499,37 @@ func (r *Runner) drive(s *session) {
 			s.mu.Unlock()
 			return
 		}
-		msg := s.queue[0]
+		q := s.queue[0]
 		s.queue = slices.Delete(s.queue, 0, 1)
 		ctx, cancel := context.WithCancelCause(context.Background())
 		s.cancel = cancel
 		s.mu.Unlock()
 
-		reason, err := s.agent.Turn(ctx, msg)
+		reason, err := s.agent.Turn(ctx, q.msg)
+		if q.logged != nil {
+			// Usually the observer told the waiter already. If not, either
+			// its delivery is still under way or the turn ended (failed,
+			// was cancelled, the runner closed) before logging the prompt.
+			// Events holds what is appended, committed or not: Start waits
+			// for the seq to be durable.
+			if seq, ok := loggedIn(s.sess.Events(), q.msg.ID); ok {
+				q.logged.finish(seq, nil)
+			} else {
+				why := err
+				if why == nil {
+					why = fmt.Errorf("the turn ended (%s) first", reason.Kind)
+				}
+				q.logged.finish(0, core.Errorf(core.CodeUnavailable, "the prompt was not logged: %v", why))
+			}
+		}
 		cancel(nil)
 		s.mu.Lock()
 		s.cancel = nil
 		s.last = &reason
 		s.mu.Unlock()
+		if p, ok := s.model.(interface{ Remaining() int }); ok && p.Remaining() == 0 {
+			s.removeWorkspace() // the script is played out: nothing will use it again
+		}
 		if err != nil {
 			r.logger.Error("turn failed", logkey.SessionID, s.id, logkey.Err, err)
 		} else {
@@ -383,45 +538,65 @@ func (r *Runner) drive(s *session) {
 	}
 }
 
-// workspace resolves a session's workspace: a fresh seeded directory for a
-// model that seeds one (the demo), else the requested or default
-// directory, else a fresh empty one.
-func (r *Runner) workspace(m model.Model, requested string) (string, error) {
+// workspace resolves a session's workspace. For a model that seeds one
+// (the demo) it returns the path of a fresh directory named after the
+// session and seed, which creates and seeds it (call it once the session
+// exists) and returns the func that removes it. Otherwise the requested or
+// default directory, else a fresh empty one.
+func (r *Runner) workspace(m model.Model, id, requested string) (ws string, seed func() (cleanup func(), err error), err error) {
 	if seeder, ok := m.(model.WorkspaceSeeder); ok {
 		if requested != "" {
-			return "", core.Errorf(core.CodeInvalid,
+			return "", nil, core.Errorf(core.CodeInvalid,
 				"the scripted demo model works in its own seeded workspace; omit the workspace or choose another model")
 		}
-		dir, err := os.MkdirTemp(r.cfg.WorkspaceRoot, "prism-demo-")
+		root := r.cfg.WorkspaceRoot
+		if root == "" {
+			root = os.TempDir()
+		}
+		dir, err := filepath.Abs(filepath.Join(root, "prism-demo-"+id))
 		if err != nil {
-			return "", fmt.Errorf("demo workspace: %w", err)
+			return "", nil, fmt.Errorf("demo workspace: %w", err)
 		}
-		if err := seeder.SeedWorkspace(dir); err != nil {
-			return "", err
-		}
-		return filepath.Abs(dir)
+		return dir, func() (func(), error) {
+			// Mkdir, not MkdirAll: the name must be new (never an existing
+			// directory, nor a symlink planted at it).
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				return nil, fmt.Errorf("demo workspace: %w", err)
+			}
+			cleanup := func() {
+				if err := os.RemoveAll(dir); err != nil {
+					r.logger.Warn("remove the demo workspace", logkey.Dir, dir, logkey.Err, err)
+				}
+			}
+			if err := seeder.SeedWorkspace(dir); err != nil {
+				cleanup()
+				return nil, err
+			}
+			return cleanup, nil
+		}, nil
 	}
 	if requested != "" {
 		ws, err := checkWorkspace(requested)
 		if err != nil {
-			return "", core.Errorf(core.CodeInvalid, "%v", err)
+			return "", nil, core.Errorf(core.CodeInvalid, "%v", err)
 		}
 		for _, root := range r.cfg.AllowedWorkspaces {
 			if real, err := checkWorkspace(root); err == nil && within(real, ws) {
-				return ws, nil
+				return ws, nil, nil
 			}
 		}
-		return "", core.Errorf(core.CodeInvalid,
+		return "", nil, core.Errorf(core.CodeInvalid,
 			"workspace %q is not inside an allowed workspace root (the server's --workspace-roots)", requested)
 	}
 	if r.cfg.Workspace != "" {
-		return r.cfg.Workspace, nil
+		return r.cfg.Workspace, nil, nil
 	}
 	dir, err := os.MkdirTemp(r.cfg.WorkspaceRoot, "prism-workspace-")
 	if err != nil {
-		return "", fmt.Errorf("workspace: %w", err)
+		return "", nil, fmt.Errorf("workspace: %w", err)
 	}
-	return filepath.Abs(dir)
+	ws, err = filepath.Abs(dir)
+	return ws, nil, err
 }
 
 // checkWorkspace returns the absolute, symlink-resolved path of an

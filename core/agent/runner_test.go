@@ -3,12 +3,15 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"prism/core"
 	"prism/core/agent"
@@ -22,6 +25,9 @@ type eventLog struct {
 	events map[string][]core.Event
 	ended  map[string]int // turn/end count
 	cond   *sync.Cond
+	// atTurnEnd, if set, runs on the appending goroutine with each
+	// turn/end, before the turn returns.
+	atTurnEnd func(id string)
 }
 
 func newEventLog() *eventLog {
@@ -31,6 +37,9 @@ func newEventLog() *eventLog {
 }
 
 func (l *eventLog) on(id string, e core.Event) {
+	if e.Type == core.EventTurnEnd && l.atTurnEnd != nil {
+		l.atTurnEnd(id)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.events[id] = append(l.events[id], e)
@@ -96,7 +105,21 @@ func TestRunnerDemoEndToEnd(t *testing.T) {
 			reg.MustRegister(builtins...)
 			store := newMemStore()
 			l := newEventLog()
-			r := newRunner(t, model.NewCatalog(model.CatalogConfig{DemoPacing: &model.Pacing{}}), reg, store, l)
+			// The tools change the seeded workspace for real: read it as the
+			// first turn ends (the runner removes it once the script is
+			// played out).
+			var greet []byte
+			var greetErr, changelogErr error
+			var r *agent.Runner
+			l.atTurnEnd = func(id string) {
+				if l.ended[id] > 0 {
+					return
+				}
+				st, _ := r.Status(id)
+				greet, greetErr = os.ReadFile(filepath.Join(st.Workspace, "greet", "greet.go"))
+				_, changelogErr = os.Stat(filepath.Join(st.Workspace, "CHANGELOG.md"))
+			}
+			r = newRunner(t, model.NewCatalog(model.CatalogConfig{DemoPacing: &model.Pacing{}}), reg, store, l)
 			id, err := r.Start(t.Context(), agent.StartRequest{Prompt: "Show me around."})
 			if err != nil {
 				t.Fatal(err)
@@ -115,6 +138,7 @@ func TestRunnerDemoEndToEnd(t *testing.T) {
 					t.Fatalf("event %d differs: %s vs %s", i, evs[i].Data, stored[i].Data)
 				}
 			}
+			waitFor(t, "the turn's status", func() bool { st, _ := r.Status(id); return st.LastTurn != nil })
 			st, err := r.Status(id)
 			if err != nil || st.LastTurn == nil || st.LastTurn.Kind != core.TurnCompleted {
 				t.Fatalf("status = %+v, %v", st, err)
@@ -174,13 +198,11 @@ func TestRunnerDemoEndToEnd(t *testing.T) {
 					t.Errorf("bash outputs = %q", outs)
 				}
 			}
-			// The tools changed the seeded workspace for real.
-			data, err := os.ReadFile(filepath.Join(st.Workspace, "greet", "greet.go"))
-			if err != nil || !strings.Contains(string(data), "Ahoy, %s! Welcome aboard.") {
-				t.Errorf("greet.go = %q, %v", data, err)
+			if greetErr != nil || !strings.Contains(string(greet), "Ahoy, %s! Welcome aboard.") {
+				t.Errorf("greet.go at the end of the turn = %q, %v", greet, greetErr)
 			}
-			if _, err := os.Stat(filepath.Join(st.Workspace, "CHANGELOG.md")); err != nil {
-				t.Errorf("CHANGELOG.md: %v", err)
+			if changelogErr != nil {
+				t.Errorf("CHANGELOG.md at the end of the turn: %v", changelogErr)
 			}
 			// A follow-up after the script runs out is answered.
 			if err := r.Send(t.Context(), id, "thanks!"); err != nil {
@@ -192,6 +214,11 @@ func TestRunnerDemoEndToEnd(t *testing.T) {
 			}
 			if last := summary(evs[len(evs)-1:]); last[0] != "turn/end completed" {
 				t.Errorf("follow-up ended %q", last)
+			}
+			// The script was played out by the first turn: its workspace was
+			// removed before the follow-up's turn began.
+			if _, err := os.Stat(st.Workspace); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the demo workspace %s outlived its script: %v", st.Workspace, err)
 			}
 		})
 	}
@@ -375,5 +402,151 @@ func TestRunnerManySessions(t *testing.T) {
 		if last := summary(evs[len(evs)-1:]); last[0] != "turn/end completed" {
 			t.Errorf("%s ended %q", id, last)
 		}
+	}
+}
+
+// blockingStore holds the append carrying a user/message until released.
+type blockingStore struct {
+	*memStore
+	arrived chan struct{} // closed when the user/message append arrives
+	release chan struct{}
+	fail    error // returned for the user/message append once released
+	once    sync.Once
+}
+
+func (s *blockingStore) AppendEvents(ctx context.Context, id string, evs []core.Event) error {
+	for _, e := range evs {
+		if e.Type == core.EventUserMessage {
+			s.once.Do(func() { close(s.arrived) })
+			<-s.release
+			if s.fail != nil {
+				return s.fail
+			}
+		}
+	}
+	return s.memStore.AppendEvents(ctx, id, evs)
+}
+
+// TestRunnerStartAcknowledgesTheLoggedPrompt: Start returns the id only
+// once the first user message is committed — an acknowledged session
+// never loses its prompt to a crash — and fails when the first turn ends
+// without logging it.
+func TestRunnerStartAcknowledgesTheLoggedPrompt(t *testing.T) {
+	steps := []model.Step{{Text: "hello"}}
+	reg := core.NewRegistry(quiet)
+
+	t.Run("logged", func(t *testing.T) {
+		store := &blockingStore{memStore: newMemStore(), arrived: make(chan struct{}), release: make(chan struct{})}
+		r := newRunner(t, scriptModels{steps}, reg, store, newEventLog())
+		type result struct {
+			id  string
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			id, err := r.Start(t.Context(), agent.StartRequest{Prompt: "remember me"})
+			done <- result{id, err}
+		}()
+		<-store.arrived
+		select {
+		case res := <-done:
+			t.Fatalf("Start returned (%q, %v) while the prompt was not yet committed", res.id, res.err)
+		default:
+		}
+		close(store.release)
+		res := <-done
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		var prompts []string
+		for _, e := range store.log(res.id) {
+			if e.Type == core.EventUserMessage {
+				var m core.Message
+				if err := json.Unmarshal(e.Data, &m); err != nil {
+					t.Fatal(err)
+				}
+				prompts = append(prompts, m.Content.PlainText())
+			}
+		}
+		if len(prompts) == 0 || prompts[0] != "remember me" {
+			t.Errorf("stored user messages at acknowledgement = %q, want the prompt", prompts)
+		}
+	})
+
+	t.Run("not logged", func(t *testing.T) {
+		store := &blockingStore{memStore: newMemStore(), arrived: make(chan struct{}), release: make(chan struct{}),
+			fail: core.Errorf(core.CodeUnavailable, "store: disk on fire")}
+		close(store.release)
+		r := newRunner(t, scriptModels{steps}, reg, store, newEventLog())
+		id, err := r.Start(t.Context(), agent.StartRequest{Prompt: "lost"})
+		if err == nil || core.ErrorCode(err) != core.CodeUnavailable || !strings.Contains(err.Error(), "disk on fire") {
+			t.Fatalf("Start = %q, %v; want an UNAVAILABLE error naming the store failure", id, err)
+		}
+	})
+}
+
+// failingCreate is a store that refuses to create sessions.
+type failingCreate struct{ *memStore }
+
+func (failingCreate) CreateSession(context.Context, core.SessionHeader) error {
+	return core.Errorf(core.CodeUnavailable, "store: read-only")
+}
+
+// TestRunnerDemoWorkspaceLifecycle: the demo's seeded workspace is created
+// only once the session row exists, and a session still mid-script has it
+// removed by Close.
+func TestRunnerDemoWorkspaceLifecycle(t *testing.T) {
+	builtins, err := tools.Builtins(tools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := core.NewRegistry(quiet)
+	reg.MustRegister(builtins...)
+	entries := func(dir string) []string {
+		t.Helper()
+		des, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, de := range des {
+			names = append(names, de.Name())
+		}
+		return names
+	}
+
+	root := t.TempDir()
+	r, err := agent.NewRunner(agent.RunnerConfig{Store: failingCreate{newMemStore()}, Tools: reg, Logger: quiet, WorkspaceRoot: root,
+		Models: model.NewCatalog(model.CatalogConfig{DemoPacing: &model.Pacing{}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Start(t.Context(), agent.StartRequest{Prompt: "hi"}); err == nil {
+		t.Fatal("Start succeeded on a store that refuses sessions")
+	}
+	if got := entries(root); len(got) != 0 {
+		t.Errorf("a start that failed to create its session left workspaces behind: %q", got)
+	}
+
+	// Slow pacing keeps the script running until Close cancels it.
+	root = t.TempDir()
+	r, err = agent.NewRunner(agent.RunnerConfig{Store: newMemStore(), Tools: reg, Logger: quiet, WorkspaceRoot: root,
+		Models: model.NewCatalog(model.CatalogConfig{DemoPacing: &model.Pacing{FirstChunk: time.Hour}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := r.Start(t.Context(), agent.StartRequest{Prompt: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(root); !slices.Equal(got, []string{"prism-demo-" + id}) {
+		t.Fatalf("workspaces while the demo runs = %q, want its own", got)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(root); len(got) != 0 {
+		t.Errorf("workspaces after Close = %q, want none", got)
 	}
 }

@@ -50,34 +50,43 @@ func (t *turn) runTools(calls []*core.ToolCallBlock) (concluded, aborted bool, e
 // slot is one call of a group.
 type slot struct {
 	pending *core.Pending
+	result  core.Result // instead of pending: a logged call the turn's cancellation kept from starting
 	callSeq int64
-	ready   bool // prepared to a final or post result, or dispatched
+	ready   bool  // prepared to a final or post result, dispatched, or cancelled
+	err     error // its tool/call never became durable: the body did not run
 }
 
 // runGroup runs one exclusive barrier or one parallel pool (dsh's
-// runGroup). Each call's tool/call is appended when the call starts; its
-// prepare stage (pre-execute, approval, guards) runs before the next call
-// starts, so prepares are in model order; only dispatch overlaps, in at
-// most MaxParallel goroutines. A later call is reclassified before it
-// starts: if it is no longer parallel the pool stops there and the call
-// becomes the next group. Results commit in model order: post-execute,
-// then tool/result citing the call's seq, then the result's contexts,
-// then concludesTurn. On cancellation no call starts any more, started
-// calls drain and commit, and every unstarted call of the group gets a
-// synthetic tool/call + ABORTED_BEFORE_DISPATCH pair. On an internal
+// runGroup). The calls a fill of the pool starts get their tool/call
+// events in one AppendMany, then are prepared (pre-execute, approval,
+// guards) one after another in model order; only dispatch overlaps, in at
+// most MaxParallel goroutines. Before any body runs its tool/call is
+// durable: the fill ends with one Sync that commits the calls together, and
+// each dispatch goroutine waits for its call's commit. A later call is
+// reclassified before it starts: if it is no longer parallel the pool stops
+// there and the call becomes the next group. Results commit in model order:
+// post-execute, then tool/result citing the call's seq, then the result's
+// contexts, then concludesTurn. On cancellation no call starts any more;
+// started calls drain and commit; logged calls not yet prepared get
+// ABORTED_BEFORE_DISPATCH results; and every unstarted call of the group
+// gets a synthetic tool/call + ABORTED_BEFORE_DISPATCH pair. On an internal
 // failure no call starts any more and in-flight dispatches are awaited.
 func (t *turn) runGroup(group []*core.ToolCallBlock, mode core.Mode) groupOutcome {
 	reg := t.a.cfg.Tools
+	sess := t.a.sess
 	slots := make([]slot, len(group))
 	done := make(chan int, len(group))
 	var out groupOutcome
-	nextToStart, committed, started, inFlight := 0, 0, 0, 0
+	nextToStart, committed, inFlight := 0, 0, 0
 	aborted := t.ctx.Err() != nil
 
 	commitReady := func() error {
 		for committed < len(group) && slots[committed].ready {
 			s := &slots[committed]
-			r := s.pending.Complete(t.ctx)
+			r := s.result
+			if r == nil {
+				r = s.pending.Complete(t.ctx)
+			}
 			if err := t.appendResult(group[committed], r, s.callSeq); err != nil {
 				return err
 			}
@@ -89,51 +98,87 @@ func (t *turn) runGroup(group []*core.ToolCallBlock, mode core.Mode) groupOutcom
 		}
 		return nil
 	}
-	startCall := func(i int) error {
-		b := group[i]
-		seq, err := t.appendCall(b)
-		if err != nil {
-			return err
-		}
-		slots[i].callSeq = seq
-		started++
-		p := reg.Prepare(t.ctx, t.call(b))
-		slots[i].pending = p
-		if !p.NeedsDispatch() {
-			slots[i].ready = true
-			return nil
-		}
-		inFlight++
-		go func() {
-			defer func() { done <- i }()
-			p.Dispatch(t.ctx)
-		}()
-		return nil
-	}
-	fillPool := func() error {
-		for !aborted && nextToStart < len(group) && inFlight < t.a.cfg.MaxParallel {
-			b := group[nextToStart]
-			if nextToStart > 0 && mode == core.Parallel &&
+	// startBatch logs the tool/calls of the calls that can start now (the
+	// free pool slots, up to a reclassified call) and prepares them in
+	// order. It reports whether a body waits for the calls' commit.
+	startBatch := func() (dispatched bool, err error) {
+		end := nextToStart
+		for end < len(group) && end-nextToStart < t.a.cfg.MaxParallel-inFlight {
+			b := group[end]
+			if end > 0 && mode == core.Parallel &&
 				reg.ExecutionMode(b.Name, core.ParseArguments(b.Arguments)) != core.Parallel {
 				break
 			}
-			if err := startCall(nextToStart); err != nil {
-				return err
+			end++
+		}
+		if end == nextToStart {
+			return false, nil
+		}
+		drafts := make([]core.Draft, end-nextToStart)
+		for k, b := range group[nextToStart:end] {
+			drafts[k] = core.Draft{Type: core.EventToolCall, Data: t.toolCall(b)}
+		}
+		evs, err := sess.AppendMany(t.w, drafts...)
+		if err != nil {
+			return false, fmt.Errorf("append %s: %w", core.EventToolCall, err)
+		}
+		for k := nextToStart; k < end; k++ {
+			s := &slots[k]
+			s.callSeq = evs[k-nextToStart].Seq
+			if aborted { // cancelled while an earlier call of the batch prepared
+				s.result, s.ready = core.AbortedBeforeDispatch(), true
+				continue
 			}
-			nextToStart++
-			if err := commitReady(); err != nil {
-				return err
+			p := reg.Prepare(t.ctx, t.call(group[k]))
+			s.pending = p
+			if !p.NeedsDispatch() {
+				s.ready = true
+			} else {
+				inFlight++
+				dispatched = true
+				go func() {
+					defer func() { done <- k }()
+					// No body runs before its tool/call is durable.
+					if err := sess.WaitDurable(t.w, s.callSeq); err != nil {
+						s.err = err
+						return
+					}
+					p.Dispatch(t.ctx)
+				}()
 			}
 			if t.ctx.Err() != nil { // cancellation may arrive during prepare
 				aborted = true
 			}
 		}
+		nextToStart = end
+		return dispatched, commitReady()
+	}
+	fillPool := func() error {
+		waiting := false
+		for !aborted && nextToStart < len(group) && inFlight < t.a.cfg.MaxParallel {
+			before := nextToStart
+			dispatched, err := startBatch()
+			waiting = waiting || dispatched
+			if err != nil {
+				return err
+			}
+			if nextToStart == before { // reclassified: the pool stops here
+				break
+			}
+		}
+		if waiting { // the durability point of this fill's calls
+			return sess.Sync(t.w)
+		}
 		return nil
+	}
+	settle := func(i int) error {
+		inFlight--
+		slots[i].ready = true
+		return slots[i].err
 	}
 	fail := func(err error) groupOutcome {
 		for ; inFlight > 0; inFlight-- {
-			i := <-done
-			slots[i].ready = true
+			<-done
 		}
 		out.err = err
 		return out
@@ -143,9 +188,21 @@ func (t *turn) runGroup(group []*core.ToolCallBlock, mode core.Mode) groupOutcom
 		return fail(err)
 	}
 	for inFlight > 0 {
-		i := <-done
-		inFlight--
-		slots[i].ready = true
+		if err := settle(<-done); err != nil {
+			return fail(err)
+		}
+		// Take every other call that finished meanwhile: their results and
+		// the calls that replace them share one commit.
+		for more := true; more && inFlight > 0; {
+			select {
+			case i := <-done:
+				if err := settle(i); err != nil {
+					return fail(err)
+				}
+			default:
+				more = false
+			}
+		}
 		if err := commitReady(); err != nil {
 			return fail(err)
 		}
@@ -157,7 +214,11 @@ func (t *turn) runGroup(group []*core.ToolCallBlock, mode core.Mode) groupOutcom
 		}
 	}
 	if aborted {
-		for _, b := range group[started:] {
+		if err := commitReady(); err != nil {
+			out.err = err
+			return out
+		}
+		for _, b := range group[nextToStart:] {
 			if err := t.appendSkipped(b); err != nil {
 				out.err = err
 				return out
@@ -166,11 +227,11 @@ func (t *turn) runGroup(group []*core.ToolCallBlock, mode core.Mode) groupOutcom
 		out.consumed, out.aborted = len(group), true
 		return out
 	}
-	if committed != started {
-		out.err = fmt.Errorf("tool-call scheduler: %d calls started but %d committed", started, committed)
+	if committed != nextToStart {
+		out.err = fmt.Errorf("tool-call scheduler: %d calls started but %d committed", nextToStart, committed)
 		return out
 	}
-	out.consumed = started
+	out.consumed = nextToStart
 	return out
 }
 
@@ -193,9 +254,14 @@ func (t *turn) call(b *core.ToolCallBlock) core.Call {
 	}
 }
 
+// toolCall is the tool/call data of b.
+func (t *turn) toolCall(b *core.ToolCallBlock) core.ToolCall {
+	return core.ToolCall{Turn: t.n, Step: t.step, CallID: b.ID, Name: b.Name, Arguments: b.Arguments}
+}
+
 // appendCall appends a call's tool/call and returns its seq.
 func (t *turn) appendCall(b *core.ToolCallBlock) (int64, error) {
-	e, err := t.append(core.EventToolCall, core.ToolCall{Turn: t.n, Step: t.step, CallID: b.ID, Name: b.Name, Arguments: b.Arguments}, core.AppendOptions{})
+	e, err := t.append(core.EventToolCall, t.toolCall(b), core.AppendOptions{})
 	return e.Seq, err
 }
 

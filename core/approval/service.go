@@ -131,9 +131,9 @@ type Service struct {
 	mu       sync.Mutex
 	closed   bool
 	pending  map[key]*waiter
-	order    []key // pending, in asking order
-	decided  map[key]Decided
-	remember []key // decided, oldest first
+	order    []key           // pending, in asking order
+	decided  map[key]*waiter // decided, kept for later deciders
+	remember []key           // decided, oldest first
 }
 
 type key struct{ session, id string }
@@ -172,7 +172,7 @@ func NewService(cfg Config) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{cfg: cfg, log: log, pending: map[key]*waiter{}, decided: map[key]Decided{}}, nil
+	return &Service{cfg: cfg, log: log, pending: map[key]*waiter{}, decided: map[key]*waiter{}}, nil
 }
 
 // Approve implements core.Approver: it logs approval/asked, decides as dsh
@@ -214,7 +214,11 @@ func (s *Service) Approve(ctx context.Context, req core.ApprovalRequest) (core.A
 	asked, err := sess.Append(lctx, core.EventApprovalAsked, core.ApprovalAsked{
 		ID: w.p.ID, ToolName: req.ToolName, CallID: req.CallID, Reason: req.Reason}, core.AppendOptions{})
 	if err == nil {
-		err = durable(lctx, sess)
+		// The person must see the waiting call (its tool/call and
+		// approval/asked reach pages only once committed) before anyone
+		// can decide it, however long the wait: commit now rather than at
+		// the session's next durability point.
+		err = sess.Sync(lctx)
 	}
 	s.mu.Lock()
 	if err != nil {
@@ -248,9 +252,6 @@ func (s *Service) Approve(ctx context.Context, req core.ApprovalRequest) (core.A
 		// The decision's time is its event's, as the log will tell it.
 		s.mu.Lock()
 		w.d.At = e.Time
-		if _, ok := s.decided[k]; ok {
-			s.decided[k] = w.d
-		}
 		s.mu.Unlock()
 	}
 	w.logErr = err
@@ -300,7 +301,7 @@ func (s *Service) settle(k key, w *waiter, d core.ApprovalDecided) {
 	w.d = Decided{ApprovalDecided: d, SessionID: k.session, At: time.Now().UnixMilli()}
 	close(w.decided)
 	s.drop(k)
-	s.decided[k] = w.d
+	s.decided[k] = w
 	s.remember = append(s.remember, k)
 	if len(s.remember) > s.cfg.Remember {
 		delete(s.decided, s.remember[0])
@@ -330,7 +331,17 @@ func (s *Service) Decide(ctx context.Context, sessionID, approvalID string, d De
 		prev, known := s.decided[k]
 		s.mu.Unlock()
 		if known {
-			return Decided{}, &AlreadyDecidedError{Decided: prev}
+			// The first decision as the log tells it (its event's time):
+			// wait for its logging, as its own decider does.
+			select {
+			case <-prev.logged:
+			case <-ctx.Done():
+				return Decided{}, fmt.Errorf("approval %s: already decided; its logging was not awaited: %w", approvalID, ctx.Err())
+			}
+			s.mu.Lock()
+			d := prev.d
+			s.mu.Unlock()
+			return Decided{}, &AlreadyDecidedError{Decided: d}
 		}
 		return Decided{}, core.Errorf(core.CodeNotFound, "session %s has no approval %s waiting on this server", sessionID, approvalID)
 	}
@@ -401,22 +412,6 @@ func (s *Service) Close() {
 	for _, k := range slices.Clone(s.order) {
 		s.settle(k, s.pending[k], core.ApprovalDecided{Outcome: core.ApprovalUnavailable, Reason: ReasonClosed})
 	}
-}
-
-// syncer is a session whose appends may wait for a later commit.
-type syncer interface {
-	Sync(ctx context.Context) error
-}
-
-// durable commits what sess has appended so far, where appends are not
-// committed on return: the person must see the waiting call (its tool/call
-// and approval/asked reach pages only once committed) before anyone can
-// decide it, however long the wait.
-func durable(ctx context.Context, sess *core.Session) error {
-	if s, ok := any(sess).(syncer); ok {
-		return s.Sync(ctx)
-	}
-	return nil
 }
 
 // stateOf reads a log's approval policy (its latest approval/policy, else

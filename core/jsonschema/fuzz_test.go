@@ -140,3 +140,84 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValidJSON: ValidJSON never says true for a value Validate refuses
+// (it may say false for a valid one: the caller then validates the tree),
+// and says true for the valid values of the table below, so the fast path
+// is taken.
+func FuzzValidJSON(f *testing.F) {
+	for _, v := range validJSONCases {
+		f.Add([]byte(v.value))
+	}
+	for _, v := range []string{`{"title":1}`, `{"a":{"b":"q"}}`, `{"a":{"b":"x","c":1}}`, `[1,"x"]`, `{"title":"t","lines":["a",2]}`,
+		`{"title":"t","title":"u","lines":[]}`, `{"\u0074itle":"t","lines":[]}`, `{"a":{"b":"\u0078"},"n":3.0}`, "\"\xff\"", `[[[[[]]]]]`} {
+		f.Add([]byte(v))
+	}
+	schemas := validJSONSchemas(f)
+	f.Fuzz(func(t *testing.T, text []byte) {
+		var tree any
+		if json.Unmarshal(text, &tree) != nil || !lossless(tree) {
+			return // ValidJSON reads Snapshot's output: valid, lossless JSON
+		}
+		for i, s := range schemas {
+			if s.ValidJSON(text) {
+				if v := s.Validate(tree, "value"); v != nil {
+					t.Fatalf("schema %d: ValidJSON(%s) = true, Validate = %q", i, text, v)
+				}
+			}
+		}
+	})
+}
+
+var validJSONCases = []struct {
+	schema int
+	value  string
+}{
+	{0, `{"title":"t","lines":["a","b"]}`},
+	{0, ` { "lines" : [ ] , "title" : "\u00e9\n\"" } `},
+	{1, `{"title":"x"}`},
+	{1, `{"title":"x","extra":[1,{"y":null}]}`},
+	{2, `{"a":{"b":"y"},"n":3,"list":[1.5,null,-2.25e-3]}`},
+	{2, `{"a":{"b":"\u0078"},"n":3.0}`},
+	{3, `[]`},
+	{3, `{}`},
+	{3, `"s"`},
+	{3, `true`},
+	{3, `2.5`},
+	{4, `[[{"k":{"deep":[1,2]}}],[]]`},
+	{5, `[1,"x",{"a":[true,null]}]`},
+}
+
+func validJSONSchemas(t testing.TB) []*Schema {
+	params, err := CompileParameters([]byte(noteParamsDSL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []*Schema{mustCompileValue(t, noteOutputDSL), params}
+	for _, s := range fuzzValidateSchemas[1:] {
+		out = append(out, mustParse(t, s))
+	}
+	return append(out, mustParse(t, `{}`))
+}
+
+// TestValidJSONTakesTheFastPath: the valid values ValidJSON is for are
+// recognised without the tree.
+func TestValidJSONTakesTheFastPath(t *testing.T) {
+	schemas := validJSONSchemas(t)
+	for _, c := range validJSONCases {
+		var tree any
+		if err := json.Unmarshal([]byte(c.value), &tree); err != nil {
+			t.Fatal(err)
+		}
+		if v := schemas[c.schema].Validate(tree, "value"); v != nil {
+			t.Fatalf("case %s is not valid for schema %d: %q", c.value, c.schema, v)
+		}
+		if !schemas[c.schema].ValidJSON([]byte(c.value)) {
+			t.Errorf("schema %d: ValidJSON(%s) = false for a valid value", c.schema, c.value)
+		}
+	}
+	note := []byte(`{"title":"t","lines":["a","b"]}`)
+	if n := testing.AllocsPerRun(100, func() { schemas[0].ValidJSON(note) }); n != 0 {
+		t.Errorf("ValidJSON of a note value allocates %.0f times, want 0", n)
+	}
+}

@@ -31,6 +31,7 @@ const (
 	Panic    = "panic"    // a recovered panic's value
 	Sessions = "sessions" // a number of sessions
 	Events   = "events"   // a number of events
+	Progress = "progress" // how far a long job has got, e.g. "120 of 300"
 	Added    = "added"    // events stored by an import or sync
 	Repaired = "repaired" // crash-repair events appended
 	// Subagents is a number of subagent sessions; Shares a number of share

@@ -78,9 +78,16 @@ func (c *Catalog) Names() []string {
 	return out
 }
 
+// knownProviderModels are the provider models a keyless server still
+// recognizes (to say they need a key rather than that they do not exist).
+var knownProviderModels = []string{DefaultModel, "deepseek-reasoner"}
+
 // New returns a model for name ("" = Default). Each call returns a fresh
-// model, so a scripted player's position belongs to one session. An
-// unusable name fails with CodeUnavailable (no API key) or CodeInvalid.
+// model, so a scripted player's position belongs to one session. Without
+// an API key, a provider model this catalog knows (the configured one,
+// DeepSeek's) fails with CodeUnavailable — it needs a key — and any other
+// name with CodeInvalid, naming the models there are. With a key every
+// name is passed to the provider, which judges it.
 func (c *Catalog) New(name string) (Model, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
@@ -95,6 +102,10 @@ func (c *Catalog) New(name string) (Model, error) {
 		return NewDemo(p), nil
 	}
 	if c.cfg.OpenAI.APIKey == "" {
+		if !slices.Contains(knownProviderModels, name) && name != c.cfg.OpenAI.Model && name != c.cfg.Default {
+			return nil, core.Errorf(core.CodeInvalid,
+				"unknown model %q: this server has no API key configured, so it offers only the scripted demo model %q", name, DemoModelName)
+		}
 		return nil, core.Errorf(core.CodeUnavailable,
 			"model %q needs an API key: set PRISM_API_KEY or DEEPSEEK_API_KEY, or use the %q model", name, DemoModelName)
 	}

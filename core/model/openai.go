@@ -74,10 +74,17 @@ type OpenAIConfig struct {
 // reasoning_content as reasoning blocks, assembles parallel tool calls by
 // wire index, and maps every failure to an *Error with dsh's LlmFailure
 // facts. It is safe for concurrent use.
+//
+// The API key and the base URL's credentials (user:password@, ?api_key=
+// and the like) never appear in its errors or logs: every error message is
+// scrubbed (a provider may echo the Authorization header or the request
+// URL back), and the base URL is shown redacted.
 type OpenAI struct {
 	cfg    OpenAIConfig
 	client openai.Client
 	logger *slog.Logger
+	scrub  *Scrubber
+	url    string // the base URL as shown: RedactURL(cfg.BaseURL)
 }
 
 // NewOpenAI returns a client for cfg.
@@ -90,7 +97,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, core.Errorf(core.CodeInvalid, "model client: base URL %q is not an http(s) URL", cfg.BaseURL)
+		return nil, core.Errorf(core.CodeInvalid, "model client: base URL %q is not an http(s) URL", RedactURL(cfg.BaseURL))
 	}
 	if cfg.Model == "" {
 		cfg.Model = DefaultModel
@@ -129,9 +136,19 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		tr.ResponseHeaderTimeout = cfg.HeaderTimeout
 		hc = &http.Client{Transport: tr}
 	}
-	m := &OpenAI{cfg: cfg, logger: logger}
-	m.client = openai.NewClient(
-		option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/")+"/"),
+	m := &OpenAI{cfg: cfg, logger: logger, scrub: NewScrubber(cfg.APIKey, cfg.BaseURL), url: RedactURL(cfg.BaseURL)}
+	// The base URL's query (an api-version, a query key) rides on every
+	// request; the SDK resolves paths against a query-less base.
+	base := *u
+	base.RawQuery, base.Fragment, base.RawPath = "", "", ""
+	base.Path = strings.TrimRight(base.Path, "/") + "/"
+	opts := []option.RequestOption{option.WithBaseURL(base.String())}
+	for name, values := range u.Query() {
+		for _, v := range values {
+			opts = append(opts, option.WithQueryAdd(name, v))
+		}
+	}
+	m.client = openai.NewClient(append(opts,
 		option.WithAPIKey(cfg.APIKey),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(cfg.MaxRetries),
@@ -141,7 +158,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		option.WithHeaderDel("OpenAI-Organization"),
 		option.WithHeaderDel("OpenAI-Project"),
 		option.WithMiddleware(m.logAttempts),
-	)
+	)...)
 	return m, nil
 }
 
@@ -181,7 +198,7 @@ func (m *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 		option.WithHeader("Accept", "text/event-stream"))
 	if err != nil {
 		cancel(nil)
-		return nil, m.mapError(ctx, sctx, err)
+		return nil, m.scrub.ScrubError(m.mapError(ctx, sctx, err))
 	}
 	if res == nil || res.Body == nil {
 		cancel(nil)
@@ -230,10 +247,10 @@ func (m *OpenAI) mapError(parent, sctx context.Context, err error) *Error {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return &Error{Failure: core.LLMFailure{
-			Message: fmt.Sprintf("%s API request to %s timed out", m.name(), m.cfg.BaseURL), Code: CodeTimeout}, Err: err}
+			Message: fmt.Sprintf("%s API request to %s timed out", m.name(), m.url), Code: CodeTimeout}, Err: err}
 	}
 	return &Error{Failure: core.LLMFailure{
-		Message: fmt.Sprintf("%s API request to %s failed: %v", m.name(), m.cfg.BaseURL, err), Code: CodeTransport}, Err: err}
+		Message: fmt.Sprintf("%s API request to %s failed: %v", m.name(), m.url, err), Code: CodeTransport}, Err: err}
 }
 
 // httpErrorCode maps a non-2xx status (and the provider's error detail) to
@@ -339,7 +356,7 @@ func (s *openaiStream) Recv() (core.StreamChunk, error) {
 				s.fail(s.m.mapError(s.parent, s.ctx, err))
 			case err != nil:
 				s.fail(&Error{Failure: core.LLMFailure{
-					Message: fmt.Sprintf("%s API stream from %s failed: %v", s.m.name(), s.m.cfg.BaseURL, err),
+					Message: fmt.Sprintf("%s API stream from %s failed: %v", s.m.name(), s.m.url, err),
 					Code:    CodeTransport}, Err: err})
 			default:
 				s.fail(&Error{Failure: core.LLMFailure{
@@ -362,6 +379,7 @@ func (s *openaiStream) Recv() (core.StreamChunk, error) {
 }
 
 func (s *openaiStream) fail(err *Error) {
+	err = s.m.scrub.ScrubError(err)
 	s.err = err
 	s.m.logger.Warn("model stream failed", logkey.Provider, s.m.cfg.Provider, logkey.Model, s.m.cfg.Model,
 		logkey.SessionID, s.session, logkey.Code, err.Failure.Code, logkey.Err, err)

@@ -263,7 +263,11 @@ func requestBytes(req Request) int {
 			case *core.ToolCallBlock:
 				n += len(x.Name) + len(x.Arguments)
 			case *core.ToolResultBlock:
-				n += len(joinText(x.Content))
+				for _, c := range x.Content { // the length of joinText, without building it
+					if t, ok := c.(*core.TextBlock); ok {
+						n += len(t.Text)
+					}
+				}
 			}
 		}
 	}

@@ -226,6 +226,11 @@ func TestCatalog(t *testing.T) {
 	if _, err := c.New("deepseek-chat"); core.ErrorCode(err) != core.CodeUnavailable {
 		t.Errorf("keyless deepseek-chat: %v", err)
 	}
+	// A name nobody knows is the caller's mistake, not a missing key.
+	if _, err := c.New("gpt-bogus"); core.ErrorCode(err) != core.CodeInvalid ||
+		!strings.Contains(err.Error(), `unknown model "gpt-bogus"`) || strings.Contains(err.Error(), "needs an API key") {
+		t.Errorf("keyless unknown model: %v", err)
+	}
 	k := model.NewCatalog(model.CatalogConfig{OpenAI: model.OpenAIConfig{APIKey: "k"}})
 	if k.Default() != "deepseek-chat" {
 		t.Errorf("default with key = %q", k.Default())

@@ -2,7 +2,6 @@ package sessionlog
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +11,8 @@ import (
 
 // ReadFile decodes the session log file at path, detecting its format from
 // its content: one log for JSONL and zstd files, the root then its
-// subagents for a dsh export zip. Errors name the file.
+// subagents for a dsh export zip. It streams the file (see Limits). Errors
+// name the file.
 func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
 	lim = lim.orDefault()
 	f, err := os.Open(path)
@@ -30,7 +30,15 @@ func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
 	br := bufio.NewReaderSize(f, 64<<10)
 	head, _ := br.Peek(4)
 	format := Detect(head)
-	logs, err := decode(format, br, f, st.Size(), lim)
+	var logs []*Log
+	switch {
+	case format != FormatJSONL && st.Size() > lim.MaxFileBytes:
+		err = tooLarge(lim)
+	case format == FormatZip:
+		logs, err = DecodeZip(f, st.Size(), lim)
+	default:
+		logs, err = decodeStream(format, br, lim)
+	}
 	if err != nil {
 		return nil, format, withFile(err, path, "")
 	}
@@ -38,57 +46,66 @@ func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
 }
 
 // Decode decodes a session log read from r (size bytes long when known, or
-// -1), detecting its format from its content.
+// -1), detecting its format from its content. JSONL and zstd stream from r;
+// a zip, whose directory is at its end, is first copied to a temporary
+// file (at most Limits.MaxFileBytes).
 func Decode(r io.Reader, size int64, lim Limits) ([]*Log, Format, error) {
 	lim = lim.orDefault()
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(4)
 	format := Detect(head)
-	logs, err := decode(format, br, nil, size, lim)
+	if format != FormatJSONL && size > lim.MaxFileBytes {
+		return nil, format, tooLarge(lim)
+	}
+	switch format {
+	case FormatJSONL:
+		logs, err := decodeStream(format, br, lim) // bounded by Limits.MaxLogBytes
+		return logs, format, err
+	case FormatZstd:
+		capped := &countingReader{r: br, limit: lim.MaxFileBytes}
+		logs, err := decodeStream(format, bufio.NewReaderSize(capped, 64<<10), lim)
+		if capped.over {
+			return nil, format, tooLarge(lim)
+		}
+		return logs, format, err
+	}
+	tmp, err := os.CreateTemp("", "prism-import-*.zip")
+	if err != nil {
+		return nil, format, fmt.Errorf("spool the upload: %w", err)
+	}
+	defer func() {
+		tmp.Close()
+		os.Remove(tmp.Name())
+	}()
+	n, err := io.Copy(tmp, io.LimitReader(br, lim.MaxFileBytes+1))
+	if err != nil {
+		return nil, format, fmt.Errorf("spool the upload: %w", err)
+	}
+	if n > lim.MaxFileBytes {
+		return nil, format, tooLarge(lim)
+	}
+	logs, err := DecodeZip(tmp, n, lim)
 	return logs, format, err
 }
 
-func decode(format Format, br *bufio.Reader, ra io.ReaderAt, size int64, lim Limits) ([]*Log, error) {
-	switch format {
-	case FormatJSONL:
-		l, err := DecodeJSONL(br, lim)
-		if err != nil {
-			return nil, err
-		}
-		return []*Log{l}, nil
-	case FormatZstd:
-		data, err := readCapped(br, lim.MaxFileBytes)
-		if err != nil {
-			return nil, err
-		}
-		l, err := DecodeZstd(data, lim)
-		if err != nil {
-			return nil, err
-		}
-		return []*Log{l}, nil
-	default:
-		if ra == nil || size < 0 {
-			data, err := readCapped(br, lim.MaxFileBytes)
-			if err != nil {
-				return nil, err
-			}
-			ra, size = bytes.NewReader(data), int64(len(data))
-		} else if size > lim.MaxFileBytes {
-			return nil, &FormatError{Frame: -1, Offset: -1, Reason: fmt.Sprintf("file is larger than the limit of %d bytes", lim.MaxFileBytes)}
-		}
-		return DecodeZip(ra, size, lim)
-	}
+func tooLarge(lim Limits) error {
+	return &FormatError{Frame: -1, Offset: -1, Reason: fmt.Sprintf("file is larger than the limit of %d bytes", lim.MaxFileBytes)}
 }
 
-func readCapped(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+// decodeStream decodes a JSONL or zstd log from br with one memory budget.
+func decodeStream(format Format, br *bufio.Reader, lim Limits) ([]*Log, error) {
+	b := newBudget(lim.MaxMemoryBytes)
+	var l *Log
+	var err error
+	if format == FormatZstd {
+		l, err = decodeZstd(br, lim, b)
+	} else {
+		l, err = decodeJSONL(br, lim, b)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > limit {
-		return nil, &FormatError{Frame: -1, Offset: -1, Reason: fmt.Sprintf("file is larger than the limit of %d bytes", limit)}
-	}
-	return data, nil
+	return []*Log{l}, nil
 }
 
 // WriteJSONL writes a session in prism's JSONL format: the header line, then

@@ -1,7 +1,6 @@
 package sessionlog
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -32,6 +31,7 @@ type scanner struct {
 	header bool
 	issue  *FormatError
 	mode   scanMode
+	budget *budget // nil: unbounded (a Tail's caller bounds its reads)
 }
 
 func (s *scanner) headerLine(line []byte, pos Position) error {
@@ -53,10 +53,18 @@ func hasTurnEnd(events []core.Event) bool {
 	return false
 }
 
-// record consumes one complete record line.
+// turnEndMarker is in every line that can decode to a turn/end event, but
+// for lines that escape characters of its type.
+var turnEndMarker = []byte("turn/end")
+
+// record consumes one complete record line. Errors are *FormatError; a
+// budget overrun wraps errOverBudget.
 func (s *scanner) record(line []byte, pos Position) error {
 	if !s.header {
 		return s.headerLine(line, pos)
+	}
+	if s.issue != nil && !bytes.Contains(line, turnEndMarker) && bytes.IndexByte(line, '\\') < 0 {
+		return nil // past a torn-tail issue only a later turn/end matters
 	}
 	decoded, err := DecodeRecord(line)
 	if err != nil {
@@ -99,54 +107,55 @@ func (s *scanner) record(line []byte, pos Position) error {
 		s.log.Events = append(s.log.Events, e)
 		s.log.Pos = append(s.log.Pos, pos)
 	}
+	if err := s.budget.charge(decoded); err != nil {
+		return &FormatError{Frame: pos.Frame, Offset: -1, Line: pos.Line, Reason: err.Error(), overBudget: true}
+	}
 	return nil
 }
 
 // DecodeJSONL decodes a plain JSONL log (prism's export or dsh's
-// session.jsonl) from r. A final line without a newline is a torn tail and is
-// ignored; see the package comment for the rest of the torn-tail rule.
+// session.jsonl) from r, one line at a time. A final line without a newline
+// is a torn tail and is ignored; see the package comment for the rest of
+// the torn-tail rule.
 func DecodeJSONL(r io.Reader, lim Limits) (*Log, error) {
 	lim = lim.orDefault()
-	br := bufio.NewReaderSize(r, 64<<10)
-	s := &scanner{mode: modeTolerant}
+	return decodeJSONL(r, lim, newBudget(lim.MaxMemoryBytes))
+}
+
+func decodeJSONL(r io.Reader, lim Limits, b *budget) (*Log, error) {
+	lr := newLineReader(r, lim.MaxLineBytes)
+	s := &scanner{mode: modeTolerant, budget: b}
 	var total int64
-	var long []byte
 	for lineNo := 1; ; lineNo++ {
 		pos := Position{Frame: -1, Line: lineNo}
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				if len(long) > lim.MaxLineBytes {
-					return nil, errAt(pos, "line is longer than the limit of %d bytes", lim.MaxLineBytes)
-				}
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
-		if len(line) > lim.MaxLineBytes+1 {
+		line, nl, err := lr.next()
+		switch {
+		case errors.Is(err, errLongLine):
 			return nil, errAt(pos, "line is longer than the limit of %d bytes", lim.MaxLineBytes)
+		case errors.Is(err, io.EOF):
+			if !s.header {
+				return nil, errAt(Position{Frame: -1}, "empty file: no session header")
+			}
+		case err != nil:
+			return nil, errAt(pos, "read: %v", err)
 		}
-		total += int64(len(line))
+		if err != nil {
+			break
+		}
+		total += int64(len(line)) + 1
 		if total > lim.MaxLogBytes {
 			return nil, errAt(pos, "log is larger than the limit of %d bytes", lim.MaxLogBytes)
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, errAt(pos, "read: %v", err)
-		}
-		if errors.Is(err, io.EOF) {
+		if !nl {
 			switch {
-			case !s.header && lineNo == 1 && len(line) == 0:
-				return nil, errAt(Position{Frame: -1}, "empty file: no session header")
 			case !s.header:
 				return nil, errAt(pos, "truncated: the header line has no trailing newline")
-			case len(line) > 0 && s.issue == nil:
+			case s.issue == nil:
 				s.log.Torn = fmt.Sprintf("line %d has no trailing newline (a torn write); ignored", lineNo)
 			}
 			break
 		}
-		if err := s.record(bytes.TrimSuffix(line, []byte{'\n'}), pos); err != nil {
+		if err := s.record(line, pos); err != nil {
 			return nil, err
 		}
 	}

@@ -73,26 +73,35 @@ func Detect(head []byte) Format {
 	return FormatJSONL
 }
 
-// Limits bound what a decoder accepts, so hostile input (a 100 MB line, a
-// zip bomb, a frame declaring terabytes) fails with an error instead of
-// exhausting memory.
+// Limits bound what a decoder accepts, so hostile input (a 250 MB line, a
+// zip bomb, a zstd frame inflating to gigabytes) fails with an error
+// instead of exhausting memory.
+//
+// Decoding streams: a decoder holds one line (at most MaxLineBytes), one
+// zstd window (at most 16 MiB) and the events decoded so far (at most
+// MaxMemoryBytes, counted as their data plus a fixed overhead each), never
+// a whole file or a whole decompressed frame. The byte limits on text and
+// files bound the work, not the memory.
 type Limits struct {
-	MaxLineBytes  int   // one JSONL record (after decompression)
-	MaxLogBytes   int64 // one session's decompressed text
-	MaxFileBytes  int64 // one compressed file (zstd or zip) read into memory
-	MaxZipEntries int   // entries in a zip's central directory
-	MaxZipBytes   int64 // session entries of one zip, decompressed, in total
+	MaxLineBytes   int   // one JSONL record (after decompression)
+	MaxLogBytes    int64 // one session's decompressed text
+	MaxFileBytes   int64 // one compressed file (zstd or zip)
+	MaxZipEntries  int   // entries in a zip's central directory
+	MaxZipBytes    int64 // session entries of one zip, decompressed, in total
+	MaxMemoryBytes int64 // decoded events of one input (every log of a zip), held in memory
 }
 
 // DefaultLimits returns the limits import and watch use unless told
-// otherwise.
+// otherwise. The memory budget is a quarter of the file-size cap: a file
+// that inflates past it is refused, not held.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxLineBytes:  32 << 20,
-		MaxLogBytes:   256 << 20,
-		MaxFileBytes:  256 << 20,
-		MaxZipEntries: 4096,
-		MaxZipBytes:   512 << 20,
+		MaxLineBytes:   16 << 20,
+		MaxLogBytes:    256 << 20,
+		MaxFileBytes:   256 << 20,
+		MaxZipEntries:  4096,
+		MaxZipBytes:    512 << 20,
+		MaxMemoryBytes: 64 << 20,
 	}
 }
 
@@ -112,6 +121,9 @@ func (l Limits) orDefault() Limits {
 	}
 	if l.MaxZipBytes > 0 {
 		d.MaxZipBytes = l.MaxZipBytes
+	}
+	if l.MaxMemoryBytes > 0 {
+		d.MaxMemoryBytes = l.MaxMemoryBytes
 	}
 	return d
 }
@@ -146,6 +158,8 @@ type FormatError struct {
 	Offset int64  // byte offset of the frame in the file, -1 when unknown
 	Line   int    // 1-based line in the logical text, 0 when not applicable
 	Reason string
+
+	overBudget bool // the decode ran out of its memory budget
 }
 
 // Error returns "file: entry: frame N (byte X), line L: reason", leaving

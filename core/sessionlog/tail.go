@@ -1,8 +1,11 @@
 package sessionlog
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 
 	"prism/core"
 )
@@ -11,7 +14,9 @@ import (
 // each Feed gets the file's bytes from Offset() on and consumes only the
 // complete zstd frames (or complete lines, for plain logs) at their start,
 // leaving an incomplete tail for the next Feed. Records must decode and
-// continue the seq strictly; a Tail never repairs.
+// continue the seq strictly; a Tail never repairs. A Feed streams: it holds
+// one line, one zstd window and the events it returns (at most
+// Limits.MaxMemoryBytes of them), never the bytes it was given whole.
 type Tail struct {
 	format Format
 	lim    Limits
@@ -41,38 +46,47 @@ func (t *Tail) Header() (core.SessionHeader, bool) { return t.s.log.Header, t.s.
 // Offset() on) and returns the events they hold. On an error it returns the
 // events of the records before the bad one, with Offset() just past them.
 func (t *Tail) Feed(b []byte) ([]core.Event, error) {
+	return t.FeedFrom(bytes.NewReader(b))
+}
+
+// FeedFrom is Feed for the bytes r yields (the file from Offset() on, up to
+// its current size).
+func (t *Tail) FeedFrom(r io.Reader) ([]core.Event, error) {
 	t.s.log.Events, t.s.log.Pos = t.s.log.Events[:0], t.s.log.Pos[:0]
+	t.s.budget = newBudget(t.lim.MaxMemoryBytes)
+	br := bufio.NewReaderSize(r, 64<<10)
 	var err error
 	if t.format == FormatZstd {
-		err = t.feedZstd(b)
+		err = t.feedZstd(br)
 	} else {
-		err = t.feedLines(b)
+		err = t.feedLines(br)
 	}
 	events := t.s.log.Events
 	t.base += int64(len(events))
-	t.s.log.Events, t.s.log.Pos = nil, nil
+	t.s.log.Events, t.s.log.Pos, t.s.budget = nil, nil, nil
 	return events, err
 }
 
-func (t *Tail) feedLines(b []byte) error {
+func (t *Tail) feedLines(br *bufio.Reader) error {
+	lr := newLineReader(br, t.lim.MaxLineBytes)
 	for {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			if len(b) > t.lim.MaxLineBytes {
-				return errAt(Position{Frame: -1, Line: t.line + 1}, "line is longer than the limit of %d bytes", t.lim.MaxLineBytes)
-			}
-			return nil
-		}
 		pos := Position{Frame: -1, Line: t.line + 1}
-		if i > t.lim.MaxLineBytes {
+		line, nl, err := lr.next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case errors.Is(err, errLongLine):
 			return errAt(pos, "line is longer than the limit of %d bytes", t.lim.MaxLineBytes)
+		case err != nil:
+			return errAt(pos, "read: %v", err)
+		case !nl:
+			return nil // an incomplete line: wait for the rest
 		}
-		if err := t.record(b[:i], pos); err != nil {
+		if err := t.record(line, pos); err != nil {
 			return err
 		}
 		t.line++
-		t.off += int64(i + 1)
-		b = b[i+1:]
+		t.off += int64(len(line)) + 1
 	}
 }
 
@@ -93,46 +107,48 @@ func (t *Tail) record(line []byte, pos Position) error {
 		t.s.log.Events = append(t.s.log.Events, e)
 		t.s.log.Pos = append(t.s.log.Pos, pos)
 	}
+	if err := t.s.budget.charge(decoded); err != nil {
+		return &FormatError{Frame: pos.Frame, Offset: -1, Line: pos.Line, Reason: err.Error(), overBudget: true}
+	}
 	return nil
 }
 
-func (t *Tail) feedZstd(b []byte) error {
-	frames, _, err := ScanFrames(b)
-	for _, f := range frames {
+// tailScanner adapts a Tail to the zstd frame decoder, which feeds records
+// to a recorder.
+type tailScanner struct{ t *Tail }
+
+func (ts tailScanner) record(line []byte, pos Position) error { return ts.t.record(line, pos) }
+
+func (t *Tail) feedZstd(br *bufio.Reader) error {
+	z := newZstdText(t.lim)
+	defer z.close()
+	var fr frameReader
+	for {
 		at := t.off
-		if !f.Skippable {
-			text, derr := decompress(b[f.Start:f.End], t.lim.MaxLogBytes, false)
-			if derr != nil {
-				return &FormatError{Frame: t.frame, Offset: at, Reason: "corrupt zstd frame: " + derr.Error()}
-			}
-			if len(text) == 0 || text[len(text)-1] != '\n' {
-				return &FormatError{Frame: t.frame, Offset: at, Reason: "corrupt: the frame's text does not end with a newline"}
-			}
+		err := fr.start(br)
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, errTorn):
+			return nil // nothing more, or a frame still being written
+		case err != nil:
+			return &FormatError{Frame: t.frame, Offset: at, Reason: err.Error()}
+		}
+		if !fr.skippable {
 			// A frame is all or nothing: decode it completely before
 			// committing any of its events.
-			n := len(t.s.log.Events)
-			line := t.line
-			for len(text) > 0 {
-				i := bytes.IndexByte(text, '\n')
-				line++
-				if rerr := t.record(text[:i], Position{Frame: t.frame, Line: line}); rerr != nil {
-					t.s.log.Events, t.s.log.Pos = t.s.log.Events[:n], t.s.log.Pos[:n]
-					return withFrameOffset(rerr, at)
-				}
-				text = text[i+1:]
+			n, header, h := len(t.s.log.Events), t.s.header, t.s.log.Header
+			z.line = t.line
+			torn, err := z.frame(tailScanner{t}, &fr, t.frame, at)
+			if torn || err != nil {
+				t.s.budget.release(t.s.log.Events[n:])
+				t.s.log.Events, t.s.log.Pos = t.s.log.Events[:n], t.s.log.Pos[:n]
+				t.s.header, t.s.log.Header = header, h
+				return err // nil when torn: the rest comes with a later Feed
 			}
-			t.line = line
+			t.line = z.line
 		}
 		t.frame++
-		t.off += int64(f.End - f.Start)
+		t.off += fr.n
 	}
-	if err != nil {
-		if fe, ok := err.(*FormatError); ok {
-			fe.Frame, fe.Offset = t.frame, t.off
-		}
-		return err
-	}
-	return nil
 }
 
 // String describes the tail's position, for logs.

@@ -194,13 +194,52 @@ func bashEnv() []string {
 	return append(env, overrides...)
 }
 
-// runShell runs command in dir as `bash -c` in its own process group. On
-// timeout or cancellation the whole group gets SIGTERM, then SIGKILL after
-// grace; the call returns once the shell has exited and its output pipes are
-// drained (pipes still held by processes that left the group are closed
-// after grace).
+// guardianScript leads a command's process group: it waits for EOF on its
+// stdin — a pipe whose write end only the server holds — and then kills
+// the whole group, itself included. The server closes that end when the
+// call is over; the kernel closes it when the server dies, SIGKILL
+// included. Termination signals for the group leave it running, so the
+// group is still reaped should they not end everything.
+const guardianScript = `trap '' TERM INT HUP; read -r line; kill -KILL 0`
+
+// startGuardian starts the process group a command will join and returns
+// its id and the lifeline: closing it (or the server's death) kills every
+// process left in the group — the shell's children and grandchildren too.
+func startGuardian() (pgid int, lifeline *os.File, wait func(), err error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("bash: lifeline pipe: %w", err)
+	}
+	g := exec.Command("/bin/sh", "-c", guardianScript)
+	g.Stdin = r
+	g.Env = []string{"PATH=/usr/bin:/bin"}
+	g.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = g.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		return 0, nil, nil, fmt.Errorf("bash: could not start the process group guardian: %w", err)
+	}
+	return g.Process.Pid, w, func() { _ = g.Wait() }, nil
+}
+
+// runShell runs command in dir as `bash -c` in a process group of its own,
+// led by a guardian (startGuardian). On timeout or cancellation the whole
+// group gets SIGTERM, then SIGKILL after grace; the call returns once the
+// shell has exited and its output pipes are drained (pipes still held by
+// processes that left the group are closed after grace). When the call
+// returns, nothing of it is left running: what remains of the group is
+// killed. If the server dies, the guardian kills the group.
 func runShell(ctx context.Context, dir, command string, timeout, grace time.Duration) (BashValue, error) {
 	v := BashValue{Kind: "foreground", TimeoutMs: float64(timeout) / float64(time.Millisecond)}
+	pgid, lifeline, waitGuardian, err := startGuardian()
+	if err != nil {
+		return v, err
+	}
+	defer func() {
+		lifeline.Close() // the guardian kills what is left of the group
+		waitGuardian()
+	}()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return v, fmt.Errorf("bash: stdout pipe: %w", err)
@@ -215,7 +254,7 @@ func runShell(ctx context.Context, dir, command string, timeout, grace time.Dura
 	cmd.Dir = dir
 	cmd.Env = bashEnv()
 	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
 	startErr := cmd.Start()
 	outW.Close()
 	errW.Close()
@@ -224,7 +263,6 @@ func runShell(ctx context.Context, dir, command string, timeout, grace time.Dura
 		errR.Close()
 		return v, fmt.Errorf("bash: could not start the command: %w", startErr)
 	}
-	pgid := cmd.Process.Pid
 
 	stdout, stderr := &tailBuffer{max: BashMaxOutputBytes}, &tailBuffer{max: BashMaxOutputBytes}
 	var readers sync.WaitGroup

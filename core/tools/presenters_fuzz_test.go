@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"regexp"
 	"testing"
 
 	"prism/core"
@@ -57,6 +58,30 @@ func FuzzPresenters(f *testing.F) {
 			if _, err := json.Marshal(v); err != nil {
 				t.Errorf("view %d does not marshal: %v", i, err)
 			}
+		}
+	})
+}
+
+// FuzzReadEnvelopeBody: the string search finds exactly what dsh's
+// envelope regexp captures.
+func FuzzReadEnvelopeBody(f *testing.F) {
+	for _, s := range []string{
+		"<path>/a</path>\n<type>file</type>\n<content>\n1: x\n</content>",
+		"<path>/a</path>\n<type>file</type>\n<content>\n\n</content>",
+		"<path>/a</path>\n<type>file</type>\n<content>\n</content>",
+		"<path></path>\n<type>file</type>\n<content>\na\n</content>\n</content>",
+		"<path>x</path></path>\n<type>file</type>\n<content>\nb\n</content>",
+		"<path>x\n</path>\n<type>file</type>\n<content>\nb\n</content>",
+		"<path>/a</path>\n<type>file</type>\n<content>\n1: x\n</content>\n", "", "<path>",
+	} {
+		f.Add(s)
+	}
+	envelope := regexp.MustCompile(`^<path>[^\n]*</path>\n<type>file</type>\n<content>\n((?s:.*))\n</content>$`)
+	f.Fuzz(func(t *testing.T, text string) {
+		body, ok := readEnvelopeBody(text)
+		m := envelope.FindStringSubmatch(text)
+		if ok != (m != nil) || ok && body != m[1] {
+			t.Fatalf("%q: search (%q, %t), regexp %q", text, body, ok, m)
 		}
 	})
 }

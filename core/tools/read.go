@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -423,9 +422,6 @@ func presentReadCall(a ReadArgs) core.CallView {
 	}
 }
 
-// readEnvelope matches dsh's read envelope and captures its body.
-var readEnvelope = regexp.MustCompile(`^<path>[^\n]*</path>\n<type>file</type>\n<content>\n((?s:.*))\n</content>$`)
-
 // presentReadResult is dsh's read card: the window narrowed from meta, with
 // the envelope-stripped text as fallback content. An error, malformed meta
 // or a text that is not the envelope gives the generic card.
@@ -441,8 +437,8 @@ func presentReadResult(_ ReadArgs, r core.ToolResult) core.ResultView {
 	if !ok {
 		return nil
 	}
-	m := readEnvelope.FindStringSubmatch(tb.Text)
-	if m == nil {
+	body, ok := readEnvelopeBody(tb.Text)
+	if !ok {
 		return nil
 	}
 	return &core.ReadResultView{
@@ -451,8 +447,26 @@ func presentReadResult(_ ReadArgs, r core.ToolResult) core.ResultView {
 		Lines:      meta.Lines,
 		TotalLines: meta.TotalLines,
 		Lang:       meta.Lang,
-		Content:    core.Text(m[1]),
+		Content:    core.Text(body),
 	}
+}
+
+// readEnvelopeBody returns the body of dsh's read envelope — what
+// ^<path>[^\n]*</path>\n<type>file</type>\n<content>\n((?s:.*))\n</content>$
+// captures — by string search (a regexp walks a large read's text at a
+// fraction of the speed): text is a "<path>…</path>" line, then
+// "<type>file</type>\n<content>\n", the body, and "\n</content>" at the
+// very end.
+func readEnvelopeBody(text string) (string, bool) {
+	const head, tail = "<type>file</type>\n<content>\n", "\n</content>"
+	line, rest, found := strings.Cut(text, "\n")
+	if !found || !strings.HasPrefix(line, "<path>") || !strings.HasSuffix(line[len("<path>"):], "</path>") {
+		return "", false
+	}
+	if !strings.HasPrefix(rest, head) || len(rest) < len(head)+len(tail) || !strings.HasSuffix(rest, tail) {
+		return "", false
+	}
+	return rest[len(head) : len(rest)-len(tail)], true
 }
 
 // readMetaFromMeta narrows opaque meta to a read window (dsh's

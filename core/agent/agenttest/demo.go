@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -113,7 +114,7 @@ func play() (core.SessionHeader, []core.Event, error) {
 		return core.SessionHeader{}, nil, err
 	}
 	h := s.Header()
-	events := s.Events()
+	events := slices.Clone(s.Events()) // the session's own log is read-only
 	// The workspace path appears in the header, the system prompt and
 	// the file tools' results; JSON writes it unescaped (no quote,
 	// backslash or control character in a temp path).

@@ -1,0 +1,316 @@
+package search
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"prism/core"
+)
+
+// MaxSectionBytes bounds the text of one section: a longer text (a huge
+// file read, a long write) is indexed, and its snippet cut, by its first
+// MaxSectionBytes bytes.
+const MaxSectionBytes = 256 << 10
+
+// Col is one of the index's columns. A phrase matches inside one column,
+// never across two; a document's sections fill the columns.
+type Col int
+
+// The columns.
+const (
+	ColName Col = iota // a tool's name, a title
+	ColBody            // message text, a call's arguments, a session's cwd
+	ColMore            // a result's model content, reasoning
+	ColErr             // error identity: name and code
+	NumCols
+)
+
+// Section is one searchable part of a document, labelled for its snippet.
+type Section struct {
+	Col   Col
+	Label string // text, reasoning, tool, arguments, result, error, title, cwd, failure
+	Text  string
+}
+
+// Role says how an event's sections join the index.
+type Role int
+
+// Roles.
+const (
+	// RoleNone: the event has nothing to search (boundaries, chunks, …).
+	RoleNone Role = iota
+	// RoleDoc: the event is a document of its own.
+	RoleDoc
+	// RoleCall: a tool/call — it opens a card's document.
+	RoleCall
+	// RoleResult: an append-origin tool/result — it completes its card's
+	// document (or is one, when its call was never logged).
+	RoleResult
+)
+
+// Part is what one event contributes to the index.
+type Part struct {
+	Role     Role
+	Kind     string // the document's kind (RoleDoc; KindCall for calls and results)
+	CallID   string // RoleCall, RoleResult
+	Tool     string // RoleCall
+	IsError  bool   // a failure: a result's tool-result block has isError, a turn ended in error
+	Code     string // the failure's code (error.code)
+	Sections []Section
+}
+
+type textBlock struct {
+	Type    string      `json:"type"`
+	Text    string      `json:"text"`
+	Content []textBlock `json:"content"` // a tool-result block's
+	IsError bool        `json:"isError"`
+}
+
+type messageJSON struct {
+	Content []textBlock `json:"content"`
+	Source  struct {
+		Kind   string `json:"kind"`
+		CallID string `json:"callId"`
+	} `json:"source"`
+}
+
+// Extract returns what event e contributes to the index, decoding its data
+// once. An event whose data does not decode contributes nothing.
+//
+// Indexed: user messages (kind user; context for messages a plugin or hook
+// added), assistant messages (text and reasoning), tool calls (tool name
+// and arguments; a JSON object's keys and values one "key: value" line
+// each) with their results (model content, error name and code) as one
+// card, session titles, the failure of a turn that ended in error, and
+// model-only replacements of messages and results (kind event). Streamed
+// assistant chunks are not: the assistant/message that ends the stream
+// holds the same text.
+func Extract(e *core.Event) Part {
+	replaced := e.SurfaceOp != nil && e.SurfaceOp.Replace
+	switch e.Type {
+	case core.EventUserMessage:
+		var m messageJSON
+		if json.Unmarshal(e.Data, &m) != nil {
+			return Part{}
+		}
+		kind := KindUser
+		if m.Source.Kind != core.SourceUser {
+			kind = KindContext
+		}
+		if replaced {
+			kind = KindEvent
+		}
+		return doc(kind, Section{ColBody, "text", blockText(m.Content, core.BlockText)})
+	case core.EventAssistantMessage:
+		var d struct {
+			Message messageJSON `json:"message"`
+		}
+		if json.Unmarshal(e.Data, &d) != nil {
+			return Part{}
+		}
+		kind := KindAssistant
+		if replaced {
+			kind = KindEvent
+		}
+		return doc(kind,
+			Section{ColBody, "text", blockText(d.Message.Content, core.BlockText)},
+			Section{ColMore, "reasoning", blockText(d.Message.Content, core.BlockReasoning)})
+	case core.EventToolCall:
+		var d core.ToolCall
+		if json.Unmarshal(e.Data, &d) != nil {
+			return Part{}
+		}
+		return Part{Role: RoleCall, Kind: KindCall, CallID: d.CallID, Tool: d.Name,
+			Sections: nonEmpty(Section{ColName, "tool", cut(d.Name)}, Section{ColBody, "arguments", cut(FlattenArgs(d.Arguments))})}
+	case core.EventToolResult:
+		var d struct {
+			Message messageJSON     `json:"message"`
+			Error   *core.ErrorInfo `json:"error"`
+		}
+		if json.Unmarshal(e.Data, &d) != nil {
+			return Part{}
+		}
+		var content string
+		isError := false
+		if c := d.Message.Content; len(c) == 1 && c[0].Type == core.BlockToolResult {
+			content, isError = blockText(c[0].Content, core.BlockText), c[0].IsError
+		} else {
+			content = blockText(c, core.BlockText)
+		}
+		var ident string
+		code := ""
+		if d.Error != nil {
+			ident, code = strings.TrimSpace(d.Error.Name+" "+d.Error.Code), d.Error.Code
+		}
+		secs := nonEmpty(Section{ColMore, "result", content}, Section{ColErr, "error", cut(ident)})
+		if replaced {
+			return Part{Role: RoleDoc, Kind: KindEvent, Sections: secs}
+		}
+		return Part{Role: RoleResult, Kind: KindCall, CallID: d.Message.Source.CallID, IsError: isError, Code: code, Sections: secs}
+	case core.EventSessionTitle:
+		var d core.SessionTitle
+		if json.Unmarshal(e.Data, &d) != nil {
+			return Part{}
+		}
+		return doc(KindTitle, Section{ColName, "title", cut(d.Title)})
+	case core.EventTurnEnd:
+		var d core.TurnEnd
+		if json.Unmarshal(e.Data, &d) != nil || d.Reason.Error == nil {
+			return Part{}
+		}
+		f := d.Reason.Error
+		p := doc(KindEvent, Section{ColBody, "failure", cut(f.Message)}, Section{ColErr, "error", cut(f.Code)})
+		if p.Role != RoleNone {
+			p.IsError, p.Code = true, f.Code
+		}
+		return p
+	}
+	return Part{}
+}
+
+// SessionSections are a session's own document: its title and working
+// directory.
+func SessionSections(title, cwd string) []Section {
+	return nonEmpty(Section{ColName, "title", cut(title)}, Section{ColBody, "cwd", cut(cwd)})
+}
+
+func doc(kind string, secs ...Section) Part {
+	secs = nonEmpty(secs...)
+	if len(secs) == 0 {
+		return Part{}
+	}
+	return Part{Role: RoleDoc, Kind: kind, Sections: secs}
+}
+
+func nonEmpty(secs ...Section) []Section {
+	out := secs[:0]
+	for _, s := range secs {
+		if strings.TrimSpace(s.Text) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// blockText joins the text of the blocks of type typ (and of tool-result
+// blocks' text), one block a line, cut to MaxSectionBytes.
+func blockText(blocks []textBlock, typ string) string {
+	var b strings.Builder
+	var walk func([]textBlock)
+	walk = func(bs []textBlock) {
+		for _, x := range bs {
+			if b.Len() >= MaxSectionBytes {
+				return
+			}
+			switch {
+			case x.Type == typ:
+				if b.Len() > 0 {
+					b.WriteByte('\n')
+				}
+				b.WriteString(x.Text)
+			case x.Type == core.BlockToolResult:
+				walk(x.Content)
+			}
+		}
+	}
+	walk(blocks)
+	return cut(b.String())
+}
+
+// cut bounds a section's text to MaxSectionBytes on a character boundary.
+func cut(s string) string {
+	if len(s) <= MaxSectionBytes {
+		return s
+	}
+	i := MaxSectionBytes
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
+
+// FlattenArgs returns a raw argument string as a user reads it: a JSON
+// object or array becomes one line per value, "key: value" (strings
+// unquoted and unescaped, so a path or a multi-line edit reads as written);
+// anything else is returned as it is.
+func FlattenArgs(raw string) string {
+	s := strings.TrimSpace(raw)
+	if s == "" || s[0] != '{' && s[0] != '[' {
+		return raw
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var b bytes.Buffer
+	type frame struct {
+		object bool
+		key    string
+		want   bool // an object expects a key next
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return raw
+		}
+		if b.Len() > MaxSectionBytes {
+			break
+		}
+		top := len(stack) - 1
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				key := ""
+				if top >= 0 {
+					key = stack[top].key
+					if stack[top].object {
+						stack[top].want = true
+					}
+				}
+				stack = append(stack, frame{object: d == '{', key: key, want: d == '{'})
+			default:
+				stack = stack[:top]
+			}
+			continue
+		}
+		if top >= 0 && stack[top].object && stack[top].want {
+			stack[top].key, stack[top].want = tok.(string), false
+			continue
+		}
+		key := ""
+		if top >= 0 {
+			key = stack[top].key
+			if stack[top].object {
+				stack[top].want = true
+			}
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		if key != "" {
+			b.WriteString(key)
+			b.WriteString(": ")
+		}
+		switch v := tok.(type) {
+		case string:
+			b.WriteString(v)
+		case json.Number:
+			b.WriteString(v.String())
+		case bool:
+			if v {
+				b.WriteString("true")
+			} else {
+				b.WriteString("false")
+			}
+		case nil:
+			b.WriteString("null")
+		}
+	}
+	return b.String()
+}

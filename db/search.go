@@ -1,0 +1,313 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"prism/core"
+	"prism/core/logkey"
+	"prism/core/search"
+)
+
+// searchVersion numbers the rules of the search index (core/search's
+// tokenizer and Extract, and how this file files their output). Open
+// reindexes the sessions indexed under another version.
+const searchVersion = 1
+
+// The index's statements, prepared once on the writer's connection.
+const (
+	insDocSQL = `INSERT INTO search_docs (session_id, seq, kind, call_id, tool, result_seq, error, time)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	insFTSSQL     = `INSERT INTO search_fts (docid, name, body, more, err) VALUES (?, ?, ?, ?, ?)`
+	openCardSQL   = `SELECT id, result_seq IS NULL FROM search_docs WHERE session_id = ? AND call_id = ? AND call_id IS NOT NULL ORDER BY seq DESC`
+	updCardSQL    = `UPDATE search_docs SET result_seq = ?, error = ? WHERE id = ?`
+	updResultSQL  = `UPDATE search_fts SET more = ?, err = ? WHERE docid = ?`
+	sessionDocSQL = `SELECT id FROM search_docs WHERE session_id = ? AND seq = -1`
+	updSessFTSSQL = `UPDATE search_fts SET name = ?, body = ? WHERE docid = ?`
+	indexedSQL    = `INSERT INTO search_sessions (session_id, version) VALUES (?, ?)
+		ON CONFLICT (session_id) DO UPDATE SET version = excluded.version`
+)
+
+// indexStmts are the index's prepared statements.
+type indexStmts struct {
+	insDoc, insFTS, openCard, updCard, updResult, sessionDoc, updSessFTS, indexed *sql.Stmt
+}
+
+func prepareIndex(prep func(string) (*sql.Stmt, error)) (*indexStmts, error) {
+	var s indexStmts
+	for _, p := range []struct {
+		dst **sql.Stmt
+		q   string
+	}{{&s.insDoc, insDocSQL}, {&s.insFTS, insFTSSQL}, {&s.openCard, openCardSQL}, {&s.updCard, updCardSQL},
+		{&s.updResult, updResultSQL}, {&s.sessionDoc, sessionDocSQL}, {&s.updSessFTS, updSessFTSSQL}, {&s.indexed, indexedSQL}} {
+		st, err := prep(p.q)
+		if err != nil {
+			return nil, err
+		}
+		*p.dst = st
+	}
+	return &s, nil
+}
+
+func (s *indexStmts) all() []*sql.Stmt {
+	return []*sql.Stmt{s.insDoc, s.insFTS, s.openCard, s.updCard, s.updResult, s.sessionDoc, s.updSessFTS, s.indexed}
+}
+
+// bind returns the statements bound to tx.
+func (s *indexStmts) bind(tx *sql.Tx) *indexStmts {
+	b := *s
+	for _, p := range []**sql.Stmt{&b.insDoc, &b.insFTS, &b.openCard, &b.updCard, &b.updResult, &b.sessionDoc, &b.updSessFTS, &b.indexed} {
+		*p = tx.Stmt(*p)
+	}
+	return &b
+}
+
+// index returns the transaction's index statements (bound on first use).
+func (t *wtx) index() *indexStmts {
+	if t.parent != nil {
+		return t.parent.index()
+	}
+	if t.idx == nil {
+		t.idx = t.w.idx.bind(t.tx)
+	}
+	return t.idx
+}
+
+// columns are a document's terms, by column.
+type columns [search.NumCols]string
+
+func termColumns(secs []search.Section) columns {
+	var b [search.NumCols]strings.Builder
+	for _, s := range secs {
+		w := &b[s.Col]
+		search.EachToken(s.Text, func(tok search.Token) bool {
+			if w.Len() > 0 {
+				w.WriteByte(' ')
+			}
+			w.WriteString(tok.Term)
+			return true
+		})
+	}
+	var c columns
+	for i := range b {
+		c[i] = b[i].String()
+	}
+	return c
+}
+
+func nullable(s string, ok bool) any {
+	if !ok {
+		return nil
+	}
+	return s
+}
+
+// indexEvent files one event of session id in the index, in the
+// transaction that appends it: a document of its own, a new card, or the
+// result that completes a card (paired as the transcript pairs it: with
+// the latest card of its call id still waiting for a result).
+func (t *wtx) indexEvent(id string, e *core.Event) error {
+	if t.w.noIndex {
+		return nil
+	}
+	p := search.Extract(e)
+	if p.Role == search.RoleNone {
+		return nil
+	}
+	ix := t.index()
+	errCol := nullable(p.Code, p.IsError)
+	switch p.Role {
+	case search.RoleCall:
+		// Its ordinal among the cards of its call id is counted when a
+		// search shows it, not here (appends stay cheap).
+		return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nullable(p.Tool, true), nil, nil, e.Time, p.Sections)
+	case search.RoleResult:
+		n, open, ok, err := t.cards(id, p.CallID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case ok:
+			cols := termColumns(p.Sections)
+			if _, err := ix.updCard.Exec(e.Seq, errCol, open); err != nil {
+				return translate(err, "index the result seq "+fmt.Sprint(e.Seq)+" of session "+id)
+			}
+			if _, err := ix.updResult.Exec(cols[search.ColMore], cols[search.ColErr], open); err != nil {
+				return translate(err, "index the result seq "+fmt.Sprint(e.Seq)+" of session "+id)
+			}
+			return nil
+		case n > 0:
+			// A second result for a call: a row of its own.
+			return t.insertDoc(id, e.Seq, search.KindEvent, "", nil, nil, errCol, e.Time, p.Sections)
+		default:
+			// The call was never logged: the card is the result alone.
+			return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nil, e.Seq, errCol, e.Time, p.Sections)
+		}
+	}
+	return t.insertDoc(id, e.Seq, p.Kind, "", nil, nil, errCol, e.Time, p.Sections)
+}
+
+// cards returns how many cards of callID session id has, and the latest
+// one still waiting for its result (ok false when none is): the result
+// that answers a call completes it, as the transcript pairs them.
+func (t *wtx) cards(id, callID string) (n int, open int64, ok bool, err error) {
+	rows, err := t.index().openCard.Query(id, callID)
+	if err != nil {
+		return 0, 0, false, translate(err, "read the cards of call "+callID)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var doc int64
+		var waiting bool
+		if err := rows.Scan(&doc, &waiting); err != nil {
+			return 0, 0, false, translate(err, "read the cards of call "+callID)
+		}
+		if waiting && !ok {
+			open, ok = doc, true
+		}
+		n++
+	}
+	return n, open, ok, translate(rows.Err(), "read the cards of call "+callID)
+}
+
+func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultSeq, errCol any, at int64, secs []search.Section) error {
+	ix := t.index()
+	var call any
+	if kind == search.KindCall {
+		call = callID
+	}
+	res, err := ix.insDoc.Exec(id, seq, kind, call, tool, resultSeq, errCol, at)
+	if err != nil {
+		return translate(err, fmt.Sprintf("index seq %d of session %s", seq, id))
+	}
+	doc, err := res.LastInsertId()
+	if err != nil {
+		return translate(err, fmt.Sprintf("index seq %d of session %s", seq, id))
+	}
+	c := termColumns(secs)
+	if _, err := ix.insFTS.Exec(doc, c[0], c[1], c[2], c[3]); err != nil {
+		return translate(err, fmt.Sprintf("index seq %d of session %s", seq, id))
+	}
+	return nil
+}
+
+// indexSession writes a session's own document (its title and cwd) and
+// marks it indexed under the current rules.
+func (t *wtx) indexSession(id string, s *sessState) error {
+	if t.w.noIndex {
+		return nil
+	}
+	ix := t.index()
+	var h struct {
+		Cwd string `json:"cwd"`
+	}
+	_ = json.Unmarshal([]byte(s.header), &h)
+	secs := search.SessionSections(s.sum.Title, h.Cwd)
+	var doc int64
+	switch err := ix.sessionDoc.QueryRow(id).Scan(&doc); {
+	case errors.Is(err, sql.ErrNoRows):
+		if err := t.insertDoc(id, -1, search.KindSession, "", nil, nil, nil, s.createdAt, secs); err != nil {
+			return err
+		}
+	case err != nil:
+		return translate(err, "index session "+id)
+	default:
+		c := termColumns(secs)
+		if _, err := ix.updSessFTS.Exec(c[search.ColName], c[search.ColBody], doc); err != nil {
+			return translate(err, "index session "+id)
+		}
+	}
+	if _, err := ix.indexed.Exec(id, searchVersion); err != nil {
+		return translate(err, "index session "+id)
+	}
+	return nil
+}
+
+// unindexEvents removes the documents of a session's events (its own
+// document stays): its log is being replaced.
+func (t *wtx) unindexEvents(id string) error {
+	if _, err := t.tx.Exec("DELETE FROM search_fts WHERE docid IN (SELECT id FROM search_docs WHERE session_id = ? AND seq >= 0)", id); err != nil {
+		return translate(err, "unindex session "+id)
+	}
+	if _, err := t.tx.Exec("DELETE FROM search_docs WHERE session_id = ? AND seq >= 0", id); err != nil {
+		return translate(err, "unindex session "+id)
+	}
+	return nil
+}
+
+// reindex rebuilds a session's documents from its stored log.
+func (t *wtx) reindex(id string) (events int, err error) {
+	s, err := t.state(id)
+	if err != nil || !s.exists {
+		return 0, err
+	}
+	if err := t.unindexEvents(id); err != nil {
+		return 0, err
+	}
+	log, err := t.loadEvents(id)
+	if err != nil {
+		return 0, err
+	}
+	for i := range log {
+		if err := t.indexEvent(id, &log[i]); err != nil {
+			return 0, err
+		}
+	}
+	return len(log), t.indexSession(id, s)
+}
+
+// reindexSearch indexes the sessions not indexed under the current rules:
+// every session of a database written before the index existed (once), or
+// all of them when the rules change. It logs its progress every few
+// seconds, so the terminal shows how a large database is getting on. Open
+// calls it.
+func (st *Store) reindexSearch(ctx context.Context) error {
+	rows, err := st.rdb.QueryContext(ctx, `SELECT s.id, s.last_seq + 1 FROM sessions s
+		LEFT JOIN search_sessions x ON x.session_id = s.id WHERE x.version IS NULL OR x.version <> ? ORDER BY s.id`, searchVersion)
+	if err != nil {
+		return translate(err, "list sessions to index")
+	}
+	type todo struct {
+		id     string
+		events int64
+	}
+	var list []todo
+	var total int64
+	for rows.Next() {
+		var x todo
+		if err := rows.Scan(&x.id, &x.events); err != nil {
+			rows.Close()
+			return translate(err, "list sessions to index")
+		}
+		list, total = append(list, x), total+x.events
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return translate(err, "list sessions to index")
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	start := time.Now()
+	st.log.Info("indexing sessions for search", logkey.Sessions, len(list), logkey.Events, total)
+	last := start
+	var done int64
+	for i, x := range list {
+		if err := st.write(ctx, func(t *wtx) error { _, err := t.reindex(x.id); return err }); err != nil {
+			return fmt.Errorf("index session %s for search: %w", x.id, err)
+		}
+		done += x.events
+		if now := time.Now(); now.Sub(last) >= 2*time.Second && i < len(list)-1 {
+			last = now
+			st.log.Info("indexing sessions for search", logkey.Progress, fmt.Sprintf("%d of %d sessions, %d of %d events", i+1, len(list), done, total),
+				logkey.Duration, now.Sub(start).Round(time.Millisecond))
+		}
+	}
+	st.log.Info("search index ready", logkey.Sessions, len(list), logkey.Events, total, logkey.Duration, time.Since(start).Round(time.Millisecond))
+	return nil
+}

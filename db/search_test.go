@@ -1,0 +1,581 @@
+package db
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"prism/core"
+	"prism/core/agent"
+	"prism/core/model"
+	"prism/core/search"
+	"prism/core/tools"
+)
+
+// wantDoc is a document the index must hold, derived from a log by the
+// rules the transcript pairs calls by (an oracle written apart from the
+// indexer): a card is a tool/call and the append-origin result that
+// answers it, or a result whose call was never logged; everything else
+// with text is a document of its own.
+type wantDoc struct {
+	seq, resultSeq int64
+	kind, callID   string
+	card           int
+	failed         bool
+	code           string
+	events         []int64 // the events whose text the document holds
+}
+
+func expectedDocs(events []core.Event) map[int64]*wantDoc {
+	docs := map[int64]*wantDoc{}
+	cards := map[string][]*wantDoc{}
+	for i := range events {
+		e := &events[i]
+		p := search.Extract(e)
+		switch p.Role {
+		case search.RoleNone:
+		case search.RoleCall:
+			d := &wantDoc{seq: e.Seq, resultSeq: -1, kind: search.KindCall, callID: p.CallID, card: len(cards[p.CallID]) + 1, events: []int64{e.Seq}}
+			cards[p.CallID] = append(cards[p.CallID], d)
+			docs[e.Seq] = d
+		case search.RoleResult:
+			var open *wantDoc
+			cs := cards[p.CallID]
+			for j := len(cs) - 1; j >= 0; j-- {
+				if cs[j].resultSeq < 0 {
+					open = cs[j]
+					break
+				}
+			}
+			switch {
+			case open != nil:
+				open.resultSeq, open.failed, open.code = e.Seq, p.IsError, p.Code
+				open.events = append(open.events, e.Seq)
+			case len(cs) > 0:
+				docs[e.Seq] = &wantDoc{seq: e.Seq, resultSeq: -1, kind: search.KindEvent, failed: p.IsError, code: p.Code, events: []int64{e.Seq}}
+			default:
+				d := &wantDoc{seq: e.Seq, resultSeq: e.Seq, kind: search.KindCall, callID: p.CallID, card: 1, failed: p.IsError, code: p.Code, events: []int64{e.Seq}}
+				cards[p.CallID] = append(cards[p.CallID], d)
+				docs[e.Seq] = d
+			}
+		default:
+			docs[e.Seq] = &wantDoc{seq: e.Seq, resultSeq: -1, kind: p.Kind, failed: p.IsError, code: p.Code, events: []int64{e.Seq}}
+		}
+	}
+	return docs
+}
+
+// phraseQuery quotes up to n of the terms of text as a phrase (the terms
+// are the index's own, so the query looks up exactly them).
+func phraseQuery(text string, n int) string {
+	var words []string
+	for _, t := range search.Tokens(text) {
+		if len(words) == n {
+			break
+		}
+		words = append(words, t.Term)
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	return `"` + strings.Join(words, " ") + `"`
+}
+
+// searchAll runs a query and pages through every hit.
+func searchAll(t *testing.T, st *Store, query string) []SearchHit {
+	t.Helper()
+	q, err := search.Parse(query, time.Now())
+	if err != nil {
+		t.Fatalf("Parse(%q): %v", query, err)
+	}
+	var hits []SearchHit
+	o := SearchOptions{Limit: 200}
+	for {
+		page, err := st.Search(context.Background(), q, o)
+		if err != nil {
+			t.Fatalf("Search(%q): %v", query, err)
+		}
+		hits = append(hits, page.Hits...)
+		if page.NextCursor == "" {
+			return hits
+		}
+		o.Cursor = page.NextCursor
+	}
+}
+
+// checkIndexExact holds the index to the stored logs: every document the
+// logs call for is there with its kind, call and error, nothing else is;
+// every event with text is found by a phrase of its own text; and every
+// hit of every query names events the log holds.
+func checkIndexExact(t *testing.T, st *Store) {
+	t.Helper()
+	ctx := context.Background()
+	page, err := st.ListSessions(ctx, ListOptions{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := map[string]*SessionLog{}
+	checked := 0
+	for _, info := range page.Sessions {
+		l, err := st.LoadSession(ctx, info.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs[info.ID] = l
+		want := expectedDocs(l.Events)
+		// The session's documents, listed by operator alone.
+		got := map[int64]SearchHit{}
+		for _, h := range searchAll(t, st, "session:"+info.ID+" after:1970-01-01") {
+			if h.SessionID != info.ID {
+				continue // another id with this one as its prefix
+			}
+			got[h.Seq] = h
+		}
+		if h, ok := got[-1]; !ok || h.Kind != search.KindSession {
+			t.Errorf("session %s: its own document is missing (%+v)", info.ID, h)
+		}
+		delete(got, -1)
+		// Its own document holds its current title and cwd.
+		for _, text := range []string{l.Info.Title, l.Info.Header.Cwd} {
+			if pq := phraseQuery(text, 6); pq != "" && !slices.ContainsFunc(searchAll(t, st, "session:"+info.ID+" kind:session "+pq), func(h SearchHit) bool { return h.SessionID == info.ID }) {
+				t.Errorf("session %s: %s does not find its own document", info.ID, pq)
+			}
+		}
+		for seq, w := range want {
+			h, ok := got[seq]
+			if !ok {
+				t.Errorf("session %s: no document for seq %d (%s)", info.ID, seq, w.kind)
+				continue
+			}
+			if h.Kind != w.kind || h.CallID != w.callID || h.Card != w.card || h.ResultSeq != w.resultSeq || h.Failed != w.failed || h.ErrorCode != w.code {
+				t.Errorf("session %s seq %d: indexed as %+v, want %+v", info.ID, seq, h, *w)
+			}
+			delete(got, seq)
+		}
+		for seq, h := range got {
+			t.Errorf("session %s: a document for seq %d (%s) that the log does not call for", info.ID, seq, h.Kind)
+		}
+		// Every event with text is found by its own words. Queries are
+		// run once per distinct text.
+		found := map[string]map[int64]bool{}
+		for seq, w := range want {
+			for _, es := range w.events {
+				e := l.Events[es]
+				for _, sec := range search.Extract(&e).Sections {
+					pq := phraseQuery(sec.Text, 6)
+					if pq == "" {
+						continue
+					}
+					q := "session:" + info.ID + " " + pq
+					if found[q] == nil {
+						found[q] = map[int64]bool{}
+						for _, h := range searchAll(t, st, q) {
+							found[q][h.Seq] = h.SessionID == info.ID
+						}
+					}
+					if !found[q][seq] {
+						t.Errorf("session %s: event %d (%s) is not found by %s", info.ID, es, e.Type, q)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	// Broad queries: every hit names events the log holds.
+	for _, q := range []string{"kind:call", "error:", "after:1970-01-01", "kind:user OR kind:assistant"} {
+		for _, h := range searchAll(t, st, q) {
+			l := logs[h.SessionID]
+			if l == nil {
+				t.Errorf("%s: a hit in session %s, which is not stored", q, h.SessionID)
+				continue
+			}
+			if h.Seq == -1 {
+				continue
+			}
+			if h.Seq >= int64(len(l.Events)) || h.ResultSeq >= int64(len(l.Events)) {
+				t.Errorf("%s: a hit at seq %d (result %d) of session %s, which holds %d events", q, h.Seq, h.ResultSeq, h.SessionID, len(l.Events))
+				continue
+			}
+			if h.Kind == search.KindCall {
+				e := l.Events[h.Seq]
+				if p := search.Extract(&e); p.CallID != h.CallID || (p.Role != search.RoleCall && h.ResultSeq != h.Seq) {
+					t.Errorf("%s: card hit %+v lands on %s of call %q", q, h, e.Type, p.CallID)
+				}
+			}
+		}
+	}
+	if checked == 0 && len(page.Sessions) > 0 {
+		t.Error("no event was checked")
+	}
+}
+
+// TestSearchIndexExactAfterConcurrentSessions runs 50 scripted demo
+// sessions at once through the agent loop into one store (their appends
+// group-committed together) and holds the index to their logs.
+func TestSearchIndexExactAfterConcurrentSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 50 agent sessions")
+	}
+	st := newTestStore(t)
+	builtins, err := tools.Builtins(tools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := core.NewRegistry(quietLogger())
+	if err := reg.Register(builtins...); err != nil {
+		t.Fatal(err)
+	}
+	const n = 50
+	ended := make(chan string, n)
+	r, err := agent.NewRunner(agent.RunnerConfig{
+		Store: st, Tools: reg, WorkspaceRoot: t.TempDir(), Logger: quietLogger(),
+		Models: model.NewCatalog(model.CatalogConfig{DemoPacing: &model.Pacing{}}),
+		OnEvent: func(id string, e core.Event) {
+			if e.Type == core.EventTurnEnd {
+				ended <- id
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := r.Start(context.Background(), agent.StartRequest{Prompt: fmt.Sprintf("session %d: find why the tests fail", i), Model: model.DemoModelName}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := 0; i < n; i++ {
+		select {
+		case <-ended:
+		case <-time.After(3 * time.Minute): // a failure guard, not synchronization
+			t.Fatalf("only %d of %d sessions ended", i, n)
+		}
+	}
+	checkIndexExact(t, st)
+	// The demo's calls, by tool and error, across all sessions.
+	if hits := searchAll(t, st, "tool:grep"); len(hits) != n {
+		t.Errorf("tool:grep: %d hits, want one grep card per session (%d)", len(hits), n)
+	}
+	if hits := searchAll(t, st, "error:UNKNOWN_TOOL"); len(hits) < n {
+		t.Errorf("error:UNKNOWN_TOOL: %d hits, want at least one per session", len(hits))
+	}
+}
+
+// TestSearchIndexExactAfterDshImport imports dsh's logs (a plain log, a
+// zstd log, an export with a subagent, a crashed log repaired on import)
+// and holds the index to them.
+func TestSearchIndexExactAfterDshImport(t *testing.T) {
+	st := newTestStore(t)
+	files, _ := filepath.Glob(filepath.Join(fixtures, "*", "*"))
+	imported := 0
+	for _, f := range files {
+		if strings.Contains(f, "/bad/") {
+			continue
+		}
+		if _, err := st.ImportFile(context.Background(), f); err == nil {
+			imported++
+		}
+	}
+	if imported < 3 {
+		t.Fatalf("imported %d fixtures of %v", imported, files)
+	}
+	checkIndexExact(t, st)
+}
+
+// TestSearchIndexesAnOlderDatabase: a database written before the index
+// existed is indexed when it is opened, with progress in the log.
+func TestSearchIndexesAnOlderDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	ctx := context.Background()
+	st, err := Open(ctx, path, Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		id := fmt.Sprint("old-", i)
+		mustCreate(t, st, id)
+		if err := st.AppendEvents(ctx, id, turnEvents(0, 1, i == 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Back to the schema before the search migration.
+	for _, q := range []string{"DROP TABLE search_fts", "DROP TABLE search_docs", "DROP TABLE search_sessions", "DELETE FROM migrations WHERE name = '0005_search.sql'"} {
+		if _, err := st.wdb.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	st.Close()
+	var logs bytes.Buffer
+	st, err = Open(ctx, path, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if !strings.Contains(logs.String(), "indexing sessions for search") || !strings.Contains(logs.String(), `"search index ready" sessions=3 events=24`) {
+		t.Errorf("the log does not report the indexing:\n%s", logs.String())
+	}
+	checkIndexExact(t, st)
+	if hits := searchAll(t, st, "error:"); len(hits) != 1 || hits[0].SessionID != "old-1" {
+		t.Errorf("error: found %+v, want the failed call of old-1", hits)
+	}
+}
+
+// TestSearchReindexesAReplacedLog: a watched session whose file was
+// rewritten is found by its new text only.
+func TestSearchReindexesAReplacedLog(t *testing.T) {
+	st := newTestStore(t)
+	ctx := context.Background()
+	h := header("watched")
+	first := []core.Event{ev(0, core.EventUserMessage, `{"id":"u","role":"user","content":[{"type":"text","text":"alpha original"}],"source":{"kind":"user"}}`)}
+	second := []core.Event{ev(0, core.EventUserMessage, `{"id":"u","role":"user","content":[{"type":"text","text":"beta rewritten"}],"source":{"kind":"user"}}`)}
+	for i, events := range [][]core.Event{first, second} {
+		err := st.write(ctx, func(t *wtx) error {
+			_, _, err := t.syncLog(h, events, SourceWatch, true)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("sync %d: %v", i, err)
+		}
+	}
+	if hits := searchAll(t, st, "alpha"); len(hits) != 0 {
+		t.Errorf("the replaced text is still found: %+v", hits)
+	}
+	if hits := searchAll(t, st, "beta"); len(hits) != 2 { // the message, and the session's title
+		t.Errorf("beta: %+v, want the new message and the session's title", hits)
+	}
+	checkIndexExact(t, st)
+}
+
+// searchSeqs returns the (session, seq) of every hit, sorted.
+func searchSeqs(t *testing.T, st *Store, q string) []string {
+	var out []string
+	for _, h := range searchAll(t, st, q) {
+		out = append(out, fmt.Sprintf("%s/%d", h.SessionID, h.Seq))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestSearchQueries runs each operator over a store whose expected hits
+// are computed from the logs with the operator's meaning.
+func TestSearchQueries(t *testing.T) {
+	st := newTestStore(t)
+	ctx := context.Background()
+	type call struct {
+		name, args, result, code string
+		isError                  bool
+	}
+	sessions := map[string][]call{
+		"s-alpha": {{name: "read", args: `{"path":"config.yaml"}`, result: "port: 8080"}, {name: "grep", args: `{"pattern":"fmt.Sprintf"}`, result: "main.go:3: fmt.Sprintf(\"%d\")"}},
+		"s-beta":  {{name: "bash", args: `{"command":"rm -rf /tmp/build"}`, result: "killed after 30s", code: "TOOL_TIMEOUT", isError: true}, {name: "read", args: `{"path":"greet_test.go"}`, result: "package greet"}},
+		"s-gamma": {{name: "grep", args: `{"pattern":"数据库"}`, result: "db.go:1: 连接数据库失败"}, {name: "bash", args: `{"command":"ls"}`, result: "no such file", code: "FS_NOT_FOUND", isError: true}},
+	}
+	times := map[string]int64{"s-alpha": 1_700_000_000_000, "s-beta": 1_800_000_000_000, "s-gamma": 1_900_000_000_000}
+	type doc struct {
+		id   string
+		seq  int64
+		c    call
+		time int64
+	}
+	var docs []doc
+	for id, calls := range sessions {
+		h := header(id)
+		h.CreatedAt = times[id]
+		if err := st.CreateSession(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		var events []core.Event
+		add := func(typ, data string) {
+			e := ev(int64(len(events)), typ, data)
+			e.Time = times[id] + e.Seq
+			events = append(events, e)
+		}
+		add(core.EventTurnStart, `{"turn":1}`)
+		for i, c := range calls {
+			cid := fmt.Sprintf("%s-c%d", id, i)
+			docs = append(docs, doc{id, int64(len(events)), c, times[id] + int64(len(events))})
+			add(core.EventToolCall, fmt.Sprintf(`{"turn":1,"step":1,"callId":%q,"name":%q,"arguments":%q}`, cid, c.name, c.args))
+			errPart := ""
+			if c.code != "" {
+				errPart = fmt.Sprintf(`,"error":{"name":"X","code":%q}`, c.code)
+			}
+			add(core.EventToolResult, fmt.Sprintf(`{"turn":1,"step":1,"message":{"id":"r%d","role":"user","content":[{"type":"tool-result","toolCallId":%q,"content":[{"type":"text","text":%q}],"isError":%t}],"source":{"kind":"tool","callId":%q}}%s}`,
+				i, cid, c.result, c.isError, cid, errPart))
+		}
+		if id != "s-gamma" {
+			add(core.EventTurnEnd, `{"turn":1,"reason":{"kind":"completed"}}`) // s-gamma stays running
+		}
+		if err := st.AppendEvents(ctx, id, events); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(keep func(d doc) bool) []string {
+		var out []string
+		for _, d := range docs {
+			if keep(d) {
+				out = append(out, fmt.Sprintf("%s/%d", d.id, d.seq))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	has := func(s, sub string) bool { return strings.Contains(strings.ToLower(s), sub) }
+	for _, tc := range []struct {
+		q    string
+		keep func(d doc) bool
+	}{
+		{"kind:call", func(doc) bool { return true }},
+		{"config.yaml", func(d doc) bool { return has(d.c.args, "config.yaml") }},
+		{"Sprintf", func(d doc) bool { return has(d.c.args+d.c.result, "sprintf") }},
+		{"fmt.Sprintf", func(d doc) bool { return has(d.c.args+d.c.result, "fmt.sprintf") }},
+		{`"rm -rf"`, func(d doc) bool { return has(d.c.args, "rm -rf") }},
+		{"greet_test.go", func(d doc) bool { return has(d.c.args, "greet_test.go") }},
+		{"greet_test", func(d doc) bool { return has(d.c.args, "greet_test") }},
+		{"数据库", func(d doc) bool { return has(d.c.args+d.c.result, "数据库") }},
+		{"tool:grep", func(d doc) bool { return d.c.name == "grep" }},
+		{"tool:GREP", func(d doc) bool { return d.c.name == "grep" }},
+		{"tool:gr*", func(d doc) bool { return d.c.name == "grep" }},
+		{"-tool:read kind:call", func(d doc) bool { return d.c.name != "read" }},
+		{"error:", func(d doc) bool { return d.c.isError }},
+		{"error:TOOL_TIMEOUT", func(d doc) bool { return d.c.code == "TOOL_TIMEOUT" }},
+		{"error:tool_timeout", func(d doc) bool { return d.c.code == "TOOL_TIMEOUT" }},
+		{"TOOL_TIMEOUT", func(d doc) bool { return d.c.code == "TOOL_TIMEOUT" }},
+		{"status:running kind:call", func(d doc) bool { return d.id == "s-gamma" }},
+		{"session:s-be kind:call", func(d doc) bool { return d.id == "s-beta" }},
+		{"after:2027-01-01 kind:call", func(d doc) bool { return d.time >= time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli() }},
+		{"before:2027-01-01 kind:call", func(d doc) bool { return d.time < time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli() }},
+		{"read -config", func(d doc) bool { return d.c.name == "read" && !has(d.c.args, "config") }},
+		{"grep OR bash", func(d doc) bool { return d.c.name == "grep" || d.c.name == "bash" }},
+		{"tool:bash OR package", func(d doc) bool { return d.c.name == "bash" || has(d.c.result, "package") }},
+		{"conf*", func(d doc) bool { return has(d.c.args+d.c.result, "conf") }},
+		{"error: -tool:bash", func(doc) bool { return false }},
+		{"nothingmatchesthis", func(doc) bool { return false }},
+	} {
+		t.Run(tc.q, func(t *testing.T) {
+			got := searchSeqs(t, st, tc.q)
+			if w := want(tc.keep); !slices.Equal(got, w) {
+				t.Errorf("%s: hits %v, want %v", tc.q, got, w)
+			}
+		})
+	}
+	// The session documents: a title and the cwd.
+	if got := searchSeqs(t, st, "kind:session"); len(got) != 3 {
+		t.Errorf("kind:session: %v", got)
+	}
+	checkIndexExact(t, st)
+}
+
+// TestSearchPagesAndOrders: rank and time orders page through the same
+// hits without repeats; a cursor of another order is refused.
+func TestSearchPagesAndOrders(t *testing.T) {
+	st := newTestStore(t)
+	ctx := context.Background()
+	mustCreate(t, st, "p")
+	var events []core.Event
+	for i := 0; i < 45; i++ {
+		text := "needle"
+		if i%3 == 0 {
+			text = "needle needle needle haystack"
+		}
+		events = append(events, ev(int64(i), core.EventUserMessage, fmt.Sprintf(`{"id":"u%d","role":"user","content":[{"type":"text","text":%q}],"source":{"kind":"user"}}`, i, text)))
+	}
+	if err := st.AppendEvents(ctx, "p", events); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := search.Parse("needle kind:user", time.Now())
+	for _, order := range []string{OrderRank, OrderTime} {
+		seen := map[int64]bool{}
+		var keys []int64
+		o := SearchOptions{Limit: 7, Order: order}
+		for {
+			page, err := st.Search(ctx, q, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range page.Hits {
+				if seen[h.Seq] {
+					t.Errorf("%s: seq %d twice", order, h.Seq)
+				}
+				seen[h.Seq] = true
+				keys = append(keys, h.Seq)
+			}
+			if page.NextCursor == "" {
+				break
+			}
+			o.Cursor = page.NextCursor
+		}
+		if len(seen) != 45 {
+			t.Errorf("%s: %d hits over the pages, want 45", order, len(seen))
+		}
+		if order == OrderTime && !slices.IsSortedFunc(keys, func(a, b int64) int { return int(b - a) }) {
+			t.Errorf("time order: %v is not newest first", keys)
+		}
+		if order == OrderRank {
+			for i, k := range keys[:15] {
+				if k%3 != 0 {
+					t.Errorf("rank order: hit %d is seq %d, want the messages with the word three times first", i, k)
+					break
+				}
+			}
+		}
+	}
+	page, _ := st.Search(ctx, q, SearchOptions{Limit: 5, Order: OrderTime})
+	if _, err := st.Search(ctx, q, SearchOptions{Order: OrderRank, Cursor: page.NextCursor}); core.ErrorCode(err) != core.CodeInvalid {
+		t.Errorf("a time cursor with rank order: %v, want CodeInvalid", err)
+	}
+	if _, err := st.Search(ctx, q, SearchOptions{Order: "best"}); core.ErrorCode(err) != core.CodeInvalid {
+		t.Errorf("order best: %v, want CodeInvalid", err)
+	}
+}
+
+// TestSearchPairsResultsAsTheTranscriptDoes: a reused call id makes two
+// cards (the second counted 2), each result completes the latest waiting
+// card, a second result is a row of its own, and a result whose call was
+// never logged is a card by itself.
+func TestSearchPairsResultsAsTheTranscriptDoes(t *testing.T) {
+	st := newTestStore(t)
+	mustCreate(t, st, "r")
+	call := func(seq int64, id, word string) core.Event {
+		return ev(seq, core.EventToolCall, fmt.Sprintf(`{"turn":1,"step":1,"callId":%q,"name":"bash","arguments":"{\"command\":\"echo %s\"}"}`, id, word))
+	}
+	result := func(seq int64, id, word string) core.Event {
+		return ev(seq, core.EventToolResult, fmt.Sprintf(`{"turn":1,"step":1,"message":{"id":"m%d","role":"user","content":[{"type":"tool-result","toolCallId":%q,"content":[{"type":"text","text":%q}],"isError":false}],"source":{"kind":"tool","callId":%q}}}`, seq, id, word, id))
+	}
+	events := []core.Event{
+		call(0, "c", "first"), result(1, "c", "firstout"),
+		call(2, "c", "second"), result(3, "c", "secondout"), result(4, "c", "extraout"),
+		result(5, "orphan", "orphanout"),
+	}
+	if err := st.AppendEvents(context.Background(), "r", events); err != nil {
+		t.Fatal(err)
+	}
+	checkIndexExact(t, st)
+	for q, want := range map[string]string{
+		"secondout": "seq 2 card 2 result 3", "firstout": "seq 0 card 1 result 1",
+		"extraout": "seq 4 card 0 result -1", "orphanout": "seq 5 card 1 result 5",
+	} {
+		hits := searchAll(t, st, q)
+		if len(hits) != 1 {
+			t.Errorf("%s: %d hits", q, len(hits))
+			continue
+		}
+		h := hits[0]
+		if got := fmt.Sprintf("seq %d card %d result %d", h.Seq, h.Card, h.ResultSeq); got != want {
+			t.Errorf("%s: %s, want %s", q, got, want)
+		}
+	}
+}

@@ -1,0 +1,506 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"prism/core"
+	"prism/core/search"
+)
+
+// Search orders.
+const (
+	OrderRank = "rank" // best match first (BM25 over the matched words; time order when the query has no words)
+	OrderTime = "time" // newest first
+)
+
+// SearchOptions page a search.
+type SearchOptions struct {
+	// Order is OrderRank (the default) or OrderTime.
+	Order string
+	// Limit caps the page (default 20, at most 200).
+	Limit int
+	// Cursor continues after a previous page's NextCursor (same query and
+	// order).
+	Cursor string
+}
+
+// SearchHit is one document that matched: a session's own document, a
+// tool card, or an event.
+type SearchHit struct {
+	SessionID     string
+	SessionTitle  string // the session's title ("" when it has none)
+	SessionStatus string
+	// Kind is the document's kind (search.Kind*).
+	Kind string
+	// Seq is the event a link lands on: the event, or a card's tool/call
+	// (its result when the call was never logged); -1 for a session's own
+	// document.
+	Seq int64
+	// CallID and Card identify a card: its call id and its ordinal among
+	// the session's cards with that call id (1 for the first).
+	CallID string
+	Card   int
+	Tool   string
+	// ResultSeq is a card's result (-1 while pending).
+	ResultSeq int64
+	// Failed is set for a failed call or turn; ErrorCode is its code.
+	Failed    bool
+	ErrorCode string
+	Time      int64 // epoch ms of the event at Seq (the session's creation for its own document)
+	Snippet   search.Snippet
+}
+
+// SearchPage is one page of hits.
+type SearchPage struct {
+	Hits []SearchHit
+	// NextCursor continues the search ("" on the last page).
+	NextCursor string
+}
+
+// rankColumnWeights weigh a match by the column it is in (search.Col
+// order): a tool's name or a title, the text, results and reasoning, the
+// error identity.
+var rankColumnWeights = [search.NumCols]float64{2, 1, 0.8, 1.5}
+
+// bm25 scores a document from FTS4's matchinfo(…, 'pcnalx'): Okapi BM25
+// (k1 1.2, b 0.75) summed over the query's phrases and the columns. It
+// runs in Go over the rows the query returns: about five times cheaper
+// than the same function called by SQLite through go-sqlite3's callback.
+func bm25(info []byte) float64 {
+	if len(info)%4 != 0 || len(info) < 12 {
+		return 0
+	}
+	u := func(i int) float64 { return float64(binary.NativeEndian.Uint32(info[4*i:])) }
+	p, c := int(u(0)), int(u(1))
+	if c > int(search.NumCols) || len(info)/4 < 3+2*c+3*p*c {
+		return 0
+	}
+	n := u(2)
+	const k1, b = 1.2, 0.75
+	score := 0.0
+	for i := 0; i < p; i++ {
+		for j := 0; j < c; j++ {
+			x := 3 + 2*c + 3*(i*c+j)
+			tf, docs := u(x), u(x+2)
+			if tf == 0 {
+				continue
+			}
+			idf := math.Log((n-docs+0.5)/(docs+0.5) + 1)
+			avg, l := u(3+j), u(3+c+j)
+			norm := 1.0
+			if avg > 0 {
+				norm = 1 - b + b*l/avg
+			}
+			score += rankColumnWeights[j] * idf * tf * (k1 + 1) / (tf + k1*norm)
+		}
+	}
+	return score
+}
+
+// ftsPhrase writes a text term as an FTS4 phrase. Its words hold only
+// lower-case ASCII letters and digits and non-ASCII characters (the
+// tokenizer guarantees it), so nothing of the query's syntax can reach
+// FTS: no operator, no quote, no column filter.
+func ftsPhrase(t search.Term) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i, w := range t.Words {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strings.Map(func(r rune) rune {
+			if r < 0x80 && !('a' <= r && r <= 'z' || '0' <= r && r <= '9') {
+				return -1
+			}
+			return r
+		}, w))
+	}
+	if t.Prefix {
+		b.WriteByte('*')
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func likePrefix(v string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(v) + "%"
+}
+
+// filterSQL is an operator's condition on search_docs d and sessions s.
+func filterSQL(t search.Term) (string, []any) {
+	switch t.Field {
+	case search.FieldTool:
+		if t.Prefix {
+			return `d.tool LIKE ? ESCAPE '\'`, []any{likePrefix(t.Value)}
+		}
+		return "d.tool = ? COLLATE NOCASE", []any{t.Value}
+	case search.FieldError:
+		switch {
+		case t.Prefix:
+			return `d.error LIKE ? ESCAPE '\'`, []any{likePrefix(t.Value)}
+		case t.Value == "":
+			return "d.error IS NOT NULL", nil
+		}
+		return "d.error = ? COLLATE NOCASE", []any{t.Value}
+	case search.FieldStatus:
+		return "s.status = ?", []any{t.Value}
+	case search.FieldSession:
+		return "(d.session_id >= ? AND d.session_id < ?)", []any{t.Value, t.Value + "\U0010FFFF"}
+	case search.FieldKind:
+		return "d.kind = ?", []any{t.Value}
+	case search.FieldAfter:
+		return "d.time >= ?", []any{t.Time}
+	case search.FieldBefore:
+		return "d.time < ?", []any{t.Time}
+	}
+	return "0", nil
+}
+
+// searchSQL is a query in SQL: the FTS MATCH expression of its words ("" when
+// it has none) and the conditions on the documents.
+type searchSQL struct {
+	match string
+	where []string
+	args  []any
+}
+
+const docsMatching = "d.id IN (SELECT docid FROM search_fts WHERE search_fts MATCH ?)"
+
+func compile(q *search.Query) searchSQL {
+	var s searchSQL
+	var match, exclude []string
+	for _, c := range q.Clauses {
+		textOnly := true
+		for _, t := range c.Terms {
+			if t.Field != search.FieldText {
+				textOnly = false
+			}
+		}
+		if textOnly {
+			phrases := make([]string, len(c.Terms))
+			for i, t := range c.Terms {
+				phrases[i] = ftsPhrase(t)
+			}
+			if c.Not {
+				exclude = append(exclude, phrases...)
+			} else if len(phrases) == 1 {
+				match = append(match, phrases[0])
+			} else {
+				match = append(match, "("+strings.Join(phrases, " OR ")+")")
+			}
+			continue
+		}
+		var ors []string
+		for _, t := range c.Terms {
+			if t.Field == search.FieldText {
+				ors = append(ors, docsMatching)
+				s.args = append(s.args, ftsPhrase(t))
+				continue
+			}
+			cond, args := filterSQL(t)
+			ors = append(ors, cond)
+			s.args = append(s.args, args...)
+		}
+		cond := strings.Join(ors, " OR ")
+		if len(ors) > 1 {
+			cond = "(" + cond + ")"
+		}
+		if c.Not {
+			cond = "NOT IFNULL(" + cond + ", 0)"
+		}
+		s.where = append(s.where, cond)
+	}
+	switch {
+	case len(match) > 0:
+		s.match = strings.Join(match, " ")
+		for _, x := range exclude {
+			s.match += " NOT " + x
+		}
+	case len(exclude) > 0:
+		s.where = append(s.where, "d.id NOT IN (SELECT docid FROM search_fts WHERE search_fts MATCH ?)")
+		s.args = append(s.args, strings.Join(exclude, " OR "))
+	}
+	return s
+}
+
+// hitCols are a hit's columns. A card's ordinal among the cards of its
+// call id is counted here, for the hits shown, rather than at append.
+const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''),
+	CASE WHEN d.call_id IS NULL THEN 0 ELSE (SELECT count(*) FROM search_docs x
+		WHERE x.session_id = d.session_id AND x.call_id = d.call_id AND x.call_id IS NOT NULL AND x.seq <= d.seq) END,
+	COALESCE(d.tool, ''), COALESCE(d.result_seq, -1), d.error, d.time, s.title, s.status`
+
+// cursor is a page boundary: the last hit's sort key and document id.
+type cursor struct {
+	order string
+	key   float64 // rank, or time
+	doc   int64
+}
+
+func (c cursor) encode() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(c.order + ":" + strconv.FormatUint(math.Float64bits(c.key), 16) + ":" + strconv.FormatInt(c.doc, 10)))
+}
+
+func decodeSearchCursor(s, order string) (cursor, error) {
+	bad := core.Errorf(core.CodeInvalid, "search: malformed cursor %q (pass the nextCursor of the same query and order)", s)
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return cursor{}, bad
+	}
+	parts := strings.Split(string(b), ":")
+	if len(parts) != 3 || parts[0] != order {
+		return cursor{}, bad
+	}
+	bits, err1 := strconv.ParseUint(parts[1], 16, 64)
+	doc, err2 := strconv.ParseInt(parts[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return cursor{}, bad
+	}
+	return cursor{order: order, key: math.Float64frombits(bits), doc: doc}, nil
+}
+
+// Search runs a parsed query over the index and returns a page of hits
+// with their snippets, read in one snapshot: every hit is a committed
+// document whose events exist.
+func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (SearchPage, error) {
+	limit := o.Limit
+	if limit <= 0 {
+		limit = 20
+	}
+	limit = min(limit, 200)
+	order := o.Order
+	switch order {
+	case "":
+		order = OrderRank
+	case OrderRank, OrderTime:
+	default:
+		return SearchPage{}, core.Errorf(core.CodeInvalid, "search: order must be %s or %s, not %q", OrderRank, OrderTime, o.Order)
+	}
+	s := compile(q)
+	if s.match == "" {
+		order = OrderTime // nothing to rank
+	}
+	var after *cursor
+	if o.Cursor != "" {
+		c, err := decodeSearchCursor(o.Cursor, order)
+		if err != nil {
+			return SearchPage{}, err
+		}
+		after = &c
+	}
+	tx, err := st.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return SearchPage{}, translate(err, "search")
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+	var found []hitRow
+	if order == OrderRank {
+		found, err = rankedHits(ctx, tx, s, after, limit+1)
+	} else {
+		found, err = newestHits(ctx, tx, s, after, limit+1)
+	}
+	if err != nil {
+		return SearchPage{}, translate(err, "search")
+	}
+	page := SearchPage{Hits: make([]SearchHit, 0, min(len(found), limit))}
+	if len(found) > limit {
+		last := found[limit-1]
+		page.NextCursor = cursor{order: order, key: last.key, doc: last.doc}.encode()
+		found = found[:limit]
+	}
+	hl := q.Highlights()
+	for _, r := range found {
+		secs, err := hitSections(ctx, tx, &r.hit)
+		if err != nil {
+			return SearchPage{}, translate(err, "search: snippet of session "+r.hit.SessionID)
+		}
+		r.hit.Snippet = search.MakeSnippet(secs, hl)
+		page.Hits = append(page.Hits, r.hit)
+	}
+	return page, nil
+}
+
+// hitSections re-reads what a hit's document was built from.
+func hitSections(ctx context.Context, tx *sql.Tx, h *SearchHit) ([]search.Section, error) {
+	if h.Seq < 0 {
+		var header string
+		if err := tx.QueryRowContext(ctx, "SELECT header FROM sessions WHERE id = ?", h.SessionID).Scan(&header); err != nil {
+			return nil, err
+		}
+		var hd struct {
+			Cwd string `json:"cwd"`
+		}
+		_ = json.Unmarshal([]byte(header), &hd)
+		return search.SessionSections(h.SessionTitle, hd.Cwd), nil
+	}
+	seqs := []any{h.SessionID, h.Seq}
+	q := eventsSQL + " WHERE session_id = ? AND seq = ?"
+	if h.ResultSeq >= 0 && h.ResultSeq != h.Seq {
+		q = eventsSQL + " WHERE session_id = ? AND seq IN (?, ?) ORDER BY seq"
+		seqs = append(seqs, h.ResultSeq)
+	}
+	events, err := queryEvents(ctx, tx, 2, q, seqs...)
+	if err != nil {
+		return nil, err
+	}
+	if len(events) != len(seqs)-1 {
+		return nil, fmt.Errorf("the index names seq %d (result %d), which the log does not hold", h.Seq, h.ResultSeq)
+	}
+	var secs []search.Section
+	for i := range events {
+		secs = append(secs, search.Extract(&events[i]).Sections...)
+	}
+	return secs, nil
+}
+
+// hitRow is one matched document and its sort key.
+type hitRow struct {
+	hit SearchHit
+	doc int64
+	key float64
+}
+
+// matchCTE is the words' matches, computed once (MATERIALIZED): joined
+// directly, the planner may walk documents by a filter's index and run the
+// full-text query again for each one.
+const matchCTE = "WITH m AS MATERIALIZED (SELECT docid FROM search_fts WHERE search_fts MATCH ?) "
+
+// rankCTE is matchCTE with each match's statistics for bm25.
+const rankCTE = "WITH m AS MATERIALIZED (SELECT docid, matchinfo(search_fts, 'pcnalx') AS mi FROM search_fts WHERE search_fts MATCH ?) "
+
+// where returns " WHERE …" for the conditions, or "".
+func where(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
+}
+
+// newestHits returns up to n documents newest first (by event time, then
+// document id), after the cursor.
+func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *cursor, n int) ([]hitRow, error) {
+	var sb strings.Builder
+	var args []any
+	from := "search_docs d"
+	if s.match != "" {
+		sb.WriteString(matchCTE)
+		args = append(args, s.match)
+		from = "m JOIN search_docs d ON d.id = m.docid"
+	}
+	conds := s.where
+	args = append(args, s.args...)
+	if after != nil {
+		conds = append(conds[:len(conds):len(conds)], "(d.time < ? OR (d.time = ? AND d.id < ?))")
+		args = append(args, int64(after.key), int64(after.key), after.doc)
+	}
+	sb.WriteString("SELECT " + hitCols + " FROM " + from + " JOIN sessions s ON s.id = d.session_id" + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?")
+	args = append(args, n)
+	rows, err := tx.QueryContext(ctx, sb.String(), args...)
+	if err != nil {
+		return nil, err
+	}
+	found, err := scanHits(rows)
+	for i := range found {
+		found[i].key = float64(found[i].hit.Time)
+	}
+	return found, err
+}
+
+// rankedHits returns up to n documents best match first (BM25, then
+// document id), after the cursor: the matching documents' ids and match
+// statistics are read, scored in Go, and the best n read whole.
+func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *cursor, n int) ([]hitRow, error) {
+	args := append([]any{s.match}, s.args...)
+	q := "SELECT docid, matchinfo(search_fts, 'pcnalx') FROM search_fts WHERE search_fts MATCH ?"
+	if len(s.where) > 0 {
+		q = rankCTE + "SELECT d.id, m.mi FROM m JOIN search_docs d ON d.id = m.docid JOIN sessions s ON s.id = d.session_id" + where(s.where)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	type scored struct {
+		doc  int64
+		rank float64
+	}
+	var all []scored
+	var mi []byte
+	for rows.Next() {
+		var sc scored
+		if err := rows.Scan(&sc.doc, &mi); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		sc.rank = bm25(mi)
+		if after != nil && !(sc.rank < after.key || sc.rank == after.key && sc.doc < after.doc) {
+			continue
+		}
+		all = append(all, sc)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].rank != all[j].rank {
+			return all[i].rank > all[j].rank
+		}
+		return all[i].doc > all[j].doc
+	})
+	all = all[:min(len(all), n)]
+	if len(all) == 0 {
+		return nil, nil
+	}
+	ids := make([]any, len(all))
+	marks := make([]string, len(all))
+	for i, sc := range all {
+		ids[i], marks[i] = sc.doc, "?"
+	}
+	rows, err = tx.QueryContext(ctx, "SELECT "+hitCols+" FROM search_docs d JOIN sessions s ON s.id = d.session_id WHERE d.id IN ("+strings.Join(marks, ",")+")", ids...)
+	if err != nil {
+		return nil, err
+	}
+	got, err := scanHits(rows)
+	if err != nil {
+		return nil, err
+	}
+	byDoc := make(map[int64]hitRow, len(got))
+	for _, r := range got {
+		byDoc[r.doc] = r
+	}
+	found := make([]hitRow, 0, len(all))
+	for _, sc := range all {
+		if r, ok := byDoc[sc.doc]; ok {
+			r.key = sc.rank
+			found = append(found, r)
+		}
+	}
+	return found, nil
+}
+
+func scanHits(rows *sql.Rows) ([]hitRow, error) {
+	defer rows.Close()
+	var found []hitRow
+	for rows.Next() {
+		var r hitRow
+		h := &r.hit
+		var errCol sql.NullString
+		if err := rows.Scan(&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
+			&h.SessionTitle, &h.SessionStatus); err != nil {
+			return nil, err
+		}
+		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
+		found = append(found, r)
+	}
+	return found, rows.Err()
+}

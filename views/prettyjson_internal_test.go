@@ -1,0 +1,39 @@
+package views
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// FuzzJSONClip: the walking clip shows exactly what indenting the whole
+// value and clipping it shows, for any JSON text and bounds.
+func FuzzJSONClip(f *testing.F) {
+	big := make([]any, 12)
+	for i := range big {
+		big[i] = map[string]any{"n": i, "text": strings.Repeat("é<&>\u007f", i%5), "empty": []any{}, "obj": map[string]any{}}
+	}
+	seed, _ := json.Marshal(map[string]any{"lines": big, "path": "/a b", "ok": true, "nil": nil, "f": -1.5e-3})
+	for _, s := range []string{string(seed), `{}`, `[]`, `[[],{}]`, `{"a":{"b":[1,{"c":"d\"}"}]}}`, `"x"`, `1`, ` { "a" : [ 1 , 2 ] } `, `{"a":"\\\\"}`, `[1,`} {
+		f.Add(s, 30, 12)
+	}
+	f.Fuzz(func(t *testing.T, s string, maxLines, maxRunes int) {
+		maxLines, maxRunes = 1+abs(maxLines)%500, 1+abs(maxRunes)%200
+		if len(s) > 64<<10 {
+			return // keeps the fuzzer fast; the walk does not depend on size
+		}
+		got := jsonClip(s, maxLines, maxRunes, 0)
+		want := NewClipN(prettyJSON(s), maxLines, maxRunes)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("JSON %q (lines %d, runes %d):\nwalked   %+v\nindented %+v", s, maxLines, maxRunes, got, want)
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
