@@ -34,6 +34,7 @@ func TestAppendDoesNotWaitForTheStore(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var observed []int64
+	sawLast := make(chan struct{}) // observers may run after Sync returns
 	s.OnAppend(func(e core.Event) {
 		if stored := st.stored("s1"); int64(len(stored)) <= e.Seq {
 			t.Errorf("observer saw seq %d before the store held it (%d stored)", e.Seq, len(stored))
@@ -41,6 +42,9 @@ func TestAppendDoesNotWaitForTheStore(t *testing.T) {
 		mu.Lock()
 		observed = append(observed, e.Seq)
 		mu.Unlock()
+		if e.Seq == 2 {
+			close(sawLast)
+		}
 	})
 	entered, release := st.holdNext()
 	e0 := mustAppend(t, s, core.EventTurnStart, core.TurnStart{Turn: 1}, core.AppendOptions{})
@@ -68,6 +72,11 @@ func TestAppendDoesNotWaitForTheStore(t *testing.T) {
 	}
 	if diff := cmp.Diff(eventJSON(t, []core.Event{e0, e1, e2}), eventJSON(t, st.stored("s1"))); diff != "" {
 		t.Errorf("stored (-appended +stored):\n%s", diff)
+	}
+	select {
+	case <-sawLast:
+	case <-failAfter(t).Done():
+		t.Fatal("the observers never saw seq 2")
 	}
 	mu.Lock()
 	defer mu.Unlock()

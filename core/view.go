@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Card kinds of the render-intent vocabulary.
@@ -398,10 +399,33 @@ func (v *GenericResultView) MarshalJSON() ([]byte, error) {
 	return marshalKeyed("card", CardGeneric, (*plain)(v))
 }
 
-// MarshalJSON writes the view with its "card" tag first.
+// MarshalJSON writes the view with its "card" tag first. It writes what
+// marshalKeyed would (encoding/json's bytes) directly: the output may be a
+// whole terminal's text, which encoding/json would copy and check again.
 func (v *TerminalResultView) MarshalJSON() ([]byte, error) {
-	type plain TerminalResultView
-	return marshalKeyed("card", CardTerminal, (*plain)(v))
+	var buf bytes.Buffer
+	if v.Output != nil {
+		buf.Grow(len(*v.Output) + 64)
+	}
+	buf.WriteString(`{"card":"` + CardTerminal + `"`)
+	if v.Title != "" {
+		buf.WriteString(`,"title":`)
+		appendJSONString(&buf, v.Title)
+	}
+	if v.Output != nil {
+		buf.WriteString(`,"output":`)
+		appendJSONString(&buf, *v.Output)
+	}
+	if v.ExitCode != nil {
+		buf.WriteString(`,"exitCode":`)
+		buf.WriteString(strconv.Itoa(*v.ExitCode))
+	}
+	if v.Signal != "" {
+		buf.WriteString(`,"signal":`)
+		appendJSONString(&buf, v.Signal)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
 }
 
 // MarshalJSON writes the view with its "card" tag first.
@@ -434,14 +458,53 @@ func (v *SearchPathsView) MarshalJSON() ([]byte, error) {
 	return marshalKeyed2("card", CardSearch, "shape", "paths", &p)
 }
 
-// MarshalJSON writes the view with its "card" tag first.
+// MarshalJSON writes the view with its "card" tag first (nil lines as
+// []). It writes what marshalKeyed would (encoding/json's bytes) directly:
+// a read of a large file is its lines twice, lines and content, which
+// encoding/json would copy and check again at every Marshaler.
 func (v *ReadResultView) MarshalJSON() ([]byte, error) {
-	type plain ReadResultView
-	p := *(*plain)(v)
-	if p.Lines == nil {
-		p.Lines = []ReadFileLine{}
+	var buf bytes.Buffer
+	size := 128 + len(v.Title) + len(v.Path) + len(v.Lang) + len(v.Lines)*32
+	for _, l := range v.Lines {
+		size += len(l.Text)
 	}
-	return marshalKeyed("card", CardRead, &p)
+	for _, b := range v.Content {
+		if t, ok := b.(*TextBlock); ok && t != nil {
+			size += len(t.Text) + 32
+		}
+	}
+	buf.Grow(size + size/16) // escapes: tabs, quotes
+	buf.WriteString(`{"card":"` + CardRead + `"`)
+	if v.Title != "" {
+		buf.WriteString(`,"title":`)
+		appendJSONString(&buf, v.Title)
+	}
+	buf.WriteString(`,"path":`)
+	appendJSONString(&buf, v.Path)
+	buf.WriteString(`,"offset":` + strconv.Itoa(v.Offset) + `,"lines":[`)
+	for i, l := range v.Lines {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`{"number":`)
+		buf.Write(strconv.AppendInt(buf.AvailableBuffer(), int64(l.Number), 10))
+		buf.WriteString(`,"text":`)
+		appendJSONString(&buf, l.Text)
+		buf.WriteByte('}')
+	}
+	buf.WriteString(`],"totalLines":` + strconv.Itoa(v.TotalLines))
+	if v.Lang != "" {
+		buf.WriteString(`,"lang":`)
+		appendJSONString(&buf, v.Lang)
+	}
+	if len(v.Content) > 0 {
+		buf.WriteString(`,"content":`)
+		if err := v.Content.appendJSON(&buf); err != nil {
+			return nil, fmt.Errorf("read view: %w", err)
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
 }
 
 // MarshalJSON writes {"card":"web","kind":"search",…}.

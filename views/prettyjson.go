@@ -12,10 +12,24 @@ import (
 // in full. Text that is not JSON is clipped as it is.
 func JSONClip(s string, maxLines, maxRunes int) Clip { return jsonClip(s, maxLines, maxRunes, 64<<10) }
 
+// validJSONClip is JSONClip of text the caller knows to be valid JSON (a
+// view core wrote): it is not checked again.
+func validJSONClip(s string, maxLines, maxRunes int) Clip {
+	return walkJSONClip(s, maxLines, maxRunes, 64<<10)
+}
+
 // jsonClip is JSONClip walking values from minSize bytes (smaller ones are
 // indented whole, which is as fast for them).
 func jsonClip(s string, maxLines, maxRunes, minSize int) Clip {
 	if len(s) < minSize || !json.Valid([]byte(s)) {
+		return NewClipN(prettyJSON(s), maxLines, maxRunes)
+	}
+	return walkJSONClip(s, maxLines, maxRunes, minSize)
+}
+
+// walkJSONClip is jsonClip of valid JSON text s.
+func walkJSONClip(s string, maxLines, maxRunes, minSize int) Clip {
+	if len(s) < minSize {
 		return NewClipN(prettyJSON(s), maxLines, maxRunes)
 	}
 	total := prettyLines(s, nil, nil)
