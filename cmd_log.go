@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -8,10 +9,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
+	"prism/backend"
 	"prism/core/logkey"
 	"prism/core/sessionlog"
 	"prism/db"
+	"prism/views"
+	"prism/web"
 )
 
 // dbFlag registers --db on fs: the store's file (default ./prism.db, or
@@ -170,17 +175,19 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// runExport writes one session as prism JSONL to stdout.
+// runExport writes one session to stdout: as prism JSONL, or with --html as
+// one self-contained HTML file (the server's export.html).
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dbPath := dbFlag(fs)
+	html := fs.Bool("html", false, "write one self-contained HTML file (inline CSS, no script) instead of JSONL")
 	ids, err := parseInterspersed(fs, args)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if len(ids) != 1 {
-		return fmt.Errorf("%w: prism export [--db PATH] SESSION_ID", errUsage)
+		return fmt.Errorf("%w: prism export [--db PATH] [--html] SESSION_ID", errUsage)
 	}
 	if _, err := os.Stat(*dbPath); err != nil {
 		return fmt.Errorf("open store: %w", err)
@@ -190,7 +197,23 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.Close()
-	return st.Export(ctx, ids[0], stdout)
+	if !*html {
+		return st.Export(ctx, ids[0], stdout)
+	}
+	l, err := st.LoadSession(ctx, ids[0])
+	if err != nil {
+		return err
+	}
+	presenter, err := backend.Presenters(slog.New(slog.NewTextHandler(stderr, nil)))
+	if err != nil {
+		return err
+	}
+	t := views.Fold(l.Info.Header, l.Events, presenter)
+	bw := bufio.NewWriter(stdout)
+	if err := web.WriteExportHTML(ctx, bw, t, web.ExportNote(time.Now(), nil, false)); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // runWatch tails a dsh sessions directory into the store until interrupted.

@@ -9,7 +9,7 @@
 //	prism import [--db PATH] [--as ID] [--replace] FILE…
 //	                               import prism JSONL, dsh session.jsonl(.zstd) or a dsh export .zip
 //	prism delete [--db PATH] ID…   delete sessions (events, share links, subagents)
-//	prism export [--db PATH] ID    write a session as JSONL to stdout
+//	prism export [--db PATH] [--html] ID  write a session as JSONL (or one HTML file) to stdout
 //	prism watch [--db PATH] [DIR]  tail a dsh sessions directory into the store
 package main
 
@@ -36,8 +36,8 @@ func commands() []command {
 		{"serve", "serve the dashboard", runServe},
 		{"exec", "run one tool call and print its projections", runExec},
 		{"import", "import session logs", runImport},
-		{"export", "export a session as JSONL", runExport},
 		{"delete", "delete sessions", runDelete},
+		{"export", "export a session as JSONL, or as one HTML file (--html)", runExport},
 		{"watch", "tail a dsh sessions directory", runWatch},
 	}
 }

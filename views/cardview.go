@@ -39,6 +39,7 @@ type CardView struct {
 	// Downloads link the call's full content, raw arguments and meta from
 	// the card's truncation notes (nil while pending, and in saved files).
 	Downloads *Downloads
+	Current   bool // the page's current element (a jump's target)
 
 	Terminal *TerminalBody
 	Diff     *DiffBody
@@ -229,6 +230,7 @@ func NewCardViewIn(c *Card, r R) *CardView {
 		Outcome: c.Outcome(),
 	}
 	v.InspectURL = r.links().Call(c.CallID, "")
+	v.Current = r.current(c.ID)
 	if c.HasCall {
 		v.Started, v.StartedISO = clock(c.CallTime)
 	} else if c.Result != nil {

@@ -12,6 +12,9 @@ import "prism/core"
 //
 // The zero Coalescer is ready. It is not safe for concurrent use.
 type Coalescer struct {
+	// Off emits every update as it comes (no chunk is held): frames then
+	// depend on the events alone, not on their timing.
+	Off  bool
 	held *Update
 }
 
@@ -20,7 +23,7 @@ type Coalescer struct {
 // error.
 func (c *Coalescer) Apply(t *Timeline, e *core.Event, emit func(Update) error) error {
 	u := t.Apply(e)
-	if e.Type == core.EventAssistantChunk {
+	if e.Type == core.EventAssistantChunk && !c.Off {
 		if c.held == nil {
 			c.held = &u
 		} else {

@@ -35,6 +35,7 @@ type Timeline struct {
 	p      Presenter
 
 	segs      []Segment
+	cards     []*Card            // every card, in log order
 	calls     map[string][]*Card // by call id, in log order
 	idCount   map[string]int     // call id → cards so far (the nth gets cardElemID(id, n))
 	byElem    map[string]*Card
@@ -509,6 +510,7 @@ func (t *Timeline) applyChunk(u *Update, e *core.Event, ch *core.StreamChunk) {
 		t.stream = a
 		created = true
 	}
+	a.EndSeq = e.Seq
 	block := func(kind string) *AssistantBlock {
 		i, ok := a.byIndex[idx]
 		if !ok {
@@ -567,6 +569,7 @@ func (t *Timeline) applyAssistant(u *Update, e *core.Event, d *core.AssistantMes
 	if created {
 		a = &AssistantItem{Seq: e.Seq, Time: e.Time}
 	}
+	a.EndSeq = e.Seq
 	a.Blocks = a.Blocks[:0]
 	a.byIndex = nil
 	a.ToolCalls = 0
@@ -649,6 +652,7 @@ func (t *Timeline) newCard(callID string) *Card {
 	id := cardElemID(callID, n)
 	c := &Card{ID: id, CallID: callID, Step: t.step, Turn: t.turn, presenter: t.p}
 	t.calls[callID] = append(t.calls[callID], c)
+	t.cards = append(t.cards, c)
 	t.byElem[id] = c
 	if t.turn != nil {
 		t.turn.cards = append(t.turn.cards, c)
@@ -697,7 +701,7 @@ func (t *Timeline) closeStep(u *Update, e *core.Event) {
 		return
 	}
 	t.step = nil
-	s.Ended, s.EndTime = true, e.Time
+	s.Ended, s.EndSeq, s.EndTime = true, e.Seq, e.Time
 	for _, it := range s.Items {
 		if c, ok := it.(*Card); ok && c.Result == nil && !c.Stopped {
 			c.Stopped, c.StopSeq = true, e.Seq

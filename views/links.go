@@ -138,3 +138,31 @@ func (r R) links() Links {
 	}
 	return r.Links
 }
+
+// At is the session page at place p: a replay at an event, a jump to a
+// call or an event (Place).
+func (l Links) At(p Place) string { return l.base + p.Query() }
+
+// CardPlace is card c's place on the session page: the window around it,
+// with the card marked and its fragment to scroll to.
+func (l Links) CardPlace(t *Timeline, c *Card) string {
+	card := ""
+	if cs := t.CardsByCallID(c.CallID); len(cs) > 0 && cs[0] != c {
+		card = c.ID
+	}
+	return l.At(Place{At: -1, Call: c.CallID, Card: card, Event: -1}) + "#" + c.ID
+}
+
+// Later loads the transcript segments after seq after that were opened up
+// to seq until (the rest is the page's stream's).
+func (l Links) Later(after, until int64) string {
+	return l.base + "/later?after=" + strconv.FormatInt(after, 10) + "&until=" + strconv.FormatInt(until, 10)
+}
+
+// SeekBase is where a replay's moves are requested (with a Place's query,
+// or ?step=).
+func (l Links) SeekBase() string { return l.base + "/seek" }
+
+// StreamBase is the page's stream without its query (a playback adds
+// after and speed).
+func (l Links) StreamBase() string { return l.base + "/stream" }

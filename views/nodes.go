@@ -73,6 +73,7 @@ type Step struct {
 	TurnNo    int
 	StepNo    int
 	Ended     bool
+	EndSeq    int64 // the event that ended it (step/end, or the turn's end)
 	EndTime   int64
 	Usage     core.TokenUsage
 	HasUsage  bool
@@ -126,6 +127,7 @@ type AssistantBlock struct {
 // by assistant/message.
 type AssistantItem struct {
 	Seq, Time   int64 // of the first event (chunk or message)
+	EndSeq      int64 // of the last event applied to it
 	Blocks      []AssistantBlock
 	byIndex     map[int]int // stream block index → Blocks index
 	Final       bool
@@ -267,16 +269,22 @@ type cardViews struct {
 // and result view (nil while pending). Presenters run once per card; a nil
 // or invalid view falls back to the generic card.
 func (c *Card) Views() cardViews {
+	c.presentCall()
+	if c.Result != nil && c.resultView == nil {
+		c.resultView = safeResultView(c.p(), c.Name, c.Args, c.Result.Projection())
+	}
+	return cardViews{c.callView, c.resultView}
+}
+
+// presentCall presents the call view, once.
+func (c *Card) presentCall() core.CallView {
 	if !c.presented {
 		c.presented = true
 		if c.HasCall {
 			c.callView = safeCallView(c.p(), c.Name, c.Args)
 		}
 	}
-	if c.Result != nil && c.resultView == nil {
-		c.resultView = safeResultView(c.p(), c.Name, c.Args, c.Result.Projection())
-	}
-	return cardViews{c.callView, c.resultView}
+	return c.callView
 }
 
 func (c *Card) p() Presenter { return c.presenter }

@@ -1,8 +1,10 @@
 package views
 
 import (
+	"cmp"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +17,8 @@ import (
 type Assets struct {
 	CSS, HighlightCSS, JS, Datastar, Icon string
 	Filter                                string // the session page's filter bar
+	// Travel is the session page's navigation module (static/travel.js).
+	Travel string
 }
 
 // PageMeta is what every page's layout needs.
@@ -27,8 +31,9 @@ type PageMeta struct {
 }
 
 // R is the render context of transcript components: which session they
-// belong to, its working directory, and the URLs its reader follows (the
-// owner's when Links is the zero value).
+// belong to, its working directory, the URLs its reader follows (the
+// owner's when Links is the zero value), and the element marked as the
+// page's current one (a jump's target), if any.
 type R struct {
 	SessionID string
 	Cwd       string
@@ -38,7 +43,12 @@ type R struct {
 	ReadOnly bool
 	// Prices, when set, adds costs to the token lines of steps and turns.
 	Prices price.Table
+	// Current is the id of the page's current element (a jump's target).
+	Current string
 }
+
+// current reports whether the element id is the page's current element.
+func (r R) current(id string) bool { return r.Current != "" && r.Current == id }
 
 // NewR returns the render context of a session's timeline for a reader
 // following links. It is read-only — no decision forms — when the timeline
@@ -70,20 +80,44 @@ type SessionHeadView struct {
 	// Shared is set on a share link's page: no owner controls, no links
 	// to other sessions.
 	Shared bool
+	// At and Of place a replay: the page shows the session right after
+	// event At of the Of the reader may see; At < 0 is the live page.
+	At, Of  int64
+	LiveURL string
+	// Replay is set on a page with a transport: the header says where the
+	// replay stands.
+	Replay bool
 }
 
 // EarlierView is the placeholder that loads the segments before Before.
 type EarlierView struct {
-	Before int64 // seq of the first segment already shown
-	Count  int   // segments not shown
-	URL    string
-	Loaded []Segment // filled when the placeholder is replaced
-	Next   *EarlierView
-	R      R
+	Before   int64 // seq of the first segment already shown
+	Count    int   // segments not shown
+	URL      string
+	StartURL string    // the window at the start of the session
+	Loaded   []Segment // filled when the placeholder is replaced
+	Next     *EarlierView
+	R        R
 }
 
 // ElemID returns the placeholder's element id.
 func (e *EarlierView) ElemID() string { return "earlier-" + strconv.FormatInt(e.Before, 10) }
+
+// LaterView is the placeholder that loads the segments after After, up to
+// those the page's stream appends (segments opened after Until).
+type LaterView struct {
+	After  int64 // seq of the last segment already shown
+	Until  int64 // the page's seq when it was rendered
+	Count  int   // segments not shown
+	URL    string
+	EndURL string    // the latest window
+	Loaded []Segment // filled when the placeholder is replaced
+	Next   *LaterView
+	R      R
+}
+
+// ElemID returns the placeholder's element id.
+func (l *LaterView) ElemID() string { return "later-" + strconv.FormatInt(l.After, 10) }
 
 // SessionPageView is the inspector page.
 type SessionPageView struct {
@@ -92,6 +126,7 @@ type SessionPageView struct {
 	Head      SessionHeadView
 	Earlier   *EarlierView
 	Segments  []Segment
+	Later     *LaterView
 	StreamURL string // "" for a page without a live stream
 	CanRun    bool   // show the follow-up and cancel controls (the runner owns the session)
 	// Where the follow-up and cancel forms post.
@@ -102,6 +137,10 @@ type SessionPageView struct {
 	// Delete is the owner's delete button (nil when the server cannot
 	// delete sessions).
 	Delete *DeletePanelView
+	// Transport is the replay's scrubber and controls (nil: none).
+	Transport *TransportView
+	// Signals are the page's Datastar signals (a JS object expression).
+	Signals string
 }
 
 // DeletePanelView is the session page's delete button and its
@@ -139,11 +178,14 @@ func NewSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 		Pending: t.Pending(),
 		LastSeq: t.LastSeq(),
 		Live:    st.Status == core.StatusRunning,
+		At:      -1,
+		Of:      t.LastSeq(),
 
 		ParentURL:     SessionURL(h.ParentSession),
 		ExportURL:     l.Events(),
 		ExportHTMLURL: l.ExportHTML(),
 		Shared:        l.Shared(),
+		LiveURL:       l.Page(),
 	}
 	if l.Shared() || l.Offline() {
 		v.ParentURL = ""
@@ -203,21 +245,71 @@ func NewSessionPage(meta PageMeta, t *Timeline, window int, live bool) *SessionP
 // inspector, or a share link's replay page (same components, its links,
 // no owner controls).
 func NewSessionPageFor(meta PageMeta, t *Timeline, l Links, window int, live bool) *SessionPageView {
+	v, _ := newSessionPage(meta, t, l, window, live, LivePlace())
+	return v
+}
+
+// NewReplayPage builds the owner's session page of a replay
+// (NewReplayPageFor).
+func NewReplayPage(meta PageMeta, r *Replay, window int, live bool, p Place) (*SessionPageView, error) {
+	return NewReplayPageFor(meta, r, SessionLinks(r.T.Header().ID), window, live, p)
+}
+
+// NewReplayPageFor builds the session page of a replay for a reader
+// following l: the fold at r.At (the live page when r.At < 0) with its
+// transport, showing the window around the target p names (Call/Card or
+// Event; p.At is ignored for r.At) marked as the current element, or else
+// the latest window. A live page (r.At < 0 and live) streams what is
+// appended after it; a page at an event opens no stream until the reader
+// plays or goes live. It fails with core.CodeNotFound, naming it, when p
+// names what the fold does not have.
+func NewReplayPageFor(meta PageMeta, r *Replay, l Links, window int, live bool, p Place) (*SessionPageView, error) {
+	p.At = r.At
+	v, err := newSessionPage(meta, r.T, l, window, live && r.At < 0, p)
+	if err != nil {
+		return nil, err
+	}
+	v.Head.At, v.Head.Of, v.Head.Replay = r.At, r.Of, true
+	focus := v.R.Current
+	if focus == "" && r.At >= 0 {
+		// A page at an event shows what that event did.
+		if n, _ := r.T.nodeOfEvent(r.At); n != nil {
+			focus = n.ElemID()
+		}
+	}
+	v.Transport = NewTransport(r, l, focus)
+	v.Transport.Follow = live
+	v.Signals = v.Transport.Signals()
+	return v, nil
+}
+
+func newSessionPage(meta PageMeta, t *Timeline, l Links, window int, live bool, p Place) (*SessionPageView, error) {
 	h := t.Header()
 	r := NewR(t, l)
 	segs := t.Segments()
-	start := WindowStart(segs, window)
-	v := &SessionPageView{Meta: meta, R: r, Head: NewSessionHeadFor(t, l), Segments: segs[start:]}
+	node, i, err := t.Target(p)
+	if err != nil {
+		return nil, err
+	}
+	start, end := WindowStart(segs, window), len(segs)
+	if node != nil && i >= 0 {
+		start, end = WindowAround(segs, i, window)
+		r.Current = node.ElemID()
+	}
+	v := &SessionPageView{Meta: meta, R: r, Head: NewSessionHeadFor(t, l), Segments: segs[start:end]}
 	if !l.Shared() {
 		v.MessagesURL, v.CancelURL = MessagesURL(h.ID), CancelURL(h.ID)
 	}
 	if start > 0 {
-		v.Earlier = newEarlier(r, segs, start)
+		v.Earlier = newEarlier(r, segs, start, p.At)
+	}
+	if end < len(segs) {
+		v.Later = newLater(r, segs, end-1, t.LastSeq(), p.At)
 	}
 	if live {
 		v.StreamURL = l.Stream(t.LastSeq())
 	}
-	return v
+	return v, nil
 }
 
 // WindowStart returns the index of the first segment of the latest window:
@@ -226,10 +318,7 @@ func NewSessionPageFor(meta PageMeta, t *Timeline, l Links, window int, live boo
 func WindowStart(segs []Segment, window int) int {
 	cost := 0
 	for i := len(segs) - 1; i >= 0; i-- {
-		c := 1
-		if s, ok := segs[i].(*Step); ok {
-			c += len(s.Items)
-		}
+		c := segmentCost(segs[i])
 		if cost+c > window && i < len(segs)-1 {
 			return i + 1
 		}
@@ -238,12 +327,35 @@ func WindowStart(segs []Segment, window int) int {
 	return 0
 }
 
-func newEarlier(r R, segs []Segment, end int) *EarlierView {
+// newEarlier is the placeholder of segs[:end] on a page at at (< 0: live).
+func newEarlier(r R, segs []Segment, end int, at int64) *EarlierView {
 	before := SegmentSeq(segs[end])
 	return &EarlierView{
-		Before: before,
-		Count:  end,
-		URL:    r.links().Earlier(before),
+		Before:   before,
+		Count:    end,
+		URL:      r.links().Earlier(before),
+		StartURL: r.links().At(Place{At: at, Event: SegmentSeq(segs[0])}),
+		R:        r,
+	}
+}
+
+// newLater is the placeholder of the segments after segs[last] opened up
+// to seq until, on a page at at (< 0: live).
+func newLater(r R, segs []Segment, last int, until, at int64) *LaterView {
+	after := SegmentSeq(segs[last])
+	n := 0
+	for _, s := range segs[last+1:] {
+		if SegmentSeq(s) > until {
+			break
+		}
+		n++
+	}
+	return &LaterView{
+		After:  after,
+		Until:  until,
+		Count:  n,
+		URL:    r.links().Later(after, until),
+		EndURL: r.links().At(Place{At: at, Event: -1}),
 		R:      r,
 	}
 }
@@ -257,25 +369,64 @@ func LoadEarlier(t *Timeline, before int64, window int) *EarlierView {
 
 // LoadEarlierFor is LoadEarlier for a reader following l.
 func LoadEarlierFor(t *Timeline, l Links, before int64, window int) *EarlierView {
+	return LoadEarlierAt(t, l, before, window, -1)
+}
+
+// LoadEarlierAt is LoadEarlierFor on a page that stands at event at (< 0:
+// live), for its links.
+func LoadEarlierAt(t *Timeline, l Links, before int64, window int, at int64) *EarlierView {
 	r := NewR(t, l)
 	segs := t.Segments()
-	end := -1
-	for i, s := range segs {
-		if SegmentSeq(s) == before {
-			end = i
-			break
-		}
-	}
+	end := segmentAt(segs, before)
 	if end < 0 {
 		return nil
 	}
-	e := newEarlier(r, segs, end)
+	e := newEarlier(r, segs, end, at)
 	start := WindowStart(segs[:end], window)
 	e.Loaded = segs[start:end]
 	if start > 0 {
-		e.Next = newEarlier(r, segs, start)
+		e.Next = newEarlier(r, segs, start, at)
 	}
 	return e
+}
+
+// LoadLater returns the placeholder for after, filled with the window of
+// segments that follow it and were opened up to seq until (and a further
+// placeholder when more remain), or nil when no segment starts at after.
+// l are the reader's links, at is where the page stands (< 0: live).
+func LoadLater(t *Timeline, l Links, after, until int64, window int, at int64) *LaterView {
+	r := NewR(t, l)
+	segs := t.Segments()
+	last := segmentAt(segs, after)
+	if last < 0 {
+		return nil
+	}
+	v := newLater(r, segs, last, until, at)
+	stop := last + 1 + v.Count
+	start, end := last+1, last+1
+	for used := 0; end < stop; end++ {
+		c := segmentCost(segs[end])
+		if used+c > window && end > start {
+			break
+		}
+		used += c
+	}
+	v.Loaded = segs[start:end]
+	if end < stop {
+		v.Next = newLater(r, segs, end-1, until, at)
+	}
+	return v
+}
+
+// segmentAt returns the index of the segment opened by event seq, or -1.
+func segmentAt(segs []Segment, seq int64) int {
+	i, ok := slices.BinarySearchFunc(segs, seq, func(s Segment, seq int64) int {
+		return cmp.Compare(SegmentSeq(s), seq)
+	})
+	if !ok {
+		return -1
+	}
+	return i
 }
 
 // SegmentSeq returns the seq of the event that opened a segment.
@@ -458,7 +609,7 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 	v := &CallPageView{
 		Meta:       meta,
 		SessionID:  clean(h.ID),
-		SessionURL: l.Card(c.ID),
+		SessionURL: l.CardPlace(t, c),
 		Card:       NewCardViewIn(c, NewR(t, l)),
 		Name:       clean(c.Name),
 		CallID:     clean(c.CallID),
@@ -503,7 +654,7 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 	}
 	for _, o := range t.CardsByCallID(c.CallID) {
 		if o != c {
-			v.Others = append(v.Others, Link{Label: o.ID, URL: l.Card(o.ID)})
+			v.Others = append(v.Others, Link{Label: o.ID, URL: l.CardPlace(t, o)})
 		}
 	}
 	return v

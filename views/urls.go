@@ -18,6 +18,8 @@ const (
 	RouteSession       = "/sessions/:id"
 	RouteSessionStream = "/sessions/:id/stream"
 	RouteEarlier       = "/sessions/:id/earlier"
+	RouteLater         = "/sessions/:id/later"
+	RouteSeek          = "/sessions/:id/seek"
 	RouteCall          = "/sessions/:id/calls/:callId"
 	RouteStart         = "/sessions"
 	RouteMessages      = "/sessions/:id/messages"
@@ -135,6 +137,30 @@ func EarlierURL(id string, before int64) string {
 	return SessionURL(id) + "/earlier?before=" + strconv.FormatInt(before, 10)
 }
 
+// LaterURL loads the transcript segments after seq after that were opened
+// up to seq until (the rest is the page's stream's).
+func LaterURL(id string, after, until int64) string { return SessionLinks(id).Later(after, until) }
+
+// SeekURL moves a replay page to a place: the page's query (Place.URL's)
+// on the seek endpoint, which answers with patches.
+func SeekURL(id string, p Place) string { return SessionLinks(id).SeekBase() + p.Query() }
+
+// StepURL moves a replay page one step (by StepEvent, StepCall, StepMark,
+// StepError or StepTurn; dir > 0 forward) from where it stands.
+func StepURL(id, by string, dir int) string {
+	sign := "-"
+	if dir > 0 {
+		sign = "+"
+	}
+	return SessionLinks(id).SeekBase() + "?step=" + url.QueryEscape(by+sign)
+}
+
+// PlayURL plays the session's log after seq after at speed (1, 10, 50) on
+// the page's stream: the live path's frames, paced.
+func PlayURL(id string, after int64, speed int) string {
+	return SessionStreamURL(id, after) + "&speed=" + strconv.Itoa(speed)
+}
+
 // CallURL is the projections page of one call; card picks one card when a
 // call id has several ("" for the first).
 func CallURL(sessionID, callID, card string) string {
@@ -175,11 +201,18 @@ type Place struct {
 	Event int64
 }
 
+// Targets reports whether p names a target (a call, a card or an event).
+func (p Place) Targets() bool { return p.Call != "" || p.Card != "" || p.Event >= 0 }
+
 // LivePlace is the live page at its latest window.
 func LivePlace() Place { return Place{At: -1, Event: -1} }
 
 // URL is the session page of id at p.
-func (p Place) URL(id string) string {
+func (p Place) URL(id string) string { return SessionURL(id) + p.Query() }
+
+// Query is p's query string ("?at=…", "" for the live page's latest
+// window).
+func (p Place) Query() string {
 	q := url.Values{}
 	if p.At >= 0 {
 		q.Set(ParamAt, strconv.FormatInt(p.At, 10))
@@ -194,9 +227,9 @@ func (p Place) URL(id string) string {
 		q.Set(ParamEvent, strconv.FormatInt(p.Event, 10))
 	}
 	if len(q) == 0 {
-		return SessionURL(id)
+		return ""
 	}
-	return SessionURL(id) + "?" + q.Encode()
+	return "?" + q.Encode()
 }
 
 // SessionAtURL is session id as it was right after event seq at.

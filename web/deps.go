@@ -276,7 +276,9 @@ type Tuning struct {
 	// Buffer is each subscriber's queue of patch groups (256); a subscriber
 	// whose queue is full is resynchronized from the log.
 	Buffer int
-	// Coalesce is how long assistant chunks gather before one patch (50ms).
+	// Coalesce is how long assistant chunks gather before one patch (50ms);
+	// negative turns coalescing off (every event its own frame, live and
+	// in playback).
 	Coalesce time.Duration
 	// KeepAlive is the interval of SSE comment lines (15s).
 	KeepAlive time.Duration
@@ -314,6 +316,10 @@ type Tuning struct {
 	// and benchmarks put many readers behind one address. Past it a stream
 	// is answered 429.
 	MaxStreamsPerClient int
+
+	// PlaybackIdle is the longest pause between two events a playback keeps
+	// (2s at 1×, divided by the speed): longer idle gaps are compressed.
+	PlaybackIdle time.Duration
 }
 
 func (t Tuning) withDefaults() Tuning {
@@ -323,8 +329,11 @@ func (t Tuning) withDefaults() Tuning {
 	if t.Buffer <= 0 {
 		t.Buffer = 256
 	}
-	if t.Coalesce <= 0 {
+	if t.Coalesce == 0 {
 		t.Coalesce = 50 * time.Millisecond
+	}
+	if t.PlaybackIdle <= 0 {
+		t.PlaybackIdle = 2 * time.Second
 	}
 	if t.KeepAlive <= 0 {
 		t.KeepAlive = 15 * time.Second

@@ -131,6 +131,7 @@ func (h *hub) run() {
 		return
 	}
 	h.tl = h.b.fold(hdr, events)
+	h.co.Off = h.b.tune.Coalesce < 0
 	h.mu.Lock()
 	h.flushed = h.tl.LastSeq()
 	h.mu.Unlock()

@@ -4,13 +4,11 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"prism/core"
-	"prism/core/logkey"
 	"prism/views"
 )
 
@@ -96,37 +94,6 @@ func short(id string) string {
 	return id
 }
 
-// handleSession handles GET /sessions/:id: the inspector.
-func (s *Server) handleSession(c echo.Context) error {
-	id, err := param(c, "id")
-	if err != nil {
-		return err
-	}
-	v, err := s.sessionPage(c, id)
-	if err != nil {
-		return err
-	}
-	return s.render(c, http.StatusOK, views.SessionPage(v))
-}
-
-// sessionPage builds the owner's inspector page of session id, with its
-// share panel.
-func (s *Server) sessionPage(c echo.Context, id string) (*views.SessionPageView, error) {
-	h, events, err := s.deps.Sessions.LoadSession(c.Request().Context(), id)
-	if err != nil {
-		return nil, err
-	}
-	t := s.broker.fold(h, events)
-	v := views.NewSessionPage(views.PageMeta{}, t, s.tune.Window, s.deps.Commits != nil)
-	v.Meta = s.meta(v.Head.Title)
-	v.CanRun = s.owns(id)
-	if v.Share, err = s.sharePanel(c, id, t.LastSeq()); err != nil {
-		return nil, err
-	}
-	v.Delete = s.deletePanel(id, v.Head.Live, v.Share)
-	return v, nil
-}
-
 // owns reports whether the runner takes follow-ups for, and cancels turns
 // of, session id (SessionOwner).
 func (s *Server) owns(id string) bool {
@@ -139,43 +106,10 @@ func (s *Server) owns(id string) bool {
 	return true
 }
 
-// handleEarlier handles GET /sessions/:id/earlier?before=SEQ: a Datastar
-// request answered with one patch that fills the "earlier" placeholder.
-func (s *Server) handleEarlier(c echo.Context) error {
-	ctx := c.Request().Context()
-	id, err := param(c, "id")
-	if err != nil {
-		return err
-	}
-	before, err := strconv.ParseInt(c.QueryParam("before"), 10, 64)
-	if err != nil {
-		return core.Errorf(core.CodeInvalid, "before must be a seq")
-	}
-	h, events, err := s.deps.Sessions.LoadSession(ctx, id)
-	if err != nil {
-		return err
-	}
-	t := s.broker.fold(h, events)
-	e := views.LoadEarlier(t, before, s.tune.Window)
-	if e == nil {
-		return core.Errorf(core.CodeNotFound, "no transcript segment starts at seq %d", before)
-	}
-	return s.writeEarlier(c, e)
-}
-
 // writeEarlier answers a Datastar request for earlier segments with the
 // one patch that fills their placeholder.
 func (s *Server) writeEarlier(c echo.Context, e *views.EarlierView) error {
-	ctx := c.Request().Context()
-	html, err := views.Render(ctx, views.Earlier(e))
-	if err != nil {
-		return err
-	}
-	startSSE(c)
-	if _, err := c.Response().Write(formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, "")); err != nil {
-		s.log.DebugContext(ctx, "earlier patch not sent", logkey.Err, err)
-	}
-	return nil
+	return s.patchOne(c, views.Earlier(e))
 }
 
 // handleCall handles GET /sessions/:id/calls/:callId: every projection of

@@ -35,6 +35,8 @@ const (
 	RouteSession      = "session"
 	RouteSessionSSE   = "session-stream"
 	RouteEarlier      = "session-earlier"
+	RouteLater        = "session-later"
+	RouteSeek         = "session-seek"
 	RouteCall         = "call"
 	RouteStart        = "session-start"
 	RouteMessage      = "session-message"
@@ -99,6 +101,9 @@ type Server struct {
 	exportCSS    string // the stylesheets an export.html inlines
 	shareStreams streamRegistry
 	shareEcho    *echo.Echo // the --share-addr listener's handler
+	// wait paces playback: it waits d or until ctx is done (false).
+	wait     func(ctx context.Context, d time.Duration) bool
+	chapters chapterCache
 }
 
 // New returns a server over deps. It panics when Sessions or Presenter is
@@ -113,26 +118,29 @@ func New(deps Deps) *Server {
 	if deps.Shares != nil && deps.Redactor == nil {
 		panic("web.New: Deps.Redactor is required with Deps.Shares")
 	}
-	s := &Server{deps: deps, tune: deps.Tuning.withDefaults(), log: deps.Logger}
+	s := &Server{deps: deps, tune: deps.Tuning.withDefaults(), log: deps.Logger, wait: waitFor}
 	s.hosts.Store(newHostPolicy(nil, deps.AllowedHosts))
 	s.hlCSS = []byte(views.HighlightCSS())
 	s.assets = views.Assets{
 		CSS:          views.StaticURL("app.css", static.Hash("app.css")),
 		JS:           views.StaticURL("app.js", static.Hash("app.js")),
+		Travel:       views.StaticURL("travel.js", static.Hash("travel.js")),
 		Datastar:     views.StaticURL("datastar.js", static.Hash("datastar.js")),
 		Icon:         views.StaticURL("icon.svg", static.Hash("icon.svg")),
 		Filter:       views.StaticURL("filter.js", static.Hash("filter.js")),
 		HighlightCSS: views.StaticURL("highlight.css", hashBytes(s.hlCSS)),
 	}
-	appCSS, _ := fs.ReadFile(static.FS, "app.css")
-	s.exportCSS = string(appCSS) + "\n" + string(s.hlCSS)
+	s.exportCSS = ExportCSS()
 	s.share404 = mustRender(views.ShareNotFound(views.PageMeta{Title: "Not found · prism", Assets: s.assets, Public: true}))
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
 	s.broker.readOnly = func(id string) bool { return !s.canDecide(id) }
 	s.broker.prices = deps.Prices
 	if deps.Commits != nil {
 		removeCommit := deps.Commits.OnCommit(s.broker.Publish)
-		removeReplace := deps.Commits.OnReplace(s.broker.Replace)
+		removeReplace := deps.Commits.OnReplace(func(id string) {
+			s.chapters.forget(id)
+			s.broker.Replace(id)
+		})
 		s.remove = func() { removeCommit(); removeReplace() }
 	}
 	s.e = s.routes()
@@ -248,6 +256,8 @@ func (s *Server) routes() *echo.Echo {
 	add(e.GET(views.RouteSessionStream, s.handleSessionStream), RouteSessionSSE)
 	e.HEAD(views.RouteSessionStream, s.handleStreamHead)
 	get(views.RouteEarlier, s.handleEarlier, RouteEarlier)
+	get(views.RouteLater, s.handleLater, RouteLater)
+	get(views.RouteSeek, s.handleSeek, RouteSeek)
 	get(views.RouteCall, s.handleCall, RouteCall)
 	add(e.POST(views.RouteStart, s.handleStart), RouteStart)
 	add(e.POST(views.RouteMessages, s.handleMessage), RouteMessage)

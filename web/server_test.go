@@ -141,7 +141,7 @@ func TestPages(t *testing.T) {
 	if diff := cmp.Diff(want, states); diff != "" {
 		t.Errorf("card states (-want +got):\n%s", diff)
 	}
-	if init, _ := d.Find("#stream").Attr("data-init"); init != "@get('/sessions/demo/stream?after=152')" {
+	if init, _ := d.Find("#stream").Attr("data-init"); init != "@get('/sessions/demo/stream?after=152', {requestCancellation: 'cleanup'})" {
 		t.Errorf("stream opener = %q", init)
 	}
 	goldenPage(t, "session", body)

@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"mime"
 	"net/http"
 	"net/url"
@@ -27,6 +29,7 @@ import (
 	"prism/core/redact"
 	"prism/core/sessionlog"
 	"prism/core/share"
+	"prism/static"
 	"prism/views"
 )
 
@@ -90,10 +93,16 @@ func (s *Server) handleShare(c echo.Context) error {
 	switch {
 	case len(parts) == 1:
 		err = s.sharePage(c, sr)
+	case len(parts) == 2 && parts[1] == "stream" && isPlayback(c):
+		err = s.sharePlayback(c, sr)
 	case len(parts) == 2 && parts[1] == "stream" && !sr.sh.Scoped():
 		err = s.shareStream(c, sr)
 	case len(parts) == 2 && parts[1] == "earlier":
-		err = s.shareEarlier(c, sr)
+		err = s.earlier(c, s.shareSource(sr))
+	case len(parts) == 2 && parts[1] == "later":
+		err = s.later(c, s.shareSource(sr))
+	case len(parts) == 2 && parts[1] == "seek":
+		err = s.seek(c, s.shareSource(sr))
 	case len(parts) == 2 && parts[1] == "events":
 		err = s.shareEvents(c, sr)
 	case len(parts) == 2 && parts[1] == "export.html":
@@ -105,7 +114,9 @@ func (s *Server) handleShare(c echo.Context) error {
 	default:
 		err = errShareNotFound
 	}
-	if errors.Is(err, errShareNotFound) || core.ErrorCode(err) == core.CodeNotFound {
+	// A bad parameter (an at outside the link's scope included) is not a
+	// read the link grants either.
+	if errors.Is(err, errShareNotFound) || core.ErrorCode(err) == core.CodeNotFound || core.ErrorCode(err) == core.CodeInvalid {
 		if c.Response().Committed {
 			return nil
 		}
@@ -176,16 +187,20 @@ func (s *Server) shareMeta(title string) views.PageMeta {
 	return m
 }
 
-// sharePage handles GET /s/TOKEN: the replay page. It counts a view.
+// sharePage handles GET /s/TOKEN: the replay page — at an event of the
+// link's scope with ?at= ("of K": the scope's last event), around a call or
+// an event with ?call=, ?card=, ?event=. It counts a view.
 func (s *Server) sharePage(c echo.Context, sr shareReq) error {
 	ctx := c.Request().Context()
-	h, events, err := s.shareLog(ctx, sr.sh)
+	p, err := placeOf(c)
 	if err != nil {
 		return err
 	}
-	t := views.Fold(h, events, s.deps.Presenter)
 	live := !sr.sh.Scoped() && s.deps.Commits != nil
-	v := views.NewSessionPageFor(views.PageMeta{}, t, sr.links, s.tune.Window, live)
+	v, _, err := s.replayPage(c, s.shareSource(sr), live, p)
+	if err != nil {
+		return err
+	}
 	v.Meta = s.shareMeta(v.Head.Title)
 	if c.Request().Method == http.MethodGet {
 		if err := s.deps.Shares.RecordShareView(ctx, sr.sh.ID); err != nil {
@@ -196,6 +211,45 @@ func (s *Server) sharePage(c echo.Context, sr shareReq) error {
 	return s.render(c, http.StatusOK, views.SessionPage(v))
 }
 
+// shareSource is a link's replay source: its scope, redacted as the link
+// says, with its URLs. A playback through it ends at the end of what it
+// loaded; a live link's reader then goes live on the link's stream.
+func (s *Server) shareSource(sr shareReq) replaySource {
+	return replaySource{
+		key:   "share " + sr.sh.ID,
+		links: sr.links,
+		load: func(ctx context.Context) (core.SessionHeader, []core.Event, error) {
+			return s.shareLog(ctx, sr.sh)
+		},
+		follow:   !sr.sh.Scoped() && s.deps.Commits != nil,
+		readOnly: true,
+	}
+}
+
+// sharePlayback handles GET /s/TOKEN/stream?speed=…&after=… (or &until=):
+// a playback of the link's view of the log on its page's stream. It takes a
+// stream slot as the link's live stream does, and ends when the link is
+// revoked through this server.
+func (s *Server) sharePlayback(c echo.Context, sr shareReq) error {
+	pb, err := playbackOf(c)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(c.Request().Context())
+	defer cancel()
+	cursor, release, err := s.admitStream(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	// A revoked or expired link ends its playbacks as it ends its streams.
+	unregister := s.shareStreams.add(sr.sh.ID, cancel)
+	defer unregister()
+	startSSE(c)
+	s.playback(ctx, s.newStreamConn(c), s.shareSource(sr), cursor, *pb)
+	return nil
+}
+
 // shareFold folds what the link shows.
 func (s *Server) shareFold(ctx context.Context, sh share.Share) (*views.Timeline, error) {
 	h, events, err := s.shareLog(ctx, sh)
@@ -203,23 +257,6 @@ func (s *Server) shareFold(ctx context.Context, sh share.Share) (*views.Timeline
 		return nil, err
 	}
 	return views.Fold(h, events, s.deps.Presenter), nil
-}
-
-// shareEarlier handles GET /s/TOKEN/earlier?before=SEQ.
-func (s *Server) shareEarlier(c echo.Context, sr shareReq) error {
-	before, err := strconv.ParseInt(c.QueryParam("before"), 10, 64)
-	if err != nil {
-		return errShareNotFound
-	}
-	t, err := s.shareFold(c.Request().Context(), sr.sh)
-	if err != nil {
-		return err
-	}
-	e := views.LoadEarlierFor(t, sr.links, before, s.tune.Window)
-	if e == nil {
-		return errShareNotFound
-	}
-	return s.writeEarlier(c, e)
 }
 
 // shareCard returns the card of callID that the link shows (?card= picks
@@ -378,11 +415,12 @@ func (s *Server) shareExport(c echo.Context, sr shareReq) error {
 	if err != nil {
 		return err
 	}
-	return s.writeExport(c, t, exportNote(s.now(), sr.sh.UpToSeq, sr.sh.Redact))
+	return s.writeExport(c, t, ExportNote(s.now(), sr.sh.UpToSeq, sr.sh.Redact))
 }
 
-// exportNote says what an export holds.
-func exportNote(now time.Time, upTo *int64, redacted bool) string {
+// ExportNote says what an export holds: when it was made (now), up to
+// which event (nil: all of it), whether it was redacted.
+func ExportNote(now time.Time, upTo *int64, redacted bool) string {
 	note := "Exported from prism on " + now.UTC().Format("2006-01-02 15:04 UTC")
 	if upTo != nil {
 		note += ", up to event " + strconv.FormatInt(*upTo, 10)
@@ -396,6 +434,21 @@ func exportNote(now time.Time, upTo *int64, redacted bool) string {
 // exportCSP lets a saved file style itself and nothing else: no script, no
 // request to any server.
 const exportCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// ExportCSS is what an export.html inlines: prism's stylesheet and the
+// code highlighter's.
+func ExportCSS() string {
+	appCSS, _ := fs.ReadFile(static.FS, "app.css")
+	return string(appCSS) + "\n" + views.HighlightCSS()
+}
+
+// WriteExportHTML writes the fold t as one self-contained HTML file — its
+// stylesheets inline, no script, no link to any server, every turn, step
+// and card — the file GET /sessions/{id}/export.html serves and `prism
+// export --html` writes. note says what the file holds (ExportNote).
+func WriteExportHTML(ctx context.Context, w io.Writer, t *views.Timeline, note string) error {
+	return views.ExportPage(views.NewExport(t, ExportCSS(), note)).Render(ctx, w)
+}
 
 // writeExport writes t as one self-contained HTML file (the owner's
 // /sessions/ID/export.html and a link's /s/TOKEN/export.html share it).

@@ -349,7 +349,7 @@ func (s *Server) handleShareForm(c echo.Context) error {
 		}
 		msg, status = messageOf(err, statusOf(err)), statusOf(err)
 	}
-	v, err := s.sessionPage(c, id)
+	v, err := s.sessionPage(c, id, views.LivePlace())
 	if err != nil {
 		return err
 	}
@@ -388,7 +388,7 @@ func (s *Server) handleExportHTML(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.writeExport(c, views.Fold(h, events, s.deps.Presenter), exportNote(s.now(), nil, false))
+	return s.writeExport(c, views.Fold(h, events, s.deps.Presenter), ExportNote(s.now(), nil, false))
 }
 
 // handleCallFile handles GET /sessions/:id/calls/:callId/{content.txt,

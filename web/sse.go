@@ -37,7 +37,12 @@ func renderPage(ctx context.Context, tl *views.Timeline, window int, seq int64) 
 // last carries the update's seq as its event id, so a reconnecting client
 // resumes after it.
 func renderFrame(ctx context.Context, tl *views.Timeline, u views.Update) ([]byte, error) {
-	patches, err := views.RenderUpdate(ctx, tl, u)
+	return renderFrameFor(ctx, tl, views.SessionLinks(tl.Header().ID), u)
+}
+
+// renderFrameFor is renderFrame for a reader following l.
+func renderFrameFor(ctx context.Context, tl *views.Timeline, l views.Links, u views.Update) ([]byte, error) {
+	patches, err := views.RenderUpdateFor(ctx, tl, l, u)
 	if err != nil {
 		return nil, err
 	}

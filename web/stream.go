@@ -145,6 +145,14 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 		return err
 	}
 	defer release()
+	pb, err := playbackOf(c)
+	if err != nil {
+		return err
+	}
+	sig, err := signalsOf(c)
+	if err != nil {
+		return err
+	}
 	startSSE(c)
 	w := s.newStreamConn(c)
 	if cursor >= sum.Events {
@@ -153,13 +161,51 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 		w.fail("this page is ahead of the session log (it shows seq " + strconv.FormatInt(cursor, 10) + "): reload it.")
 		return nil
 	}
+	switch {
+	case pb != nil:
+		var done bool
+		if cursor, done = s.playback(ctx, w, s.ownerSource(id), cursor, *pb); done {
+			return nil
+		}
+		// The replay reached the end of the log: the page is live now.
+		if !s.goLive(ctx, w, id, cursor) {
+			return nil
+		}
+	case sig.replaying():
+		// A page that stood at an event goes live from the seq it holds.
+		if !s.goLive(ctx, w, id, cursor) {
+			return nil
+		}
+	}
+	s.follow(ctx, w, id, cursor)
+	return nil
+}
+
+// goLive tells a page that stood at an event or played back that it is
+// live from cursor on, with the decision forms of its waiting cards. It
+// reports whether the stream is still open.
+func (s *Server) goLive(ctx context.Context, w *streamConn, id string, cursor int64) bool {
+	frame, err := s.awaitingFrame(ctx, s.ownerSource(id), cursor)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "stream: going live failed", logkey.SessionID, id, logkey.After, cursor, logkey.Err, err)
+			w.fail("live updates unavailable: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
+		}
+		return false
+	}
+	return w.write(append(frame, positionFrame(-1, modeLive)...))
+}
+
+// follow streams a page's session live from cursor: first exactly the
+// events after it, rendered from the log, then the hub's frames.
+func (s *Server) follow(ctx context.Context, w *streamConn, id string, cursor int64) {
 	h, sub, at, err := s.broker.subscribe(ctx, id)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.ErrorContext(ctx, "stream: subscribe failed", logkey.SessionID, id, logkey.Err, err)
 			w.fail("live updates unavailable: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
 		}
-		return nil
+		return
 	}
 	defer s.broker.unsubscribe(h, sub)
 
@@ -202,7 +248,7 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 		return w.write(data)
 	}
 	if !catchUp(at) {
-		return nil
+		return
 	}
 	ka := time.NewTicker(s.tune.KeepAlive)
 	defer ka.Stop()
@@ -210,21 +256,21 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-h.ctx.Done(): // the broker closed, or the hub failed
 			if err := h.stopErr(); err != nil {
 				w.fail("live updates stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
 			} else {
 				w.fail(stoppedMessage)
 			}
-			return nil
+			return
 		case <-ka.C:
 			if !w.write([]byte(": keep-alive\n\n")) {
-				return nil
+				return
 			}
 		case <-sub.kick:
 			if !resync() {
-				return nil
+				return
 			}
 		case f := <-sub.ch:
 			// Write this frame and any already queued behind it in one
@@ -258,10 +304,10 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 				break
 			}
 			if !w.write(batch) {
-				return nil
+				return
 			}
 			if lost && !resync() {
-				return nil
+				return
 			}
 		}
 	}
