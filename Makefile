@@ -7,6 +7,11 @@ FUZZTIME ?= 60s
 FUZZMINIMIZETIME ?= 100x
 # The browser tests drive Debian's Chromium here.
 CHROMIUM ?= /usr/bin/chromium
+# The accessibility test runs axe-core, pinned and checked against the npm
+# registry's sha512 of the package, kept outside the repository.
+AXE_VERSION := 4.14.1
+AXE_SHA512 := 1477dafa598d8d065f273d6af302aa203c02e83131707b7fa648cd41bd3d6b734f8c22a0dab86ee6a6f64b8afbe804b214d36db85a2826965edfb3a0b9d546b5
+AXE_JS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/prism/axe-core-$(AXE_VERSION)/axe.min.js
 
 .PHONY: help
 help: ## list the targets
@@ -25,9 +30,9 @@ build: generate ## build ./prism
 	$(GO) build -o prism .
 
 .PHONY: test
-test: generate chromium ## every test: vet, then all packages with the race detector
+test: generate chromium axe ## every test: vet, then all packages with the race detector
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 20m ./...
+	PRISM_AXE_JS=$(AXE_JS) $(GO) test -race -count=1 -timeout 20m ./...
 
 .PHONY: chromium
 chromium: ## the browser tests' Chromium: installs Debian's package as root, else says how
@@ -37,6 +42,22 @@ chromium: ## the browser tests' Chromium: installs Debian's package as root, els
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core; \
 	else \
 	  echo "the browser tests need $(CHROMIUM): run 'sudo apt-get install chromium', or make test as root" >&2; exit 1; \
+	fi
+
+.PHONY: axe
+axe: ## the accessibility test's axe-core $(AXE_VERSION): npm pack, sha512 checked, unpacked to AXE_JS
+	@if [ -f $(AXE_JS) ]; then :; else \
+	  if ! command -v npm >/dev/null; then \
+	    if [ "$$(id -u)" = 0 ]; then echo "installing npm for the accessibility test (apt-get)"; \
+	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm; \
+	    else echo "the accessibility test needs npm: run 'sudo apt-get install npm', or make test as root" >&2; exit 1; fi; \
+	  fi; \
+	  tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  (cd "$$tmp" && npm pack --silent axe-core@$(AXE_VERSION) >/dev/null) && \
+	  echo "$(AXE_SHA512)  $$tmp/axe-core-$(AXE_VERSION).tgz" | sha512sum -c --quiet && \
+	  tar -xzf "$$tmp/axe-core-$(AXE_VERSION).tgz" -C "$$tmp" package/axe.min.js && \
+	  mkdir -p "$$(dirname $(AXE_JS))" && mv "$$tmp/package/axe.min.js" $(AXE_JS) && \
+	  echo "axe-core $(AXE_VERSION) installed at $(AXE_JS)"; \
 	fi
 
 .PHONY: check-generated

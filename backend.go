@@ -76,6 +76,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 			log.Error("close store", logkey.Err, err)
 		}
 	}
+	demoID := ""
 	if page, err := store.ListSessions(ctx, db.ListOptions{Limit: 1}); err != nil {
 		release()
 		return web.Deps{}, nil, err
@@ -86,6 +87,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 			return web.Deps{}, nil, fmt.Errorf("start the demo session: %w", err)
 		}
 		log.Info("empty database: started the scripted demo session", logkey.SessionID, id)
+		demoID = id
 	}
 	deps := web.Deps{
 		Sessions:  backend.Source{Store: store},
@@ -97,6 +99,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Approvals: approvals,
 		Presenter: presenter,
 		Shares:    store,
+		DemoID:    demoID,
 
 		AllowedHosts: cfg.AllowedHosts,
 	}

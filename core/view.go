@@ -40,11 +40,16 @@ type FileLocation struct {
 }
 
 // FileDiff is one changed region of a file. OldText is nil for a new file
-// (or an overwrite with no before-image).
+// (or an overwrite with no before-image). OldStart and NewStart, when the
+// tool knows them, are the 1-based file lines where OldText and NewText
+// begin (jsdiff's structuredPatch names); 0 means unknown — dsh's own meta
+// carries no line numbers, and a pending edit does not know them yet.
 type FileDiff struct {
-	Path    string  `json:"path"`
-	OldText *string `json:"oldText"`
-	NewText string  `json:"newText"`
+	Path     string  `json:"path"`
+	OldText  *string `json:"oldText"`
+	NewText  string  `json:"newText"`
+	OldStart int     `json:"oldStart,omitempty"`
+	NewStart int     `json:"newStart,omitempty"`
 }
 
 // ReadFileLine is one line of a read, numbered as in the file (1-based).
@@ -354,6 +359,9 @@ func validateDiffs(diffs []FileDiff, nonEmpty bool) error {
 	for i, d := range diffs {
 		if d.Path == "" {
 			return fmt.Errorf("diffs[%d] has no path", i)
+		}
+		if d.OldStart < 0 || d.NewStart < 0 {
+			return fmt.Errorf("diffs[%d] has a negative start line", i)
 		}
 	}
 	return nil

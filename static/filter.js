@@ -137,7 +137,9 @@ function init (bar, transcript) {
   }
 
   function expand (open) {
-    for (const d of transcript.querySelectorAll('details')) d.open = open
+    // A card's model view is a switch of what its body shows, not a fold:
+    // expanding everything keeps the bodies in sight.
+    for (const d of transcript.querySelectorAll('details:not(.model-view)')) d.open = open
     for (const x of transcript.querySelectorAll('input.expand-toggle')) x.checked = open
   }
 

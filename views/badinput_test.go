@@ -174,6 +174,10 @@ func TestBadInput_SSEPatchesAreSafe(t *testing.T) {
 func FuzzCard(f *testing.F) {
 	f.Add("c1", "bash", `{"command":"ls"}`, "out\n[exit code: 3]", false)
 	f.Add(`a"b c`, "read", `{"path":"<x>"}`, hostile, true)
+	for _, r := range invisibles { // a seed with each invisible character
+		s := "RTL-" + string(r) + "override"
+		f.Add("c"+string(r), "note", `{"title":"`+s+`"}`, s+"\n"+s, r%2 == 0)
+	}
 	reg := presenters(f)
 	f.Fuzz(func(t *testing.T, callID, name, args, out string, isErr bool) {
 		b := coretest.NewBuilder(t0)
@@ -188,6 +192,11 @@ func FuzzCard(f *testing.F) {
 			t.Fatal(err)
 		}
 		assertSafe(t, "<!doctype html><body>"+h)
+		for _, r := range invisibles {
+			if strings.ContainsRune(h, r) {
+				t.Errorf("the card carries U+%04X", r)
+			}
+		}
 	})
 }
 

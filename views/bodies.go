@@ -31,6 +31,20 @@ func newDiffBody(diffs []core.FileDiff, intent bool) *DiffBody {
 			old = clean(*d.OldText)
 		}
 		lines := diffLines(old, clean(d.NewText))
+		// Number the rows as the file does when the tool says where the
+		// hunk starts (a whole new text starts at line 1); a snippet whose
+		// place is unknown (a pending edit, dsh's meta) gets no numbers
+		// rather than wrong ones.
+		f.Numbered = d.OldStart > 0 || d.NewStart > 0 || d.OldText == nil
+		oldOff, newOff := max(d.OldStart, 1)-1, max(d.NewStart, 1)-1
+		for i := range lines {
+			if lines[i].Old > 0 {
+				lines[i].Old += oldOff
+			}
+			if lines[i].New > 0 {
+				lines[i].New += newOff
+			}
+		}
 		for _, l := range lines {
 			switch l.Op {
 			case '+':
@@ -242,17 +256,63 @@ func highlight(lang, path string, lines []string) [][]Token {
 	return out
 }
 
-// HighlightCSS returns the stylesheet for highlighted tokens: a light style,
-// and a dark one under prefers-color-scheme: dark.
+// HighlightCSS returns the stylesheet for highlighted tokens: github's
+// token colours, and github-dark's under prefers-color-scheme: dark. Only
+// token rules are kept — the page's own CSS styles the code table, its
+// background and its line numbers — and a token class the dark style does
+// not colour is reset there, so no light colour carries over onto the
+// dark background.
 func HighlightCSS() string {
+	light := tokenRules(styles.Get("github"))
+	dark := tokenRules(styles.Get("github-dark"))
 	var b strings.Builder
-	f := chromahtml.New(chromahtml.WithClasses(true))
-	_ = f.WriteCSS(&b, styles.Get("github"))
+	for _, r := range light {
+		b.WriteString(r.css + "\n")
+	}
 	b.WriteString("@media (prefers-color-scheme: dark) {\n")
-	_ = f.WriteCSS(&b, styles.Get("github-dark"))
+	inDark := map[string]bool{}
+	for _, r := range dark {
+		inDark[r.sel] = true
+		b.WriteString(r.css + "\n")
+	}
+	for _, r := range light {
+		if !inDark[r.sel] {
+			b.WriteString(r.sel + " { color: inherit; font-weight: inherit; font-style: inherit; background-color: transparent }\n")
+		}
+	}
 	b.WriteString("}\n")
 	return b.String()
 }
+
+// cssRule is one rule of chroma's stylesheet: its selector and the line.
+type cssRule struct{ sel, css string }
+
+// tokenRules returns the token rules of style s: chroma writes one rule a
+// line ("/* Name */ .chroma .x { … }"); rules of the wrapper, line tables
+// and line numbers are left out.
+func tokenRules(s *chroma.Style) []cssRule {
+	var b strings.Builder
+	_ = chromahtml.New(chromahtml.WithClasses(true)).WriteCSS(&b, s)
+	var out []cssRule
+	for _, line := range strings.Split(b.String(), "\n") {
+		_, rule, ok := strings.Cut(line, "*/ ")
+		if !ok {
+			continue
+		}
+		sel, _, ok := strings.Cut(rule, " {")
+		cls, isToken := strings.CutPrefix(sel, ".chroma .")
+		if !ok || !isToken || chromaStructural[cls] {
+			continue
+		}
+		out = append(out, cssRule{sel: sel, css: rule})
+	}
+	return out
+}
+
+// chromaStructural are chroma's classes of wrappers, line tables and line
+// numbers (not tokens).
+var chromaStructural = map[string]bool{"lnlinks": true, "lntd": true, "lntable": true, "hl": true,
+	"lnt": true, "ln": true, "line": true, "cl": true}
 
 func newMatchesBody(x *core.SearchMatchesView, res core.ToolResult) *MatchesBody {
 	b := &MatchesBody{Total: x.Total, Truncated: x.Truncated}

@@ -54,6 +54,11 @@ func cardCases() []cardCase {
 		{"diff-ok", "c1", func(b *coretest.Builder, reg *core.Registry, ws string) {
 			b.Exec(ctx, reg, ws, "c1", "write", `{"file_path":"a.go","content":"package a\n\nvar x = 3\nvar y = 2\n"}`)
 		}, "ok", "diff", ""},
+		// An edit deep in a file is numbered as the file is (8–14, as the
+		// read card numbers the same lines), not from the snippet's 1.
+		{"diff-edit-file-lines", "c1", func(b *coretest.Builder, reg *core.Registry, ws string) {
+			b.Exec(ctx, reg, ws, "c1", "edit", `{"file_path":"main.go","old_string":"\tfmt.Println(\"<hi>\")","new_string":"\tfmt.Println(\"<hello>\")"}`)
+		}, "ok", "diff", ""},
 		{"read-ok", "c1", func(b *coretest.Builder, reg *core.Registry, ws string) {
 			b.Exec(ctx, reg, ws, "c1", "read", `{"file_path":"main.go","offset":10,"limit":3}`)
 		}, "ok", "read", ""},

@@ -50,6 +50,9 @@ type CardView struct {
 	Fetch    *WebFetchBody
 	Generic  *GenericBody
 	Image    *ImageBody
+
+	// Model is what the model received from the call (nil while pending).
+	Model *ModelView
 }
 
 // ImageBody is the image card: thumbnails and the result text.
@@ -90,12 +93,15 @@ type DiffFile struct {
 	Lines  []DiffLine
 	Hidden int // lines beyond the card's bound
 	New    bool
+	// Numbered: the rows carry the file's line numbers (else none: the
+	// snippet's place in the file is unknown).
+	Numbered bool
 }
 
 // DiffLine is one row of a diff: Op is ' ', '+', '-' or '~' (a hunk gap).
 type DiffLine struct {
 	Op       byte
-	Old, New int // line numbers within the change (0 = none)
+	Old, New int // line numbers in the old and new file (0 = none)
 	Text     string
 	Expanded bool // beyond the collapsed preview
 }
@@ -189,6 +195,30 @@ type ApprovalView struct {
 	DecideURL string
 }
 
+// cardTitle is a card's title: the call view's, replaced by a non-empty
+// result title, else the tool's name or the call id; one clean line.
+func cardTitle(c *Card, vs cardViews) string {
+	title := ""
+	switch cv := vs.call.(type) {
+	case *core.GenericCallView:
+		title = cv.Title
+	case *core.TerminalCallView:
+		title = cv.Title
+	case *core.DiffCallView:
+		title = cv.Title
+	}
+	if vs.result != nil && vs.result.ViewTitle() != "" {
+		title = vs.result.ViewTitle()
+	}
+	if title == "" {
+		title = c.Name
+	}
+	if title == "" {
+		title = c.CallID
+	}
+	return firstLine(clean(title), 200)
+}
+
 // Filter states: how the session's filter bar groups cards.
 const (
 	FilterPending     = "pending"     // waiting for a result or an approval (running too)
@@ -249,25 +279,7 @@ func NewCardViewIn(c *Card, r R) *CardView {
 		v.Server, v.FullName, v.Tool = server, v.Tool, tool // an MCP tool: show its server
 	}
 
-	// Title: the call view's, replaced by a non-empty result title.
-	switch cv := vs.call.(type) {
-	case *core.GenericCallView:
-		v.Title = cv.Title
-	case *core.TerminalCallView:
-		v.Title = cv.Title
-	case *core.DiffCallView:
-		v.Title = cv.Title
-	}
-	if vs.result != nil && vs.result.ViewTitle() != "" {
-		v.Title = vs.result.ViewTitle()
-	}
-	if v.Title == "" {
-		v.Title = c.Name
-	}
-	if v.Title == "" {
-		v.Title = c.CallID
-	}
-	v.Title = firstLine(clean(v.Title), 200)
+	v.Title = cardTitle(c, vs)
 	if v.Server != "" && v.Title == v.FullName {
 		v.Title = "" // the header already shows the server and the tool
 	}
@@ -284,6 +296,7 @@ func NewCardViewIn(c *Card, r R) *CardView {
 	if c.Result != nil {
 		v.attachDownloads(r.links().Downloads(c.CallID, c.ID))
 	}
+	v.Model = newModelView(c, vs.result)
 	// A failed call's summary is the first line of its error output (dsh).
 	if c.Result != nil && (c.Result.Projection().IsError || v.Summary == "") && v.State == StateError {
 		if l := v.errorLine(c); l != "" {

@@ -478,8 +478,17 @@ func (t *Timeline) addRaw(u *Update, e *core.Event, kind, note string) {
 	t.addItem(u, &RawItem{Event: *e, Kind: kind, Note: note})
 }
 
-// addItem appends it to the open step, or as a loose row.
+// stepMetaTypes are the events shown in a step's metadata row.
+var stepMetaTypes = map[string]bool{core.EventRequestHeader: true, core.EventRequestContext: true, core.EventInboxSpliced: true}
+
+// addItem appends it to the open step (a request metadata event to the
+// step's metadata row), or as a loose row.
 func (t *Timeline) addItem(u *Update, it Item) {
+	if raw, ok := it.(*RawItem); ok && t.step != nil && !t.step.Ended && raw.Kind == "meta" && stepMetaTypes[raw.Event.Type] {
+		t.step.Meta = append(t.step.Meta, raw)
+		u.morph(StepHead{t.step})
+		return
+	}
 	if t.step != nil && !t.step.Ended {
 		t.step.Items = append(t.step.Items, it)
 		u.append(t.step.ItemsID(), it)

@@ -229,3 +229,17 @@ func contentNote(v *CallPageView) string {
 	}
 	return ""
 }
+
+// metaTypes names the event types of a step's metadata row, in order,
+// each once ("request/header, request/context").
+func metaTypes(meta []*RawItem) string {
+	var types []string
+	seen := map[string]bool{}
+	for _, x := range meta {
+		if t := rawType(x); !seen[t] {
+			seen[t] = true
+			types = append(types, t)
+		}
+	}
+	return strings.Join(types, ", ")
+}

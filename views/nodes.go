@@ -80,6 +80,11 @@ type Step struct {
 	// ByModel is Usage by model, for its cost.
 	ByModel Usage
 	Items   []Item
+	// Meta are the step's request metadata events (request/header,
+	// request/context, agent/inbox/spliced), folded into one quiet
+	// expandable row in the step's header instead of sitting between
+	// messages.
+	Meta []*RawItem
 }
 
 // Row is a loose item: logged outside any step.

@@ -519,6 +519,9 @@ type SessionListView struct {
 	CanRun    bool
 	CanSearch bool // the server has full-text search (/search)
 	Notice    string
+	// Demo links the scripted demo session the server started on an
+	// empty database, while the list shows it (nil otherwise).
+	Demo *Link
 }
 
 // Filtered reports whether any filter narrows the list.

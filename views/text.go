@@ -1,6 +1,7 @@
 package views
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -21,16 +22,25 @@ const (
 
 // clean makes text safe to carry in HTML and in SSE data lines: invalid
 // UTF-8 becomes U+FFFD, CR and CRLF become LF (a bare CR would split an SSE
-// line), ANSI escape sequences are dropped, and other C0 controls except
-// tab and newline become U+FFFD.
+// line), ANSI escape sequences are dropped, other C0 controls except tab and
+// newline become U+FFFD, and invisible format characters — bidi controls and
+// zero-width characters (the Trojan Source class, CVE-2021-42574) — become
+// visible markers such as "<U+202E>" instead of being obeyed by the browser.
 func clean(s string) string {
 	ok := utf8.ValidString(s)
 	if ok {
 		needs := false
 		for i := 0; i < len(s); i++ {
-			if c := s[i]; c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
+			c := s[i]
+			if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
 				needs = true
 				break
+			}
+			if c >= utf8.RuneSelf && invisibleLead(c) {
+				if r, _ := utf8.DecodeRuneInString(s[i:]); Invisible(r) {
+					needs = true
+					break
+				}
 			}
 		}
 		if !needs {
@@ -39,7 +49,7 @@ func clean(s string) string {
 	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	var b strings.Builder
-	b.Grow(len(s))
+	b.Grow(len(s) + 16)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -52,12 +62,69 @@ func clean(s string) string {
 			i = skipEscape(s, i)
 		case c < 0x20 && c != '\n' && c != '\t', c == 0x7f:
 			b.WriteString("\uFFFD")
+		case c >= utf8.RuneSelf && invisibleLead(c):
+			r, w := utf8.DecodeRuneInString(s[i:])
+			if Invisible(r) {
+				b.WriteString(controlMarker(r))
+			} else {
+				b.WriteString(s[i : i+w])
+			}
+			i += w - 1
 		default:
 			b.WriteByte(c)
 		}
 	}
 	return b.String()
 }
+
+// invisibleNames names the invisible format characters clean shows as
+// markers: every bidi control (embeddings, overrides, isolates and marks)
+// and the zero-width and other invisible characters text can hide behind.
+var invisibleNames = map[rune]string{
+	0x00AD: "SOFT HYPHEN",
+	0x061C: "ARABIC LETTER MARK",
+	0x180E: "MONGOLIAN VOWEL SEPARATOR",
+	0x200B: "ZERO WIDTH SPACE",
+	0x200C: "ZERO WIDTH NON-JOINER",
+	0x200D: "ZERO WIDTH JOINER",
+	0x200E: "LEFT-TO-RIGHT MARK",
+	0x200F: "RIGHT-TO-LEFT MARK",
+	0x202A: "LEFT-TO-RIGHT EMBEDDING",
+	0x202B: "RIGHT-TO-LEFT EMBEDDING",
+	0x202C: "POP DIRECTIONAL FORMATTING",
+	0x202D: "LEFT-TO-RIGHT OVERRIDE",
+	0x202E: "RIGHT-TO-LEFT OVERRIDE",
+	0x2060: "WORD JOINER",
+	0x2061: "FUNCTION APPLICATION",
+	0x2062: "INVISIBLE TIMES",
+	0x2063: "INVISIBLE SEPARATOR",
+	0x2064: "INVISIBLE PLUS",
+	0x2066: "LEFT-TO-RIGHT ISOLATE",
+	0x2067: "RIGHT-TO-LEFT ISOLATE",
+	0x2068: "FIRST STRONG ISOLATE",
+	0x2069: "POP DIRECTIONAL ISOLATE",
+	0xFEFF: "ZERO WIDTH NO-BREAK SPACE",
+}
+
+// Invisible reports whether r is a character clean shows as a visible
+// marker instead of passing it to the browser.
+func Invisible(r rune) bool {
+	_, ok := invisibleNames[r]
+	return ok
+}
+
+// invisibleLead reports whether c can start the UTF-8 encoding of an
+// Invisible rune (a cheap filter before decoding).
+func invisibleLead(c byte) bool {
+	switch c {
+	case 0xC2, 0xD8, 0xE1, 0xE2, 0xEF:
+		return true
+	}
+	return false
+}
+
+// controlMarker is the visible stand-in for an invisible character.
+func controlMarker(r rune) string { return fmt.Sprintf("<U+%04X>", r) }
 
 // skipEscape returns the index of the last byte of the escape sequence that
 // starts at s[i] (ESC).

@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"fmt"
 	"html"
 	"io"
 	"strings"
@@ -22,7 +23,7 @@ func clipLines(ls []Line) templ.Component {
 			if i > 0 {
 				b.WriteByte('\n')
 			}
-			b.WriteString(html.EscapeString(l.Text))
+			b.WriteString(escapeMarked(l.Text))
 			if l.Cut > 0 {
 				b.WriteString(`<span class="cut">… +` + Count(l.Cut) + ` chars</span>`)
 			}
@@ -41,7 +42,7 @@ func commandText(lines []string) templ.Component {
 				b.WriteByte('\n')
 			}
 			b.WriteString(`<span class="prompt">$ </span>`)
-			b.WriteString(html.EscapeString(l))
+			b.WriteString(escapeMarked(l))
 		}
 		_, err := io.WriteString(w, b.String())
 		return err
@@ -54,11 +55,11 @@ func codeTokens(l CodeLine) templ.Component {
 		var b strings.Builder
 		for _, t := range l.Tokens {
 			if t.Class == "" {
-				b.WriteString(html.EscapeString(t.Text))
+				b.WriteString(escapeMarked(t.Text))
 				continue
 			}
 			b.WriteString(`<span class="` + html.EscapeString(t.Class) + `">`)
-			b.WriteString(html.EscapeString(t.Text))
+			b.WriteString(escapeMarked(t.Text))
 			b.WriteString(`</span>`)
 		}
 		if l.Cut > 0 {
@@ -72,7 +73,36 @@ func codeTokens(l CodeLine) templ.Component {
 // diffText renders one diff row's code cell content.
 func diffText(l DiffLine) templ.Component {
 	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
-		_, err := io.WriteString(w, `<span class="op">`+string(l.Op)+`</span>`+html.EscapeString(l.Text))
+		_, err := io.WriteString(w, `<span class="op">`+string(l.Op)+`</span>`+escapeMarked(l.Text))
 		return err
 	})
 }
+
+// markedText renders text escaped, its invisible-character markers styled.
+func markedText(s string) templ.Component {
+	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+		_, err := io.WriteString(w, escapeMarked(s))
+		return err
+	})
+}
+
+// escapeMarked escapes cleaned text for HTML and wraps each marker clean
+// put in place of an invisible character ("<U+202E>") in a span that
+// styles it and names the character.
+func escapeMarked(s string) string {
+	e := html.EscapeString(s)
+	if !strings.Contains(e, "&lt;U+") {
+		return e
+	}
+	return markerSpans.Replace(e)
+}
+
+// markerSpans replaces the escaped markers of every invisible character.
+var markerSpans = func() *strings.Replacer {
+	var pairs []string
+	for r, name := range invisibleNames {
+		m := html.EscapeString(controlMarker(r))
+		pairs = append(pairs, m, `<span class="ctl" title="`+fmt.Sprintf("U+%04X %s", r, name)+` (shown, not applied)">`+m+`</span>`)
+	}
+	return strings.NewReplacer(pairs...)
+}()

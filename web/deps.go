@@ -222,6 +222,10 @@ type Deps struct {
 	// Runner enables starting, messaging and cancelling sessions; without
 	// it those routes answer 503.
 	Runner Runner
+	// DemoID is the scripted demo session the server started on an empty
+	// database ("" when it started none): the list page points a newcomer
+	// at it.
+	DemoID string
 	// Importer enables POST /api/sessions/import; without it, 503.
 	Importer Importer
 	// Deleter enables deleting sessions (the page's delete button, DELETE

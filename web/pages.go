@@ -76,6 +76,10 @@ func (s *Server) handleHome(c echo.Context) error {
 	v := &views.SessionListView{Meta: s.meta("sessions"), Query: lq.Query, Filter: lq.filter(), CanRun: s.deps.Runner != nil, CanSearch: s.deps.Search != nil}
 	for i := range sums {
 		v.Rows = append(v.Rows, rowView(&sums[i]))
+		if sums[i].ID == s.deps.DemoID {
+			r := v.Rows[len(v.Rows)-1]
+			v.Demo = &views.Link{Label: r.Title, URL: r.URL}
+		}
 	}
 	if s.deps.Commits != nil {
 		v.StreamURL = views.ListFilterStreamURL(lq.filter())

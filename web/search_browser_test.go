@@ -163,9 +163,15 @@ func TestBrowser_FilterBar(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(`[data-testid="filter-clear"]`), chromedp.Click(`[data-testid="expand-all"]`)); err != nil {
 		t.Fatal(err)
 	}
-	closed, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('.transcript details:not([open])').length + document.querySelectorAll('.transcript .expand-toggle:not(:checked)').length`))
+	closed, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('.transcript details:not([open]):not(.model-view)').length + document.querySelectorAll('.transcript .expand-toggle:not(:checked)').length`))
 	if closed != 0 {
 		t.Errorf("expand all left %d closed", closed)
+	}
+	// The model view replaces a card's body while open: expanding all
+	// leaves it shut, so every body stays in sight.
+	hidden, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('.transcript .model-view[open]').length + [...document.querySelectorAll('.transcript .card-body')].filter(b => getComputedStyle(b).display === 'none').length`))
+	if hidden != 0 {
+		t.Errorf("expand all opened model views or hid %d card bodies", hidden)
 	}
 	if err := chromedp.Do(ctx, chromedp.Click(`[data-testid="collapse-all"]`)); err != nil {
 		t.Fatal(err)

@@ -26,7 +26,9 @@ type DiffMeta struct {
 // structuredPatch): context and removed lines form OldText, context and
 // added lines NewText, and OldText is nil for a hunk without old lines (a
 // pure insertion into an empty file). Identical texts give no hunks. path is
-// stamped on every hunk as given (the model-facing file_path).
+// stamped on every hunk as given (the model-facing file_path). Beyond dsh,
+// each hunk carries the file lines its old and new text start at
+// (oldStart, newStart), so cards number the lines as the file does.
 func hunkDiffs(path, before, after string) ([]core.FileDiff, error) {
 	diffs := []core.FileDiff{}
 	if before == after {
@@ -51,9 +53,13 @@ func hunkDiffs(path, before, after string) ([]core.FileDiff, error) {
 			}
 		}
 		d := core.FileDiff{Path: path, NewText: strings.Join(newLines, "\n")}
+		if len(newLines) > 0 {
+			d.NewStart = h.ToLine
+		}
 		if len(oldLines) > 0 {
 			old := strings.Join(oldLines, "\n")
 			d.OldText = &old
+			d.OldStart = h.FromLine
 		}
 		diffs = append(diffs, d)
 	}
@@ -86,7 +92,7 @@ func diffsFromMeta(meta json.RawMessage) []core.FileDiff {
 		if !ok {
 			return nil
 		}
-		fd := core.FileDiff{Path: path, NewText: newText}
+		fd := core.FileDiff{Path: path, NewText: newText, OldStart: lineField(d, "oldStart"), NewStart: lineField(d, "newStart")}
 		switch old := d["oldText"].(type) {
 		case nil:
 			if _, present := d["oldText"]; !present {
@@ -100,6 +106,16 @@ func diffsFromMeta(meta json.RawMessage) []core.FileDiff {
 		out = append(out, fd)
 	}
 	return out
+}
+
+// lineField returns d[key] when it is a positive integer line number, else
+// 0 (unknown): a malformed number loses the numbering, never the diff.
+func lineField(d map[string]any, key string) int {
+	f, ok := d[key].(float64)
+	if !ok || f < 1 || f > 1<<31 || f != float64(int(f)) {
+		return 0
+	}
+	return int(f)
 }
 
 // metaObject decodes meta as a JSON object (numbers as float64); anything

@@ -67,7 +67,7 @@ func TestWriteOverwriteKeepsModeAndDiffs(t *testing.T) {
 	if m := mode(t, p); m != 0o600 {
 		t.Errorf("mode %v, want the kept 0600", m)
 	}
-	hunk := `{"path":"f.txt","oldText":"l2\nl3\nl4\nl5\nl6\nl7\nl8","newText":"l2\nl3\nl4\nL5\nl6\nl7\nl8"}`
+	hunk := `{"path":"f.txt","oldText":"l2\nl3\nl4\nl5\nl6\nl7\nl8","newText":"l2\nl3\nl4\nL5\nl6\nl7\nl8","oldStart":2,"newStart":2}`
 	jsonEq(t, "meta", o.proj.Meta, `{"diffs":[`+hunk+`]}`)
 	jsonEq(t, "result view", o.view, `{"card":"diff","title":"Write f.txt","diffs":[`+hunk+`]}`)
 
@@ -82,9 +82,9 @@ func TestWritePureInsertion(t *testing.T) {
 	e.write("empty.txt", "")
 	o := e.call("write", map[string]any{"file_path": "empty.txt", "content": "a\nb\n"})
 	o.ok(t)
-	// No old lines at all: oldText is null.
-	jsonEq(t, "meta", o.proj.Meta, `{"diffs":[{"path":"empty.txt","oldText":null,"newText":"a\nb"}]}`)
-	jsonEq(t, "view", o.view, `{"card":"diff","title":"Write empty.txt","diffs":[{"path":"empty.txt","oldText":null,"newText":"a\nb"}]}`)
+	// No old lines at all: oldText is null, and so is its start line.
+	jsonEq(t, "meta", o.proj.Meta, `{"diffs":[{"path":"empty.txt","oldText":null,"newText":"a\nb","newStart":1}]}`)
+	jsonEq(t, "view", o.view, `{"card":"diff","title":"Write empty.txt","diffs":[{"path":"empty.txt","oldText":null,"newText":"a\nb","newStart":1}]}`)
 }
 
 func TestWriteFailures(t *testing.T) {
@@ -121,7 +121,7 @@ func TestEditSingleHunk(t *testing.T) {
 		t.Errorf("mode %v, want the kept 0640", m)
 	}
 	// Only two lines exist above the change: the hunk has 2 + 3 context lines.
-	hunk := `{"path":"f.txt","oldText":"l1\nl2\nl3\nl4\nl5\nl6","newText":"l1\nl2\nL3\nl4\nl5\nl6"}`
+	hunk := `{"path":"f.txt","oldText":"l1\nl2\nl3\nl4\nl5\nl6","newText":"l1\nl2\nL3\nl4\nl5\nl6","oldStart":1,"newStart":1}`
 	jsonEq(t, "meta", o.proj.Meta, `{"diffs":[`+hunk+`]}`)
 	jsonEq(t, "call view", o.call, `{"card":"diff","title":"Edit f.txt",
 		"diffs":[{"path":"f.txt","oldText":"l3\n","newText":"L3\n"}],"locations":[{"path":"f.txt"}]}`)
@@ -147,8 +147,8 @@ func TestEditReplaceAllTwoHunks(t *testing.T) {
 		t.Errorf("text %q", got)
 	}
 	jsonEq(t, "meta", o.proj.Meta, `{"diffs":[
-		{"path":"f.txt","oldText":"l1\nx\nl3\nl4\nl5","newText":"l1\ny\nl3\nl4\nl5"},
-		{"path":"f.txt","oldText":"l12\nl13\nl14\nx\nl16\nl17\nl18","newText":"l12\nl13\nl14\ny\nl16\nl17\nl18"}]}`)
+		{"path":"f.txt","oldText":"l1\nx\nl3\nl4\nl5","newText":"l1\ny\nl3\nl4\nl5","oldStart":1,"newStart":1},
+		{"path":"f.txt","oldText":"l12\nl13\nl14\nx\nl16\nl17\nl18","newText":"l12\nl13\nl14\ny\nl16\nl17\nl18","oldStart":12,"newStart":12}]}`)
 	if v, ok := o.view.(*core.DiffResultView); !ok || len(v.Diffs) != 2 {
 		t.Errorf("result view %T with two hunks expected", o.view)
 	}
@@ -163,7 +163,21 @@ func TestEditKeepsCRLFAndInsertsWithContext(t *testing.T) {
 		t.Errorf("line endings not restored: %q", got)
 	}
 	// An insertion inside a file carries its context as oldText.
-	jsonEq(t, "meta", o.proj.Meta, `{"diffs":[{"path":"win.txt","oldText":"a\nb\nc","newText":"a\nb\nnew\nc"}]}`)
+	jsonEq(t, "meta", o.proj.Meta, `{"diffs":[{"path":"win.txt","oldText":"a\nb\nc","newText":"a\nb\nnew\nc","oldStart":1,"newStart":1}]}`)
+}
+
+// TestWriteHunksCarryFileLines: each hunk says where its old and new text
+// start in the file, so a card numbers lines as the file does; lines added
+// above a later hunk shift its new start but not its old one.
+func TestWriteHunksCarryFileLines(t *testing.T) {
+	e := newEnv(t, tools.Options{})
+	e.write("f.txt", numbered("l", 30))
+	after := strings.NewReplacer("l2\n", "l2\nA\nB\n", "l25\n", "L25\n").Replace(numbered("l", 30))
+	o := e.call("write", map[string]any{"file_path": "f.txt", "content": after})
+	o.ok(t)
+	jsonEq(t, "meta", o.proj.Meta, `{"diffs":[
+		{"path":"f.txt","oldText":"l1\nl2\nl3\nl4\nl5","newText":"l1\nl2\nA\nB\nl3\nl4\nl5","oldStart":1,"newStart":1},
+		{"path":"f.txt","oldText":"l22\nl23\nl24\nl25\nl26\nl27\nl28","newText":"l22\nl23\nl24\nL25\nl26\nl27\nl28","oldStart":22,"newStart":24}]}`)
 }
 
 func TestEditFailures(t *testing.T) {

@@ -1,0 +1,388 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"prism/core/redact"
+	"prism/views"
+	"prism/web"
+)
+
+// The browser tests of how the inspector reads to a person: accessibility
+// (axe-core), the phone layout, the model view and the timeline, on the
+// demo as `make run` starts it.
+
+// axeVersion is the axe-core the accessibility test runs; `make axe` (a
+// prerequisite of `make test`) installs it from npm, checksummed.
+const axeVersion = "4.14.1"
+
+// axeSource returns axe-core's script: PRISM_AXE_JS, else where `make axe`
+// puts it.
+func axeSource(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv("PRISM_AXE_JS")
+	if path == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path = filepath.Join(dir, "prism", "axe-core-"+axeVersion, "axe.min.js")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the accessibility test needs axe-core %s (run make axe, which make test runs): %v", axeVersion, err)
+	}
+	return string(b)
+}
+
+// demoStack is the server `make run` starts — the real backend on a fresh
+// SQLite file with its scripted demo session — behind httptest servers for
+// the owner's pages and for share links.
+type demoStack struct {
+	owner, shares *httptest.Server
+	demoID        string
+}
+
+func startDemoStack(t *testing.T) *demoStack {
+	t.Helper()
+	cfg, err := parseServeFlags([]string{"--db", filepath.Join(t.TempDir(), "prism.db")}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := quietLog()
+	deps, release, err := openBackend(t.Context(), cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deps.Redactor, err = redact.New(cfg.RedactRules...); err != nil {
+		t.Fatal(err)
+	}
+	deps.Logger = log
+	srv := web.New(deps)
+	s := &demoStack{owner: httptest.NewServer(srv.Handler()), shares: httptest.NewServer(srv.ShareHandler())}
+	t.Cleanup(func() { s.owner.Close(); s.shares.Close(); srv.Close(); release() })
+	var list []struct{ ID string }
+	s.getJSON(t, "/api/sessions", &list)
+	if len(list) != 1 {
+		t.Fatalf("want the one demo session, got %+v", list)
+	}
+	s.demoID = list[0].ID
+	return s
+}
+
+func (s *demoStack) getJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	res, err := http.Get(s.owner.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("GET %s = %d", path, res.StatusCode)
+	}
+	if err := json.NewDecoder(res.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+}
+
+// shareURL makes a share link of the demo and returns its page's URL on
+// the share server.
+func (s *demoStack) shareURL(t *testing.T) string {
+	t.Helper()
+	res, err := http.Post(s.owner.URL+"/api/sessions/"+s.demoID+"/shares", "application/json", strings.NewReader(`{"label":"a11y"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var link struct{ URL string }
+	if err := json.NewDecoder(res.Body).Decode(&link); err != nil || res.StatusCode != 201 {
+		t.Fatalf("create a share link: %d %v", res.StatusCode, err)
+	}
+	u, err := url.Parse(link.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.shares.URL + u.Path
+}
+
+// uxBrowser starts headless Chromium with a viewport of width×height
+// (CSS px) and the given prefers-color-scheme.
+func uxBrowser(t *testing.T, width, height int64, scheme string) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("the browser test needs %s (apt-get install chromium; make test installs it): %v", chromium, err)
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromium),
+		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(int(width), int(height)))
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 120*time.Second)
+	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
+// openDemo navigates to the demo's session page and waits until the demo
+// has finished (its status is no longer running).
+func openDemo(t *testing.T, ctx context.Context, s *demoStack) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.owner.URL+"/sessions/"+s.demoID),
+		chromedp.WaitReady(chromedp.CSS(`[data-testid="session-status"]:not([data-status="running"])`))); err != nil {
+		t.Fatalf("the demo's page: %v", err)
+	}
+}
+
+type axeNode struct {
+	Target  []any  `json:"target"`
+	Summary string `json:"failureSummary"`
+}
+
+type axeViolation struct {
+	ID     string    `json:"id"`
+	Impact string    `json:"impact"`
+	Help   string    `json:"help"`
+	Nodes  []axeNode `json:"nodes"`
+}
+
+// runAxe runs axe-core's default rules on the page ctx shows.
+func runAxe(t *testing.T, ctx context.Context, src string) []axeViolation {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](src)); err != nil {
+		t.Fatalf("load axe-core: %v", err)
+	}
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`axe.version`))
+	if err != nil || v != axeVersion {
+		t.Fatalf("axe-core version %q (%v), want %s", v, err, axeVersion)
+	}
+	res, err := chromedp.Run(ctx, chromedp.Evaluate[[]axeViolation](
+		`axe.run(document, {resultTypes: ['violations']}).then(r => r.violations)`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("axe.run: %v", err)
+	}
+	return res
+}
+
+func describe(vs []axeViolation) string {
+	var b strings.Builder
+	for _, v := range vs {
+		fmt.Fprintf(&b, "\n  %s (%s): %s — %d nodes", v.ID, v.Impact, v.Help, len(v.Nodes))
+		for i, n := range v.Nodes {
+			if i == 4 {
+				b.WriteString("\n    …")
+				break
+			}
+			fmt.Fprintf(&b, "\n    %v: %s", n.Target, strings.ReplaceAll(n.Summary, "\n", " "))
+		}
+	}
+	return b.String()
+}
+
+// TestAccessibility runs axe-core (default rules) on every page kind of
+// the demo — list, session, projections, share, search (help, hits, a
+// refused query) — in light and dark: no
+// violations.
+func TestAccessibility(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	src := axeSource(t)
+	s := startDemoStack(t)
+	share := s.shareURL(t)
+	for _, scheme := range []string{"light", "dark"} {
+		t.Run(scheme, func(t *testing.T) {
+			ctx := uxBrowser(t, 1280, 900, scheme)
+			openDemo(t, ctx, s)
+			inspect, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('a.inspect').href`))
+			if err != nil || inspect == "" {
+				t.Fatalf("no projections link on the demo: %v", err)
+			}
+			pages := []struct{ name, url, ready string }{
+				{"list", s.owner.URL + "/", `[data-testid="session-row"]`},
+				{"session", s.owner.URL + "/sessions/" + s.demoID, `[data-testid="session-status"]:not([data-status="running"])`},
+				{"projections", inspect, `[data-testid="call-page"]`},
+				{"share", share, `[data-testid="tool-card"]`},
+				{"search (help)", s.owner.URL + views.SearchURL("", "", ""), `[data-testid="search-help"]`},
+				{"search (hits)", s.owner.URL + views.SearchURL("README tool:read", "", ""), `[data-testid="hit"] [data-testid="snippet"]`},
+				{"search (refused query)", s.owner.URL + views.SearchURL(`"unclosed`, "", ""), `[data-testid="search-error"]`},
+			}
+			for _, p := range pages {
+				if err := chromedp.Do(ctx, chromedp.Navigate(p.url), chromedp.WaitReady(chromedp.CSS(p.ready))); err != nil {
+					t.Fatalf("%s page: %v", p.name, err)
+				}
+				if vs := runAxe(t, ctx, src); len(vs) > 0 {
+					t.Errorf("%s page, %s: %d axe violations:%s", p.name, scheme, len(vs), describe(vs))
+				}
+			}
+		})
+	}
+}
+
+// TestPhoneLayout: at 390×844, light and dark, the list and the demo's
+// session page (whose error cards carry long identity pills) never scroll
+// sideways, and every card's title keeps a non-zero width.
+func TestPhoneLayout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	s := startDemoStack(t)
+	for _, scheme := range []string{"light", "dark"} {
+		t.Run(scheme, func(t *testing.T) {
+			ctx := uxBrowser(t, 390, 844, scheme)
+			openDemo(t, ctx, s)
+			for _, p := range []struct{ name, url, ready string }{
+				{"list", s.owner.URL + "/", `[data-testid="session-row"]`},
+				{"session", s.owner.URL + "/sessions/" + s.demoID, `[data-testid="session-status"]:not([data-status="running"])`},
+			} {
+				if err := chromedp.Do(ctx, chromedp.Navigate(p.url), chromedp.WaitReady(chromedp.CSS(p.ready))); err != nil {
+					t.Fatalf("%s page: %v", p.name, err)
+				}
+				// Everything expandable open (timelines, metadata, model
+				// views, long outputs): still nothing wider than the screen.
+				w, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`document.querySelectorAll('details').forEach(d => d.open = true); [document.documentElement.scrollWidth, document.documentElement.clientWidth]`))
+				if err != nil || len(w) != 2 || w[0] > w[1] {
+					t.Errorf("%s page: [scrollWidth clientWidth] = %v (%v): the page scrolls sideways", p.name, w, err)
+				}
+			}
+			titles, err := chromedp.Run(ctx, chromedp.Evaluate[[]struct {
+				Card  string  `json:"card"`
+				Width float64 `json:"width"`
+			}](`Array.from(document.querySelectorAll('.card-head .title')).filter(e => e.textContent.trim() !== '').map(e => ({card: e.closest('article').id, width: e.getBoundingClientRect().width}))`))
+			if err != nil || len(titles) < 10 {
+				t.Fatalf("card titles: %v (%v)", titles, err)
+			}
+			for _, ti := range titles {
+				if ti.Width < 24 {
+					t.Errorf("card %s: title %.1f px wide", ti.Card, ti.Width)
+				}
+			}
+			errs, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-state="error"] .card-head .title').length`))
+			if err != nil || errs == 0 {
+				t.Errorf("the demo shows no error card titles to check (%d, %v)", errs, err)
+			}
+		})
+	}
+}
+
+// TestModelViewAndTimeline: on the demo's page, a card's "model view"
+// toggle shows exactly the text of the tool result the transcript holds
+// (read from the session's JSONL export) in place of the card's body; a
+// timeline row jumps to its card; the list points at the demo.
+func TestModelViewAndTimeline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	s := startDemoStack(t)
+	ctx := uxBrowser(t, 1280, 900, "light")
+	openDemo(t, ctx, s)
+
+	// The transcript's tool results, by call id, from the export.
+	res, err := http.Get(s.owner.URL + views.ExportURL(s.demoID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("export: %d %v", res.StatusCode, err)
+	}
+	contents := map[string]string{}
+	for _, line := range strings.Split(string(body), "\n") {
+		var e struct {
+			Type string `json:"type"`
+			Data struct {
+				Message struct {
+					Content []struct {
+						Content []struct {
+							Type, Text string
+						} `json:"content"`
+					} `json:"content"`
+					Source struct {
+						CallID string `json:"callId"`
+					} `json:"source"`
+				} `json:"message"`
+			} `json:"data"`
+		}
+		if json.Unmarshal([]byte(line), &e) != nil || e.Type != "tool/result" || len(e.Data.Message.Content) != 1 {
+			continue
+		}
+		var texts []string
+		for _, b := range e.Data.Message.Content[0].Content {
+			texts = append(texts, b.Text)
+		}
+		contents[e.Data.Message.Source.CallID] = strings.Join(texts, "\n")
+	}
+	if len(contents) < 10 {
+		t.Fatalf("the export holds %d tool results", len(contents))
+	}
+
+	// The glob card: a short result, shown whole.
+	const card = `article[data-card="search"]`
+	callID, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+card+`').dataset.callId`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	visible := func(sel string) bool {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const e = document.querySelector('`+sel+`'); return !!e && e.checkVisibility() })()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if !visible(card+` > .card-body`) || visible(card+` [data-testid="model-block"]`) {
+		t.Fatalf("before the toggle: the card's body shows (%v), the model view does not (%v)", visible(card+` > .card-body`), visible(card+` [data-testid="model-block"]`))
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(card+` [data-testid="model-view"] > summary`))); err != nil {
+		t.Fatal(err)
+	}
+	if visible(card+` > .card-body`) || !visible(card+` [data-testid="model-block"]`) {
+		t.Fatal("after the toggle: the model view shows in place of the card's body")
+	}
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`Array.from(document.querySelector('`+card+`').querySelectorAll('[data-testid="model-block"] pre.lines')).map(p => p.textContent).join('\n')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSuffix(contents[callID], "\n"); shown != want || want == "" {
+		t.Errorf("model view shows %q, the transcript holds %q", shown, want)
+	}
+
+	// The timeline: a row's link brings its card into view as the target.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="waterfall"] > summary`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="waterfall"] li:last-child > [data-testid="waterfall-row"]`))); err != nil {
+		t.Fatal(err)
+	}
+	target, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const rows = document.querySelector('[data-testid="waterfall"]').querySelectorAll('[data-testid="waterfall-row"]'); const last = rows[rows.length-1]; const c = document.querySelector('article:target'); return c && c.id === last.dataset.cardId && c.getBoundingClientRect().top < window.innerHeight ? c.id : '' })()`))
+	if err != nil || target == "" {
+		t.Errorf("the timeline row did not bring its card into view (%v)", err)
+	}
+
+	// The list says what prism is and where the demo is.
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.owner.URL+"/"), chromedp.WaitReady(chromedp.CSS(`[data-testid="demo-note"] a`))); err != nil {
+		t.Fatal(err)
+	}
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="demo-note"] a').getAttribute('href')`))
+	if err != nil || href != "/sessions/"+s.demoID {
+		t.Errorf("the demo note links %q (%v)", href, err)
+	}
+}
