@@ -226,6 +226,19 @@ func (s *Server) shareSource(sr shareReq) replaySource {
 	}
 }
 
+// admitShareStream admits a stream of a share link's page (its live
+// stream or a playback) as admitStream does, and registers it so that the
+// link's revocation or expiry ends it: ctx ends then. done releases both.
+func (s *Server) admitShareStream(c echo.Context, sr shareReq) (ctx context.Context, cursor int64, done func(), err error) {
+	cursor, release, err := s.admitStream(c)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	ctx, cancel := context.WithCancel(c.Request().Context())
+	unregister := s.shareStreams.add(sr.sh.ID, cancel)
+	return ctx, cursor, func() { unregister(); cancel(); release() }, nil
+}
+
 // sharePlayback handles GET /s/TOKEN/stream?speed=…&after=… (or &until=):
 // a playback of the link's view of the log on its page's stream. It takes a
 // stream slot as the link's live stream does, and ends when the link is
@@ -235,16 +248,11 @@ func (s *Server) sharePlayback(c echo.Context, sr shareReq) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(c.Request().Context())
-	defer cancel()
-	cursor, release, err := s.admitStream(c)
+	ctx, cursor, done, err := s.admitShareStream(c, sr)
 	if err != nil {
 		return err
 	}
-	defer release()
-	// A revoked or expired link ends its playbacks as it ends its streams.
-	unregister := s.shareStreams.add(sr.sh.ID, cancel)
-	defer unregister()
+	defer done()
 	startSSE(c)
 	s.playback(ctx, s.newStreamConn(c), s.shareSource(sr), cursor, *pb)
 	return nil
@@ -466,15 +474,11 @@ func (s *Server) writeExport(c echo.Context, t *views.Timeline, note string) err
 // with the link's URLs — rather than the session hub's, and ends within
 // Tuning.ShareCheck of the link's revocation or expiry.
 func (s *Server) shareStream(c echo.Context, sr shareReq) error {
-	ctx, cancel := context.WithCancel(c.Request().Context())
-	defer cancel()
-	cursor, release, err := s.admitStream(c)
+	ctx, cursor, done, err := s.admitShareStream(c, sr)
 	if err != nil {
 		return err
 	}
-	defer release()
-	unregister := s.shareStreams.add(sr.sh.ID, cancel)
-	defer unregister()
+	defer done()
 	watch, stop := s.broker.watch(sr.sh.SessionID)
 	defer stop()
 
