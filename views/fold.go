@@ -52,11 +52,20 @@ type Timeline struct {
 	lastSeq int64
 	sum     core.Summary // title, status, counters: core's rules
 
-	readOnly bool // render without decision forms (SetReadOnly)
-	// usage is the session's token usage by model; prices what pages
-	// show it at (SetPrices).
-	usage  Usage
-	prices price.Table
+	reader Reader // what pages rendered from the fold show (SetReader)
+	usage  Usage  // the session's token usage by model
+}
+
+// Reader is what the pages of a fold may show and do for the one who
+// reads them. One value carries it all, so that a page built on any path
+// (live, at an event, a playback, an earlier window) shows the same.
+type Reader struct {
+	// ReadOnly renders awaiting cards without their decision forms: a
+	// session the server does not run, a share link, a page at an event.
+	ReadOnly bool
+	// Prices, when set, adds costs to the token lines of steps and turns
+	// and to the session header: the owner's pages only.
+	Prices price.Table
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are
@@ -206,14 +215,13 @@ func CallContext(events []core.Event, callID string) []core.Event {
 // Header returns the session header.
 func (t *Timeline) Header() core.SessionHeader { return t.header }
 
+// SetReader says what pages rendered from the timeline show their reader.
+func (t *Timeline) SetReader(rd Reader) { t.reader = rd }
+
 // SetReadOnly says whether pages rendered from the timeline may decide its
 // approvals: a session the server does not run is read-only (its awaiting
 // cards show that they wait, without Approve and Reject).
-func (t *Timeline) SetReadOnly(ro bool) { t.readOnly = ro }
-
-// SetPrices sets the price table pages rendered from the timeline show
-// costs at (nil: no costs).
-func (t *Timeline) SetPrices(p price.Table) { t.prices = p }
+func (t *Timeline) SetReadOnly(ro bool) { t.reader.ReadOnly = ro }
 
 // Usage returns the session's token usage by model.
 func (t *Timeline) Usage() Usage { return t.usage }

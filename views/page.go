@@ -56,7 +56,7 @@ func (r R) current(id string) bool { return r.Current != "" && r.Current == id }
 // share link and in a saved file.
 func NewR(t *Timeline, l Links) R {
 	h := t.Header()
-	return R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: t.readOnly || l.Shared() || l.Offline(), Prices: t.prices}
+	return R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: t.reader.ReadOnly || l.Shared() || l.Offline(), Prices: t.reader.Prices}
 }
 
 // SessionHeadView is the session page's header: identity, and the
@@ -191,15 +191,15 @@ func NewSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 		v.ParentURL = ""
 	}
 	v.Title = displayTitle(st.Title, h.ID)
-	if t.prices != nil && len(t.usage) > 0 {
-		cost, complete := t.prices.Sum(t.usage)
+	if t.reader.Prices != nil && len(t.usage) > 0 {
+		cost, complete := t.reader.Prices.Sum(t.usage)
 		switch {
 		case complete:
 			v.Cost = price.Format(cost)
 		case cost > 0:
-			v.Cost, v.CostNote = "≥ "+price.Format(cost), "no price for "+unpriced(t.usage, t.prices)
+			v.Cost, v.CostNote = "≥ "+price.Format(cost), "no price for "+unpriced(t.usage, t.reader.Prices)
 		default:
-			v.Cost, v.CostNote = "unknown", "no price for "+unpriced(t.usage, t.prices)
+			v.Cost, v.CostNote = "unknown", "no price for "+unpriced(t.usage, t.reader.Prices)
 		}
 	}
 	v.Created = dateTime(h.CreatedAt)

@@ -146,6 +146,9 @@ func TestDelete(t *testing.T) {
 		t.Errorf("DELETE of a running session = %d %s", res.StatusCode, b)
 	}
 	stream := e.stream(t, "/sessions/s2/stream?after=-1")
+	// Its first frame (the catch-up from -1) comes after it subscribed to
+	// the session's live hub: the delete below reaches it there.
+	stream.next(t)
 	res, b = e.do(t, http.MethodDelete, "/api/sessions/s2", nil)
 	// A page open on it is told, live.
 	stream.until(t, func(ev sseEvent) bool { return strings.Contains(ev.Elements(), "this session was deleted") })

@@ -133,8 +133,7 @@ func New(deps Deps) *Server {
 	s.exportCSS = ExportCSS()
 	s.share404 = mustRender(views.ShareNotFound(views.PageMeta{Title: "Not found · prism", Assets: s.assets, Public: true}))
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
-	s.broker.readOnly = func(id string) bool { return !s.canDecide(id) }
-	s.broker.prices = deps.Prices
+	s.broker.reader = s.ownerReader
 	if deps.Commits != nil {
 		removeCommit := deps.Commits.OnCommit(s.broker.Publish)
 		removeReplace := deps.Commits.OnReplace(func(id string) {

@@ -221,8 +221,8 @@ func (s *Server) shareSource(sr shareReq) replaySource {
 		load: func(ctx context.Context) (core.SessionHeader, []core.Event, error) {
 			return s.shareLog(ctx, sr.sh)
 		},
-		follow:   !sr.sh.Scoped() && s.deps.Commits != nil,
-		readOnly: true,
+		follow: !sr.sh.Scoped() && s.deps.Commits != nil,
+		reader: views.Reader{ReadOnly: true},
 	}
 }
 
