@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -68,6 +69,18 @@ func TestPages_Costs(t *testing.T) {
 			if turn := d.Find(`[data-testid="turn-usage-cost"]`); strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(turn.Text()), "·")) != want {
 				t.Errorf("turn cost %q, want %q (one turn)", turn.Text(), want)
 			}
+			// The page at an event (time travel's own fold) prices the
+			// steps it shows as the live page does.
+			_, at := e.get(t, "/sessions/s?at="+strconv.Itoa(len(events)/2))
+			atSteps := doc(t, at).Find(`[data-testid="step-usage"]`)
+			if atSteps.Length() == 0 {
+				t.Fatal("the page at an event shows no step token lines")
+			}
+			atSteps.Each(func(i int, s *goquery.Selection) {
+				if c := strings.TrimSpace(s.Find(".cost").Text()); !strings.HasPrefix(c, "· $") {
+					t.Errorf("at an event: step %d's cost %q", i, c)
+				}
+			})
 		}
 	}
 }
