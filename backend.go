@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"prism/backend"
 	"prism/core"
@@ -18,9 +19,6 @@ import (
 	"prism/web"
 )
 
-// demoPrompt starts the scripted demo session of an empty database.
-const demoPrompt = "Find why the tests fail and fix it."
-
 // sessionStore is what main needs of a session store, whichever engine:
 // *db.Store (a SQLite file) or *pgstore.Store (PostgreSQL).
 type sessionStore interface {
@@ -29,6 +27,9 @@ type sessionStore interface {
 	backend.Loader
 	web.ShareStore
 	ImportFile(ctx context.Context, path string) ([]store.ImportResult, error)
+	ImportFileWith(ctx context.Context, path string, o store.ImportOptions) ([]store.ImportResult, error)
+	backend.Remover
+	DeleteEndedBefore(ctx context.Context, before time.Time) ([]store.Deleted, error)
 	Export(ctx context.Context, id string, w io.Writer) error
 	RepairOpenTurns(ctx context.Context) ([]string, error)
 	IfEmpty(ctx context.Context, fn func(ctx context.Context) error) (bool, error)
@@ -118,6 +119,10 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		})
 		log.Info("watching dsh sessions", logkey.Dir, cfg.Watch)
 	}
+	if cfg.Retain > 0 {
+		wg.Go(func() { retainLoop(bg, st, cfg.Retain, time.Now, log) })
+		log.Info("retention: sessions are deleted once they ended longer ago than the retention period", logkey.Retain, cfg.Retain)
+	}
 	release := func() {
 		stopBG()
 		wg.Wait()
@@ -132,7 +137,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		var id string
 		started, err := st.IfEmpty(ctx, func(ctx context.Context) error {
 			var err error
-			id, err = runner.StartSession(ctx, web.StartRequest{Prompt: demoPrompt, Model: model.DemoModelName})
+			id, err = runner.StartSession(ctx, web.StartRequest{Prompt: model.DemoPrompt, Model: model.DemoModelName})
 			return err
 		})
 		if err != nil {
@@ -148,6 +153,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Sessions:  backend.Source{Store: st},
 		Commits:   feed,
 		Importer:  backend.Importer{Store: st},
+		Deleter:   backend.Deleter{Store: st},
 		Runner:    runner,
 		Approvals: decider,
 		Presenter: presenter,

@@ -40,8 +40,10 @@ func Presenters(log *slog.Logger, extra ...*core.Tool) (*core.Registry, error) {
 
 // Feed fans the store's commit notifications out to web: commits that
 // append go to OnCommit functions, commits that replaced a session's whole
-// log (a rewritten watched file) to OnReplace functions. Pass its Publish
-// as the store's Options.Committed. The zero Feed is ready to use.
+// log (a rewritten watched file, an import --replace) or deleted the
+// session to OnReplace functions (a deleted session's pages then find it
+// gone). Pass its Publish as the store's Options.Committed. The zero Feed
+// is ready to use.
 type Feed struct {
 	mu   sync.RWMutex
 	subs []*feedSub
@@ -86,9 +88,9 @@ func (f *Feed) Publish(c store.Commit) {
 	f.mu.RUnlock()
 	for _, s := range subs {
 		switch {
-		case c.Replaced && s.replace != nil:
+		case (c.Replaced || c.Deleted) && s.replace != nil:
 			s.replace(c.SessionID)
-		case !c.Replaced && s.fn != nil:
+		case !c.Replaced && !c.Deleted && s.fn != nil:
 			s.fn(c.SessionID, c.Events)
 		}
 	}
@@ -171,7 +173,7 @@ func (s Source) EventsUpTo(ctx context.Context, id string, upTo int64) (core.Ses
 
 // Loader is what Importer writes through: either engine's store.
 type Loader interface {
-	Import(ctx context.Context, name string, r io.Reader, size int64) ([]store.ImportResult, error)
+	ImportWith(ctx context.Context, name string, r io.Reader, size int64, o store.ImportOptions) ([]store.ImportResult, error)
 }
 
 // Importer adapts a store to web.Importer.
@@ -180,8 +182,8 @@ type Importer struct{ Store Loader }
 var _ web.Importer = Importer{}
 
 // Import implements web.Importer.
-func (s Importer) Import(ctx context.Context, filename string, r io.Reader) ([]web.ImportedSession, error) {
-	results, err := s.Store.Import(ctx, filename, r, -1)
+func (s Importer) Import(ctx context.Context, filename string, r io.Reader, o web.ImportOptions) ([]web.ImportedSession, error) {
+	results, err := s.Store.ImportWith(ctx, filename, r, -1, store.ImportOptions{As: o.As, Replace: o.Replace})
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +192,7 @@ func (s Importer) Import(ctx context.Context, filename string, r io.Reader) ([]w
 	}
 	out := make([]web.ImportedSession, len(results))
 	for i, res := range results {
-		out[i] = web.ImportedSession{ID: res.SessionID, Outcome: res.Outcome}
+		out[i] = web.ImportedSession{ID: res.SessionID, Status: res.Outcome, Events: res.Events, Revoked: res.Revoked, Original: res.Original}
 	}
 	return out, nil
 }
@@ -199,6 +201,25 @@ func (s Importer) Import(ctx context.Context, filename string, r io.Reader) ([]w
 // engines: SQLite FTS4, PostgreSQL tsvector).
 type Finder interface {
 	Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error)
+}
+
+// Deleter adapts the store to web.Deleter.
+type Deleter struct{ Store Remover }
+
+// Remover is what Deleter deletes through: either engine's store.
+type Remover interface {
+	DeleteSession(ctx context.Context, id string) (store.Deleted, error)
+}
+
+var _ web.Deleter = Deleter{}
+
+// DeleteSession implements web.Deleter.
+func (s Deleter) DeleteSession(ctx context.Context, id string) (web.DeletedSession, error) {
+	d, err := s.Store.DeleteSession(ctx, id)
+	if err != nil {
+		return web.DeletedSession{}, err
+	}
+	return web.DeletedSession{ID: d.SessionID, Subagents: d.Subagents, Events: d.Events, Shares: d.Shares}, nil
 }
 
 // Search adapts the store's full-text search to web.Searcher.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"prism/core/sessionlog"
+	"prism/store"
 	"prism/store/storetest"
 )
 
@@ -41,6 +43,26 @@ var sqliteEngine = storetest.Engine{
 		return n
 	},
 	Commits: func(st storetest.Store) int64 { return st.(*Store).w.commits.Load() },
+	Strings: func(t testing.TB, st storetest.Store, q string) []string {
+		t.Helper()
+		rows, err := st.(*Store).rdb.Query(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			out = append(out, s)
+		}
+		return out
+	},
+	ImportLogs: func(st storetest.Store, file string, logs []*sessionlog.Log, o store.ImportOptions) ([]store.ImportResult, error) {
+		return st.(*Store).importLogs(context.Background(), file, logs, o)
+	},
 	Unindex: func(t testing.TB, st storetest.Store) {
 		t.Helper()
 		for _, q := range []string{"DROP TABLE search_fts", "DROP TABLE search_docs", "DROP TABLE search_sessions", "DELETE FROM migrations WHERE name = '0005_search.sql'"} {

@@ -30,6 +30,17 @@ import (
 // (store.ImportUnchanged); if it is a prefix, the rest is appended
 // (store.ImportExtended); otherwise the import fails with core.CodeConflict.
 func (st *Store) ImportFile(ctx context.Context, path string) ([]store.ImportResult, error) {
+	return st.ImportFileWith(ctx, path, store.ImportOptions{})
+}
+
+// ImportFileWith is ImportFile with options (--as, --replace). Options
+// that cannot apply (As with a file of several sessions, an invalid id)
+// fail before anything is written, and so does any error: the store is
+// left as it was.
+func (st *Store) ImportFileWith(ctx context.Context, path string, o store.ImportOptions) ([]store.ImportResult, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
 	release, err := st.acquireImport(ctx, false)
 	if err != nil {
 		return nil, err
@@ -40,13 +51,21 @@ func (st *Store) ImportFile(ctx context.Context, path string) ([]store.ImportRes
 	if err != nil {
 		return nil, err
 	}
-	return st.importLogs(ctx, path, logs)
+	return st.importLogs(ctx, path, logs, o)
 }
 
 // Import is ImportFile for a file held by a reader (an upload); name is
 // used in errors. JSONL and zstd are decoded as they stream in; a zip is
 // first copied to a temporary file.
 func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int64) ([]store.ImportResult, error) {
+	return st.ImportWith(ctx, name, r, size, store.ImportOptions{})
+}
+
+// ImportWith is Import with options, as ImportFileWith.
+func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size int64, o store.ImportOptions) ([]store.ImportResult, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
 	release, err := st.acquireImport(ctx, false)
 	if err != nil {
 		return nil, err
@@ -61,7 +80,7 @@ func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int6
 		}
 		return nil, err
 	}
-	return st.importLogs(ctx, name, logs)
+	return st.importLogs(ctx, name, logs, o)
 }
 
 // BusyError refuses work the store has no capacity for right now (every
@@ -87,7 +106,11 @@ func asFormatError(err error, fe **sessionlog.FormatError) bool {
 	return ok
 }
 
-func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog.Log) ([]store.ImportResult, error) {
+func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog.Log, o store.ImportOptions) ([]store.ImportResult, error) {
+	logs, original, err := o.Rename(file, logs)
+	if err != nil {
+		return nil, err
+	}
 	var preps []store.Prepared
 	for _, l := range logs {
 		p, err := store.PrepareLog(file, l)
@@ -101,7 +124,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 		inFile[p.Log.Header.ID] = true
 	}
 	var results []store.ImportResult
-	err := st.write(ctx, func(t *wtx) error {
+	err = st.write(ctx, func(t *wtx) error {
 		results = results[:0]
 		for _, p := range preps {
 			if err := t.checkParent(file, p.Log, inFile); err != nil {
@@ -110,7 +133,14 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 		}
 		for _, p := range preps {
 			h := p.Log.Header
-			outcome, added, err := t.syncLog(h, p.Events, store.SourceImport, false)
+			revoked, before := 0, 0
+			if prev, err := t.state(h.ID); err == nil && prev.exists {
+				before = int(prev.sum.Events)
+			}
+			outcome, added, err := t.syncLog(h, p.Events, store.SourceImport, o.Replace)
+			if err == nil && outcome == store.ImportReplaced {
+				revoked, err = t.revokeShares(h.ID, st.now().UnixMilli())
+			}
 			if err != nil {
 				where := file
 				if p.Log.Entry != "" {
@@ -119,7 +149,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 				return fmt.Errorf("import %s: %w", where, err)
 			}
 			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ParentSession, Entry: p.Log.Entry, Outcome: outcome,
-				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn})
+				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Revoked: revoked, Original: original, Before: before})
 		}
 		return nil
 	})
@@ -130,6 +160,17 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 		st.log.Info("imported session", logkey.File, file, logkey.SessionID, r.SessionID, logkey.Outcome, r.Outcome, logkey.Events, r.Events, logkey.Added, r.Added, logkey.Repaired, r.Repaired)
 	}
 	return results, nil
+}
+
+// revokeShares revokes every live share link of a session whose log was
+// replaced: a link promised the session as it was.
+func (t *wtx) revokeShares(id string, now int64) (int, error) {
+	res, err := t.tx.Exec("UPDATE shares SET revoked_at = ? WHERE session_id = ? AND revoked_at IS NULL", now, id)
+	if err != nil {
+		return 0, translate(err, "revoke the share links of session "+id)
+	}
+	n, err := res.RowsAffected()
+	return int(n), translate(err, "revoke the share links of session "+id)
 }
 
 // checkParent refuses a subagent log whose parent session is neither in
@@ -154,8 +195,9 @@ func (st *Store) SyncLog(ctx context.Context, h core.SessionHeader, events []cor
 
 // syncLog makes the stored session equal h plus events: it creates it,
 // leaves it, or appends the missing tail. A stored log that is not a prefix
-// of events is a conflict, unless replace is set and the session was
-// itself tailed from a file (source watch): then its log is replaced.
+// of events is a conflict, unless replace is set: then its log is replaced
+// (the watcher sets it for sessions tailed from a file, source watch;
+// import --replace for any session but a running live one).
 func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, replace bool) (outcome string, added int, err error) {
 	if err := store.ValidateHeader(h); err != nil {
 		return "", 0, err
@@ -178,7 +220,8 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 	if err != nil {
 		return "", 0, err
 	}
-	plan, err := store.Reconcile(store.Stored{Header: s.header, Source: s.source, Events: stored}, h, events, replace)
+	plan, err := store.Reconcile(store.Stored{Header: s.header, Source: s.source, Events: stored, Running: s.sum.Status == core.StatusRunning},
+		h, events, source, replace)
 	if err != nil {
 		return "", 0, err
 	}
@@ -186,7 +229,7 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 	case store.ImportUnchanged:
 		return plan.Outcome, 0, nil
 	case store.ImportReplaced:
-		if err := t.replaceSession(s, h.ID, h); err != nil {
+		if err := t.replaceSession(s, h.ID, h, source); err != nil {
 			return "", 0, err
 		}
 	}

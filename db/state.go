@@ -32,6 +32,7 @@ type sessState struct {
 	dirty    bool
 	created  bool
 	replaced bool
+	deleted  bool // the transaction deleted the session (its row is gone)
 	retitled bool // the title changed: the session's search document follows
 	appended []core.Event
 }
@@ -188,8 +189,9 @@ func (t *wtx) insertSession(s *sessState, h core.SessionHeader, source string) e
 }
 
 // replaceSession drops a session's events and resets its derived values
-// (a watched file that was rewritten); the caller appends the new log.
-func (t *wtx) replaceSession(s *sessState, id string, h core.SessionHeader) error {
+// (a watched file that was rewritten, an import --replace); the caller
+// appends the new log. The session's source becomes source.
+func (t *wtx) replaceSession(s *sessState, id string, h core.SessionHeader, source string) error {
 	if _, err := t.tx.Exec("DELETE FROM events WHERE session_id = ?", id); err != nil {
 		return translate(err, "replace session "+id)
 	}
@@ -204,10 +206,10 @@ func (t *wtx) replaceSession(s *sessState, id string, h core.SessionHeader) erro
 	if h.ParentSession != "" {
 		parent = h.ParentSession
 	}
-	if _, err := t.tx.Exec("UPDATE sessions SET header = ?, parent_id = ?, created_at = ? WHERE id = ?", hj, parent, h.CreatedAt, id); err != nil {
+	if _, err := t.tx.Exec("UPDATE sessions SET header = ?, parent_id = ?, created_at = ?, source = ? WHERE id = ?", hj, parent, h.CreatedAt, source, id); err != nil {
 		return translate(err, "replace session "+id)
 	}
-	*s = sessState{exists: true, header: hj, source: s.source, sum: core.NewSummary(), createdAt: h.CreatedAt, replaced: true, dirty: true, created: s.created}
+	*s = sessState{exists: true, header: hj, source: source, sum: core.NewSummary(), createdAt: h.CreatedAt, replaced: true, dirty: true, created: s.created}
 	return nil
 }
 
@@ -266,7 +268,7 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts [
 func (t *wtx) finish() error {
 	for _, id := range t.order {
 		s := t.touched[id]
-		if !s.dirty {
+		if !s.dirty || s.deleted {
 			continue
 		}
 		if s.created || s.replaced || s.retitled {
@@ -289,7 +291,10 @@ func (t *wtx) commits() []store.Commit {
 	var out []store.Commit
 	for _, id := range t.order {
 		s := t.touched[id]
-		if s.created || s.replaced || len(s.appended) > 0 {
+		switch {
+		case s.deleted:
+			out = append(out, store.Commit{SessionID: id, Deleted: true})
+		case s.created || s.replaced || len(s.appended) > 0:
 			out = append(out, store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended})
 		}
 	}
@@ -299,6 +304,10 @@ func (t *wtx) commits() []store.Commit {
 // publish moves the committed state into the writer's cache.
 func (t *wtx) publish() {
 	for id, s := range t.touched {
+		if s.deleted {
+			delete(t.w.cache, id)
+			continue
+		}
 		c := *s
 		c.dirty, c.created, c.replaced, c.retitled, c.appended = false, false, false, false, nil
 		t.w.cache[id] = &c

@@ -17,24 +17,26 @@ import (
 
 // feed collects what a node's Committed hook delivers, per session.
 type feed struct {
-	mu     sync.Mutex
-	events map[string][]core.Event
+	mu      sync.Mutex
+	events  map[string][]core.Event
+	deleted map[string]bool
 	seen   map[string]int // commits per session
 	more   chan struct{}
 	t      testing.TB
 }
 
 func newFeed(t testing.TB) *feed {
-	return &feed{events: map[string][]core.Event{}, seen: map[string]int{}, more: make(chan struct{}, 1), t: t}
+	return &feed{events: map[string][]core.Event{}, deleted: map[string]bool{}, seen: map[string]int{}, more: make(chan struct{}, 1), t: t}
 }
 
 func (f *feed) committed(c store.Commit) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	have := f.events[c.SessionID]
-	if c.Replaced {
+	if c.Replaced || c.Deleted {
 		have = nil
 	}
+	f.deleted[c.SessionID] = c.Deleted
 	for _, e := range c.Events {
 		if want := int64(len(have)); e.Seq != want {
 			f.t.Errorf("session %s: delivered seq %d, want %d (a gap or a double)", c.SessionID, e.Seq, want)
@@ -46,6 +48,25 @@ func (f *feed) committed(c store.Commit) {
 	select {
 	case f.more <- struct{}{}:
 	default:
+	}
+}
+
+// waitDeleted waits until the node delivered session id's deletion.
+func (f *feed) waitDeleted(t testing.TB, id string) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		f.mu.Lock()
+		gone := f.deleted[id]
+		f.mu.Unlock()
+		if gone {
+			return
+		}
+		select {
+		case <-f.more:
+		case <-deadline:
+			t.Fatalf("session %s: its deletion was not delivered", id)
+		}
 	}
 }
 
@@ -78,7 +99,7 @@ func twoNodes(t *testing.T) (a, b *Store, fa, fb *feed, url string) {
 }
 
 // TestFanout: what node A commits reaches node B's hook, in order, once —
-// created sessions, appends, and a whole import.
+// created sessions, appends, a whole import, and a deletion.
 func TestFanout(t *testing.T) {
 	ctx := context.Background()
 	a, b, _, fb, _ := twoNodes(t)
@@ -98,6 +119,12 @@ func TestFanout(t *testing.T) {
 		t.Fatal(err)
 	}
 	fb.waitFor(t, res[0].SessionID, 39)
+	// A deletion on A reaches B as a deleted commit (pages there say the
+	// session is gone).
+	if _, err := a.DeleteSession(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	fb.waitDeleted(t, "s")
 }
 
 // TestConcurrentAppendsFromTwoNodes: two nodes appending to one session

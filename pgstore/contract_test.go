@@ -7,7 +7,11 @@ import (
 	"os"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"prism/core/sessionlog"
 	"prism/internal/pgtest"
+	"prism/store"
 	"prism/store/storetest"
 )
 
@@ -61,6 +65,21 @@ var pgEngine = storetest.Engine{
 		return n
 	},
 	Commits: func(st storetest.Store) int64 { return st.(*Store).w.commits.Load() },
+	Strings: func(t testing.TB, st storetest.Store, q string) []string {
+		t.Helper()
+		rows, err := st.(*Store).pool.Query(context.Background(), q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return out
+	},
+	ImportLogs: func(st storetest.Store, file string, logs []*sessionlog.Log, o store.ImportOptions) ([]store.ImportResult, error) {
+		return st.(*Store).importLogs(context.Background(), file, logs, o)
+	},
 	Unindex: func(t testing.TB, st storetest.Store) {
 		t.Helper()
 		for _, q := range []string{"DROP TABLE search_docs", "DROP TABLE search_sessions", "DELETE FROM migrations WHERE name = '0005_search.sql'"} {

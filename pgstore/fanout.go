@@ -20,13 +20,18 @@ import (
 // The NOTIFY channels.
 const (
 	// channelEvents carries "<session id> <last seq>" after every commit
-	// that changed a session.
+	// that changed a session ("<session id> deleted" after one that
+	// deleted it).
 	channelEvents = "prism_events"
 	// channelCommands carries the id of a session_commands row.
 	channelCommands = "prism_commands"
 	// channelAnswers carries the id of an answered session_commands row.
 	channelAnswers = "prism_answers"
 )
+
+// deletedNote stands for the last seq of a deleted session in a
+// channelEvents payload.
+const deletedNote = "deleted"
 
 // cursor is what this node delivered of one session: up to seq, in log
 // generation gen.
@@ -38,10 +43,11 @@ type cursor struct {
 // hint says a session changed: this node's own commit (with its events)
 // or another node's NOTIFY (seq only).
 type hint struct {
-	id     string
-	seq    int64
-	local  *change
-	resync *resync
+	id      string
+	seq     int64
+	deleted bool // another node deleted the session
+	local   *change
+	resync  *resync
 }
 
 // resync is the state of every session when the LISTEN connection was
@@ -190,6 +196,10 @@ func (f *fanout) dispatch(n *pgconn.Notification) {
 		if i < 0 {
 			return
 		}
+		if n.Payload[i+1:] == deletedNote {
+			f.push(hint{id: n.Payload[:i], deleted: true})
+			return
+		}
 		seq, err := strconv.ParseInt(n.Payload[i+1:], 10, 64)
 		if err != nil {
 			return
@@ -290,10 +300,15 @@ func (f *fanout) process(ctx context.Context, q []hint) {
 			}
 		case fetch[h.id]:
 			// Already behind: the read covers it.
+		case h.deleted:
+			need(h.id) // the read finds it gone
 		case h.local != nil:
 			c := h.local
 			cur, known := f.seen[h.id]
 			switch {
+			case c.Deleted:
+				f.emit(c.Commit)
+				delete(f.seen, h.id)
 			case c.Replaced:
 				f.emit(c.Commit)
 				f.seen[h.id] = cursor{seq: c.lastSeq, gen: c.gen}
@@ -399,10 +414,14 @@ func (f *fanout) catchUp(ctx context.Context, ids []string) {
 	}
 	for _, id := range ids {
 		g := byID[id]
-		if g == nil {
-			continue // no such session (any more)
-		}
 		cur, known := f.seen[id]
+		if g == nil { // no such session (any more)
+			if known {
+				f.emit(store.Commit{SessionID: id, Deleted: true})
+				delete(f.seen, id)
+			}
+			continue
+		}
 		switch {
 		case !known:
 			f.emit(store.Commit{SessionID: id, Created: true, Events: g.events})

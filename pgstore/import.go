@@ -21,6 +21,16 @@ import (
 // transaction or not at all, an open last turn gets crash repair, and a
 // session already stored is left, extended or refused as a conflict.
 func (st *Store) ImportFile(ctx context.Context, path string) ([]store.ImportResult, error) {
+	return st.ImportFileWith(ctx, path, store.ImportOptions{})
+}
+
+// ImportFileWith is ImportFile with options (--as, --replace; see
+// store.ImportOptions). Options that cannot apply fail before anything is
+// written, and so does any error: the store is left as it was.
+func (st *Store) ImportFileWith(ctx context.Context, path string, o store.ImportOptions) ([]store.ImportResult, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
 	release, err := st.imports.Acquire(ctx, false)
 	if err != nil {
 		return nil, err
@@ -30,12 +40,20 @@ func (st *Store) ImportFile(ctx context.Context, path string) ([]store.ImportRes
 	if err != nil {
 		return nil, err
 	}
-	return st.importLogs(ctx, path, logs)
+	return st.importLogs(ctx, path, logs, o)
 }
 
 // Import is ImportFile for a file held by a reader (an upload); name is
 // used in errors.
 func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int64) ([]store.ImportResult, error) {
+	return st.ImportWith(ctx, name, r, size, store.ImportOptions{})
+}
+
+// ImportWith is Import with options, as ImportFileWith.
+func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size int64, o store.ImportOptions) ([]store.ImportResult, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
 	release, err := st.imports.Acquire(ctx, false)
 	if err != nil {
 		return nil, err
@@ -49,10 +67,14 @@ func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int6
 		}
 		return nil, err
 	}
-	return st.importLogs(ctx, name, logs)
+	return st.importLogs(ctx, name, logs, o)
 }
 
-func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog.Log) ([]store.ImportResult, error) {
+func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog.Log, o store.ImportOptions) ([]store.ImportResult, error) {
+	logs, original, err := o.Rename(file, logs)
+	if err != nil {
+		return nil, err
+	}
 	var preps []store.Prepared
 	for _, l := range logs {
 		p, err := store.PrepareLog(file, l)
@@ -66,7 +88,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 		inFile[p.Log.Header.ID] = true
 	}
 	var results []store.ImportResult
-	err := st.inTx(ctx, func(t *wtx) error {
+	err = st.inTx(ctx, func(t *wtx) error {
 		results = results[:0]
 		ids := make([]string, len(preps))
 		for i, p := range preps {
@@ -87,7 +109,14 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 		}
 		for _, p := range preps {
 			h := p.Log.Header
-			outcome, added, err := t.syncLog(ctx, h, p.Events, store.SourceImport, false)
+			revoked, before := 0, 0
+			if prev := t.touched[h.ID]; prev != nil && prev.exists {
+				before = int(prev.sum.Events)
+			}
+			outcome, added, err := t.syncLog(ctx, h, p.Events, store.SourceImport, o.Replace)
+			if err == nil && outcome == store.ImportReplaced {
+				revoked, err = t.revokeShares(ctx, h.ID, st.now().UnixMilli())
+			}
 			if err != nil {
 				where := file
 				if p.Log.Entry != "" {
@@ -96,7 +125,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 				return fmt.Errorf("import %s: %w", where, err)
 			}
 			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ParentSession, Entry: p.Log.Entry, Outcome: outcome,
-				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn})
+				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Revoked: revoked, Original: original, Before: before})
 		}
 		return nil
 	})
@@ -139,7 +168,8 @@ func (t *wtx) syncLog(ctx context.Context, h core.SessionHeader, events []core.E
 	if err != nil {
 		return "", 0, err
 	}
-	plan, err := store.Reconcile(store.Stored{Header: s.header, Source: s.source, Events: stored}, h, events, replace)
+	plan, err := store.Reconcile(store.Stored{Header: s.header, Source: s.source, Events: stored, Running: s.sum.Status == core.StatusRunning},
+		h, events, source, replace)
 	if err != nil {
 		return "", 0, err
 	}
@@ -147,7 +177,7 @@ func (t *wtx) syncLog(ctx context.Context, h core.SessionHeader, events []core.E
 	case store.ImportUnchanged:
 		return plan.Outcome, 0, nil
 	case store.ImportReplaced:
-		if err := t.replace(ctx, h.ID, h); err != nil {
+		if err := t.replace(ctx, h.ID, h, source); err != nil {
 			return "", 0, err
 		}
 	}

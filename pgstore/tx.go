@@ -31,8 +31,10 @@ type sessState struct {
 	// retitled: the title changed; reindexed: the search documents were
 	// rebuilt (either way the session's own document is rewritten).
 	retitled, reindexed bool
-	parent              string
-	appended            []core.Event
+	// deleted: the transaction deleted the session (its row is gone).
+	deleted  bool
+	parent   string
+	appended []core.Event
 }
 
 // updatedAt is the row's sort key: the latest event time, or the creation
@@ -211,8 +213,9 @@ func (t *wtx) appendChecked(id string, events []core.Event, checked bool, facts 
 }
 
 // replace drops a session's events and header (a watched file that was
-// rewritten); the caller appends the new log.
-func (t *wtx) replace(ctx context.Context, id string, h core.SessionHeader) error {
+// rewritten, an import --replace); the caller appends the new log. The
+// session's source becomes source.
+func (t *wtx) replace(ctx context.Context, id string, h core.SessionHeader, source string) error {
 	s := t.touched[id]
 	if t.ev.len() > 0 || !t.idx.empty() {
 		return fmt.Errorf("replace session %s: events of this transaction are not written yet", id)
@@ -227,11 +230,11 @@ func (t *wtx) replace(ctx context.Context, id string, h core.SessionHeader) erro
 	if err := t.unindexEvents(ctx, id); err != nil {
 		return err
 	}
-	if _, err := t.tx.Exec(ctx, "UPDATE sessions SET header = $1, parent_id = NULLIF($2, ''), created_at = $3 WHERE id = $4",
-		hj, h.ParentSession, h.CreatedAt, id); err != nil {
+	if _, err := t.tx.Exec(ctx, "UPDATE sessions SET header = $1, parent_id = NULLIF($2, ''), created_at = $3, source = $4 WHERE id = $5",
+		hj, h.ParentSession, h.CreatedAt, source, id); err != nil {
 		return translate(err, "replace session "+id)
 	}
-	*s = sessState{exists: true, header: hj, source: s.source, createdAt: h.CreatedAt, sum: core.NewSummary(), lockedSeq: s.lockedSeq,
+	*s = sessState{exists: true, header: hj, source: source, createdAt: h.CreatedAt, sum: core.NewSummary(), lockedSeq: s.lockedSeq,
 		gen: s.gen + 1, replaced: true, dirty: true, created: s.created}
 	return nil
 }
@@ -272,7 +275,10 @@ func (t *wtx) flush(ctx context.Context) error {
 		if s.dirty {
 			dirty, dids = append(dirty, s), append(dids, id)
 		}
-		if s.created || s.replaced || len(s.appended) > 0 {
+		switch {
+		case s.deleted:
+			notes = append(notes, id+" "+deletedNote)
+		case s.created || s.replaced || len(s.appended) > 0:
 			notes = append(notes, id+" "+strconv.FormatInt(s.sum.LastSeq, 10))
 		}
 	}
@@ -378,7 +384,10 @@ func (t *wtx) changes() []change {
 	var out []change
 	for _, id := range t.order {
 		s := t.touched[id]
-		if s.created || s.replaced || len(s.appended) > 0 {
+		switch {
+		case s.deleted:
+			out = append(out, change{Commit: store.Commit{SessionID: id, Deleted: true}})
+		case s.created || s.replaced || len(s.appended) > 0:
 			out = append(out, change{Commit: store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended},
 				lastSeq: s.sum.LastSeq, gen: s.gen})
 		}

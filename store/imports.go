@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"prism/core"
@@ -88,4 +89,69 @@ func CheckParent(file string, l *sessionlog.Log, inFile map[string]bool, exists 
 	return core.Errorf(core.CodeInvalid,
 		"%s: session %s is a subagent of session %s, which is neither in this file nor in the store; import the parent session first (or dsh's export .zip, which holds the whole family); nothing was imported",
 		where, l.Header.ID, parent)
+}
+
+// ImportOptions change what an import does with the sessions it meets.
+type ImportOptions struct {
+	// As imports the file's session under this id instead of its own (a
+	// crash-repaired copy beside the original, say). The file must hold
+	// exactly one session; the id is 1–128 letters, digits, '.', '_' or
+	// '-'.
+	As string
+	// Replace lets the file's log replace a stored session whose log
+	// differs (instead of failing with core.CodeConflict): the stored
+	// events are dropped, the file's stored, and the session's share
+	// links revoked. A running live session is never replaced.
+	Replace bool
+}
+
+// Check validates the options on their own.
+func (o ImportOptions) Check() error {
+	if o.As == "" {
+		return nil
+	}
+	if len(o.As) > 128 {
+		return core.Errorf(core.CodeInvalid, "import as %.20q…: a session id is at most 128 characters, got %d", o.As, len(o.As))
+	}
+	for _, r := range o.As {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return core.Errorf(core.CodeInvalid, "import as %q: a session id may hold only letters, digits, '.', '_' and '-'", o.As)
+		}
+	}
+	return nil
+}
+
+// Rename applies As to a file's logs: the one log under its new id, and
+// its id in the file (original, "" when not renamed). A file of several
+// sessions cannot be imported under another id (core.CodeInvalid).
+func (o ImportOptions) Rename(file string, logs []*sessionlog.Log) (out []*sessionlog.Log, original string, err error) {
+	if o.As == "" {
+		return logs, "", nil
+	}
+	if len(logs) != 1 {
+		ids := make([]string, len(logs))
+		for i, l := range logs {
+			ids[i] = l.Header.ID
+		}
+		return nil, "", core.Errorf(core.CodeInvalid, "%s: importing under another id (--as, ?as=) needs a file holding exactly one session; it holds %d (%s); nothing was imported", file, len(logs), strings.Join(ids, ", "))
+	}
+	if logs[0].Header.ID == o.As {
+		return logs, "", nil
+	}
+	l := *logs[0]
+	l.Header.ID = o.As
+	return []*sessionlog.Log{&l}, logs[0].Header.ID, nil
+}
+
+// Deleted reports what deleting one session removed.
+type Deleted struct {
+	// SessionID is the session that was asked for.
+	SessionID string `json:"id"`
+	// Subagents are the ids of its subagent sessions (and theirs), deleted
+	// with it.
+	Subagents []string `json:"subagents"`
+	// Events and Shares count the removed events and share links, of the
+	// session and its subagents together.
+	Events int64 `json:"events"`
+	Shares int64 `json:"shares"`
 }

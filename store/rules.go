@@ -195,6 +195,8 @@ type Stored struct {
 	Header string // HeaderJSON of its header
 	Source string
 	Events []core.Event
+	// Running: its status is running (a live one is never replaced).
+	Running bool
 }
 
 // SyncPlan is what Reconcile decides: the outcome and, for ImportExtended,
@@ -205,12 +207,14 @@ type SyncPlan struct {
 	From    int
 }
 
-// Reconcile decides how to make a stored session equal h plus events: leave
-// it, append the missing tail, or — when replace is set and the session
-// was itself tailed from a file (source watch) — replace its log. A stored
-// log that is not a prefix of events, or a different header, is
-// core.CodeConflict.
-func Reconcile(s Stored, h core.SessionHeader, events []core.Event, replace bool) (SyncPlan, error) {
+// Reconcile decides how to make a stored session equal h plus events,
+// written from source: leave it, append the missing tail, or — when
+// replace is set — replace its log (the watcher sets replace for sessions
+// tailed from a file, and a watched file never replaces a session of
+// another source; import --replace sets it for any session but a running
+// live one). A stored log that is not a prefix of events, or a different
+// header, is otherwise core.CodeConflict.
+func Reconcile(s Stored, h core.SessionHeader, events []core.Event, source string, replace bool) (SyncPlan, error) {
 	same, diffAt := prefixEqual(s.Events, events)
 	hj, err := HeaderJSON(h)
 	if err != nil {
@@ -219,18 +223,27 @@ func Reconcile(s Stored, h core.SessionHeader, events []core.Event, replace bool
 	if hj != s.Header {
 		same, diffAt = false, -1
 	}
+	if source == SourceWatch && s.Source != SourceWatch {
+		replace = false // a watched file never replaces a session prism runs or imported
+	}
 	switch {
 	case same && len(s.Events) == len(events):
 		return SyncPlan{Outcome: ImportUnchanged, From: len(events)}, nil
 	case same:
 		return SyncPlan{Outcome: ImportExtended, From: len(s.Events)}, nil
-	case replace && s.Source == SourceWatch:
+	case replace && s.Source == SourceLive && s.Running:
+		return SyncPlan{}, core.Errorf(core.CodeConflict, "session %s is running here; a running session cannot be replaced (cancel it, or import under another id with --as)", h.ID)
+	case replace:
 		return SyncPlan{Outcome: ImportReplaced}, nil
-	case diffAt < 0:
-		return SyncPlan{}, core.Errorf(core.CodeConflict, "session %s already exists with a different header", h.ID)
-	default:
-		return SyncPlan{}, core.Errorf(core.CodeConflict, "session %s already exists with a different log (they differ at seq %d; stored %d events, file %d)", h.ID, diffAt, len(s.Events), len(events))
 	}
+	hint := ""
+	if source == SourceImport {
+		hint = "; import it under another id (--as NEW_ID, ?as=NEW_ID) or replace the stored one (--replace, ?replace=1)"
+	}
+	if diffAt < 0 {
+		return SyncPlan{}, core.Errorf(core.CodeConflict, "session %s already exists with a different header%s", h.ID, hint)
+	}
+	return SyncPlan{}, core.Errorf(core.CodeConflict, "session %s already exists with a different log (they differ at seq %d; stored %d events, file %d)%s", h.ID, diffAt, len(s.Events), len(events), hint)
 }
 
 // prefixEqual reports whether stored is a prefix of events (byte-equal

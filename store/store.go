@@ -48,8 +48,10 @@ type SessionLog struct {
 type Commit struct {
 	SessionID string
 	// Created is set when the commit created the session; Replaced when it
-	// replaced the session's whole log (a watched file that was rewritten).
-	Created, Replaced bool
+	// replaced the session's whole log (a watched file that was rewritten,
+	// an import --replace); Deleted when it deleted the session (Events is
+	// then empty).
+	Created, Replaced, Deleted bool
 	// Events are the events the commit appended, in seq order.
 	Events []core.Event
 }
@@ -63,8 +65,9 @@ const (
 	// ImportExtended: the stored log was a prefix of the file's and the
 	// missing tail was appended (e.g. a session imported while it ran).
 	ImportExtended = "extended"
-	// ImportReplaced: a watched session's file was rewritten and its log
-	// replaced (watch only).
+	// ImportReplaced: the stored log was replaced by the file's — a
+	// watched session's file was rewritten, or an import with
+	// ImportOptions.Replace met a session stored with a different log.
 	ImportReplaced = "replaced"
 )
 
@@ -73,9 +76,12 @@ type ImportResult struct {
 	SessionID string
 	ParentID  string
 	Entry     string // the zip entry ("" outside a zip)
-	Outcome   string // ImportCreated, ImportUnchanged or ImportExtended
+	Outcome   string // ImportCreated, ImportUnchanged, ImportExtended or ImportReplaced
 	Events    int    // events in the stored log
 	Added     int    // events this import wrote
+	Revoked   int    // share links revoked because the log was replaced
+	Before    int    // events the stored log held before the import (0 if new)
+	Original  string // the id in the file, when ImportOptions.As renamed it
 	Repaired  int    // crash-repair closers appended (then the session is interrupted)
 	Torn      string // a torn tail that was ignored, if any
 }

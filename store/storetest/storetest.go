@@ -16,6 +16,7 @@ import (
 
 	"prism/core"
 	"prism/core/search"
+	"prism/core/sessionlog"
 	"prism/core/share"
 	"prism/store"
 )
@@ -40,6 +41,9 @@ type Store interface {
 	RevokeShare(ctx context.Context, id string) (share.Share, error)
 	RecordShareView(ctx context.Context, id string) error
 	Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error)
+	ImportFileWith(ctx context.Context, path string, o store.ImportOptions) ([]store.ImportResult, error)
+	DeleteSession(ctx context.Context, id string) (store.Deleted, error)
+	DeleteEndedBefore(ctx context.Context, before time.Time) ([]store.Deleted, error)
 	SyncLog(ctx context.Context, h core.SessionHeader, events []core.Event, source string, replace bool) (outcome string, added int, err error)
 	Close() error
 }
@@ -71,6 +75,11 @@ type Engine struct {
 	Count func(t testing.TB, st Store, sql string) int64
 	// Commits returns how many write transactions the store committed.
 	Commits func(st Store) int64
+	// Strings runs a query whose rows are one text column each.
+	Strings func(t testing.TB, st Store, sql string) []string
+	// ImportLogs imports decoded logs as one file would be (the engine's
+	// importLogs, for logs no file on disk holds).
+	ImportLogs func(st Store, file string, logs []*sessionlog.Log, o store.ImportOptions) ([]store.ImportResult, error)
 	// Unindex puts the store's database back to the schema before its
 	// search migration (its index tables and their migration row gone).
 	Unindex func(t testing.TB, st Store)
@@ -111,6 +120,12 @@ func Run(t *testing.T, e Engine) {
 		{"ImportConcurrencyLimit", testImportConcurrencyLimit},
 		{"ImportOrphanSubagentRefused", testImportOrphanSubagentRefused},
 		{"RepairRemovesSessionsThatNeverLoggedATurn", testRepairRemovesSessionsThatNeverLoggedATurn},
+		{"ImportAsAndReplace", testImportAsAndReplace},
+		{"ImportReplaceFailureLeavesAll", testImportReplaceFailureLeavesAll},
+		{"ImportReplaceRefusesRunningLive", testImportReplaceRefusesRunningLive},
+		{"DeleteSessionRemovesEverything", testDeleteSessionRemovesEverything},
+		{"DeleteEndedBefore", testDeleteEndedBefore},
+		{"DeleteSessionRemovesSearchIndex", testDeleteSessionRemovesSearchIndex},
 		{"SharesLifecycle", testSharesLifecycle},
 		{"SharesRefuseBadSpecs", testSharesRefuseBadSpecs},
 		{"SharesGoWithTheirSession", testSharesGoWithTheirSession},
