@@ -7,11 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"prism/core"
-	"prism/core/logkey"
 	"prism/core/search"
+	"prism/store"
 )
 
 // searchVersion numbers the rules of the search index (core/search's
@@ -272,42 +271,20 @@ func (st *Store) reindexSearch(ctx context.Context) error {
 	if err != nil {
 		return translate(err, "list sessions to index")
 	}
-	type todo struct {
-		id     string
-		events int64
-	}
-	var list []todo
-	var total int64
+	var list []store.Unindexed
 	for rows.Next() {
-		var x todo
-		if err := rows.Scan(&x.id, &x.events); err != nil {
+		var x store.Unindexed
+		if err := rows.Scan(&x.ID, &x.Events); err != nil {
 			rows.Close()
 			return translate(err, "list sessions to index")
 		}
-		list, total = append(list, x), total+x.events
+		list = append(list, x)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return translate(err, "list sessions to index")
 	}
-	if len(list) == 0 {
-		return nil
-	}
-	start := time.Now()
-	st.log.Info("indexing sessions for search", logkey.Sessions, len(list), logkey.Events, total)
-	last := start
-	var done int64
-	for i, x := range list {
-		if err := st.write(ctx, func(t *wtx) error { _, err := t.reindex(x.id); return err }); err != nil {
-			return fmt.Errorf("index session %s for search: %w", x.id, err)
-		}
-		done += x.events
-		if now := time.Now(); now.Sub(last) >= 2*time.Second && i < len(list)-1 {
-			last = now
-			st.log.Info("indexing sessions for search", logkey.Progress, fmt.Sprintf("%d of %d sessions, %d of %d events", i+1, len(list), done, total),
-				logkey.Duration, now.Sub(start).Round(time.Millisecond))
-		}
-	}
-	st.log.Info("search index ready", logkey.Sessions, len(list), logkey.Events, total, logkey.Duration, time.Since(start).Round(time.Millisecond))
-	return nil
+	return store.ReindexSessions(st.log, list, func(id string) error {
+		return st.write(ctx, func(t *wtx) error { _, err := t.reindex(id); return err })
+	})
 }

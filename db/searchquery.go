@@ -139,27 +139,22 @@ const docsMatching = "d.id IN (SELECT docid FROM search_fts WHERE search_fts MAT
 func compile(q *search.Query) searchSQL {
 	var s searchSQL
 	var match, exclude []string
-	for _, c := range q.Clauses {
-		textOnly := true
-		for _, t := range c.Terms {
-			if t.Field != search.FieldText {
-				textOnly = false
-			}
+	words, excluded, mixed := store.SplitClauses(q)
+	for _, terms := range words {
+		phrases := make([]string, len(terms))
+		for i, t := range terms {
+			phrases[i] = ftsPhrase(t)
 		}
-		if textOnly {
-			phrases := make([]string, len(c.Terms))
-			for i, t := range c.Terms {
-				phrases[i] = ftsPhrase(t)
-			}
-			if c.Not {
-				exclude = append(exclude, phrases...)
-			} else if len(phrases) == 1 {
-				match = append(match, phrases[0])
-			} else {
-				match = append(match, "("+strings.Join(phrases, " OR ")+")")
-			}
-			continue
+		if len(phrases) == 1 {
+			match = append(match, phrases[0])
+		} else {
+			match = append(match, "("+strings.Join(phrases, " OR ")+")")
 		}
+	}
+	for _, t := range excluded {
+		exclude = append(exclude, ftsPhrase(t))
+	}
+	for _, c := range mixed {
 		var ors []string
 		for _, t := range c.Terms {
 			if t.Field == search.FieldText {

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"prism/core"
-	"prism/core/logkey"
 	"prism/core/search"
 	"prism/store"
 )
@@ -287,60 +285,34 @@ func (t *wtx) reindex(ctx context.Context, id string) (events int, err error) {
 // indexed it meanwhile. It logs its progress every few seconds. Open calls
 // it.
 func (st *Store) reindexSearch(ctx context.Context) error {
-	type todo struct {
-		id     string
-		events int64
-	}
 	rows, err := st.pool.Query(ctx, `SELECT s.id, s.last_seq + 1 FROM sessions s
 		LEFT JOIN search_sessions x ON x.session_id = s.id WHERE x.version IS DISTINCT FROM $1 ORDER BY s.id`, searchVersion)
 	if err != nil {
 		return translate(err, "list sessions to index")
 	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (todo, error) {
-		var x todo
-		return x, r.Scan(&x.id, &x.events)
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Unindexed, error) {
+		var x store.Unindexed
+		return x, r.Scan(&x.ID, &x.Events)
 	})
 	if err != nil {
 		return translate(err, "list sessions to index")
 	}
-	if len(list) == 0 {
-		return nil
-	}
-	var total int64
-	for _, x := range list {
-		total += x.events
-	}
-	start := time.Now()
-	st.log.Info("indexing sessions for search", logkey.Sessions, len(list), logkey.Events, total)
-	last := start
-	var done int64
-	for i, x := range list {
-		err := st.inTx(ctx, func(t *wtx) error {
-			if err := t.lock(ctx, []string{x.id}); err != nil {
+	return store.ReindexSessions(st.log, list, func(id string) error {
+		return st.inTx(ctx, func(t *wtx) error {
+			if err := t.lock(ctx, []string{id}); err != nil {
 				return err
 			}
 			var stale bool
-			if err := t.tx.QueryRow(ctx, "SELECT NOT EXISTS (SELECT 1 FROM search_sessions WHERE session_id = $1 AND version = $2)", x.id, searchVersion).Scan(&stale); err != nil {
-				return translate(err, "index session "+x.id)
+			if err := t.tx.QueryRow(ctx, "SELECT NOT EXISTS (SELECT 1 FROM search_sessions WHERE session_id = $1 AND version = $2)", id, searchVersion).Scan(&stale); err != nil {
+				return translate(err, "index session "+id)
 			}
 			if !stale {
-				return nil
+				return nil // another node indexed it meanwhile
 			}
-			_, err := t.reindex(ctx, x.id)
+			_, err := t.reindex(ctx, id)
 			return err
 		})
-		if err != nil {
-			return fmt.Errorf("index session %s for search: %w", x.id, err)
-		}
-		done += x.events
-		if now := time.Now(); now.Sub(last) >= 2*time.Second && i < len(list)-1 {
-			last = now
-			st.log.Info("indexing sessions for search", logkey.Progress, fmt.Sprintf("%d of %d sessions, %d of %d events", i+1, len(list), done, total),
-				logkey.Duration, now.Sub(start).Round(time.Millisecond))
-		}
-	}
-	st.log.Info("search index ready", logkey.Sessions, len(list), logkey.Events, total, logkey.Duration, time.Since(start).Round(time.Millisecond))
-	return nil
+	})
 }
 
 // tsPhrase writes a text term as a tsquery: its words in a row (<->), the
@@ -418,25 +390,18 @@ func likePrefix(v string) string {
 func compileSearch(q *search.Query) pgSearch {
 	var s pgSearch
 	var match, exclude []string
-	for _, c := range q.Clauses {
-		textOnly := true
-		for _, t := range c.Terms {
-			if t.Field != search.FieldText {
-				textOnly = false
-			}
+	words, excluded, mixed := store.SplitClauses(q)
+	for _, terms := range words {
+		phrases := make([]string, len(terms))
+		for i, t := range terms {
+			phrases[i] = tsPhrase(t)
 		}
-		if textOnly {
-			phrases := make([]string, len(c.Terms))
-			for i, t := range c.Terms {
-				phrases[i] = tsPhrase(t)
-			}
-			if c.Not {
-				exclude = append(exclude, phrases...)
-			} else {
-				match = append(match, "("+strings.Join(phrases, " | ")+")")
-			}
-			continue
-		}
+		match = append(match, "("+strings.Join(phrases, " | ")+")")
+	}
+	for _, t := range excluded {
+		exclude = append(exclude, tsPhrase(t))
+	}
+	for _, c := range mixed {
 		var ors []string
 		for _, t := range c.Terms {
 			if t.Field == search.FieldText {

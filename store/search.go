@@ -4,11 +4,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/search"
 )
 
@@ -169,4 +172,66 @@ func HitSections(h *SearchHit, header string, events []core.Event) ([]search.Sec
 		secs = append(secs, search.Extract(&events[i]).Sections...)
 	}
 	return secs, nil
+}
+
+// Unindexed is a session to (re)index for search, with how many events it
+// holds.
+type Unindexed struct {
+	ID     string
+	Events int64
+}
+
+// ReindexSessions runs index on each session of list in order, logging the
+// start, the progress every two seconds (so a terminal shows how a large
+// database is getting on) and the end. An engine's Open calls it for the
+// sessions not indexed under its current rules.
+func ReindexSessions(log *slog.Logger, list []Unindexed, index func(id string) error) error {
+	if len(list) == 0 {
+		return nil
+	}
+	var total int64
+	for _, x := range list {
+		total += x.Events
+	}
+	start := time.Now()
+	log.Info("indexing sessions for search", logkey.Sessions, len(list), logkey.Events, total)
+	last := start
+	var done int64
+	for i, x := range list {
+		if err := index(x.ID); err != nil {
+			return fmt.Errorf("index session %s for search: %w", x.ID, err)
+		}
+		done += x.Events
+		if now := time.Now(); now.Sub(last) >= 2*time.Second && i < len(list)-1 {
+			last = now
+			log.Info("indexing sessions for search", logkey.Progress, fmt.Sprintf("%d of %d sessions, %d of %d events", i+1, len(list), done, total),
+				logkey.Duration, now.Sub(start).Round(time.Millisecond))
+		}
+	}
+	log.Info("search index ready", logkey.Sessions, len(list), logkey.Events, total, logkey.Duration, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// SplitClauses sorts a query's clauses for an engine's compiler: the
+// clauses of words alone that must hold (each a list of phrases, any of
+// which matches), the phrases of excluded clauses of words alone, and the
+// clauses that mix words and operators.
+func SplitClauses(q *search.Query) (words [][]search.Term, excluded []search.Term, mixed []search.Clause) {
+	for _, c := range q.Clauses {
+		textOnly := true
+		for _, t := range c.Terms {
+			if t.Field != search.FieldText {
+				textOnly = false
+			}
+		}
+		switch {
+		case !textOnly:
+			mixed = append(mixed, c)
+		case c.Not:
+			excluded = append(excluded, c.Terms...)
+		default:
+			words = append(words, c.Terms)
+		}
+	}
+	return words, excluded, mixed
 }

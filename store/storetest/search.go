@@ -544,66 +544,44 @@ func testSearchPagesAndOrders(t *testing.T, e Engine) {
 	}
 }
 
+// bashCall and bashResult are a bash card's call and result events, each
+// holding word.
+func bashCall(seq int64, id, word string) core.Event {
+	return Ev(seq, core.EventToolCall, fmt.Sprintf(`{"turn":1,"step":1,"callId":%q,"name":"bash","arguments":"{\"command\":\"echo %s\"}"}`, id, word))
+}
+
+func bashResult(seq int64, id, word string) core.Event {
+	return Ev(seq, core.EventToolResult, fmt.Sprintf(`{"turn":1,"step":1,"message":{"id":"m%d","role":"user","content":[{"type":"tool-result","toolCallId":%q,"content":[{"type":"text","text":%q}],"isError":false}],"source":{"kind":"tool","callId":%q}}}`, seq, id, word, id))
+}
+
 // testSearchPairsResultsAsTheTranscriptDoes: a reused call id makes two
 // cards (the second counted 2), each result completes the latest waiting
 // card, a second result is a row of its own, and a result whose call was
-// never logged is a card by itself.
+// never logged is a card by itself — by the same rule whether the call was
+// committed in the same transaction or an earlier one, also when a reused
+// call id opens a newer card in the same transaction as a result for an
+// older one.
 func testSearchPairsResultsAsTheTranscriptDoes(t *testing.T, e Engine) {
 	st := e.open(t)
-	MustCreate(t, st, "r")
-	call := func(seq int64, id, word string) core.Event {
-		return Ev(seq, core.EventToolCall, fmt.Sprintf(`{"turn":1,"step":1,"callId":%q,"name":"bash","arguments":"{\"command\":\"echo %s\"}"}`, id, word))
-	}
-	result := func(seq int64, id, word string) core.Event {
-		return Ev(seq, core.EventToolResult, fmt.Sprintf(`{"turn":1,"step":1,"message":{"id":"m%d","role":"user","content":[{"type":"tool-result","toolCallId":%q,"content":[{"type":"text","text":%q}],"isError":false}],"source":{"kind":"tool","callId":%q}}}`, seq, id, word, id))
-	}
-	events := []core.Event{
+	ctx := context.Background()
+	call, result := bashCall, bashResult
+	transcript := []core.Event{
 		call(0, "c", "first"), result(1, "c", "firstout"),
 		call(2, "c", "second"), result(3, "c", "secondout"), result(4, "c", "extraout"),
 		result(5, "orphan", "orphanout"),
 	}
-	if err := st.AppendEvents(context.Background(), "r", events); err != nil {
-		t.Fatal(err)
+	oneByOne := make([][]core.Event, len(transcript))
+	for i := range transcript {
+		oneByOne[i] = transcript[i : i+1]
 	}
-	CheckSearchIndex(t, st)
-	for q, want := range map[string]string{
-		"secondout": "seq 2 card 2 result 3", "firstout": "seq 0 card 1 result 1",
-		"extraout": "seq 4 card 0 result -1", "orphanout": "seq 5 card 1 result 5",
-	} {
-		hits := searchAll(t, st, q)
-		if len(hits) != 1 {
-			t.Errorf("%s: %d hits", q, len(hits))
-			continue
-		}
-		h := hits[0]
-		if got := fmt.Sprintf("seq %d card %d result %d", h.Seq, h.Card, h.ResultSeq); got != want {
-			t.Errorf("%s: %s, want %s", q, got, want)
-		}
-	}
-}
-
-// testSearchPairsResultsAcrossCommits: results pair with their cards by the
-// same rule whether the call was committed in the same transaction or an
-// earlier one, also when a reused call id opens a newer card in the same
-// transaction as a result for an older one.
-func testSearchPairsResultsAcrossCommits(t *testing.T, e Engine) {
-	st := e.open(t)
-	ctx := context.Background()
-	call := func(seq int64, id, word string) core.Event {
-		return Ev(seq, core.EventToolCall, fmt.Sprintf(`{"turn":1,"step":1,"callId":%q,"name":"bash","arguments":"{\"command\":\"echo %s\"}"}`, id, word))
-	}
-	result := func(seq int64, id, word string) core.Event {
-		return Ev(seq, core.EventToolResult, fmt.Sprintf(`{"turn":1,"step":1,"message":{"id":"m%d","role":"user","content":[{"type":"tool-result","toolCallId":%q,"content":[{"type":"text","text":%q}],"isError":false}],"source":{"kind":"tool","callId":%q}}}`, seq, id, word, id))
-	}
+	pairs := map[string]string{"firstout": "seq 0 card 1 result 1", "secondout": "seq 2 card 2 result 3", "extraout": "seq 4 card 0 result -1", "orphanout": "seq 5 card 1 result 5"}
 	for _, c := range []struct {
 		id      string
 		commits [][]core.Event
 		want    map[string]string
 	}{
-		{"one-by-one", [][]core.Event{
-			{call(0, "c", "first")}, {result(1, "c", "firstout")}, {call(2, "c", "second")}, {result(3, "c", "secondout")},
-			{result(4, "c", "extraout")}, {result(5, "orphan", "orphanout")},
-		}, map[string]string{"firstout": "seq 0 card 1 result 1", "secondout": "seq 2 card 2 result 3", "extraout": "seq 4 card 0 result -1", "orphanout": "seq 5 card 1 result 5"}},
+		{"one-commit", [][]core.Event{transcript}, pairs},
+		{"one-by-one", oneByOne, pairs},
 		{"older-card-beside-a-newer-one", [][]core.Event{
 			{call(0, "c", "old")}, {call(1, "c", "new"), result(2, "c", "newout"), result(3, "c", "oldout")},
 		}, map[string]string{"newout": "seq 1 card 2 result 2", "oldout": "seq 0 card 1 result 3"}},

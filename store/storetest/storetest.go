@@ -137,7 +137,6 @@ func Run(t *testing.T, e Engine) {
 		{"SearchQueries", testSearchQueries},
 		{"SearchPagesAndOrders", testSearchPagesAndOrders},
 		{"SearchPairsResultsAsTheTranscriptDoes", testSearchPairsResultsAsTheTranscriptDoes},
-		{"SearchPairsResultsAcrossCommits", testSearchPairsResultsAcrossCommits},
 		{"SearchPhrasesStayInOneColumn", testSearchPhrasesStayInOneColumn},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, e) })
