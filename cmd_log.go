@@ -67,6 +67,18 @@ func importLimits(mib int) (sessionlog.Limits, error) {
 	return sessionlog.Limits{MaxMemoryBytes: int64(mib) << 20}, nil
 }
 
+// storeExists refuses a SQLite file that is not there (opening it would
+// create an empty store); a PostgreSQL URL is checked by connecting.
+func storeExists(dsn string) error {
+	if pgstore.IsURL(dsn) {
+		return nil
+	}
+	if _, err := os.Stat(dsn); err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	return nil
+}
+
 func openStore(ctx context.Context, dsn string, lim sessionlog.Limits, stderr io.Writer) (sessionStore, error) {
 	return openSessionStore(ctx, dsn, storeOptions{Limits: lim, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
@@ -156,8 +168,8 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(ids) == 0 {
 		return fmt.Errorf("%w: prism delete [--db PATH] SESSION_ID...", errUsage)
 	}
-	if _, err := os.Stat(*dbPath); err != nil {
-		return fmt.Errorf("open store: %w", err)
+	if err := storeExists(*dbPath); err != nil {
+		return err
 	}
 	st, err := openStore(ctx, *dbPath, sessionlog.Limits{}, stderr)
 	if err != nil {
@@ -194,10 +206,8 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(ids) != 1 {
 		return fmt.Errorf("%w: prism export [--db PATH] [--html] SESSION_ID", errUsage)
 	}
-	if !pgstore.IsURL(*dbPath) {
-		if _, err := os.Stat(*dbPath); err != nil {
-			return fmt.Errorf("open store: %w", err)
-		}
+	if err := storeExists(*dbPath); err != nil {
+		return err
 	}
 	st, err := openStore(ctx, *dbPath, sessionlog.Limits{}, stderr)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"prism/core"
 	"prism/core/agent/agenttest"
 	"prism/db"
+	"prism/internal/pgtest"
 	"prism/web"
 )
 
@@ -81,11 +82,16 @@ func TestCLI_importExport(t *testing.T) {
 }
 
 // TestCLI_importAsReplaceDelete: import --as and --replace say per session
-// what happened, a refused import changes nothing, delete removes.
+// what happened, a refused import changes nothing, delete removes — on a
+// SQLite file and on PostgreSQL alike.
 func TestCLI_importAsReplaceDelete(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { testCLIImportAsReplaceDelete(t, filepath.Join(t.TempDir(), "prism.db")) })
+	t.Run("postgres", func(t *testing.T) { testCLIImportAsReplaceDelete(t, pgtest.DB(t)) })
+}
+
+func testCLIImportAsReplaceDelete(t *testing.T, dbPath string) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	dbPath := filepath.Join(dir, "prism.db")
 	const id = "7d0e1f2a-3b4c-4d5e-8f60-718293a4b5c6"
 	crashed := "testdata/dsh/crashed/session.jsonl"
 	// A copy of the crashed session with its header changed: the stored

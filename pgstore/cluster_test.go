@@ -20,9 +20,9 @@ type feed struct {
 	mu      sync.Mutex
 	events  map[string][]core.Event
 	deleted map[string]bool
-	seen   map[string]int // commits per session
-	more   chan struct{}
-	t      testing.TB
+	seen    map[string]int // commits per session
+	more    chan struct{}
+	t       testing.TB
 }
 
 func newFeed(t testing.TB) *feed {
