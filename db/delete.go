@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"prism/core"
 	"prism/core/logkey"
 	"prism/store"
 )
@@ -66,18 +65,7 @@ func (st *Store) DeleteEndedBefore(ctx context.Context, before time.Time) ([]Del
 	if err := rows.Err(); err != nil {
 		return nil, translate(err, "list sessions past retention")
 	}
-	var out []Deleted
-	for _, id := range ids {
-		d, err := st.DeleteSession(ctx, id)
-		if core.ErrorCode(err) == core.CodeNotFound {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			return out, err
-		}
-		out = append(out, d)
-	}
-	return out, nil
+	return store.DeleteEach(ctx, ids, st.DeleteSession)
 }
 
 // deleteTree deletes a session and its descendants in t.

@@ -54,37 +54,33 @@ func (f *feed) committed(c store.Commit) {
 // waitDeleted waits until the node delivered session id's deletion.
 func (f *feed) waitDeleted(t testing.TB, id string) {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
-	for {
-		f.mu.Lock()
-		gone := f.deleted[id]
-		f.mu.Unlock()
-		if gone {
-			return
-		}
-		select {
-		case <-f.more:
-		case <-deadline:
-			t.Fatalf("session %s: its deletion was not delivered", id)
-		}
-	}
+	f.wait(t, func() bool { return f.deleted[id] }, "the deletion of session "+id)
 }
 
 // waitFor waits until session id's delivered log reaches n events.
 func (f *feed) waitFor(t testing.TB, id string, n int) []core.Event {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
+	f.wait(t, func() bool { return len(f.events[id]) >= n }, fmt.Sprintf("%d events of session %s", n, id))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.events[id]
+}
+
+// wait waits until done (called under f.mu) holds, failing after 30 s.
+func (f *feed) wait(t testing.TB, done func() bool, what string) {
+	t.Helper()
+	deadline := time.After(30 * time.Second) // a failure guard, not synchronization
 	for {
 		f.mu.Lock()
-		got := f.events[id]
+		ok := done()
 		f.mu.Unlock()
-		if len(got) >= n {
-			return got
+		if ok {
+			return
 		}
 		select {
 		case <-f.more:
 		case <-deadline:
-			t.Fatalf("session %s: %d events delivered, want %d", id, len(got), n)
+			t.Fatalf("not delivered within 30 s: %s", what)
 		}
 	}
 }

@@ -155,3 +155,21 @@ type Deleted struct {
 	Events int64 `json:"events"`
 	Shares int64 `json:"shares"`
 }
+
+// DeleteEach deletes the sessions ids in order through del, skipping those
+// deleted meanwhile (core.CodeNotFound), and returns what it deleted; it
+// stops at the first other error.
+func DeleteEach(ctx context.Context, ids []string, del func(ctx context.Context, id string) (Deleted, error)) ([]Deleted, error) {
+	var out []Deleted
+	for _, id := range ids {
+		d, err := del(ctx, id)
+		if core.ErrorCode(err) == core.CodeNotFound {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
