@@ -382,9 +382,16 @@ func (t *wtx) commits() []Commit {
 	return out
 }
 
-// publish moves the committed state into the writer's cache.
+// publish moves the committed state into the writer's cache, and keeps
+// the store's record of deleted sessions.
 func (t *wtx) publish() {
 	for id, s := range t.touched {
+		switch {
+		case s.deleted:
+			t.w.st.markDeleted(id, true)
+		case s.created:
+			t.w.st.markDeleted(id, false)
+		}
 		if s.deleted {
 			delete(t.w.cache, id)
 			continue
