@@ -536,7 +536,11 @@ func (r *SessionRowView) usageLine() string {
 	if r.Model != "" {
 		parts = append([]string{r.Model}, parts...)
 	}
-	if r.Cost != "" {
+	switch r.Cost {
+	case "":
+	case "unknown":
+		parts = append(parts, "cost unknown")
+	default:
 		parts = append(parts, r.Cost)
 	}
 	return strings.Join(parts, " · ")
