@@ -1,10 +1,12 @@
 package web_test
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"prism/backend"
 	"prism/core"
 	"prism/core/coretest"
 	"prism/web"
@@ -56,5 +58,34 @@ func TestBrowser_CancelOnlyWhileRunning(t *testing.T) {
 	br.do(t, chromedp.Navigate(e.ts.URL+"/sessions/s"), chromedp.WaitReady(chromedp.CSS(`#session-status[data-status="running"]`)))
 	if !evalIn[bool](t, br, cancelShown) {
 		t.Error("the live page of a running session hides cancel turn")
+	}
+}
+
+// TestBrowser_DeletedRowLeavesOpenList: a list open in a tab loses a
+// session's row, without a reload, when the session is deleted elsewhere;
+// the other rows stay.
+func TestBrowser_DeletedRowLeavesOpenList(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	e := newEnv(t, func(d *web.Deps) {
+		d.Deleter = backend.Deleter{Store: d.Sessions.(backend.Source).Store}
+		d.Tuning.ListThrottle = 1
+	})
+	events := demoEvents(t)
+	e.session(t, "keep", events)
+	e.session(t, "gone", events)
+	br := newBrowser(t, 1280, 900)
+	br.do(t, chromedp.Navigate(e.ts.URL+"/"), chromedp.WaitReady(chromedp.CSS(`tr[data-session-id="gone"]`)))
+	// The list's stream is subscribed once a change reaches the page
+	// (the stream sends rows only after it subscribed).
+	e.append(t, "keep", core.Event{Type: core.EventSessionTitle, Seq: int64(len(events)), Time: t0, Data: []byte(`{"title":"kept and renamed"}`)})
+	br.waitJS(t, `document.querySelector('tr[data-session-id="keep"]').textContent.includes('kept and renamed')`)
+	if res, b := e.do(t, http.MethodDelete, "/api/sessions/gone", nil); res.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE = %d %s", res.StatusCode, b)
+	}
+	br.waitJS(t, `!document.querySelector('tr[data-session-id="gone"]')`)
+	if n := evalIn[int](t, br, `document.querySelectorAll('tr[data-session-id="keep"]').length`); n != 1 {
+		t.Errorf("%d rows of the kept session", n)
 	}
 }
