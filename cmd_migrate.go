@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"reflect"
 
 	"prism/db"
 	"prism/pgstore"
@@ -147,7 +148,7 @@ func (m *migration) copy(ctx context.Context, info store.SessionInfo) error {
 	if err != nil {
 		return fmt.Errorf("verify session %s: %w", info.ID, err)
 	}
-	if got.LastSeq != l.Info.LastSeq || got.Summary != l.Info.Summary || got.Source != l.Info.Source {
+	if got.LastSeq != l.Info.LastSeq || !reflect.DeepEqual(got.Summary, l.Info.Summary) || got.Source != l.Info.Source {
 		return fmt.Errorf("verify session %s: the target's row (last seq %d, %+v) differs from the source's (last seq %d, %+v)",
 			info.ID, got.LastSeq, got.Summary, l.Info.LastSeq, l.Info.Summary)
 	}

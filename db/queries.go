@@ -15,7 +15,8 @@ import (
 )
 
 const sessionCols = `id, header, COALESCE(parent_id, ''), source, created_at, updated_at,
-	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting`
+	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting,
+	model, model_usage`
 
 // scanSession reads a row of sessionCols, after any pre columns a query
 // selects before them.
@@ -29,12 +30,16 @@ func scanSessionRaw(row interface{ Scan(...any) error }, pre ...any) (store.Sess
 	var s store.SessionInfo
 	var header string
 	var titled, oneShot int
+	var usage string
 	sm := &s.Summary
 	err := row.Scan(append(pre, &s.ID, &header, &s.ParentID, &s.Source, &s.CreatedAt, &s.UpdatedAt,
 		&sm.Title, &titled, &sm.Status, &oneShot, &sm.LastSeq, &sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors,
-		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting)...)
+		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting, &sm.Model, &usage)...)
 	if err != nil {
 		return s, "", err
+	}
+	if sm.Models, err = store.DecodeModelUsage(usage); err != nil {
+		return s, "", fmt.Errorf("session %s: stored model usage: %w", s.ID, err)
 	}
 	sm.Titled, sm.OneShot, sm.Events = titled == 1, oneShot == 1, sm.LastSeq+1
 	if err := json.Unmarshal([]byte(header), &s.Header); err != nil {

@@ -89,7 +89,7 @@ func newWtx(tx pgx.Tx) *wtx { return &wtx{tx: tx, touched: map[string]*sessState
 
 // The session row as a write transaction reads it.
 const stateCols = `id, header, source, created_at, summary_version, title, titled, status, one_shot, last_seq,
-	turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting, log_gen`
+	turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting, log_gen, model, model_usage`
 
 // lock locks the rows of the sessions ids (in id order, so that two
 // transactions never wait for each other in a cycle) and reads their
@@ -116,11 +116,18 @@ func (t *wtx) lock(ctx context.Context, ids []string) error {
 		s := &sessState{exists: true}
 		var id string
 		var version int
+		var usage string
 		sm := &s.sum
 		if err := rows.Scan(&id, &s.header, &s.source, &s.createdAt, &version, &sm.Title, &sm.Titled, &sm.Status, &sm.OneShot, &sm.LastSeq,
-			&sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors, &sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting, &s.gen); err != nil {
+			&sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors, &sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting, &s.gen,
+			&sm.Model, &usage); err != nil {
 			rows.Close()
 			return translate(err, "lock sessions")
+		}
+		var err error
+		if sm.Models, err = store.DecodeModelUsage(usage); err != nil {
+			rows.Close()
+			return fmt.Errorf("lock sessions: session %s: stored model usage: %w", id, err)
 		}
 		sm.Events = sm.LastSeq + 1
 		s.lockedSeq = sm.LastSeq
@@ -325,14 +332,18 @@ func (t *wtx) flush(ctx context.Context) error {
 		locked, last, turns, steps, calls, results, errs, in, out, first, lastT, upd, awaiting := make([]int64, n), make([]int64, n), make([]int64, n),
 			make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n),
 			make([]int64, n)
-		title, status := make([]string, n), make([]string, n)
+		title, status, model, usage := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		titled, oneShot := make([]bool, n), make([]bool, n)
 		gen := make([]int32, n)
 		for i, s := range dirty {
 			sm := &s.sum
 			locked[i], last[i], turns[i], steps[i], calls[i], results[i], errs[i] = s.lockedSeq, sm.LastSeq, sm.Turns, sm.Steps, sm.Calls, sm.Results, sm.Errors
 			in[i], out[i], first[i], lastT[i], upd[i], awaiting[i] = sm.InputTokens, sm.OutputTokens, sm.FirstTime, sm.LastTime, s.updatedAt(), sm.Awaiting
-			title[i], status[i], titled[i], oneShot[i], gen[i] = sm.Title, sm.Status, sm.Titled, sm.OneShot, s.gen
+			title[i], status[i], titled[i], oneShot[i], gen[i], model[i] = sm.Title, sm.Status, sm.Titled, sm.OneShot, s.gen, sm.Model
+			var err error
+			if usage[i], err = store.EncodeModelUsage(sm.Models); err != nil {
+				return err
+			}
 		}
 		stmts = append(stmts, stmt{what: "update sessions", check: func(tag pgconn.CommandTag) error {
 			if tag.RowsAffected() != int64(len(dirty)) {
@@ -343,13 +354,15 @@ func (t *wtx) flush(ctx context.Context) error {
 		b.Queue(`UPDATE sessions s SET summary_version = $1, title = u.title, titled = u.titled, status = u.status, one_shot = u.one_shot,
 				last_seq = u.last_seq, turns = u.turns, steps = u.steps, calls = u.calls, results = u.results, errors = u.errors,
 				input_tokens = u.input_tokens, output_tokens = u.output_tokens, first_time = u.first_time, last_time = u.last_time,
-				updated_at = u.updated_at, log_gen = u.log_gen, awaiting = u.awaiting
+				updated_at = u.updated_at, log_gen = u.log_gen, awaiting = u.awaiting, model = u.model, model_usage = u.model_usage
 			FROM unnest($2::text[], $3::bigint[], $4::text[], $5::boolean[], $6::text[], $7::boolean[], $8::bigint[], $9::bigint[], $10::bigint[],
-				$11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[], $19::int[], $20::bigint[])
+				$11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[], $19::int[], $20::bigint[],
+				$21::text[], $22::text[])
 				AS u(id, locked, title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens,
-					first_time, last_time, updated_at, log_gen, awaiting)
+					first_time, last_time, updated_at, log_gen, awaiting, model, model_usage)
 			WHERE s.id = u.id AND s.last_seq = u.locked`,
-			core.SummaryVersion, dids, locked, title, titled, status, oneShot, last, turns, steps, calls, results, errs, in, out, first, lastT, upd, gen, awaiting)
+			core.SummaryVersion, dids, locked, title, titled, status, oneShot, last, turns, steps, calls, results, errs, in, out, first, lastT, upd, gen, awaiting,
+			model, usage)
 	}
 	if len(notes) > 0 {
 		stmts = append(stmts, stmt{what: "notify"})

@@ -8,6 +8,9 @@
 package store
 
 import (
+	"encoding/json"
+	"fmt"
+
 	"prism/core"
 	"prism/core/share"
 )
@@ -102,4 +105,29 @@ type ShareRecord struct {
 // Counts are what a database holds, for verifying a copy.
 type Counts struct {
 	Sessions, Events, Shares int64
+}
+
+// EncodeModelUsage is the model_usage column of a summary: its Models as
+// JSON (core.ModelUsage's fields), or "" when it has none.
+func EncodeModelUsage(ms []core.ModelUsage) (string, error) {
+	if len(ms) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(ms)
+	if err != nil {
+		return "", fmt.Errorf("encode model usage: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeModelUsage reads a model_usage column ("" is none).
+func DecodeModelUsage(s string) ([]core.ModelUsage, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ms []core.ModelUsage
+	if err := json.Unmarshal([]byte(s), &ms); err != nil {
+		return nil, err
+	}
+	return ms, nil
 }

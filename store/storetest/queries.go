@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -228,7 +229,7 @@ func testResummarizesOlderRows(t *testing.T, e Engine) {
 	st.Close()
 	st = reopen(Options{})
 	got, _ := st.Session(ctx, "s")
-	if got.Summary != want.Summary || got.Summary != core.Summarize(TurnEvents(0, 1, true)) {
+	if !reflect.DeepEqual(got.Summary, want.Summary) || !reflect.DeepEqual(got.Summary, core.Summarize(TurnEvents(0, 1, true))) {
 		t.Errorf("after reopen: %+v\nwant %+v", got.Summary, want.Summary)
 	}
 }

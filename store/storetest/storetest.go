@@ -107,6 +107,7 @@ func Run(t *testing.T, e Engine) {
 		{"CommittedHookAfterCommit", testCommittedHookAfterCommit},
 		{"ResummarizesOlderRows", testResummarizesOlderRows},
 		{"AwaitingApprovals", testAwaitingApprovals},
+		{"ModelUsage", testModelUsage},
 		{"RepairOpenTurns", testRepairOpenTurns},
 		{"ImportDshFixtures", testImportDshFixtures},
 		{"ImportSameSessionTwice", testImportSameSessionTwice},
