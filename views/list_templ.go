@@ -327,11 +327,11 @@ func SessionListPage(v *SessionListView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = sortHead(v, "updated", "updated", false, true).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = sortHead(v, "updated", "updated UTC", false, true).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = sortHead(v, "created", "created", false, true).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = sortHead(v, "created", "created UTC", false, true).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
