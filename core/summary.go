@@ -113,6 +113,7 @@ type EventFacts struct {
 	isError    bool   // tool/result: its one tool-result block has isError
 	errorCode  string // tool/result: error.code
 	usage      *TokenUsage
+	texts      *EventTexts // set from an appended value only (appendedFacts)
 }
 
 // CallID returns the tool call the event belongs to: tool/call and

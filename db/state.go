@@ -300,8 +300,10 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts [
 			sources = encodeSeqs(e.SourceEventSeqs)
 		}
 		var f core.EventFacts
+		var given *core.EventFacts
 		if i < len(facts) && facts[i] != nil {
-			f = *facts[i] // the session knew them from the appended value
+			given = facts[i]
+			f = *given // the session knew them from the appended value
 		} else {
 			f = core.FactsOf(e) // one decode
 		}
@@ -318,7 +320,7 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts [
 		if _, err := t.ins.Exec(id, e.Seq, e.Type, e.Time, string(e.Data), ign, surface, sources, callID); err != nil {
 			return translate(err, fmt.Sprintf("append to session %s: seq %d", id, e.Seq))
 		}
-		if err := t.indexEvent(id, e); err != nil {
+		if err := t.indexEvent(id, e, given); err != nil {
 			return err
 		}
 	}

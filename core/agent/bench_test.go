@@ -137,7 +137,14 @@ func BenchmarkNoteSession(b *testing.B) {
 	for _, store := range []struct {
 		name string
 		new  func(testing.TB) core.EventStore
-	}{{"mem", mem}, {"sqlite", sqlite}} {
+	}{{"mem", mem}, {"sqlite", sqlite}, {"normal", func(tb testing.TB) core.EventStore {
+		st, err := db.Open(context.Background(), filepath.Join(tb.TempDir(), "bench.db"), db.Options{Logger: quiet, SyncNormal: true})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { st.Close() })
+		return st
+	}}} {
 		for _, perStep := range []int{1, 10, 1000} {
 			b.Run(fmt.Sprintf("store=%s/calls-per-step=%d", store.name, perStep), func(b *testing.B) {
 				benchmarkNoteSession(b, perStep, store.new)
