@@ -268,9 +268,11 @@ type querier interface {
 }
 
 // queryEvents runs an event query (eventsSQL's columns). A long log is
-// read with few allocations per event: the scan destinations are reused,
-// the type names interned (a log has a handful), and the data of many
-// events shares one block.
+// read with few allocations and copies per event: the scan destinations
+// are reused (Scan's arguments escape, so fresh ones would cost an
+// allocation each per event), strings are taken as the driver made them
+// (a string needs no copy), and the data of many events is copied once
+// into a shared block.
 func queryEvents(ctx context.Context, q querier, sizeHint int, query string, args ...any) ([]core.Event, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -278,33 +280,23 @@ func queryEvents(ctx context.Context, q querier, sizeHint int, query string, arg
 	}
 	defer rows.Close()
 	events := make([]core.Event, 0, max(0, min(sizeHint, 1<<16)))
-	types := map[string]string{}
 	var block []byte // the data of the events read so far shares it
 	blockSize := min(1<<20, max(4<<10, sizeHint*256))
-	// The destinations live across rows: Scan's arguments escape, so
-	// fresh ones would cost an allocation each per event.
 	var seq, at int64
-	var typ, data sql.RawBytes
+	var typ, data string
 	var ign int
 	var surface, sources sql.NullString
 	for rows.Next() {
 		if err := rows.Scan(&seq, &typ, &at, &data, &ign, &surface, &sources); err != nil {
 			return nil, err
 		}
-		e := core.Event{Seq: seq, Time: at}
-		var ok bool
-		if e.Type, ok = types[string(typ)]; !ok {
-			e.Type = string(typ)
-			types[e.Type] = e.Type
+		e := core.Event{Seq: seq, Type: typ, Time: at}
+		if cap(block)-len(block) < len(data) {
+			block = make([]byte, 0, max(blockSize, len(data)))
 		}
-		if data != nil {
-			if cap(block)-len(block) < len(data) {
-				block = make([]byte, 0, max(blockSize, len(data)))
-			}
-			n := len(block)
-			block = append(block, data...)
-			e.Data = block[n:len(block):len(block)] // an append to it copies
-		}
+		n := len(block)
+		block = append(block, data...)
+		e.Data = block[n:len(block):len(block)] // an append to it copies
 		e.Ignorable = ign == 1
 		if surface.Valid {
 			if surface.String == `"append"` {
