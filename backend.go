@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"prism/backend"
 	"prism/core"
@@ -13,9 +14,6 @@ import (
 	"prism/db"
 	"prism/web"
 )
-
-// demoPrompt starts the scripted demo session of an empty database.
-const demoPrompt = "Find why the tests fail and fix it."
 
 // openBackend builds what the web server consumes: the SQLite store as the
 // session source, commit feed and importer (package backend's adapters); a registry of the built-in
@@ -65,6 +63,10 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		})
 		log.Info("watching dsh sessions", logkey.Dir, cfg.Watch)
 	}
+	if cfg.Retain > 0 {
+		wg.Go(func() { retainLoop(bg, store, cfg.Retain, time.Now, log) })
+		log.Info("retention: sessions are deleted once they ended longer ago than the retention period", logkey.Retain, cfg.Retain)
+	}
 	release := func() {
 		stopBG()
 		wg.Wait()
@@ -79,7 +81,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		release()
 		return web.Deps{}, nil, err
 	} else if len(page.Sessions) == 0 && !cfg.NoDemo {
-		id, err := runner.StartSession(ctx, web.StartRequest{Prompt: demoPrompt, Model: model.DemoModelName})
+		id, err := runner.StartSession(ctx, web.StartRequest{Prompt: model.DemoPrompt, Model: model.DemoModelName})
 		if err != nil {
 			release()
 			return web.Deps{}, nil, fmt.Errorf("start the demo session: %w", err)
@@ -91,6 +93,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Sessions:  backend.Source{Store: store},
 		Commits:   feed,
 		Importer:  backend.Importer{Store: store},
+		Deleter:   backend.Deleter{Store: store},
 		Search:    backend.Search{Store: store},
 		Runner:    runner,
 		Approvals: approvals,

@@ -67,22 +67,31 @@ func openStore(ctx context.Context, path string, lim sessionlog.Limits, stderr i
 }
 
 // runImport imports session logs into the store: prism JSONL, dsh
-// session.jsonl, session.jsonl.zstd or a dsh export .zip. It prints each
-// imported session id (subagents too) on its own line; a torn tail that was
-// ignored or a crash repair is noted on stderr. Each file is one
-// transaction; a file that fails is reported and the others still import
-// (exit status 1 if any failed).
+// session.jsonl, session.jsonl.zstd or a dsh export .zip. It prints one
+// line per session of each file — its id, what happened (created,
+// unchanged, extended, replaced) and its events — and notes on stderr a
+// torn tail that was ignored, a crash repair, a replacement (with the share
+// links it revoked). --as imports a one-session file under another id;
+// --replace lets a file replace a stored session whose log differs. Each
+// file is one transaction: a file that fails changes nothing, is reported,
+// and the others still import (exit status 1 if any failed).
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dbPath := dbFlag(fs)
+	var o db.ImportOptions
+	fs.StringVar(&o.As, "as", "", "import the file's one session under this id")
+	fs.BoolVar(&o.Replace, "replace", false, "replace a stored session whose log differs (revokes its share links)")
 	mem := importMemoryFlag(fs)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if len(files) == 0 {
-		return fmt.Errorf("%w: prism import [--db PATH] [--import-memory MiB] FILE...", errUsage)
+		return fmt.Errorf("%w: prism import [--db PATH] [--import-memory MiB] [--as NEW_ID] [--replace] FILE...", errUsage)
+	}
+	if o.As != "" && len(files) != 1 {
+		return fmt.Errorf("%w: --as names one session, so it takes one file (got %d)", errUsage, len(files))
 	}
 	lim, err := importLimits(*mem)
 	if err != nil {
@@ -95,7 +104,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer st.Close()
 	failed := 0
 	for _, f := range files {
-		res, err := st.ImportFile(ctx, f)
+		res, err := st.ImportFileWith(ctx, f, o)
 		if err != nil {
 			failed++
 			fmt.Fprintf(stderr, "prism import: %v\n", err)
@@ -105,17 +114,60 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			continue
 		}
 		for _, r := range res {
-			fmt.Fprintln(stdout, r.SessionID)
+			fmt.Fprintf(stdout, "%s\t%s\t%d events\n", r.SessionID, r.Outcome, r.Events)
+			if r.Original != "" {
+				fmt.Fprintf(stderr, "prism import: %s: session %s imported as %s\n", f, r.Original, r.SessionID)
+			}
 			if r.Torn != "" {
 				fmt.Fprintf(stderr, "prism import: %s: session %s: torn tail ignored: %s\n", f, r.SessionID, r.Torn)
 			}
 			if r.Repaired > 0 {
 				fmt.Fprintf(stderr, "prism import: %s: session %s: last turn was open; appended %d crash-repair events (status interrupted)\n", f, r.SessionID, r.Repaired)
 			}
-			if r.Outcome == db.ImportUnchanged {
+			switch r.Outcome {
+			case db.ImportUnchanged:
 				fmt.Fprintf(stderr, "prism import: %s: session %s was already imported; unchanged\n", f, r.SessionID)
+			case db.ImportReplaced:
+				fmt.Fprintf(stderr, "prism import: %s: replaced session %s (its %d stored events by the file's %d; %d share links revoked)\n", f, r.SessionID, r.Before, r.Events, r.Revoked)
 			}
 		}
+	}
+	if failed > 0 {
+		return exitError{code: 1}
+	}
+	return nil
+}
+
+// runDelete deletes sessions for good: their events, share links and
+// subagent sessions. It prints what it removed, one line per session.
+func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("delete", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbPath := dbFlag(fs)
+	ids, err := parseInterspersed(fs, args)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if len(ids) == 0 {
+		return fmt.Errorf("%w: prism delete [--db PATH] SESSION_ID...", errUsage)
+	}
+	if _, err := os.Stat(*dbPath); err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	st, err := openStore(ctx, *dbPath, sessionlog.Limits{}, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	failed := 0
+	for _, id := range ids {
+		d, err := st.DeleteSession(ctx, id)
+		if err != nil {
+			failed++
+			fmt.Fprintf(stderr, "prism delete: %v\n", err)
+			continue
+		}
+		fmt.Fprintf(stdout, "%s\tdeleted\t%d events, %d share links, %d subagent sessions\n", d.SessionID, d.Events, d.Shares, len(d.Subagents))
 	}
 	if failed > 0 {
 		return exitError{code: 1}

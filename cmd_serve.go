@@ -12,9 +12,11 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"prism/core/logkey"
 	"prism/core/model"
+	"prism/core/price"
 	"prism/core/redact"
 	"prism/core/sessionlog"
 	"prism/web"
@@ -36,6 +38,11 @@ type serveConfig struct {
 	Watch string
 	// NoDemo skips the demo session on an empty database.
 	NoDemo bool
+	// Prices is a price table file ("" = no costs shown).
+	Prices string
+	// Retain, when set, deletes sessions that ended longer ago than it
+	// (checked at start, then daily); 0 keeps everything.
+	Retain time.Duration
 	// AllowedHosts are extra Host header values the server answers (DNS
 	// rebinding protection admits only loopback names on a loopback bind).
 	AllowedHosts []string
@@ -71,6 +78,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&cfg.SyncNormal, "sync-normal", envBool("PRISM_SYNC_NORMAL"), "relax SQLite synchronous=FULL to NORMAL: faster, may lose the last commits on power loss (env PRISM_SYNC_NORMAL=1)")
 	fs.StringVar(&cfg.Watch, "watch", os.Getenv("PRISM_WATCH"), "tail this dsh sessions directory into the store, e.g. ~/.dsh/sessions (env PRISM_WATCH)")
 	fs.BoolVar(&cfg.NoDemo, "no-demo", envBool("PRISM_NO_DEMO"), "do not start the demo session on an empty database (env PRISM_NO_DEMO=1)")
+	fs.StringVar(&cfg.Prices, "prices", os.Getenv("PRISM_PRICES"), "JSON price table, USD per 1M tokens per model ({\"deepseek-chat\": {\"input\": 0.27, \"output\": 1.10}}): session pages show costs (env PRISM_PRICES)")
+	retain := fs.String("retain", os.Getenv("PRISM_RETAIN"), "delete sessions whose last event is older than this and that are not running, daily, e.g. 30d (env PRISM_RETAIN; default: keep everything)")
 	hosts := fs.String("allowed-hosts", os.Getenv("PRISM_ALLOWED_HOSTS"), "comma-separated extra Host names the server answers, e.g. a proxy's name (env PRISM_ALLOWED_HOSTS)")
 	mem := importMemoryFlag(fs)
 	fs.IntVar(&cfg.MaxStreamsPerClient, "max-streams-per-client", envInt("PRISM_MAX_STREAMS_PER_CLIENT", 0),
@@ -93,6 +102,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	}
 	cfg.ImportLimits = lim
 	if _, err := cfg.mcp.configs(); err != nil {
+		return cfg, err
+	}
+	if cfg.Retain, err = parseRetain(*retain); err != nil {
 		return cfg, err
 	}
 	for _, h := range strings.Split(*hosts, ",") {
@@ -141,6 +153,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("%w: --redact-rule: %v", errUsage, err)
 	}
+	var prices price.Table
+	if cfg.Prices != "" {
+		if prices, err = price.Load(cfg.Prices); err != nil {
+			return fmt.Errorf("%w: --prices: %v", errUsage, err)
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -165,6 +183,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	deps.Logger = logger
 	deps.Tuning.MaxStreamsPerClient = cfg.MaxStreamsPerClient
 	deps.Redactor = redactor
+	deps.Prices = prices
 	deps.Owner = guard
 	deps.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	if shareLn != nil {

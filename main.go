@@ -6,7 +6,9 @@
 //
 //	prism [serve] [flags]          serve the dashboard (default 127.0.0.1:8080, ./prism.db)
 //	prism exec TOOL 'RAW-ARGS'     run one tool call and print every projection as JSON
-//	prism import [--db PATH] FILE… import prism JSONL, dsh session.jsonl(.zstd) or a dsh export .zip
+//	prism import [--db PATH] [--as ID] [--replace] FILE…
+//	                               import prism JSONL, dsh session.jsonl(.zstd) or a dsh export .zip
+//	prism delete [--db PATH] ID…   delete sessions (events, share links, subagents)
 //	prism export [--db PATH] [--html] ID  write a session as JSONL (or one HTML file) to stdout
 //	prism watch [--db PATH] [DIR]  tail a dsh sessions directory into the store
 package main
@@ -34,6 +36,7 @@ func commands() []command {
 		{"serve", "serve the dashboard", runServe},
 		{"exec", "run one tool call and print its projections", runExec},
 		{"import", "import session logs", runImport},
+		{"delete", "delete sessions", runDelete},
 		{"export", "export a session as JSONL, or as one HTML file (--html)", runExport},
 		{"watch", "tail a dsh sessions directory", runWatch},
 	}

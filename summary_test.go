@@ -61,7 +61,12 @@ func TestSummaryTable(t *testing.T) {
 			if code := run(ctx, []string{"import", "--db", dbPath, tc.file}, &out, &errOut); code != 0 {
 				t.Fatalf("prism import = %d: %s", code, errOut.String())
 			}
-			ids := strings.Fields(out.String())
+			var ids []string // one line per session: ID, status, events
+			for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+				if f := strings.Fields(line); len(f) > 0 {
+					ids = append(ids, f[0])
+				}
+			}
 			if len(ids) == 0 || tc.titles != nil && len(ids) != len(tc.titles) {
 				t.Fatalf("imported %v, want %d sessions", ids, len(tc.titles))
 			}

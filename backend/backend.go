@@ -39,7 +39,9 @@ func Presenters(log *slog.Logger, extra ...*core.Tool) (*core.Registry, error) {
 
 // Feed fans the store's commit notifications out to web: commits that
 // append go to OnCommit functions, commits that replaced a session's whole
-// log (a rewritten watched file) to OnReplace functions. Pass its Publish
+// log (a rewritten watched file, an import --replace) or deleted the
+// session to OnReplace functions (a deleted session's pages then find it
+// gone). Pass its Publish
 // as db.Options.Committed. The zero Feed is ready to use.
 type Feed struct {
 	mu   sync.RWMutex
@@ -85,9 +87,9 @@ func (f *Feed) Publish(c db.Commit) {
 	f.mu.RUnlock()
 	for _, s := range subs {
 		switch {
-		case c.Replaced && s.replace != nil:
+		case (c.Replaced || c.Deleted) && s.replace != nil:
 			s.replace(c.SessionID)
-		case !c.Replaced && s.fn != nil:
+		case !c.Replaced && !c.Deleted && s.fn != nil:
 			s.fn(c.SessionID, c.Events)
 		}
 	}
@@ -164,8 +166,8 @@ type Importer struct{ Store *db.Store }
 var _ web.Importer = Importer{}
 
 // Import implements web.Importer.
-func (s Importer) Import(ctx context.Context, filename string, r io.Reader) ([]web.ImportedSession, error) {
-	results, err := s.Store.Import(ctx, filename, r, -1)
+func (s Importer) Import(ctx context.Context, filename string, r io.Reader, o web.ImportOptions) ([]web.ImportedSession, error) {
+	results, err := s.Store.ImportWith(ctx, filename, r, -1, db.ImportOptions{As: o.As, Replace: o.Replace})
 	if err != nil {
 		return nil, err
 	}
@@ -174,9 +176,23 @@ func (s Importer) Import(ctx context.Context, filename string, r io.Reader) ([]w
 	}
 	out := make([]web.ImportedSession, len(results))
 	for i, res := range results {
-		out[i] = web.ImportedSession{ID: res.SessionID, Outcome: res.Outcome}
+		out[i] = web.ImportedSession{ID: res.SessionID, Status: res.Outcome, Events: res.Events, Revoked: res.Revoked, Original: res.Original}
 	}
 	return out, nil
+}
+
+// Deleter adapts the store to web.Deleter.
+type Deleter struct{ Store *db.Store }
+
+var _ web.Deleter = Deleter{}
+
+// DeleteSession implements web.Deleter.
+func (s Deleter) DeleteSession(ctx context.Context, id string) (web.DeletedSession, error) {
+	d, err := s.Store.DeleteSession(ctx, id)
+	if err != nil {
+		return web.DeletedSession{}, err
+	}
+	return web.DeletedSession{ID: d.SessionID, Subagents: d.Subagents, Events: d.Events, Shares: d.Shares}, nil
 }
 
 // Search adapts the store's full-text search to web.Searcher.

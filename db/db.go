@@ -67,8 +67,10 @@ type Options struct {
 type Commit struct {
 	SessionID string
 	// Created is set when the commit created the session; Replaced when it
-	// replaced the session's whole log (a watched file that was rewritten).
-	Created, Replaced bool
+	// replaced the session's whole log (a watched file that was rewritten,
+	// an import --replace); Deleted when it deleted the session (Events is
+	// then empty).
+	Created, Replaced, Deleted bool
 	// Events are the events the commit appended, in seq order.
 	Events []core.Event
 }

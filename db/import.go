@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"prism/core"
@@ -22,19 +23,37 @@ const (
 	// ImportExtended: the stored log was a prefix of the file's and the
 	// missing tail was appended (e.g. a session imported while it ran).
 	ImportExtended = "extended"
-	// ImportReplaced: a watched session's file was rewritten and its log
-	// replaced (watch only).
+	// ImportReplaced: the stored log was replaced by the file's — a
+	// watched session's file was rewritten, or an import with
+	// ImportOptions.Replace met a session stored with a different log.
 	ImportReplaced = "replaced"
 )
+
+// ImportOptions change what an import does with the sessions it meets.
+type ImportOptions struct {
+	// As imports the file's session under this id instead of its own (a
+	// crash-repaired copy beside the original, say). The file must hold
+	// exactly one session; the id is 1–128 letters, digits, '.', '_' or
+	// '-'.
+	As string
+	// Replace lets the file's log replace a stored session whose log
+	// differs (instead of failing with core.CodeConflict): the stored
+	// events are dropped, the file's stored, and the session's share
+	// links revoked. A running live session is never replaced.
+	Replace bool
+}
 
 // ImportResult reports one session of an imported file.
 type ImportResult struct {
 	SessionID string
 	ParentID  string
 	Entry     string // the zip entry ("" outside a zip)
-	Outcome   string // ImportCreated, ImportUnchanged or ImportExtended
+	Outcome   string // ImportCreated, ImportUnchanged, ImportExtended or ImportReplaced
 	Events    int    // events in the stored log
 	Added     int    // events this import wrote
+	Revoked   int    // share links revoked because the log was replaced
+	Before    int    // events the stored log held before the import (0 if new)
+	Original  string // the id in the file, when ImportOptions.As renamed it
 	Repaired  int    // crash-repair closers appended (then the session is interrupted)
 	Torn      string // a torn tail that was ignored, if any
 }
@@ -57,6 +76,17 @@ type ImportResult struct {
 // (ImportUnchanged); if it is a prefix, the rest is appended
 // (ImportExtended); otherwise the import fails with core.CodeConflict.
 func (st *Store) ImportFile(ctx context.Context, path string) ([]ImportResult, error) {
+	return st.ImportFileWith(ctx, path, ImportOptions{})
+}
+
+// ImportFileWith is ImportFile with options (--as, --replace). Options
+// that cannot apply (As with a file of several sessions, an invalid id)
+// fail before anything is written, and so does any error: the store is
+// left as it was.
+func (st *Store) ImportFileWith(ctx context.Context, path string, o ImportOptions) ([]ImportResult, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
 	release, err := st.acquireImport(ctx, false)
 	if err != nil {
 		return nil, err
@@ -67,13 +97,21 @@ func (st *Store) ImportFile(ctx context.Context, path string) ([]ImportResult, e
 	if err != nil {
 		return nil, err
 	}
-	return st.importLogs(ctx, path, logs)
+	return st.importLogs(ctx, path, logs, o)
 }
 
 // Import is ImportFile for a file held by a reader (an upload); name is
 // used in errors. JSONL and zstd are decoded as they stream in; a zip is
 // first copied to a temporary file.
 func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int64) ([]ImportResult, error) {
+	return st.ImportWith(ctx, name, r, size, ImportOptions{})
+}
+
+// ImportWith is Import with options, as ImportFileWith.
+func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size int64, o ImportOptions) ([]ImportResult, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
 	release, err := st.acquireImport(ctx, false)
 	if err != nil {
 		return nil, err
@@ -88,7 +126,23 @@ func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int6
 		}
 		return nil, err
 	}
-	return st.importLogs(ctx, name, logs)
+	return st.importLogs(ctx, name, logs, o)
+}
+
+// check validates the options on their own.
+func (o ImportOptions) check() error {
+	if o.As == "" {
+		return nil
+	}
+	if len(o.As) > 128 {
+		return core.Errorf(core.CodeInvalid, "import as %.20q…: a session id is at most 128 characters, got %d", o.As, len(o.As))
+	}
+	for _, r := range o.As {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return core.Errorf(core.CodeInvalid, "import as %q: a session id may hold only letters, digits, '.', '_' and '-'", o.As)
+		}
+	}
+	return nil
 }
 
 // importRetryAfter is what a busy import answer suggests waiting.
@@ -183,7 +237,25 @@ func prepareLog(file string, l *sessionlog.Log) (prepared, error) {
 	return p, nil
 }
 
-func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog.Log) ([]ImportResult, error) {
+func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog.Log, o ImportOptions) ([]ImportResult, error) {
+	original := ""
+	if o.As != "" {
+		if len(logs) != 1 {
+			ids := make([]string, len(logs))
+			for i, l := range logs {
+				ids[i] = l.Header.ID
+			}
+			return nil, core.Errorf(core.CodeInvalid, "%s: importing under another id (--as, ?as=) needs a file holding exactly one session; it holds %d (%s); nothing was imported", file, len(logs), strings.Join(ids, ", "))
+		}
+		original = logs[0].Header.ID
+		if original != o.As {
+			l := *logs[0]
+			l.Header.ID = o.As
+			logs = []*sessionlog.Log{&l}
+		} else {
+			original = ""
+		}
+	}
 	var preps []prepared
 	for _, l := range logs {
 		p, err := prepareLog(file, l)
@@ -206,7 +278,14 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 		}
 		for _, p := range preps {
 			h := p.log.Header
-			outcome, added, err := t.syncLog(h, p.events, SourceImport, false)
+			revoked, before := 0, 0
+			if prev, err := t.state(h.ID); err == nil && prev.exists {
+				before = int(prev.sum.Events)
+			}
+			outcome, added, err := t.syncLog(h, p.events, SourceImport, o.Replace)
+			if err == nil && outcome == ImportReplaced {
+				revoked, err = t.revokeShares(h.ID, st.now().UnixMilli())
+			}
 			if err != nil {
 				where := file
 				if p.log.Entry != "" {
@@ -215,7 +294,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 				return fmt.Errorf("import %s: %w", where, err)
 			}
 			results = append(results, ImportResult{SessionID: h.ID, ParentID: h.ParentSession, Entry: p.log.Entry, Outcome: outcome,
-				Events: len(p.events), Added: added, Repaired: p.repaired, Torn: p.log.Torn})
+				Events: len(p.events), Added: added, Repaired: p.repaired, Torn: p.log.Torn, Revoked: revoked, Original: original, Before: before})
 		}
 		return nil
 	})
@@ -226,6 +305,17 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 		st.log.Info("imported session", logkey.File, file, logkey.SessionID, r.SessionID, logkey.Outcome, r.Outcome, logkey.Events, r.Events, logkey.Added, r.Added, logkey.Repaired, r.Repaired)
 	}
 	return results, nil
+}
+
+// revokeShares revokes every live share link of a session whose log was
+// replaced: a link promised the session as it was.
+func (t *wtx) revokeShares(id string, now int64) (int, error) {
+	res, err := t.tx.Exec("UPDATE shares SET revoked_at = ? WHERE session_id = ? AND revoked_at IS NULL", now, id)
+	if err != nil {
+		return 0, translate(err, "revoke the share links of session "+id)
+	}
+	n, err := res.RowsAffected()
+	return int(n), translate(err, "revoke the share links of session "+id)
 }
 
 // checkParent refuses a subagent log whose parent session is neither in
@@ -250,8 +340,9 @@ func (t *wtx) checkParent(file string, l *sessionlog.Log, inFile map[string]bool
 
 // syncLog makes the stored session equal h plus events: it creates it,
 // leaves it, or appends the missing tail. A stored log that is not a prefix
-// of events is a conflict, unless replace is set and the session was
-// itself tailed from a file (source watch): then its log is replaced.
+// of events is a conflict, unless replace is set: then its log is replaced
+// (the watcher sets it for sessions tailed from a file, source watch;
+// import --replace for any session but a running live one).
 func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, replace bool) (outcome string, added int, err error) {
 	if err := validateHeader(h); err != nil {
 		return "", 0, err
@@ -282,6 +373,9 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 	if hj != s.header {
 		same, diffAt = false, -1
 	}
+	if source == SourceWatch && s.source != SourceWatch {
+		replace = false // a watched file never replaces a session prism runs or imported
+	}
 	switch {
 	case same && len(stored) == len(events):
 		return ImportUnchanged, 0, nil
@@ -291,8 +385,10 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 			return "", 0, err
 		}
 		return ImportExtended, len(evs), t.insertEvents(h.ID, s, evs, nil)
-	case replace && s.source == SourceWatch:
-		if err := t.replaceSession(s, h.ID, h); err != nil {
+	case replace && s.source == SourceLive && s.sum.Status == StatusRunning:
+		return "", 0, core.Errorf(core.CodeConflict, "session %s is running here; a running session cannot be replaced (cancel it, or import under another id with --as)", h.ID)
+	case replace:
+		if err := t.replaceSession(s, h.ID, h, source); err != nil {
 			return "", 0, err
 		}
 		evs, err := prepareEvents(h.ID, 0, events, false)
@@ -300,11 +396,15 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 			return "", 0, err
 		}
 		return ImportReplaced, len(evs), t.insertEvents(h.ID, s, evs, nil)
-	case diffAt < 0:
-		return "", 0, core.Errorf(core.CodeConflict, "session %s already exists with a different header", h.ID)
-	default:
-		return "", 0, core.Errorf(core.CodeConflict, "session %s already exists with a different log (they differ at seq %d; stored %d events, file %d)", h.ID, diffAt, len(stored), len(events))
 	}
+	hint := ""
+	if source == SourceImport {
+		hint = "; import it under another id (--as NEW_ID, ?as=NEW_ID) or replace the stored one (--replace, ?replace=1)"
+	}
+	if diffAt < 0 {
+		return "", 0, core.Errorf(core.CodeConflict, "session %s already exists with a different header%s", h.ID, hint)
+	}
+	return "", 0, core.Errorf(core.CodeConflict, "session %s already exists with a different log (they differ at seq %d; stored %d events, file %d)%s", h.ID, diffAt, len(stored), len(events), hint)
 }
 
 // prefixEqual reports whether stored is a prefix of events (byte-equal

@@ -41,6 +41,7 @@ type sessState struct {
 	dirty    bool
 	created  bool
 	replaced bool
+	deleted  bool // the transaction deleted the session (its row is gone)
 	retitled bool // the title changed: the session's search document follows
 	appended []core.Event
 }
@@ -210,8 +211,9 @@ func (t *wtx) insertSession(s *sessState, h core.SessionHeader, source string) e
 }
 
 // replaceSession drops a session's events and resets its derived values
-// (a watched file that was rewritten); the caller appends the new log.
-func (t *wtx) replaceSession(s *sessState, id string, h core.SessionHeader) error {
+// (a watched file that was rewritten, an import --replace); the caller
+// appends the new log. The session's source becomes source.
+func (t *wtx) replaceSession(s *sessState, id string, h core.SessionHeader, source string) error {
 	if _, err := t.tx.Exec("DELETE FROM events WHERE session_id = ?", id); err != nil {
 		return translate(err, "replace session "+id)
 	}
@@ -226,10 +228,10 @@ func (t *wtx) replaceSession(s *sessState, id string, h core.SessionHeader) erro
 	if h.ParentSession != "" {
 		parent = h.ParentSession
 	}
-	if _, err := t.tx.Exec("UPDATE sessions SET header = ?, parent_id = ?, created_at = ? WHERE id = ?", hj, parent, h.CreatedAt, id); err != nil {
+	if _, err := t.tx.Exec("UPDATE sessions SET header = ?, parent_id = ?, created_at = ?, source = ? WHERE id = ?", hj, parent, h.CreatedAt, source, id); err != nil {
 		return translate(err, "replace session "+id)
 	}
-	*s = sessState{exists: true, header: hj, source: s.source, sum: core.NewSummary(), createdAt: h.CreatedAt, replaced: true, dirty: true, created: s.created}
+	*s = sessState{exists: true, header: hj, source: source, sum: core.NewSummary(), createdAt: h.CreatedAt, replaced: true, dirty: true, created: s.created}
 	return nil
 }
 
@@ -345,7 +347,7 @@ func encodeSeqs(seqs []int64) string {
 func (t *wtx) finish() error {
 	for _, id := range t.order {
 		s := t.touched[id]
-		if !s.dirty {
+		if !s.dirty || s.deleted {
 			continue
 		}
 		if s.created || s.replaced || s.retitled {
@@ -368,7 +370,10 @@ func (t *wtx) commits() []Commit {
 	var out []Commit
 	for _, id := range t.order {
 		s := t.touched[id]
-		if s.created || s.replaced || len(s.appended) > 0 {
+		switch {
+		case s.deleted:
+			out = append(out, Commit{SessionID: id, Deleted: true})
+		case s.created || s.replaced || len(s.appended) > 0:
 			out = append(out, Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended})
 		}
 	}
@@ -378,6 +383,10 @@ func (t *wtx) commits() []Commit {
 // publish moves the committed state into the writer's cache.
 func (t *wtx) publish() {
 	for id, s := range t.touched {
+		if s.deleted {
+			delete(t.w.cache, id)
+			continue
+		}
 		c := *s
 		c.dirty, c.created, c.replaced, c.retitled, c.appended = false, false, false, false, nil
 		t.w.cache[id] = &c

@@ -36,7 +36,10 @@ type CardView struct {
 	ReadOnly   bool
 	InspectURL string
 	Fallback   string // why a view fell back to generic, for the tooltip
-	Current    bool   // the page's current element (a jump's target)
+	// Downloads link the call's full content, raw arguments and meta from
+	// the card's truncation notes (nil while pending, and in saved files).
+	Downloads *Downloads
+	Current   bool // the page's current element (a jump's target)
 
 	Terminal *TerminalBody
 	Diff     *DiffBody
@@ -289,6 +292,9 @@ func NewCardViewIn(c *Card, r R) *CardView {
 		v.pendingBody(c, vs.call, cwd)
 	} else {
 		v.resultBody(c, vs.call, vs.result, cwd)
+	}
+	if c.Result != nil {
+		v.attachDownloads(r.links().Downloads(c.CallID, c.ID))
 	}
 	v.Model = newModelView(c, vs.result)
 	// A failed call's summary is the first line of its error output (dsh).
@@ -677,4 +683,40 @@ func newImageBody(x *core.ImageResultView) *ImageBody {
 		b.Images = append(b.Images, t)
 	}
 	return b
+}
+
+// attachDownloads links the call's full parts from the card's truncation
+// notes: the output clips' counts and the bodies' "truncated" marks.
+func (v *CardView) attachDownloads(d *Downloads) {
+	if d == nil {
+		return
+	}
+	v.Downloads = d
+	for _, c := range []*Clip{v.outputClip(), v.pathsClip()} {
+		if c != nil {
+			c.Full = d
+		}
+	}
+}
+
+// outputClip is the clip of the card's output, nil when it has none.
+func (v *CardView) outputClip() *Clip {
+	switch {
+	case v.Terminal != nil:
+		return &v.Terminal.Output
+	case v.Generic != nil:
+		return &v.Generic.Out
+	case v.Image != nil:
+		return &v.Image.Out
+	case v.WebSrch != nil:
+		return &v.WebSrch.Answer
+	}
+	return nil
+}
+
+func (v *CardView) pathsClip() *Clip {
+	if v.Paths != nil {
+		return &v.Paths.Paths
+	}
+	return nil
 }

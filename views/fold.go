@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"prism/core"
+	"prism/core/price"
 )
 
 // Presenter computes the views of tool cards from durable data. It must be
@@ -39,6 +40,10 @@ type Timeline struct {
 	idCount   map[string]int     // call id → cards so far (the nth gets cardElemID(id, n))
 	byElem    map[string]*Card
 	approvals map[string]*Card // approval id → card
+	// requested are the tool calls the open turn's assistant messages
+	// asked for, by call id: a result whose call was never logged (crash
+	// repair's "not started") takes its name and arguments from here.
+	requested map[string]*core.ToolCallBlock
 
 	turn   *TurnRow
 	step   *Step
@@ -47,7 +52,20 @@ type Timeline struct {
 	lastSeq int64
 	sum     core.Summary // title, status, counters: core's rules
 
-	readOnly bool // render without decision forms (SetReadOnly)
+	reader Reader // what pages rendered from the fold show (SetReader)
+	usage  Usage  // the session's token usage by model
+}
+
+// Reader is what the pages of a fold may show and do for the one who
+// reads them. One value carries it all, so that a page built on any path
+// (live, at an event, a playback, an earlier window) shows the same.
+type Reader struct {
+	// ReadOnly renders awaiting cards without their decision forms: a
+	// session the server does not run, a share link, a page at an event.
+	ReadOnly bool
+	// Prices, when set, adds costs to the token lines of steps and turns
+	// and to the session header: the owner's pages only.
+	Prices price.Table
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are
@@ -167,6 +185,11 @@ func (t *Timeline) skip(e *core.Event) {
 // exactly as the whole log does: the turn and step boundaries that stop an
 // unanswered call and pair a reused call id's result with the right card,
 // and the approval decisions (which name an approval, not a call).
+// The exception is a card whose call was never logged (crash repair's "not
+// started"): the whole log's fold takes its tool and arguments from the
+// turn's assistant request, which the context lacks, so its card from the
+// context has neither HasCall nor Requested and a caller that wants them
+// folds the whole log.
 func CallContextTypes() []string {
 	return []string{core.EventTurnStart, core.EventTurnEnd, core.EventStepStart, core.EventStepEnd, core.EventApprovalDecided}
 }
@@ -192,10 +215,16 @@ func CallContext(events []core.Event, callID string) []core.Event {
 // Header returns the session header.
 func (t *Timeline) Header() core.SessionHeader { return t.header }
 
+// SetReader says what pages rendered from the timeline show their reader.
+func (t *Timeline) SetReader(rd Reader) { t.reader = rd }
+
 // SetReadOnly says whether pages rendered from the timeline may decide its
 // approvals: a session the server does not run is read-only (its awaiting
 // cards show that they wait, without Approve and Reject).
-func (t *Timeline) SetReadOnly(ro bool) { t.readOnly = ro }
+func (t *Timeline) SetReadOnly(ro bool) { t.reader.ReadOnly = ro }
+
+// Usage returns the session's token usage by model.
+func (t *Timeline) Usage() Usage { return t.usage }
 
 // LastSeq returns the seq of the last applied event, or -1.
 func (t *Timeline) LastSeq() int64 { return t.lastSeq }
@@ -309,6 +338,7 @@ func (t *Timeline) apply(e *core.Event, dec decoded) Update {
 		}
 		d := dec.v.(*core.TurnStart)
 		t.closeTurn(&u, e, nil)
+		t.requested = nil
 		r := &TurnRow{Seq: e.Seq, Time: e.Time, Turn: d.Turn}
 		t.turn, t.step = r, nil
 		t.segs = append(t.segs, r)
@@ -569,6 +599,10 @@ func (t *Timeline) applyAssistant(u *Update, e *core.Event, d *core.AssistantMes
 			a.Blocks = append(a.Blocks, AssistantBlock{Kind: "reasoning", Text: x.Text})
 		case *core.ToolCallBlock:
 			a.ToolCalls++
+			if t.requested == nil {
+				t.requested = map[string]*core.ToolCallBlock{}
+			}
+			t.requested[x.ID] = x
 		default:
 			raw, _ := json.Marshal(b)
 			a.Blocks = append(a.Blocks, AssistantBlock{Kind: "other", Text: string(raw)})
@@ -579,10 +613,16 @@ func (t *Timeline) applyAssistant(u *Update, e *core.Event, d *core.AssistantMes
 	a.Usage = d.Usage
 	a.Model = d.Message.Source.Model
 	if d.Usage != nil {
+		model := d.Message.Source.Model
 		if t.step != nil {
 			t.step.Usage = addUsage(t.step.Usage, *d.Usage)
 			t.step.HasUsage = true
+			t.step.ByModel.add(model, *d.Usage)
 		}
+		if t.turn != nil {
+			t.turn.Usage.add(model, *d.Usage)
+		}
+		t.usage.add(model, *d.Usage)
 	}
 	if created {
 		t.addItem(u, a)
@@ -661,6 +701,9 @@ func (t *Timeline) applyResult(u *Update, e *core.Event, d *core.ToolResultData)
 		// imported fragment): the card is built from the result alone.
 		c = t.newCard(callID)
 		c.ResultSeq, c.ResultTime, c.Result, c.metaValid = e.Seq, e.Time, d, true
+		if req := t.requested[callID]; req != nil {
+			c.Name, c.Args, c.Requested = req.Name, req.Arguments, true
+		}
 		t.addItem(u, c)
 		return
 	}

@@ -25,6 +25,15 @@ const (
 	ShareRoutePrefix       = "/s/"
 	RouteSessionExportHTML = "/sessions/:id/export.html"
 	RouteCallContent       = "/sessions/:id/calls/:callId/content.txt"
+	RouteCallArguments     = "/sessions/:id/calls/:callId/arguments.txt"
+	RouteCallMeta          = "/sessions/:id/calls/:callId/meta.json"
+)
+
+// Per-call downloads: the file names under a call's URL.
+const (
+	CallContentFile   = "content.txt"
+	CallArgumentsFile = "arguments.txt"
+	CallMetaFile      = "meta.json"
 )
 
 // SessionLinks are the owner's URLs of session id.
@@ -73,8 +82,34 @@ func (l Links) Call(callID, card string) string {
 }
 
 // Content is one call's model-facing content as text.
-func (l Links) Content(callID, card string) string {
-	return withQuery(l.base+"/calls/"+url.PathEscape(callID)+"/content.txt", "card", card)
+func (l Links) Content(callID, card string) string { return l.callFile(callID, card, CallContentFile) }
+
+// Arguments is one call's raw argument bytes, as the model sent them.
+func (l Links) Arguments(callID, card string) string {
+	return l.callFile(callID, card, CallArgumentsFile)
+}
+
+// Meta is one call's presentation meta as JSON.
+func (l Links) Meta(callID, card string) string { return l.callFile(callID, card, CallMetaFile) }
+
+// Downloads are the per-call downloads of a card ("" card: the call's first
+// card); nil for a saved file, which links nowhere.
+func (l Links) Downloads(callID, card string) *Downloads {
+	if l.offline {
+		return nil
+	}
+	return &Downloads{Content: l.Content(callID, card), Arguments: l.Arguments(callID, card), Meta: l.Meta(callID, card)}
+}
+
+func (l Links) callFile(callID, card, file string) string {
+	return withQuery(l.base+"/calls/"+url.PathEscape(callID)+"/"+file, "card", card)
+}
+
+// Downloads are the URLs of one call's full parts: its model-facing
+// content, its raw arguments and its presentation meta. A card links them
+// where it shows only part of the output.
+type Downloads struct {
+	Content, Arguments, Meta string
 }
 
 // Card is a card's place on the session page.

@@ -1,9 +1,12 @@
 package views
 
 import (
+	"sort"
 	"strconv"
+	"strings"
 
 	"prism/core"
+	"prism/core/price"
 )
 
 // The nodes of the page model a Timeline folds a log into: segments of the
@@ -25,8 +28,42 @@ type TurnRow struct {
 	EndSeq    int64
 	EndTime   int64
 	End       core.TurnEndReason
+	// Usage is the turn's token usage by model (its steps' together).
+	Usage Usage
 
 	cards []*Card
+}
+
+// Usage is token usage by model name: what prices apply to.
+type Usage map[string]core.TokenUsage
+
+// Total is the usage of every model together.
+func (m Usage) Total() core.TokenUsage {
+	var t core.TokenUsage
+	for _, u := range m {
+		t = addUsage(t, u)
+	}
+	return t
+}
+
+// unpriced lists the models of u that p has no price for.
+func unpriced(u Usage, p price.Table) string {
+	var out []string
+	for model := range u {
+		if _, ok := p[model]; !ok {
+			out = append(out, strconv.Quote(model))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// add adds u of model.
+func (m *Usage) add(model string, u core.TokenUsage) {
+	if *m == nil {
+		*m = Usage{}
+	}
+	(*m)[model] = addUsage((*m)[model], u)
 }
 
 // Step is a model step and everything logged inside it.
@@ -40,7 +77,9 @@ type Step struct {
 	EndTime   int64
 	Usage     core.TokenUsage
 	HasUsage  bool
-	Items     []Item
+	// ByModel is Usage by model, for its cost.
+	ByModel Usage
+	Items   []Item
 	// Meta are the step's request metadata events (request/header,
 	// request/context, agent/inbox/spliced), folded into one quiet
 	// expandable row in the step's header instead of sitting between
@@ -130,6 +169,10 @@ type Card struct {
 
 	CallSeq, CallTime int64
 	HasCall           bool // false for a result whose call was never logged
+	// Requested is set when the call was never logged but the assistant
+	// message of its step asked for it: Name and Args are that request's
+	// (crash repair's "not started" card).
+	Requested bool
 
 	Result     *core.ToolResultData
 	ResultSeq  int64

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/price"
 )
 
 // Assets are the URLs of the static files a page links.
@@ -40,6 +41,8 @@ type R struct {
 	// ReadOnly renders cards without their decision forms (an awaiting
 	// card still shows it waits).
 	ReadOnly bool
+	// Prices, when set, adds costs to the token lines of steps and turns.
+	Prices price.Table
 	// Current is the id of the page's current element (a jump's target).
 	Current string
 }
@@ -53,7 +56,7 @@ func (r R) current(id string) bool { return r.Current != "" && r.Current == id }
 // share link and in a saved file.
 func NewR(t *Timeline, l Links) R {
 	h := t.Header()
-	return R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: t.readOnly || l.Shared() || l.Offline()}
+	return R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: t.reader.ReadOnly || l.Shared() || l.Offline(), Prices: t.reader.Prices}
 }
 
 // SessionHeadView is the session page's header: identity, and the
@@ -63,14 +66,17 @@ type SessionHeadView struct {
 	ID, Title, Status string
 	Cwd, Parent       string
 	Created, Updated  string
-	ParentURL         string
-	ExportURL         string
-	ExportHTMLURL     string
-	Summary           core.Summary
-	Pending           int
-	Duration          string
-	LastSeq           int64
-	Live              bool
+	// Cost is the session's cost under the server's price table ("" with
+	// none); CostNote names models the table does not price.
+	Cost, CostNote string
+	ParentURL      string
+	ExportURL      string
+	ExportHTMLURL  string
+	Summary        core.Summary
+	Pending        int
+	Duration       string
+	LastSeq        int64
+	Live           bool
 	// Shared is set on a share link's page: no owner controls, no links
 	// to other sessions.
 	Shared bool
@@ -128,10 +134,25 @@ type SessionPageView struct {
 	// Share is the owner's share panel (nil on a share link's page, or
 	// when the server has no share store).
 	Share *SharePanelView
+	// Delete is the owner's delete button (nil when the server cannot
+	// delete sessions).
+	Delete *DeletePanelView
 	// Transport is the replay's scrubber and controls (nil: none).
 	Transport *TransportView
 	// Signals are the page's Datastar signals (a JS object expression).
 	Signals string
+}
+
+// DeletePanelView is the session page's delete button and its
+// confirmation.
+type DeletePanelView struct {
+	URL string // where the confirmation form posts
+	// Running is set while the server runs the session's turn: the panel
+	// then says to cancel first, and offers no button.
+	Running bool
+	// Shares counts the session's share links that still work (they stop
+	// working with it).
+	Shares int
 }
 
 // DefaultWindow is how many transcript items the first paint shows.
@@ -170,6 +191,17 @@ func NewSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 		v.ParentURL = ""
 	}
 	v.Title = displayTitle(st.Title, h.ID)
+	if t.reader.Prices != nil && len(t.usage) > 0 {
+		cost, complete := t.reader.Prices.Sum(t.usage)
+		switch {
+		case complete:
+			v.Cost = price.Format(cost)
+		case cost > 0:
+			v.Cost, v.CostNote = "≥ "+price.Format(cost), "no price for "+unpriced(t.usage, t.reader.Prices)
+		default:
+			v.Cost, v.CostNote = "unknown", "no price for "+unpriced(t.usage, t.reader.Prices)
+		}
+	}
 	v.Created = dateTime(h.CreatedAt)
 	v.Updated = dateTime(st.LastTime)
 	if st.LastTime > 0 && st.FirstTime > 0 {

@@ -11,9 +11,9 @@ import (
 func NodeComponent(r R, n Node) templ.Component {
 	switch x := n.(type) {
 	case StepHead:
-		return StepHeadView(x.Step)
+		return StepHeadView(x.Step, r.Prices)
 	case *TurnRow:
-		return TurnRowView(x)
+		return TurnRowView(x, r.Prices)
 	case *Step:
 		return StepView(r, x)
 	case *Row:

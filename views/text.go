@@ -184,7 +184,13 @@ type Clip struct {
 	Total              int // lines in the whole text
 	Omitted            int // lines neither collapsed nor expanded view shows
 	Empty              bool
+	// Full, when set, links the call's full output from the clip's
+	// count when the clip does not show every line.
+	Full *Downloads
 }
+
+// Cut reports whether the collapsed clip leaves lines out.
+func (c *Clip) Cut() bool { return c.Total > c.Collapsed() || c.Omitted > 0 }
 
 // Shown returns how many lines the expanded view shows.
 func (c *Clip) Shown() int { return len(c.Head) + len(c.Middle) + len(c.Tail) }

@@ -228,29 +228,31 @@ type Replay struct {
 	// running: its live page follows it.
 	Running bool
 
-	h        core.SessionHeader
-	p        Presenter
-	full     *Timeline // the fold of everything, once needed
-	readOnly bool      // SetReadOnly
+	h    core.SessionHeader
+	p    Presenter
+	full *Timeline // the fold of everything, once needed
+	// reader is what the replay's pages show their reader, whichever fold
+	// (live or at an event) they render.
+	reader Reader
 }
 
-// SetReadOnly says whether the reader may not decide the session's
-// approvals even on its live page (a session this server does not run).
-// A replay at an event is read-only regardless: its awaiting cards show
-// the wait as it was then, without decision forms.
-func (r *Replay) SetReadOnly(ro bool) {
-	r.readOnly = ro
-	r.T.SetReadOnly(ro || r.At >= 0)
+// setReader gives the current fold the replay's reader. A replay at an
+// event is read-only regardless: its awaiting cards show the wait as it
+// was then, without decision forms.
+func (r *Replay) setReader() {
+	rd := r.reader
+	rd.ReadOnly = rd.ReadOnly || r.At >= 0
+	r.T.SetReader(rd)
 }
 
 // NewReplay folds the events a reader may see (a whole log, or a share
 // link's scope: seq order, from 0) at at (< 0: live), for the page and its
 // transport. A share scoped at K passes the events up to K, so its page
-// counts "of K" and never further.
-func NewReplay(h core.SessionHeader, events []core.Event, at int64, p Presenter) *Replay {
+// counts "of K" and never further. rd is what its pages show the reader.
+func NewReplay(h core.SessionHeader, events []core.Event, at int64, p Presenter, rd Reader) *Replay {
 	full := Fold(h, events, p)
 	r := &Replay{T: full, Chapters: full.Chapters(), At: -1, Of: full.LastSeq(),
-		Running: full.Summary().Status == core.StatusRunning, h: h, p: p, full: full}
+		Running: full.Summary().Status == core.StatusRunning, h: h, p: p, full: full, reader: rd}
 	r.Move(events, at)
 	return r
 }
@@ -258,8 +260,8 @@ func NewReplay(h core.SessionHeader, events []core.Event, at int64, p Presenter)
 // NewReplayOf is NewReplay for a caller that has the chapters of these
 // very events (and whether the session runs) from an earlier replay: a
 // page at an event then folds only the events up to it.
-func NewReplayOf(h core.SessionHeader, events []core.Event, at int64, p Presenter, ch Chapters, running bool) *Replay {
-	r := &Replay{Chapters: ch, At: -1, Of: lastSeq(events), Running: running, h: h, p: p}
+func NewReplayOf(h core.SessionHeader, events []core.Event, at int64, p Presenter, rd Reader, ch Chapters, running bool) *Replay {
+	r := &Replay{Chapters: ch, At: -1, Of: lastSeq(events), Running: running, h: h, p: p, reader: rd}
 	r.Move(events, at)
 	return r
 }
@@ -272,9 +274,9 @@ func lastSeq(events []core.Event) int64 {
 }
 
 // Move refolds the replay at at (< 0: live) over the same events; the
-// fold at an event is read-only (SetReadOnly).
+// fold at an event is read-only.
 func (r *Replay) Move(events []core.Event, at int64) {
-	defer func() { r.T.SetReadOnly(r.readOnly || r.At >= 0) }()
+	defer r.setReader()
 	if at >= 0 && at < r.Of {
 		r.T, r.At = Fold(r.h, events[:EventsThrough(events, at)], r.p), at
 		return

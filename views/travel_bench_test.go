@@ -59,7 +59,7 @@ func BenchmarkReplay10k(b *testing.B) {
 	})
 	b.Run("replay-at-middle", func(b *testing.B) {
 		for b.Loop() {
-			views.NewReplay(h, events, 5000, p)
+			views.NewReplay(h, events, 5000, p, views.Reader{})
 		}
 	})
 }

@@ -24,6 +24,8 @@ const (
 	RouteStart         = "/sessions"
 	RouteMessages      = "/sessions/:id/messages"
 	RouteCancel        = "/sessions/:id/cancel"
+	RouteDelete        = "/sessions/:id/delete"
+	RouteAPISession    = "/api/sessions/:id"
 	RouteExport        = "/api/sessions/:id/events"
 	RouteSearch        = "/search"
 	RouteAPISearch     = "/api/search"
@@ -164,6 +166,12 @@ func PlayURL(id string, after int64, speed int) string {
 func CallURL(sessionID, callID, card string) string {
 	return withQuery(SessionURL(sessionID)+"/calls/"+url.PathEscape(callID), "card", card)
 }
+
+// DeleteURL is where a session page's delete form posts.
+func DeleteURL(id string) string { return SessionURL(id) + "/delete" }
+
+// APISessionURL is a session in the JSON API (DELETE deletes it).
+func APISessionURL(id string) string { return "/api/sessions/" + url.PathEscape(id) }
 
 // CardURL is a card's place on its session page.
 func CardURL(sessionID, elemID string) string { return SessionURL(sessionID) + "#" + elemID }

@@ -160,29 +160,56 @@ func (s *Server) handleAPIEvents(c echo.Context) error {
 
 // importAnswer is what POST /api/sessions/import answers.
 type importAnswer struct {
-	// IDs are the imported sessions' ids, in the file's order (a dsh
-	// export's root first, then its subagents).
-	IDs []string `json:"ids"`
-	// Sessions say what the import did with each: created, extended (the
-	// stored log was a prefix of the file's) or unchanged (it was already
-	// imported; nothing was written).
+	// Sessions say, per session of the file(s), what the import did:
+	// created, extended (the stored log was a prefix of the file's),
+	// unchanged (it was already imported; nothing was written) or replaced
+	// (?replace=1).
 	Sessions []ImportedSession `json:"sessions"`
+	// IDs are the same sessions' ids, in the file's order (a dsh export's
+	// root first, then its subagents).
+	IDs []string `json:"ids"`
 	// Message sums it up for people.
 	Message string `json:"message"`
 }
 
-// handleAPIImport handles POST /api/sessions/import: a multipart form (every
-// file part is imported) or a raw body (?name= or Content-Disposition names
-// it). It answers 201 when something was stored, 200 when every session
-// was already there unchanged.
+// importOptions reads ?as= and ?replace= of an import request.
+func importOptions(c echo.Context) (ImportOptions, error) {
+	o := ImportOptions{As: c.QueryParam("as")}
+	switch v := c.QueryParam("replace"); v {
+	case "", "0", "false":
+	case "1", "true":
+		o.Replace = true
+	default:
+		return o, core.Errorf(core.CodeInvalid, "replace must be 1 or 0, got %q", v)
+	}
+	if _, ok := c.QueryParams()["as"]; ok && o.As == "" {
+		return o, core.Errorf(core.CodeInvalid, "as must name the new session id")
+	}
+	return o, nil
+}
+
+// handleAPIImport handles POST /api/sessions/import[?as=ID][&replace=1]: a
+// multipart form (every file part is imported, each in its own
+// transaction) or a raw body (?name= or Content-Disposition names it). It
+// answers per session what happened — 201 when anything was stored, 200
+// when every session was already there unchanged. ?as= takes a raw body
+// holding one session (a multipart form is refused before anything is
+// read); a file that fails changes nothing.
 func (s *Server) handleAPIImport(c echo.Context) error {
 	if s.deps.Importer == nil {
 		return core.Errorf(core.CodeUnavailable, "import is not configured on this server")
 	}
 	ctx := c.Request().Context()
 	req := c.Request()
+	o, err := importOptions(c)
+	if err != nil {
+		return err
+	}
 	var got []ImportedSession
 	if mediaType(c) == echo.MIMEMultipartForm {
+		if o.As != "" {
+			return core.Errorf(core.CodeInvalid, "as= imports one session: send the file as the raw request body, not a multipart form")
+		}
 		mr, err := req.MultipartReader()
 		if err != nil {
 			return core.Errorf(core.CodeInvalid, "multipart: %v", err)
@@ -203,7 +230,7 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 				continue
 			}
 			files++
-			res, err := s.deps.Importer.Import(ctx, part.FileName(), part)
+			res, err := s.deps.Importer.Import(ctx, part.FileName(), part, o)
 			if err != nil {
 				return err
 			}
@@ -222,7 +249,7 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 		if name == "" {
 			name = "session.jsonl"
 		}
-		res, err := s.deps.Importer.Import(ctx, name, req.Body)
+		res, err := s.deps.Importer.Import(ctx, name, req.Body, o)
 		if err != nil {
 			return err
 		}
@@ -235,7 +262,7 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 	changed := 0
 	for _, r := range got {
 		a.IDs = append(a.IDs, r.ID)
-		if r.Outcome != ImportUnchanged {
+		if r.Status != ImportUnchanged {
 			changed++
 		}
 	}
@@ -247,7 +274,7 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 		status = http.StatusOK
 		a.Message = fmt.Sprintf("nothing changed: %s already imported, with the same log", plural(len(got), "session was", "sessions were"))
 	default:
-		a.Message = fmt.Sprintf("%s imported or extended", plural(changed, "session", "sessions"))
+		a.Message = fmt.Sprintf("%s imported, extended or replaced", plural(changed, "session", "sessions"))
 		if n := len(got) - changed; n > 0 {
 			a.Message += fmt.Sprintf("; %s already there unchanged", plural(n, "session was", "sessions were"))
 		}

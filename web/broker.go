@@ -48,9 +48,10 @@ type Broker struct {
 	watchMu sync.Mutex
 	watches map[string]map[*watch]struct{}
 
-	// readOnly reports whether a session's pages may not decide its
-	// approvals (nil: they may); set before the first subscription.
-	readOnly func(sessionID string) bool
+	// reader is what a session's pages show their reader, the owner
+	// (Server.ownerReader; nil: the zero Reader); set before the first
+	// subscription.
+	reader func(sessionID string) views.Reader
 }
 
 // watch wakes a share stream when its session's log changes.
@@ -99,8 +100,8 @@ func (b *Broker) wakeWatches(id string, replaced bool) {
 // timeline returns an empty fold of session h as its pages render it.
 func (b *Broker) timeline(h core.SessionHeader) *views.Timeline {
 	t := views.NewTimeline(h, b.p)
-	if b.readOnly != nil {
-		t.SetReadOnly(b.readOnly(h.ID))
+	if b.reader != nil {
+		t.SetReader(b.reader(h.ID))
 	}
 	return t
 }

@@ -66,11 +66,11 @@ func (c *chapterCache) store(id string, events []core.Event, r *views.Replay) {
 // replay folds the events a reader may see at at (views.NewReplay),
 // reusing the chapters of an earlier replay of the same log under key (a
 // session id, or a share link's).
-func (c *chapterCache) replay(key string, h core.SessionHeader, events []core.Event, at int64, p views.Presenter) *views.Replay {
+func (c *chapterCache) replay(key string, h core.SessionHeader, events []core.Event, at int64, p views.Presenter, rd views.Reader) *views.Replay {
 	if e, ok := c.lookup(key, events); ok {
-		return views.NewReplayOf(h, events, at, p, e.ch, e.running)
+		return views.NewReplayOf(h, events, at, p, rd, e.ch, e.running)
 	}
-	r := views.NewReplay(h, events, at, p)
+	r := views.NewReplay(h, events, at, p, rd)
 	c.store(key, events, r)
 	return r
 }

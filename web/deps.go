@@ -8,6 +8,7 @@ import (
 
 	"prism/core"
 	"prism/core/approval"
+	"prism/core/price"
 	"prism/core/redact"
 	"prism/core/search"
 	"prism/core/share"
@@ -122,25 +123,54 @@ type StartRequest struct {
 
 // Importer imports session logs: prism JSONL, dsh session.jsonl,
 // session.jsonl.zstd or a dsh export .zip (the filename's extension helps
-// it choose). It returns what it did with each session of the file.
+// it choose). It returns what it did with each session of the file. A file
+// that fails changes nothing.
 type Importer interface {
-	Import(ctx context.Context, filename string, r io.Reader) ([]ImportedSession, error)
+	Import(ctx context.Context, filename string, r io.Reader, o ImportOptions) ([]ImportedSession, error)
 }
 
-// Import outcomes.
+// ImportOptions are the import API's ?as= and ?replace=1.
+type ImportOptions struct {
+	// As imports the file's one session under this id (a file with
+	// several sessions is refused).
+	As string
+	// Replace lets the file replace a stored session whose log differs;
+	// the replaced session's share links are revoked.
+	Replace bool
+}
+
+// Import statuses: what an import did with one session.
 const (
-	ImportCreated   = "created"
-	ImportExtended  = "extended"
-	ImportUnchanged = "unchanged"
+	ImportCreated   = "created"   // it was new
+	ImportUnchanged = "unchanged" // the same log was stored already; nothing was written
+	ImportExtended  = "extended"  // the stored log was a prefix of the file's: the rest was appended
+	ImportReplaced  = "replaced"  // ImportOptions.Replace: the stored log was replaced
 )
 
 // ImportedSession is one session of an imported file.
 type ImportedSession struct {
-	ID string `json:"id"`
-	// Outcome is ImportCreated, ImportExtended (the stored log was a
-	// prefix of the file's: the rest was appended) or ImportUnchanged (it
-	// was stored already; nothing was written).
-	Outcome string `json:"outcome"`
+	ID     string `json:"id"`
+	Status string `json:"status"` // ImportCreated, ImportUnchanged, ImportExtended or ImportReplaced
+	Events int    `json:"events"` // events the stored log holds now
+	// Revoked counts the share links a replacement revoked.
+	Revoked int `json:"revokedShares,omitempty"`
+	// Original is the file's id when ImportOptions.As renamed the session.
+	Original string `json:"originalId,omitempty"`
+}
+
+// Deleter deletes sessions for good (db.Store through backend.Deleter).
+type Deleter interface {
+	// DeleteSession deletes a session with its events, share links and
+	// subagent sessions; an unknown id is core.CodeNotFound.
+	DeleteSession(ctx context.Context, id string) (DeletedSession, error)
+}
+
+// DeletedSession says what deleting a session removed.
+type DeletedSession struct {
+	ID        string   `json:"id"`
+	Subagents []string `json:"subagents"`
+	Events    int64    `json:"events"`
+	Shares    int64    `json:"shares"`
 }
 
 // ShareStore keeps share links (db.Store implements it). Unknown ids and
@@ -198,6 +228,10 @@ type Deps struct {
 	DemoID string
 	// Importer enables POST /api/sessions/import; without it, 503.
 	Importer Importer
+	// Deleter enables deleting sessions (the page's delete button, DELETE
+	// /api/sessions/{id}); without it the button is hidden and the routes
+	// answer 503.
+	Deleter Deleter
 	// Approvals enables deciding approvals (the cards' Approve and Reject,
 	// the approvals API) for the sessions the Runner owns; without it
 	// awaiting cards are read-only and decisions answer 503.
@@ -232,6 +266,9 @@ type Deps struct {
 	Owner *ownerauth.Guard
 	// Now is the clock of share expiry (default time.Now).
 	Now func() time.Time
+	// Prices, when set, shows costs beside token counts on the owner's
+	// session pages: per step, per turn and for the session.
+	Prices price.Table
 }
 
 // Tuning holds the server's knobs: the live path and the bounds it puts on

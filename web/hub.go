@@ -126,7 +126,7 @@ func (h *hub) resync(s *subscriber) (int64, int) {
 func (h *hub) run() {
 	hdr, events, err := h.b.src.LoadSession(h.ctx, h.id)
 	if err != nil {
-		h.loadErr = err
+		h.loadErr = sessionGone(err)
 		close(h.ready)
 		return
 	}
@@ -195,6 +195,17 @@ func (h *hub) release(now time.Time) time.Time {
 	return next
 }
 
+// sessionGone is what a page following a session is told when the
+// session's log is not found: it was deleted since the page loaded (the
+// hub's reload after the delete, or a stream that subscribes, or catches
+// up, just after it).
+func sessionGone(err error) error {
+	if core.ErrorCode(err) == core.CodeNotFound {
+		return core.Errorf(core.CodeNotFound, "this session was deleted")
+	}
+	return err
+}
+
 // reload folds the replaced log afresh and sends every subscriber the page
 // rendered from it (a reset frame of the next generation). It stops the hub
 // when the log cannot be read or rendered.
@@ -215,6 +226,12 @@ func (h *hub) reload() bool {
 		}
 	}
 	if h.ctx.Err() == nil {
+		if core.ErrorCode(err) == core.CodeNotFound {
+			// Deleted: its pages are told the session is gone.
+			h.b.log.Info("live fold: session deleted", logkey.SessionID, h.id)
+			h.stop(sessionGone(err))
+			return false
+		}
 		h.b.log.Error("live fold: replaced log not reloaded", logkey.SessionID, h.id, logkey.Err, err)
 		h.stop(err)
 	}

@@ -135,6 +135,8 @@ func TestBodyLimit_everyPOSTRoute(t *testing.T) {
 	}{
 		{path: "/sessions", ct: form, small: "prompt=" + pad(100), big: "prompt=" + pad(limit), smallCode: 303, limitText: "64 KiB"},
 		{path: "/sessions/s/messages", ct: form, small: "text=" + pad(100), big: "text=" + pad(limit), smallCode: 303, limitText: "64 KiB"},
+		// Without a Deleter the delete button's route refuses before reading.
+		{path: "/sessions/s/delete", ct: form, small: "x=" + pad(100), big: "x=" + pad(limit), smallCode: 503, limitText: "64 KiB", unread: true},
 		{path: "/sessions/s/cancel", ct: form, small: "x=" + pad(100), big: "x=" + pad(limit), smallCode: 409, limitText: "64 KiB"},
 		{path: "/api/sessions", ct: js, small: `{"prompt":"` + pad(100) + `"}`, big: `{"prompt":"` + pad(limit) + `"}`, smallCode: 201, limitText: "64 KiB"},
 		// Import has its own cap: a body over the forms' limit is read
@@ -242,10 +244,10 @@ func TestImport_duplicateSaysUnchanged(t *testing.T) {
 		got = append(got, a)
 	}
 	first, again := got[0], got[1]
-	if first.status != 201 || len(first.Sessions) != 1 || first.Sessions[0].Outcome != web.ImportCreated {
+	if first.status != 201 || len(first.Sessions) != 1 || first.Sessions[0].Status != web.ImportCreated {
 		t.Errorf("first import = %+v", first)
 	}
-	if again.status != 200 || len(again.Sessions) != 1 || again.Sessions[0].Outcome != web.ImportUnchanged ||
+	if again.status != 200 || len(again.Sessions) != 1 || again.Sessions[0].Status != web.ImportUnchanged ||
 		again.IDs[0] != first.IDs[0] || !strings.Contains(again.Message, "nothing changed") {
 		t.Errorf("the same file again = %+v, want 200, unchanged, saying nothing changed", again)
 	}
@@ -283,11 +285,17 @@ func TestStream_badCursorIs400(t *testing.T) {
 // with the right status, and every error with the code that status stands
 // for; GET routes answer HEAD alike, with no body.
 func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
-	e, _ := shareEnv(t, func(d *web.Deps) { d.Runner, d.Approvals = &fakeRunner{}, fakeApprovals{} })
+	e, _ := shareEnv(t, func(d *web.Deps) {
+		d.Runner, d.Approvals = &fakeRunner{}, fakeApprovals{}
+		d.Deleter = backend.Deleter{Store: d.Sessions.(backend.Source).Store}
+	})
 	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart().User("hi").Call("c1", "note", `{"title":"x"}`).Result("c1", "done", false, nil, nil).StepEnd()
 	b.TurnEnd(core.TurnCompleted)
 	e.session(t, "s", b.Events)
+	e.session(t, "running", b.Events[:3]) // a turn this server runs (fakeRunner owns every session)
+	e.session(t, "gone1", b.Events)       // deleted by the table's last rows
+	e.session(t, "gone2", b.Events)
 
 	const (
 		GET, HEAD, POST, PUT, PATCH, DELETE = "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"
@@ -346,6 +354,10 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/nope", "", "", map[string]want{GET: notFound, HEAD: {404, ""}, POST: notFound}},
 		{"/sessions/s/export.html", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
 		{"/sessions/s/calls/c1/content.txt", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, DELETE: notAllowed}},
+		{"/sessions/s/calls/c1/arguments.txt", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, DELETE: notAllowed}},
+		{"/sessions/s/calls/c1/meta.json", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
+		{"/sessions/s/calls/nope/arguments.txt", "", "", map[string]want{GET: notFound, HEAD: {404, ""}}},
+		{"/sessions/s/calls/nope/meta.json", "", "", map[string]want{GET: notFound}},
 		{"/sessions/s/shares", form, "scope=live&redact=1", map[string]want{POST: {201, ""}, GET: notAllowed}},
 		{"/sessions/s/shares/preview", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, PUT: notAllowed}},
 		{"/shares/x/revoke", form, "", map[string]want{POST: notFound, GET: notAllowed}},
@@ -371,6 +383,12 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/api/search", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
 		{"/api/search?q=%22open", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
 		{"/api/search?q=x&limit=0", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
+		{"/api/sessions/nope", "", "", map[string]want{DELETE: notFound, GET: notAllowed, PUT: notAllowed}},
+		{"/api/sessions/running", "", "", map[string]want{DELETE: {409, core.CodeConflict}}},
+		{"/sessions/nope/delete", form, "", map[string]want{POST: notFound, GET: notAllowed}},
+		{"/sessions/running/delete", form, "", map[string]want{POST: {409, core.CodeConflict}}},
+		{"/api/sessions/gone1", "", "", map[string]want{DELETE: {200, ""}}},
+		{"/sessions/gone2/delete", form, "", map[string]want{POST: {303, ""}}},
 		// Without an owner token there is no one to sign in.
 		{"/login", form, "token=x", map[string]want{GET: {303, ""}, HEAD: {303, ""}, POST: {303, ""}, PUT: notAllowed}},
 		{"/logout", form, "", map[string]want{POST: {303, ""}, GET: notAllowed}},

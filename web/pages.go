@@ -128,7 +128,7 @@ func (s *Server) handleCall(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h, events, err := s.deps.Sessions.CallEvents(ctx, id, callID)
+	h, events, err := s.callEvents(ctx, id, callID)
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,8 @@ const (
 	RouteStart        = "session-start"
 	RouteMessage      = "session-message"
 	RouteCancel       = "session-cancel"
+	RouteDelete       = "session-delete"
+	RouteAPIDelete    = "api-session-delete"
 	RouteAPIList      = "api-sessions"
 	RouteAPIStart     = "api-start"
 	RouteAPIEvents    = "api-events"
@@ -53,6 +55,8 @@ const (
 
 	RouteExportHTML      = "session-export-html"
 	RouteCallContent     = "call-content"
+	RouteCallArguments   = "call-arguments"
+	RouteCallMeta        = "call-meta"
 	RouteShareCreate     = "share-create"
 	RouteSharePreview    = "share-preview"
 	RouteShareRevoke     = "share-revoke"
@@ -129,7 +133,7 @@ func New(deps Deps) *Server {
 	s.exportCSS = ExportCSS()
 	s.share404 = mustRender(views.ShareNotFound(views.PageMeta{Title: "Not found · prism", Assets: s.assets, Public: true}))
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
-	s.broker.readOnly = func(id string) bool { return !s.canDecide(id) }
+	s.broker.reader = s.ownerReader
 	if deps.Commits != nil {
 		removeCommit := deps.Commits.OnCommit(s.broker.Publish)
 		removeReplace := deps.Commits.OnReplace(func(id string) {
@@ -257,9 +261,12 @@ func (s *Server) routes() *echo.Echo {
 	add(e.POST(views.RouteStart, s.handleStart), RouteStart)
 	add(e.POST(views.RouteMessages, s.handleMessage), RouteMessage)
 	add(e.POST(views.RouteCancel, s.handleCancel), RouteCancel)
+	add(e.POST(views.RouteDelete, s.handleDelete), RouteDelete)
 	add(e.GET(views.RouteSessionExportHTML, s.handleExportHTML), RouteExportHTML)
 	e.HEAD(views.RouteSessionExportHTML, s.handleExportHTML)
-	get(views.RouteCallContent, s.handleCallContent, RouteCallContent)
+	get(views.RouteCallContent, s.handleCallFile(views.CallContentFile), RouteCallContent)
+	get(views.RouteCallArguments, s.handleCallFile(views.CallArgumentsFile), RouteCallArguments)
+	get(views.RouteCallMeta, s.handleCallFile(views.CallMetaFile), RouteCallMeta)
 	// Share links: the owner's API and forms, and the readers' /s/….
 	add(e.POST(views.RouteShareCreate, s.handleShareForm), RouteShareCreate)
 	get(views.RouteSharePreview, s.handleSharePreview, RouteSharePreview)
@@ -285,6 +292,7 @@ func (s *Server) routes() *echo.Echo {
 	add(e.POST(views.RouteAPIApproval, s.handleAPIDecide), RouteAPIDecide)
 	add(e.POST(views.RouteAPIPolicy, s.handleAPIPolicy), RouteAPIPolicy)
 	add(e.POST(routeImport, s.handleAPIImport), RouteAPIImport)
+	add(e.DELETE(views.RouteAPISession, s.handleAPIDelete), RouteAPIDelete)
 	get(views.RouteAPISearch, s.handleAPISearch, RouteAPISearch)
 	get(routeHealth, func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }, RouteHealth)
 	get(routeHighlight, s.handleHighlightCSS, RouteHighlightCSS)

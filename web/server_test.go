@@ -21,6 +21,7 @@ import (
 
 	"prism/core"
 	"prism/core/coretest"
+	"prism/core/model"
 	"prism/core/sessionlog"
 	"prism/web"
 )
@@ -248,7 +249,7 @@ func TestAPI(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &list); err != nil || res.StatusCode != 200 {
 		t.Fatalf("GET /api/sessions = %d %v", res.StatusCode, err)
 	}
-	if len(list) != 1 || list[0].ID != "demo" || list[0].Calls != 15 || list[0].Errors != 4 || list[0].Title != "Find why the tests fail and fix it." {
+	if len(list) != 1 || list[0].ID != "demo" || list[0].Calls != 15 || list[0].Errors != 4 || list[0].Title != model.DemoPrompt {
 		t.Errorf("list = %+v", list)
 	}
 

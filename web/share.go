@@ -7,13 +7,17 @@ package web
 // page, the same bytes whatever was asked (no existence leak).
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"mime"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -105,8 +109,8 @@ func (s *Server) handleShare(c echo.Context) error {
 		err = s.shareExport(c, sr)
 	case len(parts) == 3 && parts[1] == "calls":
 		err = s.shareCall(c, sr, parts[2])
-	case len(parts) == 4 && parts[1] == "calls" && parts[3] == "content.txt":
-		err = s.shareContent(c, sr, parts[2])
+	case len(parts) == 4 && parts[1] == "calls" && isCallFile(parts[3]):
+		err = s.shareCallFile(c, sr, parts[2], parts[3])
 	default:
 		err = errShareNotFound
 	}
@@ -217,8 +221,8 @@ func (s *Server) shareSource(sr shareReq) replaySource {
 		load: func(ctx context.Context) (core.SessionHeader, []core.Event, error) {
 			return s.shareLog(ctx, sr.sh)
 		},
-		follow:   !sr.sh.Scoped() && s.deps.Commits != nil,
-		readOnly: true,
+		follow: !sr.sh.Scoped() && s.deps.Commits != nil,
+		reader: views.Reader{ReadOnly: true},
 	}
 }
 
@@ -292,16 +296,14 @@ func (s *Server) shareCall(c echo.Context, sr shareReq, callID string) error {
 	return s.render(c, http.StatusOK, views.CallPage(v))
 }
 
-// shareContent handles GET /s/TOKEN/calls/CALL/content.txt.
-func (s *Server) shareContent(c echo.Context, sr shareReq, callID string) error {
+// shareCallFile handles GET /s/TOKEN/calls/CALL/{content.txt,
+// arguments.txt, meta.json}, within the link's scope and redaction.
+func (s *Server) shareCallFile(c echo.Context, sr shareReq, callID, file string) error {
 	_, card, err := s.shareCallCard(c, sr, callID)
 	if err != nil {
 		return err
 	}
-	if card.Result == nil {
-		return errShareNotFound // pending: no content yet
-	}
-	return writeContent(c, callID, card)
+	return writeCallFile(c, file, callID, card)
 }
 
 // shareCallCard folds what the link shows and finds the card of callID in
@@ -315,12 +317,80 @@ func (s *Server) shareCallCard(c echo.Context, sr shareReq, callID string) (*vie
 	return t, card, err
 }
 
-// writeContent writes one call's model-facing content as text: text
-// blocks verbatim, other blocks as indented JSON, joined by newlines.
-func writeContent(c echo.Context, callID string, card *views.Card) error {
+// contentText is a call's content as a text file: text blocks verbatim,
+// any other block as one marked line of its JSON ("[image block] {…}"),
+// joined by newlines.
+func contentText(c core.Content) []byte {
+	var buf bytes.Buffer
+	for i, b := range c {
+		if i > 0 {
+			buf.WriteByte('\n')
+		}
+		if t, ok := b.(*core.TextBlock); ok {
+			buf.WriteString(t.Text)
+			continue
+		}
+		buf.WriteString("[" + b.BlockType() + " block] ")
+		data, err := json.Marshal(b)
+		if err != nil {
+			buf.WriteString("(not encodable: " + err.Error() + ")")
+			continue
+		}
+		buf.Write(data)
+	}
+	return buf.Bytes()
+}
+
+// isCallFile reports whether name is one of a call's downloads.
+func isCallFile(name string) bool {
+	return name == views.CallContentFile || name == views.CallArgumentsFile || name == views.CallMetaFile
+}
+
+// writeCallFile writes one of a call's downloads:
+//
+//   - content.txt: the model-facing content (contentText);
+//   - arguments.txt: the raw argument string exactly as the model sent it,
+//     which may be invalid JSON;
+//   - meta.json: the result's presentation meta (null when the tool set
+//     none).
+//
+// A call without a result has no content or meta (404), and a result whose
+// call was never logged has no arguments (404) unless its step's assistant
+// message asked for it (then they are the request's).
+func writeCallFile(c echo.Context, file, callID string, card *views.Card) error {
+	var body []byte
+	ctype := "text/plain; charset=utf-8"
+	switch file {
+	case views.CallContentFile:
+		if card.Result == nil {
+			return core.Errorf(core.CodeNotFound, "call %q has no result yet", callID)
+		}
+		body = contentText(card.Result.Projection().Content)
+	case views.CallArgumentsFile:
+		if !card.HasCall && !card.Requested {
+			return core.Errorf(core.CodeNotFound, "call %q was never logged: its arguments are unknown", callID)
+		}
+		body = []byte(card.Args)
+	case views.CallMetaFile:
+		if card.Result == nil {
+			return core.Errorf(core.CodeNotFound, "call %q has no result yet", callID)
+		}
+		ctype = "application/json"
+		var buf bytes.Buffer
+		if meta := card.Result.Projection().Meta; len(meta) == 0 {
+			buf.WriteString("null")
+		} else if err := json.Indent(&buf, meta, "", "  "); err != nil {
+			return fmt.Errorf("meta of call %q: %w", callID, err)
+		}
+		buf.WriteByte('\n')
+		body = buf.Bytes()
+	default:
+		return core.Errorf(core.CodeNotFound, "no such download %q", file)
+	}
 	h := c.Response().Header()
-	h.Set(echo.HeaderContentDisposition, mime.FormatMediaType("inline", map[string]string{"filename": "content-" + callID + ".txt"}))
-	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", []byte(card.Result.Projection().Content.PlainText()))
+	name := strings.TrimSuffix(file, path.Ext(file)) + "-" + callID + path.Ext(file)
+	h.Set(echo.HeaderContentDisposition, mime.FormatMediaType("inline", map[string]string{"filename": name}))
+	return c.Blob(http.StatusOK, ctype, body)
 }
 
 // shareEvents handles GET /s/TOKEN/events: what the link shows as JSONL.

@@ -5,6 +5,7 @@ package web
 // reuse).
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"strconv"
@@ -390,27 +391,45 @@ func (s *Server) handleExportHTML(c echo.Context) error {
 	return s.writeExport(c, views.Fold(h, events, s.deps.Presenter), ExportNote(s.now(), nil, false))
 }
 
-// handleCallContent handles GET /sessions/:id/calls/:callId/content.txt:
-// one call's full model-facing content (?card= picks one of several cards).
-func (s *Server) handleCallContent(c echo.Context) error {
-	id, err := param(c, "id")
+// handleCallFile handles GET /sessions/:id/calls/:callId/{content.txt,
+// arguments.txt, meta.json}: one call's full parts (?card= picks one of
+// several cards of a reused call id); see writeCallFile.
+func (s *Server) handleCallFile(file string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := param(c, "id")
+		if err != nil {
+			return err
+		}
+		callID, err := param(c, "callId")
+		if err != nil {
+			return err
+		}
+		h, events, err := s.callEvents(c.Request().Context(), id, callID)
+		if err != nil {
+			return err
+		}
+		card, err := shareCard(c, views.Fold(h, events, s.deps.Presenter), callID)
+		if err != nil {
+			return core.Errorf(core.CodeNotFound, "session %q has no call %q", id, callID)
+		}
+		return writeCallFile(c, file, callID, card)
+	}
+}
+
+// callEvents returns the events that fold one call's cards: the call's own
+// events with their context (SessionSource.CallEvents), without reading the
+// rest of the log. A card whose call was never logged (crash repair's "not
+// started") takes its tool and arguments from the turn's assistant request,
+// which that selection does not hold: then the whole log is read.
+func (s *Server) callEvents(ctx context.Context, id, callID string) (core.SessionHeader, []core.Event, error) {
+	h, events, err := s.deps.Sessions.CallEvents(ctx, id, callID)
 	if err != nil {
-		return err
+		return h, events, err
 	}
-	callID, err := param(c, "callId")
-	if err != nil {
-		return err
+	for _, k := range views.Fold(h, events, s.deps.Presenter).CardsByCallID(callID) {
+		if !k.HasCall {
+			return s.deps.Sessions.LoadSession(ctx, id)
+		}
 	}
-	h, events, err := s.deps.Sessions.CallEvents(c.Request().Context(), id, callID)
-	if err != nil {
-		return err
-	}
-	card, err := shareCard(c, views.Fold(h, events, s.deps.Presenter), callID)
-	if err != nil {
-		return core.Errorf(core.CodeNotFound, "session %q has no call %q", id, callID)
-	}
-	if card.Result == nil {
-		return core.Errorf(core.CodeNotFound, "call %q has no result yet", callID)
-	}
-	return writeContent(c, callID, card)
+	return h, events, nil
 }

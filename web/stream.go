@@ -212,6 +212,7 @@ func (s *Server) follow(ctx context.Context, w *streamConn, id string, cursor in
 	failed := func(err error) {
 		if ctx.Err() == nil {
 			s.log.ErrorContext(ctx, "stream: catch-up failed", logkey.SessionID, id, logkey.After, cursor, logkey.Err, err)
+			err = sessionGone(err)
 			w.fail("live updates stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
 		}
 	}

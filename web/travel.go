@@ -94,10 +94,11 @@ type replaySource struct {
 	// page's own stream) once a playback through a source without after
 	// has reached its end.
 	follow bool
-	// readOnly: the reader may not decide the session's approvals, even
+	// reader is what the pages show: ReadOnly, the reader may not decide
+	// the session's approvals, even
 	// live (a share link, a session this server does not run). Whatever
 	// the source, a page at an event and a playback are read-only.
-	readOnly bool
+	reader views.Reader
 }
 
 // ownerSource is session id as its owner reads it.
@@ -111,16 +112,28 @@ func (s *Server) ownerSource(id string) replaySource {
 		after: func(ctx context.Context, seq int64) ([]core.Event, error) {
 			return s.deps.Sessions.EventsAfter(ctx, id, seq)
 		},
-		follow:   s.deps.Commits != nil,
-		readOnly: !s.canDecide(id),
+		follow: s.deps.Commits != nil,
+		reader: s.ownerReader(id),
 	}
+}
+
+// ownerReader is what the owner's pages of session id show, whichever
+// path builds them (the live hub, a page at an event, a playback): the
+// only place the owner's price table reaches a page.
+func (s *Server) ownerReader(id string) views.Reader {
+	return views.Reader{ReadOnly: !s.canDecide(id), Prices: s.deps.Prices}
+}
+
+// foldOf folds events of the source's session as its reader sees them.
+func (s *Server) foldOf(src replaySource, h core.SessionHeader, events []core.Event) *views.Timeline {
+	t := views.Fold(h, events, s.deps.Presenter)
+	t.SetReader(src.reader)
+	return t
 }
 
 // replayOf folds the source's log at at, reusing its cached chapters.
 func (s *Server) replayOf(src replaySource, h core.SessionHeader, events []core.Event, at int64) *views.Replay {
-	r := s.chapters.replay(src.key, h, events, at, s.deps.Presenter)
-	r.SetReadOnly(src.readOnly)
-	return r
+	return s.chapters.replay(src.key, h, events, at, s.deps.Presenter, src.reader)
 }
 
 // handleSession handles GET /sessions/:id: the inspector, live or at an
@@ -154,6 +167,7 @@ func (s *Server) sessionPage(c echo.Context, id string, p views.Place) (*views.S
 	if v.Share, err = s.sharePanel(c, id, r.T.LastSeq()); err != nil {
 		return nil, err
 	}
+	v.Delete = s.deletePanel(id, v.Head.Live, v.Share)
 	return v, nil
 }
 
@@ -191,8 +205,10 @@ func (s *Server) loader(c echo.Context, src replaySource) (int64, *views.Timelin
 	if at >= 0 {
 		events = events[:views.EventsThrough(events, at)]
 	}
-	t := views.Fold(h, events, s.deps.Presenter)
-	t.SetReadOnly(src.readOnly || at >= 0)
+	t := s.foldOf(src, h, events)
+	if at >= 0 {
+		t.SetReadOnly(true)
+	}
 	return at, t, nil
 }
 
@@ -326,8 +342,7 @@ func (s *Server) seek(c echo.Context, src replaySource) error {
 	cached, ok := s.chapters.lookup(src.key, events)
 	var r *views.Replay
 	if !ok {
-		r = views.NewReplay(h, events, -1, s.deps.Presenter)
-		r.SetReadOnly(src.readOnly)
+		r = views.NewReplay(h, events, -1, s.deps.Presenter, src.reader)
 		s.chapters.store(src.key, events, r)
 		cached.ch, cached.running = r.Chapters, r.Running
 	}
@@ -359,8 +374,7 @@ func (s *Server) seek(c echo.Context, src replaySource) error {
 		return nil
 	}
 	if r == nil {
-		r = views.NewReplayOf(h, events, target, s.deps.Presenter, cached.ch, cached.running)
-		r.SetReadOnly(src.readOnly)
+		r = views.NewReplayOf(h, events, target, s.deps.Presenter, src.reader, cached.ch, cached.running)
 	} else {
 		r.Move(events, target)
 	}
@@ -480,12 +494,11 @@ func (s *Server) playback(ctx context.Context, w *streamConn, src replaySource, 
 	if err != nil {
 		return fail(err)
 	}
-	tl := views.NewTimeline(hdr, s.deps.Presenter)
+	i := views.EventsThrough(events, cursor)
+	tl := s.foldOf(src, hdr, events[:i])
 	// A playback shows past events: no decision forms (a page that goes
 	// live at its end gets its waiting cards' forms, awaitingFrame).
 	tl.SetReadOnly(true)
-	i := views.EventsThrough(events, cursor)
-	tl.ApplyAll(events[:i])
 	mode := modeAt
 	if pb.speed > 0 {
 		mode = modePlay
@@ -586,14 +599,14 @@ func (s *Server) playback(ctx context.Context, w *streamConn, src replaySource, 
 // decision forms of the cards that wait at cursor; nil when none waits or
 // the reader may not decide.
 func (s *Server) awaitingFrame(ctx context.Context, src replaySource, cursor int64) ([]byte, error) {
-	if src.readOnly {
+	if src.reader.ReadOnly {
 		return nil, nil
 	}
 	h, events, err := src.load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t := views.Fold(h, events[:views.EventsThrough(events, cursor)], s.deps.Presenter)
+	t := s.foldOf(src, h, events[:views.EventsThrough(events, cursor)])
 	patches, err := views.RenderAwaitingFor(ctx, t, src.links)
 	if err != nil || patches == nil {
 		return nil, err

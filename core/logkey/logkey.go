@@ -34,7 +34,12 @@ const (
 	Progress = "progress" // how far a long job has got, e.g. "120 of 300"
 	Added    = "added"    // events stored by an import or sync
 	Repaired = "repaired" // crash-repair events appended
-	Attempt  = "attempt"  // a retry's number
+	// Subagents is a number of subagent sessions; Shares a number of share
+	// links (what a delete removed); Retain a retention period.
+	Subagents = "subagents"
+	Shares    = "shares"
+	Retain    = "retain"
+	Attempt   = "attempt" // a retry's number
 	// RetryAfter is a provider's retry-after delay.
 	RetryAfter = "retry_after"
 )

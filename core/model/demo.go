@@ -18,6 +18,10 @@ const demoRoot = "demo/_workspace"
 // DemoModelName is the catalog name of the scripted demo model.
 const DemoModelName = "scripted"
 
+// DemoPrompt is the prompt the demo session starts with: what DemoScript
+// answers (its narration and summary speak to it).
+const DemoPrompt = "Show me around this workspace: its files, loose ends, a small fix, and failures."
+
 // SeedDemoWorkspace writes the demo workspace's files into dir (created if
 // needed). It refuses to overwrite an existing file, so it never clobbers a
 // real project.
@@ -67,7 +71,7 @@ func NewDemo(p Pacing) *Demo {
 // kind and every failure class a newcomer should see move, in the seeded
 // workspace —
 //
-//  1. note (a structured value rendered as markdown);
+//  1. note (a structured value; the card shows the content the model read);
 //  2. glob and grep, a parallel batch (search cards: paths and matches);
 //  3. three reads, a parallel batch (read cards, one with a line window);
 //  4. write creating CHANGELOG.md (diff card of a new file);
@@ -77,12 +81,13 @@ func NewDemo(p Pacing) *Demo {
 //  7. the failure classes: invalid JSON arguments (INVALID_ARGS), an
 //     unknown tool (UNKNOWN_TOOL), a schema violation (INVALID_ARGS) and a
 //     tool error (a missing file);
-//  8. a final markdown summary.
+//  8. a final summary (markdown), every claim of which the page shows
+//     (web's TestDemo_SummaryHolds checks them).
 func DemoScript() Script {
 	return Script{Steps: []Step{
 		{
-			Reasoning: "The user wants a tour of what this agent can do. I'll write a short plan first, then explore the workspace with every tool I have.",
-			Text:      "Hi! I'm prism's **scripted demo model**. Nothing here talks to a real LLM: every step is scripted, but every tool call runs for real in a fresh workspace. Let me note a plan first.",
+			Reasoning: "The user wants a tour of the workspace: what is in it, its loose ends, a small fix, and what failures look like. I'll note a plan first, then use each tool in turn.",
+			Text:      "Hi! I'm prism's **scripted demo model**. Nothing here talks to a real LLM: every step is scripted, but every tool call runs for real in a fresh copy of a small Go package. Let me note a plan first.",
 			Calls: []ScriptCall{
 				{Name: "note", Arguments: `{"title":"Tour of the lighthouse workspace"}`},
 			},
@@ -137,15 +142,15 @@ func DemoScript() Script {
 			Text: "That's the tour. Here is what happened:\n\n" +
 				"| step | tools | what you saw |\n" +
 				"|---|---|---|\n" +
-				"| plan | `note` | a structured value rendered as markdown |\n" +
+				"| plan | `note` | a note card: the title and the text the model read back |\n" +
 				"| explore | `glob`, `grep` | two searches running in parallel |\n" +
-				"| read | `read` ×3 | line-numbered files, one with a window |\n" +
-				"| change | `write`, `edit` ×2 | a new `CHANGELOG.md` and two real diffs |\n" +
-				"| verify | `bash` ×2 | exit code 0 and exit code 1 (or bash switched off) |\n" +
-				"| fail | four calls | `INVALID_ARGS` twice, `UNKNOWN_TOOL`, and a tool error |\n\n" +
+				"| read | `read` ×3 | line-numbered files, one read as a window of lines |\n" +
+				"| change | `write`, `edit` ×2 | a new `CHANGELOG.md` and two diffs |\n" +
+				"| verify | `bash` ×2 | a command that succeeds and one that exits with code 1 (or, with bash switched off, two `UNKNOWN_TOOL` failures) |\n" +
+				"| fail | four calls | `INVALID_ARGS` twice, `UNKNOWN_TOOL`, and a tool error (`FS_NOT_FOUND`) |\n\n" +
 				"The greeting is now:\n\n" +
 				"```go\nreturn fmt.Sprintf(\"Ahoy, %s! Welcome aboard.\", name)\n```\n\n" +
-				"Every card on this page was rendered from the durable session log, so a shared link replays exactly this. " +
+				"Every card on this page is drawn from the session's durable log: reload the page and the same cards come back. " +
 				"Send a follow-up message to see the scripted model answer once more, or configure an API key to talk to a real model.",
 		},
 	}}

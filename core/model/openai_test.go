@@ -515,20 +515,23 @@ func mustJSON(v any) string {
 	return string(data)
 }
 
-// TestOpenAIKeepAliveResetsIdle: SSE comments count as activity.
+// TestOpenAIKeepAliveResetsIdle: SSE comments count as activity. The
+// server is quiet but for keep-alives for twice the idle timeout, each gap
+// far below it (the margin holds on a loaded machine under -race).
 func TestOpenAIKeepAliveResetsIdle(t *testing.T) {
+	const idle, gap = time.Second, 250 * time.Millisecond
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		streamHeaders(w)
-		for range 8 {
+		for range int(2 * idle / gap) {
 			fmt.Fprint(w, ": keep-alive\n\n")
 			w.(http.Flusher).Flush()
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(gap)
 		}
 		sse(t, w, chunkJSON(`{"content":"late but alive"}`, "stop"))
 		sse(t, w, "[DONE]")
 	}))
 	defer ts.Close()
-	m, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: ts.URL, APIKey: "k", IdleTimeout: 80 * time.Millisecond, HTTPClient: ts.Client(), Logger: quiet})
+	m, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: ts.URL, APIKey: "k", IdleTimeout: idle, HTTPClient: ts.Client(), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

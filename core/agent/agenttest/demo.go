@@ -25,8 +25,8 @@ import (
 // DemoWorkspace replaces the demo's temporary workspace path in DemoLog.
 const DemoWorkspace = "/work/demo"
 
-// DemoPrompt is the prompt DemoLog starts the demo with.
-const DemoPrompt = "Find why the tests fail and fix it."
+// DemoPrompt is the prompt DemoLog starts the demo with (the server's).
+const DemoPrompt = model.DemoPrompt
 
 var demo struct {
 	once   sync.Once
