@@ -157,3 +157,32 @@ func TestRepair_removesSessionsThatNeverLoggedATurn(t *testing.T) {
 		t.Errorf("second RepairOpenTurns = %q, %v; want nothing to do", again, err)
 	}
 }
+
+// TestRepair_removedSessionLeavesNoSearchRows: removing a session that
+// never logged a turn removes its search document's terms too (search_fts
+// has no foreign key to cascade), so the next document, which may take the
+// freed id, is filed — a stale row made the next session's creation fail
+// ("index seq -1: constraint failed") in the crash test.
+func TestRepair_removedSessionLeavesNoSearchRows(t *testing.T) {
+	ctx := context.Background()
+	st := newTestStore(t)
+	mustCreate(t, st, "kept")
+	mustCreate(t, st, "never-started") // the newest document: its id is reused next
+	if got, err := st.RepairOpenTurns(ctx); err != nil || len(got) != 2 {
+		t.Fatalf("RepairOpenTurns = %q, %v; want both empty sessions removed", got, err)
+	}
+	var orphans int
+	if err := st.rdb.QueryRowContext(ctx, "SELECT count(*) FROM search_fts WHERE docid NOT IN (SELECT id FROM search_docs)").Scan(&orphans); err != nil {
+		t.Fatal(err)
+	}
+	if orphans != 0 {
+		t.Errorf("%d search rows of removed sessions left behind", orphans)
+	}
+	mustCreate(t, st, "next")
+	if err := st.AppendEvents(ctx, "next", turnEvents(0, 1, false)); err != nil {
+		t.Fatal(err)
+	}
+	if hits := searchAll(t, st, "session:next kind:session"); len(hits) != 1 {
+		t.Errorf("the next session's own document: %d hits, want 1", len(hits))
+	}
+}

@@ -236,8 +236,14 @@ func (t *wtx) replaceSession(s *sessState, id string, h core.SessionHeader, sour
 }
 
 // deleteSession removes a session row and its events (crash repair of a
-// session that never logged an event).
+// session that never logged an event). Its search terms go first: search_fts
+// (FTS4, no foreign key) is keyed by the search_docs ids the row's deletion
+// cascades to, and a stale row would refuse the next document that takes
+// a freed id.
 func (t *wtx) deleteSession(id string, s *sessState) error {
+	if _, err := t.tx.Exec("DELETE FROM search_fts WHERE docid IN (SELECT id FROM search_docs WHERE session_id = ?)", id); err != nil {
+		return translate(err, "remove session "+id+": search_fts")
+	}
 	if _, err := t.tx.Exec("DELETE FROM sessions WHERE id = ?", id); err != nil {
 		return translate(err, "remove session "+id)
 	}
