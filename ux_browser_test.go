@@ -57,9 +57,10 @@ type demoStack struct {
 	demoID        string
 }
 
-func startDemoStack(t *testing.T) *demoStack {
+// startDemoStack starts the stack; flags are more serve flags.
+func startDemoStack(t *testing.T, flags ...string) *demoStack {
 	t.Helper()
-	cfg, err := parseServeFlags([]string{"--db", filepath.Join(t.TempDir(), "prism.db")}, io.Discard)
+	cfg, err := parseServeFlags(append([]string{"--db", filepath.Join(t.TempDir(), "prism.db")}, flags...), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,16 +200,27 @@ func describe(vs []axeViolation) string {
 	return b.String()
 }
 
+// pricesFlags are serve flags with a price table for the demo's model, so
+// pages show their costs (the list's cost column among them).
+func pricesFlags(t *testing.T) []string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "prices.json")
+	if err := os.WriteFile(path, []byte(`{"demo": {"input": 1000, "output": 2000}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--prices", path}
+}
+
 // TestAccessibility runs axe-core (default rules) on every page kind of
 // the demo — list, session, projections, share, search (help, hits, a
-// refused query) — in light and dark: no
-// violations.
+// refused query) — in light and dark, with a price table (costs on the
+// list and the session page): no violations.
 func TestAccessibility(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test in -short mode")
 	}
 	src := axeSource(t)
-	s := startDemoStack(t)
+	s := startDemoStack(t, pricesFlags(t)...)
 	share := s.shareURL(t)
 	for _, scheme := range []string{"light", "dark"} {
 		t.Run(scheme, func(t *testing.T) {
@@ -239,14 +251,15 @@ func TestAccessibility(t *testing.T) {
 	}
 }
 
-// TestPhoneLayout: at 390×844, light and dark, the list and the demo's
-// session page (whose error cards carry long identity pills) never scroll
-// sideways, and every card's title keeps a non-zero width.
+// TestPhoneLayout: at 390×844, light and dark, the list (with model,
+// tokens and cost) and the demo's session page (whose error cards carry
+// long identity pills) never scroll sideways, and every card's title keeps
+// a non-zero width.
 func TestPhoneLayout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test in -short mode")
 	}
-	s := startDemoStack(t)
+	s := startDemoStack(t, pricesFlags(t)...)
 	for _, scheme := range []string{"light", "dark"} {
 		t.Run(scheme, func(t *testing.T) {
 			ctx := uxBrowser(t, 390, 844, scheme)

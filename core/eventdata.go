@@ -163,6 +163,16 @@ type TokenUsage struct {
 	ReasoningTokens  int64 `json:"reasoningTokens,omitempty"`
 }
 
+// Add returns the sum of u and v, field by field.
+func (u TokenUsage) Add(v TokenUsage) TokenUsage {
+	u.InputTokens += v.InputTokens
+	u.OutputTokens += v.OutputTokens
+	u.CacheReadTokens += v.CacheReadTokens
+	u.CacheWriteTokens += v.CacheWriteTokens
+	u.ReasoningTokens += v.ReasoningTokens
+	return u
+}
+
 // AssistantMessage is the data of assistant/message.
 type AssistantMessage struct {
 	Turn        int         `json:"turn"`

@@ -76,6 +76,7 @@ func appendedFacts(typ string, data any) (f EventFacts, ok bool) {
 			u := *d.Usage
 			f.usage = &u
 		}
+		f.model = jsonText(d.Message.Source.Model)
 	default:
 		return f, false
 	}

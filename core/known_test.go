@@ -123,7 +123,7 @@ func TestAppendedFactsEqualDecoded(t *testing.T) {
 			var s1, s2 core.Summary = core.NewSummary(), core.NewSummary()
 			s1.ApplyFacts(&e, facts)
 			s2.Apply(&stored)
-			if s1 != s2 {
+			if !reflect.DeepEqual(s1, s2) {
 				t.Errorf("summary from the handed-over facts %+v, from the stored event %+v", s1, s2)
 			}
 		})

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -27,7 +28,7 @@ const (
 
 // SummaryVersion numbers the rules of Summary.Apply. A store that keeps
 // summaries recomputes those written under an older version.
-const SummaryVersion = 2
+const SummaryVersion = 3
 
 // Summary is a session's derived state: its title, status, counters and
 // timings, folded event by event from its log. It is the one home of these
@@ -54,7 +55,11 @@ const SummaryVersion = 2
 //   - results: append-origin tool/results; errors: those whose tool-result
 //     block has isError (dsh's rule: a non-zero shell exit is a completed
 //     call, not an error);
-//   - tokens: the usage of append-origin assistant/messages;
+//   - tokens: the usage of append-origin assistant/messages, in total and
+//     by the model that answered (message.source.model; "" when the log
+//     names none): Models, sorted by model name;
+//   - model: the models named by append-origin assistant/messages, in the
+//     order they first answered, joined with ", ";
 //   - turns and steps: turn/start and step/start events;
 //   - events, last seq, first and last time (the smallest and largest event
 //     time; event times may go backwards).
@@ -80,11 +85,47 @@ type Summary struct {
 
 	InputTokens  int64 `json:"inputTokens"`
 	OutputTokens int64 `json:"outputTokens"`
+	// Models is the token usage by model, sorted by model name: what a
+	// price table applies to (a session can switch models).
+	Models []ModelUsage `json:"models,omitempty"`
+	// Model names the models that answered, in the order they first did:
+	// "m1", or "m1, m2" after a switch; "" before any assistant message
+	// names one.
+	Model string `json:"model,omitempty"`
 
 	// FirstTime and LastTime are the smallest and largest event time
 	// (epoch ms), 0 before the first event.
 	FirstTime int64 `json:"firstTime"`
 	LastTime  int64 `json:"lastTime"`
+}
+
+// ModelUsage is the token usage of one model in a session.
+type ModelUsage struct {
+	Model string `json:"model"`
+	TokenUsage
+}
+
+// addModel folds one assistant message of model (with its usage, when it
+// reported any). Models is copied, never changed in place: a Summary is a
+// value, and its copies share the slice.
+func (s *Summary) addModel(model string, u *TokenUsage) {
+	i, found := slices.BinarySearchFunc(s.Models, model, func(m ModelUsage, name string) int { return strings.Compare(m.Model, name) })
+	switch {
+	case found && u == nil, !found && u == nil && model == "":
+		return
+	case !found && model != "" && s.Model == "":
+		s.Model = model
+	case !found && model != "":
+		s.Model += ", " + model
+	}
+	ms := slices.Clone(s.Models)
+	if !found {
+		ms = slices.Insert(ms, i, ModelUsage{Model: model})
+	}
+	if u != nil {
+		ms[i].TokenUsage = ms[i].TokenUsage.Add(*u)
+	}
+	s.Models = ms
 }
 
 // NewSummary returns the summary of an empty session.
@@ -113,6 +154,7 @@ type EventFacts struct {
 	isError    bool   // tool/result: its one tool-result block has isError
 	errorCode  string // tool/result: error.code
 	usage      *TokenUsage
+	model      string      // assistant/message: message.source.model
 	texts      *EventTexts // set from an appended value only (appendedFacts)
 }
 
@@ -140,6 +182,7 @@ type factsJSON struct {
 		Content []resultBlock `json:"content"`
 		Source  struct {
 			CallID string `json:"callId"`
+			Model  string `json:"model"`
 		} `json:"source"`
 	} `json:"message"`
 	Error *struct {
@@ -201,6 +244,8 @@ func FactsOf(e *Event) EventFacts {
 		if j.Error != nil {
 			f.errorCode = j.Error.Code
 		}
+	case EventAssistantMessage:
+		f.model = j.Message.Source.Model
 	case EventUserMessage:
 		f.userSource = j.Source.Kind
 		for _, b := range j.Content {
@@ -243,6 +288,7 @@ func TypedFacts(e *Event, data any) EventFacts {
 		}
 	case *AssistantMessage:
 		f.usage = d.Usage
+		f.model = d.Message.Source.Model
 	case *ApprovalAsked:
 		f.callID = d.CallID
 	case *ApprovalDecided:
@@ -340,10 +386,14 @@ func (s *Summary) apply(e *Event, f *EventFacts) {
 			s.Calls++ // repair's answer to a call that was never logged
 		}
 	case EventAssistantMessage:
-		if appendOrigin && f.usage != nil {
+		if !appendOrigin {
+			break
+		}
+		if f.usage != nil {
 			s.InputTokens += f.usage.InputTokens
 			s.OutputTokens += f.usage.OutputTokens
 		}
+		s.addModel(f.model, f.usage)
 	}
 }
 

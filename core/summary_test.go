@@ -75,9 +75,56 @@ func TestSummaryCounts(t *testing.T) {
 	got := core.Summarize(b.Events)
 	want := core.Summary{Title: "run it", Status: core.StatusIdle, Events: int64(len(b.Events)), LastSeq: int64(len(b.Events) - 1),
 		Turns: 1, Steps: 1, Calls: 2, Results: 2, Errors: 1, InputTokens: 1200, OutputTokens: 85,
+		Models: []core.ModelUsage{{Model: "scripted-1", TokenUsage: core.TokenUsage{InputTokens: 1200, OutputTokens: 85}}}, Model: "scripted-1",
 		FirstTime: 1000, LastTime: b.Events[len(b.Events)-1].Time}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("summary (-want +got):\n%s", d)
+	}
+}
+
+// TestSummaryModels: usage is kept per model (sorted by name, cache tokens
+// too), the model line names each model once in the order they first
+// answered, a message naming no model counts under "", a message without
+// usage still names its model, and surface replacements count nothing.
+func TestSummaryModels(t *testing.T) {
+	b := coretest.NewBuilder(1000)
+	assistant := func(model string, u *core.TokenUsage, op *core.SurfaceOp) {
+		m := core.Message{ID: "m", Role: core.RoleAssistant, Content: core.Text("ok"), Source: core.Source{Kind: core.SourceModel, Model: model}}
+		b.Add(core.EventAssistantMessage, core.AssistantMessage{Message: m, Usage: u}, op)
+	}
+	b.TurnStart()
+	assistant("zeta", &core.TokenUsage{InputTokens: 100, OutputTokens: 10, CacheReadTokens: 40}, core.AppendOp())
+	s := core.Summarize(b.Events)
+	before := s // a copy: later events must not change it
+	assistant("alpha", &core.TokenUsage{InputTokens: 7, OutputTokens: 3}, core.AppendOp())
+	assistant("zeta", &core.TokenUsage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 1}, core.AppendOp())
+	assistant("", &core.TokenUsage{InputTokens: 5, OutputTokens: 5}, core.AppendOp())
+	assistant("beta", nil, core.AppendOp())
+	assistant("omega", &core.TokenUsage{InputTokens: 1000, OutputTokens: 1000}, &core.SurfaceOp{Replace: true, Start: 1, End: 1})
+	for i := range b.Events {
+		s.Apply(&b.Events[i])
+	}
+	got := s
+	if d := cmp.Diff(core.Summarize(b.Events), got); d != "" {
+		t.Errorf("event-by-event fold differs from the whole-log fold (-whole +incremental):\n%s", d)
+	}
+	want := []core.ModelUsage{
+		{Model: "", TokenUsage: core.TokenUsage{InputTokens: 5, OutputTokens: 5}},
+		{Model: "alpha", TokenUsage: core.TokenUsage{InputTokens: 7, OutputTokens: 3}},
+		{Model: "beta"},
+		{Model: "zeta", TokenUsage: core.TokenUsage{InputTokens: 101, OutputTokens: 12, CacheReadTokens: 41}},
+	}
+	if d := cmp.Diff(want, got.Models); d != "" {
+		t.Errorf("models (-want +got):\n%s", d)
+	}
+	if got.Model != "zeta, alpha, beta" {
+		t.Errorf("model = %q, want %q", got.Model, "zeta, alpha, beta")
+	}
+	if got.InputTokens != 113 || got.OutputTokens != 20 {
+		t.Errorf("tokens %d in %d out, want 113 and 20 (the models' sum)", got.InputTokens, got.OutputTokens)
+	}
+	if d := cmp.Diff([]core.ModelUsage{{Model: "zeta", TokenUsage: core.TokenUsage{InputTokens: 100, OutputTokens: 10, CacheReadTokens: 40}}}, before.Models); d != "" {
+		t.Errorf("earlier summary changed (-want +got):\n%s", d)
 	}
 }
 

@@ -89,6 +89,11 @@ type Store struct {
 
 	mu     sync.RWMutex // guards closed and sends on w.reqs
 	closed bool
+
+	// deleted holds the sessions deleted through this Store (until one is
+	// created again): a Watcher does not bring them back.
+	deletedMu sync.Mutex
+	deleted   map[string]bool
 }
 
 var _ core.EventStore = (*Store)(nil)

@@ -89,6 +89,29 @@ func (st *Store) DeleteEndedBefore(ctx context.Context, before time.Time) ([]Del
 	return out, nil
 }
 
+// markDeleted records that session id was deleted (or, gone false,
+// created again) through this store.
+func (st *Store) markDeleted(id string, gone bool) {
+	st.deletedMu.Lock()
+	defer st.deletedMu.Unlock()
+	if !gone {
+		delete(st.deleted, id)
+		return
+	}
+	if st.deleted == nil {
+		st.deleted = map[string]bool{}
+	}
+	st.deleted[id] = true
+}
+
+// wasDeleted reports whether session id was deleted through this store
+// and not created again since.
+func (st *Store) wasDeleted(id string) bool {
+	st.deletedMu.Lock()
+	defer st.deletedMu.Unlock()
+	return st.deleted[id]
+}
+
 // deleteTree deletes a session and its descendants in t.
 func (t *wtx) deleteTree(id string) (Deleted, error) {
 	d := Deleted{SessionID: id, Subagents: []string{}}

@@ -75,7 +75,8 @@ type SessionPage struct {
 }
 
 const sessionCols = `id, header, COALESCE(parent_id, ''), source, created_at, updated_at,
-	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting`
+	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting,
+	model, model_usage`
 
 // scanSession reads a row of sessionCols, after any pre columns a query
 // selects before them.
@@ -89,18 +90,47 @@ func scanSessionRaw(row interface{ Scan(...any) error }, pre ...any) (SessionInf
 	var s SessionInfo
 	var header string
 	var titled, oneShot int
+	var usage string
 	sm := &s.Summary
 	err := row.Scan(append(pre, &s.ID, &header, &s.ParentID, &s.Source, &s.CreatedAt, &s.UpdatedAt,
 		&sm.Title, &titled, &sm.Status, &oneShot, &sm.LastSeq, &sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors,
-		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting)...)
+		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting, &sm.Model, &usage)...)
 	if err != nil {
 		return s, "", err
+	}
+	if sm.Models, err = decodeModelUsage(usage); err != nil {
+		return s, "", fmt.Errorf("session %s: stored model usage: %w", s.ID, err)
 	}
 	sm.Titled, sm.OneShot, sm.Events = titled == 1, oneShot == 1, sm.LastSeq+1
 	if err := json.Unmarshal([]byte(header), &s.Header); err != nil {
 		return s, "", fmt.Errorf("session %s: stored header: %w", s.ID, err)
 	}
 	return s, header, nil
+}
+
+// encodeModelUsage is the model_usage column of a summary: its Models as
+// JSON, or "" when it has none.
+func encodeModelUsage(ms []core.ModelUsage) (string, error) {
+	if len(ms) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(ms)
+	if err != nil {
+		return "", fmt.Errorf("encode model usage: %w", err)
+	}
+	return string(b), nil
+}
+
+// decodeModelUsage reads a model_usage column ("" is none).
+func decodeModelUsage(s string) ([]core.ModelUsage, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ms []core.ModelUsage
+	if err := json.Unmarshal([]byte(s), &ms); err != nil {
+		return nil, err
+	}
+	return ms, nil
 }
 
 // sortKey is a row's value of the list's sort column.

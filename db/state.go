@@ -66,7 +66,7 @@ const (
 	selStateSQL   = `SELECT summary_version, ` + sessionCols + ` FROM sessions WHERE id = ?`
 	updSessionSQL = `UPDATE sessions SET summary_version = ?, title = ?, titled = ?, status = ?, one_shot = ?, last_seq = ?,
 		turns = ?, steps = ?, calls = ?, results = ?, errors = ?, input_tokens = ?, output_tokens = ?, first_time = ?, last_time = ?,
-		awaiting = ?, updated_at = ? WHERE id = ?`
+		awaiting = ?, model = ?, model_usage = ?, updated_at = ? WHERE id = ?`
 	insSessionSQL = `INSERT INTO sessions (id, header, parent_id, source, status, created_at, updated_at, summary_version)
 		VALUES (?, ?, ?, ?, 'idle', ?, ?, ?)`
 )
@@ -362,9 +362,13 @@ func (t *wtx) finish() error {
 			}
 		}
 		sm := &s.sum
+		usage, err := encodeModelUsage(sm.Models)
+		if err != nil {
+			return fmt.Errorf("update session %s: %w", id, err)
+		}
 		if _, err := t.upd.Exec(core.SummaryVersion, sm.Title, b2i(sm.Titled), sm.Status, b2i(sm.OneShot), sm.LastSeq,
 			sm.Turns, sm.Steps, sm.Calls, sm.Results, sm.Errors, sm.InputTokens, sm.OutputTokens, sm.FirstTime, sm.LastTime,
-			sm.Awaiting, s.updatedAt(), id); err != nil {
+			sm.Awaiting, sm.Model, usage, s.updatedAt(), id); err != nil {
 			return translate(err, "update session "+id)
 		}
 	}
@@ -386,9 +390,16 @@ func (t *wtx) commits() []Commit {
 	return out
 }
 
-// publish moves the committed state into the writer's cache.
+// publish moves the committed state into the writer's cache, and keeps
+// the store's record of deleted sessions.
 func (t *wtx) publish() {
 	for id, s := range t.touched {
+		switch {
+		case s.deleted:
+			t.w.st.markDeleted(id, true)
+		case s.created:
+			t.w.st.markDeleted(id, false)
+		}
 		if s.deleted {
 			delete(t.w.cache, id)
 			continue

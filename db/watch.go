@@ -32,7 +32,8 @@ type WatchSync struct {
 	Path      string
 	SessionID string
 	// Outcome is "created", "appended", "unchanged", "extended",
-	// "replaced" or "failed".
+	// "replaced", "skipped" (the session was deleted during this run) or
+	// "failed".
 	Outcome string
 	Added   int   // events stored
 	Err     error // set when Outcome is "failed"
@@ -49,6 +50,12 @@ type WatchSync struct {
 // log that diverges replaces the watched session's log. dsh's files are
 // only ever opened read-only. Watched sessions are not crash-repaired:
 // dsh repairs its own logs and the repair reaches the store as new frames.
+//
+// A watched session deleted through the store (the page's delete button,
+// the API, retention) stays deleted while the Watcher runs: its file is
+// skipped, however it changes, until the session is created again (an
+// import). The record of deletions lives in the Store: the next run of the
+// watch (a new process, a newly opened Store) imports the file again.
 type Watcher struct {
 	st    *Store
 	dir   string
@@ -69,6 +76,9 @@ type watchedFile struct {
 	// failed is the signature a file had when it last failed; it is not
 	// retried until that changes.
 	failed [3]int64
+	// skipped: the file's session was deleted during this run; the file
+	// is not read again while it stays deleted.
+	skipped bool
 }
 
 func statSig(fi os.FileInfo) [3]int64 {
@@ -175,6 +185,12 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 	size := fi.Size()
 	sig := statSig(fi)
 	wf := w.files[path]
+	if wf != nil && wf.skipped {
+		if w.st.wasDeleted(wf.sessionID) {
+			return nil
+		}
+		wf = nil // created again since (an import): follow the file anew
+	}
 	if wf != nil && wf.failed != [3]int64{} {
 		if wf.failed == sig && wf.dev == dev && wf.ino == ino {
 			return nil
@@ -265,7 +281,16 @@ func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino 
 	var outcome string
 	var added int
 	err = w.st.write(ctx, func(t *wtx) error {
-		var err error
+		// Checked in the transaction: a delete commits before it or
+		// after it, never between the check and the write.
+		s, err := t.state(h.ID)
+		if err != nil {
+			return err
+		}
+		if s.deleted || !s.exists && w.st.wasDeleted(h.ID) {
+			outcome = outcomeSkipped
+			return nil
+		}
 		outcome, added, err = t.syncLog(h, events, SourceWatch, true)
 		return err
 	})
@@ -280,6 +305,14 @@ func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino 
 	}
 	w.files[path] = wf
 	wf.seen = sig
+	if outcome == outcomeSkipped {
+		wf.skipped = true
+		w.log.Info("watch: skipping a session deleted during this run; restart the watch to import it again", logkey.Path, path, logkey.SessionID, h.ID)
+		if w.opts.Synced != nil {
+			w.opts.Synced(WatchSync{Path: path, SessionID: h.ID, Outcome: outcome})
+		}
+		return nil
+	}
 	if ferr != nil {
 		wf.failed = sig
 		w.report(WatchSync{Path: path, SessionID: h.ID, Outcome: "failed", Added: added, Err: withPath(ferr, path)})
@@ -288,6 +321,10 @@ func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino 
 	w.report(WatchSync{Path: path, SessionID: h.ID, Outcome: outcome, Added: added})
 	return nil
 }
+
+// outcomeSkipped is a watch outcome: the file's session was deleted
+// during this run.
+const outcomeSkipped = "skipped"
 
 func orDefaultFileBytes(l sessionlog.Limits) int64 {
 	if l.MaxFileBytes > 0 {

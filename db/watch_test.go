@@ -262,3 +262,83 @@ func TestWatcher_fileGrownPastTheLimit(t *testing.T) {
 		t.Errorf("%d events after the refused growth, want the 39 stored before", got)
 	}
 }
+
+// TestWatcher_deletedSessionStaysDeleted: a watched session deleted during
+// the watch is not imported again when its file grows or is rewritten
+// (reported once as skipped, logged); an explicit import brings it back and
+// the watcher follows the file again; a watch of a newly opened store (the
+// next run) imports it again.
+func TestWatcher_deletedSessionStaysDeleted(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "prism.db")
+	st, err := Open(ctx, path, Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { st.Close() }()
+	root := t.TempDir()
+	var syncs []WatchSync
+	w := st.NewWatcher(root, WatchOptions{Synced: func(s WatchSync) { syncs = append(syncs, s) }})
+	f := newDshFile(t, root, "basic/session.jsonl.zstd")
+	scan := func(want int64, step string) {
+		t.Helper()
+		if err := w.Scan(ctx); err != nil {
+			t.Fatalf("%s: Scan: %v", step, err)
+		}
+		if got := eventCount(t, st, basicID); got != want {
+			t.Fatalf("%s: %d events stored, want %d", step, got, want)
+		}
+	}
+	f.publish(2)
+	scan(4, "watched")
+	if _, err := st.DeleteSession(ctx, basicID); err != nil {
+		t.Fatal(err)
+	}
+	syncs = nil
+	f.appendBytes(f.frames[2])
+	f.n = 3
+	scan(-1, "grown after the delete")
+	if len(syncs) != 1 || syncs[0].Outcome != "skipped" || syncs[0].SessionID != basicID {
+		t.Fatalf("syncs after the delete = %+v, want one skipped", syncs)
+	}
+	f.appendBytes(f.frames[3])
+	f.n = 4
+	scan(-1, "grown again")
+	os.Remove(f.path)
+	f.publish(4)
+	scan(-1, "rewritten")
+	if len(syncs) != 1 {
+		t.Errorf("the skipped file was reported again: %+v", syncs[1:])
+	}
+
+	// Imported by hand: the session is back, and the watch reconciles
+	// the file with it again instead of skipping it.
+	if _, err := st.ImportFile(ctx, f.path); err != nil {
+		t.Fatal(err)
+	}
+	if n := eventCount(t, st, basicID); n <= 0 {
+		t.Fatalf("imported: %d events", n)
+	}
+	f.appendBytes(f.frames[4])
+	f.n = 5
+	syncs = nil
+	if err := w.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(syncs) != 1 || syncs[0].Outcome == "skipped" {
+		t.Errorf("after the import the watch still skips the file: %+v", syncs)
+	}
+
+	// Deleted again, then the next run: a newly opened store's watch
+	// imports it.
+	if _, err := st.DeleteSession(ctx, basicID); err != nil {
+		t.Fatal(err)
+	}
+	scan(-1, "deleted again")
+	st.Close()
+	if st, err = Open(ctx, path, Options{Logger: quietLogger()}); err != nil {
+		t.Fatal(err)
+	}
+	w = st.NewWatcher(root, WatchOptions{})
+	scan(34, "the next run") // the file's frames: 4 + 25 + 2 + 3 events
+}

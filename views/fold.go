@@ -53,7 +53,6 @@ type Timeline struct {
 	sum     core.Summary // title, status, counters: core's rules
 
 	reader Reader // what pages rendered from the fold show (SetReader)
-	usage  Usage  // the session's token usage by model
 }
 
 // Reader is what the pages of a fold may show and do for the one who
@@ -222,9 +221,6 @@ func (t *Timeline) SetReader(rd Reader) { t.reader = rd }
 // approvals: a session the server does not run is read-only (its awaiting
 // cards show that they wait, without Approve and Reject).
 func (t *Timeline) SetReadOnly(ro bool) { t.reader.ReadOnly = ro }
-
-// Usage returns the session's token usage by model.
-func (t *Timeline) Usage() Usage { return t.usage }
 
 // LastSeq returns the seq of the last applied event, or -1.
 func (t *Timeline) LastSeq() int64 { return t.lastSeq }
@@ -615,14 +611,13 @@ func (t *Timeline) applyAssistant(u *Update, e *core.Event, d *core.AssistantMes
 	if d.Usage != nil {
 		model := d.Message.Source.Model
 		if t.step != nil {
-			t.step.Usage = addUsage(t.step.Usage, *d.Usage)
+			t.step.Usage = t.step.Usage.Add(*d.Usage)
 			t.step.HasUsage = true
 			t.step.ByModel.add(model, *d.Usage)
 		}
 		if t.turn != nil {
 			t.turn.Usage.add(model, *d.Usage)
 		}
-		t.usage.add(model, *d.Usage)
 	}
 	if created {
 		t.addItem(u, a)
@@ -653,15 +648,6 @@ func (t *Timeline) streamOf(e *core.Event) *AssistantItem {
 		}
 	}
 	return nil
-}
-
-func addUsage(a, b core.TokenUsage) core.TokenUsage {
-	a.InputTokens += b.InputTokens
-	a.OutputTokens += b.OutputTokens
-	a.CacheReadTokens += b.CacheReadTokens
-	a.CacheWriteTokens += b.CacheWriteTokens
-	a.ReasoningTokens += b.ReasoningTokens
-	return a
 }
 
 func (t *Timeline) newCard(callID string) *Card {

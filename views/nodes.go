@@ -41,7 +41,7 @@ type Usage map[string]core.TokenUsage
 func (m Usage) Total() core.TokenUsage {
 	var t core.TokenUsage
 	for _, u := range m {
-		t = addUsage(t, u)
+		t = t.Add(u)
 	}
 	return t
 }
@@ -63,7 +63,7 @@ func (m *Usage) add(model string, u core.TokenUsage) {
 	if *m == nil {
 		*m = Usage{}
 	}
-	(*m)[model] = addUsage((*m)[model], u)
+	(*m)[model] = (*m)[model].Add(u)
 }
 
 // Step is a model step and everything logged inside it.

@@ -191,23 +191,38 @@ func NewSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 		v.ParentURL = ""
 	}
 	v.Title = displayTitle(st.Title, h.ID)
-	if t.reader.Prices != nil && len(t.usage) > 0 {
-		cost, complete := t.reader.Prices.Sum(t.usage)
-		switch {
-		case complete:
-			v.Cost = price.Format(cost)
-		case cost > 0:
-			v.Cost, v.CostNote = "≥ "+price.Format(cost), "no price for "+unpriced(t.usage, t.reader.Prices)
-		default:
-			v.Cost, v.CostNote = "unknown", "no price for "+unpriced(t.usage, t.reader.Prices)
-		}
-	}
+	v.Cost, v.CostNote = SessionCost(&st, t.reader.Prices)
 	v.Created = dateTime(h.CreatedAt)
 	v.Updated = dateTime(st.LastTime)
 	if st.LastTime > 0 && st.FirstTime > 0 {
 		v.Duration = Duration(st.LastTime - st.FirstTime)
 	}
 	return v
+}
+
+// SessionCost is a session's cost under price table p, from its summary's
+// usage by model (the models that reported usage): "$0.0123", "≥ $0.01" when some model has no price, or
+// "unknown" when none has; note names the models without a price. Both
+// are "" without a table or usage. The session header and the list row
+// show this one value.
+func SessionCost(sum *core.Summary, p price.Table) (cost, note string) {
+	var u Usage
+	for _, m := range sum.Models {
+		if m.TokenUsage != (core.TokenUsage{}) {
+			u.add(m.Model, m.TokenUsage)
+		}
+	}
+	if p == nil || len(u) == 0 {
+		return "", ""
+	}
+	usd, complete := p.Sum(u)
+	switch {
+	case complete:
+		return price.Format(usd), ""
+	case usd > 0:
+		return "≥ " + price.Format(usd), "no price for " + unpriced(u, p)
+	}
+	return "unknown", "no price for " + unpriced(u, p)
 }
 
 // dateTime formats epoch ms as "2006-01-02 15:04:05 UTC".
@@ -471,16 +486,29 @@ type SessionRowView struct {
 	Awaiting int64
 	Parent   string
 	URL      string
+	// Model names the session's models ("" when its log names none).
+	Model string
+	// Tokens is the input and output token count, compact ("12.3k /
+	// 1.1k"); TokensTitle spells them out.
+	Tokens, TokensTitle string
+	// Priced: the list has a price table, and the row a cost column.
+	// Cost and CostNote are SessionCost's (the session header's value).
+	Priced         bool
+	Cost, CostNote string
 }
 
 // NewSessionRow builds a session's list row from its stored summary: the
-// same core.Summary values its page header shows.
-func NewSessionRow(id, parentID string, createdAt, updatedAt int64, sum core.Summary) *SessionRowView {
+// same core.Summary values its page header shows, and with price table p
+// (nil: none) the same cost.
+func NewSessionRow(id, parentID string, createdAt, updatedAt int64, sum core.Summary, p price.Table) *SessionRowView {
 	r := &SessionRowView{
 		ID: id, Title: displayTitle(sum.Title, id), Status: sum.Status,
 		Calls: sum.Calls, Errors: sum.Errors, Events: sum.Events, Awaiting: sum.Awaiting, Parent: parentID,
-		URL: SessionURL(id),
+		URL: SessionURL(id), Model: sum.Model, Priced: p != nil,
+		Tokens:      CompactCount(sum.InputTokens) + " / " + CompactCount(sum.OutputTokens),
+		TokensTitle: Count(int(sum.InputTokens)) + " input tokens, " + Count(int(sum.OutputTokens)) + " output tokens",
 	}
+	r.Cost, r.CostNote = SessionCost(&sum, p)
 	r.Updated, r.UpdatedISO = stamp(updatedAt)
 	r.Created, r.CreatedISO = stamp(createdAt)
 	return r
@@ -496,7 +524,27 @@ func stamp(ms int64) (string, string) {
 }
 
 // ElemID returns the row's element id.
-func (r *SessionRowView) ElemID() string { return "session-" + CallElemID(r.ID)[5:] }
+func (r *SessionRowView) ElemID() string { return SessionRowID(r.ID) }
+
+// SessionRowID is the element id of session id's list row.
+func SessionRowID(id string) string { return "session-" + CallElemID(id)[5:] }
+
+// usageLine is the row's model, tokens and cost on one line, for phones
+// (where their columns are hidden): "gpt-x · 12.3k / 1.1k tokens · $0.12".
+func (r *SessionRowView) usageLine() string {
+	parts := []string{r.Tokens + " tokens"}
+	if r.Model != "" {
+		parts = append([]string{r.Model}, parts...)
+	}
+	switch r.Cost {
+	case "":
+	case "unknown":
+		parts = append(parts, "cost unknown")
+	default:
+		parts = append(parts, r.Cost)
+	}
+	return strings.Join(parts, " · ")
+}
 
 // cleaned returns a copy of the row whose text is safe in HTML and in SSE
 // data lines (a CR in a session id or title would otherwise end the line
@@ -505,6 +553,7 @@ func (r *SessionRowView) cleaned() *SessionRowView {
 	c := *r
 	c.ID, c.Parent = clean(r.ID), clean(r.Parent)
 	c.Title, c.Status = clean(r.Title), clean(r.Status)
+	c.Model, c.CostNote = clean(r.Model), clean(r.CostNote)
 	c.Created, c.Updated, c.UpdatedISO, c.CreatedISO = clean(r.Created), clean(r.Updated), clean(r.UpdatedISO), clean(r.CreatedISO)
 	return &c
 }
@@ -518,6 +567,7 @@ type SessionListView struct {
 	StreamURL string
 	CanRun    bool
 	CanSearch bool // the server has full-text search (/search)
+	Priced    bool // a price table is configured: the list has a cost column
 	Notice    string
 	// Demo links the scripted demo session the server started on an
 	// empty database, while the list shows it (nil otherwise).

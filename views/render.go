@@ -37,10 +37,11 @@ func Render(ctx context.Context, c templ.Component) (string, error) {
 
 // Patch is one datastar-patch-elements message.
 type Patch struct {
-	// Selector is the container of an append; "" for a morph.
+	// Selector is the container of an append or prepend, the element a
+	// remove removes; "" for a morph.
 	Selector string
 	// Mode is "outer" (morph each top-level element onto the element with
-	// its id) or "append".
+	// its id), "append", "prepend" or "remove" (HTML empty).
 	Mode string
 	HTML string
 }

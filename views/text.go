@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -285,6 +286,26 @@ func NewClipN(text string, maxLines, maxRunes int) Clip {
 		c.Tail = append(c.Tail, mk(total-j, tail[j]))
 	}
 	return c
+}
+
+// CompactCount formats n for a narrow column: "950", "12.3k", "1.1k",
+// "123k", "4.5M" (three significant digits at most, rounded).
+func CompactCount(n int64) string {
+	if n < 0 {
+		return "-" + CompactCount(-n)
+	}
+	if n < 1000 {
+		return strconv.FormatInt(n, 10)
+	}
+	v, units := float64(n)/1000, []string{"k", "M", "G"}
+	for i := 0; ; i, v = i+1, v/1000 {
+		if r := math.Round(v*10) / 10; r < 100 {
+			return strconv.FormatFloat(r, 'f', -1, 64) + units[i] // 1–99.9
+		}
+		if r := math.Round(v); r < 1000 || i == len(units)-1 {
+			return strconv.FormatFloat(r, 'f', -1, 64) + units[i] // 100–999
+		}
+	}
 }
 
 // Count formats n with thousands separators.

@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"prism/backend"
+	"prism/core"
+	"prism/views"
 	"prism/web"
 )
 
@@ -198,5 +200,41 @@ func TestDelete(t *testing.T) {
 	}
 	if res, b := e2.do(t, http.MethodPost, "/sessions/s/delete", nil); res.StatusCode != 503 || !strings.Contains(b, "not configured") {
 		t.Errorf("POST /sessions/s/delete without a Deleter = %d %s", res.StatusCode, b)
+	}
+}
+
+// TestDelete_RemovesListRowLive: a list open in another tab loses a deleted
+// session's row live (a remove patch of exactly that row); a list filtered
+// so that it never showed the session is sent nothing for it.
+func TestDelete_RemovesListRowLive(t *testing.T) {
+	e := newEnv(t, func(d *web.Deps) {
+		d.Deleter = backend.Deleter{Store: d.Sessions.(backend.Source).Store}
+		d.Tuning.ListThrottle = 1
+	})
+	events := demoEvents(t)
+	e.session(t, "keep", events)
+	e.session(t, "gone", events)
+	all := e.stream(t, "/stream")
+	if first := all.next(t).Elements(); !strings.Contains(first, `data-session-id="gone"`) {
+		t.Fatalf("the list stream's first frame lacks the session: %s", first)
+	}
+	other := e.stream(t, views.ListFilterStreamURL(views.ListFilter{Query: "keep"}))
+	if first := other.next(t).Elements(); strings.Contains(first, `data-session-id="gone"`) {
+		t.Fatalf("the filtered list shows the session: %s", first)
+	}
+	if res, b := e.do(t, http.MethodDelete, "/api/sessions/gone", nil); res.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE = %d %s", res.StatusCode, b)
+	}
+	evs := all.until(t, func(ev sseEvent) bool { return ev.field("mode") == "remove" })
+	if got, want := evs[len(evs)-1].field("selector"), "#"+views.SessionRowID("gone"); got != want {
+		t.Errorf("remove selector %q, want %q", got, want)
+	}
+	// The filtered list: the next thing it hears of is "keep" changing,
+	// not a remove of a row it never had.
+	e.append(t, "keep", core.Event{Type: core.EventSessionTitle, Seq: int64(len(events)), Time: t0, Data: []byte(`{"title":"keep it"}`)})
+	for _, ev := range other.until(t, func(ev sseEvent) bool { return strings.Contains(ev.Elements(), "keep it") }) {
+		if ev.field("mode") == "remove" {
+			t.Errorf("a list that never showed the session got its remove: %v", ev.Data)
+		}
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"prism/core"
 	"prism/core/logkey"
+	"prism/core/price"
 	"prism/views"
 )
 
@@ -15,8 +17,9 @@ import (
 // re-arms itself for what changed meanwhile, so rows reach subscribers in
 // the order their summaries were read.
 type listHub struct {
-	b     *Broker
-	after func(time.Duration, func()) // time.AfterFunc; tests step it
+	b      *Broker
+	after  func(time.Duration, func()) // time.AfterFunc; tests step it
+	prices price.Table                 // the owner's price table: rows show costs (nil: none)
 
 	mu       sync.Mutex
 	subs     map[*listSub]struct{}
@@ -33,10 +36,12 @@ type listSub struct {
 }
 
 // listFrame is one changed row, formatted both as a morph (the page shows
-// the row) and as a prepend (it does not yet).
+// the row) and as a prepend (it does not yet) — or, for a deleted session,
+// as the remove of its row (removed; sum holds only the id).
 type listFrame struct {
 	sum            SessionSummary
 	morph, prepend []byte
+	removed        bool
 }
 
 func (l *listHub) touch(id string) {
@@ -83,20 +88,9 @@ func (l *listHub) flush() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for id := range dirty {
-		sum, err := l.b.src.Summary(ctx, id)
-		if err != nil {
-			l.b.log.Debug("list: summary unavailable", logkey.SessionID, id, logkey.Err, err)
+		f, ok := l.frame(ctx, id)
+		if !ok {
 			continue
-		}
-		html, err := views.Render(ctx, views.SessionRow(rowView(&sum)))
-		if err != nil {
-			l.b.log.Error("list: render failed", logkey.SessionID, id, logkey.Err, err)
-			continue
-		}
-		f := listFrame{
-			sum:     sum,
-			morph:   formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, ""),
-			prepend: formatPatches([]views.Patch{{Selector: "#session-rows", Mode: "prepend", HTML: html}}, ""),
 		}
 		l.mu.Lock()
 		for s := range l.subs {
@@ -111,6 +105,31 @@ func (l *listHub) flush() {
 		}
 		l.mu.Unlock()
 	}
+}
+
+// frame renders session id's row as it is now: its morph and prepend, or
+// its remove when the session is gone (deleted). ok is false when the row
+// cannot be read or rendered (logged).
+func (l *listHub) frame(ctx context.Context, id string) (f listFrame, ok bool) {
+	sum, err := l.b.src.Summary(ctx, id)
+	if core.ErrorCode(err) == core.CodeNotFound {
+		remove := formatPatches([]views.Patch{{Selector: "#" + views.SessionRowID(id), Mode: "remove"}}, "")
+		return listFrame{sum: SessionSummary{ID: id}, removed: true, morph: remove}, true
+	}
+	if err != nil {
+		l.b.log.Debug("list: summary unavailable", logkey.SessionID, id, logkey.Err, err)
+		return f, false
+	}
+	html, err := views.Render(ctx, views.SessionRow(rowView(&sum, l.prices)))
+	if err != nil {
+		l.b.log.Error("list: render failed", logkey.SessionID, id, logkey.Err, err)
+		return f, false
+	}
+	return listFrame{
+		sum:     sum,
+		morph:   formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, ""),
+		prepend: formatPatches([]views.Patch{{Selector: "#session-rows", Mode: "prepend", HTML: html}}, ""),
+	}, true
 }
 
 func (l *listHub) subscribe() *listSub {

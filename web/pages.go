@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"prism/core"
+	"prism/core/price"
 	"prism/views"
 )
 
@@ -73,9 +74,9 @@ func (s *Server) handleHome(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := &views.SessionListView{Meta: s.meta("sessions"), Query: lq.Query, Filter: lq.filter(), CanRun: s.deps.Runner != nil, CanSearch: s.deps.Search != nil}
+	v := &views.SessionListView{Meta: s.meta("sessions"), Query: lq.Query, Filter: lq.filter(), CanRun: s.deps.Runner != nil, CanSearch: s.deps.Search != nil, Priced: s.deps.Prices != nil}
 	for i := range sums {
-		v.Rows = append(v.Rows, rowView(&sums[i]))
+		v.Rows = append(v.Rows, rowView(&sums[i], s.deps.Prices))
 		if sums[i].ID == s.deps.DemoID {
 			r := v.Rows[len(v.Rows)-1]
 			v.Demo = &views.Link{Label: r.Title, URL: r.URL}
@@ -87,8 +88,9 @@ func (s *Server) handleHome(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.SessionListPage(v))
 }
 
-func rowView(m *SessionSummary) *views.SessionRowView {
-	return views.NewSessionRow(m.ID, m.ParentID, m.CreatedAt, m.UpdatedAt, m.Summary)
+// rowView is a session's list row, priced by p (nil: no cost column).
+func rowView(m *SessionSummary, p price.Table) *views.SessionRowView {
+	return views.NewSessionRow(m.ID, m.ParentID, m.CreatedAt, m.UpdatedAt, m.Summary, p)
 }
 
 func short(id string) string {

@@ -134,6 +134,7 @@ func New(deps Deps) *Server {
 	s.share404 = mustRender(views.ShareNotFound(views.PageMeta{Title: "Not found · prism", Assets: s.assets, Public: true}))
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
 	s.broker.reader = s.ownerReader
+	s.broker.list.prices = deps.Prices
 	if deps.Commits != nil {
 		removeCommit := deps.Commits.OnCommit(s.broker.Publish)
 		removeReplace := deps.Commits.OnReplace(func(id string) {

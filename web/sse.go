@@ -64,6 +64,8 @@ func formatPatches(patches []views.Patch, id string) []byte {
 			opts = append(opts, datastar.WithModeAppend())
 		} else if p.Mode == "prepend" {
 			opts = append(opts, datastar.WithModePrepend())
+		} else if p.Mode == "remove" {
+			opts = append(opts, datastar.WithModeRemove())
 		}
 		if i == len(patches)-1 && id != "" {
 			opts = append(opts, datastar.WithPatchElementsEventID(id))

@@ -345,7 +345,7 @@ func (s *Server) handleListStream(c echo.Context) error {
 		rows := make([]*views.SessionRowView, len(sums))
 		clear(seen)
 		for i := range sums {
-			rows[i] = rowView(&sums[i])
+			rows[i] = rowView(&sums[i], s.deps.Prices)
 			seen[sums[i].ID] = true
 		}
 		html, err := views.Render(ctx, views.SessionRows(rows))
@@ -380,6 +380,14 @@ func (s *Server) handleListStream(c echo.Context) error {
 		case f := <-sub.ch:
 			in, was := matches(q, &f.sum), seen[f.sum.ID]
 			switch {
+			case f.removed:
+				// A deleted session: its row goes, wherever it was.
+				if was {
+					delete(seen, f.sum.ID)
+					if !w.write(f.morph) {
+						return nil
+					}
+				}
 			case !in && !was:
 				continue
 			case !was && q.Sort == "":
