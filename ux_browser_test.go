@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -260,12 +261,29 @@ func TestPhoneLayout(t *testing.T) {
 		t.Skip("browser test in -short mode")
 	}
 	s := startDemoStack(t, pricesFlags(t)...)
+	// A crash-repaired dsh log: its cards carry the longest error
+	// identities (ToolOutcomeUnknownError · TOOL_OUTCOME_UNKNOWN).
+	crashed, err := os.ReadFile("testdata/dsh/crashed/session.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Post(s.owner.URL+"/api/sessions/import", "application/x-ndjson", bytes.NewReader(crashed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var imported struct{ Sessions []struct{ ID string } }
+	err = json.NewDecoder(res.Body).Decode(&imported)
+	res.Body.Close()
+	if err != nil || res.StatusCode/100 != 2 || len(imported.Sessions) != 1 {
+		t.Fatalf("import the crashed session: %d %+v %v", res.StatusCode, imported, err)
+	}
 	for _, scheme := range []string{"light", "dark"} {
 		t.Run(scheme, func(t *testing.T) {
 			ctx := uxBrowser(t, 390, 844, scheme)
 			openDemo(t, ctx, s)
 			for _, p := range []struct{ name, url, ready string }{
 				{"list", s.owner.URL + "/", `[data-testid="session-row"]`},
+				{"crashed", s.owner.URL + "/sessions/" + imported.Sessions[0].ID, `[data-testid="error-identity"]`},
 				{"session", s.owner.URL + "/sessions/" + s.demoID, `[data-testid="session-status"]:not([data-status="running"])`},
 			} {
 				if err := chromedp.Do(ctx, chromedp.Navigate(p.url), chromedp.WaitReady(chromedp.CSS(p.ready))); err != nil {
@@ -276,6 +294,13 @@ func TestPhoneLayout(t *testing.T) {
 				w, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`document.querySelectorAll('details').forEach(d => d.open = true); [document.documentElement.scrollWidth, document.documentElement.clientWidth]`))
 				if err != nil || len(w) != 2 || w[0] > w[1] {
 					t.Errorf("%s page: [scrollWidth clientWidth] = %v (%v): the page scrolls sideways", p.name, w, err)
+				}
+				// The pills (state, error identity) stay inside their
+				// card's head: wrapped, and a pill wider than the card cut
+				// with an ellipsis, never clipped by the card's edge.
+				clipped, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.card-head .badges')).filter(b => b.offsetParent && b.getBoundingClientRect().right > b.closest('.card-head').getBoundingClientRect().right + 0.5).map(b => b.closest('article').id + ': ' + b.textContent.trim())`))
+				if err != nil || len(clipped) > 0 {
+					t.Errorf("%s page: pills past their card's edge: %q (%v)", p.name, clipped, err)
 				}
 			}
 			titles, err := chromedp.Run(ctx, chromedp.Evaluate[[]struct {
