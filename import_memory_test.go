@@ -201,7 +201,7 @@ func TestImportMemoryIsBounded(t *testing.T) {
 		}
 		// Created now, or unchanged if the upload in the crowd got through.
 		if res, body := post(t, srv.url+"/api/sessions/import?name=again.jsonl.zstd", "application/octet-stream", bytes.NewReader(data)); res.StatusCode != http.StatusCreated &&
-			!(res.StatusCode == http.StatusOK && strings.Contains(body, `"outcome":"unchanged"`)) {
+			!(res.StatusCode == http.StatusOK && strings.Contains(body, `"status":"unchanged"`)) {
 			t.Errorf("a later upload: %d %s", res.StatusCode, body)
 		}
 		if err := srv.stop(t); err != nil {

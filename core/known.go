@@ -80,6 +80,7 @@ func appendedFacts(typ string, data any) (f EventFacts, ok bool) {
 	default:
 		return f, false
 	}
+	f.texts = appendedTexts(data)
 	return f, true
 }
 

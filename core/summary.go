@@ -154,7 +154,8 @@ type EventFacts struct {
 	isError    bool   // tool/result: its one tool-result block has isError
 	errorCode  string // tool/result: error.code
 	usage      *TokenUsage
-	model      string // assistant/message: message.source.model
+	model      string      // assistant/message: message.source.model
+	texts      *EventTexts // set from an appended value only (appendedFacts)
 }
 
 // CallID returns the tool call the event belongs to: tool/call and

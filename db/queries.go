@@ -145,6 +145,12 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
+// queryEvents runs an event query (eventsSQL's columns). A long log is
+// read with few allocations and copies per event: the scan destinations
+// are reused (Scan's arguments escape, so fresh ones would cost an
+// allocation each per event), strings are taken as the driver made them
+// (a string needs no copy), and the data of many events is copied once
+// into a shared block.
 func queryEvents(ctx context.Context, q querier, sizeHint int, query string, args ...any) ([]core.Event, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -152,15 +158,24 @@ func queryEvents(ctx context.Context, q querier, sizeHint int, query string, arg
 	}
 	defer rows.Close()
 	events := make([]core.Event, 0, max(0, min(sizeHint, 1<<16)))
+	var block []byte // the data of the events read so far shares it
+	blockSize := min(1<<20, max(4<<10, sizeHint*256))
+	var seq, at int64
+	var typ, data string
+	var ign int
+	var surface, sources sql.NullString
 	for rows.Next() {
-		var e core.Event
-		var data []byte
-		var ign int
-		var surface, sources sql.NullString
-		if err := rows.Scan(&e.Seq, &e.Type, &e.Time, &data, &ign, &surface, &sources); err != nil {
+		if err := rows.Scan(&seq, &typ, &at, &data, &ign, &surface, &sources); err != nil {
 			return nil, err
 		}
-		e.Data, e.Ignorable = data, ign == 1
+		e := core.Event{Seq: seq, Type: typ, Time: at}
+		if cap(block)-len(block) < len(data) {
+			block = make([]byte, 0, max(blockSize, len(data)))
+		}
+		n := len(block)
+		block = append(block, data...)
+		e.Data = block[n:len(block):len(block)] // an append to it copies
+		e.Ignorable = ign == 1
 		if surface.Valid {
 			if surface.String == `"append"` {
 				e.SurfaceOp = core.AppendOp()

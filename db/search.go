@@ -110,11 +110,11 @@ func nullable(s string, ok bool) any {
 // transaction that appends it: a document of its own, a new card, or the
 // result that completes a card (paired as the transcript pairs it: with
 // the latest card of its call id still waiting for a result).
-func (t *wtx) indexEvent(id string, e *core.Event) error {
+func (t *wtx) indexEvent(id string, e *core.Event, facts *core.EventFacts) error {
 	if t.w.noIndex {
 		return nil
 	}
-	p := search.Extract(e)
+	p := search.ExtractFacts(e, facts)
 	if p.Role == search.RoleNone {
 		return nil
 	}
@@ -253,7 +253,7 @@ func (t *wtx) reindex(id string) (events int, err error) {
 		return 0, err
 	}
 	for i := range log {
-		if err := t.indexEvent(id, &log[i]); err != nil {
+		if err := t.indexEvent(id, &log[i], nil); err != nil {
 			return 0, err
 		}
 	}

@@ -214,8 +214,14 @@ func (t *wtx) replaceSession(s *sessState, id string, h core.SessionHeader, sour
 }
 
 // deleteSession removes a session row and its events (crash repair of a
-// session that never logged an event).
+// session that never logged an event). Its search terms go first: search_fts
+// (FTS4, no foreign key) is keyed by the search_docs ids the row's deletion
+// cascades to, and a stale row would refuse the next document that takes
+// a freed id.
 func (t *wtx) deleteSession(id string, s *sessState) error {
+	if _, err := t.tx.Exec("DELETE FROM search_fts WHERE docid IN (SELECT id FROM search_docs WHERE session_id = ?)", id); err != nil {
+		return translate(err, "remove session "+id+": search_fts")
+	}
 	if _, err := t.tx.Exec("DELETE FROM sessions WHERE id = ?", id); err != nil {
 		return translate(err, "remove session "+id)
 	}
@@ -237,8 +243,10 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts [
 			sources = store.EncodeSeqs(e.SourceEventSeqs)
 		}
 		var f core.EventFacts
+		var given *core.EventFacts
 		if i < len(facts) && facts[i] != nil {
-			f = *facts[i] // the session knew them from the appended value
+			given = facts[i]
+			f = *given // the session knew them from the appended value
 		} else {
 			f = core.FactsOf(e) // one decode
 		}
@@ -255,7 +263,7 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts [
 		if _, err := t.ins.Exec(id, e.Seq, e.Type, e.Time, string(e.Data), ign, surface, sources, callID); err != nil {
 			return translate(err, fmt.Sprintf("append to session %s: seq %d", id, e.Seq))
 		}
-		if err := t.indexEvent(id, e); err != nil {
+		if err := t.indexEvent(id, e, given); err != nil {
 			return err
 		}
 	}

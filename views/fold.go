@@ -294,7 +294,8 @@ func decodeEvent(e *core.Event) decoded {
 	case core.EventToolCall:
 		v = new(core.ToolCall)
 	case core.EventToolResult:
-		v = new(core.ToolResultData)
+		d := new(core.ToolResultData)
+		return decoded{v: d, err: core.DecodeToolResultData(e.Data, d)}
 	case core.EventSessionTitle:
 		v = new(core.SessionTitle)
 	case core.EventApprovalAsked:
@@ -685,14 +686,14 @@ func (t *Timeline) applyResult(u *Update, e *core.Event, d *core.ToolResultData)
 		// The call was never logged (crash repair's TOOL_NOT_STARTED, or an
 		// imported fragment): the card is built from the result alone.
 		c = t.newCard(callID)
-		c.ResultSeq, c.ResultTime, c.Result = e.Seq, e.Time, d
+		c.ResultSeq, c.ResultTime, c.Result, c.metaValid = e.Seq, e.Time, d, true
 		if req := t.requested[callID]; req != nil {
 			c.Name, c.Args, c.Requested = req.Name, req.Arguments, true
 		}
 		t.addItem(u, c)
 		return
 	}
-	c.Result, c.ResultSeq, c.ResultTime = d, e.Seq, e.Time
+	c.Result, c.ResultSeq, c.ResultTime, c.metaValid = d, e.Seq, e.Time, true
 	c.Stopped = false
 	u.morph(c)
 }

@@ -190,6 +190,9 @@ type Card struct {
 	callView   core.CallView
 	resultView core.ResultView
 	presented  bool
+	// metaValid: Result was decoded from the log by the fold, so its Meta
+	// is valid JSON (the call page does not check it again).
+	metaValid bool
 }
 
 // ElemID implements Item.

@@ -691,7 +691,11 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 		v.IsError = res.IsError
 		v.Content = NewClipN(res.Content.PlainText(), callPageLines, callPageRunes)
 		if len(c.Result.Meta) > 0 {
-			v.MetaJSON = JSONClip(string(c.Result.Meta), callPageLines, callPageRunes)
+			if c.metaValid {
+				v.MetaJSON = validJSONClip(string(c.Result.Meta), callPageLines, callPageRunes)
+			} else {
+				v.MetaJSON = JSONClip(string(c.Result.Meta), callPageLines, callPageRunes)
+			}
 		}
 		if c.Result.Error != nil {
 			v.ErrorJSON = clean(c.Result.Error.Name + " / " + c.Result.Error.Code)

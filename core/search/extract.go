@@ -63,15 +63,8 @@ type Part struct {
 	Sections []Section
 }
 
-type textBlock struct {
-	Type    string      `json:"type"`
-	Text    string      `json:"text"`
-	Content []textBlock `json:"content"` // a tool-result block's
-	IsError bool        `json:"isError"`
-}
-
 type messageJSON struct {
-	Content []textBlock `json:"content"`
+	Content []core.TextsBlock `json:"content"`
 	Source  struct {
 		Kind   string `json:"kind"`
 		CallID string `json:"callId"`
@@ -90,79 +83,123 @@ type messageJSON struct {
 // assistant chunks are not: the assistant/message that ends the stream
 // holds the same text.
 func Extract(e *core.Event) Part {
-	replaced := e.SurfaceOp != nil && e.SurfaceOp.Replace
+	t, ok := decodeTexts(e)
+	if !ok {
+		return Part{}
+	}
+	return partOf(e, t)
+}
+
+// ExtractFacts is Extract for an event whose facts the caller has: when
+// they hold the event's words (core.EventFacts.Texts, known from the
+// appended value), the data is not decoded again.
+func ExtractFacts(e *core.Event, f *core.EventFacts) Part {
+	if f != nil {
+		if t := f.Texts(); t != nil {
+			return partOf(e, t)
+		}
+	}
+	return Extract(e)
+}
+
+// decodeTexts decodes the words of e's data; ok is false for a type with
+// none and for data that does not decode.
+func decodeTexts(e *core.Event) (*core.EventTexts, bool) {
 	switch e.Type {
 	case core.EventUserMessage:
 		var m messageJSON
 		if json.Unmarshal(e.Data, &m) != nil {
-			return Part{}
+			return nil, false
 		}
-		kind := KindUser
-		if m.Source.Kind != core.SourceUser {
-			kind = KindContext
-		}
-		if replaced {
-			kind = KindEvent
-		}
-		return doc(kind, Section{ColBody, "text", blockText(m.Content, core.BlockText)})
+		return &core.EventTexts{Blocks: m.Content, SourceKind: m.Source.Kind}, true
 	case core.EventAssistantMessage:
 		var d struct {
 			Message messageJSON `json:"message"`
 		}
 		if json.Unmarshal(e.Data, &d) != nil {
-			return Part{}
+			return nil, false
 		}
-		kind := KindAssistant
-		if replaced {
-			kind = KindEvent
-		}
-		return doc(kind,
-			Section{ColBody, "text", blockText(d.Message.Content, core.BlockText)},
-			Section{ColMore, "reasoning", blockText(d.Message.Content, core.BlockReasoning)})
+		return &core.EventTexts{Blocks: d.Message.Content}, true
 	case core.EventToolCall:
 		var d core.ToolCall
 		if json.Unmarshal(e.Data, &d) != nil {
-			return Part{}
+			return nil, false
 		}
-		return Part{Role: RoleCall, Kind: KindCall, CallID: d.CallID, Tool: d.Name,
-			Sections: nonEmpty(Section{ColName, "tool", cut(d.Name)}, Section{ColBody, "arguments", cut(FlattenArgs(d.Arguments))})}
+		return &core.EventTexts{CallID: d.CallID, Name: d.Name, Arguments: d.Arguments}, true
 	case core.EventToolResult:
 		var d struct {
 			Message messageJSON     `json:"message"`
 			Error   *core.ErrorInfo `json:"error"`
 		}
 		if json.Unmarshal(e.Data, &d) != nil {
-			return Part{}
+			return nil, false
 		}
+		return &core.EventTexts{Blocks: d.Message.Content, ResultCallID: d.Message.Source.CallID, Error: d.Error}, true
+	case core.EventSessionTitle:
+		var d core.SessionTitle
+		if json.Unmarshal(e.Data, &d) != nil {
+			return nil, false
+		}
+		return &core.EventTexts{Title: d.Title}, true
+	case core.EventTurnEnd:
+		var d core.TurnEnd
+		if json.Unmarshal(e.Data, &d) != nil {
+			return nil, false
+		}
+		return &core.EventTexts{Failure: d.Reason.Error}, true
+	}
+	return nil, false
+}
+
+// partOf is what event e, whose words are t, contributes to the index.
+func partOf(e *core.Event, t *core.EventTexts) Part {
+	replaced := e.SurfaceOp != nil && e.SurfaceOp.Replace
+	switch e.Type {
+	case core.EventUserMessage:
+		kind := KindUser
+		if t.SourceKind != core.SourceUser {
+			kind = KindContext
+		}
+		if replaced {
+			kind = KindEvent
+		}
+		return doc(kind, Section{ColBody, "text", blockText(t.Blocks, core.BlockText)})
+	case core.EventAssistantMessage:
+		kind := KindAssistant
+		if replaced {
+			kind = KindEvent
+		}
+		return doc(kind,
+			Section{ColBody, "text", blockText(t.Blocks, core.BlockText)},
+			Section{ColMore, "reasoning", blockText(t.Blocks, core.BlockReasoning)})
+	case core.EventToolCall:
+		return Part{Role: RoleCall, Kind: KindCall, CallID: t.CallID, Tool: t.Name,
+			Sections: nonEmpty(Section{ColName, "tool", cut(t.Name)}, Section{ColBody, "arguments", cut(FlattenArgs(t.Arguments))})}
+	case core.EventToolResult:
 		var content string
 		isError := false
-		if c := d.Message.Content; len(c) == 1 && c[0].Type == core.BlockToolResult {
+		if c := t.Blocks; len(c) == 1 && c[0].Type == core.BlockToolResult {
 			content, isError = blockText(c[0].Content, core.BlockText), c[0].IsError
 		} else {
 			content = blockText(c, core.BlockText)
 		}
 		var ident string
 		code := ""
-		if d.Error != nil {
-			ident, code = strings.TrimSpace(d.Error.Name+" "+d.Error.Code), d.Error.Code
+		if t.Error != nil {
+			ident, code = strings.TrimSpace(t.Error.Name+" "+t.Error.Code), t.Error.Code
 		}
 		secs := nonEmpty(Section{ColMore, "result", content}, Section{ColErr, "error", cut(ident)})
 		if replaced {
 			return Part{Role: RoleDoc, Kind: KindEvent, Sections: secs}
 		}
-		return Part{Role: RoleResult, Kind: KindCall, CallID: d.Message.Source.CallID, IsError: isError, Code: code, Sections: secs}
+		return Part{Role: RoleResult, Kind: KindCall, CallID: t.ResultCallID, IsError: isError, Code: code, Sections: secs}
 	case core.EventSessionTitle:
-		var d core.SessionTitle
-		if json.Unmarshal(e.Data, &d) != nil {
-			return Part{}
-		}
-		return doc(KindTitle, Section{ColName, "title", cut(d.Title)})
+		return doc(KindTitle, Section{ColName, "title", cut(t.Title)})
 	case core.EventTurnEnd:
-		var d core.TurnEnd
-		if json.Unmarshal(e.Data, &d) != nil || d.Reason.Error == nil {
+		f := t.Failure
+		if f == nil {
 			return Part{}
 		}
-		f := d.Reason.Error
 		p := doc(KindEvent, Section{ColBody, "failure", cut(f.Message)}, Section{ColErr, "error", cut(f.Code)})
 		if p.Role != RoleNone {
 			p.IsError, p.Code = true, f.Code
@@ -198,10 +235,10 @@ func nonEmpty(secs ...Section) []Section {
 
 // blockText joins the text of the blocks of type typ (and of tool-result
 // blocks' text), one block a line, cut to MaxSectionBytes.
-func blockText(blocks []textBlock, typ string) string {
+func blockText(blocks []core.TextsBlock, typ string) string {
 	var b strings.Builder
-	var walk func([]textBlock)
-	walk = func(bs []textBlock) {
+	var walk func([]core.TextsBlock)
+	walk = func(bs []core.TextsBlock) {
 		for _, x := range bs {
 			if b.Len() >= MaxSectionBytes {
 				return

@@ -13,6 +13,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"prism/core"
 )
 
@@ -473,7 +476,19 @@ func readEnvelopeBody(text string) (string, bool) {
 // readMetaFromMeta): offset a 1-based integer, totalLines a non-negative
 // integer, line numbers 1-based integers strictly increasing from offset and
 // never past totalLines.
+//
+// A large read's meta holds thousands of lines, so it is first decoded
+// straight into typed values (readMetaFast); meta that does not fit those
+// exactly is narrowed from the generic tree as dsh does.
 func readMetaFromMeta(meta json.RawMessage) (ReadMeta, bool) {
+	if out, ok, handled := readMetaFast(meta); handled {
+		return out, ok
+	}
+	return readMetaGeneric(meta)
+}
+
+// readMetaGeneric is readMetaFromMeta narrowing the generic tree.
+func readMetaGeneric(meta json.RawMessage) (ReadMeta, bool) {
 	obj, ok := metaObject(meta)
 	if !ok {
 		return ReadMeta{}, false
@@ -525,10 +540,147 @@ func readMetaFromMeta(meta json.RawMessage) (ReadMeta, bool) {
 // metaInt narrows a decoded JSON number to an integer no less than lo.
 func metaInt(v any, lo int) (int, bool) {
 	f, ok := v.(float64)
-	if !ok || f != math.Trunc(f) || f < float64(lo) || f > math.MaxInt32 {
+	if !ok {
+		return 0, false
+	}
+	return metaFloatInt(f, lo)
+}
+
+// metaFloatInt narrows a JSON number to an integer no less than lo.
+func metaFloatInt(f float64, lo int) (int, bool) {
+	if f != math.Trunc(f) || f < float64(lo) || f > math.MaxInt32 {
 		return 0, false
 	}
 	return int(f), true
+}
+
+// wireReadMeta is read meta as typed values: a nil member was absent or
+// null, which readMetaFast leaves to the generic path (lang, whose absence
+// is allowed, is kept raw to tell null from absent).
+type wireReadMeta struct {
+	Path       *string        `json:"path"`
+	Offset     *float64       `json:"offset"`
+	TotalLines *float64       `json:"totalLines"`
+	Lang       jsontext.Value `json:"lang"`
+	Lines      *wireReadLines `json:"lines"`
+}
+
+// wireReadLines are the lines of read meta, each an object of exactly a
+// number and a string text. They are read token by token (a 20,000-line
+// read has 20,000 of them, and reflection would cost more than the text).
+type wireReadLines []wireReadLine
+
+type wireReadLine struct {
+	Number float64
+	Text   string
+}
+
+// errNotReadLines stops the typed decoding of lines of another shape.
+var errNotReadLines = errors.New("not the read tool's lines")
+
+// UnmarshalJSONFrom implements the JSON v2 engine's UnmarshalerFrom. The
+// decoder has checked syntax, UTF-8 and duplicate names as it reads.
+func (ls *wireReadLines) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		return errNotReadLines
+	}
+	out := make(wireReadLines, 0, 64)
+	var unq []byte // unquoting scratch
+	for {
+		switch dec.PeekKind() {
+		case ']':
+			if _, err := dec.ReadToken(); err != nil {
+				return err
+			}
+			*ls = out
+			return nil
+		case '{':
+			if _, err := dec.ReadToken(); err != nil {
+				return err
+			}
+		default:
+			return errNotReadLines
+		}
+		var l wireReadLine
+		var hasNumber, hasText bool
+		for dec.PeekKind() == '"' {
+			name, err := dec.ReadValue()
+			if err != nil {
+				return err
+			}
+			switch string(name) {
+			case `"number"`:
+				v, err := dec.ReadValue()
+				if err != nil || v.Kind() != '0' {
+					return errNotReadLines
+				}
+				if l.Number, err = strconv.ParseFloat(string(v), 64); err != nil {
+					return errNotReadLines
+				}
+				hasNumber = true
+			case `"text"`:
+				v, err := dec.ReadValue()
+				if err != nil || v.Kind() != '"' {
+					return errNotReadLines
+				}
+				if bytes.IndexByte(v, '\\') < 0 {
+					l.Text = string(v[1 : len(v)-1])
+				} else {
+					if unq, err = jsontext.AppendUnquote(unq[:0], v); err != nil {
+						return err
+					}
+					l.Text = string(unq)
+				}
+				hasText = true
+			default:
+				return errNotReadLines
+			}
+		}
+		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' || !hasNumber || !hasText {
+			return errNotReadLines
+		}
+		out = append(out, l)
+	}
+}
+
+// readMetaFast is readMetaFromMeta for meta in exactly the read tool's
+// shape: decoded by the JSON v2 engine (one validating pass, names matched
+// exactly, duplicates and unknown members refused) into typed values, which
+// are the values the generic tree holds, so the same checks give the same
+// answer. handled is false for anything else (a member absent or null, an
+// extra member, a name in another case, any decoding error); the caller
+// then narrows the generic tree, which alone says what such meta means.
+func readMetaFast(meta json.RawMessage) (out ReadMeta, ok, handled bool) {
+	var w wireReadMeta
+	if len(meta) == 0 || jsonv2.Unmarshal(meta, &w, jsonv2.RejectUnknownMembers(true)) != nil ||
+		w.Path == nil || w.Offset == nil || w.TotalLines == nil || w.Lines == nil {
+		return ReadMeta{}, false, false
+	}
+	offset, ok := metaFloatInt(*w.Offset, 1)
+	if !ok {
+		return ReadMeta{}, false, true
+	}
+	total, ok := metaFloatInt(*w.TotalLines, 0)
+	if !ok {
+		return ReadMeta{}, false, true
+	}
+	out = ReadMeta{Path: *w.Path, Offset: offset, TotalLines: total, Lines: make([]core.ReadFileLine, 0, len(*w.Lines))}
+	if w.Lang != nil {
+		// Present: a string (null and other kinds are the generic path's).
+		if w.Lang.Kind() != '"' || jsonv2.Unmarshal(w.Lang, &out.Lang) != nil {
+			return ReadMeta{}, false, false
+		}
+	}
+	prev := offset - 1
+	for _, l := range *w.Lines {
+		n, ok := metaFloatInt(l.Number, 1)
+		if !ok || n <= prev || n > total {
+			return ReadMeta{}, false, true
+		}
+		prev = n
+		out.Lines = append(out.Lines, core.ReadFileLine{Number: n, Text: l.Text})
+	}
+	return out, true, true
 }
 
 // jsNumber formats a number as JavaScript's String(n) does for the values a
