@@ -71,6 +71,11 @@ type fanout struct {
 	working bool
 
 	seen map[string]cursor // owned by the deliverer
+	// gone holds the sessions whose deletion was delivered (and that were
+	// not created again since), so a deletion this node hears of twice —
+	// its own commit and its own NOTIFY — is delivered once. Owned by the
+	// deliverer; it grows by one id per deleted session.
+	gone map[string]bool
 
 	listenPID atomic.Uint32 // the LISTEN connection's backend (tests)
 	connects  atomic.Int64  // how many times it (re)connected
@@ -82,7 +87,7 @@ type fanout struct {
 }
 
 func newFanout(st *Store) *fanout {
-	f := &fanout{st: st, wake: make(chan struct{}, 1), seen: map[string]cursor{}}
+	f := &fanout{st: st, wake: make(chan struct{}, 1), seen: map[string]cursor{}, gone: map[string]bool{}}
 	f.idle = sync.NewCond(&f.mu)
 	return f
 }
@@ -275,6 +280,10 @@ func (f *fanout) deliver(bg context.Context) {
 // after the session's cursor (one query for all of them).
 func (f *fanout) process(ctx context.Context, q []hint) {
 	fetch := map[string]bool{}
+	// deletedHere: this node's own deletions that a read in this run
+	// covers; the read delivers them even for a session it never
+	// delivered as created.
+	deletedHere := map[string]bool{}
 	var order []string
 	need := func(id string) {
 		if !fetch[id] {
@@ -300,6 +309,9 @@ func (f *fanout) process(ctx context.Context, q []hint) {
 			}
 		case fetch[h.id]:
 			// Already behind: the read covers it.
+			if h.local != nil && h.local.Deleted {
+				deletedHere[h.id] = true
+			}
 		case h.deleted:
 			need(h.id) // the read finds it gone
 		case h.local != nil:
@@ -307,8 +319,7 @@ func (f *fanout) process(ctx context.Context, q []hint) {
 			cur, known := f.seen[h.id]
 			switch {
 			case c.Deleted:
-				f.emit(c.Commit)
-				delete(f.seen, h.id)
+				f.emitDeleted(h.id)
 			case c.Replaced:
 				f.emit(c.Commit)
 				f.seen[h.id] = cursor{seq: c.lastSeq, gen: c.gen}
@@ -330,7 +341,7 @@ func (f *fanout) process(ctx context.Context, q []hint) {
 		}
 	}
 	if len(order) > 0 {
-		f.catchUp(ctx, order)
+		f.catchUp(ctx, order, deletedHere)
 	}
 }
 
@@ -338,7 +349,7 @@ func (f *fanout) process(ctx context.Context, q []hint) {
 // delivers it: a session it never saw as created with its whole log, a
 // session whose log was replaced as replaced, else the events after its
 // cursor.
-func (f *fanout) catchUp(ctx context.Context, ids []string) {
+func (f *fanout) catchUp(ctx context.Context, ids []string, deletedHere map[string]bool) {
 	after := make([]int64, len(ids))
 	for i, id := range ids {
 		after[i] = -1
@@ -416,9 +427,8 @@ func (f *fanout) catchUp(ctx context.Context, ids []string) {
 		g := byID[id]
 		cur, known := f.seen[id]
 		if g == nil { // no such session (any more)
-			if known {
-				f.emit(store.Commit{SessionID: id, Deleted: true})
-				delete(f.seen, id)
+			if known || deletedHere[id] {
+				f.emitDeleted(id)
 			}
 			continue
 		}
@@ -438,7 +448,20 @@ func (f *fanout) catchUp(ctx context.Context, ids []string) {
 	}
 }
 
+// emitDeleted delivers the deletion of session id once.
+func (f *fanout) emitDeleted(id string) {
+	delete(f.seen, id)
+	if f.gone[id] {
+		return
+	}
+	f.gone[id] = true
+	f.emit(store.Commit{SessionID: id, Deleted: true})
+}
+
 func (f *fanout) emit(c store.Commit) {
+	if !c.Deleted {
+		delete(f.gone, c.SessionID) // it exists (again)
+	}
 	if f.st.opts.Committed != nil {
 		f.st.opts.Committed(c)
 	}
