@@ -146,9 +146,10 @@ type searchIndex struct {
 // indexEvent files one appended event of session id: a document of its
 // own, a new card, or the result that completes a card (paired as the
 // transcript pairs it: with the latest card of its call id still waiting
-// for a result).
-func (x *searchIndex) indexEvent(id string, e *core.Event) {
-	p := search.Extract(e)
+// for a result). facts, when not nil, are the event's facts: the words the
+// session handed over with them are filed without decoding the data again.
+func (x *searchIndex) indexEvent(id string, e *core.Event, facts *core.EventFacts) {
+	p := search.ExtractFacts(e, facts)
 	switch p.Role {
 	case search.RoleNone:
 		return
@@ -272,7 +273,7 @@ func (t *wtx) reindex(ctx context.Context, id string) (events int, err error) {
 		return 0, err
 	}
 	for i := range log {
-		t.idx.indexEvent(id, &log[i])
+		t.idx.indexEvent(id, &log[i], nil)
 	}
 	s.reindexed = true
 	return len(log), nil

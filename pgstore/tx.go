@@ -212,7 +212,7 @@ func (t *wtx) appendChecked(id string, events []core.Event, checked bool, facts 
 		s.sum.ApplyFacts(e, &f)
 		s.retitled = s.retitled || s.sum.Title != title
 		t.ev.add(id, e, f.CallID())
-		t.idx.indexEvent(id, e)
+		t.idx.indexEvent(id, e, &f)
 	}
 	s.appended = append(s.appended, evs...)
 	s.dirty = true

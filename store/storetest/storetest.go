@@ -131,6 +131,7 @@ func Run(t *testing.T, e Engine) {
 		{"SharesRefuseBadSpecs", testSharesRefuseBadSpecs},
 		{"SharesGoWithTheirSession", testSharesGoWithTheirSession},
 		{"SharesConcurrentViews", testSharesConcurrentViews},
+		{"SearchTakesTheAppendedWords", testSearchTakesTheAppendedWords},
 		{"SearchIndexExactAfterConcurrentSessions", testSearchIndexExactAfterConcurrentSessions},
 		{"SearchIndexExactAfterDshImport", testSearchIndexExactAfterDshImport},
 		{"SearchIndexesAnOlderDatabase", testSearchIndexesAnOlderDatabase},

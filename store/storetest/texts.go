@@ -1,14 +1,10 @@
-package db
+package storetest
 
 import (
 	"context"
 	"testing"
-	"time"
 
 	"prism/core"
-	"prism/core/search"
-	"prism/store"
-	"prism/store/storetest"
 )
 
 // factsTap is a CheckedStore that keeps the facts a session hands it.
@@ -25,14 +21,14 @@ func (s *factsTap) AppendChecked(_ context.Context, _ string, _ []core.Event, fa
 	return nil
 }
 
-// TestIndexTakesTheAppendedWords: the search index files the words a
+// testSearchTakesTheAppendedWords: the search index files the words a
 // session hands over with an event's facts, not a decode of its data
 // (issue 16: one decode fewer per append). Here the words are another
 // call's, and the index holds them.
-func TestIndexTakesTheAppendedWords(t *testing.T) {
+func testSearchTakesTheAppendedWords(t *testing.T, e Engine) {
 	ctx := context.Background()
 	tap := &factsTap{}
-	sess, err := core.NewSession(ctx, storetest.Header("tap"), core.SessionOptions{Store: tap, Logger: quietLogger()})
+	sess, err := core.NewSession(ctx, Header("tap"), core.SessionOptions{Store: tap, Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,35 +41,21 @@ func TestIndexTakesTheAppendedWords(t *testing.T) {
 	if len(tap.facts) != 1 || tap.facts[0] == nil || tap.facts[0].Texts() == nil {
 		t.Fatalf("the session handed over no words with the call's facts: %+v", tap.facts)
 	}
-	st := newTestStore(t)
-	if err := st.CreateSession(ctx, storetest.Header("s")); err != nil {
+	st := e.open(t)
+	if err := st.CreateSession(ctx, Header("s")); err != nil {
 		t.Fatal(err)
 	}
-	plain := storetest.Ev(0, core.EventToolCall, `{"turn":1,"step":1,"callId":"c1","name":"bash","arguments":"{\"command\":\"ls\"}"}`)
+	plain := Ev(0, core.EventToolCall, `{"turn":1,"step":1,"callId":"c1","name":"bash","arguments":"{\"command\":\"ls\"}"}`)
 	if err := st.AppendChecked(ctx, "s", []core.Event{plain}, tap.facts); err != nil {
 		t.Fatal(err)
 	}
-	if hits := searchDB(t, st, "okapi"); len(hits) != 1 || hits[0].Seq != 0 {
+	if hits := searchAll(t, st, "okapi"); len(hits) != 1 || hits[0].Seq != 0 {
 		t.Errorf("okapi (the handed-over arguments): %+v, want the call", hits)
 	}
-	if hits := searchDB(t, st, "tool:zebrafish"); len(hits) != 1 {
+	if hits := searchAll(t, st, "tool:zebrafish"); len(hits) != 1 {
 		t.Errorf("tool:zebrafish (the handed-over name): %d hits, want 1", len(hits))
 	}
-	if hits := searchDB(t, st, "command"); len(hits) != 0 {
+	if hits := searchAll(t, st, "command"); len(hits) != 0 {
 		t.Errorf("command (only in the stored data): %d hits, want none — the data was decoded again", len(hits))
 	}
-}
-
-// searchDB runs a query and returns its first page (up to 200 hits).
-func searchDB(t *testing.T, st *Store, query string) []store.SearchHit {
-	t.Helper()
-	q, err := search.Parse(query, time.Now())
-	if err != nil {
-		t.Fatalf("Parse(%q): %v", query, err)
-	}
-	page, err := st.Search(context.Background(), q, store.SearchOptions{Limit: 200})
-	if err != nil {
-		t.Fatalf("Search(%q): %v", query, err)
-	}
-	return page.Hits
 }
