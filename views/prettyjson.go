@@ -42,7 +42,8 @@ func walkJSONClip(s string, maxLines, maxRunes, minSize int) Clip {
 	headN := PreviewLines / 2
 	tailN := PreviewLines - headN
 	middleN := min(maxLines-PreviewLines, total-PreviewLines)
-	c := Clip{Total: total, Omitted: total - PreviewLines - middleN}
+	c := Clip{Total: total, Omitted: total - PreviewLines - middleN,
+		Head: lineSlice(headN), Middle: lineSlice(middleN), Tail: lineSlice(tailN)}
 	want := func(n int) bool { return n <= headN+middleN || n > total-tailN }
 	prettyLines(s, want, func(n int, line string) {
 		l := clipLine(n, line, maxRunes)
@@ -67,15 +68,18 @@ func clipLine(n int, s string, maxRunes int) Line {
 // prettyLines walks valid JSON text s as json.Indent(dst, s, "", "  ")
 // lays it out and returns how many lines that makes. It builds and emits
 // line n (from 1) only when want(n) — so a caller that wants few lines
-// pays for few; nil want builds none.
+// pays for few; nil want builds none. The lines it emits share one
+// growing block (a strings.Builder never changes bytes it has written, so
+// each line stays as emitted), not an allocation each.
 func prettyLines(s string, want func(n int) bool, emit func(n int, line string)) int {
 	var b strings.Builder
+	start := 0 // where the line being built starts in b
 	n, depth := 1, 0
 	building := want != nil && want(1)
 	newline := func() {
 		if building {
-			emit(n, b.String())
-			b.Reset()
+			emit(n, b.String()[start:])
+			start = b.Len()
 		}
 		n++
 		building = want != nil && want(n)
@@ -134,7 +138,7 @@ func prettyLines(s string, want func(n int) bool, emit func(n int, line string))
 		}
 	}
 	if building {
-		emit(n, b.String())
+		emit(n, b.String()[start:])
 	}
 	return n
 }

@@ -260,6 +260,7 @@ func NewClipN(text string, maxLines, maxRunes int) Clip {
 	tailN := PreviewLines - headN
 	middleN := min(maxLines-PreviewLines, total-PreviewLines)
 	c.Omitted = total - PreviewLines - middleN
+	c.Head, c.Middle, c.Tail = lineSlice(headN), lineSlice(middleN), lineSlice(tailN)
 	// Walk the first headN+middleN lines.
 	rest := text
 	for i := 1; i <= headN+middleN; i++ {
@@ -286,6 +287,15 @@ func NewClipN(text string, maxLines, maxRunes int) Clip {
 		c.Tail = append(c.Tail, mk(total-j, tail[j]))
 	}
 	return c
+}
+
+// lineSlice is room for n lines of a clip (nil for none, as appending
+// nothing leaves it).
+func lineSlice(n int) []Line {
+	if n <= 0 {
+		return nil
+	}
+	return make([]Line, 0, n)
 }
 
 // CompactCount formats n for a narrow column: "950", "12.3k", "1.1k",

@@ -130,11 +130,10 @@ func (s *Server) handleCall(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h, events, err := s.callEvents(ctx, id, callID)
+	t, err := s.callFold(ctx, id, callID, s.broker.fold)
 	if err != nil {
 		return err
 	}
-	t := s.broker.fold(h, events)
 	cards := t.CardsByCallID(callID)
 	if len(cards) == 0 {
 		return core.Errorf(core.CodeNotFound, "session %q has no call %q", id, callID)

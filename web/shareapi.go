@@ -404,11 +404,13 @@ func (s *Server) handleCallFile(file string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		h, events, err := s.callEvents(c.Request().Context(), id, callID)
+		t, err := s.callFold(c.Request().Context(), id, callID, func(h core.SessionHeader, events []core.Event) *views.Timeline {
+			return views.Fold(h, events, s.deps.Presenter)
+		})
 		if err != nil {
 			return err
 		}
-		card, err := shareCard(c, views.Fold(h, events, s.deps.Presenter), callID)
+		card, err := shareCard(c, t, callID)
 		if err != nil {
 			return core.Errorf(core.CodeNotFound, "session %q has no call %q", id, callID)
 		}
@@ -416,20 +418,26 @@ func (s *Server) handleCallFile(file string) echo.HandlerFunc {
 	}
 }
 
-// callEvents returns the events that fold one call's cards: the call's own
-// events with their context (SessionSource.CallEvents), without reading the
-// rest of the log. A card whose call was never logged (crash repair's "not
-// started") takes its tool and arguments from the turn's assistant request,
-// which that selection does not hold: then the whole log is read.
-func (s *Server) callEvents(ctx context.Context, id, callID string) (core.SessionHeader, []core.Event, error) {
+// callFold folds one call's cards with fold: the call's own events with
+// their context (SessionSource.CallEvents), without reading the rest of
+// the log. A card whose call was never logged (crash repair's "not
+// started") takes its tool and arguments from the turn's assistant
+// request, which that selection does not hold: then the whole log is read
+// and folded.
+func (s *Server) callFold(ctx context.Context, id, callID string, fold func(core.SessionHeader, []core.Event) *views.Timeline) (*views.Timeline, error) {
 	h, events, err := s.deps.Sessions.CallEvents(ctx, id, callID)
 	if err != nil {
-		return h, events, err
+		return nil, err
 	}
-	for _, k := range views.Fold(h, events, s.deps.Presenter).CardsByCallID(callID) {
+	t := fold(h, events)
+	for _, k := range t.CardsByCallID(callID) {
 		if !k.HasCall {
-			return s.deps.Sessions.LoadSession(ctx, id)
+			h, events, err := s.deps.Sessions.LoadSession(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			return fold(h, events), nil
 		}
 	}
-	return h, events, nil
+	return t, nil
 }
