@@ -8,6 +8,7 @@
 package web
 
 import (
+	stdgzip "compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
+	"github.com/klauspost/compress/gzhttp"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
@@ -302,16 +304,41 @@ func (s *Server) routes() *echo.Echo {
 }
 
 // gzip compresses responses except streams (a frame is written to hundreds
-// of subscribers as is) and the liveness probe.
+// of subscribers as is) and the liveness probe, with klauspost/compress's
+// gzhttp at its fastest level: several times the speed of compress/gzip
+// on a page of many cards, for a smaller body. It leaves alone what is
+// small (under 1 KB) or already compressed (archives, images), and
+// sends gzip only (no zstd), as before.
 func gzip() echo.MiddlewareFunc {
-	return middleware.GzipWithConfig(middleware.GzipConfig{
-		Level: 1,
-		Skipper: func(c echo.Context) bool {
-			p := c.Path()
-			return p == views.RouteListStream || p == views.RouteSessionStream || p == routeHealth ||
-				strings.HasPrefix(c.Request().URL.Path, views.ShareRoutePrefix) && strings.HasSuffix(c.Request().URL.Path, "/stream")
-		},
-	})
+	wrap, err := gzhttp.NewWrapper(gzhttp.CompressionLevel(stdgzip.BestSpeed), gzhttp.EnableZstd(false))
+	if err != nil {
+		panic(err) // the options are constants
+	}
+	skip := func(c echo.Context) bool {
+		p := c.Path()
+		return p == views.RouteListStream || p == views.RouteSessionStream || p == routeHealth ||
+			strings.HasPrefix(c.Request().URL.Path, views.ShareRoutePrefix) && strings.HasSuffix(c.Request().URL.Path, "/stream")
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if skip(c) {
+				return next(c)
+			}
+			res := c.Response()
+			plain := res.Writer
+			var err error
+			wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				res.Writer = w
+				// Echo's error handler runs after this middleware: an
+				// error it answers goes out uncompressed, on the writer
+				// the handler did not write to (gzhttp sends nothing for
+				// a response that wrote nothing).
+				defer func() { res.Writer = plain }()
+				err = next(c)
+			})).ServeHTTP(plain, c.Request())
+			return err
+		}
+	}
 }
 
 // shareRoutes is the share listener's handler: /s/… and /static/…, the
