@@ -28,24 +28,29 @@ func jsonClip(s string, maxLines, maxRunes, minSize int) Clip {
 }
 
 // walkJSONClip is jsonClip of valid JSON text s.
+//
+// It walks s once to count the lines, noting where each of the last few
+// starts, then builds the lines shown: the head and middle from the start,
+// the tail from where its first line starts — not the omitted lines in
+// between, which in a 20,000-line view are most of the text.
 func walkJSONClip(s string, maxLines, maxRunes, minSize int) Clip {
 	if len(s) < minSize {
 		return NewClipN(prettyJSON(s), maxLines, maxRunes)
 	}
-	total := prettyLines(s, nil, nil)
+	headN := PreviewLines / 2
+	tailN := PreviewLines - headN
+	starts := make([]prettyMark, tailN) // line n's start at n % tailN
+	total := prettyWalk(s, prettyMark{n: 1}, 0, nil, nil, func(m prettyMark) { starts[m.n%tailN] = m })
 	if total <= PreviewLines {
 		return NewClipN(prettyJSON(s), maxLines, maxRunes)
 	}
 	if maxLines < PreviewLines {
 		maxLines = PreviewLines
 	}
-	headN := PreviewLines / 2
-	tailN := PreviewLines - headN
 	middleN := min(maxLines-PreviewLines, total-PreviewLines)
 	c := Clip{Total: total, Omitted: total - PreviewLines - middleN,
 		Head: lineSlice(headN), Middle: lineSlice(middleN), Tail: lineSlice(tailN)}
-	want := func(n int) bool { return n <= headN+middleN || n > total-tailN }
-	prettyLines(s, want, func(n int, line string) {
+	emit := func(n int, line string) {
 		l := clipLine(n, line, maxRunes)
 		switch {
 		case n <= headN:
@@ -55,7 +60,13 @@ func walkJSONClip(s string, maxLines, maxRunes, minSize int) Clip {
 		default:
 			c.Tail = append(c.Tail, l)
 		}
-	})
+	}
+	if c.Omitted == 0 { // every line is shown
+		prettyWalk(s, prettyMark{n: 1}, 0, func(int) bool { return true }, emit, nil)
+		return c
+	}
+	prettyWalk(s, prettyMark{n: 1}, headN+middleN, func(int) bool { return true }, emit, nil)
+	prettyWalk(s, starts[(total-tailN+1)%tailN], 0, func(int) bool { return true }, emit, nil)
 	return c
 }
 
@@ -68,20 +79,55 @@ func clipLine(n int, s string, maxRunes int) Line {
 // prettyLines walks valid JSON text s as json.Indent(dst, s, "", "  ")
 // lays it out and returns how many lines that makes. It builds and emits
 // line n (from 1) only when want(n) — so a caller that wants few lines
-// pays for few; nil want builds none. The lines it emits share one
-// growing block (a strings.Builder never changes bytes it has written, so
-// each line stays as emitted), not an allocation each.
+// pays for few; nil want builds none.
 func prettyLines(s string, want func(n int) bool, emit func(n int, line string)) int {
+	return prettyWalk(s, prettyMark{n: 1}, 0, want, emit, nil)
+}
+
+// prettyMark is where line n of the indented layout starts: its depth,
+// the closing bracket it opens with (0 for none) and the byte of s the
+// walk goes on from.
+type prettyMark struct {
+	n, depth, at int
+	lead         byte
+}
+
+// prettyWalk is prettyLines from the start of a line (line 1 at byte 0, or
+// a mark an earlier walk reported), up to the end of s or, when stop > 0,
+// the end of line stop. It reports the start of every later line to mark
+// (when not nil) and returns the number of the last line it reached. The
+// lines it emits share one growing block (a strings.Builder never changes
+// bytes it has written, so each line stays as emitted), not an allocation
+// each.
+func prettyWalk(s string, from prettyMark, stop int, want func(n int) bool, emit func(n int, line string), mark func(prettyMark)) int {
 	var b strings.Builder
 	start := 0 // where the line being built starts in b
-	n, depth := 1, 0
-	building := want != nil && want(1)
-	newline := func() {
+	n, depth := from.n, from.depth
+	building := want != nil && want(n)
+	if building {
+		for range depth {
+			b.WriteString("  ")
+		}
+		if from.lead != 0 {
+			b.WriteByte(from.lead)
+		}
+	}
+	done := false
+	// newline ends line n; the next one starts at byte at of s, opening
+	// with the closing bracket lead (0 for none).
+	newline := func(at int, lead byte) {
 		if building {
 			emit(n, b.String()[start:])
 			start = b.Len()
 		}
+		if n == stop {
+			done = true
+			return
+		}
 		n++
+		if mark != nil {
+			mark(prettyMark{n: n, depth: depth, at: at, lead: lead})
+		}
 		building = want != nil && want(n)
 		if building {
 			for range depth {
@@ -89,7 +135,7 @@ func prettyLines(s string, want func(n int) bool, emit func(n int, line string))
 			}
 		}
 	}
-	for i := 0; i < len(s); i++ {
+	for i := from.at; i < len(s) && !done; i++ {
 		c := s[i]
 		switch c {
 		case ' ', '\t', '\n', '\r':
@@ -115,10 +161,10 @@ func prettyLines(s string, want func(n int) bool, emit func(n int, line string))
 				continue
 			}
 			depth++
-			newline()
+			newline(i+1, 0)
 		case '}', ']':
 			depth--
-			newline()
+			newline(i+1, c)
 			if building {
 				b.WriteByte(c)
 			}
@@ -126,7 +172,7 @@ func prettyLines(s string, want func(n int) bool, emit func(n int, line string))
 			if building {
 				b.WriteByte(',')
 			}
-			newline()
+			newline(i+1, 0)
 		case ':':
 			if building {
 				b.WriteString(": ")
@@ -137,7 +183,7 @@ func prettyLines(s string, want func(n int) bool, emit func(n int, line string))
 			}
 		}
 	}
-	if building {
+	if building && !done {
 		emit(n, b.String()[start:])
 	}
 	return n

@@ -37,3 +37,32 @@ func abs(n int) int {
 	}
 	return n
 }
+
+// TestJSONClipEveryCut: for values whose tail starts on every kind of line
+// (a member, a closing bracket, a nested container's first line), and for
+// every number of shown lines, the clip built from the noted tail start
+// equals the one indenting the whole value.
+func TestJSONClipEveryCut(t *testing.T) {
+	values := []string{
+		`{"a":[1,2,{"b":[[],{}],"c":{"d":[3,[4,5]]}}],"e":"f\"}]","g":[{"h":null}]}`,
+		`[[[[1]]],[[2],[3,[4,[5,6]]]],{"x":{"y":{"z":[7,8,9,10,11,12,13,14]}}}]`,
+		` { "spaced" : [ 1 , { "k" : [ ] } , 2 , 3 , 4 , 5 , 6 , 7 , 8 ] , "t" : { "u" : 1 } }`,
+	}
+	// Ends of d closing lines: the tail starts on a closing bracket, an
+	// opening line or a member, depending on d.
+	for d := range 9 {
+		values = append(values, "["+strings.Repeat("1,", 10)+strings.Repeat(`[{"k":`, d)+"7"+strings.Repeat("}]", d)+"]")
+	}
+	for _, s := range values {
+		total := prettyLines(s, nil, nil)
+		for maxLines := 1; maxLines <= total+1; maxLines++ {
+			for _, maxRunes := range []int{3, 200} {
+				got := jsonClip(s, maxLines, maxRunes, 0)
+				want := NewClipN(prettyJSON(s), maxLines, maxRunes)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("JSON %s (lines %d, runes %d):\nwalked   %+v\nindented %+v", s, maxLines, maxRunes, got, want)
+				}
+			}
+		}
+	}
+}
