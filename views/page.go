@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"prism/core"
@@ -659,6 +660,18 @@ func NewCallPage(meta PageMeta, t *Timeline, c *Card) *CallPageView {
 func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView {
 	h := t.Header()
 	vs := c.Views()
+	// The result view's JSON and its clip (for a large read, a third of
+	// the page's work) are built beside the rest of the page: they read
+	// only the view, which the presenter has made.
+	var resultView Clip
+	var wg sync.WaitGroup
+	if c.Result != nil {
+		wg.Go(func() {
+			if b, err := viewJSON(vs.result); err == nil {
+				resultView = validJSONClip(string(b), callPageLines, callPageRunes)
+			}
+		})
+	}
 	v := &CallPageView{
 		Meta:       meta,
 		SessionID:  clean(h.ID),
@@ -700,9 +713,6 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 		if c.Result.Error != nil {
 			v.ErrorJSON = clean(c.Result.Error.Name + " / " + c.Result.Error.Code)
 		}
-		if b, err := viewJSON(vs.result); err == nil {
-			v.ResultView = validJSONClip(string(b), callPageLines, callPageRunes)
-		}
 		v.ResultSeq = strconv.FormatInt(c.ResultSeq, 10)
 		_, v.ResultTime = clock(c.ResultTime)
 		if c.HasCall {
@@ -714,6 +724,8 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 			v.Others = append(v.Others, Link{Label: o.ID, URL: l.CardPlace(t, o)})
 		}
 	}
+	wg.Wait()
+	v.ResultView = resultView
 	return v
 }
 
