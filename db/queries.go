@@ -139,7 +139,12 @@ func (st *Store) LoadSession(ctx context.Context, id string) (*store.SessionLog,
 	return &store.SessionLog{Info: info, Events: events}, nil
 }
 
-const eventsSQL = "SELECT seq, type, time, data, ignorable, surface_op, source_event_seqs FROM events"
+// eventsSQL selects an event's columns. The surface op of an ordinary
+// surface event ("append", most of a log: every streamed chunk) comes as a
+// flag, its text only for a replacement, so the driver makes no string of
+// it.
+const eventsSQL = `SELECT seq, type, time, data, ignorable, surface_op IS '"append"',
+	CASE WHEN surface_op IS '"append"' THEN NULL ELSE surface_op END, source_event_seqs FROM events`
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -160,12 +165,13 @@ func queryEvents(ctx context.Context, q querier, sizeHint int, query string, arg
 	events := make([]core.Event, 0, max(0, min(sizeHint, 1<<16)))
 	var block []byte // the data of the events read so far shares it
 	blockSize := min(1<<20, max(4<<10, sizeHint*256))
+	var ops []core.SurfaceOp // the append ops read so far share it, one each
 	var seq, at int64
 	var typ, data string
-	var ign int
+	var ign, appendOp int
 	var surface, sources sql.NullString
 	for rows.Next() {
-		if err := rows.Scan(&seq, &typ, &at, &data, &ign, &surface, &sources); err != nil {
+		if err := rows.Scan(&seq, &typ, &at, &data, &ign, &appendOp, &surface, &sources); err != nil {
 			return nil, err
 		}
 		e := core.Event{Seq: seq, Type: typ, Time: at}
@@ -176,16 +182,18 @@ func queryEvents(ctx context.Context, q querier, sizeHint int, query string, arg
 		block = append(block, data...)
 		e.Data = block[n:len(block):len(block)] // an append to it copies
 		e.Ignorable = ign == 1
-		if surface.Valid {
-			if surface.String == `"append"` {
-				e.SurfaceOp = core.AppendOp()
-			} else {
-				op := new(core.SurfaceOp)
-				if err := op.UnmarshalJSON([]byte(surface.String)); err != nil {
-					return nil, fmt.Errorf("event %d: stored surfaceOp: %w", e.Seq, err)
-				}
-				e.SurfaceOp = op
+		if appendOp == 1 {
+			if len(ops) == cap(ops) {
+				ops = make([]core.SurfaceOp, 0, min(1024, max(16, sizeHint)))
 			}
+			ops = append(ops, core.SurfaceOp{}) // core.AppendOp()'s value
+			e.SurfaceOp = &ops[len(ops)-1]
+		} else if surface.Valid {
+			op := new(core.SurfaceOp)
+			if err := op.UnmarshalJSON([]byte(surface.String)); err != nil {
+				return nil, fmt.Errorf("event %d: stored surfaceOp: %w", e.Seq, err)
+			}
+			e.SurfaceOp = op
 		}
 		if sources.Valid {
 			if e.SourceEventSeqs, err = store.DecodeSeqs(sources.String); err != nil {
