@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,9 +11,10 @@ import (
 	"prism/store/storetest"
 )
 
-// TestEventsReadBackSurfaceOps: every event query gives back each event's
-// surface op as appended — none, "append" or a replacement — each event its
-// own op (changing one changes no other).
+// TestEventsReadBackSurfaceOps: every event query gives back each event as
+// appended — its data, small or larger than a shared block, and its surface
+// op, none, "append" or a replacement — each event its own op (changing
+// one changes no other).
 func TestEventsReadBackSurfaceOps(t *testing.T) {
 	ctx := context.Background()
 	st := newTestStore(t)
@@ -27,6 +29,9 @@ func TestEventsReadBackSurfaceOps(t *testing.T) {
 		{Type: core.EventUserMessage, Seq: 3, Time: 4, Data: user("u2", "two"), SurfaceOp: core.AppendOp()},
 		{Type: core.EventUserMessage, Seq: 4, Time: 5, Data: user("s", "summary"), SurfaceOp: &core.SurfaceOp{Replace: true, Start: 2, End: 3}, SourceEventSeqs: []int64{2, 3}},
 		{Type: core.EventUserMessage, Seq: 5, Time: 6, Data: user("u3", "three"), SurfaceOp: core.AppendOp()},
+		// Larger than a shared block of a short query: a block of its own.
+		{Type: core.EventUserMessage, Seq: 6, Time: 7, Data: user("u4", strings.Repeat("long ", 8000)), SurfaceOp: core.AppendOp()},
+		{Type: core.EventUserMessage, Seq: 7, Time: 8, Data: user("u5", "after"), SurfaceOp: core.AppendOp()},
 	}
 	if err := st.AppendEvents(ctx, "s", want); err != nil {
 		t.Fatal(err)

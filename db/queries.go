@@ -175,12 +175,17 @@ func queryEvents(ctx context.Context, q querier, sizeHint int, query string, arg
 			return nil, err
 		}
 		e := core.Event{Seq: seq, Type: typ, Time: at}
-		if cap(block)-len(block) < len(data) {
-			block = make([]byte, 0, max(blockSize, len(data)))
+		switch {
+		case len(data) > blockSize: // a block of its own, not cleared first
+			e.Data = []byte(data)
+		default:
+			if cap(block)-len(block) < len(data) {
+				block = make([]byte, 0, blockSize)
+			}
+			n := len(block)
+			block = append(block, data...)
+			e.Data = block[n:len(block):len(block)] // an append to it copies
 		}
-		n := len(block)
-		block = append(block, data...)
-		e.Data = block[n:len(block):len(block)] // an append to it copies
 		e.Ignorable = ign == 1
 		if appendOp == 1 {
 			if len(ops) == cap(ops) {
