@@ -167,6 +167,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		st.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	// Events committed but not yet indexed when the last process ended
+	// (killed before its index transaction): the index catches up.
+	if err := st.catchUpIndex(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open store %s: search index: %w", path, err)
+	}
 	return st, nil
 }
 

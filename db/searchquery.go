@@ -205,6 +205,11 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 		return SearchPage{}, err
 	}
 	order, limit, after := plan.Order, plan.Limit, plan.After
+	// The index lags the log (searchlag.go): file what lags first, so the
+	// search sees every event committed before it.
+	if err := st.catchUpIndex(ctx); err != nil {
+		return SearchPage{}, err
+	}
 	tx, err := st.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return SearchPage{}, translate(err, "search")
