@@ -7,6 +7,9 @@
 // Every write goes through the one writer goroutine. Concurrent appends are
 // committed together in one transaction and each caller returns only after
 // the commit that holds its events; a rejected append leaves nothing behind.
+// The search index lags the log: the writer files committed events in
+// index transactions of its own, and every search has it file what lags
+// first (searchlag.go).
 package db
 
 import (

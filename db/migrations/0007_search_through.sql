@@ -8,6 +8,7 @@
 --
 -- Until this migration the index was written in the transaction that
 -- appended the events: every indexed session is indexed through its last
--- event.
+-- event. (SQLite only: PostgreSQL keeps its index in the append
+-- transaction.)
 ALTER TABLE search_sessions ADD COLUMN through INTEGER NOT NULL DEFAULT -1;
 UPDATE search_sessions SET through = (SELECT last_seq FROM sessions s WHERE s.id = search_sessions.session_id);
