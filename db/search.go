@@ -37,7 +37,7 @@ const (
 // indexStmts are the index's prepared statements.
 type indexStmts struct {
 	insDoc, insFTS, openCard, updCard, updResult, sessionDoc, updSessFTS, indexed *sql.Stmt
-	watermark, setWatermark                                                      *sql.Stmt
+	watermark, setWatermark                                                       *sql.Stmt
 }
 
 func prepareIndex(prep func(string) (*sql.Stmt, error)) (*indexStmts, error) {

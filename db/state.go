@@ -79,10 +79,10 @@ type wtx struct {
 	// batchCards are the cards an index transaction filed, by call id
 	// (searchlag.go); nil in other transactions.
 	batchCards map[cardKey][]*cardRef
-	ins     *sql.Stmt   // tx-bound statements, shared with children
-	upd     *sql.Stmt
-	sel     *sql.Stmt
-	insSess *sql.Stmt
+	ins        *sql.Stmt // tx-bound statements, shared with children
+	upd        *sql.Stmt
+	sel        *sql.Stmt
+	insSess    *sql.Stmt
 }
 
 func newWtx(w *writer, tx *sql.Tx) *wtx {
