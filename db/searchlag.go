@@ -160,11 +160,23 @@ func (w *writer) indexLagLogged(what string) {
 // indexLag files every committed event the index does not hold yet, in one
 // transaction. With nothing lagging and no other connection's commit since
 // the writer's last transaction it is a no-op that writes nothing.
+//
+// A failure leaves the index as it was and forgets the in-memory lag: the
+// next index transaction (the next append's lag coming due, a search,
+// another write, Close, Open) reads the missing events from the log. So
+// the writer never retries in a loop, and the lag's memory stays bounded.
 func (w *writer) indexLag() error {
 	if w.noIndex {
 		w.lag.clear()
 		return nil
 	}
+	err := w.fileLag()
+	w.lag.clear()
+	w.lag.sweep = err != nil
+	return err
+}
+
+func (w *writer) fileLag() error {
 	if w.lag.events == 0 && !w.lag.sweep {
 		var v int64
 		if err := w.versionStmt.QueryRow().Scan(&v); err != nil {
@@ -181,17 +193,11 @@ func (w *writer) indexLag() error {
 	t := newWtx(w, tx)
 	if err := t.indexLag(&w.lag); err != nil {
 		tx.Rollback() //nolint:errcheck
-		w.lag.clear()
-		w.lag.sweep = true
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		w.lag.clear()
-		w.lag.sweep = true
 		return translate(err, "search index: commit")
 	}
-	w.lag.clear()
-	w.lag.sweep = false
 	return nil
 }
 

@@ -344,3 +344,49 @@ func TestLaggedIndexEqualsInlineIndex(t *testing.T) {
 		lagged.Close()
 	}
 }
+
+// TestSearchIndexRecoversFromAFailedIndexTransaction: an index transaction
+// that fails files nothing and moves no watermark; appends go on, a search
+// reports the failure rather than miss events, and once the index can be
+// written again the next one files every event from the log, once.
+func TestSearchIndexRecoversFromAFailedIndexTransaction(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, filepath.Join(t.TempDir(), "fail.db"), Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	lagForever(t, st)
+	storetest.MustCreate(t, st, "s")
+	exec := func(q string) {
+		t.Helper()
+		if err := st.write(ctx, func(t *wtx) error { _, err := t.tx.Exec(q); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A trigger on the writer's connection refuses every document.
+	exec("CREATE TEMP TRIGGER refuse BEFORE INSERT ON search_docs BEGIN SELECT RAISE(ABORT, 'index refused'); END")
+	for i := range 3 {
+		if err := st.AppendEvents(ctx, "s", storetest.TurnEvents(int64(i*8), i+1, i == 1)); err != nil {
+			t.Fatalf("append %d while the index refuses: %v", i, err)
+		}
+	}
+	q, err := search.Parse("thing", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Search(ctx, q, SearchOptions{}); err == nil || !strings.Contains(err.Error(), "index refused") {
+		t.Fatalf("search while the index refuses: %v, want the index's failure", err)
+	}
+	if got := watermarks(t, st.rdb)["s"]; got != [2]int64{-1, 23} {
+		t.Fatalf("after the failed index transaction: watermark and last seq %v, want [-1 23]", got)
+	}
+	exec("DROP TRIGGER refuse") // the write's own catch-up fails first, and the write goes on
+	if err := st.AppendEvents(ctx, "s", storetest.TurnEvents(24, 4, false)); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckSearchIndex(t, st)
+	if got := watermarks(t, st.rdb)["s"]; got != [2]int64{31, 31} {
+		t.Errorf("after recovery: watermark and last seq %v, want [31 31]", got)
+	}
+}
