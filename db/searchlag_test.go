@@ -29,6 +29,20 @@ func lagForever(t testing.TB, st *Store) {
 	}
 }
 
+// openLagging opens a store that keeps its lag (lagForever) with an empty
+// session "s".
+func openLagging(t *testing.T) *Store {
+	t.Helper()
+	st, err := Open(context.Background(), filepath.Join(t.TempDir(), "lag.db"), Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	lagForever(t, st)
+	storetest.MustCreate(t, st, "s")
+	return st
+}
+
 // watermarks reads each indexed session's watermark and last seq from the
 // file itself.
 func watermarks(t testing.TB, q interface {
@@ -60,13 +74,7 @@ func watermarks(t testing.TB, q interface {
 // file the lag first — and a search with nothing lagging writes nothing.
 func TestSearchFindsAnAcknowledgedAppend(t *testing.T) {
 	ctx := context.Background()
-	st, err := Open(ctx, filepath.Join(t.TempDir(), "lag.db"), Options{Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	lagForever(t, st)
-	storetest.MustCreate(t, st, "s")
+	st := openLagging(t)
 	for i := range 3 {
 		events := storetest.TurnEvents(int64(i*8), i+1, false)
 		events[2] = storetest.Ev(int64(i*8+2), core.EventUserMessage, fmt.Sprintf(`{"id":"u%d","role":"user","content":[{"type":"text","text":"quokka%d"}],"source":{"kind":"user"}}`, i, i))
@@ -351,13 +359,7 @@ func TestLaggedIndexEqualsInlineIndex(t *testing.T) {
 // written again the next one files every event from the log, once.
 func TestSearchIndexRecoversFromAFailedIndexTransaction(t *testing.T) {
 	ctx := context.Background()
-	st, err := Open(ctx, filepath.Join(t.TempDir(), "fail.db"), Options{Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	lagForever(t, st)
-	storetest.MustCreate(t, st, "s")
+	st := openLagging(t)
 	exec := func(q string) {
 		t.Helper()
 		if err := st.write(ctx, func(t *wtx) error { _, err := t.tx.Exec(q); return err }); err != nil {
