@@ -7,6 +7,9 @@
 // Every write goes through the one writer goroutine. Concurrent appends are
 // committed together in one transaction and each caller returns only after
 // the commit that holds its events; a rejected append leaves nothing behind.
+// The search index lags the log: the writer files committed events in
+// index transactions of its own, and every search has it file what lags
+// first (searchlag.go).
 package db
 
 import (
@@ -166,6 +169,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := st.reindexSearch(ctx); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	// Events committed but not yet indexed when the last process ended
+	// (killed before its index transaction): the index catches up.
+	if err := st.catchUpIndex(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open store %s: search index: %w", path, err)
 	}
 	return st, nil
 }

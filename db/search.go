@@ -30,11 +30,14 @@ const (
 	updSessFTSSQL = `UPDATE search_fts SET name = ?, body = ? WHERE docid = ?`
 	indexedSQL    = `INSERT INTO search_sessions (session_id, version) VALUES (?, ?)
 		ON CONFLICT (session_id) DO UPDATE SET version = excluded.version`
+	watermarkSQL    = `SELECT x.through, s.last_seq FROM search_sessions x JOIN sessions s ON s.id = x.session_id WHERE x.session_id = ?`
+	setWatermarkSQL = `UPDATE search_sessions SET through = ? WHERE session_id = ?`
 )
 
 // indexStmts are the index's prepared statements.
 type indexStmts struct {
 	insDoc, insFTS, openCard, updCard, updResult, sessionDoc, updSessFTS, indexed *sql.Stmt
+	watermark, setWatermark                                                       *sql.Stmt
 }
 
 func prepareIndex(prep func(string) (*sql.Stmt, error)) (*indexStmts, error) {
@@ -43,7 +46,8 @@ func prepareIndex(prep func(string) (*sql.Stmt, error)) (*indexStmts, error) {
 		dst **sql.Stmt
 		q   string
 	}{{&s.insDoc, insDocSQL}, {&s.insFTS, insFTSSQL}, {&s.openCard, openCardSQL}, {&s.updCard, updCardSQL},
-		{&s.updResult, updResultSQL}, {&s.sessionDoc, sessionDocSQL}, {&s.updSessFTS, updSessFTSSQL}, {&s.indexed, indexedSQL}} {
+		{&s.updResult, updResultSQL}, {&s.sessionDoc, sessionDocSQL}, {&s.updSessFTS, updSessFTSSQL}, {&s.indexed, indexedSQL},
+		{&s.watermark, watermarkSQL}, {&s.setWatermark, setWatermarkSQL}} {
 		st, err := prep(p.q)
 		if err != nil {
 			return nil, err
@@ -54,13 +58,13 @@ func prepareIndex(prep func(string) (*sql.Stmt, error)) (*indexStmts, error) {
 }
 
 func (s *indexStmts) all() []*sql.Stmt {
-	return []*sql.Stmt{s.insDoc, s.insFTS, s.openCard, s.updCard, s.updResult, s.sessionDoc, s.updSessFTS, s.indexed}
+	return []*sql.Stmt{s.insDoc, s.insFTS, s.openCard, s.updCard, s.updResult, s.sessionDoc, s.updSessFTS, s.indexed, s.watermark, s.setWatermark}
 }
 
 // bind returns the statements bound to tx.
 func (s *indexStmts) bind(tx *sql.Tx) *indexStmts {
 	b := *s
-	for _, p := range []**sql.Stmt{&b.insDoc, &b.insFTS, &b.openCard, &b.updCard, &b.updResult, &b.sessionDoc, &b.updSessFTS, &b.indexed} {
+	for _, p := range []**sql.Stmt{&b.insDoc, &b.insFTS, &b.openCard, &b.updCard, &b.updResult, &b.sessionDoc, &b.updSessFTS, &b.indexed, &b.watermark, &b.setWatermark} {
 		*p = tx.Stmt(*p)
 	}
 	return &b
@@ -106,10 +110,11 @@ func nullable(s string, ok bool) any {
 	return s
 }
 
-// indexEvent files one event of session id in the index, in the
-// transaction that appends it: a document of its own, a new card, or the
-// result that completes a card (paired as the transcript pairs it: with
-// the latest card of its call id still waiting for a result).
+// indexEvent files one event of session id in the index (an index
+// transaction, searchlag.go, files a session's events in seq order): a
+// document of its own, a new card, or the result that completes a card
+// (paired as the transcript pairs it: with the latest card of its call id
+// still waiting for a result).
 func (t *wtx) indexEvent(id string, e *core.Event, facts *core.EventFacts) error {
 	if t.w.noIndex {
 		return nil
@@ -126,9 +131,15 @@ func (t *wtx) indexEvent(id string, e *core.Event, facts *core.EventFacts) error
 		// search shows it, not here (appends stay cheap).
 		return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nullable(p.Tool, true), nil, nil, e.Time, p.Sections)
 	case search.RoleResult:
-		n, open, ok, err := t.cards(id, p.CallID)
-		if err != nil {
-			return err
+		n, open, ok := 1, int64(0), false
+		if t.batchCards != nil {
+			open, ok = t.openCard(id, p.CallID)
+		}
+		if !ok {
+			var err error
+			if n, open, ok, err = t.cards(id, p.CallID); err != nil {
+				return err
+			}
 		}
 		switch {
 		case ok:
@@ -192,6 +203,10 @@ func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultS
 	if _, err := ix.insFTS.Exec(doc, c[0], c[1], c[2], c[3]); err != nil {
 		return translate(err, fmt.Sprintf("index seq %d of session %s", seq, id))
 	}
+	if t.batchCards != nil && kind == search.KindCall {
+		k := cardKey{id, callID}
+		t.batchCards[k] = append(t.batchCards[k], &cardRef{doc: doc, waiting: resultSeq == nil})
+	}
 	return nil
 }
 
@@ -228,8 +243,12 @@ func (t *wtx) indexSession(id string, s *sessState) error {
 }
 
 // unindexEvents removes the documents of a session's events (its own
-// document stays): its log is being replaced.
+// document stays) and moves its watermark back before the first event:
+// its log is being replaced.
 func (t *wtx) unindexEvents(id string) error {
+	if _, err := t.index().setWatermark.Exec(-1, id); err != nil {
+		return translate(err, "unindex session "+id)
+	}
 	if _, err := t.tx.Exec("DELETE FROM search_fts WHERE docid IN (SELECT id FROM search_docs WHERE session_id = ? AND seq >= 0)", id); err != nil {
 		return translate(err, "unindex session "+id)
 	}
@@ -248,16 +267,10 @@ func (t *wtx) reindex(id string) (events int, err error) {
 	if err := t.unindexEvents(id); err != nil {
 		return 0, err
 	}
-	log, err := t.loadEvents(id)
-	if err != nil {
+	if err := t.indexSession(id, s); err != nil {
 		return 0, err
 	}
-	for i := range log {
-		if err := t.indexEvent(id, &log[i], nil); err != nil {
-			return 0, err
-		}
-	}
-	return len(log), t.indexSession(id, s)
+	return t.catchUp(id, nil)
 }
 
 // reindexSearch indexes the sessions not indexed under the current rules:

@@ -197,7 +197,8 @@ const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''),
 
 // Search runs a parsed query over the index and returns a page of hits
 // with their snippets, read in one snapshot: every hit is a committed
-// document whose events exist.
+// document whose events exist. The writer first files what the index
+// lags (searchlag.go), so every event committed before the call is found.
 func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (SearchPage, error) {
 	s := compile(q)
 	plan, err := store.PlanSearch(o, s.match != "")
@@ -205,6 +206,11 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 		return SearchPage{}, err
 	}
 	order, limit, after := plan.Order, plan.Limit, plan.After
+	// The index lags the log (searchlag.go): file what lags first, so the
+	// search sees every event committed before it.
+	if err := st.catchUpIndex(ctx); err != nil {
+		return SearchPage{}, err
+	}
 	tx, err := st.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return SearchPage{}, translate(err, "search")

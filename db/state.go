@@ -35,6 +35,10 @@ type sessState struct {
 	deleted  bool // the transaction deleted the session (its row is gone)
 	retitled bool // the title changed: the session's search document follows
 	appended []core.Event
+	// appendedFacts are appended's facts as the appending session handed
+	// them over (nil where it did not): the search index files them after
+	// the commit (searchlag.go).
+	appendedFacts []*core.EventFacts
 }
 
 // updatedAt is the row's sort key: the latest event time, or the creation
@@ -49,6 +53,7 @@ func (s *sessState) updatedAt() int64 {
 func (s *sessState) clone() *sessState {
 	c := *s
 	c.appended = s.appended[:len(s.appended):len(s.appended)]
+	c.appendedFacts = s.appendedFacts[:len(s.appendedFacts):len(s.appendedFacts)]
 	return &c
 }
 
@@ -71,10 +76,13 @@ type wtx struct {
 	touched map[string]*sessState
 	order   []string
 	idx     *indexStmts // the search index's statements, bound on first use
-	ins     *sql.Stmt   // tx-bound statements, shared with children
-	upd     *sql.Stmt
-	sel     *sql.Stmt
-	insSess *sql.Stmt
+	// batchCards are the cards an index transaction filed, by call id
+	// (searchlag.go); nil in other transactions.
+	batchCards map[cardKey][]*cardRef
+	ins        *sql.Stmt // tx-bound statements, shared with children
+	upd        *sql.Stmt
+	sel        *sql.Stmt
+	insSess    *sql.Stmt
 }
 
 func newWtx(w *writer, tx *sql.Tx) *wtx {
@@ -231,6 +239,7 @@ func (t *wtx) deleteSession(id string, s *sessState) error {
 
 // insertEvents writes events and applies them to the session's summary;
 // facts[i], when given and not nil, are events[i]'s facts (else decoded).
+// The search index files them after the commit (searchlag.go).
 func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts []*core.EventFacts) error {
 	for i := range events {
 		e := &events[i]
@@ -263,9 +272,8 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts [
 		if _, err := t.ins.Exec(id, e.Seq, e.Type, e.Time, string(e.Data), ign, surface, sources, callID); err != nil {
 			return translate(err, fmt.Sprintf("append to session %s: seq %d", id, e.Seq))
 		}
-		if err := t.indexEvent(id, e, given); err != nil {
-			return err
-		}
+		// The index takes the facts as handed over (nil: it decodes).
+		s.appendedFacts = append(s.appendedFacts, given)
 	}
 	s.appended = append(s.appended, events...)
 	s.dirty = true
@@ -295,6 +303,9 @@ func (t *wtx) finish() error {
 			return translate(err, "update session "+id)
 		}
 	}
+	if t.w.lag.inline {
+		return t.indexInline()
+	}
 	return nil
 }
 
@@ -313,9 +324,19 @@ func (t *wtx) commits() []store.Commit {
 	return out
 }
 
-// publish moves the committed state into the writer's cache, and keeps
-// the store's record of deleted sessions.
+// publish moves the committed state into the writer's cache and the
+// committed events into the search index's lag, and keeps the store's
+// record of deleted sessions.
 func (t *wtx) publish() {
+	for _, id := range t.order {
+		s := t.touched[id]
+		if s.deleted || s.replaced || s.created || !s.exists {
+			t.w.lag.drop(id) // what lagged of an old log goes with it
+		}
+		if s.exists && !s.deleted && !t.w.noIndex && !t.w.lag.inline {
+			t.w.lag.add(id, s.appended, s.appendedFacts)
+		}
+	}
 	for id, s := range t.touched {
 		switch {
 		case s.deleted:
@@ -328,7 +349,7 @@ func (t *wtx) publish() {
 			continue
 		}
 		c := *s
-		c.dirty, c.created, c.replaced, c.retitled, c.appended = false, false, false, false, nil
+		c.dirty, c.created, c.replaced, c.retitled, c.appended, c.appendedFacts = false, false, false, false, nil, nil
 		t.w.cache[id] = &c
 	}
 }

@@ -18,6 +18,7 @@ const (
 	kindAppend reqKind = iota
 	kindCreate
 	kindTx
+	kindIndex // file the search index's lag (searchlag.go)
 )
 
 // Request states: a caller that gives up (its context ended) may withdraw
@@ -55,6 +56,7 @@ type writer struct {
 	// noIndex appends without the search index: only benchmarks set it,
 	// to measure what the index costs in the same run.
 	noIndex bool
+	lag     searchLag // committed events the index does not hold yet
 
 	cache       map[string]*sessState // committed session state
 	dataVersion int64
@@ -76,7 +78,8 @@ var batchWait = 100 * time.Microsecond
 var errRetryIsolated = errors.New("retry the batch with one savepoint per request")
 
 func newWriter(st *Store) (*writer, error) {
-	w := &writer{st: st, reqs: make(chan *request, 4096), done: make(chan struct{}), maxBatch: st.opts.MaxBatchEvents, cache: map[string]*sessState{}, dataVersion: -1}
+	w := &writer{st: st, reqs: make(chan *request, 4096), done: make(chan struct{}), maxBatch: st.opts.MaxBatchEvents, cache: map[string]*sessState{}, dataVersion: -1,
+		lag: searchLag{age: indexLagAge}}
 	prep := func(q string) (*sql.Stmt, error) {
 		s, err := st.wdb.Prepare(q)
 		if err != nil {
@@ -156,8 +159,9 @@ func (w *writer) run() {
 		if pending != nil {
 			first, pending = pending, nil
 		} else {
-			r, ok := <-w.reqs
+			r, ok := w.receive()
 			if !ok {
+				w.closeIndex()
 				return
 			}
 			if !r.take() {
@@ -165,7 +169,12 @@ func (w *writer) run() {
 			}
 			first = r
 		}
-		if first.kind == kindTx {
+		switch first.kind {
+		case kindIndex:
+			first.done <- w.indexLag()
+			continue
+		case kindTx:
+			w.indexLagLogged("file the search index's lag before a write")
 			first.done <- w.runTx(first)
 			continue
 		}
@@ -205,7 +214,7 @@ func (w *writer) run() {
 			if !r.take() {
 				continue
 			}
-			if r.kind == kindTx {
+			if r.kind == kindTx || r.kind == kindIndex {
 				pending = r
 				break drain
 			}
@@ -235,6 +244,7 @@ func (w *writer) begin() (*sql.Tx, error) {
 	if v != w.dataVersion {
 		clear(w.cache)
 		w.dataVersion = v
+		w.lag.sweep = true // the search index's lag may miss what it wrote
 	}
 	if len(w.cache) > 10000 {
 		clear(w.cache)

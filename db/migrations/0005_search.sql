@@ -1,6 +1,8 @@
 -- Full-text search over what a user reads (package core/search says what
 -- each event contributes and splits the text into terms; db/search.go keeps
--- the index in the transaction that appends the events).
+-- the index in the transaction that appends the events — until 0007: the
+-- index now lags the log, filed in transactions of its own, see
+-- db/searchlag.go).
 --
 -- search_docs holds one row per document: a session's own (title and cwd,
 -- seq -1), a tool card (its tool/call and its result: seq is the call's, or

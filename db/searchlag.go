@@ -1,0 +1,352 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"time"
+
+	"prism/core"
+	"prism/core/logkey"
+)
+
+// The search index lags the log. An append commits its events without
+// indexing them (the index's pages would cost each small durable commit a
+// quarter to two fifths of its time); the writer keeps them, once
+// committed, in an in-memory lag per session and files them in an index
+// transaction of its own:
+//
+//   - when the lag holds indexLagEvents events, or its oldest is
+//     indexLagAge old (the writer wakes for it while idle);
+//   - before every other write transaction (delete, import, repair,
+//     watch…), so those run on an index that is up to date;
+//   - before every search (Store.catchUpIndex): no search observes the lag,
+//     and a search right after an acknowledged append finds it;
+//   - at Close.
+//
+// search_sessions.through is each session's watermark, moved in the same
+// transaction as the documents: every event with seq ≤ through is in the
+// index, none after it. An index transaction files, for each session, the
+// events after its stored watermark — from the in-memory lag when it holds
+// exactly them, else decoded from the stored log (after a crash, after
+// another process wrote to the file, after a failed index transaction).
+// So an event is filed once, whatever fails or dies in between: a
+// document is never lost (Open catches up every session whose log runs
+// past its watermark) and never filed twice (the watermark moves with it).
+const (
+	indexLagEvents = 1000
+	indexLagAge    = 200 * time.Millisecond
+)
+
+// searchLag is the writer's record of committed events not yet indexed.
+type searchLag struct {
+	sessions map[string]*lagLog
+	events   int
+	since    time.Time // when the oldest event of the lag was committed
+	// sweep: the in-memory lag may be incomplete or stale (another
+	// connection committed, an index transaction failed, the store just
+	// opened): the next index transaction looks for every session whose
+	// log runs past its watermark and reads their events from the log.
+	sweep bool
+	// age bounds how long an event lags (indexLagAge; tests lengthen it).
+	age   time.Duration
+	timer *time.Timer
+	// skipCloseFlush leaves the lag unfiled at Close, as a crash would
+	// (tests only).
+	skipCloseFlush bool
+	// inline indexes in the append transaction, as prism did before the
+	// lag (tests only: the reference the lag's index must equal).
+	inline bool
+}
+
+// lagLog is a session's committed events awaiting the index, in seq order,
+// with the facts the appending session handed over (nil where none).
+type lagLog struct {
+	events []core.Event
+	facts  []*core.EventFacts
+}
+
+// add records the events a commit appended to session id.
+func (l *searchLag) add(id string, events []core.Event, facts []*core.EventFacts) {
+	if len(events) == 0 {
+		return
+	}
+	if l.sessions == nil {
+		l.sessions = map[string]*lagLog{}
+	}
+	if l.events == 0 {
+		l.since = time.Now()
+	}
+	g := l.sessions[id]
+	if g == nil {
+		g = &lagLog{}
+		l.sessions[id] = g
+	}
+	g.events = append(g.events, events...)
+	for i := range events {
+		var f *core.EventFacts
+		if i < len(facts) {
+			f = facts[i]
+		}
+		g.facts = append(g.facts, f)
+	}
+	l.events += len(events)
+}
+
+// drop forgets session id's lag: its log was replaced or deleted.
+func (l *searchLag) drop(id string) {
+	if g, ok := l.sessions[id]; ok {
+		l.events -= len(g.events)
+		delete(l.sessions, id)
+	}
+}
+
+func (l *searchLag) clear() {
+	clear(l.sessions)
+	l.events = 0
+}
+
+// due reports whether the lag must be filed now.
+func (l *searchLag) due() bool {
+	return l.events >= indexLagEvents || (l.events > 0 && time.Since(l.since) >= l.age)
+}
+
+// receive waits for the writer's next request, filing the index's lag when
+// it comes due meanwhile.
+func (w *writer) receive() (*request, bool) {
+	for {
+		if w.lag.due() {
+			w.indexLagLogged("file the search index's lag")
+		}
+		if w.lag.events == 0 {
+			r, ok := <-w.reqs
+			return r, ok
+		}
+		wait := w.lag.age - time.Since(w.lag.since)
+		if w.lag.timer == nil {
+			w.lag.timer = time.NewTimer(wait)
+		} else {
+			w.lag.timer.Reset(wait)
+		}
+		select {
+		case r, ok := <-w.reqs:
+			w.lag.timer.Stop()
+			return r, ok
+		case <-w.lag.timer.C:
+		}
+	}
+}
+
+// closeIndex files the lag when the store closes.
+func (w *writer) closeIndex() {
+	if w.lag.timer != nil {
+		w.lag.timer.Stop()
+	}
+	if !w.lag.skipCloseFlush {
+		w.indexLagLogged("file the search index's lag at close")
+	}
+}
+
+// indexLagLogged runs indexLag, logging a failure: the events stay
+// unindexed (the next index transaction reads them from the log) and the
+// write that follows goes on.
+func (w *writer) indexLagLogged(what string) {
+	if err := w.indexLag(); err != nil {
+		w.st.log.Error(what, logkey.Err, err)
+	}
+}
+
+// indexLag files every committed event the index does not hold yet, in one
+// transaction. With nothing lagging and no other connection's commit since
+// the writer's last transaction it is a no-op that writes nothing.
+//
+// A failure leaves the index as it was and forgets the in-memory lag: the
+// next index transaction (the next append's lag coming due, a search,
+// another write, Close, Open) reads the missing events from the log. So
+// the writer never retries in a loop, and the lag's memory stays bounded.
+func (w *writer) indexLag() error {
+	if w.noIndex {
+		w.lag.clear()
+		return nil
+	}
+	err := w.fileLag()
+	w.lag.clear()
+	w.lag.sweep = err != nil
+	return err
+}
+
+func (w *writer) fileLag() error {
+	if w.lag.events == 0 && !w.lag.sweep {
+		var v int64
+		if err := w.versionStmt.QueryRow().Scan(&v); err != nil {
+			return translate(err, "search index: read data_version")
+		}
+		if v == w.dataVersion {
+			return nil
+		}
+	}
+	tx, err := w.begin() // sets lag.sweep if another connection committed
+	if err != nil {
+		return err
+	}
+	t := newWtx(w, tx)
+	if err := t.indexLag(&w.lag); err != nil {
+		tx.Rollback() //nolint:errcheck
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return translate(err, "search index: commit")
+	}
+	return nil
+}
+
+// indexLag files the lag in t: the sessions of the in-memory lag, and with
+// l.sweep every session whose stored log runs past its watermark.
+func (t *wtx) indexLag(l *searchLag) error {
+	ids := make([]string, 0, len(l.sessions))
+	for id := range l.sessions {
+		ids = append(ids, id)
+	}
+	if l.sweep {
+		behind, err := t.behind()
+		if err != nil {
+			return err
+		}
+		ids = append(ids, behind...)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for _, id := range ids {
+		var g *lagLog
+		if !l.sweep {
+			g = l.sessions[id]
+		}
+		if _, err := t.catchUp(id, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// behind lists the sessions whose stored log runs past their watermark.
+func (t *wtx) behind() ([]string, error) {
+	rows, err := t.tx.Query(`SELECT s.id FROM search_sessions x JOIN sessions s ON s.id = x.session_id WHERE s.last_seq > x.through`)
+	if err != nil {
+		return nil, translate(err, "search index: list the sessions behind their log")
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, translate(err, "search index: list the sessions behind their log")
+		}
+		ids = append(ids, id)
+	}
+	return ids, translate(rows.Err(), "search index: list the sessions behind their log")
+}
+
+// catchUp files session id's events after its watermark and moves the
+// watermark to its last event. g, if not nil, holds the events the writer
+// committed; they are used when they are exactly the ones missing, else the
+// events are read from the log. A session without a watermark (deleted
+// since, or not indexed at all: Open's reindexSearch files those) is
+// skipped.
+func (t *wtx) catchUp(id string, g *lagLog) (int, error) {
+	ix := t.index()
+	var through, last int64
+	switch err := ix.watermark.QueryRow(id).Scan(&through, &last); {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, nil
+	case err != nil:
+		return 0, translate(err, "search index: read the watermark of session "+id)
+	}
+	if last <= through {
+		return 0, nil
+	}
+	var events []core.Event
+	var facts []*core.EventFacts
+	if g != nil && len(g.events) > 0 {
+		first, n := g.events[0].Seq, int64(len(g.events))
+		if first <= through+1 && g.events[n-1].Seq == last && last-first == n-1 {
+			events, facts = g.events[through+1-first:], g.facts[through+1-first:]
+		}
+	}
+	if t.batchCards == nil {
+		t.batchCards = map[cardKey][]*cardRef{}
+	}
+	if events == nil {
+		var err error
+		events, err = queryEvents(context.Background(), t.tx, int(last-through), eventsSQL+" WHERE session_id = ? AND seq > ? ORDER BY seq", id, through)
+		if err != nil {
+			return 0, translate(err, "search index: load session "+id)
+		}
+	}
+	for i := range events {
+		var f *core.EventFacts
+		if i < len(facts) {
+			f = facts[i]
+		}
+		if err := t.indexEvent(id, &events[i], f); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := ix.setWatermark.Exec(last, id); err != nil {
+		return 0, translate(err, "search index: move the watermark of session "+id)
+	}
+	return len(events), nil
+}
+
+// catchUpIndex asks the writer to file the index's lag, so that a search
+// that follows sees every event committed before it. It writes nothing
+// when nothing lags.
+func (st *Store) catchUpIndex(ctx context.Context) error {
+	return st.submit(ctx, &request{kind: kindIndex})
+}
+
+// cardKey names the cards of one call id of a session.
+type cardKey struct{ session, callID string }
+
+// cardRef is a card an index transaction filed, and whether it still waits
+// for its result.
+type cardRef struct {
+	doc     int64
+	waiting bool
+}
+
+// openCard finds, among the cards of callID that this index transaction
+// filed, the latest still waiting for its result. They are the session's
+// newest, so when one waits it is the one the transcript pairs a result
+// with; ok false sends the caller to the stored cards.
+func (t *wtx) openCard(id, callID string) (doc int64, ok bool) {
+	refs := t.batchCards[cardKey{id, callID}]
+	for i := len(refs) - 1; i >= 0; i-- {
+		if refs[i].waiting {
+			refs[i].waiting = false
+			return refs[i].doc, true
+		}
+	}
+	return 0, false
+}
+
+// indexInline files the events t appended in t itself, pairing results with
+// their cards by query alone: the index as it was kept before the lag
+// (lag.inline, tests only).
+func (t *wtx) indexInline() error {
+	for _, id := range t.order {
+		s := t.touched[id]
+		if !s.exists || s.deleted || len(s.appended) == 0 {
+			continue
+		}
+		for i := range s.appended {
+			if err := t.indexEvent(id, &s.appended[i], s.appendedFacts[i]); err != nil {
+				return err
+			}
+		}
+		if _, err := t.index().setWatermark.Exec(s.sum.LastSeq, id); err != nil {
+			return translate(err, "search index: move the watermark of session "+id)
+		}
+	}
+	return nil
+}
