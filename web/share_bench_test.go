@@ -15,6 +15,7 @@ func BenchmarkShareFirstPaint10k(b *testing.B) {
 	e, _ := shareEnv(b, nil)
 	e.session(b, "big", bigSession(10000))
 	h := e.srv.Handler()
+	settled(b, h)
 	serve := func(path string) (int, int) {
 		gz := benchGet(b, h, path, true)
 		return benchGet(b, h, path, false), gz
