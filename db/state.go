@@ -79,20 +79,20 @@ type wtx struct {
 	// batchCards are the cards an index transaction filed, by call id
 	// (searchlag.go); nil in other transactions.
 	batchCards map[cardKey][]*cardRef
-	ins        *sql.Stmt // tx-bound statements, shared with children
-	upd        *sql.Stmt
+	ins        map[int]*sql.Stmt // tx-bound INSERTs of n events (insertRows; the root's)
+	upd        *sql.Stmt         // tx-bound statements, shared with children
 	sel        *sql.Stmt
 	insSess    *sql.Stmt
 }
 
 func newWtx(w *writer, tx *sql.Tx) *wtx {
 	return &wtx{w: w, tx: tx, touched: map[string]*sessState{},
-		ins: tx.Stmt(w.insEvent), upd: tx.Stmt(w.updSession), sel: tx.Stmt(w.selState), insSess: tx.Stmt(w.insSession)}
+		ins: map[int]*sql.Stmt{}, upd: tx.Stmt(w.updSession), sel: tx.Stmt(w.selState), insSess: tx.Stmt(w.insSession)}
 }
 
 func (t *wtx) child() *wtx {
 	return &wtx{w: t.w, tx: t.tx, parent: t, touched: map[string]*sessState{},
-		ins: t.ins, upd: t.upd, sel: t.sel, insSess: t.insSess}
+		upd: t.upd, sel: t.sel, insSess: t.insSess}
 }
 
 func (t *wtx) mergeInto(p *wtx) {
@@ -237,10 +237,17 @@ func (t *wtx) deleteSession(id string, s *sessState) error {
 	return nil
 }
 
+// insertRows is the most events one INSERT statement writes: a step's
+// events go in a few statements, not one each (each statement costs a
+// round of database/sql argument conversion and a cgo call).
+const insertRows = 32
+
 // insertEvents writes events and applies them to the session's summary;
 // facts[i], when given and not nil, are events[i]'s facts (else decoded).
 // The search index files them after the commit (searchlag.go).
 func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts []*core.EventFacts) error {
+	args := make([]any, 0, eventCols*min(len(events), insertRows))
+	first := 0 // the first event args holds
 	for i := range events {
 		e := &events[i]
 		var surface, sources, callID any
@@ -269,8 +276,12 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts [
 		if e.Ignorable {
 			ign = 1
 		}
-		if _, err := t.ins.Exec(id, e.Seq, e.Type, e.Time, string(e.Data), ign, surface, sources, callID); err != nil {
-			return translate(err, fmt.Sprintf("append to session %s: seq %d", id, e.Seq))
+		args = append(args, id, e.Seq, e.Type, e.Time, string(e.Data), ign, surface, sources, callID)
+		if len(args) == eventCols*insertRows || i == len(events)-1 {
+			if err := t.insertRows(len(args)/eventCols, args); err != nil {
+				return translate(err, fmt.Sprintf("append to session %s: seq %d", id, events[first].Seq))
+			}
+			args, first = args[:0], i+1
 		}
 		// The index takes the facts as handed over (nil: it decodes).
 		s.appendedFacts = append(s.appendedFacts, given)
@@ -278,6 +289,21 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts [
 	s.appended = append(s.appended, events...)
 	s.dirty = true
 	return nil
+}
+
+// insertRows runs the INSERT of n events whose column values args holds,
+// with the transaction's statement for n rows.
+func (t *wtx) insertRows(n int, args []any) error {
+	if t.parent != nil {
+		return t.parent.insertRows(n, args)
+	}
+	st := t.ins[n]
+	if st == nil {
+		st = t.tx.Stmt(t.w.insEvents[n])
+		t.ins[n] = st
+	}
+	_, err := st.Exec(args...)
+	return err
 }
 
 // finish writes the derived values of every changed session.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -51,8 +52,10 @@ type writer struct {
 	done     chan struct{}
 	maxBatch int
 
-	insEvent, updSession, selState, insSession, versionStmt *sql.Stmt
-	idx                                                     *indexStmts // the search index's (search.go)
+	updSession, selState, insSession, versionStmt *sql.Stmt
+	// insEvents[n] inserts n events (1 ≤ n ≤ insertRows).
+	insEvents [insertRows + 1]*sql.Stmt
+	idx       *indexStmts // the search index's (search.go)
 	// noIndex appends without the search index: only benchmarks set it,
 	// to measure what the index costs in the same run.
 	noIndex bool
@@ -88,9 +91,10 @@ func newWriter(st *Store) (*writer, error) {
 		return s, nil
 	}
 	var err error
-	if w.insEvent, err = prep(`INSERT INTO events (session_id, seq, type, time, data, ignorable, surface_op, source_event_seqs, call_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
-		return nil, err
+	for n := 1; n <= insertRows; n++ {
+		if w.insEvents[n], err = prep(insertEventsSQL(n)); err != nil {
+			return nil, err
+		}
 	}
 	if w.updSession, err = prep(updSessionSQL); err != nil {
 		return nil, err
@@ -111,7 +115,8 @@ func newWriter(st *Store) (*writer, error) {
 }
 
 func (w *writer) closeStmts() {
-	stmts := []*sql.Stmt{w.insEvent, w.updSession, w.selState, w.insSession, w.versionStmt}
+	stmts := append([]*sql.Stmt{}, w.insEvents[:]...)
+	stmts = append(stmts, w.updSession, w.selState, w.insSession, w.versionStmt)
 	if w.idx != nil {
 		stmts = append(stmts, w.idx.all()...)
 	}
@@ -120,6 +125,22 @@ func (w *writer) closeStmts() {
 			s.Close()
 		}
 	}
+}
+
+// eventCols is the number of columns insertEventsSQL writes per event.
+const eventCols = 9
+
+// insertEventsSQL is the INSERT of n events.
+func insertEventsSQL(n int) string {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO events (session_id, seq, type, time, data, ignorable, surface_op, source_event_seqs, call_id) VALUES `)
+	for i := range n {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+	}
+	return q.String()
 }
 
 // submit queues r and waits for its outcome. If ctx ends before the writer
