@@ -210,3 +210,61 @@ func TestStore_closeDrainsAndRefuses(t *testing.T) {
 		t.Errorf("after reopen LastSeq = %d, want 7", info.LastSeq)
 	}
 }
+
+// TestStore_appendManyEventsInChunks: an append of more events than one
+// INSERT takes (insertRows) stores every one as given, in seq order, with
+// its call id; and when a later chunk fails (its seq is taken by a row the
+// test planted), nothing of the append is stored and the error names the
+// conflict.
+func TestStore_appendManyEventsInChunks(t *testing.T) {
+	ctx := context.Background()
+	st := newTestStore(t)
+	storetest.MustCreate(t, st, "s")
+	n := 2*insertRows + 5
+	evs := make([]core.Event, n)
+	for i := range evs {
+		evs[i] = core.Event{Type: core.EventToolCall, Seq: int64(i), Time: int64(1000 + i),
+			Data: []byte(fmt.Sprintf(`{"turn":1,"step":1,"callId":"c%d","name":"note","arguments":"{}"}`, i))}
+	}
+	if err := st.AppendEvents(ctx, "s", evs); err != nil {
+		t.Fatal(err)
+	}
+	log, err := st.LoadSession(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Events) != n {
+		t.Fatalf("stored %d events, want %d", len(log.Events), n)
+	}
+	for i, e := range log.Events {
+		if e.Seq != int64(i) || e.Time != int64(1000+i) || string(e.Data) != string(evs[i].Data) {
+			t.Fatalf("event %d stored as seq %d time %d %s, want %s", i, e.Seq, e.Time, e.Data, evs[i].Data)
+		}
+	}
+	var calls int
+	if err := st.rdb.QueryRow("SELECT count(DISTINCT call_id) FROM events WHERE session_id = 's'").Scan(&calls); err != nil || calls != n {
+		t.Fatalf("%d distinct call ids stored (%v), want %d", calls, err, n)
+	}
+
+	// A row at the second chunk's seq, written behind the writer's back:
+	// the append's first chunk inserts, its second conflicts.
+	storetest.MustCreate(t, st, "t")
+	taken := int64(insertRows + 3)
+	if err := st.write(ctx, func(w *wtx) error {
+		_, err := w.tx.Exec(`INSERT INTO events (session_id, seq, type, time, data) VALUES ('t', ?, 'todo/write', 1, '{}')`, taken)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range evs {
+		evs[i].Seq = int64(i)
+	}
+	err = st.AppendEvents(ctx, "t", evs)
+	if code := core.ErrorCode(err); code != core.CodeConflict {
+		t.Fatalf("append over a taken seq: %v (code %q), want a conflict", err, code)
+	}
+	var stored int
+	if err := st.rdb.QueryRow("SELECT count(*) FROM events WHERE session_id = 't'").Scan(&stored); err != nil || stored != 1 {
+		t.Fatalf("session t holds %d events after the refused append (%v), want only the planted one", stored, err)
+	}
+}
