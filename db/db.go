@@ -29,6 +29,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/sessionlog"
 	"prism/store"
 )
@@ -172,9 +173,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	// Events committed but not yet indexed when the last process ended
 	// (killed before its index transaction): the index catches up.
+	// A failure here (another process holds the write lock) is not the
+	// store's: the next search or index transaction catches up.
 	if err := st.catchUpIndex(ctx); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("open store %s: search index: %w", path, err)
+		st.log.Warn("search index: could not catch up at open; the next search will", logkey.Err, err)
 	}
 	return st, nil
 }

@@ -177,13 +177,32 @@ func (w *writer) indexLag() error {
 }
 
 func (w *writer) fileLag() error {
-	if w.lag.events == 0 && !w.lag.sweep {
+	if w.lag.events == 0 {
+		// Nothing of this process lags: look before taking the write lock
+		// (which another process may hold for long: an import) whether
+		// anything needs filing at all — only after another connection's
+		// commit, a failed index transaction or at Open.
 		var v int64
 		if err := w.versionStmt.QueryRow().Scan(&v); err != nil {
 			return translate(err, "search index: read data_version")
 		}
-		if v == w.dataVersion {
+		if v == w.dataVersion && !w.lag.sweep {
 			return nil
+		}
+		var behind string
+		switch err := w.st.wdb.QueryRow(behindSQL + " LIMIT 1").Scan(&behind); {
+		case errors.Is(err, sql.ErrNoRows):
+			// The file as of v is fully indexed: what begin would learn
+			// from v is learnt here (the cache is dropped if another
+			// connection wrote), and nothing is left to sweep.
+			if v != w.dataVersion {
+				clear(w.cache)
+				w.dataVersion = v
+			}
+			w.lag.sweep = false
+			return nil
+		case err != nil:
+			return translate(err, "search index: look for sessions behind their log")
 		}
 	}
 	tx, err := w.begin() // sets lag.sweep if another connection committed
@@ -191,19 +210,22 @@ func (w *writer) fileLag() error {
 		return err
 	}
 	t := newWtx(w, tx)
-	if err := t.indexLag(&w.lag); err != nil {
+	skipped, err := t.indexLag(&w.lag)
+	if err != nil {
 		tx.Rollback() //nolint:errcheck
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return translate(err, "search index: commit")
 	}
-	return nil
+	return skipped
 }
 
 // indexLag files the lag in t: the sessions of the in-memory lag, and with
-// l.sweep every session whose stored log runs past its watermark.
-func (t *wtx) indexLag(l *searchLag) error {
+// l.sweep every session whose stored log runs past its watermark. skipped
+// is the failure of a session it could not file (the others are filed; the
+// transaction may commit); err ends the transaction.
+func (t *wtx) indexLag(l *searchLag) (skipped, err error) {
 	ids := make([]string, 0, len(l.sessions))
 	for id := range l.sessions {
 		ids = append(ids, id)
@@ -211,7 +233,7 @@ func (t *wtx) indexLag(l *searchLag) error {
 	if l.sweep {
 		behind, err := t.behind()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ids = append(ids, behind...)
 	}
@@ -222,16 +244,72 @@ func (t *wtx) indexLag(l *searchLag) error {
 		if !l.sweep {
 			g = l.sessions[id]
 		}
-		if _, err := t.catchUp(id, g); err != nil {
-			return err
+		failed, err := t.catchUpIsolated(id, g)
+		if err != nil {
+			return nil, err
+		}
+		if skipped == nil {
+			skipped = failed
 		}
 	}
-	return nil
+	return skipped, nil
 }
+
+// catchUpIsolated runs catchUp for one session inside a savepoint, so one
+// session's trouble does not stop the others. If filing after the
+// watermark fails (a watermark behind documents that exist: a file an
+// older prism still wrote to after migration 0007, or edited by hand), the
+// session's event documents are rebuilt from its log instead; if that
+// fails too, the session is left as it was and its failure returned
+// (failed): the next index transaction tries again from the log. Only a
+// failure of the savepoints themselves ends the transaction (err).
+func (t *wtx) catchUpIsolated(id string, g *lagLog) (failed, err error) {
+	if _, err := t.tx.Exec("SAVEPOINT catch_up"); err != nil {
+		return nil, translate(err, "search index: savepoint")
+	}
+	if _, first := t.catchUp(id, g); first != nil {
+		if _, err := t.tx.Exec("ROLLBACK TO catch_up"); err != nil {
+			return nil, translate(err, "search index: roll back to savepoint")
+		}
+		t.forgetCards(id)
+		failed = t.unindexEvents(id)
+		if failed == nil {
+			_, failed = t.catchUp(id, nil)
+		}
+		if failed != nil {
+			if _, err := t.tx.Exec("ROLLBACK TO catch_up"); err != nil {
+				return nil, translate(err, "search index: roll back to savepoint")
+			}
+			t.forgetCards(id)
+			t.w.st.log.Error("search index: could not file a session; it stays behind its log until the next try",
+				logkey.SessionID, id, logkey.Err, failed)
+		} else {
+			t.w.st.log.Warn("search index: rebuilt a session's documents from its log", logkey.SessionID, id, logkey.Err, first)
+		}
+	}
+	if _, err := t.tx.Exec("RELEASE catch_up"); err != nil {
+		return nil, translate(err, "search index: release savepoint")
+	}
+	return failed, nil
+}
+
+// forgetCards drops the cards of session id this index transaction
+// recorded: their rows were rolled back.
+func (t *wtx) forgetCards(id string) {
+	for k := range t.batchCards {
+		if k.session == id {
+			delete(t.batchCards, k)
+		}
+	}
+}
+
+// behindSQL selects the sessions whose stored log runs past their
+// watermark.
+const behindSQL = `SELECT s.id FROM search_sessions x JOIN sessions s ON s.id = x.session_id WHERE s.last_seq > x.through`
 
 // behind lists the sessions whose stored log runs past their watermark.
 func (t *wtx) behind() ([]string, error) {
-	rows, err := t.tx.Query(`SELECT s.id FROM search_sessions x JOIN sessions s ON s.id = x.session_id WHERE s.last_seq > x.through`)
+	rows, err := t.tx.Query(behindSQL)
 	if err != nil {
 		return nil, translate(err, "search index: list the sessions behind their log")
 	}

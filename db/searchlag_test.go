@@ -392,3 +392,135 @@ func TestSearchIndexRecoversFromAFailedIndexTransaction(t *testing.T) {
 		t.Errorf("after recovery: watermark and last seq %v, want [31 31]", got)
 	}
 }
+
+// TestIndexRebuildsASessionBehindItsDocuments: a watermark behind
+// documents that exist (a file an older prism wrote to after migration
+// 0007, or one edited by hand) neither stops Open nor search: that
+// session's documents are rebuilt from its log, once, and the others are
+// untouched.
+func TestIndexRebuildsASessionBehindItsDocuments(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "behind.db")
+	st, err := Open(ctx, path, Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := range 2 {
+		id := fmt.Sprint("s", g)
+		storetest.MustCreate(t, st, id)
+		if err := st.AppendEvents(ctx, id, newCorpus(int64(g)).log(40, 1764500000000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := indexRows(t, st)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("UPDATE search_sessions SET through = through - 5 WHERE session_id = 's1'"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	st, err = Open(ctx, path, Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatalf("Open with a watermark behind its documents: %v", err)
+	}
+	defer st.Close()
+	for id, m := range watermarks(t, st.rdb) {
+		if m[0] != m[1] {
+			t.Errorf("%s indexed through %d of %d after Open", id, m[0], m[1])
+		}
+	}
+	storetest.CheckSearchIndex(t, st)
+	if diff := cmp.Diff(before, indexRows(t, st)); diff != "" {
+		t.Errorf("index after the rebuild differs from before (-before +after):\n%s", diff)
+	}
+}
+
+// TestOpenBesideAWriter: opening a fully indexed file while another
+// process holds its write lock (an import, say) does not wait for the
+// lock, and neither does a search: with nothing to file they only read.
+func TestOpenBesideAWriter(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "beside.db")
+	st, err := Open(ctx, path, Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.MustCreate(t, st, "s")
+	if err := st.AppendEvents(ctx, "s", newCorpus(1).log(20, 1764500000000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite3", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.Begin() // BEGIN IMMEDIATE: the write lock, held
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck
+	if _, err := tx.Exec("UPDATE sessions SET title = title"); err != nil {
+		t.Fatal(err)
+	}
+	st, err = Open(ctx, path, Options{Logger: quietLogger(), BusyTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("Open beside a writer: %v", err)
+	}
+	defer st.Close()
+	q, err := search.Parse("session:s", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Search(ctx, q, SearchOptions{}); err != nil {
+		t.Fatalf("search beside a writer: %v", err)
+	}
+}
+
+// TestMigration0007KeepsOrphanRows: a search_sessions row whose session is
+// gone (deleted with foreign keys off, as the sqlite3 shell does) does not
+// stop the watermark's migration.
+func TestMigration0007KeepsOrphanRows(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "orphan.db")
+	st, err := Open(ctx, path, Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.MustCreate(t, st, "s")
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"INSERT INTO search_sessions (session_id, version) VALUES ('gone', 1)",
+		"ALTER TABLE search_sessions DROP COLUMN through",
+		"DELETE FROM migrations WHERE name LIKE '0007%'",
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	raw.Close()
+	st, err = Open(ctx, path, Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer st.Close()
+	var through int64
+	if err := st.rdb.QueryRow("SELECT through FROM search_sessions WHERE session_id = 'gone'").Scan(&through); err != nil || through != -1 {
+		t.Fatalf("the orphan row's watermark: %d (%v), want -1", through, err)
+	}
+}

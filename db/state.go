@@ -279,7 +279,7 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts [
 		args = append(args, id, e.Seq, e.Type, e.Time, string(e.Data), ign, surface, sources, callID)
 		if len(args) == eventCols*insertRows || i == len(events)-1 {
 			if err := t.insertRows(len(args)/eventCols, args); err != nil {
-				return translate(err, fmt.Sprintf("append to session %s: seq %d", id, events[first].Seq))
+				return translate(err, fmt.Sprintf("append to session %s: seqs %d–%d", id, events[first].Seq, e.Seq))
 			}
 			args, first = args[:0], i+1
 		}

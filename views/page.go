@@ -665,8 +665,10 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 	// only the view, which the presenter has made.
 	var resultView Clip
 	var wg sync.WaitGroup
+	var panicked any // re-raised on the request's goroutine, where the server recovers it
 	if c.Result != nil {
 		wg.Go(func() {
+			defer func() { panicked = recover() }()
 			if b, err := viewJSON(vs.result); err == nil {
 				resultView = validJSONClip(string(b), callPageLines, callPageRunes)
 			}
@@ -725,6 +727,9 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 		}
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 	v.ResultView = resultView
 	return v
 }

@@ -11,4 +11,5 @@
 -- event. (SQLite only: PostgreSQL keeps its index in the append
 -- transaction.)
 ALTER TABLE search_sessions ADD COLUMN through INTEGER NOT NULL DEFAULT -1;
-UPDATE search_sessions SET through = (SELECT last_seq FROM sessions s WHERE s.id = search_sessions.session_id);
+-- (A row whose session is gone — deleted with foreign keys off — keeps -1.)
+UPDATE search_sessions SET through = coalesce((SELECT last_seq FROM sessions s WHERE s.id = search_sessions.session_id), -1);
