@@ -161,10 +161,12 @@ func (w *writer) indexLagLogged(what string) {
 // transaction. With nothing lagging and no other connection's commit since
 // the writer's last transaction it is a no-op that writes nothing.
 //
-// A failure leaves the index as it was and forgets the in-memory lag: the
-// next index transaction (the next append's lag coming due, a search,
-// another write, Close, Open) reads the missing events from the log. So
-// the writer never retries in a loop, and the lag's memory stays bounded.
+// A failed transaction leaves the index as it was; a session that cannot
+// be filed is left behind its log while the others are filed (and its
+// failure returned). Either way the in-memory lag is forgotten: the next
+// index transaction (the next append's lag coming due, a search, another
+// write, Close, Open) reads the missing events from the log. So the writer
+// never retries in a loop, and the lag's memory stays bounded.
 func (w *writer) indexLag() error {
 	if w.noIndex {
 		w.lag.clear()

@@ -79,15 +79,15 @@ type wtx struct {
 	// batchCards are the cards an index transaction filed, by call id
 	// (searchlag.go); nil in other transactions.
 	batchCards map[cardKey][]*cardRef
-	ins        map[int]*sql.Stmt // tx-bound INSERTs of n events (insertRows; the root's)
-	upd        *sql.Stmt         // tx-bound statements, shared with children
+	ins        [insertRows + 1]*sql.Stmt // tx-bound INSERTs of n events, bound on first use (insertRows; the root's)
+	upd        *sql.Stmt                 // tx-bound statements, shared with children
 	sel        *sql.Stmt
 	insSess    *sql.Stmt
 }
 
 func newWtx(w *writer, tx *sql.Tx) *wtx {
 	return &wtx{w: w, tx: tx, touched: map[string]*sessState{},
-		ins: map[int]*sql.Stmt{}, upd: tx.Stmt(w.updSession), sel: tx.Stmt(w.selState), insSess: tx.Stmt(w.insSession)}
+		upd: tx.Stmt(w.updSession), sel: tx.Stmt(w.selState), insSess: tx.Stmt(w.insSession)}
 }
 
 func (t *wtx) child() *wtx {
