@@ -18,17 +18,6 @@ type Links struct {
 	offline bool // a file read away from any server: no links at all
 }
 
-// Route patterns of a share link's pages (package web dispatches them),
-// and of the owner's exports that share their renderers.
-const (
-	RouteShare             = "/s/:token"
-	ShareRoutePrefix       = "/s/"
-	RouteSessionExportHTML = "/sessions/:id/export.html"
-	RouteCallContent       = "/sessions/:id/calls/:callId/content.txt"
-	RouteCallArguments     = "/sessions/:id/calls/:callId/arguments.txt"
-	RouteCallMeta          = "/sessions/:id/calls/:callId/meta.json"
-)
-
 // Per-call downloads: the file names under a call's URL.
 const (
 	CallContentFile   = "content.txt"

@@ -133,15 +133,6 @@ func where(k redact.KindReport) string {
 	return strings.Join(parts, ", ")
 }
 
-// Share URLs of the owner's pages (package web registers them).
-const (
-	RouteShareCreate  = "/sessions/:id/shares"
-	RouteSharePreview = "/sessions/:id/shares/preview"
-	RouteShareRevoke  = "/shares/:shareId/revoke"
-	RouteLogin        = "/login"
-	RouteLogout       = "/logout"
-)
-
 // ShareCreateURL is where the share form posts.
 func ShareCreateURL(sessionID string) string { return SessionURL(sessionID) + "/shares" }
 

@@ -7,12 +7,15 @@ import (
 
 // The URLs of prism's pages and endpoints. Every template and handler
 // builds its links, form actions, stream URLs and redirects with these
-// functions; package web registers its routes with the matching patterns
-// (Route* below), and its tests check that each builder's URL reaches the
-// route it names. Path segments are escaped with url.PathEscape.
+// functions. The route patterns below are the only ones the server knows:
+// package web's route table (web/routes.go) registers each with its
+// method, handler and access, and web's tests check that each builder's
+// URL reaches the route it names. Path segments are escaped with
+// url.PathEscape.
 
-// Route patterns, in Echo's syntax, one per builder.
+// Route patterns, in Echo's syntax.
 const (
+	// The session list and the session pages.
 	RouteHome          = "/"
 	RouteListStream    = "/stream"
 	RouteSession       = "/sessions/:id"
@@ -25,16 +28,40 @@ const (
 	RouteMessages      = "/sessions/:id/messages"
 	RouteCancel        = "/sessions/:id/cancel"
 	RouteDelete        = "/sessions/:id/delete"
-	RouteAPISession    = "/api/sessions/:id"
-	RouteExport        = "/api/sessions/:id/events"
 	RouteSearch        = "/search"
-	RouteAPISearch     = "/api/search"
-	RouteStatic        = "/static/*"
-	// Approvals: a card's decision form, and the JSON API.
-	RouteApproval     = "/sessions/:id/approvals/:approvalId"
-	RouteAPIApprovals = "/api/approvals"
-	RouteAPIApproval  = "/api/sessions/:id/approvals/:approvalId"
-	RouteAPIPolicy    = "/api/sessions/:id/approval-policy"
+	// The owner's exports, whose renderers share links reuse.
+	RouteSessionExportHTML = "/sessions/:id/export.html"
+	RouteCallContent       = "/sessions/:id/calls/:callId/content.txt"
+	RouteCallArguments     = "/sessions/:id/calls/:callId/arguments.txt"
+	RouteCallMeta          = "/sessions/:id/calls/:callId/meta.json"
+	// Approvals: a card's decision form.
+	RouteApproval = "/sessions/:id/approvals/:approvalId"
+	// Share links: the owner's form, preview and revoke button; the
+	// readers' pages, all under ShareRoutePrefix (web dispatches them).
+	RouteShareCreate  = "/sessions/:id/shares"
+	RouteSharePreview = "/sessions/:id/shares/preview"
+	RouteShareRevoke  = "/shares/:shareId/revoke"
+	ShareRoutePrefix  = "/s/"
+	RouteShare        = ShareRoutePrefix + "*"
+	// The owner's sign-in.
+	RouteLogin  = "/login"
+	RouteLogout = "/logout"
+	// The JSON API.
+	RouteAPISessions     = "/api/sessions"
+	RouteAPISession      = "/api/sessions/:id"
+	RouteExport          = "/api/sessions/:id/events"
+	RouteAPIImport       = "/api/sessions/import"
+	RouteAPISearch       = "/api/search"
+	RouteAPIApprovals    = "/api/approvals"
+	RouteAPIApproval     = "/api/sessions/:id/approvals/:approvalId"
+	RouteAPIPolicy       = "/api/sessions/:id/approval-policy"
+	RouteAPIShares       = "/api/sessions/:id/shares"
+	RouteAPISharePreview = "/api/sessions/:id/shares/preview"
+	RouteAPIShare        = "/api/shares/:shareId"
+	// Static files and the liveness probe.
+	RouteStatic       = "/static/*"
+	RouteHighlightCSS = "/static/highlight.css"
+	RouteHealth       = "/healthz"
 )
 
 // HomeURL is the session list, filtered by query when it is not empty.

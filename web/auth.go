@@ -15,22 +15,16 @@ import (
 	"prism/web/ownerauth"
 )
 
-// publicPath reports whether a path is served without the owner: share
-// links, static files, the login page and the liveness probe.
-func publicPath(p string) bool {
-	return strings.HasPrefix(p, views.ShareRoutePrefix) || strings.HasPrefix(p, "/static/") ||
-		p == views.RouteLogin || p == views.RouteLogout || p == routeHealth
-}
-
 // requireOwner refuses every request that is not the owner's (bearer token
-// or login cookie) on every non-public path, when an owner token is set: a
-// browser asking for a page gets the login page (status 401), everything
-// else a 401 error.
+// or login cookie) on every path the route table does not make public
+// (share links, static files, the login page and the liveness probe), when
+// an owner token is set: a browser asking for a page gets the login page
+// (status 401), everything else a 401 error.
 func (s *Server) requireOwner(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		g := s.deps.Owner
 		r := c.Request()
-		if g == nil || publicPath(r.URL.Path) || g.Check(r) {
+		if g == nil || s.classes.public(r.URL.Path) || g.Check(r) {
 			return next(c)
 		}
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="prism"`)

@@ -106,7 +106,7 @@ func (s *Server) guardBodies(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		limit, total := s.tune.MaxBodyBytes, s.tune.BodyTimeout
-		if c.Path() == routeImport {
+		if s.classes.upload[c.Path()] {
 			limit, total = s.tune.MaxImportBytes, s.tune.ImportTimeout
 		}
 		if r.ContentLength > limit {

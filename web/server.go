@@ -30,61 +30,6 @@ import (
 	"prism/views"
 )
 
-// Route names, for e.Reverse and tests.
-const (
-	RouteHome         = "home"
-	RouteListStream   = "list-stream"
-	RouteSession      = "session"
-	RouteSessionSSE   = "session-stream"
-	RouteEarlier      = "session-earlier"
-	RouteLater        = "session-later"
-	RouteSeek         = "session-seek"
-	RouteCall         = "call"
-	RouteStart        = "session-start"
-	RouteMessage      = "session-message"
-	RouteCancel       = "session-cancel"
-	RouteDelete       = "session-delete"
-	RouteAPIDelete    = "api-session-delete"
-	RouteAPIList      = "api-sessions"
-	RouteAPIStart     = "api-start"
-	RouteAPIEvents    = "api-events"
-	RouteAPIImport    = "api-import"
-	RouteSearch       = "search"
-	RouteAPISearch    = "api-search"
-	RouteHealth       = "healthz"
-	RouteStatic       = "static"
-	RouteHighlightCSS = "highlight-css"
-
-	RouteExportHTML      = "session-export-html"
-	RouteCallContent     = "call-content"
-	RouteCallArguments   = "call-arguments"
-	RouteCallMeta        = "call-meta"
-	RouteShareCreate     = "share-create"
-	RouteSharePreview    = "share-preview"
-	RouteShareRevoke     = "share-revoke"
-	RouteAPIShareCreate  = "api-share-create"
-	RouteAPIShareList    = "api-share-list"
-	RouteAPISharePreview = "api-share-preview"
-	RouteAPIShareRevoke  = "api-share-revoke"
-	RouteShare           = "share"
-	RouteLogin           = "login"
-	RouteLoginPost       = "login-post"
-	RouteLogout          = "logout"
-
-	RouteDecide       = "approval-decide"
-	RouteAPIApprovals = "api-approvals"
-	RouteAPIDecide    = "api-approval-decide"
-	RouteAPIPolicy    = "api-approval-policy"
-)
-
-// Paths no page links to: the liveness probe and the JSON API.
-const (
-	routeHealth    = "/healthz"
-	routeAPIList   = "/api/sessions"
-	routeImport    = "/api/sessions/import"
-	routeHighlight = "/static/highlight.css"
-)
-
 // Server is prism's web server. Build it with New; serve Handler(), or
 // Serve a listener.
 type Server struct {
@@ -106,6 +51,7 @@ type Server struct {
 	// wait paces playback: it waits d or until ctx is done (false).
 	wait     func(ctx context.Context, d time.Duration) bool
 	chapters chapterCache
+	classes  routeClasses // the route table's columns the middleware reads
 }
 
 // New returns a server over deps. It panics when Sessions or Presenter is
@@ -231,6 +177,8 @@ func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler) err
 }
 
 func (s *Server) routes() *echo.Echo {
+	table := s.routeTable()
+	s.classes = classify(table)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -241,82 +189,27 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(s.requireOwner)
 	e.Use(sameOrigin)
 	e.Use(s.guardBodies)
-	e.Use(gzip())
+	e.Use(gzip(s.classes.raw))
 
-	add := func(r *echo.Route, name string) { r.Name = name }
-	// get registers a GET route and answers HEAD the same: the handler
-	// sees a GET (net/http still drops the body of the HEAD response).
-	get := func(path string, h echo.HandlerFunc, name string) {
-		add(e.GET(path, h), name)
-		e.HEAD(path, headAsGet(h))
-	}
-	// Pages and their actions: the patterns of views' URL builders.
-	get(views.RouteHome, s.handleHome, RouteHome)
-	add(e.GET(views.RouteListStream, s.handleListStream), RouteListStream)
-	e.HEAD(views.RouteListStream, s.handleStreamHead)
-	get(views.RouteSession, s.handleSession, RouteSession)
-	add(e.GET(views.RouteSessionStream, s.handleSessionStream), RouteSessionSSE)
-	e.HEAD(views.RouteSessionStream, s.handleStreamHead)
-	get(views.RouteEarlier, s.handleEarlier, RouteEarlier)
-	get(views.RouteLater, s.handleLater, RouteLater)
-	get(views.RouteSeek, s.handleSeek, RouteSeek)
-	get(views.RouteCall, s.handleCall, RouteCall)
-	add(e.POST(views.RouteStart, s.handleStart), RouteStart)
-	add(e.POST(views.RouteMessages, s.handleMessage), RouteMessage)
-	add(e.POST(views.RouteCancel, s.handleCancel), RouteCancel)
-	add(e.POST(views.RouteDelete, s.handleDelete), RouteDelete)
-	add(e.GET(views.RouteSessionExportHTML, s.handleExportHTML), RouteExportHTML)
-	e.HEAD(views.RouteSessionExportHTML, s.handleExportHTML)
-	get(views.RouteCallContent, s.handleCallFile(views.CallContentFile), RouteCallContent)
-	get(views.RouteCallArguments, s.handleCallFile(views.CallArgumentsFile), RouteCallArguments)
-	get(views.RouteCallMeta, s.handleCallFile(views.CallMetaFile), RouteCallMeta)
-	// Share links: the owner's API and forms, and the readers' /s/….
-	add(e.POST(views.RouteShareCreate, s.handleShareForm), RouteShareCreate)
-	get(views.RouteSharePreview, s.handleSharePreview, RouteSharePreview)
-	add(e.POST(views.RouteShareRevoke, s.handleShareRevokeForm), RouteShareRevoke)
-	add(e.POST(routeAPIShares, s.handleAPIShareCreate), RouteAPIShareCreate)
-	get(routeAPIShares, s.handleAPIShareList, RouteAPIShareList)
-	add(e.POST(routeAPISharePreview, s.handleAPISharePreview), RouteAPISharePreview)
-	add(e.DELETE(routeAPIShare, s.handleAPIShareRevoke), RouteAPIShareRevoke)
-	for _, r := range e.Any(views.ShareRoutePrefix+"*", s.handleShare) {
-		r.Name = RouteShare
-	}
-	// Owner login (answered only when an owner token is set).
-	get(views.RouteLogin, s.handleLoginPage, RouteLogin)
-	add(e.POST(views.RouteLogin, s.handleLogin), RouteLoginPost)
-	add(e.POST(views.RouteLogout, s.handleLogout), RouteLogout)
-	// Approvals: a card's decision form (the API's are below).
-	add(e.POST(views.RouteApproval, s.handleDecide), RouteDecide)
-	get(views.RouteSearch, s.handleSearch, RouteSearch)
-	get(routeAPIList, s.handleAPIList, RouteAPIList)
-	add(e.POST(routeAPIList, s.handleAPIStart), RouteAPIStart)
-	get(views.RouteExport, s.handleAPIEvents, RouteAPIEvents)
-	get(views.RouteAPIApprovals, s.handleAPIApprovals, RouteAPIApprovals)
-	add(e.POST(views.RouteAPIApproval, s.handleAPIDecide), RouteAPIDecide)
-	add(e.POST(views.RouteAPIPolicy, s.handleAPIPolicy), RouteAPIPolicy)
-	add(e.POST(routeImport, s.handleAPIImport), RouteAPIImport)
-	add(e.DELETE(views.RouteAPISession, s.handleAPIDelete), RouteAPIDelete)
-	get(views.RouteAPISearch, s.handleAPISearch, RouteAPISearch)
-	get(routeHealth, func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }, RouteHealth)
-	get(routeHighlight, s.handleHighlightCSS, RouteHighlightCSS)
-	get(views.RouteStatic, s.handleStatic, RouteStatic)
+	// Every route is a row of routeTable (routes.go).
+	register(e, table)
 	return e
 }
 
-// gzip compresses responses except streams (a frame is written to hundreds
-// of subscribers as is) and the liveness probe, with klauspost/compress's
+// gzip compresses responses except the raw routes (streams, where a frame
+// is written to hundreds of subscribers as is, and the liveness probe) and
+// share links' streams, with klauspost/compress's
 // gzhttp at its fastest level: several times the speed of compress/gzip
 // on a page of many cards, for a smaller body. It leaves alone what is
 // small (under 1 KB) or already compressed (archives, images), and
 // sends gzip only (no zstd), as before.
-func gzip() echo.MiddlewareFunc {
+func gzip(raw map[string]bool) echo.MiddlewareFunc {
 	wrap, err := gzhttp.NewWrapper(gzhttp.CompressionLevel(stdgzip.BestSpeed), gzhttp.EnableZstd(false))
 	if err != nil {
 		panic(err) // the options are constants
 	}
 	skip := func(c echo.Context) bool {
-		p := c.Path()
-		return p == views.RouteListStream || p == views.RouteSessionStream || p == routeHealth ||
+		return raw[c.Path()] ||
 			strings.HasPrefix(c.Request().URL.Path, views.ShareRoutePrefix) && strings.HasSuffix(c.Request().URL.Path, "/stream")
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -357,10 +250,10 @@ func (s *Server) shareRoutes() *echo.Echo {
 	e.Use(s.logRequests)
 	e.Use(securityHeaders)
 	e.Use(s.guardBodies)
-	e.Use(gzip())
-	e.Any(views.ShareRoutePrefix+"*", s.handleShare)
-	e.GET(routeHighlight, s.handleHighlightCSS)
-	e.HEAD(routeHighlight, headAsGet(s.handleHighlightCSS))
+	e.Use(gzip(nil))
+	e.Any(views.RouteShare, s.handleShare)
+	e.GET(views.RouteHighlightCSS, s.handleHighlightCSS)
+	e.HEAD(views.RouteHighlightCSS, headAsGet(s.handleHighlightCSS))
 	e.GET(views.RouteStatic, s.handleStatic)
 	e.HEAD(views.RouteStatic, headAsGet(s.handleStatic))
 	e.Any("/*", s.shareNotFound)

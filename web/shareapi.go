@@ -22,13 +22,6 @@ import (
 	"prism/views"
 )
 
-// The share API's routes.
-const (
-	routeAPIShares       = "/api/sessions/:id/shares"
-	routeAPISharePreview = "/api/sessions/:id/shares/preview"
-	routeAPIShare        = "/api/shares/:shareId"
-)
-
 // maxShareBody bounds a share request's body.
 const maxShareBody = 64 << 10
 
