@@ -90,7 +90,7 @@ check-static: ## prove the Dockerfile's build without a container engine (static
 	.ci/check-static
 
 .PHONY: bench
-bench: generate ## the benchmarks reported in the README
+bench: generate ## the benchmarks reported in BENCHMARKS.md
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: fuzz

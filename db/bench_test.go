@@ -17,7 +17,7 @@ import (
 	"prism/store/storetest"
 )
 
-// benchData is an event payload of about 300 bytes, like the one the machine's ceilings in the README were measured with.
+// benchData is an event payload of about 300 bytes, like the one the machine's ceilings in BENCHMARKS.md were measured with.
 var benchData = `{"todos":[{"content":"` + strings.Repeat("review <the> & diff ", 13) + `","status":"in_progress"}]}`
 
 func reportLatencies(b *testing.B, lat []time.Duration, events int, elapsed time.Duration) {

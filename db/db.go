@@ -10,6 +10,47 @@
 // The search index lags the log: the writer files committed events in
 // index transactions of its own, and every search has it file what lags
 // first (searchlag.go).
+//
+// # Appends
+//
+// In one transaction the writer inserts the event rows (with their call
+// ids; up to 32 per INSERT) and applies each event to its session's
+// core.Summary, written to the sessions row, so the session list never
+// reads events. For what a core.Session appends, the facts (call id,
+// summary facts) and the words the index files (core.EventTexts) come with
+// the events through core.CheckedStore, so the store decodes nothing; only
+// imported or watched events are decoded. After the commit the writer
+// calls Options.Committed.
+//
+// # The search index
+//
+// What an event holds for search (search.go: core/search.Extract's
+// sections, split into terms by the same tokenizer as queries) is filed in
+// SQLite's FTS4, which mattn/go-sqlite3 builds by default (FTS5 would need
+// a build tag). It is filed after the append's commit, by the same writer
+// goroutine, in index transactions of its own (searchlag.go): the
+// committed events wait in an in-memory lag, filed when it reaches 1,000
+// events or 200 ms, before any other write, before every search and at
+// Close. search_sessions.through, moved in the same transaction as the
+// documents, says how far each session is indexed, and Open catches up
+// whatever a crash left behind it, so a crash between an append and its
+// indexing loses nothing and files nothing twice. So a hit never points to
+// an uncommitted event, and no search misses a committed one (the first
+// search after an append returns finds it).
+//
+// The price: a search queues behind the writer's work in this process (a
+// large import or delete holds searches until it commits); when nothing
+// lags it only reads (data_version, and after another process's commit
+// one query for sessions behind their watermark), so it never waits for
+// another process's write lock. A session whose watermark is found behind
+// its own documents (a file an older prism wrote to after migration 0007)
+// is rebuilt from its log. A database written before the index existed, or
+// under older index rules (searchVersion), is indexed when the store
+// opens, with its progress logged every two seconds. Within one index
+// transaction a result is paired in memory with the card its call filed
+// (indexEvent). Queries are compiled from core/search's AST in
+// searchquery.go: the FTS4 MATCH is built only from tokenizer terms, so no
+// query syntax reaches FTS.
 package db
 
 import (

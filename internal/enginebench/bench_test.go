@@ -31,7 +31,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Durable(m)) }
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// benchData is an event payload of about 300 bytes (the README's ceilings
+// benchData is an event payload of about 300 bytes (BENCHMARKS.md's ceilings
 // were measured with it).
 var benchData = `{"todos":[{"content":"` + strings.Repeat("review <the> & diff ", 13) + `","status":"in_progress"}]}`
 
