@@ -9,7 +9,7 @@ import (
 )
 
 // rule constrains what one layer of prism may import (ARCHITECTURE.md,
-// "Layers").
+// "Import rules").
 type rule struct {
 	layer     string   // import-path prefix of the layer's packages
 	allowOurs []string // prism packages (prefixes) the layer may import
@@ -68,13 +68,14 @@ type goPackage struct {
 	XTestImports []string
 }
 
-// TestImportDirections enforces prism's layering (ARCHITECTURE.md,
-// "Layers") on the dependency graph: core imports nothing of ours outside
-// core and no web, template, database or MCP library; mcp (the MCP SDK's
-// adapter) imports core only; db and views import core
-// only — their tests too; web never imports db; backend adapts db to web.
-// Test-helper packages (coretest, agenttest) may import testing, and no
-// production package depends on them.
+// TestImportDirections enforces prism's layering (ARCHITECTURE.md, "Import
+// rules") on the dependency graph, as layerRules says: core imports nothing
+// of ours outside core and no web, template, database or MCP library; mcp
+// (the MCP SDK's adapter) imports core only; store imports core, db and
+// pgstore import core and store — their tests too; views imports core only,
+// its tests too; web imports core, views and static, never a store;
+// backend adapts the stores to web. Test-helper packages (coretest,
+// agenttest) may import testing, and no production package depends on them.
 func TestImportDirections(t *testing.T) {
 	out, err := exec.Command("go", "list", "-json", "./...").Output()
 	if err != nil {
