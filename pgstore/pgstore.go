@@ -80,6 +80,12 @@ type Options struct {
 	// Name identifies this node in PostgreSQL's application_name
 	// ("prism <role> <name>"; default the process id).
 	Name string
+	// RepairInterval is how often this node looks for sessions that look
+	// running but whose node is gone (their advisory lock is free) and
+	// repairs them (orphans.go says how); zero means
+	// DefaultRepairInterval, a negative value turns the sweep off (tests
+	// that stage an ownerless running session).
+	RepairInterval time.Duration
 }
 
 // Store is a PostgreSQL session store. It implements core.EventStore. Its
@@ -92,6 +98,7 @@ type Store struct {
 	w    *writer
 	fan  *fanout
 	own  *owner
+	orph *orphans // nil when Options.RepairInterval < 0
 	// imports holds one token per import decoding now (Options.MaxImports).
 	imports store.ImportSlots
 
@@ -152,6 +159,12 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	bg, stop := context.WithCancel(context.Background())
 	st.stop = stop
 	st.own = newOwner(st)
+	if opts.RepairInterval == 0 {
+		opts.RepairInterval = DefaultRepairInterval
+	}
+	if opts.RepairInterval > 0 {
+		st.orph = newOrphans(st, opts.RepairInterval)
+	}
 	st.fan = newFanout(st)
 	if err := st.fan.start(ctx, bg); err != nil {
 		st.shutdown()
@@ -164,6 +177,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	st.w = w
 	st.bg.Go(w.run)
+	if st.orph != nil {
+		st.bg.Go(func() { st.orph.run(bg) })
+	}
 	if err := st.resummarize(ctx); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("open store %s: %w", where, err)
