@@ -76,11 +76,23 @@ func (o *owner) reconnectLocked(ctx context.Context) error {
 	if o.conn != nil {
 		o.conn.Close(context.Background()) //nolint:errcheck // dead already
 		retaken := 0
+		if len(o.held) > 0 {
+			// The old backend may not have ended yet (the server ends a
+			// connection's locks when its backend exits): wait for it a
+			// little, never for long. A repair another node started
+			// meanwhile makes this wait until it commits.
+			if _, err := conn.Exec(ctx, "SET lock_timeout = '2s'"); err != nil {
+				conn.Close(context.Background()) //nolint:errcheck
+				return err
+			}
+		}
 		for held := range o.held {
-			var ok bool
-			if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", sessionLockKey(held)).Scan(&ok); err != nil || !ok {
+			if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", sessionLockKey(held)); err != nil {
 				o.st.log.Error("lost the lock of a running session", logkey.SessionID, held, logkey.Err, err)
 				delete(o.held, held)
+				if conn.IsClosed() {
+					return err
+				}
 				continue
 			}
 			retaken++
