@@ -118,11 +118,11 @@ func TestSweepRepairsSessionsWhoseNodeIsGone(t *testing.T) {
 	if info, _ := b.Session(ctx, "s"); info.Status != core.StatusInterrupted {
 		t.Errorf("status %s after the repair, want interrupted", info.Status)
 	}
+	// Once: more passes append nothing.
+	waitPasses(t, b, 3)
 	if _, err := b.Session(ctx, "starting"); core.ErrorCode(err) != core.CodeNotFound {
 		t.Errorf("the session A created but never started, after A died: %v, want it removed", err)
 	}
-	// Once: more passes append nothing.
-	waitPasses(t, b, 3)
 	if l, _ := b.LoadSession(ctx, "s"); len(l.Events) != len(got) {
 		t.Errorf("%d events after more sweeps, want %d (one repair)", len(l.Events), len(got))
 	}
