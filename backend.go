@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -47,8 +48,9 @@ type storeOptions struct {
 	Committed  func(store.Commit)
 	SyncNormal bool // SQLite only
 	Limits     sessionlog.Limits
-	// RepairInterval is PostgreSQL's: how often the node looks for
-	// sessions whose node is gone (pgstore.Options.RepairInterval).
+	// RepairInterval is PostgreSQL's: how often a serving node looks for
+	// sessions whose node is gone (pgstore.Options.RepairInterval; zero:
+	// never, as the command-line tools want).
 	RepairInterval time.Duration
 }
 
@@ -73,7 +75,7 @@ func openSessionStore(ctx context.Context, dsn string, o storeOptions) (sessionS
 // func releases everything (runner first, then the store).
 func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.Deps, func(), error) {
 	feed := &backend.Feed{}
-	st, err := openSessionStore(ctx, cfg.DB, storeOptions{Logger: log, SyncNormal: cfg.SyncNormal, Limits: cfg.ImportLimits, Committed: feed.Publish, RepairInterval: cfg.RepairInterval})
+	st, err := openSessionStore(ctx, cfg.DB, storeOptions{Logger: log, SyncNormal: cfg.SyncNormal, Limits: cfg.ImportLimits, Committed: feed.Publish, RepairInterval: cmp.Or(cfg.RepairInterval, pgstore.DefaultRepairInterval)})
 	if err != nil {
 		return web.Deps{}, nil, err
 	}

@@ -448,8 +448,8 @@ type observer struct {
 func observe(t *testing.T, dbURL string) *observer {
 	t.Helper()
 	o := &observer{events: map[string][]core.Event{}, more: make(chan struct{}, 1)}
-	// RepairInterval -1: the observer only watches; it never repairs.
-	st, err := pgstore.Open(context.Background(), dbURL, pgstore.Options{Logger: quietLog(), RepairInterval: -1, Committed: func(c store.Commit) {
+	// No RepairInterval: the observer only watches; it never repairs.
+	st, err := pgstore.Open(context.Background(), dbURL, pgstore.Options{Logger: quietLog(), Committed: func(c store.Commit) {
 		o.mu.Lock()
 		if c.Replaced {
 			o.events[c.SessionID] = nil

@@ -44,7 +44,7 @@ type serveConfig struct {
 	// (checked at start, then daily); 0 keeps everything.
 	Retain time.Duration
 	// RepairInterval is how often a node on PostgreSQL looks for running
-	// sessions whose node is gone, to repair them (0: the default).
+	// sessions whose node is gone, to repair them (0: pgstore's default).
 	RepairInterval time.Duration
 	// AllowedHosts are extra Host header values the server answers (DNS
 	// rebinding protection admits only loopback names on a loopback bind).

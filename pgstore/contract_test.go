@@ -25,11 +25,6 @@ func openAt(t testing.TB, url string, o Options) *Store {
 	if o.Logger == nil {
 		o.Logger = quietLogger()
 	}
-	if o.RepairInterval == 0 {
-		// No sweep unless a test asks for one: tests stage sessions
-		// that look running while no node holds their lock.
-		o.RepairInterval = -1
-	}
 	st, err := Open(context.Background(), url, o)
 	if err != nil {
 		t.Fatalf("Open: %v", err)

@@ -11,8 +11,8 @@ import (
 	"prism/core/logkey"
 )
 
-// DefaultRepairInterval is how often a node looks for orphaned sessions
-// when Options.RepairInterval is zero.
+// DefaultRepairInterval is how often a serving node looks for orphaned
+// sessions unless told otherwise (prism serve --repair-interval).
 const DefaultRepairInterval = 2 * time.Second
 
 // nodeLostReason is what the repair of a session whose node is gone says.

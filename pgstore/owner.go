@@ -127,11 +127,16 @@ func (o *owner) keep(ctx context.Context) error {
 			return nil
 		}
 	}
-	if err := o.reconnectLocked(ctx); err != nil {
+	cctx, cancel := context.WithTimeout(ctx, lockConnectTimeout)
+	defer cancel()
+	if err := o.reconnectLocked(cctx); err != nil {
 		return translate(err, "reconnect the lock connection")
 	}
 	return nil
 }
+
+// lockConnectTimeout bounds keep's reconnection (claims wait for it).
+const lockConnectTimeout = 10 * time.Second
 
 // holds reports whether this node holds session id's lock: it created the
 // session and its appends have not failed.
