@@ -31,8 +31,9 @@ const nodeLostReason = "the node running it stopped or lost its database connect
 // connection comes back after a loss: it lists the live sessions whose
 // status is running (or that never logged an event), reads which session
 // locks are held (pg_locks), and notes the time it first saw each one's
-// lock free. A session whose lock stayed free for two intervals is
-// repaired in a transaction that takes the session's lock
+// lock free. A session whose lock stayed free for two intervals (the
+// second timer pass after the first sighting: with the default 2 s, within
+// about 6 s of the node's death) is repaired in a transaction that takes the session's lock
 // (pg_try_advisory_xact_lock: skipped if anyone holds it), locks its row
 // and re-checks that it is still running, then appends
 // core.InterruptedTurnClosersWhy (reason core.InterruptNodeLost) through
@@ -148,7 +149,9 @@ func (o *orphans) sweep(ctx context.Context) error {
 			o.freeSince[id] = now
 			continue
 		}
-		if now.Sub(since) < 2*o.interval {
+		// Two intervals, less a quarter for the ticker's jitter: the
+		// second timer pass after the first sighting repairs.
+		if now.Sub(since) < 2*o.interval-o.interval/4 {
 			continue
 		}
 		if _, err := o.st.repairOne(ctx, id, "repaired a session whose node is gone", repairOrphan); err != nil {
