@@ -15,8 +15,12 @@ import (
 // cause naming its address, a public message without it, a retry delay.
 type unreachable struct{ cause error }
 
-func (e *unreachable) Error() string             { return "claim session s: the store is unreachable: " + e.cause.Error() }
-func (e *unreachable) PublicMessage() string     { return "claim session s: the session store is unreachable; try again shortly" }
+func (e *unreachable) Error() string {
+	return "claim session s: the store is unreachable: " + e.cause.Error()
+}
+func (e *unreachable) PublicMessage() string {
+	return "claim session s: the session store is unreachable; try again shortly"
+}
 func (e *unreachable) ErrorCode() string         { return core.CodeUnavailable }
 func (e *unreachable) ErrorName() string         { return "StoreUnavailableError" }
 func (e *unreachable) RetryAfter() time.Duration { return 5 * time.Second }
