@@ -135,7 +135,7 @@ func TestSweepRepairsSessionsWhoseNodeIsGone(t *testing.T) {
 // appended nothing during the outage, is this node's still: it takes the
 // session's lock again and appends on. During the outage, creating a
 // session fails with a store-unavailable error that says so and when to
-// try again.
+// try again. An outage that ends while nothing appends fails nothing.
 func TestOutageRepairsFailedSessions(t *testing.T) {
 	ctx := context.Background()
 	pg, err := pgcluster.Start(ctx, pgcluster.Options{Fast: true})
@@ -196,6 +196,20 @@ func TestOutageRepairsFailedSessions(t *testing.T) {
 		t.Error("the alive session was repaired")
 	}
 	storetest.MustCreate(t, a, "new")
+
+	// An outage that is over while nothing appended fails no append: the
+	// writer's idle connection died with the server, and its next commit
+	// runs on a new one.
+	pg.Crash()
+	if err := pg.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.AppendEvents(ctx, "new", turn); err != nil {
+		t.Fatalf("the first append after the database came back: %v", err)
+	}
+	if !a.Holds("new") {
+		t.Error("A gave up a session whose appends never failed")
+	}
 }
 
 // asUnavailable reports whether err's chain holds a *store.UnavailableError.

@@ -235,6 +235,18 @@ func (w *writer) try(batch []*request) (results []error, err error) {
 		w.conn = conn
 	}
 	tx, err := w.conn.Begin(ctx)
+	if err != nil && isConnErr(err) {
+		// The connection died while idle (the database restarted since
+		// the last commit): nothing was written, so a fresh connection
+		// may begin again — an outage that is over fails no append.
+		w.conn.Close(ctx) //nolint:errcheck // dead already
+		conn, cerr := w.st.conn(ctx, "writer")
+		if cerr != nil {
+			return nil, translate(cerr, "reconnect the writer")
+		}
+		w.conn = conn
+		tx, err = w.conn.Begin(ctx)
+	}
 	if err != nil {
 		return nil, translate(err, "begin write transaction")
 	}
