@@ -207,6 +207,13 @@ func TestOutageRepairsFailedSessions(t *testing.T) {
 	if err := a.AppendEvents(ctx, "new", turn); err != nil {
 		t.Fatalf("the first append after the database came back: %v", err)
 	}
+	pg.Crash()
+	if err := pg.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.CreateSession(ctx, storetest.Header("newer")); err != nil {
+		t.Fatalf("the first session created after the database came back: %v", err)
+	}
 	if !a.Holds("new") {
 		t.Error("A gave up a session whose appends never failed")
 	}

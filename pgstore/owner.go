@@ -53,7 +53,16 @@ func (o *owner) claim(ctx context.Context, id string) error {
 		}
 	}
 	var ok bool
-	if err := o.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", sessionLockKey(id)).Scan(&ok); err != nil {
+	err := o.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", sessionLockKey(id)).Scan(&ok)
+	if err != nil && isConnErr(err) {
+		// The connection died since its last use (a database restart
+		// the sweep has not noticed yet): a new one, once.
+		if rerr := o.reconnectLocked(ctx); rerr != nil {
+			return translate(rerr, "claim session "+id)
+		}
+		err = o.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", sessionLockKey(id)).Scan(&ok)
+	}
+	if err != nil {
 		return translate(err, "claim session "+id)
 	}
 	if !ok {
