@@ -97,16 +97,17 @@ func (o *owner) reconnectLocked(ctx context.Context) error {
 		}
 		for held := range o.held {
 			if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", sessionLockKey(held)); err != nil {
-				o.st.log.Error("lost the lock of a running session", logkey.SessionID, held, logkey.Err, err)
-				delete(o.held, held)
-				if conn.IsClosed() {
-					return err
+				if conn.IsClosed() || isConnErr(err) {
+					conn.Close(context.Background()) //nolint:errcheck
+					return err // the next attempt takes them all again
 				}
+				o.st.log.Error("lost the lock of a running session: another node took it", logkey.SessionID, held, logkey.Err, err)
+				delete(o.held, held)
 				continue
 			}
 			retaken++
 		}
-		if len(o.held) > 0 || retaken > 0 {
+		if retaken > 0 {
 			o.st.log.Info("lock connection back: took the running sessions' locks again", logkey.Sessions, retaken)
 		}
 	}
