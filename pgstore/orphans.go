@@ -99,13 +99,19 @@ func (o *orphans) run(bg context.Context) {
 	}
 }
 
+// passTimeout bounds one pass: a database that hangs rather than refuses
+// does not stop the sweep for good.
+const passTimeout = 30 * time.Second
+
 // pass is one sweep: keep this node's locks, repair this node's failed
 // sessions, then the sessions whose lock stayed free for two intervals.
-func (o *orphans) pass(ctx context.Context) {
+func (o *orphans) pass(bg context.Context) {
 	defer o.passes.Add(1)
+	ctx, cancel := context.WithTimeout(bg, passTimeout)
+	defer cancel()
 	err := o.sweep(ctx)
 	switch {
-	case err != nil && ctx.Err() == nil && !o.down:
+	case err != nil && bg.Err() == nil && !o.down:
 		o.down = true
 		o.st.log.Warn("cannot look for sessions whose node is gone; trying again", logkey.Err, err)
 	case err == nil && o.down:
