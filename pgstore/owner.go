@@ -98,8 +98,9 @@ func (o *owner) reconnectLocked(ctx context.Context) error {
 		for held := range o.held {
 			if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", sessionLockKey(held)); err != nil {
 				if conn.IsClosed() || isConnErr(err) {
+					// The next attempt takes them all again.
 					conn.Close(context.Background()) //nolint:errcheck
-					return err                       // the next attempt takes them all again
+					return err
 				}
 				o.st.log.Error("lost the lock of a running session: another node took it", logkey.SessionID, held, logkey.Err, err)
 				delete(o.held, held)
