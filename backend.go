@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -47,6 +48,10 @@ type storeOptions struct {
 	Committed  func(store.Commit)
 	SyncNormal bool // SQLite only
 	Limits     sessionlog.Limits
+	// RepairInterval is PostgreSQL's: how often a serving node looks for
+	// sessions whose node is gone (pgstore.Options.RepairInterval; zero:
+	// never, as the command-line tools want).
+	RepairInterval time.Duration
 }
 
 // openSessionStore opens the store dsn names: PostgreSQL for a postgres://
@@ -54,7 +59,7 @@ type storeOptions struct {
 // place prism chooses its engine.
 func openSessionStore(ctx context.Context, dsn string, o storeOptions) (sessionStore, error) {
 	if pgstore.IsURL(dsn) {
-		return pgstore.Open(ctx, dsn, pgstore.Options{Logger: o.Logger, Limits: o.Limits, Committed: o.Committed})
+		return pgstore.Open(ctx, dsn, pgstore.Options{Logger: o.Logger, Limits: o.Limits, Committed: o.Committed, RepairInterval: o.RepairInterval})
 	}
 	return db.Open(ctx, dsn, db.Options{Logger: o.Logger, SyncNormal: o.SyncNormal, Limits: o.Limits, Committed: o.Committed})
 }
@@ -70,7 +75,7 @@ func openSessionStore(ctx context.Context, dsn string, o storeOptions) (sessionS
 // func releases everything (runner first, then the store).
 func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.Deps, func(), error) {
 	feed := &backend.Feed{}
-	st, err := openSessionStore(ctx, cfg.DB, storeOptions{Logger: log, SyncNormal: cfg.SyncNormal, Limits: cfg.ImportLimits, Committed: feed.Publish})
+	st, err := openSessionStore(ctx, cfg.DB, storeOptions{Logger: log, SyncNormal: cfg.SyncNormal, Limits: cfg.ImportLimits, Committed: feed.Publish, RepairInterval: cmp.Or(cfg.RepairInterval, pgstore.DefaultRepairInterval)})
 	if err != nil {
 		return web.Deps{}, nil, err
 	}

@@ -25,6 +25,7 @@ import (
 
 	"prism/core"
 	"prism/core/sessionlog"
+	"prism/internal/pgcluster"
 	"prism/internal/pgtest"
 	"prism/pgstore"
 	"prism/store"
@@ -212,10 +213,12 @@ document.addEventListener('DOMContentLoaded', () => document.querySelectorAll('.
 // and edits wait for approval (so the test, not the machine's speed, sets
 // the pace): the write, approved through the watching node, turns
 // completed on its page as the same element, and the next call appears
-// there pending. While that call waits the running node is SIGKILLed and
-// restarted beside a third node: every event committed before the kill is
-// kept, the open turn is repaired exactly once, and the watching node's
-// page shows the repair without a reload.
+// there pending. While that call waits the running node is SIGKILLed: the
+// watching node finds the session's lock free and repairs the open turn
+// (interrupted, the node gone), and its page shows the repair without a
+// reload. The killed node then restarts beside a third node: every event
+// committed before the kill is kept, and the turn was repaired exactly
+// once.
 func TestClusterBrowser(t *testing.T) {
 	dbURL := pgtest.DB(t)
 	obs := observe(t, dbURL)
@@ -289,8 +292,13 @@ func TestClusterBrowser(t *testing.T) {
 		t.Fatal("the demo's turn had ended before the kill: the test did not catch it mid-turn")
 	}
 
-	// The killed node restarts while a third node starts: both repair at
-	// startup, and only one may touch the session.
+	// The watching node repairs the session of the node that is gone; its
+	// page shows it, live.
+	if err := chromedp.Do(bctx, chromedp.WaitReady(chromedp.CSS(`[data-testid="turn"][data-status="stopped"]`))); err != nil {
+		t.Fatalf("the watching node's page never showed the repaired turn: %v", err)
+	}
+	// The killed node restarts while a third node starts: both run
+	// startup repair, and neither may touch the session again.
 	var restarted [2]*node
 	for i, name := range []string{"one-again", "three"} {
 		wg.Go(func() { restarted[i] = startNode(t, name, dbURL, "--no-demo") })
@@ -308,20 +316,16 @@ func TestClusterBrowser(t *testing.T) {
 			t.Fatalf("event %d changed across the crash:\n%s\n%s", i, e, got)
 		}
 	}
-	closers := store.Closers(before)
+	closers := core.InterruptedTurnClosersWhy(before, &core.CancelCause{Kind: core.InterruptNodeLost, Reason: "the node running it stopped or lost its database connection"})
 	if len(after) != len(before)+len(closers) {
 		t.Fatalf("%d events appended by repair, want %d (one repair)", len(after)-len(before), len(closers))
 	}
 	if got, want := storetest.EventJSON(after[len(before):]), storetest.EventJSON(closers); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("repair appended\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	repairs := strings.Count(restarted[0].logText()+restarted[1].logText(), "repaired an interrupted turn")
-	if repairs != 1 {
-		t.Errorf("%d nodes logged a repair, want 1", repairs)
-	}
-	// The watching node's page shows it, live.
-	if err := chromedp.Do(bctx, chromedp.WaitReady(chromedp.CSS(`[data-testid="turn"][data-status="stopped"]`))); err != nil {
-		t.Fatalf("the watching node's page never showed the repaired turn: %v", err)
+	logs := watcher.logText() + restarted[0].logText() + restarted[1].logText()
+	if repairs := strings.Count(logs, "repaired a session whose node is gone") + strings.Count(logs, "repaired an interrupted turn"); repairs != 1 {
+		t.Errorf("%d repairs logged, want 1", repairs)
 	}
 	if nav, err := chromedp.Run(bctx, chromedp.Evaluate[int](`performance.getEntriesByType('navigation').length`)); err != nil || nav != 1 {
 		t.Errorf("navigations = %d (%v), want 1: no reload", nav, err)
@@ -444,6 +448,7 @@ type observer struct {
 func observe(t *testing.T, dbURL string) *observer {
 	t.Helper()
 	o := &observer{events: map[string][]core.Event{}, more: make(chan struct{}, 1)}
+	// No RepairInterval: the observer only watches; it never repairs.
 	st, err := pgstore.Open(context.Background(), dbURL, pgstore.Options{Logger: quietLog(), Committed: func(c store.Commit) {
 		o.mu.Lock()
 		if c.Replaced {
@@ -659,5 +664,226 @@ func TestClusterShareRevocation(t *testing.T) {
 	r.Body.Close()
 	if r.StatusCode != http.StatusNotFound {
 		t.Errorf("the revoked link on B: %d, want 404", r.StatusCode)
+	}
+}
+
+// sseReader reads an open SSE stream's lines in the background.
+type sseReader struct {
+	lines chan string
+	body  io.Closer
+}
+
+// openSSE opens a stream on a node; it is closed when the test ends.
+func openSSE(t *testing.T, u string) *sseReader {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		cancel()
+		t.Fatalf("stream %s: %v %v", u, res, err)
+	}
+	r := &sseReader{lines: make(chan string, 1024), body: res.Body}
+	go func() {
+		defer close(r.lines)
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			r.lines <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() { cancel(); res.Body.Close() })
+	return r
+}
+
+// waitFor reads the stream until a line holds every one of want, failing
+// after limit (a failure guard); it returns how long it waited.
+func (r *sseReader) waitFor(t *testing.T, limit time.Duration, want ...string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	deadline := time.After(limit)
+	for {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatalf("the stream ended before a line with %q", want)
+			}
+			found := true
+			for _, w := range want {
+				found = found && strings.Contains(line, w)
+			}
+			if found {
+				return time.Since(start)
+			}
+		case <-deadline:
+			t.Fatalf("no line with %q on the stream within %s", want, limit)
+		}
+	}
+}
+
+// statusOf returns a session's status in a node's list.
+func statusOf(t *testing.T, n *node, id string) string {
+	t.Helper()
+	for _, s := range n.sessions(t) {
+		if s.ID == id {
+			return s.Status
+		}
+	}
+	t.Fatalf("session %s is not in node %s's list", id, n.name)
+	return ""
+}
+
+// waitAsked waits until session id logged an approval/asked and returns it.
+func (o *observer) waitAsked(t *testing.T, id string) core.ApprovalAsked {
+	t.Helper()
+	var a core.ApprovalAsked
+	o.waitLog(t, id, func(events []core.Event) bool {
+		for _, e := range events {
+			if e.Type == core.EventApprovalAsked {
+				return json.Unmarshal(e.Data, &a) == nil
+			}
+		}
+		return false
+	}, "an approval/asked")
+	return a
+}
+
+// TestClusterNodeKillRepairedLive: node A runs the demo, whose turn waits
+// for an approval; node B shows it live. A is SIGKILLed and stays dead:
+// within 10 s B finds the session's lock free, repairs the turn
+// (interrupted, saying the node stopped), its open page shows the turn
+// stopped without a reload, and its list says interrupted — no node has
+// to start for that. A follow-up or a cancel sent to B is refused as for
+// any session no node runs.
+func TestClusterNodeKillRepairedLive(t *testing.T) {
+	dbURL := pgtest.DB(t)
+	obs := observe(t, dbURL)
+	a := startNode(t, "A", dbURL, "--ask", "write,edit")
+	b := startNode(t, "B", dbURL, "--no-demo")
+	list := b.sessions(t)
+	if len(list) != 1 {
+		t.Fatalf("%d sessions, want A's demo", len(list))
+	}
+	id := list[0].ID
+	obs.waitAsked(t, id)
+	before := obs.log(id)
+	if !openTurn(before) {
+		t.Fatal("the demo's turn is not open while its call waits")
+	}
+	if got := statusOf(t, b, id); got != core.StatusRunning {
+		t.Fatalf("B lists A's session as %s, want running", got)
+	}
+	// The stream's catch-up frame (the last event) proves it subscribed.
+	stream := openSSE(t, fmt.Sprintf("%s/sessions/%s/stream?after=%d", b.url, id, before[len(before)-1].Seq-1))
+	stream.waitFor(t, 30*time.Second, fmt.Sprintf("id: %d", before[len(before)-1].Seq))
+
+	a.kill()
+	took := stream.waitFor(t, 30*time.Second, `data-status="stopped"`, "the node running it stopped")
+	t.Logf("B's page showed the repair %s after the kill", took.Round(time.Millisecond))
+	if took > 10*time.Second {
+		t.Errorf("B's page showed the repair %s after the kill, want within 10 s", took)
+	}
+	if got := statusOf(t, b, id); got != core.StatusInterrupted {
+		t.Errorf("B lists the session as %s after the repair, want interrupted", got)
+	}
+	after := b.export(t, id)
+	if !slices.Equal(storetest.EventJSON(after[:len(before)]), storetest.EventJSON(before)) || openTurn(after) {
+		t.Errorf("the repair changed the log's prefix or left the turn open")
+	}
+	if !strings.Contains(b.logText(), "repaired a session whose node is gone") {
+		t.Error("B did not log the repair")
+	}
+	if code := b.post(t, "/sessions/"+id+"/cancel", nil); code != http.StatusNotFound {
+		t.Errorf("cancel through B after the repair: %d, want 404 (no node runs it)", code)
+	}
+}
+
+// TestClusterDatabaseOutage: PostgreSQL crashes (an immediate shutdown)
+// while node A's demo turn waits for an approval that B's page shows.
+// During the outage a new session is refused with 503 and a Retry-After
+// saying the store is unreachable, and the approval's append fails: the
+// session refuses further appends. Once PostgreSQL is back, A repairs the
+// session itself, saying "the store was unreachable": B's open page shows
+// it without a reload, A's page says it, both lists say interrupted, and
+// new sessions start again.
+func TestClusterDatabaseOutage(t *testing.T) {
+	ctx := context.Background()
+	pg, err := pgcluster.Start(ctx, pgcluster.Options{Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pg.Stop() })
+	dbURL, err := pg.CreateDatabase(ctx, "outage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := observe(t, dbURL)
+	a := startNode(t, "A", dbURL, "--ask", "write,edit")
+	b := startNode(t, "B", dbURL, "--no-demo")
+	list := b.sessions(t)
+	if len(list) != 1 {
+		t.Fatalf("%d sessions, want A's demo", len(list))
+	}
+	id := list[0].ID
+	asked := obs.waitAsked(t, id)
+	before := obs.log(id)
+	// The stream's catch-up frame (the last event) proves it subscribed.
+	stream := openSSE(t, fmt.Sprintf("%s/sessions/%s/stream?after=%d", b.url, id, before[len(before)-1].Seq-1))
+	stream.waitFor(t, 30*time.Second, fmt.Sprintf("id: %d", before[len(before)-1].Seq))
+
+	pg.Crash()
+	res, err := http.Post(a.url+"/api/sessions", "application/json", strings.NewReader(`{"prompt":"hello","model":"scripted"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" ||
+		!strings.Contains(string(body), "unreachable") || strings.Contains(string(body), "127.0.0.1") {
+		t.Errorf("new session during the outage: %d Retry-After %q %s; want 503 with Retry-After, saying the store is unreachable (without its address)",
+			res.StatusCode, res.Header.Get("Retry-After"), body)
+	}
+	// The decision is appended: that append fails, and the session
+	// refuses further appends.
+	code, body2 := a.postJSON(t, "/api/sessions/"+id+"/approvals/"+asked.ID, `{"decision":"approve"}`)
+	t.Logf("approval during the outage: %d %s", code, body2)
+	waitLogLine(t, a, "the session refuses further appends")
+
+	if err := pg.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	back := time.Now()
+	stream.waitFor(t, 60*time.Second, `data-status="stopped"`, "the store was unreachable")
+	t.Logf("B's page showed the repair %s after PostgreSQL accepted connections again", time.Since(back).Round(time.Millisecond))
+	if page := a.get(t, "/sessions/"+id); !strings.Contains(page, "the store was unreachable") {
+		t.Error("A's page of the repaired session does not say the store was unreachable")
+	}
+	for _, n := range []*node{a, b} {
+		if got := statusOf(t, n, id); got != core.StatusInterrupted {
+			t.Errorf("node %s lists the session as %s, want interrupted", n.name, got)
+		}
+	}
+	if !strings.Contains(a.logText(), "repaired a session whose events could not be stored") {
+		t.Error("A did not repair its own session")
+	}
+	res, err = http.Post(a.url+"/api/sessions", "application/json", strings.NewReader(`{"prompt":"hello again","model":"scripted"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode >= 300 {
+		t.Errorf("new session after the outage: %d", res.StatusCode)
+	}
+}
+
+// waitLogLine waits until a node's log holds line (a failure guard of 30 s).
+func waitLogLine(t *testing.T, n *node, line string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(n.logText(), line) {
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s never logged %q", n.name, line)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the log the node writes
 	}
 }

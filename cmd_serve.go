@@ -43,6 +43,9 @@ type serveConfig struct {
 	// Retain, when set, deletes sessions that ended longer ago than it
 	// (checked at start, then daily); 0 keeps everything.
 	Retain time.Duration
+	// RepairInterval is how often a node on PostgreSQL looks for running
+	// sessions whose node is gone, to repair them (0: pgstore's default).
+	RepairInterval time.Duration
 	// AllowedHosts are extra Host header values the server answers (DNS
 	// rebinding protection admits only loopback names on a loopback bind).
 	AllowedHosts []string
@@ -80,6 +83,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&cfg.NoDemo, "no-demo", envBool("PRISM_NO_DEMO"), "do not start the demo session on an empty database (env PRISM_NO_DEMO=1)")
 	fs.StringVar(&cfg.Prices, "prices", os.Getenv("PRISM_PRICES"), "JSON price table, USD per 1M tokens per model ({\"deepseek-chat\": {\"input\": 0.27, \"output\": 1.10}}): session pages show costs (env PRISM_PRICES)")
 	retain := fs.String("retain", os.Getenv("PRISM_RETAIN"), "delete sessions whose last event is older than this and that are not running, daily, e.g. 30d (env PRISM_RETAIN; default: keep everything)")
+	repairEvery := fs.String("repair-interval", os.Getenv("PRISM_REPAIR_INTERVAL"),
+		"PostgreSQL: how often this node looks for sessions that look running but whose node is gone (their lock is free) to repair them; such a session is repaired after two intervals, e.g. 2s (env PRISM_REPAIR_INTERVAL; default 2s)")
 	hosts := fs.String("allowed-hosts", os.Getenv("PRISM_ALLOWED_HOSTS"), "comma-separated extra Host names the server answers, e.g. a proxy's name (env PRISM_ALLOWED_HOSTS)")
 	mem := importMemoryFlag(fs)
 	fs.IntVar(&cfg.MaxStreamsPerClient, "max-streams-per-client", envInt("PRISM_MAX_STREAMS_PER_CLIENT", 0),
@@ -106,6 +111,13 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	}
 	if cfg.Retain, err = parseRetain(*retain); err != nil {
 		return cfg, err
+	}
+	if *repairEvery != "" {
+		d, err := time.ParseDuration(*repairEvery)
+		if err != nil || d < 10*time.Millisecond || d > time.Hour {
+			return cfg, fmt.Errorf("%w: --repair-interval must be a duration from 10ms to 1h, e.g. 2s, got %q", errUsage, *repairEvery)
+		}
+		cfg.RepairInterval = d
 	}
 	for _, h := range strings.Split(*hosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {

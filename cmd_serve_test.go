@@ -95,6 +95,15 @@ func TestParseServeFlags(t *testing.T) {
 	if _, err := parseServeFlags([]string{"extra"}, io.Discard); err == nil {
 		t.Error("stray argument accepted")
 	}
+	t.Setenv("PRISM_REPAIR_INTERVAL", "")
+	if cfg, err := parseServeFlags([]string{"--repair-interval", "500ms"}, io.Discard); err != nil || cfg.RepairInterval != 500*time.Millisecond {
+		t.Errorf("--repair-interval 500ms = %v, %v", cfg.RepairInterval, err)
+	}
+	for _, bad := range []string{"soon", "0", "-2s", "2h"} {
+		if _, err := parseServeFlags([]string{"--repair-interval", bad}, io.Discard); err == nil || !strings.Contains(err.Error(), "--repair-interval") {
+			t.Errorf("--repair-interval %s: %v, want a refusal naming the flag", bad, err)
+		}
+	}
 }
 
 // TestServeOffLoopbackNeedsOwnerToken: prism refuses to listen on an

@@ -45,8 +45,9 @@ var (
 // forward to it: follow-ups, cancels, approval decisions and policies for
 // the sessions it runs.
 func newClusterRunner(local webRunner, approvals *approval.Service, st *pgstore.Store, log *slog.Logger) (clusterRunner, clusterApprovals) {
+	cr := clusterRunner{local: local, st: st}
 	st.HandleCommands(func(ctx context.Context, c pgstore.Command) (string, bool, error) {
-		if !local.Owns(c.SessionID) {
+		if !cr.runsHere(c.SessionID) {
 			return "", false, nil
 		}
 		switch c.Kind {
@@ -62,7 +63,7 @@ func newClusterRunner(local webRunner, approvals *approval.Service, st *pgstore.
 		}
 		return "", true, core.Errorf(core.CodeInvalid, "unknown forwarded command %q", c.Kind)
 	})
-	return clusterRunner{local: local, st: st}, clusterApprovals{local: approvals, owns: local.Owns, st: st, log: log}
+	return cr, clusterApprovals{local: approvals, owns: cr.runsHere, st: st, log: log}
 }
 
 // forwardedDecision is the body of a forwarded approval decision.
@@ -101,9 +102,17 @@ func (c clusterRunner) StartSession(ctx context.Context, req web.StartRequest) (
 	return c.local.StartSession(ctx, req)
 }
 
+// runsHere reports whether this node runs session id: its runner started
+// it and the node still holds the session's lock — not when an append
+// failed (the database was unreachable, say): the session's turn is over
+// and another node's sweep, or this one's, repairs it.
+func (c clusterRunner) runsHere(id string) bool {
+	return c.local.Owns(id) && c.st.Holds(id)
+}
+
 // SendMessage implements web.Runner.
 func (c clusterRunner) SendMessage(ctx context.Context, id, text string) error {
-	if c.local.Owns(id) {
+	if c.runsHere(id) {
 		return c.local.SendMessage(ctx, id, text)
 	}
 	_, err := c.st.Forward(ctx, pgstore.Command{SessionID: id, Kind: pgstore.CommandMessage, Body: text})
@@ -112,7 +121,7 @@ func (c clusterRunner) SendMessage(ctx context.Context, id, text string) error {
 
 // Cancel implements web.Runner.
 func (c clusterRunner) Cancel(ctx context.Context, id string) error {
-	if c.local.Owns(id) {
+	if c.runsHere(id) {
 		return c.local.Cancel(ctx, id)
 	}
 	_, err := c.st.Forward(ctx, pgstore.Command{SessionID: id, Kind: pgstore.CommandCancel})
@@ -125,7 +134,7 @@ const ownsTimeout = 2 * time.Second
 // Owns implements web.SessionOwner: a session this node or another one
 // runs (its advisory lock is held) takes follow-ups and cancels here.
 func (c clusterRunner) Owns(id string) bool {
-	if c.local.Owns(id) {
+	if c.runsHere(id) {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ownsTimeout)

@@ -99,7 +99,29 @@ func (p *pendingCalls) clear() { *p = pendingCalls{} }
 // still waiting is first decided as cancelled (approval/decided with
 // ApprovalInterruptedReason), so no approval is left open. A granted call
 // may have run: TOOL_OUTCOME_UNKNOWN as usual.
-func InterruptedTurnClosers(events []Event) []Event {
+func InterruptedTurnClosers(events []Event) []Event { return InterruptedTurnClosersWhy(events, nil) }
+
+// Why a turn was closed by repair while prism ran (prism's addition: dsh's
+// turn/end{interrupted} carries no reason). They are the kinds of the
+// reason InterruptedTurnClosersWhy puts on turn/end{interrupted}.
+const (
+	// InterruptStoreUnreachable: the node running the session could not
+	// commit its events because the store was unreachable (a database
+	// outage); the session refused further appends.
+	InterruptStoreUnreachable = "store-unreachable"
+	// InterruptNodeLost: the node running the session stopped (or lost its
+	// database connection) without closing the turn.
+	InterruptNodeLost = "node-lost"
+	// InterruptStoreRefused: the store refused the session's events for
+	// another reason than being unreachable; the session refused further
+	// appends.
+	InterruptStoreRefused = "store-refused"
+)
+
+// InterruptedTurnClosersWhy is InterruptedTurnClosers whose turn/end
+// carries why the turn was closed (why nil: no reason, as startup repair
+// and import write it): {kind: interrupted, reason: why}.
+func InterruptedTurnClosersWhy(events []Event, why *CancelCause) []Event {
 	var (
 		openTurn *int
 		openStep *int
@@ -214,6 +236,6 @@ func InterruptedTurnClosers(events []Event) []Event {
 	if openStep != nil {
 		add(EventStepEnd, StepBoundary{Turn: *openTurn, Step: *openStep}, nil, nil)
 	}
-	add(EventTurnEnd, TurnEnd{Turn: *openTurn, Reason: TurnEndReason{Kind: TurnInterrupted}}, nil, nil)
+	add(EventTurnEnd, TurnEnd{Turn: *openTurn, Reason: TurnEndReason{Kind: TurnInterrupted, Reason: why}}, nil, nil)
 	return closers
 }

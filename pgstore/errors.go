@@ -4,16 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"prism/core"
+	"prism/store"
 )
 
-// translate maps a database error to prism's error vocabulary by
-// PostgreSQL's SQLSTATE: a unique or integrity violation is CodeConflict,
-// a deadlock, serialization failure, shutdown or lost connection
-// CodeUnavailable; everything else keeps its chain and reads as
+// translate maps a database error to prism's error vocabulary: the one
+// place where the driver's errors become prism's. A unique or integrity
+// violation is CodeConflict; a deadlock, serialization failure or lock
+// timeout CodeUnavailable; a database that cannot be reached — shut down,
+// restarting, refusing connections, or a connection that broke — a
+// *store.UnavailableError (CodeUnavailable with a Retry-After, "the store
+// is unreachable"); everything else keeps its chain and reads as
 // CodeInternal. what says what was being done.
 func translate(err error, what string) error {
 	if err == nil {
@@ -31,19 +38,47 @@ func translate(err error, what string) error {
 		switch pe.Code {
 		case "23505", "23000": // unique_violation, integrity_constraint_violation (the contiguity trigger)
 			return &core.Error{Name: "Error", Code: core.CodeConflict, Message: fmt.Sprintf("%s: %s", what, pe.Message), Err: err}
-		case "40001", "40P01", "55P03", "57P01", "57P02", "57P03", "53300":
+		case "40001", "40P01", "55P03", "53300": // serialization, deadlock, lock not available, too many connections
 			return &core.Error{Name: "Error", Code: core.CodeUnavailable, Message: fmt.Sprintf("%s: database is busy or unavailable: %s", what, pe.Message), Err: err}
+		}
+		if unreachable(pe) {
+			return &store.UnavailableError{Op: what, Err: err}
 		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) || isConnErr(err) {
-		return &core.Error{Name: "Error", Code: core.CodeUnavailable, Message: fmt.Sprintf("%s: the database is unreachable: %v", what, err), Err: err}
+	if isConnErr(err) {
+		return &store.UnavailableError{Op: what, Err: err}
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// isConnErr reports a broken or closed connection.
+// unreachable reports a server error that says the server went away or
+// cannot serve yet: class 08 (connection exception), 57P01–57P03
+// (administrator or crash shutdown, cannot connect now: a restart's
+// recovery).
+func unreachable(pe *pgconn.PgError) bool {
+	switch pe.Code {
+	case "57P01", "57P02", "57P03":
+		return true
+	}
+	return len(pe.Code) == 5 && pe.Code[:2] == "08"
+}
+
+// isConnErr reports an error of the connection rather than of a
+// statement: one that could not be opened, broke (EOF, reset, refused,
+// closed), or timed out on the network.
 func isConnErr(err error) bool {
 	var ce *pgconn.ConnectError
-	return errors.As(err, &ce) || err.Error() == "conn closed"
+	if errors.As(err, &ce) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	return err.Error() == "conn closed" || err.Error() == "closed pool"
 }

@@ -141,6 +141,11 @@ func (f *fanout) connect(ctx context.Context) (*pgx.Conn, error) {
 	f.listenPID.Store(conn.PgConn().PID())
 	f.connects.Add(1)
 	f.push(hint{resync: rs})
+	if !rs.initial {
+		// Locks may have ended with the connections (a database
+		// restart): look for sessions whose node is gone now.
+		f.st.orph.poke()
+	}
 	// Commands sent while this node was not listening.
 	f.st.bg.Go(func() { f.st.own.pendingCommands(context.Background()) })
 	f.answers.Range(func(_, ch any) bool {

@@ -195,40 +195,54 @@ func (t *wtx) syncLog(ctx context.Context, h core.SessionHeader, events []core.E
 // session under the row lock). It returns the ids it removed or repaired.
 func (st *Store) RepairOpenTurns(ctx context.Context) ([]string, error) {
 	removed, err := st.repairEach(ctx, "SELECT id FROM sessions WHERE source = 'live' AND last_seq = -1 ORDER BY id",
-		"removed a session whose first turn was never logged",
-		func(t *wtx, id string, s *sessState) (bool, error) {
-			if s.sum.Events != 0 {
-				return false, nil
-			}
-			return true, t.remove(ctx, id)
-		})
+		"removed a session whose first turn was never logged", removeUnstarted)
 	if err != nil {
 		return removed, err
 	}
 	repaired, err := st.repairEach(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'running' ORDER BY id",
-		"repaired an interrupted turn",
-		func(t *wtx, id string, s *sessState) (bool, error) {
-			if s.sum.Status != core.StatusRunning {
-				return false, nil
-			}
-			events, err := t.loadEvents(ctx, id)
-			if err != nil {
-				return false, err
-			}
-			closers := store.Closers(events)
-			if len(closers) == 0 {
-				return false, nil
-			}
-			return true, t.append(id, closers)
-		})
+		"repaired an interrupted turn", closeTurn(nil))
 	return append(removed, repaired...), err
 }
 
-// repairEach runs fix on each session query selects, in a transaction of
-// its own that holds the session's advisory lock (skipping a session a
-// node runs) and its row lock (skipping one that is gone), and returns the
-// ids fix changed, logging what for each.
-func (st *Store) repairEach(ctx context.Context, query, what string, fix func(t *wtx, id string, s *sessState) (bool, error)) ([]string, error) {
+// A repairFix changes one session in a repair transaction that holds its
+// locks, and reports whether it did.
+type repairFix func(ctx context.Context, t *wtx, id string, s *sessState) (bool, error)
+
+// removeUnstarted removes a session that never logged an event (created,
+// then its node died before its first event was committed: never
+// acknowledged, nothing to show).
+func removeUnstarted(ctx context.Context, t *wtx, id string, s *sessState) (bool, error) {
+	if s.sum.Events != 0 {
+		return false, nil
+	}
+	return true, t.remove(ctx, id)
+}
+
+// closeTurn returns the fix that appends core.InterruptedTurnClosersWhy
+// (with why on its turn/end) to a session whose status is running.
+func closeTurn(why *core.CancelCause) repairFix {
+	return func(ctx context.Context, t *wtx, id string, s *sessState) (bool, error) {
+		if s.sum.Status != core.StatusRunning {
+			return false, nil
+		}
+		events, err := t.loadEvents(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		closers := core.InterruptedTurnClosersWhy(events, why)
+		for i := range closers {
+			closers[i].Seq = int64(len(events) + i)
+		}
+		if len(closers) == 0 {
+			return false, nil
+		}
+		return true, t.append(id, closers)
+	}
+}
+
+// repairEach runs fix on each session query selects (repairOne) and
+// returns the ids fix changed.
+func (st *Store) repairEach(ctx context.Context, query, what string, fix repairFix) ([]string, error) {
 	rows, err := st.pool.Query(ctx, query)
 	if err != nil {
 		return nil, translate(err, "list sessions to repair")
@@ -239,35 +253,50 @@ func (st *Store) repairEach(ctx context.Context, query, what string, fix func(t 
 	}
 	var changed []string
 	for _, id := range ids {
-		done := false
-		err := st.inTx(ctx, func(t *wtx) error {
-			var free bool
-			if err := t.tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", sessionLockKey(id)).Scan(&free); err != nil {
-				return translate(err, "lock session "+id)
-			}
-			if !free {
-				return nil // a node runs it
-			}
-			if err := t.lock(ctx, []string{id}); err != nil {
-				return err
-			}
-			s := t.touched[id]
-			if !s.exists {
-				return nil
-			}
-			var err error
-			done, err = fix(t, id, s)
-			return err
-		})
+		done, err := st.repairOne(ctx, id, what, fix)
 		if err != nil {
 			return changed, err
 		}
 		if done {
 			changed = append(changed, id)
-			st.log.Info(what, logkey.SessionID, id)
 		}
 	}
 	return changed, nil
+}
+
+// repairOne runs fix on session id in a transaction of its own that holds
+// the session's advisory lock (skipping a session a node runs) and its row
+// lock (skipping one that is gone), logging what when fix changed it. The
+// transaction commits through the ordinary path: other nodes are notified
+// and this node's fan-out delivers the change.
+func (st *Store) repairOne(ctx context.Context, id, what string, fix repairFix) (bool, error) {
+	done := false
+	err := st.inTx(ctx, func(t *wtx) error {
+		var free bool
+		if err := t.tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", sessionLockKey(id)).Scan(&free); err != nil {
+			return translate(err, "lock session "+id)
+		}
+		if !free {
+			return nil // a node runs it
+		}
+		if err := t.lock(ctx, []string{id}); err != nil {
+			return err
+		}
+		s := t.touched[id]
+		if !s.exists {
+			return nil
+		}
+		var err error
+		done, err = fix(ctx, t, id, s)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("repair session %s: %w", id, err)
+	}
+	if done {
+		st.log.Info(what, logkey.SessionID, id)
+	}
+	return done, nil
 }
 
 // sessionLockKey is the advisory lock key of a session: 64 bits of

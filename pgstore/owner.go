@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/store"
 )
 
 // owner holds this node's session locks on a connection of its own: a
@@ -26,11 +28,17 @@ type owner struct {
 	mu   sync.Mutex
 	conn *pgx.Conn
 	held map[string]bool
+	// failed holds the sessions of this node whose append failed (their
+	// core.Session refuses further appends) and why, until the sweep
+	// (orphans.go) repaired them; their locks were given back.
+	failed map[string]*core.CancelCause
 
 	handler Handler
 }
 
-func newOwner(st *Store) *owner { return &owner{st: st, held: map[string]bool{}} }
+func newOwner(st *Store) *owner {
+	return &owner{st: st, held: map[string]bool{}, failed: map[string]*core.CancelCause{}}
+}
 
 // claim takes session id's lock for this node.
 func (o *owner) claim(ctx context.Context, id string) error {
@@ -40,26 +48,21 @@ func (o *owner) claim(ctx context.Context, id string) error {
 		return nil
 	}
 	if o.conn == nil || o.conn.IsClosed() {
-		conn, err := o.st.conn(ctx, "locks")
-		if err != nil {
+		if err := o.reconnectLocked(ctx); err != nil {
 			return translate(err, "claim session "+id)
 		}
-		if o.conn != nil {
-			// The old connection died and its locks with it: take them
-			// again (a session another node repaired meanwhile is lost
-			// to this node; its appends will conflict).
-			for held := range o.held {
-				var ok bool
-				if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", sessionLockKey(held)).Scan(&ok); err != nil || !ok {
-					o.st.log.Error("lost the lock of a running session", logkey.SessionID, held, logkey.Err, err)
-					delete(o.held, held)
-				}
-			}
-		}
-		o.conn = conn
 	}
 	var ok bool
-	if err := o.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", sessionLockKey(id)).Scan(&ok); err != nil {
+	err := o.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", sessionLockKey(id)).Scan(&ok)
+	if err != nil && isConnErr(err) {
+		// The connection died since its last use (a database restart
+		// the sweep has not noticed yet): a new one, once.
+		if rerr := o.reconnectLocked(ctx); rerr != nil {
+			return translate(rerr, "claim session "+id)
+		}
+		err = o.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", sessionLockKey(id)).Scan(&ok)
+	}
+	if err != nil {
 		return translate(err, "claim session "+id)
 	}
 	if !ok {
@@ -67,6 +70,142 @@ func (o *owner) claim(ctx context.Context, id string) error {
 	}
 	o.held[id] = true
 	return nil
+}
+
+// reconnectLocked opens a new lock connection and takes again the locks
+// of the sessions this node holds: the old connection died and its locks
+// with it. A lock another node took meanwhile (its sweep repaired the
+// session: then this node's appends to it conflict) is lost to this node.
+// The caller holds o.mu.
+func (o *owner) reconnectLocked(ctx context.Context) error {
+	conn, err := o.st.conn(ctx, "locks")
+	if err != nil {
+		return err
+	}
+	if o.conn != nil {
+		o.conn.Close(context.Background()) //nolint:errcheck // dead already
+		retaken := 0
+		if len(o.held) > 0 {
+			// The old backend may not have ended yet (the server ends a
+			// connection's locks when its backend exits): wait for it a
+			// little, never for long. A repair another node started
+			// meanwhile makes this wait until it commits.
+			if _, err := conn.Exec(ctx, "SET lock_timeout = '2s'"); err != nil {
+				conn.Close(context.Background()) //nolint:errcheck
+				return err
+			}
+		}
+		for held := range o.held {
+			if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", sessionLockKey(held)); err != nil {
+				if conn.IsClosed() || isConnErr(err) {
+					// The next attempt takes them all again.
+					conn.Close(context.Background()) //nolint:errcheck
+					return err
+				}
+				o.st.log.Error("lost the lock of a running session: another node took it", logkey.SessionID, held, logkey.Err, err)
+				delete(o.held, held)
+				continue
+			}
+			retaken++
+		}
+		if retaken > 0 {
+			o.st.log.Info("lock connection back: took the running sessions' locks again", logkey.Sessions, retaken)
+		}
+	}
+	o.conn = conn
+	return nil
+}
+
+// lockPingTimeout bounds the check of the lock connection.
+const lockPingTimeout = 2 * time.Second
+
+// keep checks that the lock connection is alive and, when it died (a
+// database restart, a terminated backend), reconnects and takes this
+// node's locks again, so that a session this node still runs never looks
+// ownerless for longer than one sweep interval. Other nodes wait longer
+// than that before they repair a session whose lock is free (orphans.go).
+func (o *owner) keep(ctx context.Context) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.conn == nil {
+		return nil // nothing claimed yet
+	}
+	if !o.conn.IsClosed() {
+		pctx, cancel := context.WithTimeout(ctx, lockPingTimeout)
+		err := o.conn.Ping(pctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, lockConnectTimeout)
+	defer cancel()
+	if err := o.reconnectLocked(cctx); err != nil {
+		return translate(err, "reconnect the lock connection")
+	}
+	return nil
+}
+
+// lockConnectTimeout bounds keep's reconnection (claims wait for it).
+const lockConnectTimeout = 10 * time.Second
+
+// holds reports whether this node holds session id's lock: it created the
+// session and its appends have not failed.
+func (o *owner) holds(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.held[id]
+}
+
+// appendFailed records that an append to session id failed with err. If
+// this node holds the session, its core.Session now refuses further
+// appends: nothing will close its turn here. The node gives its lock back
+// and remembers why, and its sweep repairs the session (with that reason)
+// as soon as the database answers. Refusals of the append itself (invalid
+// events, a conflict, a missing session) and a caller's ended context are
+// not such failures.
+func (o *owner) appendFailed(id string, err error) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) {
+		return
+	}
+	why := &core.CancelCause{Kind: core.InterruptStoreRefused, Reason: "the store refused its events"}
+	switch core.ErrorCode(err) {
+	case core.CodeInvalid, core.CodeConflict, core.CodeNotFound:
+		return
+	case core.CodeUnavailable:
+		why = &core.CancelCause{Kind: core.InterruptStoreUnreachable, Reason: store.StoreUnreachableReason}
+	}
+	o.mu.Lock()
+	if !o.held[id] {
+		o.mu.Unlock()
+		return
+	}
+	delete(o.held, id)
+	o.failed[id] = why
+	if o.conn != nil && !o.conn.IsClosed() {
+		ctx, cancel := context.WithTimeout(context.Background(), lockPingTimeout)
+		o.conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", sessionLockKey(id)) //nolint:errcheck // a dead connection dropped it
+		cancel()
+	}
+	o.mu.Unlock()
+	o.st.log.Error("a running session's events could not be stored: it is repaired (interrupted) once the database answers",
+		logkey.SessionID, id, logkey.Reason, why.Reason, logkey.Err, err)
+	o.st.orph.poke()
+}
+
+// failures returns the sessions whose appends failed here, not yet
+// repaired.
+func (o *owner) failures() map[string]*core.CancelCause {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return maps.Clone(o.failed)
+}
+
+// repaired forgets a failed session once the sweep repaired it.
+func (o *owner) repaired(id string) {
+	o.mu.Lock()
+	delete(o.failed, id)
+	o.mu.Unlock()
 }
 
 // release gives a claim back (a create that failed).

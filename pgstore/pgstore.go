@@ -23,6 +23,19 @@
 // node until it closes. Startup crash repair touches only running sessions
 // whose lock is free; follow-up messages and cancels for a session another
 // node runs are forwarded through the database (Forward, HandleCommands).
+//
+// Orphans: a session whose node died, or lost its connection, looks
+// running while nobody runs it. Every node sweeps on a timer
+// (Options.RepairInterval) and when its LISTEN connection comes back, and
+// repairs a running session whose lock stayed free for two intervals; a
+// node whose append failed (the database unreachable) gives that
+// session's lock back and repairs it itself once the database answers,
+// saying "the store was unreachable". orphans.go says how, and why an
+// owner that is alive but slow is never repaired.
+//
+// Errors: translate (errors.go) is the one place the driver's errors
+// become prism's; an unreachable database is a *store.UnavailableError
+// (core.CodeUnavailable, with a Retry-After).
 package pgstore
 
 import (
@@ -80,6 +93,13 @@ type Options struct {
 	// Name identifies this node in PostgreSQL's application_name
 	// ("prism <role> <name>"; default the process id).
 	Name string
+	// RepairInterval is how often this node looks for sessions that look
+	// running but whose node is gone (their advisory lock is free) and
+	// repairs them (orphans.go says how). Zero or negative: no sweep —
+	// what a command-line tool (import, export, migrate) wants, which is
+	// no node; a serving node sets it (DefaultRepairInterval unless told
+	// otherwise).
+	RepairInterval time.Duration
 }
 
 // Store is a PostgreSQL session store. It implements core.EventStore. Its
@@ -92,6 +112,7 @@ type Store struct {
 	w    *writer
 	fan  *fanout
 	own  *owner
+	orph *orphans // nil without Options.RepairInterval
 	// imports holds one token per import decoding now (Options.MaxImports).
 	imports store.ImportSlots
 
@@ -152,6 +173,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	bg, stop := context.WithCancel(context.Background())
 	st.stop = stop
 	st.own = newOwner(st)
+	if opts.RepairInterval > 0 {
+		st.orph = newOrphans(st, opts.RepairInterval)
+	}
 	st.fan = newFanout(st)
 	if err := st.fan.start(ctx, bg); err != nil {
 		st.shutdown()
@@ -164,6 +188,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	st.w = w
 	st.bg.Go(w.run)
+	if st.orph != nil {
+		st.bg.Go(func() { st.orph.run(bg) })
+	}
 	if err := st.resummarize(ctx); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("open store %s: %w", where, err)

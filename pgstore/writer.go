@@ -92,7 +92,11 @@ func (st *Store) AppendEvents(ctx context.Context, sessionID string, events []co
 	if len(events) == 0 {
 		return nil
 	}
-	return st.submit(ctx, &request{sessionID: sessionID, events: events})
+	err := st.submit(ctx, &request{sessionID: sessionID, events: events})
+	if err != nil {
+		st.own.appendFailed(sessionID, err)
+	}
+	return err
 }
 
 var _ core.CheckedStore = (*Store)(nil)
@@ -109,7 +113,11 @@ func (st *Store) AppendChecked(ctx context.Context, sessionID string, events []c
 	if facts != nil && len(facts) != len(events) {
 		return core.Errorf(core.CodeInvalid, "append to session %s: %d facts for %d events", sessionID, len(facts), len(events))
 	}
-	return st.submit(ctx, &request{sessionID: sessionID, events: events, checked: true, facts: facts})
+	err := st.submit(ctx, &request{sessionID: sessionID, events: events, checked: true, facts: facts})
+	if err != nil {
+		st.own.appendFailed(sessionID, err)
+	}
+	return err
 }
 
 // submit queues r and waits for its outcome. If ctx ends before the writer
@@ -222,11 +230,23 @@ func (w *writer) try(batch []*request) (results []error, err error) {
 	if w.conn.IsClosed() {
 		conn, err := w.st.conn(ctx, "writer")
 		if err != nil {
-			return nil, core.Errorf(core.CodeUnavailable, "the database is unreachable: %v", err)
+			return nil, translate(err, "reconnect the writer")
 		}
 		w.conn = conn
 	}
 	tx, err := w.conn.Begin(ctx)
+	if err != nil && isConnErr(err) {
+		// The connection died while idle (the database restarted since
+		// the last commit): nothing was written, so a fresh connection
+		// may begin again — an outage that is over fails no append.
+		w.conn.Close(ctx) //nolint:errcheck // dead already
+		conn, cerr := w.st.conn(ctx, "writer")
+		if cerr != nil {
+			return nil, translate(cerr, "reconnect the writer")
+		}
+		w.conn = conn
+		tx, err = w.conn.Begin(ctx)
+	}
 	if err != nil {
 		return nil, translate(err, "begin write transaction")
 	}

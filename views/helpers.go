@@ -47,6 +47,10 @@ func turnMessage(t *TurnRow) string {
 		return ""
 	case t.End.Error != nil:
 		return firstLine(clean(t.End.Error.Code+": "+t.End.Error.Message), 200)
+	case t.End.Kind == core.TurnInterrupted && t.End.Reason != nil && t.End.Reason.Reason != "":
+		// Closed by a running prism: why (the store was unreachable, the
+		// node running it stopped).
+		return firstLine(clean("closed by crash repair: "+t.End.Reason.Reason), 200)
 	case t.End.Reason != nil:
 		return firstLine(clean(t.End.Reason.Kind+" "+t.End.Reason.Reason), 200)
 	case t.End.Kind == core.TurnInterrupted:

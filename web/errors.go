@@ -36,6 +36,12 @@ func messageOf(err error, status int) string {
 	if status >= 500 && status != http.StatusServiceUnavailable {
 		return "internal error"
 	}
+	// A store that could not be reached says so without its driver's
+	// cause, which may name the database's address.
+	var public interface{ PublicMessage() string }
+	if errors.As(err, &public) {
+		return public.PublicMessage()
+	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		if s, ok := he.Message.(string); ok {

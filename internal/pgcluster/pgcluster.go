@@ -53,6 +53,11 @@ type Cluster struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	once   sync.Once
+
+	// What Restart needs to start the server again.
+	bin, data string
+	cred      *syscall.Credential
+	opts      Options
 }
 
 // BinDir returns the directory of initdb and postgres: $PG_BIN when set,
@@ -114,7 +119,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: temp dir: %w", err)
 	}
-	c := &Cluster{Dir: dir, exited: make(chan struct{})}
+	c := &Cluster{Dir: dir, exited: make(chan struct{}), bin: bin, cred: cred, opts: o}
 	fail := func(err error) (*Cluster, error) {
 		os.RemoveAll(dir)
 		return nil, err
@@ -125,6 +130,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		}
 	}
 	data := filepath.Join(dir, "data")
+	c.data = data
 	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", data, "-U", User, "--auth=trust",
 		"-E", "UTF8", "--no-locale", "--no-sync")
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
@@ -254,6 +260,35 @@ func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, erro
 		return "", fmt.Errorf("postgres: create database %s: %w", name, err)
 	}
 	return c.URL(name), nil
+}
+
+// Crash ends the server as a crash would: an immediate shutdown (SIGQUIT
+// to the postmaster), which ends every connection at once without a
+// checkpoint; the next start recovers from the WAL. It returns once the
+// server exited. Restart starts it again.
+func (c *Cluster) Crash() {
+	c.cmd.Process.Signal(syscall.SIGQUIT) //nolint:errcheck // exits below either way
+	select {
+	case <-c.exited:
+	case <-time.After(30 * time.Second):
+		c.cmd.Process.Kill() //nolint:errcheck
+		<-c.exited
+	}
+}
+
+// Restart starts a crashed server again on the same port and data
+// directory, and returns once it accepts connections (after its
+// recovery).
+func (c *Cluster) Restart(ctx context.Context) error {
+	select {
+	case <-c.exited:
+	default:
+		return errors.New("postgres: restart: the server is running")
+	}
+	if err := c.run(ctx, c.bin, c.data, c.Port, c.cred, c.opts); err != nil {
+		return fmt.Errorf("postgres: restart on port %d: %w", c.Port, err)
+	}
+	return nil
 }
 
 // Stop shuts the server down (fast: open sessions are ended) and removes
