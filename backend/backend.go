@@ -192,7 +192,8 @@ func (s Importer) Import(ctx context.Context, filename string, r io.Reader, o we
 	}
 	out := make([]web.ImportedSession, len(results))
 	for i, res := range results {
-		out[i] = web.ImportedSession{ID: res.SessionID, Status: res.Outcome, Events: res.Events, Revoked: res.Revoked, Original: res.Original}
+		out[i] = web.ImportedSession{ID: res.SessionID, Status: res.Outcome, Events: res.Events, Revoked: res.Revoked, Original: res.Original,
+			Torn: res.Torn, Repaired: res.Repaired, Notes: res.Notes()}
 	}
 	return out, nil
 }

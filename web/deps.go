@@ -156,6 +156,15 @@ type ImportedSession struct {
 	Revoked int `json:"revokedShares,omitempty"`
 	// Original is the file's id when ImportOptions.As renamed the session.
 	Original string `json:"originalId,omitempty"`
+	// Torn describes a torn tail of the file's log that was ignored.
+	Torn string `json:"tornTail,omitempty"`
+	// Repaired counts the crash-repair events appended to a log whose last
+	// turn was open (the session is then interrupted).
+	Repaired int `json:"repairedEvents,omitempty"`
+	// Notes are what prism import prints about the session on stderr (a
+	// rename, a torn tail, a repair, an unchanged or replaced log), one
+	// sentence each.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Deleter deletes sessions for good (db.Store through backend.Deleter).

@@ -92,20 +92,19 @@ func tooLarge(lim Limits) error {
 	return &FormatError{Frame: -1, Offset: -1, Reason: fmt.Sprintf("file is larger than the limit of %d bytes", lim.MaxFileBytes)}
 }
 
-// decodeStream decodes a JSONL or zstd log from br with one memory budget.
+// decodeStream decodes a JSONL or zstd log from br with one memory budget:
+// every session of a prism JSONL file (see decodeJSONL), the one session of
+// a zstd file.
 func decodeStream(format Format, br *bufio.Reader, lim Limits) ([]*Log, error) {
 	b := newBudget(lim.MaxMemoryBytes)
-	var l *Log
-	var err error
 	if format == FormatZstd {
-		l, err = decodeZstd(br, lim, b)
-	} else {
-		l, err = decodeJSONL(br, lim, b)
+		l, err := decodeZstd(br, lim, b)
+		if err != nil {
+			return nil, err
+		}
+		return []*Log{l}, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	return []*Log{l}, nil
+	return decodeJSONL(br, lim, b, true)
 }
 
 // WriteJSONL writes a session in prism's JSONL format: the header line, then

@@ -147,6 +147,9 @@ type Log struct {
 	Entry string
 	// Torn describes a torn tail that was ignored ("" when there was none).
 	Torn string
+	// HeaderLine is the line of the session's header in its text: 1 but
+	// for the later sessions of a prism JSONL file holding several.
+	HeaderLine int
 }
 
 // FormatError is a decoding failure with its location. It is a core.Coded

@@ -124,6 +124,8 @@ func Run(t *testing.T, e Engine) {
 		{"ImportAsAndReplace", testImportAsAndReplace},
 		{"ImportReplaceFailureLeavesAll", testImportReplaceFailureLeavesAll},
 		{"ImportReplaceRefusesRunningLive", testImportReplaceRefusesRunningLive},
+		{"ImportManySessionsJSONL", testImportManySessionsJSONL},
+		{"ImportManySessionsFailureLeavesNothing", testImportManySessionsFailureLeavesNothing},
 		{"DeleteSessionRemovesEverything", testDeleteSessionRemovesEverything},
 		{"DeleteEndedBefore", testDeleteEndedBefore},
 		{"DeleteSessionRemovesSearchIndex", testDeleteSessionRemovesSearchIndex},
