@@ -17,6 +17,7 @@ import (
 	"prism/pgstore"
 	"prism/store"
 	"prism/web"
+	"prism/web/ownerauth"
 )
 
 // sessionStore is what main needs of a session store, whichever engine:
@@ -33,6 +34,7 @@ type sessionStore interface {
 	Export(ctx context.Context, id string, w io.Writer) error
 	RepairOpenTurns(ctx context.Context) ([]string, error)
 	IfEmpty(ctx context.Context, fn func(ctx context.Context) error) (bool, error)
+	ownerauth.Logins // the owner's login cookies, so a sign-out survives restarts and holds on every node
 	Close() error
 }
 

@@ -184,6 +184,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	deps.Tuning.MaxStreamsPerClient = cfg.MaxStreamsPerClient
 	deps.Redactor = redactor
 	deps.Prices = prices
+	if guard != nil {
+		// The logins live in the store: a sign-out holds after a restart
+		// and on every node of a shared PostgreSQL.
+		logins, ok := deps.Shares.(ownerauth.Logins)
+		if !ok {
+			return fmt.Errorf("the session store keeps no owner logins")
+		}
+		if guard, err = ownerauth.New(cfg.OwnerToken, ownerauth.Options{Logins: logins}); err != nil {
+			return err
+		}
+	}
 	deps.Owner = guard
 	deps.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	if shareLn != nil {
