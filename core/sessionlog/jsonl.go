@@ -124,13 +124,17 @@ func seqMismatch(want, got int64) string {
 }
 
 // sessionMarker is in every line that can decode to a session header but
-// for lines that escape characters of its type.
-var sessionMarker = []byte(`"session"`)
+// for lines that write its type with \u escapes (unicodeEscape).
+var (
+	sessionMarker = []byte(`"session"`)
+	unicodeEscape = []byte(`\u`)
+)
 
 // isHeaderLine reports whether a record line is a session header
-// ({"type":"session",…}), well-formed or not.
+// ({"type":"session",…}), well-formed or not. Only lines holding the
+// marker or a \u escape are decoded to tell.
 func isHeaderLine(line []byte) bool {
-	if !bytes.Contains(line, sessionMarker) && bytes.IndexByte(line, '\\') < 0 {
+	if !bytes.Contains(line, sessionMarker) && !bytes.Contains(line, unicodeEscape) {
 		return false
 	}
 	var probe struct {
