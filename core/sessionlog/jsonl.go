@@ -123,24 +123,19 @@ func seqMismatch(want, got int64) string {
 	return fmt.Sprintf("seq gap: expected seq %d, got %d", want, got)
 }
 
-// sessionMarker is in every line that can decode to a session header but
-// for lines that write its type with \u escapes (unicodeEscape).
-var (
-	sessionMarker = []byte(`"session"`)
-	unicodeEscape = []byte(`\u`)
-)
+// sessionMarker is in every session header line: DecodeHeader takes the
+// "type" member's raw value, which must be exactly "session".
+var sessionMarker = []byte(`"session"`)
 
-// isHeaderLine reports whether a record line is a session header
-// ({"type":"session",…}), well-formed or not. Only lines holding the
-// marker or a \u escape are decoded to tell.
+// isHeaderLine reports whether a record line is a session header, well
+// formed or not: an object whose "type" is "session" as DecodeHeader reads
+// it. Only lines holding the marker are decoded to tell.
 func isHeaderLine(line []byte) bool {
-	if !bytes.Contains(line, sessionMarker) && !bytes.Contains(line, unicodeEscape) {
+	if !bytes.Contains(line, sessionMarker) {
 		return false
 	}
-	var probe struct {
-		Type *string `json:"type"`
-	}
-	return json.Unmarshal(line, &probe) == nil && probe.Type != nil && *probe.Type == "session"
+	var m map[string]json.RawMessage
+	return json.Unmarshal(line, &m) == nil && string(m["type"]) == `"session"`
 }
 
 // DecodeJSONL decodes a plain JSONL log (prism's export or dsh's

@@ -11,13 +11,14 @@ import (
 )
 
 // multiText is a prism JSONL text of sessions a, b, c: two events each
-// (b with an escaped header), with extra lines after session b's events.
+// (b's header with an escaped key), with extra lines after session b's
+// events.
 func multiText(afterB string) string {
 	var b strings.Builder
 	for _, id := range []string{"a", "b", "c"} {
 		header := fmt.Sprintf(`{"type":"session","version":0,"id":%q,"createdAt":1764500000000,"delegationDepth":0}`, id)
 		if id == "b" {
-			header = strings.Replace(header, `"session"`, `"\u0073ession"`, 1)
+			header = strings.Replace(header, `"type"`, `"\u0074ype"`, 1)
 		}
 		b.WriteString(header + "\n")
 		b.WriteString(`{"type":"turn/start","seq":0,"time":1764500000001,"data":{"turn":1}}` + "\n")
@@ -30,7 +31,7 @@ func multiText(afterB string) string {
 }
 
 // TestDecode_manySessions: in a prism JSONL file each session header
-// starts the next session (an escaped one too), a torn tail ends only its
+// starts the next session (one with an escaped key too), a torn tail ends only its
 // own session, and the logs keep the file's line numbers.
 func TestDecode_manySessions(t *testing.T) {
 	text := multiText(`{"type":"turn/end","seq":2,"ti` + "\n") // b's torn tail
@@ -61,12 +62,12 @@ func TestDecode_manySessionsRefused(t *testing.T) {
 		name, text, want string
 	}{
 		{"same id twice", strings.Replace(multiText(""), `"id":"c"`, `"id":"a"`, 1),
-			`line 8: session a appears a second time (its first header is on line 1)`},
+			`line 7: session a appears a second time (its first header is on line 1)`},
 		{"duplicate seq", multiText(`{"type":"turn/start","seq":1,"time":1764500000003,"data":{"turn":2}}` + "\n" +
 			`{"type":"turn/end","seq":2,"time":1764500000004,"data":{"turn":2,"reason":{"kind":"completed"}}}` + "\n"),
 			`line 7: duplicate seq: seq 1 appears again (expected seq 2)`},
 		{"bad later header", strings.Replace(multiText(""), `"version":0,"id":"c"`, `"version":3,"id":"c"`, 1),
-			`line 8: unsupported session format version 3`},
+			`line 7: unsupported session format version 3`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := sessionlog.Decode(strings.NewReader(tc.text), -1, sessionlog.Limits{})
