@@ -132,9 +132,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range results {
-		st.log.Info("imported session", logkey.File, file, logkey.SessionID, r.SessionID, logkey.Outcome, r.Outcome, logkey.Events, r.Events, logkey.Added, r.Added, logkey.Repaired, r.Repaired)
-	}
+	store.LogImported(ctx, st.log, file, results)
 	return results, nil
 }
 
