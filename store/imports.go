@@ -131,9 +131,13 @@ func (o ImportOptions) Rename(file string, logs []*sessionlog.Log) (out []*sessi
 		return logs, "", nil
 	}
 	if len(logs) != 1 {
-		ids := make([]string, len(logs))
-		for i, l := range logs {
-			ids[i] = l.Header.ID
+		const show = 5 // a prism JSONL file may hold thousands
+		var ids []string
+		for _, l := range logs[:min(len(logs), show)] {
+			ids = append(ids, l.Header.ID)
+		}
+		if len(logs) > show {
+			ids = append(ids, "…")
 		}
 		return nil, "", core.Errorf(core.CodeInvalid, "%s: importing under another id (--as, ?as=) needs a file holding exactly one session; it holds %d (%s); nothing was imported", file, len(logs), strings.Join(ids, ", "))
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -113,6 +115,15 @@ func testImportManySessionsJSONL(t *testing.T, e Engine) {
 		if r.Outcome != store.ImportUnchanged {
 			t.Fatalf("importing again: session %s %s, want unchanged", r.SessionID, r.Outcome)
 		}
+	}
+	// Under another id it is refused, naming a few of its sessions.
+	path := filepath.Join(t.TempDir(), "many.jsonl")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.ImportFileWith(ctx, path, store.ImportOptions{As: "copy"})
+	if want := fmt.Sprintf("many.jsonl: importing under another id (--as, ?as=) needs a file holding exactly one session; it holds %d (many-00000, many-00001, many-00002, many-00003, many-00004, …); nothing was imported", n); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("import --as of the file = %v, want %q", err, want)
 	}
 }
 
