@@ -222,7 +222,7 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 		}
 	}()
 	spool := func(name string, body io.Reader) error {
-		f, _, err := spoolUpload(body, func() error { return bodyFailure(c) })
+		f, err := spoolUpload(body, func() error { return bodyFailure(c) })
 		if err != nil {
 			return err
 		}

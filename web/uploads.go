@@ -19,19 +19,17 @@ import (
 // bytes a second, averaged over each Tuning.ImportRateWindow): an upload
 // that falls below it is cut, answered 408, and its connection closed.
 
-// Clock is the time of the server's upload rate check: Now, and AfterFunc
-// as time.AfterFunc (stop as Timer.Stop). Tuning.Clock nil is the real
-// clock; tests step a fake one.
+// Clock is the time of the server's upload rate check: AfterFunc as
+// time.AfterFunc (stop as Timer.Stop). Tuning.Clock nil is the real clock;
+// tests step a fake one.
 type Clock interface {
-	Now() time.Time
 	AfterFunc(d time.Duration, f func()) (stop func() bool)
 }
 
 // realClock is the wall clock.
 type realClock struct{}
 
-func (realClock) Now() time.Time { return time.Now() }
-
+// AfterFunc implements Clock with time.AfterFunc.
 func (realClock) AfterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 
 // rateGuard cuts a body that arrives slower than min bytes a second,
@@ -114,38 +112,37 @@ func (g *rateGuard) failure() error {
 }
 
 // spoolUpload copies an upload's body to a temporary file (the body is
-// bounded in size and rate by its bodyGuard) and returns it rewound;
-// cleanup closes and removes it. A body that broke its bounds fails with
-// its 413 or 408.
-func spoolUpload(body io.Reader, failure func() error) (f *os.File, cleanup func(), err error) {
-	f, err = os.CreateTemp("", "prism-upload-*")
+// bounded in size and rate by its bodyGuard) and returns it rewound; the
+// caller closes and removes it. A body that broke its bounds fails with
+// failure's 413 or 408; one that does not arrive whole, 400.
+func spoolUpload(body io.Reader, failure func() error) (*os.File, error) {
+	f, err := os.CreateTemp("", "prism-upload-*")
 	if err != nil {
-		return nil, nil, fmt.Errorf("spool the upload: %w", err)
+		return nil, fmt.Errorf("spool the upload: %w", err)
 	}
-	cleanup = func() {
+	fail := func(err error) (*os.File, error) {
 		f.Close()
 		os.Remove(f.Name())
+		return nil, err
 	}
 	rr := &readErr{r: body}
 	if _, err := io.Copy(f, rr); err != nil {
-		cleanup()
 		if ferr := failure(); ferr != nil {
-			return nil, nil, ferr
+			return fail(ferr)
 		}
 		if rr.err == nil { // the temporary file's fault, not the client's
-			return nil, nil, fmt.Errorf("spool the upload: %w", err)
+			return fail(fmt.Errorf("spool the upload: %w", err))
 		}
 		var coded core.Coded
 		if errors.As(rr.err, &coded) {
-			return nil, nil, rr.err
+			return fail(rr.err)
 		}
-		return nil, nil, core.Errorf(core.CodeInvalid, "the upload did not arrive whole: %v", rr.err)
+		return fail(core.Errorf(core.CodeInvalid, "the upload did not arrive whole: %v", rr.err))
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		cleanup()
-		return nil, nil, fmt.Errorf("spool the upload: %w", err)
+		return fail(fmt.Errorf("spool the upload: %w", err))
 	}
-	return f, cleanup, nil
+	return f, nil
 }
 
 // readErr remembers the error its reader failed with (other than io.EOF).

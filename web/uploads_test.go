@@ -2,11 +2,13 @@ package web_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"strings"
@@ -35,12 +37,6 @@ type stepTimer struct {
 
 func newStepClock() *stepClock {
 	return &stepClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), armed: make(chan struct{}, 1024)}
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
 }
 
 func (c *stepClock) AfterFunc(d time.Duration, f func()) func() bool {
@@ -138,6 +134,34 @@ func TestImportSlowUploadsHoldNoSlot(t *testing.T) {
 		if _, err := br.ReadByte(); err != io.EOF {
 			t.Errorf("dripping upload %d: the connection stays open after the 408 (%v)", i, err)
 		}
+	}
+}
+
+// TestImportMultipartSpoolsEveryPart: a form of two files is spooled whole,
+// then each file imported (each its own transaction), in the form's order.
+func TestImportMultipartSpoolsEveryPart(t *testing.T) {
+	e := newEnv(t, nil)
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	for _, f := range []string{"basic/session.jsonl.zstd", "crashed/session.jsonl"} {
+		data, err := os.ReadFile("../testdata/dsh/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fw, _ := mw.CreateFormFile("file", strings.ReplaceAll(f, "/", "-"))
+		fw.Write(data)
+	}
+	mw.WriteField("note", "not a file")
+	mw.Close()
+	res, body := e.post(t, "/api/sessions/import", mw.FormDataContentType(), form.String())
+	var a struct {
+		IDs []string `json:"ids"`
+	}
+	if err := json.Unmarshal([]byte(body), &a); err != nil || res.StatusCode != http.StatusCreated {
+		t.Fatalf("import of a two-file form: %d %s", res.StatusCode, body)
+	}
+	if want := []string{"0b1c6d2e-5f4a-4e3b-9c8d-7a6b5c4d3e2f", crashedID}; strings.Join(a.IDs, " ") != strings.Join(want, " ") {
+		t.Errorf("imported %v, want %v", a.IDs, want)
 	}
 }
 
