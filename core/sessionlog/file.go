@@ -10,8 +10,8 @@ import (
 )
 
 // ReadFile decodes the session log file at path, detecting its format from
-// its content: one log for JSONL and zstd files, the root then its
-// subagents for a dsh export zip. It streams the file (see Limits). Errors
+// its content: every session of a JSONL file (in its order), the one of a
+// zstd file, the root then its subagents for a dsh export zip. It streams the file (see Limits). Errors
 // name the file.
 func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
 	lim = lim.orDefault()

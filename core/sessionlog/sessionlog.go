@@ -15,6 +15,11 @@
 // a plain log, an unparsable line or a seq gap is a torn tail when no later
 // record holds a turn/end, and corruption otherwise. Inside complete zstd
 // frames every record must decode.
+//
+// A prism JSONL file may hold many sessions, one after another: each
+// session header line after the first ends a session and starts the next.
+// The torn-tail rule applies to each session's own lines; a header is never
+// part of a torn tail. A session id may appear once per file.
 package sessionlog
 
 import (
