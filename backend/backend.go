@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"log/slog"
 	"slices"
 	"sync"
@@ -183,7 +184,13 @@ var _ web.Importer = Importer{}
 
 // Import implements web.Importer.
 func (s Importer) Import(ctx context.Context, filename string, r io.Reader, o web.ImportOptions) ([]web.ImportedSession, error) {
-	results, err := s.Store.ImportWith(ctx, filename, r, -1, store.ImportOptions{As: o.As, Replace: o.Replace})
+	size := int64(-1)
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok { // a spooled upload: a zip is read in place
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
+	}
+	results, err := s.Store.ImportWith(ctx, filename, r, size, store.ImportOptions{As: o.As, Replace: o.Replace})
 	if err != nil {
 		return nil, err
 	}

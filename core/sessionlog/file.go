@@ -47,8 +47,9 @@ func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
 
 // Decode decodes a session log read from r (size bytes long when known, or
 // -1), detecting its format from its content. JSONL and zstd stream from r;
-// a zip, whose directory is at its end, is first copied to a temporary
-// file (at most Limits.MaxFileBytes).
+// a zip, whose directory is at its end, is read in place when r is an
+// io.ReaderAt of known size (a file), else first copied to a temporary file
+// (at most Limits.MaxFileBytes).
 func Decode(r io.Reader, size int64, lim Limits) ([]*Log, Format, error) {
 	lim = lim.orDefault()
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -67,6 +68,10 @@ func Decode(r io.Reader, size int64, lim Limits) ([]*Log, Format, error) {
 		if capped.over {
 			return nil, format, tooLarge(lim)
 		}
+		return logs, format, err
+	}
+	if ra, ok := r.(io.ReaderAt); ok && size >= 0 { // a file already (a spooled upload)
+		logs, err := DecodeZip(ra, size, lim)
 		return logs, format, err
 	}
 	tmp, err := os.CreateTemp("", "prism-import-*.zip")

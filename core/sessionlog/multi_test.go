@@ -4,6 +4,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -113,5 +115,25 @@ func TestTail_duplicateSeq(t *testing.T) {
 	tail := sessionlog.NewTail(sessionlog.FormatJSONL, sessionlog.Limits{})
 	if _, err := tail.Feed([]byte(text)); err == nil || !strings.Contains(err.Error(), "line 3: duplicate seq: seq 0 appears again (expected seq 1)") {
 		t.Errorf("Feed = %v, want a duplicate seq at line 3", err)
+	}
+}
+
+// TestDecode_zipFileReadInPlace: a zip handed over as a file of known size
+// (a spooled upload) is read where it is, not copied to another temporary
+// file first — with no usable temporary directory it still decodes.
+func TestDecode_zipFileReadInPlace(t *testing.T) {
+	f, err := os.Open("../../testdata/dsh/export/session-export.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	logs, format, err := sessionlog.Decode(f, st.Size(), sessionlog.Limits{})
+	if err != nil || format != sessionlog.FormatZip || len(logs) != 2 {
+		t.Fatalf("Decode of a zip file = %d logs, %v, %v; want its 2 sessions", len(logs), format, err)
 	}
 }
