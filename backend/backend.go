@@ -10,8 +10,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 
