@@ -101,8 +101,9 @@ type Options struct {
 	// MaxAge is how long a login lasts (default 30 days).
 	MaxAge time.Duration
 	// MaxFailures is how many wrong tokens one client address may present
-	// per FailureWindow before logins from it are refused (default 10 per
-	// minute).
+	// per FailureWindow, as bearer tokens and at the login form together,
+	// before its wrong tokens are answered *ErrTooMany (default 10 per
+	// minute). The right token is never refused.
 	MaxFailures   int
 	FailureWindow time.Duration
 }
@@ -123,12 +124,14 @@ type window struct {
 	n     int
 }
 
-// ErrWrongToken is a login with a token that is not the owner's.
+// ErrWrongToken is a token (bearer or login) that is not the owner's.
 var ErrWrongToken = errors.New("that is not this server's owner token")
 
-// ErrTooMany is a login refused after too many wrong tokens.
+// ErrTooMany is a wrong token (bearer or login) from an address past its
+// limit; RetryAfter says when its window ends.
 type ErrTooMany struct{ RetryAfter time.Duration }
 
+// Error says to wait.
 func (e *ErrTooMany) Error() string {
 	return "too many wrong tokens from this address; try again in " + e.RetryAfter.Round(time.Second).String()
 }
