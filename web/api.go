@@ -223,6 +223,9 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 	}()
 	spool := func(name string, body io.Reader) error {
 		f, err := spoolUpload(body, func() error { return bodyFailure(c) })
+		if core.ErrorCode(err) == core.CodeTimeout {
+			s.log.WarnContext(ctx, "import upload cut", logkey.File, name, logkey.Err, err)
+		}
 		if err != nil {
 			return err
 		}

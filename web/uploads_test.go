@@ -97,7 +97,11 @@ func (c *stepClock) waitArmed(t *testing.T, n int) {
 // closed.
 func TestImportSlowUploadsHoldNoSlot(t *testing.T) {
 	clock := newStepClock()
-	e := newEnv(t, func(d *web.Deps) { d.Tuning.Clock = clock })
+	rec := &levelRecorder{}
+	e := newEnv(t, func(d *web.Deps) {
+		d.Tuning.Clock = clock
+		d.Logger = slog.New(rec)
+	})
 	var drips []*bufio.Reader
 	for i := range 2 {
 		conn := e.rawConn(t, fmt.Sprintf("POST /api/sessions/import?name=drip%d.jsonl HTTP/1.1\r\nHost: 127.0.0.1\r\n"+
@@ -134,6 +138,9 @@ func TestImportSlowUploadsHoldNoSlot(t *testing.T) {
 		if _, err := br.ReadByte(); err != io.EOF {
 			t.Errorf("dripping upload %d: the connection stays open after the 408 (%v)", i, err)
 		}
+	}
+	if got := rec.levels("import upload cut"); len(got) != 2 || got[0] != slog.LevelWarn || got[1] != slog.LevelWarn {
+		t.Errorf("the cut uploads were logged at %v, want two WARN lines", got)
 	}
 }
 
