@@ -18,6 +18,7 @@ import (
 	"prism/pgstore"
 	"prism/store"
 	"prism/web"
+	"prism/web/ownerauth"
 )
 
 // sessionStore is what main needs of a session store, whichever engine:
@@ -34,6 +35,7 @@ type sessionStore interface {
 	Export(ctx context.Context, id string, w io.Writer) error
 	RepairOpenTurns(ctx context.Context) ([]string, error)
 	IfEmpty(ctx context.Context, fn func(ctx context.Context) error) (bool, error)
+	ownerauth.Logins // the owner's login cookies, so a sign-out survives restarts and holds on every node
 	Close() error
 }
 

@@ -887,3 +887,45 @@ func waitLogLine(t *testing.T, n *node, line string) {
 		time.Sleep(10 * time.Millisecond) // polling the log the node writes
 	}
 }
+
+// TestClusterSignOut: a login cookie made on node A opens node B (the
+// login is in the shared database), and signing out on A ends it on B.
+func TestClusterSignOut(t *testing.T) {
+	const token = "cluster-owner-token-0123456789"
+	t.Setenv("PRISM_OWNER_TOKEN", token)
+	dbURL := pgtest.DB(t)
+	a := startNode(t, "A", dbURL, "--no-demo")
+	b := startNode(t, "B", dbURL, "--no-demo")
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noRedirect.PostForm(a.url+"/login", url.Values{"token": {token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) != 1 {
+		t.Fatalf("sign-in on A: %d, cookies %v", res.StatusCode, res.Cookies())
+	}
+	cookie := res.Cookies()[0]
+	with := func(method, u string) int {
+		t.Helper()
+		req, _ := http.NewRequest(method, u, nil)
+		req.AddCookie(cookie)
+		res, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if code := with(http.MethodGet, b.url+"/api/sessions"); code != http.StatusOK {
+		t.Fatalf("A's login cookie on B: %d, want 200", code)
+	}
+	if code := with(http.MethodPost, a.url+"/logout"); code != http.StatusSeeOther {
+		t.Fatalf("sign-out on A: %d", code)
+	}
+	for name, n := range map[string]*node{"A": a, "B": b} {
+		if code := with(http.MethodGet, n.url+"/api/sessions"); code != http.StatusUnauthorized {
+			t.Errorf("the signed-out cookie on %s: %d, want 401", name, code)
+		}
+	}
+}

@@ -132,20 +132,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		for _, r := range res {
 			fmt.Fprintf(stdout, "%s\t%s\t%d events\n", r.SessionID, r.Outcome, r.Events)
-			if r.Original != "" {
-				fmt.Fprintf(stderr, "prism import: %s: session %s imported as %s\n", f, r.Original, r.SessionID)
-			}
-			if r.Torn != "" {
-				fmt.Fprintf(stderr, "prism import: %s: session %s: torn tail ignored: %s\n", f, r.SessionID, r.Torn)
-			}
-			if r.Repaired > 0 {
-				fmt.Fprintf(stderr, "prism import: %s: session %s: last turn was open; appended %d crash-repair events (status interrupted)\n", f, r.SessionID, r.Repaired)
-			}
-			switch r.Outcome {
-			case store.ImportUnchanged:
-				fmt.Fprintf(stderr, "prism import: %s: session %s was already imported; unchanged\n", f, r.SessionID)
-			case store.ImportReplaced:
-				fmt.Fprintf(stderr, "prism import: %s: replaced session %s (its %d stored events by the file's %d; %d share links revoked)\n", f, r.SessionID, r.Before, r.Events, r.Revoked)
+			for _, n := range r.Notes() {
+				fmt.Fprintf(stderr, "prism import: %s: %s\n", f, n)
 			}
 		}
 	}

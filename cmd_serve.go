@@ -54,6 +54,9 @@ type serveConfig struct {
 	// MaxStreamsPerClient caps the live streams one client address may
 	// hold open (0 = no cap).
 	MaxStreamsPerClient int
+	// ImportMinRateKiB is the slowest an import upload may arrive, in KiB
+	// a second averaged over each 10 s (--import-min-rate; 0 = no minimum).
+	ImportMinRateKiB int
 	// ShareAddr is the share listener's address ("" = none): it serves
 	// share links and static files only.
 	ShareAddr string
@@ -89,6 +92,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	mem := importMemoryFlag(fs)
 	fs.IntVar(&cfg.MaxStreamsPerClient, "max-streams-per-client", envInt("PRISM_MAX_STREAMS_PER_CLIENT", 0),
 		"live streams one client address may hold open; 0 = no cap (proxies, NAT and load balancers put many readers behind one address) (env PRISM_MAX_STREAMS_PER_CLIENT)")
+	fs.IntVar(&cfg.ImportMinRateKiB, "import-min-rate", envInt("PRISM_IMPORT_MIN_RATE", 16),
+		"KiB/s an import upload must keep up, averaged over each 10 s, or be cut with 408; 0 = no minimum (env PRISM_IMPORT_MIN_RATE)")
 	fs.StringVar(&cfg.ShareAddr, "share-addr", os.Getenv("PRISM_SHARE_ADDR"), "second listener serving only share links (/s/…) and static files, e.g. 0.0.0.0:8081 (env PRISM_SHARE_ADDR)")
 	fs.StringVar(&cfg.PublicURL, "public-url", os.Getenv("PRISM_PUBLIC_URL"), "scheme and host share URLs start with, e.g. https://share.example.com (env PRISM_PUBLIC_URL; default: the request's)")
 	fs.Func("redact-rule", "a regular expression whose matches share links redact as [redacted:custom] (repeatable; a group named secret limits it to that part)", func(v string) error {
@@ -100,6 +105,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	cfg.mcp = addMCPFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if cfg.ImportMinRateKiB < 0 {
+		return cfg, fmt.Errorf("%w: --import-min-rate must be 0 (no minimum) or a positive number of KiB/s, got %d", errUsage, cfg.ImportMinRateKiB)
 	}
 	lim, err := importLimits(*mem)
 	if err != nil {
@@ -194,8 +202,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer closeBackend()
 	deps.Logger = logger
 	deps.Tuning.MaxStreamsPerClient = cfg.MaxStreamsPerClient
+	deps.Tuning.ImportMinRate = int64(cfg.ImportMinRateKiB) << 10
+	if cfg.ImportMinRateKiB == 0 {
+		deps.Tuning.ImportMinRate = -1 // no minimum
+	}
 	deps.Redactor = redactor
 	deps.Prices = prices
+	if guard != nil {
+		// The logins live in the store: a sign-out holds after a restart
+		// and on every node of a shared PostgreSQL.
+		logins, ok := deps.Shares.(ownerauth.Logins)
+		if !ok {
+			return fmt.Errorf("the session store keeps no owner logins")
+		}
+		if guard, err = ownerauth.New(cfg.OwnerToken, ownerauth.Options{Logins: logins}); err != nil {
+			return err
+		}
+	}
 	deps.Owner = guard
 	deps.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	if shareLn != nil {

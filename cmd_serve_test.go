@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -103,6 +104,12 @@ func TestParseServeFlags(t *testing.T) {
 		if _, err := parseServeFlags([]string{"--repair-interval", bad}, io.Discard); err == nil || !strings.Contains(err.Error(), "--repair-interval") {
 			t.Errorf("--repair-interval %s: %v, want a refusal naming the flag", bad, err)
 		}
+	}
+	if cfg, err := parseServeFlags(nil, io.Discard); err != nil || cfg.ImportMinRateKiB != 16 {
+		t.Errorf("default --import-min-rate = %d, %v; want 16", cfg.ImportMinRateKiB, err)
+	}
+	if _, err := parseServeFlags([]string{"--import-min-rate", "-1"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--import-min-rate must be 0 (no minimum) or a positive number of KiB/s, got -1") {
+		t.Errorf("--import-min-rate -1: %v", err)
 	}
 }
 
@@ -204,6 +211,36 @@ func TestServeOffLoopbackNeedsOwnerToken(t *testing.T) {
 	}
 	if s := get(link.URL, ""); s != 200 {
 		t.Errorf("the link on the share listener: %d", s)
+	}
+	// Signing in gives a cookie; signing out revokes it in the store.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err = noRedirect.PostForm(main+"/login", url.Values{"token": {token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) != 1 {
+		t.Fatalf("sign-in: %d, cookies %v", res.StatusCode, res.Cookies())
+	}
+	cookie := res.Cookies()[0]
+	withCookie := func(method, path string) int {
+		req, _ := http.NewRequest(method, main+path, nil)
+		req.AddCookie(cookie)
+		res, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if s := withCookie("GET", "/api/sessions"); s != 200 {
+		t.Errorf("with the login cookie: %d", s)
+	}
+	if s := withCookie("POST", "/logout"); s != http.StatusSeeOther {
+		t.Errorf("sign-out: %d", s)
+	}
+	if s := withCookie("GET", "/api/sessions"); s != 401 {
+		t.Errorf("the signed-out cookie presented again: %d, want 401", s)
 	}
 	cancel()
 	select {

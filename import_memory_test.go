@@ -97,7 +97,18 @@ func writeHostileFiles(t *testing.T, dir string) []hostileFile {
 			}
 		})
 	})
+	// A prism JSONL file of 200,000 sessions without events: their count
+	// alone outgrows the memory budget (a file is one transaction).
+	create("many-sessions.jsonl", func(w io.Writer) error {
+		for i := range 200_000 {
+			if _, err := fmt.Fprintf(w, `{"type":"session","version":0,"id":"s-%06d","createdAt":1764500000000}`+"\n", i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	return []hostileFile{
+		{"many-sessions.jsonl", "sessions so far and their decoded events need more than the import memory budget"},
 		{"newlines.jsonl.zstd", "line 2: not valid JSON"},
 		{"long-line.zip", "line 2: line is longer than the limit"},
 		{"huge-session.jsonl.zstd", "too large to import"},

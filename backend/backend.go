@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 
@@ -183,7 +184,13 @@ var _ web.Importer = Importer{}
 
 // Import implements web.Importer.
 func (s Importer) Import(ctx context.Context, filename string, r io.Reader, o web.ImportOptions) ([]web.ImportedSession, error) {
-	results, err := s.Store.ImportWith(ctx, filename, r, -1, store.ImportOptions{As: o.As, Replace: o.Replace})
+	size := int64(-1)
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok { // a spooled upload: a zip is read in place
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
+	}
+	results, err := s.Store.ImportWith(ctx, filename, r, size, store.ImportOptions{As: o.As, Replace: o.Replace})
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +199,8 @@ func (s Importer) Import(ctx context.Context, filename string, r io.Reader, o we
 	}
 	out := make([]web.ImportedSession, len(results))
 	for i, res := range results {
-		out[i] = web.ImportedSession{ID: res.SessionID, Status: res.Outcome, Events: res.Events, Revoked: res.Revoked, Original: res.Original}
+		out[i] = web.ImportedSession{ID: res.SessionID, Status: res.Outcome, Events: res.Events, Revoked: res.Revoked, Original: res.Original,
+			Torn: res.Torn, Repaired: res.Repaired, Notes: res.Notes()}
 	}
 	return out, nil
 }

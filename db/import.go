@@ -7,17 +7,19 @@ import (
 	"runtime/debug"
 
 	"prism/core"
-	"prism/core/logkey"
 	"prism/core/sessionlog"
 	"prism/store"
 )
 
-// ImportFile imports a session log file: prism JSONL, dsh session.jsonl,
+// ImportFile imports a session log file: prism JSONL (one session or many,
+// each header line starting the next), dsh session.jsonl,
 // session.jsonl.zstd or a dsh export .zip (the session and its subagents,
 // each its own session linked to its parent), detected by content. A dsh
 // session keeps its id.
 //
-// The whole file commits in one transaction or not at all. Each log is
+// The whole file commits in one transaction or not at all, however many
+// sessions it holds (their decoded events, and a fixed share per session,
+// count against Limits.MaxMemoryBytes together). Each log is
 // checked first: a record that does not decode, a seq gap, an unknown event
 // type without the ignorable marker, or a log core.ValidateLog refuses fails
 // the file with one error naming the file, the entry, the frame or line and
@@ -156,9 +158,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range results {
-		st.log.Info("imported session", logkey.File, file, logkey.SessionID, r.SessionID, logkey.Outcome, r.Outcome, logkey.Events, r.Events, logkey.Added, r.Added, logkey.Repaired, r.Repaired)
-	}
+	store.LogImported(ctx, st.log, file, results)
 	return results, nil
 }
 

@@ -15,10 +15,11 @@ import (
 	"prism/store"
 )
 
-// ImportFile imports a session log file: prism JSONL, dsh session.jsonl,
-// session.jsonl.zstd or a dsh export .zip — with the SQLite store's rules
-// (store.PrepareLog, store.Reconcile): the whole file commits in one
-// transaction or not at all, an open last turn gets crash repair, and a
+// ImportFile imports a session log file: prism JSONL (one session or
+// many), dsh session.jsonl, session.jsonl.zstd or a dsh export .zip — with
+// the SQLite store's rules (store.PrepareLog, store.Reconcile): the whole
+// file commits in one transaction or not at all, however many sessions it
+// holds, an open last turn gets crash repair, and a
 // session already stored is left, extended or refused as a conflict.
 func (st *Store) ImportFile(ctx context.Context, path string) ([]store.ImportResult, error) {
 	return st.ImportFileWith(ctx, path, store.ImportOptions{})
@@ -132,9 +133,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range results {
-		st.log.Info("imported session", logkey.File, file, logkey.SessionID, r.SessionID, logkey.Outcome, r.Outcome, logkey.Events, r.Events, logkey.Added, r.Added, logkey.Repaired, r.Repaired)
-	}
+	store.LogImported(ctx, st.log, file, results)
 	return results, nil
 }
 

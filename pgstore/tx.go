@@ -98,8 +98,10 @@ const stateCols = `id, header, source, created_at, summary_version, title, title
 // at flush).
 func (t *wtx) lock(ctx context.Context, ids []string) error {
 	var need []string
+	seen := make(map[string]bool, len(ids)) // a file may hold thousands of sessions
 	for _, id := range ids {
-		if _, ok := t.touched[id]; !ok && !slices.Contains(need, id) {
+		if _, ok := t.touched[id]; !ok && !seen[id] {
+			seen[id] = true
 			need = append(need, id)
 		}
 	}

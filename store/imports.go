@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/sessionlog"
 )
 
@@ -129,9 +131,13 @@ func (o ImportOptions) Rename(file string, logs []*sessionlog.Log) (out []*sessi
 		return logs, "", nil
 	}
 	if len(logs) != 1 {
-		ids := make([]string, len(logs))
-		for i, l := range logs {
-			ids[i] = l.Header.ID
+		const show = 5 // a prism JSONL file may hold thousands
+		var ids []string
+		for _, l := range logs[:min(len(logs), show)] {
+			ids = append(ids, l.Header.ID)
+		}
+		if len(logs) > show {
+			ids = append(ids, "…")
 		}
 		return nil, "", core.Errorf(core.CodeInvalid, "%s: importing under another id (--as, ?as=) needs a file holding exactly one session; it holds %d (%s); nothing was imported", file, len(logs), strings.Join(ids, ", "))
 	}
@@ -172,4 +178,29 @@ func DeleteEach(ctx context.Context, ids []string, del func(ctx context.Context,
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// logEachMax is the most sessions of one file whose imports are each
+// logged at INFO; a file of more gets one INFO line, and each session a
+// DEBUG line.
+const logEachMax = 10
+
+// LogImported logs what importing file did: a line per session, at INFO
+// for a file of up to logEachMax sessions, else at DEBUG under one INFO
+// line for the file.
+func LogImported(ctx context.Context, log *slog.Logger, file string, results []ImportResult) {
+	level := slog.LevelInfo
+	if len(results) > logEachMax {
+		level = slog.LevelDebug
+		events, added := 0, 0
+		for _, r := range results {
+			events += r.Events
+			added += r.Added
+		}
+		log.InfoContext(ctx, "imported file", logkey.File, file, logkey.Sessions, len(results), logkey.Events, events, logkey.Added, added)
+	}
+	for _, r := range results {
+		log.Log(ctx, level, "imported session", logkey.File, file, logkey.SessionID, r.SessionID, logkey.Outcome, r.Outcome,
+			logkey.Events, r.Events, logkey.Added, r.Added, logkey.Repaired, r.Repaired)
+	}
 }

@@ -176,6 +176,9 @@ func PrepareLog(file string, l *sessionlog.Log) (Prepared, error) {
 		if l.Entry != "" {
 			where += ": " + l.Entry
 		}
+		if l.HeaderLine > 1 { // a later session of a file holding several
+			where += fmt.Sprintf(": session %s (header on line %d)", l.Header.ID, l.HeaderLine)
+		}
 		if _, ok := err.(core.Coded); ok {
 			return Prepared{}, fmt.Errorf("%s: invalid session log: %w", where, err)
 		}

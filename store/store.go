@@ -89,6 +89,30 @@ type ImportResult struct {
 	Torn      string // a torn tail that was ignored, if any
 }
 
+// Notes are what an import has to say about one session beyond its
+// outcome, for people: a rename (ImportOptions.As), a torn tail that was
+// ignored, a crash repair, an unchanged session, a replacement. prism
+// import prints them on stderr; the import API answers them per session.
+func (r ImportResult) Notes() []string {
+	var out []string
+	if r.Original != "" {
+		out = append(out, fmt.Sprintf("session %s imported as %s", r.Original, r.SessionID))
+	}
+	if r.Torn != "" {
+		out = append(out, fmt.Sprintf("session %s: torn tail ignored: %s", r.SessionID, r.Torn))
+	}
+	if r.Repaired > 0 {
+		out = append(out, fmt.Sprintf("session %s: last turn was open; appended %d crash-repair events (status interrupted)", r.SessionID, r.Repaired))
+	}
+	switch r.Outcome {
+	case ImportUnchanged:
+		out = append(out, fmt.Sprintf("session %s was already imported; unchanged", r.SessionID))
+	case ImportReplaced:
+		out = append(out, fmt.Sprintf("replaced session %s (its %d stored events by the file's %d; %d share links revoked)", r.SessionID, r.Before, r.Events, r.Revoked))
+	}
+	return out
+}
+
 // NotFound is the error of an unknown session id.
 func NotFound(id string) error {
 	return core.Errorf(core.CodeNotFound, "session %s not found", id)

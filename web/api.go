@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 
@@ -190,7 +191,9 @@ func importOptions(c echo.Context) (ImportOptions, error) {
 
 // handleAPIImport handles POST /api/sessions/import[?as=ID][&replace=1]: a
 // multipart form (every file part is imported, each in its own
-// transaction) or a raw body (?name= or Content-Disposition names it). It
+// transaction) or a raw body (?name= or Content-Disposition names it). The
+// whole body is spooled to temporary files first (see uploads.go), so the
+// store's import slots are taken only by uploads that have arrived. It
 // answers per session what happened — 201 when anything was stored, 200
 // when every session was already there unchanged. ?as= takes a raw body
 // holding one session (a multipart form is refused before anything is
@@ -205,7 +208,30 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var got []ImportedSession
+	// Every file is spooled before the first is imported: a slow upload
+	// holds a temporary file, never one of the store's import slots.
+	type upload struct {
+		name string
+		f    *os.File
+	}
+	var uploads []upload
+	defer func() {
+		for _, u := range uploads {
+			u.f.Close()
+			os.Remove(u.f.Name())
+		}
+	}()
+	spool := func(name string, body io.Reader) error {
+		f, err := spoolUpload(body, func() error { return bodyFailure(c) })
+		if core.ErrorCode(err) == core.CodeTimeout {
+			s.log.WarnContext(ctx, "import upload cut", logkey.File, name, logkey.Err, err)
+		}
+		if err != nil {
+			return err
+		}
+		uploads = append(uploads, upload{name, f})
+		return nil
+	}
 	if mediaType(c) == echo.MIMEMultipartForm {
 		if o.As != "" {
 			return core.Errorf(core.CodeInvalid, "as= imports one session: send the file as the raw request body, not a multipart form")
@@ -214,7 +240,6 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 		if err != nil {
 			return core.Errorf(core.CodeInvalid, "multipart: %v", err)
 		}
-		files := 0
 		for {
 			part, err := mr.NextPart()
 			if err == io.EOF {
@@ -229,14 +254,11 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 			if part.FileName() == "" {
 				continue
 			}
-			files++
-			res, err := s.deps.Importer.Import(ctx, part.FileName(), part, o)
-			if err != nil {
+			if err := spool(part.FileName(), part); err != nil {
 				return err
 			}
-			got = append(got, res...)
 		}
-		if files == 0 {
+		if len(uploads) == 0 {
 			return core.Errorf(core.CodeInvalid, "no file part in the form")
 		}
 	} else {
@@ -249,11 +271,18 @@ func (s *Server) handleAPIImport(c echo.Context) error {
 		if name == "" {
 			name = "session.jsonl"
 		}
-		res, err := s.deps.Importer.Import(ctx, name, req.Body, o)
+		if err := spool(name, req.Body); err != nil {
+			return err
+		}
+	}
+	bodyReceived(c)
+	var got []ImportedSession
+	for _, u := range uploads {
+		res, err := s.deps.Importer.Import(ctx, u.name, u.f, o)
 		if err != nil {
 			return err
 		}
-		got = res
+		got = append(got, res...)
 	}
 	a := importAnswer{IDs: []string{}, Sessions: got}
 	if a.Sessions == nil {

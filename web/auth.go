@@ -3,10 +3,12 @@ package web
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -24,8 +26,18 @@ func (s *Server) requireOwner(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		g := s.deps.Owner
 		r := c.Request()
-		if g == nil || s.classes.public(r.URL.Path) || g.Check(r) {
+		if g == nil || s.classes.public(r.URL.Path) {
 			return next(c)
+		}
+		err := g.Authenticate(r)
+		var many *ownerauth.ErrTooMany
+		switch {
+		case err == nil:
+			return next(c)
+		case errors.As(err, &many):
+			return tooManyTokens(many)
+		case !errors.Is(err, ownerauth.ErrNotOwner) && !errors.Is(err, ownerauth.ErrWrongToken):
+			return err // the login's look-up failed: the store's error
 		}
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="prism"`)
 		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && wantsHTML(r) && !strings.HasPrefix(r.URL.Path, "/api/") {
@@ -67,20 +79,44 @@ func (s *Server) handleLogin(c echo.Context) error {
 	case err == nil:
 		return c.Redirect(http.StatusSeeOther, next)
 	case errors.As(err, &many):
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(many.RetryAfter.Seconds()+0.999)))
+		c.Response().Header().Set("Retry-After", retryAfter(many.RetryAfter))
 		return s.render(c, http.StatusTooManyRequests, views.LoginPage(s.loginView(next, err.Error())))
-	default:
+	case errors.Is(err, ownerauth.ErrWrongToken):
 		return s.render(c, http.StatusUnauthorized, views.LoginPage(s.loginView(next, err.Error())))
+	default:
+		return err // the login could not be stored
 	}
 }
 
-// handleLogout handles POST /logout.
+// handleLogout handles POST /logout: the login cookie is revoked in the
+// store (refused from now on, on every node) and cleared.
 func (s *Server) handleLogout(c echo.Context) error {
 	if s.deps.Owner != nil {
-		s.deps.Owner.Logout(c.Response(), c.Request())
+		if err := s.deps.Owner.Logout(c.Response(), c.Request()); err != nil {
+			return err
+		}
 	}
 	return c.Redirect(http.StatusSeeOther, views.RouteLogin)
 }
+
+// tooManyTokensError is the 429 of a wrong owner token from an address past
+// its limit.
+type tooManyTokensError struct{ *ownerauth.ErrTooMany }
+
+// tooManyTokens returns the 429 (with Retry-After) of many.
+func tooManyTokens(many *ownerauth.ErrTooMany) error { return tooManyTokensError{many} }
+
+// ErrorCode returns core.CodeTooManyRequests.
+func (tooManyTokensError) ErrorCode() string { return core.CodeTooManyRequests }
+
+// ErrorName returns "TooManyTokens".
+func (tooManyTokensError) ErrorName() string { return "TooManyTokens" }
+
+// RetryAfter returns how long until the address's window ends.
+func (e tooManyTokensError) RetryAfter() time.Duration { return e.ErrTooMany.RetryAfter }
+
+// retryAfter writes a Retry-After value: whole seconds, rounded up.
+func retryAfter(d time.Duration) string { return strconv.Itoa(int(math.Ceil(d.Seconds()))) }
 
 // streamRegistry holds the cancel functions of open share streams, by
 // link, so that revoking a link ends its streams at once.

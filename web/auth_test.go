@@ -1,12 +1,17 @@
 package web_test
 
 import (
+	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"prism/backend"
+	"prism/core"
 	"prism/web"
 	"prism/web/ownerauth"
 )
@@ -17,7 +22,9 @@ const ownerToken = "owner-token-0123456789"
 // answers 401 to a request without the owner's bearer token or cookie; a
 // browser is shown the login page, which exchanges the token for a cookie.
 func TestOwnerAuth(t *testing.T) {
-	guard, err := ownerauth.New(ownerToken, ownerauth.Options{})
+	// Every route gets one wrong token here: more than the limit per
+	// address, which TestOwnerTokensLimited holds.
+	guard, err := ownerauth.New(ownerToken, ownerauth.Options{MaxFailures: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,5 +109,98 @@ func TestOwnerAuth(t *testing.T) {
 		if status, _ := e.raw(t, "GET", p); status != 200 {
 			t.Errorf("public %s: %d", p, status)
 		}
+	}
+}
+
+// TestOwnerTokensLimited: wrong bearer tokens and wrong sign-ins count
+// together against the address — 10 a minute, then 429 with Retry-After —
+// while the right token still passes on both paths; and signing out
+// revokes the login cookie in the store: presented again it is refused,
+// also by a server restarted over the same database.
+func TestOwnerTokensLimited(t *testing.T) {
+	clk := &testClock{t: time.UnixMilli(1_800_000_000_000)}
+	var logins ownerauth.Logins
+	e := newEnv(t, func(d *web.Deps) {
+		logins = d.Sessions.(backend.Source).Store.(ownerauth.Logins)
+		g, err := ownerauth.New(ownerToken, ownerauth.Options{Now: clk.Now, Logins: logins})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Owner = g
+	})
+	noRedirect := *e.client()
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	signIn := func(tok string) *http.Response {
+		t.Helper()
+		res, err := noRedirect.PostForm(e.base()+"/login", url.Values{"token": {tok}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	const wrong = "wrong-token-0123456789"
+	for i := range 10 {
+		if i%2 == 0 {
+			if res := e.apiJSON(t, http.MethodGet, "/api/sessions", "", nil, "Authorization", "Bearer "+wrong); res.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("wrong bearer %d: %d, want 401", i+1, res.StatusCode)
+			}
+		} else if res := signIn(wrong); res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("wrong sign-in %d: %d, want 401", i+1, res.StatusCode)
+		}
+	}
+	clk.advance(15 * time.Second)
+	res, body := e.do(t, http.MethodGet, "/api/sessions", nil, "Authorization", "Bearer "+wrong)
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != "45" || !strings.Contains(body, `"code":"`+core.CodeTooManyRequests+`"`) ||
+		!strings.Contains(body, "too many wrong tokens from this address") {
+		t.Errorf("wrong bearer 11: %d %s, Retry-After %q; want 429 TOO_MANY_REQUESTS, 45", res.StatusCode, body, res.Header.Get("Retry-After"))
+	}
+	if res := signIn(wrong); res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != "45" {
+		t.Errorf("wrong sign-in 12: %d, Retry-After %q; want 429, 45", res.StatusCode, res.Header.Get("Retry-After"))
+	}
+	if res := e.apiJSON(t, http.MethodGet, "/api/sessions", "", nil, "Authorization", "Bearer "+ownerToken); res.StatusCode != http.StatusOK {
+		t.Errorf("the right bearer token from the limited address: %d", res.StatusCode)
+	}
+	in := signIn(ownerToken)
+	if in.StatusCode != http.StatusSeeOther || len(in.Cookies()) != 1 {
+		t.Fatalf("the right sign-in from the limited address: %d, cookies %v", in.StatusCode, in.Cookies())
+	}
+	ck := in.Cookies()[0]
+	withCookie := func(c *http.Cookie) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, e.base()+"/api/sessions", nil)
+		req.AddCookie(c)
+		res, err := e.client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if code := withCookie(ck); code != http.StatusOK {
+		t.Fatalf("with the login cookie: %d", code)
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.base()+"/logout", nil)
+	req.AddCookie(ck)
+	out, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Body.Close()
+	if out.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-out: %d", out.StatusCode)
+	}
+	if code := withCookie(ck); code != http.StatusUnauthorized {
+		t.Errorf("the signed-out cookie presented again: %d, want 401", code)
+	}
+	// A server restarted over the same database refuses it too.
+	restarted, err := ownerauth.New(ownerToken, ownerauth.Options{Now: clk.Now, Logins: logins})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/api/sessions", nil)
+	r.AddCookie(ck)
+	if err := restarted.Authenticate(r); !errors.Is(err, ownerauth.ErrNotOwner) {
+		t.Errorf("a restarted guard over the same store: %v, want ErrNotOwner", err)
 	}
 }

@@ -156,6 +156,15 @@ type ImportedSession struct {
 	Revoked int `json:"revokedShares,omitempty"`
 	// Original is the file's id when ImportOptions.As renamed the session.
 	Original string `json:"originalId,omitempty"`
+	// Torn describes a torn tail of the file's log that was ignored.
+	Torn string `json:"tornTail,omitempty"`
+	// Repaired counts the crash-repair events appended to a log whose last
+	// turn was open (the session is then interrupted).
+	Repaired int `json:"repairedEvents,omitempty"`
+	// Notes are what prism import prints about the session on stderr (a
+	// rename, a torn tail, a repair, an unchanged or replaced log), one
+	// sentence each.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Deleter deletes sessions for good (db.Store through backend.Deleter).
@@ -312,6 +321,16 @@ type Tuning struct {
 	// is answered 408 and its connection closed.
 	BodyTimeout   time.Duration
 	ImportTimeout time.Duration
+	// ImportMinRate is the slowest an import upload may arrive, in bytes a
+	// second averaged over each ImportRateWindow since it began (16 KiB/s
+	// over 10s; negative: no minimum). A slower upload is cut: 408, and
+	// its connection closed. An upload is spooled to a temporary file
+	// before it takes one of the store's import slots, so a slow one never
+	// holds a slot.
+	ImportMinRate    int64
+	ImportRateWindow time.Duration
+	// Clock is the upload rate check's time (nil: the real clock).
+	Clock Clock
 	// WriteTimeout bounds each write to a stream (30s): a client that stops
 	// reading has its stream closed when its buffers are full.
 	WriteTimeout time.Duration
@@ -327,6 +346,15 @@ type Tuning struct {
 }
 
 func (t Tuning) withDefaults() Tuning {
+	if t.ImportMinRate == 0 {
+		t.ImportMinRate = 16 << 10
+	}
+	if t.ImportRateWindow <= 0 {
+		t.ImportRateWindow = 10 * time.Second
+	}
+	if t.Clock == nil {
+		t.Clock = realClock{}
+	}
 	if t.Window <= 0 {
 		t.Window = views.DefaultWindow
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -61,8 +62,16 @@ func (s *Server) handleError(err error, c echo.Context) {
 		err = f // whatever the handler made of it: 413 or 408
 	}
 	status := statusOf(err)
+	var busy interface{ RetryAfter() time.Duration }
+	isBusy := errors.As(err, &busy) && busy.RetryAfter() > 0
 	if status >= 500 {
-		s.log.ErrorContext(req.Context(), "request failed", logkey.Method, req.Method, logkey.Path, req.URL.Path, logkey.Status, status, logkey.Err, err)
+		// A refusal for want of capacity (503 with Retry-After, say every
+		// import slot taken) is the server working as designed: a warning.
+		level := slog.LevelError
+		if isBusy && status == http.StatusServiceUnavailable {
+			level = slog.LevelWarn
+		}
+		s.log.Log(req.Context(), level, "request failed", logkey.Method, req.Method, logkey.Path, req.URL.Path, logkey.Status, status, logkey.Err, err)
 	}
 	if c.Response().Committed || errors.Is(err, context.Canceled) {
 		return
@@ -72,8 +81,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		// hold the connection); the connection closes after the answer.
 		c.Response().Header().Set(echo.HeaderConnection, "close")
 	}
-	var busy interface{ RetryAfter() time.Duration }
-	if errors.As(err, &busy) && busy.RetryAfter() > 0 {
+	if isBusy {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(busy.RetryAfter().Seconds()))))
 	}
 	msg := messageOf(err, status)

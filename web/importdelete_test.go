@@ -50,6 +50,12 @@ func TestAPI_ImportAsReplace(t *testing.T) {
 	}
 	_, link := e.share(t, crashedID, "{}")
 
+	// The fixture's torn tail and crash repair, as prism import notes them.
+	const torn = "line 7 has no trailing newline (a torn write); ignored"
+	notes := func(id string, more ...string) []string {
+		return append([]string{"session " + id + ": torn tail ignored: " + torn,
+			"session " + id + ": last turn was open; appended 4 crash-repair events (status interrupted)"}, more...)
+	}
 	tests := []struct {
 		name   string
 		query  string
@@ -58,15 +64,19 @@ func TestAPI_ImportAsReplace(t *testing.T) {
 		want   []web.ImportedSession // nil: an error answer
 		errSub string
 	}{
-		{"same file", "", original, 200, []web.ImportedSession{{ID: crashedID, Status: "unchanged", Events: 9}}, ""},
+		{"same file", "", original, 200, []web.ImportedSession{{ID: crashedID, Status: "unchanged", Events: 9, Torn: torn, Repaired: 4,
+			Notes: notes(crashedID, "session "+crashedID+" was already imported; unchanged")}}, ""},
 		{"a different copy", "", changed, 409, nil, "import it under another id (--as NEW_ID, ?as=NEW_ID) or replace the stored one (--replace, ?replace=1)"},
 		{"bad replace value", "?replace=yes", changed, 400, nil, `replace must be 1 or 0, got "yes"`},
 		{"empty as", "?as=", changed, 400, nil, "as must name the new session id"},
 		{"as with a bad id", "?as=a%2Fb", changed, 400, nil, `import as "a/b": a session id may hold only`},
 		{"as with several sessions", "?as=x&name=e.zip", string(zipFile), 400, nil, "(--as, ?as=) needs a file holding exactly one session; it holds 2"},
-		{"as", "?as=copy-1", changed, 201, []web.ImportedSession{{ID: "copy-1", Status: "created", Events: 9, Original: crashedID}}, ""},
-		{"replace", "?replace=1", changed, 201, []web.ImportedSession{{ID: crashedID, Status: "replaced", Events: 9, Revoked: 1}}, ""},
-		{"replace again: unchanged", "?replace=1", changed, 200, []web.ImportedSession{{ID: crashedID, Status: "unchanged", Events: 9}}, ""},
+		{"as", "?as=copy-1", changed, 201, []web.ImportedSession{{ID: "copy-1", Status: "created", Events: 9, Original: crashedID, Torn: torn, Repaired: 4,
+			Notes: append([]string{"session " + crashedID + " imported as copy-1"}, notes("copy-1")...)}}, ""},
+		{"replace", "?replace=1", changed, 201, []web.ImportedSession{{ID: crashedID, Status: "replaced", Events: 9, Revoked: 1, Torn: torn, Repaired: 4,
+			Notes: notes(crashedID, "replaced session "+crashedID+" (its 9 stored events by the file's 9; 1 share links revoked)")}}, ""},
+		{"replace again: unchanged", "?replace=1", changed, 200, []web.ImportedSession{{ID: crashedID, Status: "unchanged", Events: 9, Torn: torn, Repaired: 4,
+			Notes: notes(crashedID, "session "+crashedID+" was already imported; unchanged")}}, ""},
 	}
 	for _, tt := range tests {
 		_, before := e.get(t, "/api/sessions")

@@ -41,6 +41,22 @@ type bodyGuard struct {
 	deadline time.Time     // when the whole body must have arrived
 	tooLarge bool
 	timedOut bool
+
+	rate   *rateGuard // an import's minimum rate, or nil
+	mu     sync.Mutex // orders Read's deadline against cutSlow's
+	cutOff bool       // the rate guard cut the body
+}
+
+// aLongTimeAgo is a read deadline that has passed: it wakes a blocked read.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// cutSlow ends a body that arrives too slowly: a blocked read wakes with
+// a deadline error, and every later read fails.
+func (g *bodyGuard) cutSlow() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.cutOff = true
+	_ = g.rc.SetReadDeadline(aLongTimeAgo)
 }
 
 // Read implements io.Reader: each read may wait until the earlier of the
@@ -52,12 +68,24 @@ func (g *bodyGuard) Read(p []byte) (int, error) {
 	if g.deadline.Before(d) {
 		d = g.deadline
 	}
+	g.mu.Lock()
+	if g.cutOff {
+		g.mu.Unlock()
+		return 0, os.ErrDeadlineExceeded
+	}
 	_ = g.rc.SetReadDeadline(d)
+	g.mu.Unlock()
 	n, err := g.r.Read(p)
+	if g.rate != nil {
+		g.rate.add(n)
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
 	case err == nil:
 	case errors.Is(err, io.EOF):
+		if g.rate != nil {
+			g.rate.finish()
+		}
 		_ = g.rc.SetReadDeadline(time.Time{})
 	case errors.As(err, &tooLarge):
 		g.tooLarge = true
@@ -73,6 +101,11 @@ func (g *bodyGuard) Close() error { return g.r.Close() }
 // failure is the error a request whose body broke its bounds answers with,
 // or nil.
 func (g *bodyGuard) failure() error {
+	if g.rate != nil {
+		if err := g.rate.failure(); err != nil {
+			return err
+		}
+	}
 	switch {
 	case g.tooLarge:
 		return errTooLarge(g.limit)
@@ -121,9 +154,22 @@ func (s *Server) guardBodies(next echo.HandlerFunc) echo.HandlerFunc {
 		// Bounded from now: also what net/http reads of a body the
 		// handler left unread.
 		_ = g.rc.SetReadDeadline(time.Now().Add(g.idle))
+		if s.classes.upload[c.Path()] && s.tune.ImportMinRate > 0 {
+			g.rate = newRateGuard(s.tune.Clock, s.tune.ImportMinRate, s.tune.ImportRateWindow, g.cutSlow)
+			defer g.rate.finish()
+		}
 		r.Body = g
 		c.Set(bodyGuardKey, g)
 		return next(c)
+	}
+}
+
+// bodyReceived stops the rate check of a body the handler has read all it
+// needs of (a multipart form's closing boundary may not reach the body's
+// end).
+func bodyReceived(c echo.Context) {
+	if g, ok := c.Get(bodyGuardKey).(*bodyGuard); ok && g.rate != nil {
+		g.rate.finish()
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 )
 
 // ReadFile decodes the session log file at path, detecting its format from
-// its content: one log for JSONL and zstd files, the root then its
-// subagents for a dsh export zip. It streams the file (see Limits). Errors
+// its content: every session of a JSONL file (in its order), the one of a
+// zstd file, the root then its subagents for a dsh export zip. It streams the file (see Limits). Errors
 // name the file.
 func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
 	lim = lim.orDefault()
@@ -47,8 +47,9 @@ func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
 
 // Decode decodes a session log read from r (size bytes long when known, or
 // -1), detecting its format from its content. JSONL and zstd stream from r;
-// a zip, whose directory is at its end, is first copied to a temporary
-// file (at most Limits.MaxFileBytes).
+// a zip, whose directory is at its end, is read in place when r is an
+// io.ReaderAt of known size (a file), else first copied to a temporary file
+// (at most Limits.MaxFileBytes).
 func Decode(r io.Reader, size int64, lim Limits) ([]*Log, Format, error) {
 	lim = lim.orDefault()
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -67,6 +68,10 @@ func Decode(r io.Reader, size int64, lim Limits) ([]*Log, Format, error) {
 		if capped.over {
 			return nil, format, tooLarge(lim)
 		}
+		return logs, format, err
+	}
+	if ra, ok := r.(io.ReaderAt); ok && size >= 0 { // a file already (a spooled upload)
+		logs, err := DecodeZip(ra, size, lim)
 		return logs, format, err
 	}
 	tmp, err := os.CreateTemp("", "prism-import-*.zip")
@@ -92,20 +97,19 @@ func tooLarge(lim Limits) error {
 	return &FormatError{Frame: -1, Offset: -1, Reason: fmt.Sprintf("file is larger than the limit of %d bytes", lim.MaxFileBytes)}
 }
 
-// decodeStream decodes a JSONL or zstd log from br with one memory budget.
+// decodeStream decodes a JSONL or zstd log from br with one memory budget:
+// every session of a prism JSONL file (see decodeJSONL), the one session of
+// a zstd file.
 func decodeStream(format Format, br *bufio.Reader, lim Limits) ([]*Log, error) {
 	b := newBudget(lim.MaxMemoryBytes)
-	var l *Log
-	var err error
 	if format == FormatZstd {
-		l, err = decodeZstd(br, lim, b)
-	} else {
-		l, err = decodeJSONL(br, lim, b)
+		l, err := decodeZstd(br, lim, b)
+		if err != nil {
+			return nil, err
+		}
+		return []*Log{l}, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	return []*Log{l}, nil
+	return decodeJSONL(br, lim, b, true)
 }
 
 // WriteJSONL writes a session in prism's JSONL format: the header line, then

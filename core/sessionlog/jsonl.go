@@ -2,6 +2,7 @@ package sessionlog
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -91,7 +92,7 @@ func (s *scanner) record(line []byte, pos Position) error {
 		if want := int64(len(s.log.Events)); e.Seq != want {
 			s.log.Events = s.log.Events[:start]
 			s.log.Pos = s.log.Pos[:start]
-			fe := errAt(pos, "seq gap: expected seq %d, got %d", want, e.Seq)
+			fe := errAt(pos, "%s", seqMismatch(want, e.Seq))
 			switch s.mode {
 			case modeStrict:
 				return fe
@@ -113,18 +114,64 @@ func (s *scanner) record(line []byte, pos Position) error {
 	return nil
 }
 
+// seqMismatch says how a record's seq got fails to continue a log that
+// needs want next: a repeated seq is a duplicate, a later one a gap.
+func seqMismatch(want, got int64) string {
+	if got < want {
+		return fmt.Sprintf("duplicate seq: seq %d appears again (expected seq %d)", got, want)
+	}
+	return fmt.Sprintf("seq gap: expected seq %d, got %d", want, got)
+}
+
+// sessionMarker is in every session header line: DecodeHeader takes the
+// "type" member's raw value, which must be exactly "session".
+var sessionMarker = []byte(`"session"`)
+
+// isHeaderLine reports whether a record line is a session header, well
+// formed or not: an object whose "type" is "session" as DecodeHeader reads
+// it. Only lines holding the marker are decoded to tell.
+func isHeaderLine(line []byte) bool {
+	if !bytes.Contains(line, sessionMarker) {
+		return false
+	}
+	var m map[string]json.RawMessage
+	return json.Unmarshal(line, &m) == nil && string(m["type"]) == `"session"`
+}
+
 // DecodeJSONL decodes a plain JSONL log (prism's export or dsh's
 // session.jsonl) from r, one line at a time. A final line without a newline
 // is a torn tail and is ignored; see the package comment for the rest of
-// the torn-tail rule.
+// the torn-tail rule. It reads one session: a second session header is an
+// error (Decode and ReadFile read every session of a prism JSONL file).
 func DecodeJSONL(r io.Reader, lim Limits) (*Log, error) {
 	lim = lim.orDefault()
-	return decodeJSONL(r, lim, newBudget(lim.MaxMemoryBytes))
+	logs, err := decodeJSONL(r, lim, newBudget(lim.MaxMemoryBytes), false)
+	if err != nil {
+		return nil, err
+	}
+	return logs[0], nil
 }
 
-func decodeJSONL(r io.Reader, lim Limits, b *budget) (*Log, error) {
+// decodeJSONL decodes a plain JSONL text. With multi set (a file of its
+// own, as opposed to a zip entry) it is prism's JSONL, which may hold many
+// sessions: each session header line after the first ends one session and
+// starts the next, and dsh's torn-tail rule applies to each session's own
+// lines (a header is never a torn tail). Without multi a second header is
+// an error. Line numbers count from the start of r; Limits.MaxLogBytes
+// bounds each session; b bounds every session's events together (they are
+// imported in one transaction).
+func decodeJSONL(r io.Reader, lim Limits, b *budget, multi bool) ([]*Log, error) {
 	lr := newLineReader(r, lim.MaxLineBytes)
 	s := &scanner{mode: modeTolerant, budget: b}
+	var logs []*Log
+	seen := map[string]int{} // session id → the line of its header
+	finish := func() {
+		if s.issue != nil {
+			s.log.Torn = s.issue.Error() + "; the tail from there is ignored (no later turn/end)"
+		}
+		l := s.log
+		logs = append(logs, &l)
+	}
 	var total int64
 	for lineNo := 1; ; lineNo++ {
 		pos := Position{Frame: -1, Line: lineNo}
@@ -142,6 +189,14 @@ func decodeJSONL(r io.Reader, lim Limits, b *budget) (*Log, error) {
 		if err != nil {
 			break
 		}
+		if s.header && nl && isHeaderLine(line) {
+			if !multi {
+				return nil, errAt(pos, "a second session header: this log holds one session (only a prism JSONL file of its own may hold several)")
+			}
+			finish()
+			s = &scanner{mode: modeTolerant, budget: b}
+			total = 0
+		}
 		total += int64(len(line)) + 1
 		if total > lim.MaxLogBytes {
 			return nil, errAt(pos, "log is larger than the limit of %d bytes", lim.MaxLogBytes)
@@ -155,13 +210,25 @@ func decodeJSONL(r io.Reader, lim Limits, b *budget) (*Log, error) {
 			}
 			break
 		}
+		if !s.header {
+			if err := s.record(line, pos); err != nil {
+				return nil, err
+			}
+			s.log.HeaderLine = lineNo
+			id := s.log.Header.ID
+			if first, ok := seen[id]; ok {
+				return nil, errAt(pos, "session %s appears a second time (its first header is on line %d); a file holds each session once", id, first)
+			}
+			seen[id] = lineNo
+			if err := b.chargeSession(); err != nil {
+				return nil, &FormatError{Frame: -1, Offset: -1, Line: lineNo, Reason: err.Error(), overBudget: true}
+			}
+			continue
+		}
 		if err := s.record(line, pos); err != nil {
 			return nil, err
 		}
 	}
-	if s.issue != nil {
-		s.log.Torn = s.issue.Error() + "; the tail from there is ignored (no later turn/end)"
-	}
-	l := s.log
-	return &l, nil
+	finish()
+	return logs, nil
 }

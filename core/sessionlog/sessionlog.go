@@ -15,6 +15,11 @@
 // a plain log, an unparsable line or a seq gap is a torn tail when no later
 // record holds a turn/end, and corruption otherwise. Inside complete zstd
 // frames every record must decode.
+//
+// A prism JSONL file may hold many sessions, one after another: each
+// session header line after the first ends a session and starts the next.
+// The torn-tail rule applies to each session's own lines; a header is never
+// part of a torn tail. A session id may appear once per file.
 package sessionlog
 
 import (
@@ -147,6 +152,9 @@ type Log struct {
 	Entry string
 	// Torn describes a torn tail that was ignored ("" when there was none).
 	Torn string
+	// HeaderLine is the line of the session's header in its text: 1 but
+	// for the later sessions of a prism JSONL file holding several.
+	HeaderLine int
 }
 
 // FormatError is a decoding failure with its location. It is a core.Coded

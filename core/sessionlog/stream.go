@@ -76,6 +76,35 @@ const eventOverhead = 256
 // log of one input, each counted as its data plus eventOverhead.
 type budget struct {
 	max, used int64
+	sessions  int // sessions charged (chargeSession)
+}
+
+// sessionOverhead approximates what one session of an input holds in
+// memory until its file is imported, beyond its events: the decoded log and
+// header, the prepared import, the store's per-session state in the
+// transaction and the import's result. A file of many tiny sessions is
+// bounded by it.
+const sessionOverhead = 2 << 10
+
+// chargeSession counts one more session of the input against the budget.
+func (b *budget) chargeSession() error {
+	if b == nil {
+		return nil
+	}
+	b.sessions++
+	b.used += sessionOverhead
+	return b.check()
+}
+
+// check fails when the budget is spent.
+func (b *budget) check() error {
+	if b.used <= b.max {
+		return nil
+	}
+	if b.sessions > 1 {
+		return fmt.Errorf("the file is too large to import: its %d sessions so far and their decoded events need more than the import memory budget of %s (a file is imported in one transaction; split it, or raise --import-memory)", b.sessions, sizeText(b.max))
+	}
+	return fmt.Errorf("the session is too large to import: its decoded events need more than the import memory budget of %s", sizeText(b.max))
 }
 
 func newBudget(max int64) *budget { return &budget{max: max} }
@@ -88,10 +117,7 @@ func (b *budget) charge(events []core.Event) error {
 	for i := range events {
 		b.used += int64(len(events[i].Data)+8*len(events[i].SourceEventSeqs)) + eventOverhead
 	}
-	if b.used > b.max {
-		return fmt.Errorf("the session is too large to import: its decoded events need more than the import memory budget of %s", sizeText(b.max))
-	}
-	return nil
+	return b.check()
 }
 
 // release returns the charge of events dropped again (a rolled-back frame).

@@ -102,7 +102,7 @@ func (t *Tail) record(line []byte, pos Position) error {
 	}
 	for _, e := range decoded {
 		if want := t.base + int64(len(t.s.log.Events)); e.Seq != want {
-			return errAt(pos, "seq gap: expected seq %d, got %d", want, e.Seq)
+			return errAt(pos, "%s", seqMismatch(want, e.Seq))
 		}
 		t.s.log.Events = append(t.s.log.Events, e)
 		t.s.log.Pos = append(t.s.log.Pos, pos)

@@ -145,7 +145,10 @@ func decodeEntry(rc io.Reader, f *zip.File, total *countingReader, lim Limits, b
 	if Detect(head) == FormatZstd {
 		l, err = decodeZstd(br, lim, b)
 	} else {
-		l, err = decodeJSONL(br, lim, b)
+		var logs []*Log
+		if logs, err = decodeJSONL(br, lim, b, false); err == nil {
+			l = logs[0]
+		}
 	}
 	switch {
 	case entry.over:

@@ -6,6 +6,7 @@ package storetest
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -45,6 +46,9 @@ type Store interface {
 	DeleteSession(ctx context.Context, id string) (store.Deleted, error)
 	DeleteEndedBefore(ctx context.Context, before time.Time) ([]store.Deleted, error)
 	SyncLog(ctx context.Context, h core.SessionHeader, events []core.Event, source string, replace bool) (outcome string, added int, err error)
+	AddOwnerLogin(ctx context.Context, idHash [sha256.Size]byte, expiresAt int64) error
+	OwnerLoginValid(ctx context.Context, idHash [sha256.Size]byte, now int64) (bool, error)
+	RevokeOwnerLogin(ctx context.Context, idHash [sha256.Size]byte) error
 	Close() error
 }
 
@@ -124,9 +128,12 @@ func Run(t *testing.T, e Engine) {
 		{"ImportAsAndReplace", testImportAsAndReplace},
 		{"ImportReplaceFailureLeavesAll", testImportReplaceFailureLeavesAll},
 		{"ImportReplaceRefusesRunningLive", testImportReplaceRefusesRunningLive},
+		{"ImportManySessionsJSONL", testImportManySessionsJSONL},
+		{"ImportManySessionsFailureLeavesNothing", testImportManySessionsFailureLeavesNothing},
 		{"DeleteSessionRemovesEverything", testDeleteSessionRemovesEverything},
 		{"DeleteEndedBefore", testDeleteEndedBefore},
 		{"DeleteSessionRemovesSearchIndex", testDeleteSessionRemovesSearchIndex},
+		{"OwnerLogins", testOwnerLogins},
 		{"SharesLifecycle", testSharesLifecycle},
 		{"SharesRefuseBadSpecs", testSharesRefuseBadSpecs},
 		{"SharesGoWithTheirSession", testSharesGoWithTheirSession},

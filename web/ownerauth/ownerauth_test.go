@@ -1,6 +1,7 @@
 package ownerauth_test
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"net"
@@ -129,7 +130,7 @@ func TestBearerAndCookie(t *testing.T) {
 	if err != nil || !res.Cookies()[0].Secure {
 		t.Errorf("login over TLS: %v, secure %v", err, res.Cookies()[0].Secure)
 	}
-	// Logout clears the cookie.
+	// Logout without a cookie clears it.
 	w := httptest.NewRecorder()
 	g.Logout(w, request("", ""))
 	if got := w.Result().Cookies(); len(got) != 1 || got[0].MaxAge >= 0 || got[0].Value != "" {
@@ -137,30 +138,133 @@ func TestBearerAndCookie(t *testing.T) {
 	}
 }
 
-func TestLoginLimitsFailures(t *testing.T) {
+// TestWrongTokensLimitedOnBothPaths: wrong tokens count against their
+// address whether they come as a bearer header or through the login form;
+// past the limit a wrong token is *ErrTooMany until the window ends; the
+// right token always passes, on both paths, and other addresses are not
+// affected.
+func TestWrongTokensLimitedOnBothPaths(t *testing.T) {
 	c := &clock{t: time.UnixMilli(1_800_000_000_000)}
-	g := newGuard(t, token, c)
-	for i := range 3 {
-		res, err := login(g, "wrong-token-wrong-token", "192.0.2.7:1", false)
-		if !errors.Is(err, ownerauth.ErrWrongToken) || len(res.Cookies()) != 0 {
-			t.Fatalf("attempt %d: %v, cookies %v", i, err, res.Cookies())
-		}
+	g := newGuard(t, token, c) // 3 a minute
+	bearer := func(tok, remote string) error {
+		r := request("Authorization", "Bearer "+tok)
+		r.RemoteAddr = remote
+		return g.Authenticate(r)
 	}
-	// The fourth try is refused even with the right token...
-	res, err := login(g, token, "192.0.2.7:2", false)
+	const wrong = "wrong-token-wrong-token"
+	if err := bearer(wrong, "192.0.2.7:1"); !errors.Is(err, ownerauth.ErrWrongToken) {
+		t.Fatalf("wrong bearer 1: %v", err)
+	}
+	c.t = c.t.Add(10 * time.Second)
+	if res, err := login(g, wrong, "192.0.2.7:2", false); !errors.Is(err, ownerauth.ErrWrongToken) || len(res.Cookies()) != 0 {
+		t.Fatalf("wrong login 2: %v, cookies %v", err, res.Cookies())
+	}
+	if err := bearer(wrong, "192.0.2.7:3"); !errors.Is(err, ownerauth.ErrWrongToken) {
+		t.Fatalf("wrong bearer 3: %v", err)
+	}
+	// Past the limit, on either path:
 	var many *ownerauth.ErrTooMany
-	if !errors.As(err, &many) || many.RetryAfter != time.Minute || len(res.Cookies()) != 0 {
-		t.Fatalf("after 3 failures: %v, cookies %v", err, res.Cookies())
+	if err := bearer(wrong, "192.0.2.7:4"); !errors.As(err, &many) || many.RetryAfter != 50*time.Second {
+		t.Fatalf("wrong bearer 4: %v, want ErrTooMany with 50s left", err)
 	}
-	// ...from that address only,
-	if _, err := login(g, token, "192.0.2.8:1", false); err != nil {
+	if res, err := login(g, wrong, "192.0.2.7:5", false); !errors.As(err, &many) || len(res.Cookies()) != 0 {
+		t.Fatalf("wrong login 5: %v, cookies %v", err, res.Cookies())
+	}
+	// ...yet the right token passes, on both.
+	if err := bearer(token, "192.0.2.7:6"); err != nil {
+		t.Errorf("the right bearer token from the limited address: %v", err)
+	}
+	if res, err := login(g, token, "192.0.2.7:7", false); err != nil || len(res.Cookies()) != 1 {
+		t.Errorf("the right token at the login form from the limited address: %v, cookies %v", err, res.Cookies())
+	}
+	// Another address is not limited,
+	if err := bearer(wrong, "192.0.2.8:1"); !errors.Is(err, ownerauth.ErrWrongToken) {
 		t.Errorf("another address: %v", err)
 	}
-	// and only until the window is over.
-	c.t = c.t.Add(time.Minute)
-	if _, err := login(g, token, "192.0.2.7:3", false); err != nil {
+	// and the window ends.
+	c.t = c.t.Add(50 * time.Second)
+	if err := bearer(wrong, "192.0.2.7:8"); !errors.Is(err, ownerauth.ErrWrongToken) {
 		t.Errorf("after the window: %v", err)
 	}
+}
+
+// TestLogoutRevokesTheCookie: signing out ends that login's cookie for
+// good — presenting it again is refused, also by a guard over the same
+// logins (a restarted server, another node) — while another login of the
+// owner stays valid.
+func TestLogoutRevokesTheCookie(t *testing.T) {
+	c := &clock{t: time.UnixMilli(1_800_000_000_000)}
+	logins := &recordingLogins{m: map[[32]byte]int64{}}
+	newG := func() *ownerauth.Guard {
+		g, err := ownerauth.New(token, ownerauth.Options{Now: c.now, MaxAge: time.Hour, Logins: logins})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	g := newG()
+	res1, err := login(g, token, "192.0.2.1:1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res2, err := login(g, token, "192.0.2.1:2", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, two := res1.Cookies()[0], res2.Cookies()[0]
+	if one.Value == two.Value {
+		t.Fatal("two logins got the same cookie")
+	}
+	if err := g.Authenticate(request("", "", one)); err != nil {
+		t.Fatalf("the login cookie: %v", err)
+	}
+	w := httptest.NewRecorder()
+	if err := g.Logout(w, request("", "", one)); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Result().Cookies(); len(got) != 1 || got[0].MaxAge >= 0 || got[0].Value != "" {
+		t.Errorf("logout cookie: %+v", got)
+	}
+	for name, guard := range map[string]*ownerauth.Guard{"this guard": g, "a new guard over the same logins": newG()} {
+		if err := guard.Authenticate(request("", "", one)); !errors.Is(err, ownerauth.ErrNotOwner) {
+			t.Errorf("%s: the signed-out cookie: %v, want ErrNotOwner", name, err)
+		}
+		if guard.Check(request("", "", one)) {
+			t.Errorf("%s: Check passes the signed-out cookie", name)
+		}
+		if err := guard.Authenticate(request("", "", two)); err != nil {
+			t.Errorf("%s: the other login's cookie: %v", name, err)
+		}
+	}
+	if len(logins.m) != 1 {
+		t.Errorf("%d logins stored after one of two signed out, want 1", len(logins.m))
+	}
+	// A store that fails: the look-up's error, not a pass.
+	logins.fail = errors.New("store down")
+	if err := g.Authenticate(request("", "", two)); err == nil || errors.Is(err, ownerauth.ErrNotOwner) || !strings.Contains(err.Error(), "store down") {
+		t.Errorf("with the store down: %v, want its error", err)
+	}
+}
+
+// recordingLogins is an ownerauth.Logins in a map, which can fail.
+type recordingLogins struct {
+	m    map[[32]byte]int64
+	fail error
+}
+
+func (l *recordingLogins) AddOwnerLogin(_ context.Context, h [32]byte, exp int64) error {
+	l.m[h] = exp
+	return l.fail
+}
+
+func (l *recordingLogins) OwnerLoginValid(_ context.Context, h [32]byte, now int64) (bool, error) {
+	exp, ok := l.m[h]
+	return ok && exp > now, l.fail
+}
+
+func (l *recordingLogins) RevokeOwnerLogin(_ context.Context, h [32]byte) error {
+	delete(l.m, h)
+	return l.fail
 }
 
 func TestSafeNext(t *testing.T) {
