@@ -21,7 +21,7 @@ type Links struct {
 // Route patterns of a share link's pages (package web dispatches them),
 // and of the owner's exports that share their renderers.
 const (
-	RouteShare             = "/s/:token"
+	routeShare             = "/s/:token"
 	ShareRoutePrefix       = "/s/"
 	RouteSessionExportHTML = "/sessions/:id/export.html"
 	RouteCallContent       = "/sessions/:id/calls/:callId/content.txt"

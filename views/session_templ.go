@@ -78,13 +78,13 @@ func SessionPage(v *SessionPageView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if v.Share != nil {
-				templ_7745c5c3_Err = SharePanel(v.Share).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = sharePanel(v.Share).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
 			if v.Delete != nil {
-				templ_7745c5c3_Err = DeletePanel(v.Delete).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = deletePanel(v.Delete).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -121,7 +121,7 @@ func SessionPage(v *SessionPageView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = FilterBar().Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = filterBar().Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -139,7 +139,7 @@ func SessionPage(v *SessionPageView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var6 string
-				templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(StreamInit(v.StreamURL)).Resolve(ctx)
+				templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(streamInit(v.StreamURL)).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/session.templ`, Line: 44, Col: 63}
 				}
@@ -167,7 +167,7 @@ func SessionPage(v *SessionPageView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = KeyHelp(v.Transport != nil).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = keyHelp(v.Transport != nil).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -196,7 +196,7 @@ func SessionPage(v *SessionPageView) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = Layout(v.Meta).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = layout(v.Meta).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -204,10 +204,10 @@ func SessionPage(v *SessionPageView) templ.Component {
 	})
 }
 
-// FilterBar filters the page's cards without a reload (static/filter.js
+// filterBar filters the page's cards without a reload (static/filter.js
 // fills in the counts and does the filtering): by text, tool, state and
 // error code, with next and previous error, expand and collapse all.
-func FilterBar() templ.Component {
+func filterBar() templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -228,7 +228,7 @@ func FilterBar() templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		for _, st := range []string{FilterPending, FilterOK, FilterError, FilterInterrupted} {
+		for _, st := range []string{filterPending, filterOK, filterError, filterInterrupted} {
 			{
 				templ_7745c5c3_ElementWriter := templ_7745c5c3_Buffer
 				templ_7745c5c3_Buffer := templ.GetBuffer()
@@ -354,7 +354,7 @@ func Transcript(v *SessionPageView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var16 string
-		templ_7745c5c3_Var16, templ_7745c5c3_Err = templruntime.NewAttributeExpression(TranscriptID).Resolve(ctx)
+		templ_7745c5c3_Var16, templ_7745c5c3_Err = templruntime.NewAttributeExpression(transcriptID).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
 			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/session.templ`, Line: 93, Col: 23}
 		}
@@ -373,7 +373,7 @@ func Transcript(v *SessionPageView) templ.Component {
 			}
 		}
 		for _, s := range v.Segments {
-			templ_7745c5c3_Err = SegmentView(v.R, s).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = segmentView(v.R, s).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -428,7 +428,7 @@ func SessionHead(h *SessionHeadView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = SessionStatus(h).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = sessionStatus(h).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -437,7 +437,7 @@ func SessionHead(h *SessionHeadView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if h.Replay {
-			templ_7745c5c3_Err = AtBanner(h).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = atBanner(h).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -576,7 +576,7 @@ func SessionHead(h *SessionHeadView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = SessionStats(h).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = sessionStats(h).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -588,8 +588,8 @@ func SessionHead(h *SessionHeadView) templ.Component {
 	})
 }
 
-// SessionStatus is the session's status pill.
-func SessionStatus(h *SessionHeadView) templ.Component {
+// sessionStatus is the session's status pill.
+func sessionStatus(h *SessionHeadView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -689,8 +689,8 @@ func SessionStatus(h *SessionHeadView) templ.Component {
 	})
 }
 
-// SessionStats are the session's counters.
-func SessionStats(h *SessionHeadView) templ.Component {
+// sessionStats are the session's counters.
+func sessionStats(h *SessionHeadView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1002,7 +1002,7 @@ func Earlier(e *EarlierView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var51 string
-			templ_7745c5c3_Var51, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@get('" + ExprURL(e.URL) + "')").Resolve(ctx)
+			templ_7745c5c3_Var51, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@get('" + exprURL(e.URL) + "')").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/session.templ`, Line: 166, Col: 122}
 			}
@@ -1035,7 +1035,7 @@ func Earlier(e *EarlierView) templ.Component {
 				}
 			}
 			for _, s := range e.Loaded {
-				templ_7745c5c3_Err = SegmentView(e.R, s).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = segmentView(e.R, s).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1049,8 +1049,8 @@ func Earlier(e *EarlierView) templ.Component {
 	})
 }
 
-// SegmentView renders one top-level transcript segment.
-func SegmentView(r R, s Segment) templ.Component {
+// segmentView renders one top-level transcript segment.
+func segmentView(r R, s Segment) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1074,12 +1074,12 @@ func SegmentView(r R, s Segment) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		case *Step:
-			templ_7745c5c3_Err = StepView(r, x).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = stepView(r, x).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		case *Row:
-			templ_7745c5c3_Err = ItemView(r, x.Item).Render(ctx, templ_7745c5c3_Buffer)
+		case *row:
+			templ_7745c5c3_Err = itemView(r, x.Item).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1088,8 +1088,8 @@ func SegmentView(r R, s Segment) templ.Component {
 	})
 }
 
-// TurnRowView is a turn's divider.
-func TurnRowView(t *TurnRow, p price.Table) templ.Component {
+// turnRowView is a turn's divider.
+func turnRowView(t *TurnRow, p price.Table) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1315,7 +1315,7 @@ func turnRow(t *TurnRow, p price.Table, current bool) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var66 string
-			templ_7745c5c3_Var66, templ_7745c5c3_Err = templ.JoinStringErrs(Duration(t.EndTime - t.Time))
+			templ_7745c5c3_Var66, templ_7745c5c3_Err = templ.JoinStringErrs(duration(t.EndTime - t.Time))
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/session.templ`, Line: 210, Col: 51}
 			}
@@ -1328,8 +1328,8 @@ func turnRow(t *TurnRow, p price.Table, current bool) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if w := NewWaterfall(t); w != nil {
-			templ_7745c5c3_Err = Waterfall(w).Render(ctx, templ_7745c5c3_Buffer)
+		if w := newWaterfall(t); w != nil {
+			templ_7745c5c3_Err = waterfall(w).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1521,9 +1521,9 @@ func usageLine(u Usage, p price.Table, testid string) templ.Component {
 	})
 }
 
-// Waterfall is a turn's timeline: one row per tool call on the turn's time
+// waterfall is a turn's timeline: one row per tool call on the turn's time
 // axis (calls that ran in parallel overlap), each a link to its card.
-func Waterfall(w *WaterfallView) templ.Component {
+func waterfall(w *waterfallView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1788,8 +1788,8 @@ func Waterfall(w *WaterfallView) templ.Component {
 	})
 }
 
-// StepView is a model step with its items.
-func StepView(r R, s *Step) templ.Component {
+// stepView is a model step with its items.
+func stepView(r R, s *Step) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1845,7 +1845,7 @@ func StepView(r R, s *Step) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = StepHeadView(s, r.Prices).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = stepHeadView(s, r.Prices).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1867,7 +1867,7 @@ func StepView(r R, s *Step) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		for _, it := range s.Items {
-			templ_7745c5c3_Err = ItemView(r, it).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = itemView(r, it).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1880,8 +1880,8 @@ func StepView(r R, s *Step) templ.Component {
 	})
 }
 
-// StepHeadView is a step's header row.
-func StepHeadView(s *Step, p price.Table) templ.Component {
+// stepHeadView is a step's header row.
+func stepHeadView(s *Step, p price.Table) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1976,7 +1976,7 @@ func StepHeadView(s *Step, p price.Table) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var102 string
-			templ_7745c5c3_Var102, templ_7745c5c3_Err = templ.JoinStringErrs(Duration(s.EndTime - s.Time))
+			templ_7745c5c3_Var102, templ_7745c5c3_Err = templ.JoinStringErrs(duration(s.EndTime - s.Time))
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/session.templ`, Line: 290, Col: 51}
 			}
@@ -2031,8 +2031,8 @@ func StepHeadView(s *Step, p price.Table) templ.Component {
 	})
 }
 
-// ItemView renders one transcript item.
-func ItemView(r R, it Item) templ.Component {
+// itemView renders one transcript item.
+func itemView(r R, it Item) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -2050,12 +2050,12 @@ func ItemView(r R, it Item) templ.Component {
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
 		switch x := it.(type) {
-		case *MessageItem:
+		case *messageItem:
 			templ_7745c5c3_Err = userMessage(x, r.current(x.ElemID())).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		case *AssistantItem:
+		case *assistantItem:
 			templ_7745c5c3_Err = assistantMessage(x, r.current(x.ElemID())).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -2076,7 +2076,7 @@ func ItemView(r R, it Item) templ.Component {
 }
 
 // UserMessage is a user (or context) message.
-func UserMessage(m *MessageItem) templ.Component {
+func UserMessage(m *messageItem) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -2101,7 +2101,7 @@ func UserMessage(m *MessageItem) templ.Component {
 	})
 }
 
-func userMessage(m *MessageItem, current bool) templ.Component {
+func userMessage(m *messageItem, current bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -2203,7 +2203,7 @@ func userMessage(m *MessageItem, current bool) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = ContentBlocks(m.Message.Content).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = contentBlocks(m.Message.Content).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -2215,9 +2215,9 @@ func userMessage(m *MessageItem, current bool) templ.Component {
 	})
 }
 
-// ContentBlocks renders message content: text as escaped pre-wrapped text,
+// contentBlocks renders message content: text as escaped pre-wrapped text,
 // other blocks as bounded JSON.
-func ContentBlocks(c core.Content) templ.Component {
+func contentBlocks(c core.Content) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -2279,7 +2279,7 @@ func ContentBlocks(c core.Content) templ.Component {
 
 // AssistantMessage is the assistant's text and reasoning: plain text while
 // streaming, sanitized markdown once final.
-func AssistantMessage(a *AssistantItem) templ.Component {
+func AssistantMessage(a *assistantItem) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -2304,7 +2304,7 @@ func AssistantMessage(a *AssistantItem) templ.Component {
 	})
 }
 
-func assistantMessage(a *AssistantItem, current bool) templ.Component {
+func assistantMessage(a *assistantItem, current bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -2759,7 +2759,7 @@ func rawRow(x *RawItem, current bool) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = ClipView(rawClip(x), "").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = clipView(rawClip(x), "").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
