@@ -159,11 +159,6 @@ type DeletePanelView struct {
 // DefaultWindow is how many transcript items the first paint shows.
 const DefaultWindow = 120
 
-// newSessionHead builds the header of a timeline as the owner reads it.
-func newSessionHead(t *Timeline) SessionHeadView {
-	return newSessionHeadFor(t, SessionLinks(t.Header().ID))
-}
-
 // newSessionHeadFor builds the header of a timeline for a reader following
 // l: a share link's header links no other session.
 func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
@@ -263,12 +258,6 @@ func NewSessionPage(meta PageMeta, t *Timeline, window int, live bool) *SessionP
 func newSessionPageFor(meta PageMeta, t *Timeline, l Links, window int, live bool) *SessionPageView {
 	v, _ := newSessionPage(meta, t, l, window, live, LivePlace())
 	return v
-}
-
-// newReplayPage builds the owner's session page of a replay
-// (NewReplayPageFor).
-func newReplayPage(meta PageMeta, r *Replay, window int, live bool, p Place) (*SessionPageView, error) {
-	return NewReplayPageFor(meta, r, SessionLinks(r.T.Header().ID), window, live, p)
 }
 
 // NewReplayPageFor builds the session page of a replay for a reader
@@ -376,20 +365,10 @@ func newLater(r R, segs []Segment, last int, until, at int64) *LaterView {
 	}
 }
 
-// loadEarlier returns the placeholder for before, filled with the window of
-// segments that precede it (and a further placeholder when more remain), or
-// nil when no segment starts at before.
-func loadEarlier(t *Timeline, before int64, window int) *EarlierView {
-	return loadEarlierFor(t, SessionLinks(t.Header().ID), before, window)
-}
-
-// loadEarlierFor is loadEarlier for a reader following l.
-func loadEarlierFor(t *Timeline, l Links, before int64, window int) *EarlierView {
-	return LoadEarlierAt(t, l, before, window, -1)
-}
-
-// LoadEarlierAt is loadEarlierFor on a page that stands at event at (< 0:
-// live), for its links.
+// LoadEarlierAt returns the placeholder for before, filled with the window
+// of segments that precede it (and a further placeholder when more remain),
+// or nil when no segment starts at before, on a page that stands at event at
+// (< 0: live) and links with l.
 func LoadEarlierAt(t *Timeline, l Links, before int64, window int, at int64) *EarlierView {
 	r := NewR(t, l)
 	segs := t.Segments()
