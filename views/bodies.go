@@ -170,7 +170,7 @@ func newReadBody(x *core.ReadResultView) *ReadBody {
 	for i, l := range lines {
 		texts[i] = strings.ReplaceAll(clean(l.Text), "\n", " ")
 	}
-	toks := Highlight(x.Lang, x.Path, texts)
+	toks := cachedHighlight(x.Lang, x.Path, texts)
 	for i, l := range lines {
 		cl := CodeLine{N: l.Number, Tokens: toks[i], Expanded: i >= previewLines}
 		cl.Tokens, cl.Cut = cutTokens(cl.Tokens, maxLineRunes)
@@ -197,10 +197,10 @@ func cutTokens(ts []Token, max int) ([]Token, int) {
 	return ts, 0
 }
 
-// Highlight tokenizes lines of source (language lang, else guessed from
+// cachedHighlight tokenizes lines of source (language lang, else guessed from
 // path) into classed tokens, one slice per line. Unknown languages give one
 // plain token per line.
-func Highlight(lang, path string, lines []string) [][]Token {
+func cachedHighlight(lang, path string, lines []string) [][]Token {
 	key := hlKey(lang, path, lines)
 	if toks, ok := hlCache.get(key); ok {
 		return toks
@@ -341,7 +341,7 @@ func newMatchesBody(x *core.SearchMatchesView, res core.ToolResult) *MatchesBody
 	return b
 }
 
-// hlCache memoizes Highlight, a pure and slow function (chroma's lexers
+// hlCache memoizes cachedHighlight, a pure and slow function (chroma's lexers
 // are regexp-based): a card is rendered for the page, for every live
 // patch and on every resume.
 var hlCache = &tokenCache{m: map[[32]byte][][]Token{}, max: 2048}

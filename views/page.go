@@ -670,7 +670,7 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 		if s, ok := parsed.(string); ok && s == c.Args && c.Args != "" {
 			v.ArgsNote = "not JSON: the raw string is kept as is"
 		} else if b, err := core.MarshalNoEscape(parsed); err == nil {
-			v.ParsedArgs = JSONClip(string(b), callPageLines, callPageRunes)
+			v.ParsedArgs = prettyJSONClip(string(b), callPageLines, callPageRunes)
 		}
 		if vs.call != nil {
 			if b, err := viewJSON(vs.call); err == nil {
@@ -688,7 +688,7 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 			if c.metaValid {
 				v.MetaJSON = validJSONClip(string(c.Result.Meta), callPageLines, callPageRunes)
 			} else {
-				v.MetaJSON = JSONClip(string(c.Result.Meta), callPageLines, callPageRunes)
+				v.MetaJSON = prettyJSONClip(string(c.Result.Meta), callPageLines, callPageRunes)
 			}
 		}
 		if c.Result.Error != nil {

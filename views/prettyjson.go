@@ -5,20 +5,22 @@ import (
 	"strings"
 )
 
-// JSONClip returns JSON text as newClipN(prettyJSON(s), maxLines,
+// prettyJSONClip returns JSON text as newClipN(prettyJSON(s), maxLines,
 // maxRunes) would, without indenting what the clip leaves out: a large
 // value (a 20,000-line result view, its meta) is walked twice — once to
 // count its lines, once to build the lines shown — and never held indented
 // in full. Text that is not JSON is clipped as it is.
-func JSONClip(s string, maxLines, maxRunes int) Clip { return jsonClip(s, maxLines, maxRunes, 64<<10) }
+func prettyJSONClip(s string, maxLines, maxRunes int) Clip {
+	return jsonClip(s, maxLines, maxRunes, 64<<10)
+}
 
-// validJSONClip is JSONClip of text the caller knows to be valid JSON (a
+// validJSONClip is prettyJSONClip of text the caller knows to be valid JSON (a
 // view core wrote): it is not checked again.
 func validJSONClip(s string, maxLines, maxRunes int) Clip {
 	return walkJSONClip(s, maxLines, maxRunes, 64<<10)
 }
 
-// jsonClip is JSONClip walking values from minSize bytes (smaller ones are
+// jsonClip is prettyJSONClip walking values from minSize bytes (smaller ones are
 // indented whole, which is as fast for them).
 func jsonClip(s string, maxLines, maxRunes, minSize int) Clip {
 	if len(s) < minSize || !json.Valid([]byte(s)) {

@@ -30,7 +30,7 @@ func HitURL(h *SearchHitInput) string {
 	case h.Seq < 0:
 		return SessionURL(h.SessionID)
 	case h.Kind == search.KindCall:
-		elem := CardElemID(h.CallID, h.Card)
+		elem := cardElemID(h.CallID, h.Card)
 		card := ""
 		if h.Card > 1 {
 			card = elem
