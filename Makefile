@@ -30,8 +30,11 @@ build: generate ## build ./prism
 	$(GO) build -o prism .
 
 .PHONY: test
-test: generate chromium postgresql axe ## every test: vet, then all packages with the race detector (PostgreSQL's too)
+test: generate chromium postgresql axe ## every test: go.mod tidy and verified, vet, staticcheck, then all packages with the race detector (PostgreSQL's too)
+	$(GO) mod tidy -diff
+	$(GO) mod verify
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 	PRISM_AXE_JS=$(AXE_JS) $(GO) test -race -count=1 -timeout 20m ./...
 
 .PHONY: chromium

@@ -105,6 +105,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if len(files) == 0 {
+		//lint:ignore ST1005 a usage synopsis ends in "..." for a repeated operand
 		return fmt.Errorf("%w: prism import [--db PATH] [--import-memory MiB] [--as NEW_ID] [--replace] FILE...", errUsage)
 	}
 	if o.As != "" && len(files) != 1 {
@@ -154,6 +155,7 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if len(ids) == 0 {
+		//lint:ignore ST1005 a usage synopsis ends in "..." for a repeated operand
 		return fmt.Errorf("%w: prism delete [--db PATH] SESSION_ID...", errUsage)
 	}
 	if err := storeExists(*dbPath); err != nil {

@@ -107,8 +107,8 @@ type ErrorInfo struct {
 	Code string `json:"code"`
 }
 
-// InfoOf returns the {name, code} of a Coded error in err's chain.
-func InfoOf(err error) *ErrorInfo {
+// infoOf returns the {name, code} of a Coded error in err's chain.
+func infoOf(err error) *ErrorInfo {
 	var c Coded
 	if errors.As(err, &c) {
 		return &ErrorInfo{Name: c.ErrorName(), Code: c.ErrorCode()}

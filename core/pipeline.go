@@ -751,7 +751,7 @@ func NewFailure(err error) *Failure {
 		err = errors.New("tool call failed")
 	}
 	msg := err.Error()
-	return &Failure{Error: ToolFailure{Message: msg, Info: InfoOf(err)}, Content: Text("Error: " + msg)}
+	return &Failure{Error: ToolFailure{Message: msg, Info: infoOf(err)}, Content: Text("Error: " + msg)}
 }
 
 func errorResult(err error) *Failure { return NewFailure(err) }

@@ -21,8 +21,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-
-	"github.com/google/shlex"
 )
 
 // Config is one MCP server: a command run over stdio, or a streamable HTTP
@@ -48,9 +46,9 @@ func (c Config) String() string {
 var serverName = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]|_[A-Za-z0-9-])*$`)
 
 // ParseSpec parses one --mcp value: NAME=COMMAND ARG… (the command split
-// into words as a POSIX shell would — quotes and backslashes honoured — but
-// never run through a shell) or NAME=http(s)://… for a streamable HTTP
-// server. NAME is letters, digits, '-' and single '_' (no "__", which
+// into words as a POSIX shell would — quotes, backslashes and comments
+// honoured, nothing expanded — but never run through a shell) or
+// NAME=http(s)://… for a streamable HTTP server. NAME is letters, digits, '-' and single '_' (no "__", which
 // separates the parts of a tool name).
 func ParseSpec(spec string) (Config, error) {
 	name, rest, ok := strings.Cut(spec, "=")
@@ -69,7 +67,7 @@ func ParseSpec(spec string) (Config, error) {
 		}
 		return Config{Name: name, URL: u.String()}, nil
 	}
-	words, err := shlex.Split(rest)
+	words, err := splitWords(rest)
 	if err != nil {
 		return Config{}, fmt.Errorf("mcp server %q: command %q: %v", name, rest, err)
 	}

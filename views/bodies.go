@@ -20,7 +20,7 @@ const maxDiffInput = 256 << 10
 
 func newDiffBody(diffs []core.FileDiff, intent bool) *DiffBody {
 	b := &DiffBody{Intent: intent}
-	budget := MaxLines
+	budget := maxLines
 	for i, d := range diffs {
 		if i == 50 {
 			break
@@ -61,13 +61,13 @@ func newDiffBody(diffs []core.FileDiff, intent bool) *DiffBody {
 		f.Lines = lines
 		b.Files = append(b.Files, f)
 	}
-	// Collapse: the first PreviewLines rows of the whole card show; the rest
+	// Collapse: the first previewLines rows of the whole card show; the rest
 	// expand.
 	n := 0
 	for fi := range b.Files {
 		for li := range b.Files[fi].Lines {
 			n++
-			b.Files[fi].Lines[li].Expanded = n > PreviewLines
+			b.Files[fi].Lines[li].Expanded = n > previewLines
 		}
 	}
 	return b
@@ -109,7 +109,7 @@ func diffLines(old, new string) []DiffLine {
 		}
 		o, n := h.FromLine, h.ToLine
 		for _, l := range h.Lines {
-			text, _ := cutLine(strings.TrimSuffix(l.Content, "\n"), MaxLineRunes)
+			text, _ := cutLine(strings.TrimSuffix(l.Content, "\n"), maxLineRunes)
 			switch l.Kind {
 			case udiff.Delete:
 				out = append(out, DiffLine{Op: '-', Old: o, Text: text})
@@ -132,13 +132,13 @@ func sideLines(op byte, s string) []DiffLine {
 	if s == "" {
 		return nil
 	}
-	parts := strings.SplitN(s, "\n", MaxLines+1)
+	parts := strings.SplitN(s, "\n", maxLines+1)
 	out := make([]DiffLine, 0, len(parts))
 	for i, p := range parts {
-		if i == MaxLines {
+		if i == maxLines {
 			break
 		}
-		text, _ := cutLine(p, MaxLineRunes)
+		text, _ := cutLine(p, maxLineRunes)
 		l := DiffLine{Op: op, Text: text}
 		if op == '-' {
 			l.Old = i + 1
@@ -161,8 +161,8 @@ func newReadBody(x *core.ReadResultView) *ReadBody {
 		b.Label = firstLine(clean(x.Path), 300)
 	}
 	lines := x.Lines
-	if len(lines) > MaxLines {
-		lines = lines[:MaxLines]
+	if len(lines) > maxLines {
+		lines = lines[:maxLines]
 	}
 	b.Shown = len(lines)
 	b.Partial = b.Shown < x.TotalLines
@@ -170,10 +170,10 @@ func newReadBody(x *core.ReadResultView) *ReadBody {
 	for i, l := range lines {
 		texts[i] = strings.ReplaceAll(clean(l.Text), "\n", " ")
 	}
-	toks := Highlight(x.Lang, x.Path, texts)
+	toks := cachedHighlight(x.Lang, x.Path, texts)
 	for i, l := range lines {
-		cl := CodeLine{N: l.Number, Tokens: toks[i], Expanded: i >= PreviewLines}
-		cl.Tokens, cl.Cut = cutTokens(cl.Tokens, MaxLineRunes)
+		cl := CodeLine{N: l.Number, Tokens: toks[i], Expanded: i >= previewLines}
+		cl.Tokens, cl.Cut = cutTokens(cl.Tokens, maxLineRunes)
 		b.Lines = append(b.Lines, cl)
 	}
 	return b
@@ -197,10 +197,10 @@ func cutTokens(ts []Token, max int) ([]Token, int) {
 	return ts, 0
 }
 
-// Highlight tokenizes lines of source (language lang, else guessed from
+// cachedHighlight tokenizes lines of source (language lang, else guessed from
 // path) into classed tokens, one slice per line. Unknown languages give one
 // plain token per line.
-func Highlight(lang, path string, lines []string) [][]Token {
+func cachedHighlight(lang, path string, lines []string) [][]Token {
 	key := hlKey(lang, path, lines)
 	if toks, ok := hlCache.get(key); ok {
 		return toks
@@ -316,7 +316,7 @@ var chromaStructural = map[string]bool{"lnlinks": true, "lntd": true, "lntable":
 
 func newMatchesBody(x *core.SearchMatchesView, res core.ToolResult) *MatchesBody {
 	b := &MatchesBody{Total: x.Total, Truncated: x.Truncated}
-	budget := MaxLines
+	budget := maxLines
 	for _, f := range x.Files {
 		b.Count += len(f.Matches)
 		if budget <= 0 {
@@ -329,19 +329,19 @@ func newMatchesBody(x *core.SearchMatchesView, res core.ToolResult) *MatchesBody
 				b.Hidden++
 				continue
 			}
-			text, cut := cutLine(strings.ReplaceAll(clean(m.Line), "\n", " "), MaxLineRunes)
+			text, cut := cutLine(strings.ReplaceAll(clean(m.Line), "\n", " "), maxLineRunes)
 			mf.Matches = append(mf.Matches, Line{N: m.LineNumber, Text: text, Cut: cut})
 			budget--
 		}
 		b.Files = append(b.Files, mf)
 	}
 	if x.Truncated {
-		b.Recovery = NewClip(res.Content.PlainText(), 40)
+		b.Recovery = newClip(res.Content.PlainText(), 40)
 	}
 	return b
 }
 
-// hlCache memoizes Highlight, a pure and slow function (chroma's lexers
+// hlCache memoizes cachedHighlight, a pure and slow function (chroma's lexers
 // are regexp-based): a card is rendered for the page, for every live
 // patch and on every resume.
 var hlCache = &tokenCache{m: map[[32]byte][][]Token{}, max: 2048}

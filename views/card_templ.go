@@ -801,7 +801,7 @@ func modelView(m *ModelView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = ClipView(b.Text, b.ID).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = clipView(b.Text, b.ID).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -950,7 +950,7 @@ func approvalPanel(a *ApprovalView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var48 string
-				templ_7745c5c3_Var48, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@post('" + ExprURL(a.DecideURL) + "', {contentType: 'form', headers: {'Prism-Tab': $_tab}})").Resolve(ctx)
+				templ_7745c5c3_Var48, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@post('" + exprURL(a.DecideURL) + "', {contentType: 'form', headers: {'Prism-Tab': $_tab}})").Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/card.templ`, Line: 145, Col: 254}
 				}
@@ -1228,7 +1228,7 @@ func terminalBody(v *CardView, t *TerminalBody) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = ClipView(t.Output, v.ID+"-out").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = clipView(t.Output, v.ID+"-out").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1520,8 +1520,8 @@ func diffBody(v *CardView, d *DiffBody) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if d.Rows() > PreviewLines {
-			templ_7745c5c3_Err = expander(v.ID+"-x", PreviewLines, d.Rows()).Render(ctx, templ_7745c5c3_Buffer)
+		if d.Rows() > previewLines {
+			templ_7745c5c3_Err = expander(v.ID+"-x", previewLines, d.Rows()).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1723,8 +1723,8 @@ func readBody(v *CardView, r *ReadBody) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if len(r.Lines) > PreviewLines {
-				templ_7745c5c3_Err = expander(v.ID+"-x", PreviewLines, len(r.Lines)).Render(ctx, templ_7745c5c3_Buffer)
+			if len(r.Lines) > previewLines {
+				templ_7745c5c3_Err = expander(v.ID+"-x", previewLines, len(r.Lines)).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1953,7 +1953,7 @@ func matchesBody(v *CardView, m *MatchesBody) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = ClipView(m.Recovery, "").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = clipView(m.Recovery, "").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -2039,7 +2039,7 @@ func pathsBody(v *CardView, p *PathsBody) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = ClipView(p.Paths, v.ID+"-paths").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = clipView(p.Paths, v.ID+"-paths").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -2049,7 +2049,7 @@ func pathsBody(v *CardView, p *PathsBody) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = ClipView(p.Recovery, "").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = clipView(p.Recovery, "").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -2092,7 +2092,7 @@ func webSearchBody(v *CardView, w *WebSearchBody) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = ClipView(w.Answer, "").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = clipView(w.Answer, "").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -2395,7 +2395,7 @@ func genericBody(v *CardView, g *GenericBody) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = ClipView(g.In, v.ID+"-in").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = clipView(g.In, v.ID+"-in").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -2451,7 +2451,7 @@ func genericBody(v *CardView, g *GenericBody) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = ClipView(g.Out, v.ID+"-out").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = clipView(g.Out, v.ID+"-out").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -2510,7 +2510,7 @@ func imageBody(v *CardView, b *ImageBody) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if !b.Out.Empty {
-			templ_7745c5c3_Err = ClipView(b.Out, v.ID+"-out").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = clipView(b.Out, v.ID+"-out").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -2598,10 +2598,10 @@ func imageBody(v *CardView, b *ImageBody) templ.Component {
 	})
 }
 
-// ClipView renders a bounded text: the collapsed head and tail, the middle
+// clipView renders a bounded text: the collapsed head and tail, the middle
 // behind an expander, and an honest count of what is shown. id, when set,
 // names the element a copy button copies.
-func ClipView(c Clip, id string) templ.Component {
+func clipView(c Clip, id string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -221,24 +221,24 @@ func cardTitle(c *Card, vs cardViews) string {
 
 // Filter states: how the session's filter bar groups cards.
 const (
-	FilterPending     = "pending"     // waiting for a result or an approval (running too)
-	FilterOK          = "ok"          // completed (a non-zero exit included)
-	FilterError       = "error"       // failed
-	FilterInterrupted = "interrupted" // stopped without a result, cancelled, or closed by crash repair
+	filterPending     = "pending"     // waiting for a result or an approval (running too)
+	filterOK          = "ok"          // completed (a non-zero exit included)
+	filterError       = "error"       // failed
+	filterInterrupted = "interrupted" // stopped without a result, cancelled, or closed by crash repair
 )
 
-// FilterState returns the card's filter state: FilterPending, FilterOK,
-// FilterError or FilterInterrupted.
+// FilterState returns the card's filter state: filterPending, filterOK,
+// filterError or filterInterrupted.
 func (v *CardView) FilterState() string {
 	switch {
 	case v.State == StateStopped, v.Outcome != "":
-		return FilterInterrupted
+		return filterInterrupted
 	case v.State == StatePending, v.State == StateRunning, v.State == StateAwaiting:
-		return FilterPending
+		return filterPending
 	case v.State == StateError:
-		return FilterError
+		return filterError
 	}
-	return FilterOK
+	return filterOK
 }
 
 // NewCardView builds the screen model of a card. sessionID is used for the
@@ -267,7 +267,7 @@ func NewCardViewIn(c *Card, r R) *CardView {
 		v.Started, v.StartedISO = clock(c.ResultTime)
 	}
 	if c.Result != nil && c.HasCall {
-		v.Duration = Duration(c.ResultTime - c.CallTime)
+		v.Duration = duration(c.ResultTime - c.CallTime)
 	}
 	if c.Result != nil && c.Result.Error != nil {
 		v.ErrName, v.ErrCode = clean(c.Result.Error.Name), clean(c.Result.Error.Code)
@@ -383,7 +383,7 @@ func (v *CardView) resultBody(c *Card, cv core.CallView, rv core.ResultView, cwd
 		}
 		t.Command = commandLines(cmd)
 		if x.Output != nil {
-			t.Output = NewClip(*x.Output, MaxLines)
+			t.Output = newClip(*x.Output, maxLines)
 		} else {
 			t.Output = Clip{Empty: true}
 		}
@@ -408,20 +408,20 @@ func (v *CardView) resultBody(c *Card, cv core.CallView, rv core.ResultView, cwd
 		v.Matches = newMatchesBody(x, res)
 	case *core.SearchPathsView:
 		v.Kind = core.CardSearch
-		b := &PathsBody{Paths: NewClip(strings.Join(x.Paths, "\n"), MaxLines), Total: x.Total, Truncated: x.Truncated}
+		b := &PathsBody{Paths: newClip(strings.Join(x.Paths, "\n"), maxLines), Total: x.Total, Truncated: x.Truncated}
 		if x.Truncated {
-			b.Recovery = NewClip(res.Content.PlainText(), 40)
+			b.Recovery = newClip(res.Content.PlainText(), 40)
 		}
 		v.Paths = b
 	case *core.WebSearchView:
 		v.Kind = core.CardWeb
-		b := &WebSearchBody{Answer: NewClip(x.Answer, MaxLines), Truncated: x.Truncated}
+		b := &WebSearchBody{Answer: newClip(x.Answer, maxLines), Truncated: x.Truncated}
 		for i, s := range x.Sources {
 			if i == 100 {
 				break
 			}
 			b.Sources = append(b.Sources, WebSourceView{
-				URL: firstLine(clean(s.URL), 500), Href: SafeHref(s.URL),
+				URL: firstLine(clean(s.URL), 500), Href: safeHref(s.URL),
 				Title: firstLine(clean(s.Title), 300), Snippet: firstLine(clean(s.Snippet), 600),
 				Date: firstLine(clean(s.PublishedAt), 40),
 			})
@@ -432,7 +432,7 @@ func (v *CardView) resultBody(c *Card, cv core.CallView, rv core.ResultView, cwd
 		v.Image = newImageBody(x)
 	case *core.WebFetchView:
 		v.Kind = core.CardWeb
-		v.Fetch = &WebFetchBody{URL: firstLine(clean(x.URL), 500), Href: SafeHref(x.URL), StatusCode: x.StatusCode, Truncated: x.Truncated}
+		v.Fetch = &WebFetchBody{URL: firstLine(clean(x.URL), 500), Href: safeHref(x.URL), StatusCode: x.StatusCode, Truncated: x.Truncated}
 	default: // generic, or no valid view
 		v.Kind = core.CardGeneric
 		g := &GenericBody{OutError: res.IsError, HasOut: true}
@@ -459,7 +459,7 @@ func (v *CardView) resultBody(c *Card, cv core.CallView, rv core.ResultView, cwd
 		if out == "" && c.Result.Error != nil {
 			out = c.Result.Error.Name + ": " + c.Result.Error.Code
 		}
-		g.Out = NewClip(out, MaxLines)
+		g.Out = newClip(out, maxLines)
 		v.Generic = g
 	}
 }
@@ -469,18 +469,18 @@ func (v *CardView) resultBody(c *Card, cv core.CallView, rv core.ResultView, cwd
 func inputClip(c *Card, cv core.CallView) Clip {
 	if g, ok := cv.(*core.GenericCallView); ok {
 		if len(g.Content) > 0 {
-			return NewClip(g.Content.PlainText(), MaxLines)
+			return newClip(g.Content.PlainText(), maxLines)
 		}
 		if g.RawInput != nil {
 			if s, ok := g.RawInput.(string); ok {
-				return NewClip(s, MaxLines)
+				return newClip(s, maxLines)
 			}
 			if b, err := json.MarshalIndent(g.RawInput, "", "  "); err == nil {
-				return NewClip(string(b), MaxLines)
+				return newClip(string(b), maxLines)
 			}
 		}
 	}
-	return NewClip(prettyJSON(c.Args), MaxLines)
+	return newClip(prettyJSON(c.Args), maxLines)
 }
 
 // prettyJSON indents s when it is JSON and returns it unchanged otherwise.
@@ -520,7 +520,7 @@ func commandLines(cmd string) []string {
 		lines = append(lines[:40:40], fmt.Sprintf("… %s more lines", Count(len(lines)-40)))
 	}
 	for i, l := range lines {
-		lines[i], _ = cutLine(l, MaxLineRunes)
+		lines[i], _ = cutLine(l, maxLineRunes)
 	}
 	return lines
 }
@@ -540,9 +540,9 @@ func resolveCwd(session, cwd string, known bool) string {
 	return path.Join(session, cwd)
 }
 
-// SafeHref returns u when it is an absolute http(s) URL, else "": only such
+// safeHref returns u when it is an absolute http(s) URL, else "": only such
 // URLs become links.
-func SafeHref(u string) string {
+func safeHref(u string) string {
 	u = strings.TrimSpace(u)
 	p, err := url.Parse(u)
 	if err != nil || p.Host == "" || (p.Scheme != "http" && p.Scheme != "https") {
@@ -565,8 +565,8 @@ func clock(ms int64) (string, string) {
 	return t.Format("15:04:05"), t.Format("2006-01-02T15:04:05.000Z")
 }
 
-// Duration formats a millisecond duration compactly: 840 ms, 1.2 s, 3m 05s.
-func Duration(ms int64) string {
+// duration formats a millisecond duration compactly: 840 ms, 1.2 s, 3m 05s.
+func duration(ms int64) string {
 	switch {
 	case ms < 0:
 		return "—"
@@ -661,7 +661,7 @@ func isNilView(v any) bool {
 // newImageBody builds the image card from a validated view: each image
 // becomes a data: URL of its own (checked) bytes.
 func newImageBody(x *core.ImageResultView) *ImageBody {
-	b := &ImageBody{Out: NewClip(x.Content.PlainText(), MaxLines)}
+	b := &ImageBody{Out: newClip(x.Content.PlainText(), maxLines)}
 	for _, im := range x.Images {
 		if im.Validate() != nil {
 			continue

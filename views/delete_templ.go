@@ -9,9 +9,9 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-// DeletePanel is the owner's delete button: a disclosure that asks for
+// deletePanel is the owner's delete button: a disclosure that asks for
 // confirmation and says what goes with the session.
-func DeletePanel(v *DeletePanelView) templ.Component {
+func deletePanel(v *DeletePanelView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -9,13 +9,13 @@ func TestFilterState(t *testing.T) {
 	for _, tc := range []struct {
 		state, outcome, want string
 	}{
-		{StatePending, "", FilterPending},
-		{StateAwaiting, "", FilterPending},
-		{StateRunning, "", FilterPending},
-		{StateOK, "", FilterOK},
-		{StateError, "", FilterError},
-		{StateStopped, "", FilterInterrupted},
-		{StateError, "outcome-unknown", FilterInterrupted},
+		{StatePending, "", filterPending},
+		{StateAwaiting, "", filterPending},
+		{StateRunning, "", filterPending},
+		{StateOK, "", filterOK},
+		{StateError, "", filterError},
+		{StateStopped, "", filterInterrupted},
+		{StateError, "outcome-unknown", filterInterrupted},
 	} {
 		v := &CardView{State: tc.state, Outcome: tc.outcome}
 		if got := v.FilterState(); got != tc.want {

@@ -20,9 +20,9 @@ type Presenter interface {
 	PresentResult(name, rawArgs string, res core.ToolResult) core.ResultView
 }
 
-// TranscriptID is the element id of the flat transcript container that
+// transcriptID is the element id of the flat transcript container that
 // turn rows, steps and loose rows are appended to.
-const TranscriptID = "transcript"
+const transcriptID = "transcript"
 
 // Timeline is the incremental fold of a session log into the page model: the
 // single place where events become turns, steps, messages and tool cards.
@@ -47,7 +47,7 @@ type Timeline struct {
 
 	turn   *TurnRow
 	step   *Step
-	stream *AssistantItem // the assistant message being streamed, if any
+	stream *assistantItem // the assistant message being streamed, if any
 
 	lastSeq int64
 	sum     core.Summary // title, status, counters: core's rules
@@ -338,7 +338,7 @@ func (t *Timeline) apply(e *core.Event, dec decoded) Update {
 		r := &TurnRow{Seq: e.Seq, Time: e.Time, Turn: d.Turn}
 		t.turn, t.step = r, nil
 		t.segs = append(t.segs, r)
-		u.append(TranscriptID, r)
+		u.append(transcriptID, r)
 		u.Header = true
 	case core.EventTurnEnd:
 		if dec.err != nil {
@@ -363,7 +363,7 @@ func (t *Timeline) apply(e *core.Event, dec decoded) Update {
 		s := &Step{Seq: e.Seq, Time: e.Time, Turn: t.turn, TurnNo: d.Turn, StepNo: d.Step}
 		t.step = s
 		t.segs = append(t.segs, s)
-		u.append(TranscriptID, s)
+		u.append(transcriptID, s)
 	case core.EventStepEnd:
 		if t.step == nil {
 			t.addRaw(&u, e, "meta", "step/end without an open step")
@@ -382,7 +382,7 @@ func (t *Timeline) apply(e *core.Event, dec decoded) Update {
 			t.addRaw(&u, e, "replacement", "")
 			break
 		}
-		t.addItem(&u, &MessageItem{Seq: e.Seq, Time: e.Time, Message: *m})
+		t.addItem(&u, &messageItem{Seq: e.Seq, Time: e.Time, Message: *m})
 	case core.EventAssistantChunk:
 		if dec.err != nil {
 			t.stream = nil
@@ -491,7 +491,7 @@ var stepMetaTypes = map[string]bool{core.EventRequestHeader: true, core.EventReq
 func (t *Timeline) addItem(u *Update, it Item) {
 	if raw, ok := it.(*RawItem); ok && t.step != nil && !t.step.Ended && raw.Kind == "meta" && stepMetaTypes[raw.Event.Type] {
 		t.step.Meta = append(t.step.Meta, raw)
-		u.morph(StepHead{t.step})
+		u.morph(stepHead{t.step})
 		return
 	}
 	if t.step != nil && !t.step.Ended {
@@ -499,9 +499,9 @@ func (t *Timeline) addItem(u *Update, it Item) {
 		u.append(t.step.ItemsID(), it)
 		return
 	}
-	r := &Row{Item: it}
+	r := &row{Item: it}
 	t.segs = append(t.segs, r)
-	u.append(TranscriptID, r)
+	u.append(transcriptID, r)
 }
 
 func (t *Timeline) applyChunk(u *Update, e *core.Event, ch *core.StreamChunk) {
@@ -520,15 +520,15 @@ func (t *Timeline) applyChunk(u *Update, e *core.Event, ch *core.StreamChunk) {
 	a := t.stream
 	created := false
 	if a == nil {
-		a = &AssistantItem{Seq: e.Seq, Time: e.Time, byIndex: map[int]int{}}
+		a = &assistantItem{Seq: e.Seq, Time: e.Time, byIndex: map[int]int{}}
 		t.stream = a
 		created = true
 	}
 	a.EndSeq = e.Seq
-	block := func(kind string) *AssistantBlock {
+	block := func(kind string) *assistantBlock {
 		i, ok := a.byIndex[idx]
 		if !ok {
-			a.Blocks = append(a.Blocks, AssistantBlock{Kind: kind})
+			a.Blocks = append(a.Blocks, assistantBlock{Kind: kind})
 			i = len(a.Blocks) - 1
 			a.byIndex[idx] = i
 		}
@@ -581,7 +581,7 @@ func (t *Timeline) applyAssistant(u *Update, e *core.Event, d *core.AssistantMes
 	a := t.streamOf(e)
 	created := a == nil
 	if created {
-		a = &AssistantItem{Seq: e.Seq, Time: e.Time}
+		a = &assistantItem{Seq: e.Seq, Time: e.Time}
 	}
 	a.EndSeq = e.Seq
 	a.Blocks = a.Blocks[:0]
@@ -590,9 +590,9 @@ func (t *Timeline) applyAssistant(u *Update, e *core.Event, d *core.AssistantMes
 	for _, b := range d.Message.Content {
 		switch x := b.(type) {
 		case *core.TextBlock:
-			a.Blocks = append(a.Blocks, AssistantBlock{Kind: "text", Text: x.Text})
+			a.Blocks = append(a.Blocks, assistantBlock{Kind: "text", Text: x.Text})
 		case *core.ReasoningBlock:
-			a.Blocks = append(a.Blocks, AssistantBlock{Kind: "reasoning", Text: x.Text})
+			a.Blocks = append(a.Blocks, assistantBlock{Kind: "reasoning", Text: x.Text})
 		case *core.ToolCallBlock:
 			a.ToolCalls++
 			if t.requested == nil {
@@ -601,7 +601,7 @@ func (t *Timeline) applyAssistant(u *Update, e *core.Event, d *core.AssistantMes
 			t.requested[x.ID] = x
 		default:
 			raw, _ := json.Marshal(b)
-			a.Blocks = append(a.Blocks, AssistantBlock{Kind: "other", Text: string(raw)})
+			a.Blocks = append(a.Blocks, assistantBlock{Kind: "other", Text: string(raw)})
 		}
 	}
 	a.Final = true
@@ -628,10 +628,10 @@ func (t *Timeline) applyAssistant(u *Update, e *core.Event, d *core.AssistantMes
 
 // streamOf finds the streamed item an assistant/message finalizes: the
 // latest unfinished assistant item of the open step (or loose rows).
-func (t *Timeline) streamOf(e *core.Event) *AssistantItem {
+func (t *Timeline) streamOf(e *core.Event) *assistantItem {
 	if t.step != nil {
 		for i := len(t.step.Items) - 1; i >= 0; i-- {
-			if a, ok := t.step.Items[i].(*AssistantItem); ok {
+			if a, ok := t.step.Items[i].(*assistantItem); ok {
 				if a.Final {
 					return nil
 				}
@@ -641,8 +641,8 @@ func (t *Timeline) streamOf(e *core.Event) *AssistantItem {
 		return nil
 	}
 	if n := len(t.segs); n > 0 {
-		if r, ok := t.segs[n-1].(*Row); ok {
-			if a, ok := r.Item.(*AssistantItem); ok && !a.Final {
+		if r, ok := t.segs[n-1].(*row); ok {
+			if a, ok := r.Item.(*assistantItem); ok && !a.Final {
 				return a
 			}
 		}
@@ -712,7 +712,7 @@ func (t *Timeline) closeStep(u *Update, e *core.Event) {
 			u.morph(c)
 		}
 	}
-	u.morph(StepHead{s})
+	u.morph(stepHead{s})
 }
 
 // closeTurn ends the open turn (if any) and its open step; reason nil means

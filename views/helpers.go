@@ -87,7 +87,7 @@ func blocksOf(c core.Content) []shownBlock {
 	for _, b := range c {
 		switch x := b.(type) {
 		case *core.TextBlock:
-			t, _ := capBytes(clean(x.Text), MaxTextBytes)
+			t, _ := capBytes(clean(x.Text), maxTextBytes)
 			out = append(out, shownBlock{Kind: "text", Text: t})
 		case *core.ImageBlock:
 			out = append(out, shownBlock{Kind: "other", Text: clean("image " + x.Attachment.Name + " " + x.Attachment.MediaType)})
@@ -100,21 +100,21 @@ func blocksOf(c core.Content) []shownBlock {
 	return out
 }
 
-func assistantBlocks(a *AssistantItem) []shownBlock {
+func assistantBlocks(a *assistantItem) []shownBlock {
 	out := make([]shownBlock, 0, len(a.Blocks))
 	for _, b := range a.Blocks {
 		switch b.Kind {
 		case "reasoning":
-			t, _ := capBytes(clean(b.Text), MaxTextBytes)
+			t, _ := capBytes(clean(b.Text), maxTextBytes)
 			out = append(out, shownBlock{Kind: "reasoning", Text: t, Lines: strings.Count(t, "\n") + 1})
 		case "text":
 			if strings.TrimSpace(b.Text) == "" {
 				continue
 			}
 			if a.Final {
-				out = append(out, shownBlock{Kind: "markdown", Text: Markdown(b.Text)})
+				out = append(out, shownBlock{Kind: "markdown", Text: markdown(b.Text)})
 			} else {
-				t, _ := capBytes(clean(b.Text), MaxTextBytes)
+				t, _ := capBytes(clean(b.Text), maxTextBytes)
 				out = append(out, shownBlock{Kind: "text", Text: t})
 			}
 		default:
@@ -152,9 +152,9 @@ func rawClip(x *RawItem) Clip {
 	data := x.Event.Data
 	if len(data) > 64<<10 {
 		s, _ := capBytes(string(data), 64<<10)
-		return NewClip(s+"\n… cut at 64 KB", 200)
+		return newClip(s+"\n… cut at 64 KB", 200)
 	}
-	return NewClip(prettyJSON(string(data)), 200)
+	return newClip(prettyJSON(string(data)), 200)
 }
 
 // awaitingLabel counts approvals waiting for a person.

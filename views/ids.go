@@ -44,10 +44,6 @@ func CallElemID(callID string) string {
 	return b.String()
 }
 
-// CardElemID returns the element id of the nth card (from 1) of callID, as
-// the Timeline names it.
-func CardElemID(callID string, n int) string { return cardElemID(callID, n) }
-
 // cardElemID returns the element id of the nth card (from 1) of callID:
 // CallElemID for the first, then a "__n" suffix, which no CallElemID
 // contains.

@@ -32,13 +32,13 @@ func markdownSetup() {
 	mdPolicy = p
 }
 
-// Markdown renders untrusted markdown to sanitized HTML: goldmark (GFM,
+// markdown renders untrusted markdown to sanitized HTML: goldmark (GFM,
 // raw HTML omitted) then bluemonday (UGC policy, http(s) links only, no
 // images, no inline styles or scripts). The output is safe to embed.
-func Markdown(src string) string {
+func markdown(src string) string {
 	mdOnce.Do(markdownSetup)
 	src = clean(src)
-	src, cut := capBytes(src, MaxTextBytes)
+	src, cut := capBytes(src, maxTextBytes)
 	var buf bytes.Buffer
 	if err := mdEngine.Convert([]byte(src), &buf); err != nil {
 		buf.Reset()
@@ -49,7 +49,7 @@ func Markdown(src string) string {
 	out := mdPolicy.SanitizeBytes(stripImages(buf.Bytes()))
 	s := clean(string(out))
 	if cut {
-		s += `<p class="cut">… message cut at ` + Bytes(MaxTextBytes) + `</p>`
+		s += `<p class="cut">… message cut at ` + Bytes(maxTextBytes) + `</p>`
 	}
 	return s
 }

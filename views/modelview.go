@@ -45,18 +45,18 @@ func newModelView(c *Card, result core.ResultView) *ModelView {
 		switch x := b.(type) {
 		case *core.TextBlock:
 			mb.Kind = "text"
-			mb.Text = NewClip(x.Text, MaxLines)
+			mb.Text = newClip(x.Text, maxLines)
 			m.Lines += mb.Text.Total
 			texts.WriteString(x.Text)
 			texts.WriteByte('\n')
 		case *core.ImageBlock:
 			mb.Kind = "image"
-			mb.Text = NewClip(fmt.Sprintf("image %s %s %d×%d (%s)", x.Attachment.Name, x.Attachment.MediaType,
+			mb.Text = newClip(fmt.Sprintf("image %s %s %d×%d (%s)", x.Attachment.Name, x.Attachment.MediaType,
 				x.Attachment.Width, x.Attachment.Height, Bytes(x.Attachment.Bytes)), 1)
 		default:
 			mb.Kind = "other"
 			raw, _ := json.MarshalIndent(b, "", "  ")
-			mb.Text = NewClip(string(raw), MaxLines)
+			mb.Text = newClip(string(raw), maxLines)
 		}
 		m.Blocks = append(m.Blocks, mb)
 	}

@@ -13,7 +13,7 @@ import (
 // flat transcript, the items of a step, and tool cards.
 
 // Segment is one top-level element of the flat transcript: *TurnRow, *Step
-// or *Row.
+// or *row.
 type Segment interface {
 	// ElemID returns the segment's element id.
 	ElemID() string
@@ -87,8 +87,8 @@ type Step struct {
 	Meta []*RawItem
 }
 
-// Row is a loose item: logged outside any step.
-type Row struct{ Item Item }
+// row is a loose item: logged outside any step.
+type row struct{ Item Item }
 
 // ElemID implements Segment.
 func (r *TurnRow) ElemID() string { return "turn-" + strconv.FormatInt(r.Seq, 10) }
@@ -103,37 +103,37 @@ func (s *Step) HeadID() string { return s.ElemID() + "-head" }
 func (s *Step) ItemsID() string { return s.ElemID() + "-items" }
 
 // ElemID implements Segment.
-func (r *Row) ElemID() string { return r.Item.ElemID() }
+func (r *row) ElemID() string { return r.Item.ElemID() }
 
-// Item is one element inside a step (or a loose Row): *MessageItem,
-// *AssistantItem, *Card or *RawItem.
+// Item is one element inside a step (or a loose row): *messageItem,
+// *assistantItem, *Card or *RawItem.
 type Item interface {
 	// ElemID returns the item's element id.
 	ElemID() string
 }
 
-// MessageItem is an append-origin user/message.
-type MessageItem struct {
+// messageItem is an append-origin user/message.
+type messageItem struct {
 	Seq, Time int64
 	Message   core.Message
 }
 
 // ElemID implements Item.
-func (m *MessageItem) ElemID() string { return "ev-" + strconv.FormatInt(m.Seq, 10) }
+func (m *messageItem) ElemID() string { return "ev-" + strconv.FormatInt(m.Seq, 10) }
 
-// AssistantBlock is one block of an assistant message: text, reasoning, or
+// assistantBlock is one block of an assistant message: text, reasoning, or
 // another block shown raw.
-type AssistantBlock struct {
+type assistantBlock struct {
 	Kind string // text | reasoning | other
 	Text string
 }
 
-// AssistantItem is an assistant message, streamed from chunks and finalized
+// assistantItem is an assistant message, streamed from chunks and finalized
 // by assistant/message.
-type AssistantItem struct {
+type assistantItem struct {
 	Seq, Time   int64 // of the first event (chunk or message)
 	EndSeq      int64 // of the last event applied to it
-	Blocks      []AssistantBlock
+	Blocks      []assistantBlock
 	byIndex     map[int]int // stream block index → Blocks index
 	Final       bool
 	Interrupted bool
@@ -143,7 +143,7 @@ type AssistantItem struct {
 }
 
 // ElemID implements Item.
-func (a *AssistantItem) ElemID() string { return "asst-" + strconv.FormatInt(a.Seq, 10) }
+func (a *assistantItem) ElemID() string { return "asst-" + strconv.FormatInt(a.Seq, 10) }
 
 // RawItem is an event shown as a compact row: an unknown type, a known type
 // the transcript has no special form for, a malformed event, or a

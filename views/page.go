@@ -159,14 +159,9 @@ type DeletePanelView struct {
 // DefaultWindow is how many transcript items the first paint shows.
 const DefaultWindow = 120
 
-// NewSessionHead builds the header of a timeline as the owner reads it.
-func NewSessionHead(t *Timeline) SessionHeadView {
-	return NewSessionHeadFor(t, SessionLinks(t.Header().ID))
-}
-
-// NewSessionHeadFor builds the header of a timeline for a reader following
+// newSessionHeadFor builds the header of a timeline for a reader following
 // l: a share link's header links no other session.
-func NewSessionHeadFor(t *Timeline, l Links) SessionHeadView {
+func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	h := t.Header()
 	st := t.Summary()
 	v := SessionHeadView{
@@ -196,7 +191,7 @@ func NewSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	v.Created = dateTime(h.CreatedAt)
 	v.Updated = dateTime(st.LastTime)
 	if st.LastTime > 0 && st.FirstTime > 0 {
-		v.Duration = Duration(st.LastTime - st.FirstTime)
+		v.Duration = duration(st.LastTime - st.FirstTime)
 	}
 	return v
 }
@@ -254,21 +249,15 @@ func displayTitle(title, id string) string {
 // that fit in window items (at least one) and a loader for the rest. A live
 // page streams what is appended after it (SessionStreamURL).
 func NewSessionPage(meta PageMeta, t *Timeline, window int, live bool) *SessionPageView {
-	return NewSessionPageFor(meta, t, SessionLinks(t.Header().ID), window, live)
+	return newSessionPageFor(meta, t, SessionLinks(t.Header().ID), window, live)
 }
 
-// NewSessionPageFor builds the session page for a reader following l: the
+// newSessionPageFor builds the session page for a reader following l: the
 // inspector, or a share link's replay page (same components, its links,
 // no owner controls).
-func NewSessionPageFor(meta PageMeta, t *Timeline, l Links, window int, live bool) *SessionPageView {
+func newSessionPageFor(meta PageMeta, t *Timeline, l Links, window int, live bool) *SessionPageView {
 	v, _ := newSessionPage(meta, t, l, window, live, LivePlace())
 	return v
-}
-
-// NewReplayPage builds the owner's session page of a replay
-// (NewReplayPageFor).
-func NewReplayPage(meta PageMeta, r *Replay, window int, live bool, p Place) (*SessionPageView, error) {
-	return NewReplayPageFor(meta, r, SessionLinks(r.T.Header().ID), window, live, p)
 }
 
 // NewReplayPageFor builds the session page of a replay for a reader
@@ -293,7 +282,7 @@ func NewReplayPageFor(meta PageMeta, r *Replay, l Links, window int, live bool, 
 			focus = n.ElemID()
 		}
 	}
-	v.Transport = NewTransport(r, l, focus)
+	v.Transport = newTransport(r, l, focus)
 	v.Transport.Follow = live
 	v.Signals = v.Transport.Signals()
 	return v, nil
@@ -307,12 +296,12 @@ func newSessionPage(meta PageMeta, t *Timeline, l Links, window int, live bool, 
 	if err != nil {
 		return nil, err
 	}
-	start, end := WindowStart(segs, window), len(segs)
+	start, end := windowStart(segs, window), len(segs)
 	if node != nil && i >= 0 {
 		start, end = WindowAround(segs, i, window)
 		r.Current = node.ElemID()
 	}
-	v := &SessionPageView{Meta: meta, R: r, Head: NewSessionHeadFor(t, l), Segments: segs[start:end]}
+	v := &SessionPageView{Meta: meta, R: r, Head: newSessionHeadFor(t, l), Segments: segs[start:end]}
 	if !l.Shared() {
 		v.MessagesURL, v.CancelURL = MessagesURL(h.ID), CancelURL(h.ID)
 	}
@@ -328,10 +317,10 @@ func newSessionPage(meta PageMeta, t *Timeline, l Links, window int, live bool, 
 	return v, nil
 }
 
-// WindowStart returns the index of the first segment of the latest window:
+// windowStart returns the index of the first segment of the latest window:
 // segments from the end whose items add up to at most window (at least one
 // segment).
-func WindowStart(segs []Segment, window int) int {
+func windowStart(segs []Segment, window int) int {
 	cost := 0
 	for i := len(segs) - 1; i >= 0; i-- {
 		c := segmentCost(segs[i])
@@ -345,12 +334,12 @@ func WindowStart(segs []Segment, window int) int {
 
 // newEarlier is the placeholder of segs[:end] on a page at at (< 0: live).
 func newEarlier(r R, segs []Segment, end int, at int64) *EarlierView {
-	before := SegmentSeq(segs[end])
+	before := segmentSeq(segs[end])
 	return &EarlierView{
 		Before:   before,
 		Count:    end,
 		URL:      r.links().Earlier(before),
-		StartURL: r.links().At(Place{At: at, Event: SegmentSeq(segs[0])}),
+		StartURL: r.links().At(Place{At: at, Event: segmentSeq(segs[0])}),
 		R:        r,
 	}
 }
@@ -358,10 +347,10 @@ func newEarlier(r R, segs []Segment, end int, at int64) *EarlierView {
 // newLater is the placeholder of the segments after segs[last] opened up
 // to seq until, on a page at at (< 0: live).
 func newLater(r R, segs []Segment, last int, until, at int64) *LaterView {
-	after := SegmentSeq(segs[last])
+	after := segmentSeq(segs[last])
 	n := 0
 	for _, s := range segs[last+1:] {
-		if SegmentSeq(s) > until {
+		if segmentSeq(s) > until {
 			break
 		}
 		n++
@@ -376,20 +365,10 @@ func newLater(r R, segs []Segment, last int, until, at int64) *LaterView {
 	}
 }
 
-// LoadEarlier returns the placeholder for before, filled with the window of
-// segments that precede it (and a further placeholder when more remain), or
-// nil when no segment starts at before.
-func LoadEarlier(t *Timeline, before int64, window int) *EarlierView {
-	return LoadEarlierFor(t, SessionLinks(t.Header().ID), before, window)
-}
-
-// LoadEarlierFor is LoadEarlier for a reader following l.
-func LoadEarlierFor(t *Timeline, l Links, before int64, window int) *EarlierView {
-	return LoadEarlierAt(t, l, before, window, -1)
-}
-
-// LoadEarlierAt is LoadEarlierFor on a page that stands at event at (< 0:
-// live), for its links.
+// LoadEarlierAt returns the placeholder for before, filled with the window
+// of segments that precede it (and a further placeholder when more remain),
+// or nil when no segment starts at before, on a page that stands at event at
+// (< 0: live) and links with l.
 func LoadEarlierAt(t *Timeline, l Links, before int64, window int, at int64) *EarlierView {
 	r := NewR(t, l)
 	segs := t.Segments()
@@ -398,7 +377,7 @@ func LoadEarlierAt(t *Timeline, l Links, before int64, window int, at int64) *Ea
 		return nil
 	}
 	e := newEarlier(r, segs, end, at)
-	start := WindowStart(segs[:end], window)
+	start := windowStart(segs[:end], window)
 	e.Loaded = segs[start:end]
 	if start > 0 {
 		e.Next = newEarlier(r, segs, start, at)
@@ -437,7 +416,7 @@ func LoadLater(t *Timeline, l Links, after, until int64, window int, at int64) *
 // segmentAt returns the index of the segment opened by event seq, or -1.
 func segmentAt(segs []Segment, seq int64) int {
 	i, ok := slices.BinarySearchFunc(segs, seq, func(s Segment, seq int64) int {
-		return cmp.Compare(SegmentSeq(s), seq)
+		return cmp.Compare(segmentSeq(s), seq)
 	})
 	if !ok {
 		return -1
@@ -445,14 +424,14 @@ func segmentAt(segs []Segment, seq int64) int {
 	return i
 }
 
-// SegmentSeq returns the seq of the event that opened a segment.
-func SegmentSeq(s Segment) int64 {
+// segmentSeq returns the seq of the event that opened a segment.
+func segmentSeq(s Segment) int64 {
 	switch x := s.(type) {
 	case *TurnRow:
 		return x.Seq
 	case *Step:
 		return x.Seq
-	case *Row:
+	case *row:
 		return itemSeq(x.Item)
 	}
 	return -1
@@ -460,9 +439,9 @@ func SegmentSeq(s Segment) int64 {
 
 func itemSeq(it Item) int64 {
 	switch x := it.(type) {
-	case *MessageItem:
+	case *messageItem:
 		return x.Seq
-	case *AssistantItem:
+	case *assistantItem:
 		return x.Seq
 	case *RawItem:
 		return x.Event.Seq
@@ -684,32 +663,32 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 		HasResult:  c.Result != nil,
 	}
 	if c.HasCall {
-		v.RawArgs = NewClipN(c.Args, callPageLines, callPageRunes)
+		v.RawArgs = newClipN(c.Args, callPageLines, callPageRunes)
 		v.CallSeq = strconv.FormatInt(c.CallSeq, 10)
 		_, v.CallTime = clock(c.CallTime)
 		parsed := core.ParseArguments(c.Args)
 		if s, ok := parsed.(string); ok && s == c.Args && c.Args != "" {
 			v.ArgsNote = "not JSON: the raw string is kept as is"
 		} else if b, err := core.MarshalNoEscape(parsed); err == nil {
-			v.ParsedArgs = JSONClip(string(b), callPageLines, callPageRunes)
+			v.ParsedArgs = prettyJSONClip(string(b), callPageLines, callPageRunes)
 		}
 		if vs.call != nil {
 			if b, err := viewJSON(vs.call); err == nil {
 				v.CallView = validJSONClip(string(b), callPageLines, callPageRunes)
 			}
 		} else {
-			v.CallView = NewClip("(no valid call view: the generic card is shown)", 1)
+			v.CallView = newClip("(no valid call view: the generic card is shown)", 1)
 		}
 	}
 	if c.Result != nil {
 		res := c.Result.Projection()
 		v.IsError = res.IsError
-		v.Content = NewClipN(res.Content.PlainText(), callPageLines, callPageRunes)
+		v.Content = newClipN(res.Content.PlainText(), callPageLines, callPageRunes)
 		if len(c.Result.Meta) > 0 {
 			if c.metaValid {
 				v.MetaJSON = validJSONClip(string(c.Result.Meta), callPageLines, callPageRunes)
 			} else {
-				v.MetaJSON = JSONClip(string(c.Result.Meta), callPageLines, callPageRunes)
+				v.MetaJSON = prettyJSONClip(string(c.Result.Meta), callPageLines, callPageRunes)
 			}
 		}
 		if c.Result.Error != nil {
@@ -718,7 +697,7 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 		v.ResultSeq = strconv.FormatInt(c.ResultSeq, 10)
 		_, v.ResultTime = clock(c.ResultTime)
 		if c.HasCall {
-			v.Duration = Duration(c.ResultTime - c.CallTime)
+			v.Duration = duration(c.ResultTime - c.CallTime)
 		}
 	}
 	for _, o := range t.CardsByCallID(c.CallID) {
@@ -748,9 +727,9 @@ func viewJSON(v any) ([]byte, error) {
 	return m.MarshalJSON()
 }
 
-// ExprURL makes a URL safe inside a Datastar expression string literal: any
+// exprURL makes a URL safe inside a Datastar expression string literal: any
 // byte outside a conservative set is percent-encoded.
-func ExprURL(u string) string {
+func exprURL(u string) string {
 	var b strings.Builder
 	const hexdigits = "0123456789ABCDEF"
 	for i := 0; i < len(u); i++ {

@@ -5,24 +5,26 @@ import (
 	"strings"
 )
 
-// JSONClip returns JSON text as NewClipN(prettyJSON(s), maxLines,
+// prettyJSONClip returns JSON text as newClipN(prettyJSON(s), maxLines,
 // maxRunes) would, without indenting what the clip leaves out: a large
 // value (a 20,000-line result view, its meta) is walked twice — once to
 // count its lines, once to build the lines shown — and never held indented
 // in full. Text that is not JSON is clipped as it is.
-func JSONClip(s string, maxLines, maxRunes int) Clip { return jsonClip(s, maxLines, maxRunes, 64<<10) }
+func prettyJSONClip(s string, maxLines, maxRunes int) Clip {
+	return jsonClip(s, maxLines, maxRunes, 64<<10)
+}
 
-// validJSONClip is JSONClip of text the caller knows to be valid JSON (a
+// validJSONClip is prettyJSONClip of text the caller knows to be valid JSON (a
 // view core wrote): it is not checked again.
 func validJSONClip(s string, maxLines, maxRunes int) Clip {
 	return walkJSONClip(s, maxLines, maxRunes, 64<<10)
 }
 
-// jsonClip is JSONClip walking values from minSize bytes (smaller ones are
+// jsonClip is prettyJSONClip walking values from minSize bytes (smaller ones are
 // indented whole, which is as fast for them).
 func jsonClip(s string, maxLines, maxRunes, minSize int) Clip {
 	if len(s) < minSize || !json.Valid([]byte(s)) {
-		return NewClipN(prettyJSON(s), maxLines, maxRunes)
+		return newClipN(prettyJSON(s), maxLines, maxRunes)
 	}
 	return walkJSONClip(s, maxLines, maxRunes, minSize)
 }
@@ -35,20 +37,20 @@ func jsonClip(s string, maxLines, maxRunes, minSize int) Clip {
 // between, which in a 20,000-line view are most of the text.
 func walkJSONClip(s string, maxLines, maxRunes, minSize int) Clip {
 	if len(s) < minSize {
-		return NewClipN(prettyJSON(s), maxLines, maxRunes)
+		return newClipN(prettyJSON(s), maxLines, maxRunes)
 	}
-	headN := PreviewLines / 2
-	tailN := PreviewLines - headN
+	headN := previewLines / 2
+	tailN := previewLines - headN
 	starts := make([]prettyMark, tailN) // line n's start at n % tailN
 	total := prettyWalk(s, prettyMark{n: 1}, 0, nil, nil, func(m prettyMark) { starts[m.n%tailN] = m })
-	if total <= PreviewLines {
-		return NewClipN(prettyJSON(s), maxLines, maxRunes)
+	if total <= previewLines {
+		return newClipN(prettyJSON(s), maxLines, maxRunes)
 	}
-	if maxLines < PreviewLines {
-		maxLines = PreviewLines
+	if maxLines < previewLines {
+		maxLines = previewLines
 	}
-	middleN := min(maxLines-PreviewLines, total-PreviewLines)
-	c := Clip{Total: total, Omitted: total - PreviewLines - middleN,
+	middleN := min(maxLines-previewLines, total-previewLines)
+	c := Clip{Total: total, Omitted: total - previewLines - middleN,
 		Head: lineSlice(headN), Middle: lineSlice(middleN), Tail: lineSlice(tailN)}
 	emit := func(n int, line string) {
 		l := clipLine(n, line, maxRunes)

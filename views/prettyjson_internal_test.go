@@ -24,7 +24,7 @@ func FuzzJSONClip(f *testing.F) {
 			return // keeps the fuzzer fast; the walk does not depend on size
 		}
 		got := jsonClip(s, maxLines, maxRunes, 0)
-		want := NewClipN(prettyJSON(s), maxLines, maxRunes)
+		want := newClipN(prettyJSON(s), maxLines, maxRunes)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("JSON %q (lines %d, runes %d):\nwalked   %+v\nindented %+v", s, maxLines, maxRunes, got, want)
 		}
@@ -58,7 +58,7 @@ func TestJSONClipEveryCut(t *testing.T) {
 		for maxLines := 1; maxLines <= total+1; maxLines++ {
 			for _, maxRunes := range []int{3, 200} {
 				got := jsonClip(s, maxLines, maxRunes, 0)
-				want := NewClipN(prettyJSON(s), maxLines, maxRunes)
+				want := newClipN(prettyJSON(s), maxLines, maxRunes)
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("JSON %s (lines %d, runes %d):\nwalked   %+v\nindented %+v", s, maxLines, maxRunes, got, want)
 				}

@@ -10,18 +10,18 @@ import (
 // NodeComponent returns the component that renders a patchable node.
 func NodeComponent(r R, n Node) templ.Component {
 	switch x := n.(type) {
-	case StepHead:
-		return StepHeadView(x.Step, r.Prices)
+	case stepHead:
+		return stepHeadView(x.Step, r.Prices)
 	case *TurnRow:
-		return TurnRowView(x, r.Prices)
+		return turnRowView(x, r.Prices)
 	case *Step:
-		return StepView(r, x)
-	case *Row:
-		return ItemView(r, x.Item)
+		return stepView(r, x)
+	case *row:
+		return itemView(r, x.Item)
 	case *EarlierView:
 		return Earlier(x)
 	case Item:
-		return ItemView(r, x)
+		return itemView(r, x)
 	}
 	return templ.NopComponent
 }
@@ -68,12 +68,12 @@ func RenderUpdateFor(ctx context.Context, t *Timeline, l Links, u Update) ([]Pat
 			b.WriteByte('\n')
 		}
 		if u.Header {
-			head := NewSessionHeadFor(t, l)
-			if err := SessionStatus(&head).Render(ctx, &b); err != nil {
+			head := newSessionHeadFor(t, l)
+			if err := sessionStatus(&head).Render(ctx, &b); err != nil {
 				return nil, err
 			}
 			b.WriteByte('\n')
-			if err := SessionStats(&head).Render(ctx, &b); err != nil {
+			if err := sessionStats(&head).Render(ctx, &b); err != nil {
 				return nil, err
 			}
 		}
@@ -104,7 +104,7 @@ func RenderPage(ctx context.Context, t *Timeline, window int) ([]Patch, error) {
 
 // RenderPageFor is RenderPage for a reader following l.
 func RenderPageFor(ctx context.Context, t *Timeline, l Links, window int) ([]Patch, error) {
-	v := NewSessionPageFor(PageMeta{}, t, l, window, false)
+	v := newSessionPageFor(PageMeta{}, t, l, window, false)
 	var b strings.Builder
 	if err := SessionHead(&v.Head).Render(ctx, &b); err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ func HitURL(h *SearchHitInput) string {
 	case h.Seq < 0:
 		return SessionURL(h.SessionID)
 	case h.Kind == search.KindCall:
-		elem := CardElemID(h.CallID, h.Card)
+		elem := cardElemID(h.CallID, h.Card)
 		card := ""
 		if h.Card > 1 {
 			card = elem
@@ -82,8 +82,8 @@ var kindLabels = map[string]string{
 	search.KindAssistant: "assistant", search.KindCall: "call", search.KindTitle: "title", search.KindEvent: "event",
 }
 
-// NewSearchHit builds a hit's view.
-func NewSearchHit(h *SearchHitInput) *SearchHitView {
+// newSearchHit builds a hit's view.
+func newSearchHit(h *SearchHitInput) *SearchHitView {
 	v := &SearchHitView{URL: HitURL(h), Kind: clean(h.Kind), Label: kindLabels[h.Kind], Field: clean(h.Snippet.Label),
 		IsCall: h.Kind == search.KindCall, SessionDoc: h.Seq < 0}
 	if v.Label == "" {
@@ -121,12 +121,12 @@ func NewSearchPage(meta PageMeta, query, order string, hits []SearchHitInput) *S
 			groups[h.SessionID] = g
 			v.Groups = append(v.Groups, g)
 		}
-		g.Hits = append(g.Hits, NewSearchHit(h))
+		g.Hits = append(g.Hits, newSearchHit(h))
 	}
 	return v
 }
 
-// SessionSearchURL is the search of query within one session.
-func SessionSearchURL(query, sessionID string) string {
+// sessionSearchURL is the search of query within one session.
+func sessionSearchURL(query, sessionID string) string {
 	return SearchURL(query+" session:"+sessionID, "", "")
 }

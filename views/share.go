@@ -30,7 +30,7 @@ type ExportView struct {
 // NewExport builds the export of t (all of it). note describes its scope.
 func NewExport(t *Timeline, css, note string) *ExportView {
 	l := OfflineLinks()
-	head := NewSessionHeadFor(t, l)
+	head := newSessionHeadFor(t, l)
 	return &ExportView{Title: head.Title, CSS: css, Head: head, R: NewR(t, l), Segments: t.Segments(), Note: note}
 }
 
@@ -83,8 +83,8 @@ type ShareRowView struct {
 func NewShareRow(s share.Share, now time.Time) ShareRowView {
 	r := ShareRowView{ID: s.ID, Label: clean(s.Label), Created: dateTime(s.CreatedAt), Redact: s.Redact,
 		Views: s.Views, LastViewed: dateTime(s.LastViewedAt), Revoked: s.RevokedAt != 0,
-		Expired: s.ExpiresAt != 0 && now.UnixMilli() >= s.ExpiresAt, RevokeURL: ShareRevokeURL(s.ID)}
-	r.Scope = ScopeText(s.UpToSeq)
+		Expired: s.ExpiresAt != 0 && now.UnixMilli() >= s.ExpiresAt, RevokeURL: shareRevokeURL(s.ID)}
+	r.Scope = scopeText(s.UpToSeq)
 	if s.ExpiresAt != 0 {
 		r.Expiry = dateTime(s.ExpiresAt)
 	} else {
@@ -96,8 +96,8 @@ func NewShareRow(s share.Share, now time.Time) ShareRowView {
 	return r
 }
 
-// ScopeText describes a link's scope.
-func ScopeText(upTo *int64) string {
+// scopeText describes a link's scope.
+func scopeText(upTo *int64) string {
 	if upTo == nil {
 		return "whole session, live"
 	}
@@ -106,7 +106,7 @@ func ScopeText(upTo *int64) string {
 
 // NewSharePreview describes a redaction report for the form.
 func NewSharePreview(rep redact.Report, upTo *int64, redacting bool) *SharePreviewView {
-	return &SharePreviewView{Scope: ScopeText(upTo), Total: rep.Total, Kinds: rep.Kinds, Redact: redacting}
+	return &SharePreviewView{Scope: scopeText(upTo), Total: rep.Total, Kinds: rep.Kinds, Redact: redacting}
 }
 
 // where lists where a kind's hits are, briefly.
@@ -139,8 +139,8 @@ func ShareCreateURL(sessionID string) string { return SessionURL(sessionID) + "/
 // SharePreviewURL answers the share form's preview.
 func SharePreviewURL(sessionID string) string { return SessionURL(sessionID) + "/shares/preview" }
 
-// ShareRevokeURL is where a link's revoke button posts.
-func ShareRevokeURL(id string) string { return "/shares/" + url.PathEscape(id) + "/revoke" }
+// shareRevokeURL is where a link's revoke button posts.
+func shareRevokeURL(id string) string { return "/shares/" + url.PathEscape(id) + "/revoke" }
 
 // LoginView is the owner's login page.
 type LoginView struct {

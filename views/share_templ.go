@@ -50,7 +50,7 @@ func ShareNotFound(m PageMeta) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = Layout(m).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = layout(m).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -143,7 +143,7 @@ func LoginPage(v *LoginView) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = Layout(v.Meta).Render(templ.WithChildren(ctx, templ_7745c5c3_Var4), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = layout(v.Meta).Render(templ.WithChildren(ctx, templ_7745c5c3_Var4), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -204,7 +204,7 @@ func ExportPage(v *ExportView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var10 string
-		templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(TranscriptID).Resolve(ctx)
+		templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(transcriptID).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
 			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/share.templ`, Line: 55, Col: 27}
 		}
@@ -217,7 +217,7 @@ func ExportPage(v *ExportView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		for _, s := range v.Segments {
-			templ_7745c5c3_Err = SegmentView(v.R, s).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = segmentView(v.R, s).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -243,10 +243,10 @@ func ExportPage(v *ExportView) templ.Component {
 	})
 }
 
-// SharePanel is the owner's share button and form (label, expiry, scope,
+// sharePanel is the owner's share button and form (label, expiry, scope,
 // redaction with its preview) and the session's links with their audit
 // counters and revoke buttons.
-func SharePanel(v *SharePanelView) templ.Component {
+func sharePanel(v *SharePanelView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -854,7 +854,7 @@ func SharePreview(p *SharePreviewView) templ.Component {
 }
 
 func previewExpr(v *SharePanelView) string {
-	return "@get('" + ExprURL(v.PreviewURL) + "')"
+	return "@get('" + exprURL(v.PreviewURL) + "')"
 }
 
 func redactLabel(on bool) string {

@@ -8,17 +8,17 @@ import (
 	"unicode/utf8"
 )
 
-// Display bounds. Cards never carry more than MaxLines lines of at most
-// MaxLineRunes runes each; the call page allows more (see CallPage).
+// Display bounds. Cards never carry more than maxLines lines of at most
+// maxLineRunes runes each; the call page allows more (see CallPage).
 const (
-	// PreviewLines is how many lines a collapsed body shows (head and tail).
-	PreviewLines = 12
-	// MaxLines is how many lines an expanded card body shows at most.
-	MaxLines = 400
-	// MaxLineRunes is the longest line a card shows before cutting it.
-	MaxLineRunes = 1000
-	// MaxTextBytes bounds free text (messages, markdown) in the transcript.
-	MaxTextBytes = 256 << 10
+	// previewLines is how many lines a collapsed body shows (head and tail).
+	previewLines = 12
+	// maxLines is how many lines an expanded card body shows at most.
+	maxLines = 400
+	// maxLineRunes is the longest line a card shows before cutting it.
+	maxLineRunes = 1000
+	// maxTextBytes bounds free text (messages, markdown) in the transcript.
+	maxTextBytes = 256 << 10
 )
 
 // clean makes text safe to carry in HTML and in SSE data lines: invalid
@@ -38,7 +38,7 @@ func clean(s string) string {
 				break
 			}
 			if c >= utf8.RuneSelf && invisibleLead(c) {
-				if r, _ := utf8.DecodeRuneInString(s[i:]); Invisible(r) {
+				if r, _ := utf8.DecodeRuneInString(s[i:]); invisible(r) {
 					needs = true
 					break
 				}
@@ -65,7 +65,7 @@ func clean(s string) string {
 			b.WriteString("\uFFFD")
 		case c >= utf8.RuneSelf && invisibleLead(c):
 			r, w := utf8.DecodeRuneInString(s[i:])
-			if Invisible(r) {
+			if invisible(r) {
 				b.WriteString(controlMarker(r))
 			} else {
 				b.WriteString(s[i : i+w])
@@ -107,15 +107,15 @@ var invisibleNames = map[rune]string{
 	0xFEFF: "ZERO WIDTH NO-BREAK SPACE",
 }
 
-// Invisible reports whether r is a character clean shows as a visible
+// invisible reports whether r is a character clean shows as a visible
 // marker instead of passing it to the browser.
-func Invisible(r rune) bool {
+func invisible(r rune) bool {
 	_, ok := invisibleNames[r]
 	return ok
 }
 
 // invisibleLead reports whether c can start the UTF-8 encoding of an
-// Invisible rune (a cheap filter before decoding).
+// invisible rune (a cheap filter before decoding).
 func invisibleLead(c byte) bool {
 	switch c {
 	case 0xC2, 0xD8, 0xE1, 0xE2, 0xEF:
@@ -170,7 +170,7 @@ func capBytes(s string, n int) (string, bool) {
 	return s[:n], true
 }
 
-// Line is one displayed line of a body, cut to MaxLineRunes.
+// Line is one displayed line of a body, cut to maxLineRunes.
 type Line struct {
 	N    int    // 1-based number within the text (or the file's own number)
 	Text string // cleaned and cut
@@ -228,13 +228,13 @@ func cutLine(s string, max int) (string, int) {
 	return s[:i], utf8.RuneCountInString(s[i:])
 }
 
-// NewClip splits text into lines and bounds it for a card: at most
-// PreviewLines collapsed (half head, half tail), at most maxLines expanded,
-// each line cut to MaxLineRunes.
-func NewClip(text string, maxLines int) Clip { return NewClipN(text, maxLines, MaxLineRunes) }
+// newClip splits text into lines and bounds it for a card: at most
+// previewLines collapsed (half head, half tail), at most maxLines expanded,
+// each line cut to maxLineRunes.
+func newClip(text string, maxLines int) Clip { return newClipN(text, maxLines, maxLineRunes) }
 
-// NewClipN is NewClip with a line length bound of maxRunes.
-func NewClipN(text string, maxLines, maxRunes int) Clip {
+// newClipN is newClip with a line length bound of maxRunes.
+func newClipN(text string, maxLines, maxRunes int) Clip {
 	if text == "" {
 		return Clip{Empty: true}
 	}
@@ -247,19 +247,19 @@ func NewClipN(text string, maxLines, maxRunes int) Clip {
 		t, cut := cutLine(s, maxRunes)
 		return Line{N: n, Text: t, Cut: cut}
 	}
-	if total <= PreviewLines {
+	if total <= previewLines {
 		for i, s := range strings.Split(text, "\n") {
 			c.Head = append(c.Head, mk(i+1, s))
 		}
 		return c
 	}
-	if maxLines < PreviewLines {
-		maxLines = PreviewLines
+	if maxLines < previewLines {
+		maxLines = previewLines
 	}
-	headN := PreviewLines / 2
-	tailN := PreviewLines - headN
-	middleN := min(maxLines-PreviewLines, total-PreviewLines)
-	c.Omitted = total - PreviewLines - middleN
+	headN := previewLines / 2
+	tailN := previewLines - headN
+	middleN := min(maxLines-previewLines, total-previewLines)
+	c.Omitted = total - previewLines - middleN
 	c.Head, c.Middle, c.Tail = lineSlice(headN), lineSlice(middleN), lineSlice(tailN)
 	// Walk the first headN+middleN lines.
 	rest := text

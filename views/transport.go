@@ -64,9 +64,9 @@ var speeds = [...]int{1, 10, 50}
 // Speeds returns the playback speeds the transport offers (1×, 10×, 50×).
 func Speeds() []int { return speeds[:] }
 
-// NewTransport builds the transport of a replay for a reader following l;
+// newTransport builds the transport of a replay for a reader following l;
 // current is the element the page marks as current ("" for none).
-func NewTransport(r *Replay, l Links, current string) *TransportView {
+func newTransport(r *Replay, l Links, current string) *TransportView {
 	v := &TransportView{
 		SessionID:  r.T.Header().ID,
 		At:         r.At,
@@ -128,7 +128,7 @@ func NewTransport(r *Replay, l Links, current string) *TransportView {
 	for _, seq := range ch.Turns {
 		add(&v.Ticks, seq, "turn", "", "")
 	}
-	v.Lanes = []Lane{{Kind: MarkError, Y: "1"}, {Kind: MarkInterrupted, Y: "8"}, {Kind: MarkEdit, Y: "15"}}
+	v.Lanes = []Lane{{Kind: markError, Y: "1"}, {Kind: markInterrupted, Y: "8"}, {Kind: markEdit, Y: "15"}}
 	for _, m := range ch.Marks {
 		for i := range v.Lanes {
 			if v.Lanes[i].Kind == m.Kind {
@@ -200,12 +200,12 @@ func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 // markX is a mark's x: the middle of its event's unit.
 func markX(x int64) string { return strconv.FormatInt(x, 10) + ".5" }
 
-// StreamInit is the Datastar expression that opens a page's stream on the
+// streamInit is the Datastar expression that opens a page's stream on the
 // #stream element. Every request of the transport is made from that
 // element, so a new one (seek, play, pause, live) cancels the one before,
 // and removing the expression cancels it too.
-func StreamInit(url string) string {
-	return "@get('" + ExprURL(url) + "', {requestCancellation: 'cleanup'})"
+func streamInit(url string) string {
+	return "@get('" + exprURL(url) + "', {requestCancellation: 'cleanup'})"
 }
 
 // currentAttr marks the page's current element.

@@ -11,10 +11,10 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "strconv"
 
-// AtBanner says where a replay stands ("at event N of M") with the way back
+// atBanner says where a replay stands ("at event N of M") with the way back
 // to live; it is hidden on the live page. The page's ttAt signal keeps it
 // current while the replay plays.
-func AtBanner(h *SessionHeadView) templ.Component {
+func atBanner(h *SessionHeadView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -772,8 +772,8 @@ func icon(name string) templ.Component {
 	})
 }
 
-// KeyHelp lists the page's keys; "?" opens it.
-func KeyHelp(replay bool) templ.Component {
+// keyHelp lists the page's keys; "?" opens it.
+func keyHelp(replay bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -901,7 +901,7 @@ func Later(l *LaterView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var45 string
-				templ_7745c5c3_Var45, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@get('" + ExprURL(l.URL) + "')").Resolve(ctx)
+				templ_7745c5c3_Var45, templ_7745c5c3_Err = templruntime.NewAttributeExpression("@get('" + exprURL(l.URL) + "')").Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/transport.templ`, Line: 186, Col: 119}
 				}
@@ -946,7 +946,7 @@ func Later(l *LaterView) templ.Component {
 			}
 		} else {
 			for _, s := range l.Loaded {
-				templ_7745c5c3_Err = SegmentView(l.R, s).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = segmentView(l.R, s).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -17,9 +17,9 @@ import (
 
 // Mark kinds: the chapters of a session's scrubber.
 const (
-	MarkError       = "error"       // a call whose result is an error
-	MarkEdit        = "edit"        // a call whose card shows a file change
-	MarkInterrupted = "interrupted" // a call stopped without its result, or closed by crash repair or an abort
+	markError       = "error"       // a call whose result is an error
+	markEdit        = "edit"        // a call whose card shows a file change
+	markInterrupted = "interrupted" // a call stopped without its result, or closed by crash repair or an abort
 )
 
 // Mark is one chapter mark: a moment worth jumping to, and the card it
@@ -62,16 +62,16 @@ func (t *Timeline) Chapters() Chapters {
 		}
 		if c.HasCall {
 			if cv := c.presentCall(); cv != nil && cv.Card() == core.CardDiff {
-				ch.Marks = append(ch.Marks, Mark{Seq: first, Kind: MarkEdit, Card: c.ID, Tool: c.Name})
+				ch.Marks = append(ch.Marks, Mark{Seq: first, Kind: markEdit, Card: c.ID, Tool: c.Name})
 			}
 		}
 		switch {
 		case c.Result == nil && c.Stopped:
-			ch.Marks = append(ch.Marks, Mark{Seq: c.StopSeq, Kind: MarkInterrupted, Card: c.ID, Tool: c.Name})
+			ch.Marks = append(ch.Marks, Mark{Seq: c.StopSeq, Kind: markInterrupted, Card: c.ID, Tool: c.Name})
 		case c.Result != nil && c.Outcome() != "":
-			ch.Marks = append(ch.Marks, Mark{Seq: c.ResultSeq, Kind: MarkInterrupted, Card: c.ID, Tool: c.Name})
+			ch.Marks = append(ch.Marks, Mark{Seq: c.ResultSeq, Kind: markInterrupted, Card: c.ID, Tool: c.Name})
 		case c.Result != nil && c.State() == StateError:
-			ch.Marks = append(ch.Marks, Mark{Seq: c.ResultSeq, Kind: MarkError, Card: c.ID, Tool: c.Name})
+			ch.Marks = append(ch.Marks, Mark{Seq: c.ResultSeq, Kind: markError, Card: c.ID, Tool: c.Name})
 		}
 	}
 	slices.Sort(ch.Calls)
@@ -127,7 +127,7 @@ func (c *Chapters) Step(at int64, kind string, dir int) (seq int64, mark *Mark, 
 		var found *Mark
 		for i := range c.Marks {
 			m := &c.Marks[i]
-			if kind == StepError && m.Kind != MarkError {
+			if kind == StepError && m.Kind != markError {
 				continue
 			}
 			if dir > 0 && m.Seq > at {
@@ -364,7 +364,7 @@ func (t *Timeline) segmentOf(c *Card) int {
 			if x == c.Step && slices.Contains(x.Items, Item(c)) {
 				return i
 			}
-		case *Row:
+		case *row:
 			if x.Item == Item(c) {
 				return i
 			}
@@ -393,14 +393,14 @@ func (t *Timeline) nodeOfEvent(seq int64) (Node, int) {
 					return it, i
 				}
 			}
-		case *Row:
+		case *row:
 			if itemHas(x.Item, seq) {
 				return x.Item, i
 			}
 		}
 	}
 	for i, s := range t.segs {
-		if SegmentSeq(s) >= seq {
+		if segmentSeq(s) >= seq {
 			return s, i
 		}
 	}
@@ -413,9 +413,9 @@ func (t *Timeline) nodeOfEvent(seq int64) (Node, int) {
 // itemHas reports whether event seq made or changed item it.
 func itemHas(it Item, seq int64) bool {
 	switch x := it.(type) {
-	case *MessageItem:
+	case *messageItem:
 		return x.Seq == seq
-	case *AssistantItem:
+	case *assistantItem:
 		return x.Seq <= seq && seq <= x.EndSeq
 	case *RawItem:
 		return x.Event.Seq == seq

@@ -1,14 +1,14 @@
 package views
 
-// StepHead is the header row of a step, patched on its own when the step
+// stepHead is the header row of a step, patched on its own when the step
 // ends.
-type StepHead struct{ Step *Step }
+type stepHead struct{ Step *Step }
 
 // ElemID implements Node.
-func (h StepHead) ElemID() string { return h.Step.HeadID() }
+func (h stepHead) ElemID() string { return h.Step.HeadID() }
 
 // Node is anything with a stable element id that a patch can carry:
-// segments, items and StepHead.
+// segments, items and stepHead.
 type Node interface {
 	ElemID() string
 }
@@ -56,7 +56,7 @@ func stepOf(n Node) *Step {
 	switch x := n.(type) {
 	case *Card:
 		return x.Step
-	case StepHead:
+	case stepHead:
 		return x.Step
 	}
 	return nil

@@ -164,10 +164,6 @@ func EarlierURL(id string, before int64) string {
 	return SessionURL(id) + "/earlier?before=" + strconv.FormatInt(before, 10)
 }
 
-// LaterURL loads the transcript segments after seq after that were opened
-// up to seq until (the rest is the page's stream's).
-func LaterURL(id string, after, until int64) string { return SessionLinks(id).Later(after, until) }
-
 // SeekURL moves a replay page to a place: the page's query (Place.URL's)
 // on the seek endpoint, which answers with patches.
 func SeekURL(id string, p Place) string { return SessionLinks(id).SeekBase() + p.Query() }
@@ -196,9 +192,6 @@ func CallURL(sessionID, callID, card string) string {
 
 // DeleteURL is where a session page's delete form posts.
 func DeleteURL(id string) string { return SessionURL(id) + "/delete" }
-
-// APISessionURL is a session in the JSON API (DELETE deletes it).
-func APISessionURL(id string) string { return "/api/sessions/" + url.PathEscape(id) }
 
 // CardURL is a card's place on its session page.
 func CardURL(sessionID, elemID string) string { return SessionURL(sessionID) + "#" + elemID }

@@ -14,16 +14,16 @@ const waterfallWidth = 1000
 // still shows.
 const minBar = 3
 
-// WaterfallView is a turn's waterfall.
-type WaterfallView struct {
+// waterfallView is a turn's waterfall.
+type waterfallView struct {
 	Span string // the turn's duration
-	Rows []WaterfallRow
+	Rows []waterfallRow
 	// Parallel is how many calls overlapped another call.
 	Parallel int
 }
 
-// WaterfallRow is one call: its bar from X to X+W (user units) and labels.
-type WaterfallRow struct {
+// waterfallRow is one call: its bar from X to X+W (user units) and labels.
+type waterfallRow struct {
 	CardID      string
 	Tool, Title string
 	State       string
@@ -33,17 +33,17 @@ type WaterfallRow struct {
 }
 
 // Href links the row to its card on the page.
-func (r WaterfallRow) Href() string { return "#" + r.CardID }
+func (r waterfallRow) Href() string { return "#" + r.CardID }
 
 // XAttr and WAttr are the bar's SVG attributes.
-func (r WaterfallRow) XAttr() string { return strconv.Itoa(r.X) }
+func (r waterfallRow) XAttr() string { return strconv.Itoa(r.X) }
 
 // WAttr is the bar's width attribute.
-func (r WaterfallRow) WAttr() string { return strconv.Itoa(r.W) }
+func (r waterfallRow) WAttr() string { return strconv.Itoa(r.W) }
 
-// NewWaterfall returns the waterfall of an ended turn with tool calls, else
+// newWaterfall returns the waterfall of an ended turn with tool calls, else
 // nil (a running turn's calls are still moving; its cards tell).
-func NewWaterfall(t *TurnRow) *WaterfallView {
+func newWaterfall(t *TurnRow) *waterfallView {
 	if !t.Ended || len(t.cards) == 0 {
 		return nil
 	}
@@ -63,7 +63,7 @@ func NewWaterfall(t *TurnRow) *WaterfallView {
 		spans[i] = span{from, to}
 	}
 	total := max(t1-t0, 1)
-	w := &WaterfallView{Span: Duration(t1 - t0)}
+	w := &waterfallView{Span: duration(t1 - t0)}
 	for i, c := range t.cards {
 		s := spans[i]
 		x := int((s.from - t0) * waterfallWidth / total)
@@ -71,12 +71,12 @@ func NewWaterfall(t *TurnRow) *WaterfallView {
 		if x+bw > waterfallWidth {
 			x = waterfallWidth - bw
 		}
-		row := WaterfallRow{
+		row := waterfallRow{
 			CardID: c.ID, Tool: firstLine(clean(c.Name), 80), Title: cardTitle(c, c.Views()),
-			State: c.State(), X: x, W: bw, Offset: "+" + Duration(s.from-t0),
+			State: c.State(), X: x, W: bw, Offset: "+" + duration(s.from-t0),
 		}
 		if c.Result != nil {
-			row.Dur = Duration(s.to - s.from)
+			row.Dur = duration(s.to - s.from)
 		}
 		for j, o := range spans {
 			if j != i && o.from < s.to && s.from < o.to {

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -113,5 +114,55 @@ func TestHost_ServeAdaptsToItsListener(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCrossOrigin_SecFetchSite: net/http's CrossOriginProtection decides
+// on a state-changing request by Sec-Fetch-Site when the browser sends it
+// (same-origin and none pass whatever the Origin; any other value is
+// refused, an unknown one too) and else by Origin against Host; a request
+// with neither is a non-browser client and passes. A refusal is prism's
+// JSON error: 403 FORBIDDEN with the reason.
+func TestCrossOrigin_SecFetchSite(t *testing.T) {
+	e, _ := shareEnv(t, nil)
+	e.session(t, "s1", twoCallSession())
+	host := strings.TrimPrefix(e.base(), "http://")
+	for _, tc := range []struct {
+		hdr  []string
+		want int
+		msg  string
+	}{
+		{nil, http.StatusCreated, ""},
+		{[]string{"Sec-Fetch-Site", "same-origin", "Origin", "https://evil.example"}, http.StatusCreated, ""},
+		{[]string{"Sec-Fetch-Site", "none", "Origin", "https://evil.example"}, http.StatusCreated, ""}, // the user acted, not a page
+		{[]string{"Origin", "http://" + host}, http.StatusCreated, ""},
+		{[]string{"Sec-Fetch-Site", "cross-site", "Origin", "http://" + host}, http.StatusForbidden, "cross-site request refused"},
+		{[]string{"Sec-Fetch-Site", "same-site"}, http.StatusForbidden, "cross-site request refused"},
+		{[]string{"Sec-Fetch-Site", "bogus"}, http.StatusForbidden, "cross-site request refused"},
+		{[]string{"Origin", "https://evil.example"}, http.StatusForbidden, "cross-origin request refused"},
+		{[]string{"Origin", "http://" + host + ".evil.example"}, http.StatusForbidden, "cross-origin request refused"},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, e.base()+"/sessions/s1/shares", strings.NewReader("scope=live&redact=1"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for i := 0; i+1 < len(tc.hdr); i += 2 {
+			req.Header.Set(tc.hdr[i], tc.hdr[i+1])
+		}
+		res, err := e.client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var answer struct{ Error, Code string }
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != tc.want {
+			t.Errorf("POST with %v: %d %s, want %d", tc.hdr, res.StatusCode, body, tc.want)
+			continue
+		}
+		if tc.want != http.StatusForbidden {
+			continue
+		}
+		if err := json.Unmarshal(body, &answer); err != nil || answer.Code != core.CodeForbidden || answer.Error != tc.msg {
+			t.Errorf("POST with %v: refusal %s (%v), want {%q, %q}", tc.hdr, body, err, tc.msg, core.CodeForbidden)
+		}
 	}
 }

@@ -187,7 +187,7 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(securityHeaders)
 	e.Use(s.checkHost)
 	e.Use(s.requireOwner)
-	e.Use(sameOrigin)
+	e.Use(sameOrigin())
 	e.Use(s.guardBodies)
 	e.Use(gzip(s.classes.raw))
 

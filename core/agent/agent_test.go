@@ -661,7 +661,7 @@ func TestDurabilityPoints(t *testing.T) {
 				mu.Lock()
 				bodies = append(bodies, a.Key)
 				mu.Unlock()
-				return keyValue{Key: a.Key}, nil
+				return keyValue(a), nil
 			},
 		}
 		if parallel {

@@ -53,7 +53,7 @@ func markerTool(name string, parallel bool, markers *os.File) *core.Tool {
 			if _, err := fmt.Fprintf(markers, "BODY %s %s\n", run.Execution.SessionID, run.Execution.CallID); err != nil {
 				return keyValue{}, err
 			}
-			return keyValue{Key: a.Key}, nil
+			return keyValue(a), nil
 		},
 	}
 	if parallel {

@@ -3,7 +3,6 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -178,7 +177,7 @@ func gatedTool(name string, g *gate, parallel bool) *core.Tool {
 			case <-g.ch(a.Key):
 			case <-ctx.Done():
 			}
-			return keyValue{Key: a.Key}, nil
+			return keyValue(a), nil
 		},
 	}
 	if parallel {
@@ -210,7 +209,7 @@ func echoTool(name string, conclude, todo bool) *core.Tool {
 			if conclude {
 				run.ConcludeTurn()
 			}
-			return keyValue{Key: a.Key}, nil
+			return keyValue(a), nil
 		},
 	})
 }
@@ -388,8 +387,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
-
-var errBoom = errors.New("boom")
 
 func call(id, name, args string) model.ScriptCall {
 	return model.ScriptCall{ID: id, Name: name, Arguments: args}

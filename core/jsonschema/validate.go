@@ -236,21 +236,7 @@ func checkScalar(sc *Schema, v any) string {
 		if !ok {
 			return " must be a string"
 		}
-		if sc.enum != nil {
-			found := false
-			for _, e := range sc.enum {
-				if e.str == str {
-					found = true
-					break
-				}
-			}
-			if !found {
-				return " must be one of " + sc.enumText
-			}
-		}
-		if sc.constV != nil && sc.constV.str != str {
-			return " must be " + sc.constText
-		}
+		return enumConst(sc, str, func(n *node) string { return n.str })
 	case tNumber, tInteger:
 		f, ok := asNumber(v)
 		if sc.typ == tNumber {
@@ -263,46 +249,32 @@ func checkScalar(sc *Schema, v any) string {
 		} else if !ok || !isJSONNumber(f) || !isInteger(f) {
 			return " must be an integer"
 		}
-		if sc.enum != nil {
-			found := false
-			for _, e := range sc.enum {
-				if e.num == f {
-					found = true
-					break
-				}
-			}
-			if !found {
-				return " must be one of " + sc.enumText
-			}
-		}
-		if sc.constV != nil && sc.constV.num != f {
-			return " must be " + sc.constText
-		}
+		return enumConst(sc, f, func(n *node) float64 { return n.num })
 	case tBoolean:
 		b, ok := v.(bool)
 		if !ok {
 			return " must be a boolean"
 		}
-		if sc.enum != nil {
-			found := false
-			for _, e := range sc.enum {
-				if e.b == b {
-					found = true
-					break
-				}
-			}
-			if !found {
-				return " must be one of " + sc.enumText
-			}
-		}
-		if sc.constV != nil && sc.constV.b != b {
-			return " must be " + sc.constText
-		}
+		return enumConst(sc, b, func(n *node) bool { return n.b })
 	case tNull:
 		if v != nil {
 			return " must be null"
 		}
 		// enum and const of a null node can only hold null.
+	}
+	return ""
+}
+
+// enumConst checks a scalar value against sc's enum, then its const (dsh's
+// order), comparing it with the value of the same type that each enum or const
+// node holds (field: str, num or b), and returns the violation suffix ("" when
+// the value passes).
+func enumConst[T comparable](sc *Schema, v T, field func(*node) T) string {
+	if sc.enum != nil && !slices.ContainsFunc(sc.enum, func(e *node) bool { return field(e) == v }) {
+		return " must be one of " + sc.enumText
+	}
+	if sc.constV != nil && field(sc.constV) != v {
+		return " must be " + sc.constText
 	}
 	return ""
 }

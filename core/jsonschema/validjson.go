@@ -3,6 +3,7 @@ package jsonschema
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -90,7 +91,7 @@ func (p *textValidator) value(s *Schema) bool {
 		if s.constV != nil && s.constV.str != string(str) {
 			return false
 		}
-		return s.enum == nil || enumHas(s.enum, func(n *node) bool { return n.str == string(str) })
+		return s.enum == nil || slices.ContainsFunc(s.enum, func(n *node) bool { return n.str == string(str) })
 	case tNumber, tInteger:
 		if c != '-' && (c < '0' || c > '9') {
 			return false
@@ -106,7 +107,7 @@ func (p *textValidator) value(s *Schema) bool {
 		if s.constV != nil && s.constV.num != f {
 			return false
 		}
-		return s.enum == nil || enumHas(s.enum, func(n *node) bool { return n.num == f })
+		return s.enum == nil || slices.ContainsFunc(s.enum, func(n *node) bool { return n.num == f })
 	case tBoolean:
 		var b bool
 		switch {
@@ -120,22 +121,13 @@ func (p *textValidator) value(s *Schema) bool {
 		if s.constV != nil && s.constV.b != b {
 			return false
 		}
-		return s.enum == nil || enumHas(s.enum, func(n *node) bool { return n.b == b })
+		return s.enum == nil || slices.ContainsFunc(s.enum, func(n *node) bool { return n.b == b })
 	case tNull:
 		if !bytes.HasPrefix(p.d[p.i:], []byte("null")) {
 			return false
 		}
 		p.i += 4
 		return true
-	}
-	return false
-}
-
-func enumHas(enum []*node, match func(*node) bool) bool {
-	for _, e := range enum {
-		if match(e) {
-			return true
-		}
 	}
 	return false
 }
@@ -148,11 +140,11 @@ func (p *textValidator) object(s *Schema) bool {
 	defer func() { p.depth-- }()
 	p.i++ // {
 	var seenBuf [8]bool
-	seen := seenBuf[:0]
-	if len(s.required) > len(seenBuf) {
-		seen = make([]bool, len(s.required))
+	var seen []bool
+	if n := len(s.required); n <= len(seenBuf) {
+		seen = seenBuf[:n]
 	} else {
-		seen = seenBuf[:len(s.required)]
+		seen = make([]bool, n)
 	}
 	p.space()
 	if p.i < len(p.d) && p.d[p.i] == '}' {
