@@ -1,0 +1,203 @@
+package web_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"prism/core"
+	"prism/core/coretest"
+	"prism/views"
+	"prism/web"
+)
+
+// The inspector in a real browser on a long session: going live from the
+// middle, links that land a card clear of the sticky bars, the first
+// window's turn, hand-written call ids.
+
+// longSession is a session of turns×steps×calls tool calls, each call id
+// spelt as dsh logs them (call_0000000t_n): a window of the default size
+// opens in the middle of a turn.
+func longSession(turns, steps, calls int) []core.Event {
+	b := coretest.NewBuilder(t0)
+	n := 0
+	for turn := range turns {
+		b.TurnStart().StepStart().User(fmt.Sprintf("turn %d: go on", turn+1))
+		for step := range steps {
+			if step > 0 {
+				b.StepStart()
+			}
+			var ids []string
+			for range calls {
+				n++
+				id := fmt.Sprintf("call_%08x_%d", turn+1, n)
+				ids = append(ids, id)
+				b.Call(id, "bash", `{"command":"echo step `+itoa(int64(step))+` of turn `+itoa(int64(turn))+`"}`)
+			}
+			for _, id := range ids {
+				b.Result(id, strings.Repeat(id+"\n", 3)+"[exit code: 0]", false, nil, nil)
+			}
+			b.StepEnd()
+		}
+		b.TurnEnd(core.TurnCompleted)
+	}
+	return b.Events
+}
+
+// shoot saves the viewport as PRISM_SHOTS/name.png when PRISM_SHOTS names
+// a directory (screenshots to look at; nothing otherwise).
+func shoot(t *testing.T, b *browser, name string) {
+	t.Helper()
+	dir := os.Getenv("PRISM_SHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// phone sizes the tab's viewport as a phone's (390×844).
+func (b *browser) phone(t *testing.T) {
+	t.Helper()
+	b.do(t, chromedp.EmulateViewport(390, 844))
+}
+
+// TestBrowser_LiveFromTheMiddle: on a long running session, a page at an
+// event in the middle that goes live (the live button, then the l key)
+// shows what a fresh load of the live page shows — the latest window —
+// not every card after the event appended to the old window; the "N new
+// below" pill counts nothing the move brought, and the page then follows
+// the session.
+func TestBrowser_LiveFromTheMiddle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	e := newEnv(t, nil)
+	events := longSession(12, 10, 3)
+	tail := coretest.NewBuilder(events[len(events)-1].Time + 10)
+	tail.Events = append([]core.Event(nil), events...)
+	tail.TurnStart().StepStart().User("and more").Call("last_1", "bash", `{"command":"true"}`)
+	events = tail.Events
+	e.session(t, "s", events)
+	mid := len(events) / 3
+	b := newBrowser(t, 1280, 900)
+	for _, how := range []string{"button", "key"} {
+		b.do(t, chromedp.Navigate(fmt.Sprintf("%s/sessions/s?at=%d", e.ts.URL, mid)), chromedp.WaitReady(chromedp.CSS(`#transport[data-mode="at"]`)))
+		at := evalIn[int](t, b, `document.querySelectorAll('#transcript .card').length`)
+		if how == "button" {
+			b.do(t, chromedp.Click(chromedp.CSS(`#transport [data-tt="live"]`)))
+		} else {
+			evalIn[any](t, b, `document.activeElement.blur()`)
+			b.do(t, chromedp.KeyEvent("l"))
+		}
+		b.waitJS(t, `document.getElementById('transport').dataset.mode === 'live'`)
+		b.waitCards(t, serverCards(t, e, "/sessions/s"), "live by the "+how+" from event "+itoa(int64(mid))+" ("+itoa(int64(at))+" cards there)")
+		if n := evalIn[int](t, b, `document.querySelectorAll('#transcript .card').length`); n > views.DefaultWindow {
+			t.Errorf("live by the %s: %d cards on the page, more than a window", how, n)
+		}
+		if pill := evalIn[bool](t, b, `document.getElementById('new-below').hidden`); !pill {
+			t.Errorf("live by the %s: the pill says %q", how, evalIn[string](t, b, `document.getElementById('new-below').textContent`))
+		}
+		shoot(t, b, "live-from-middle-"+how)
+	}
+	// The page follows the session from there.
+	next := coretest.NewBuilder(events[len(events)-1].Time + 10)
+	next.Events = append([]core.Event(nil), events...)
+	next.Result("last_1", "done", false, nil, nil)
+	e.append(t, "s", next.Events[len(events):]...)
+	b.waitJS(t, `document.getElementById('`+views.CallElemID("last_1")+`')?.dataset.state === 'ok'`)
+}
+
+// TestBrowser_LinkedCardClearsTheStickyBars: a card reached by a link —
+// its fragment, ?call= with a fragment (a search hit, the projections
+// page's way back) — lands with its head (tool, title) in view below the
+// sticky top bar and filter bar, at 1280 and at 390 px, and the root's
+// scroll padding equals what the sticky bars cover.
+func TestBrowser_LinkedCardClearsTheStickyBars(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	e := newEnv(t, nil)
+	e.session(t, "s", longSession(4, 8, 3))
+	id := fmt.Sprintf("call_%08x_%d", 3, 70)
+	elem := views.CallElemID(id)
+	// clear: the card's head lies below the sticky bars and in the
+	// window, and what shows at its title's middle is the title.
+	clear := `(() => { const c = document.getElementById('` + elem + `'); if (!c) return 'no card'; const head = c.querySelector('.card-head'); const r = head.getBoundingClientRect();
+	  let cover = 0; for (const el of document.querySelectorAll('.topbar, #filter-bar')) if (getComputedStyle(el).position === 'sticky') cover = Math.max(cover, el.getBoundingClientRect().bottom);
+	  if (r.top < cover) return 'head at ' + r.top + ' under the bars to ' + cover;
+	  if (r.bottom > innerHeight) return 'head below the window';
+	  const pad = parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop);
+	  if (Math.abs(pad - cover - 8) > 1) return 'scroll padding ' + pad + ', the bars cover ' + cover;
+	  const title = head.querySelector('.title') || head; const tr = title.getBoundingClientRect();
+	  const hit = document.elementFromPoint(tr.x + Math.min(tr.width / 2, 40), tr.y + tr.height / 2);
+	  return head.contains(hit) ? '' : 'title covered by ' + (hit ? hit.className : 'nothing') })()`
+	for _, size := range []string{"1280", "390"} {
+		b := newBrowser(t, 1280, 900)
+		if size == "390" {
+			b.phone(t)
+		}
+		for _, link := range []string{
+			"/sessions/s#" + elem,
+			views.SessionCallURL("s", id, "") + "#" + elem,
+			views.SessionCallURL("s", id, ""),
+		} {
+			b.do(t, chromedp.Navigate(e.ts.URL+link), chromedp.WaitReady(chromedp.CSS(`#`+elem+`[aria-current="true"]`)))
+			b.waitJS(t, `document.activeElement && document.activeElement.id === '`+elem+`'`)
+			if got := evalIn[string](t, b, clear); got != "" {
+				t.Errorf("%s px, %s: %s", size, link, got)
+			}
+		}
+		shoot(t, b, "linked-card-"+size)
+	}
+}
+
+// TestBrowser_FirstWindowNamesItsTurn: a window that opens in the middle
+// of a turn says the turn of its first step ("turn 4 · step 3"); a step
+// under its own turn row does not repeat it. A card named by the call id
+// as the log spells it — #call-call_…, ?call=, ?card=, the projections
+// page's URL — is found.
+func TestBrowser_FirstWindowNamesItsTurn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	e := newEnv(t, func(d *web.Deps) { d.Tuning.Window = 40 })
+	e.session(t, "s", longSession(6, 10, 3))
+	b := newBrowser(t, 1280, 900)
+	b.do(t, chromedp.Navigate(e.ts.URL+"/sessions/s"), chromedp.WaitReady(chromedp.CSS(`#transcript .step`)))
+	first := evalIn[string](t, b, `(() => { const s = document.querySelector('#transcript > .earlier + .step'); return s ? s.querySelector('.step-no').innerText : 'the window opens with ' + document.querySelector('#transcript > :not(.earlier)').className })()`)
+	if ok, _ := regexp.MatchString(`^turn \d+ · step \d+$`, first); !ok {
+		t.Errorf("the window's first step reads %q", first)
+	}
+	if n := evalIn[int](t, b, `Array.from(document.querySelectorAll('#transcript .step-turn')).filter(e => e.checkVisibility()).length`); n != 1 {
+		t.Errorf("%d steps show their turn, want the first one only", n)
+	}
+	shoot(t, b, "first-window-turn")
+
+	id := fmt.Sprintf("call_%08x_%d", 2, 40)
+	elem := views.CallElemID(id)
+	for _, link := range []string{
+		"/sessions/s#call-" + id,
+		"/sessions/s?call=call-" + id,
+		"/sessions/s?card=call-" + id,
+		"/sessions/s?call=" + elem,
+	} {
+		b.do(t, chromedp.Navigate(e.ts.URL+link), chromedp.WaitReady(chromedp.CSS(`#`+elem+`[aria-current="true"]`)))
+	}
+	for _, ref := range []string{id, "call-" + id, elem} {
+		res, body := e.get(t, "/sessions/s/calls/"+ref)
+		if res.StatusCode != 200 || !strings.Contains(body, `data-testid="call-page"`) {
+			t.Errorf("the projections page of %q: %d", ref, res.StatusCode)
+		}
+	}
+}
