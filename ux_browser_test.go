@@ -252,6 +252,58 @@ func TestAccessibility(t *testing.T) {
 	}
 }
 
+// TestAccessibility_WhileWaiting runs axe-core on the pages of a session
+// that runs and waits for a person's approval (the demo with --ask write):
+// the list with its running and awaiting pills, the session page with a
+// card that needs approval and its decision form, that call's projections,
+// the share page and a search — light and dark, no violations.
+func TestAccessibility_WhileWaiting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	src := axeSource(t)
+	s := startDemoStack(t, append(pricesFlags(t), "--ask", "write")...)
+	for _, scheme := range []string{"light", "dark"} {
+		t.Run(scheme, func(t *testing.T) {
+			ctx := uxBrowser(t, 1280, 900, scheme)
+			const waiting = `[data-testid="approval-form"]`
+			if err := chromedp.Do(ctx, chromedp.Navigate(s.owner.URL+"/sessions/"+s.demoID), chromedp.WaitReady(chromedp.CSS(waiting))); err != nil {
+				t.Fatalf("the demo never waited for an approval: %v", err)
+			}
+			call, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="approval-form"]').closest('article').querySelector('a.inspect').href`))
+			if err != nil || call == "" {
+				t.Fatalf("no projections link on the waiting card: %v", err)
+			}
+			share := s.shareURL(t)
+			pages := []struct{ name, url, ready string }{
+				{"list", s.owner.URL + "/", `[data-testid="session-row"] [data-testid="awaiting-badge"]`},
+				{"session", s.owner.URL + "/sessions/" + s.demoID, waiting},
+				{"call", call, `[data-testid="call-page"]`},
+				{"share", share, `[data-testid="approval"]`},
+				{"search", s.owner.URL + views.SearchURL("tool:write", "", ""), `[data-testid="search-help"], [data-testid="hit"]`},
+			}
+			for _, p := range pages {
+				if err := chromedp.Do(ctx, chromedp.Navigate(p.url), chromedp.WaitReady(chromedp.CSS(p.ready))); err != nil {
+					t.Fatalf("%s page: %v", p.name, err)
+				}
+				if vs := runAxe(t, ctx, src); len(vs) > 0 {
+					t.Errorf("%s page, %s, while the session waits: %d axe violations:%s", p.name, scheme, len(vs), describe(vs))
+				}
+			}
+			// The share panel's list of links has a header for every column.
+			if err := chromedp.Do(ctx, chromedp.Navigate(s.owner.URL+"/sessions/"+s.demoID), chromedp.WaitReady(chromedp.CSS(`[data-testid="share-list"]`))); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelectorAll('details').forEach(d => d.open = true); true`)); err != nil {
+				t.Fatal(err)
+			}
+			if vs := runAxe(t, ctx, src); len(vs) > 0 {
+				t.Errorf("session page with its panels open, %s: %d axe violations:%s", scheme, len(vs), describe(vs))
+			}
+		})
+	}
+}
+
 // TestPhoneLayout: at 390×844, light and dark, the list (with model,
 // tokens and cost) and the demo's session page (whose error cards carry
 // long identity pills) never scroll sideways, and every card's title keeps

@@ -491,7 +491,7 @@ func SharePanel(v *SharePanelView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if len(v.Links) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<table class=\"share-list\" data-testid=\"share-list\"><thead><tr><th>label</th><th>scope</th><th>expires</th><th>views</th><th>last viewed</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<table class=\"share-list\" data-testid=\"share-list\"><thead><tr><th>label</th><th>scope</th><th>expires</th><th>views</th><th>last viewed</th><th>status</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

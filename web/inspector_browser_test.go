@@ -12,6 +12,7 @@ import (
 
 	"prism/core"
 	"prism/core/coretest"
+	"prism/core/price"
 	"prism/views"
 	"prism/web"
 )
@@ -198,6 +199,53 @@ func TestBrowser_FirstWindowNamesItsTurn(t *testing.T) {
 		res, body := e.get(t, "/sessions/s/calls/"+ref)
 		if res.StatusCode != 200 || !strings.Contains(body, `data-testid="call-page"`) {
 			t.Errorf("the projections page of %q: %d", ref, res.StatusCode)
+		}
+	}
+}
+
+// TestBrowser_NoSidewaysScroll: with a price table, on sessions whose
+// titles, ids, paths and arguments are long unbroken words, no page — the
+// list, a session, a call's projections, search hits — is wider than the
+// window at 1280 or at 390 px, light or dark.
+func TestBrowser_NoSidewaysScroll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	tab, err := price.Parse([]byte(`{"scripted-1": {"input": 0.27, "output": 1.10}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(d *web.Deps) { d.Prices = tab })
+	long := "/home/someone/projects/" + strings.Repeat("a_very_long_directory_name/", 4) + "main.go"
+	b := coretest.NewBuilder(t0)
+	b.TurnStart().StepStart().User("Fix " + long + " and " + strings.Repeat("x", 90))
+	b.Assistant("Reading it.", [3]string{"call_c90599a4_1", "read", `{"file_path":"` + long + `"}`})
+	b.Call("call_c90599a4_1", "read", `{"file_path":"`+long+`"}`)
+	b.Result("call_c90599a4_1", "1\tpackage main\n2\t// "+strings.Repeat("y", 200), false, nil, nil)
+	b.StepEnd().TurnEnd(core.TurnCompleted)
+	e.session(t, "s-"+strings.Repeat("0123456789", 6), b.Events)
+	e.session(t, "demo", demoEvents(t))
+	id := "s-" + strings.Repeat("0123456789", 6)
+	pages := []string{"/", "/sessions/" + id, views.CallURL(id, "call_c90599a4_1", ""), "/sessions/demo", views.SearchURL("main", "", "")}
+	for _, size := range []int64{1280, 390} {
+		for _, dark := range []bool{false, true} {
+			br := newBrowser(t, 1280, 900)
+			br.do(t, chromedp.EmulateViewport(size, 844))
+			br.scheme(t, dark)
+			for _, p := range pages {
+				br.do(t, chromedp.Navigate(e.ts.URL+p))
+				br.waitJS(t, `document.readyState === 'complete'`)
+				w := evalIn[[]int](t, br, `document.querySelectorAll('details').forEach(d => d.open = true); [document.documentElement.scrollWidth, document.documentElement.clientWidth]`)
+				if w[0] > w[1] {
+					wide := evalIn[string](t, br, `Array.from(document.querySelectorAll('body *')).filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1).slice(-3).map(e => e.tagName + '.' + e.className).join(', ')`)
+					t.Errorf("%d px, dark %v, %s: scrollWidth %d > %d (past the edge: %s)", size, dark, p, w[0], w[1], wide)
+				}
+			}
+			if size == 1280 && !dark || size == 390 && dark {
+				br.do(t, chromedp.Navigate(e.ts.URL+"/"))
+				br.waitJS(t, `document.readyState === 'complete'`)
+				shoot(t, br, fmt.Sprintf("wide-list-%d-%v", size, dark))
+			}
 		}
 	}
 }
