@@ -106,6 +106,9 @@ type Server struct {
 	// wait paces playback: it waits d or until ctx is done (false).
 	wait     func(ctx context.Context, d time.Duration) bool
 	chapters chapterCache
+	// created holds share links the session page's form just made, for
+	// the page its POST redirects to.
+	created shownOnce
 }
 
 // New returns a server over deps. It panics when Sessions or Presenter is

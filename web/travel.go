@@ -151,6 +151,15 @@ func (s *Server) handleSession(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if key := c.QueryParam(views.ParamShared); key != "" && v.Share != nil {
+		// The page a share form's POST redirected to: the new link, once.
+		c.Response().Header().Set("Cache-Control", "no-store")
+		if v.Share.Created = s.created.take(id, key, s.now()); v.Share.Created != nil {
+			if rep, err := s.preview(c, id, nil); err == nil {
+				v.Share.Preview = views.NewSharePreview(rep, nil, true)
+			}
+		}
+	}
 	return s.render(c, http.StatusOK, views.SessionPage(v))
 }
 
