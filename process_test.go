@@ -42,6 +42,7 @@ func TestMain(m *testing.M) {
 	mcptest.RunIfChild()
 	runChildIfAsked()
 	runIfNode()
+	demoCallTime = 0 // the in-process demo runs at the tests' pace
 	code := pgtest.Main(m)
 	if prismBin.dir != "" {
 		os.RemoveAll(prismBin.dir)
