@@ -39,10 +39,10 @@ var prismBin struct {
 // with the PostgreSQL server the cluster tests share (pgtest) — and
 // removes the prism binary they built.
 func TestMain(m *testing.M) {
+	demoCallTime = 0 // demos in this test binary (children included) run at the tests' pace
 	mcptest.RunIfChild()
 	runChildIfAsked()
 	runIfNode()
-	demoCallTime = 0 // the in-process demo runs at the tests' pace
 	code := pgtest.Main(m)
 	if prismBin.dir != "" {
 		os.RemoveAll(prismBin.dir)
