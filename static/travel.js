@@ -169,6 +169,33 @@ function watchTransport () {
   }).observe(t.parentElement, { subtree: true, attributes: true, attributeFilter: ['data-at', 'data-mode', 'data-current'] })
 }
 
+// growOf keeps the transport's end — its data-of, the scrubber's range,
+// "of M" — at the session's last seq as the live stream brings events
+// (the status pill's data-last-seq), so the scrubber reaches the latest
+// event while the session runs. It only grows: a playback's status is
+// behind the end.
+function growOf () {
+  const st = document.getElementById('session-status')
+  const t = transportEl()
+  if (!st || !t) return
+  const n = parseInt(st.getAttribute('data-last-seq'), 10)
+  const of = parseInt(t.getAttribute('data-of'), 10)
+  if (!Number.isFinite(n) || (Number.isFinite(of) && n <= of)) return
+  t.setAttribute('data-of', String(n))
+  const range = document.getElementById('tt-range')
+  if (range) range.max = String(n)
+  const ttOf = t.querySelector('.tt-of')
+  if (ttOf) ttOf.textContent = 'of ' + n
+  const atOf = document.querySelector('#at-banner [data-testid="at-of"]')
+  if (atOf) atOf.textContent = String(n)
+}
+
+function watchEnd () {
+  const page = document.querySelector('.session-page')
+  if (!page) return
+  new MutationObserver(growOf).observe(page, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-last-seq'] })
+}
+
 // ---- jumps: the current element, fragments ----
 
 // ---- sticky edges ----
@@ -404,6 +431,7 @@ function followLive () {
 function start () {
   stickyEdges()
   watchTransport()
+  watchEnd()
   followLive()
   jumpOnLoad()
 }

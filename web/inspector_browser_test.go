@@ -249,3 +249,35 @@ func TestBrowser_NoSidewaysScroll(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowser_EndGrowsAndRewindDropsThePill: while a session runs, the
+// live page's transport end ("of M", the scrubber's range) grows with the
+// events the stream brings; a reader who scrolled up and got an "N new
+// below" pill loses it when a rewind re-renders the page (nothing at an
+// event is new below).
+func TestBrowser_EndGrowsAndRewindDropsThePill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	e := newEnv(t, nil)
+	events := liveSession(t)
+	cut := len(events) - 8
+	e.session(t, "s", events[:cut])
+	b := newBrowser(t, 1280, 900)
+	b.do(t, chromedp.Navigate(e.ts.URL+"/sessions/s"), chromedp.WaitReady(chromedp.CSS(`#transport[data-mode="live"]`)))
+	evalIn[any](t, b, `window.scrollTo(0, 0)`)
+	b.waitJS(t, `window.scrollY === 0`)
+	e.append(t, "s", events[cut:]...)
+	last := itoa(events[len(events)-1].Seq)
+	b.waitJS(t, `document.getElementById('tt-range').max === '`+last+`' && document.getElementById('transport').dataset.of === '`+last+`'`)
+	b.waitJS(t, `!document.getElementById('new-below').hidden`)
+	b.do(t, chromedp.Click(chromedp.CSS(`#transport [data-tt="event-"]`)), chromedp.WaitReady(chromedp.CSS(`#transport[data-mode="at"]`)))
+	b.waitJS(t, `document.getElementById('transport').dataset.renderedAt !== '-1'`)
+	if !evalIn[bool](t, b, `document.getElementById('new-below').hidden`) {
+		t.Errorf("at an event the pill still says %q", evalIn[string](t, b, `document.getElementById('new-below').textContent`))
+	}
+	if got := evalIn[string](t, b, `document.querySelector('#at-banner [data-testid="at-of"]').textContent.trim()`); got != last {
+		t.Errorf("at-banner: of %s, want of %s", got, last)
+	}
+	shoot(t, b, "rewound-no-pill")
+}
