@@ -281,3 +281,47 @@ func TestBrowser_EndGrowsAndRewindDropsThePill(t *testing.T) {
 	}
 	shoot(t, b, "rewound-no-pill")
 }
+
+// TestBrowser_ShareLinkSaysWhatItShows: a reader of a whole-session link
+// whose link is revoked while the page is open is told so where they look
+// (above the transport, scrolled anywhere), and the "live" badge stops
+// claiming the page follows the session; a link scoped up to an event of a
+// running session says it is a snapshot up to that event and shows no
+// live badge.
+func TestBrowser_ShareLinkSaysWhatItShows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	e, _ := shareEnv(t, nil)
+	events := liveSession(t)
+	e.session(t, "s1", events)
+	whole, wholePath := e.share(t, "s1", `{}`)
+	_, scopedPath := e.share(t, "s1", `{"upToSeq": 50}`)
+	b := newBrowser(t, 1280, 900)
+	liveMark := `getComputedStyle(document.querySelector('#transport .tt-live .live-mark')).backgroundColor`
+
+	b.do(t, chromedp.Navigate(e.base()+wholePath), chromedp.WaitReady(chromedp.CSS(`#transport[data-mode="live"][data-follow]`)))
+	b.waitJS(t, `document.querySelectorAll('#transcript .card').length > 0`)
+	red := evalIn[string](t, b, liveMark)
+	evalIn[any](t, b, `window.scrollTo(0, 0)`)
+	if res := e.apiJSON(t, "DELETE", "/api/shares/"+whole.ID, "", nil); res.StatusCode != 204 {
+		t.Fatalf("revoke: %d", res.StatusCode)
+	}
+	b.waitJS(t, `/revoked/.test(document.getElementById('stream-status').textContent)`)
+	if got := evalIn[string](t, b, `(() => { const r = document.getElementById('stream-status').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight ? '' : 'at ' + r.top + '–' + r.bottom })()`); got != "" {
+		t.Errorf("the revoked link's message is out of view: %s", got)
+	}
+	if got := evalIn[string](t, b, liveMark); got == red {
+		t.Errorf("the revoked link's page still shows the live badge (%s)", got)
+	}
+	shoot(t, b, "share-revoked")
+
+	b.do(t, chromedp.Navigate(e.base()+scopedPath), chromedp.WaitReady(chromedp.CSS(`[data-testid="snapshot-note"]`)))
+	if got := evalIn[string](t, b, `document.querySelector('[data-testid="snapshot-note"]').innerText`); !strings.Contains(got, "up to event 50 of a running session") {
+		t.Errorf("the scoped link says %q", got)
+	}
+	if got := evalIn[string](t, b, liveMark); got == red {
+		t.Errorf("the scoped link's page shows the live badge (%s)", got)
+	}
+	shoot(t, b, "share-scoped")
+}
