@@ -271,8 +271,9 @@ func TestBrowser_EndGrowsAndRewindDropsThePill(t *testing.T) {
 	last := itoa(events[len(events)-1].Seq)
 	b.waitJS(t, `document.getElementById('tt-range').max === '`+last+`' && document.getElementById('transport').dataset.of === '`+last+`'`)
 	b.waitJS(t, `!document.getElementById('new-below').hidden`)
-	b.do(t, chromedp.Click(chromedp.CSS(`#transport [data-tt="event-"]`)), chromedp.WaitReady(chromedp.CSS(`#transport[data-mode="at"]`)))
-	b.waitJS(t, `document.getElementById('transport').dataset.renderedAt !== '-1'`)
+	// Back to the start, the reader still at the top: no scroll moves.
+	b.do(t, chromedp.Click(chromedp.CSS(`#transport [data-tt="start"]`)), chromedp.WaitReady(chromedp.CSS(`#transport[data-mode="at"]`)))
+	b.waitJS(t, `document.getElementById('transport').dataset.renderedAt === '0'`)
 	if !evalIn[bool](t, b, `document.getElementById('new-below').hidden`) {
 		t.Errorf("at an event the pill still says %q", evalIn[string](t, b, `document.getElementById('new-below').textContent`))
 	}
