@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -167,6 +168,9 @@ func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID 
 	if _, err := f.timeout(); err != nil {
 		return agent.RunnerConfig{}, err
 	}
+	if demoCallTime > 0 {
+		reg.UseExecute(paceDemoCalls(demoCallTime))
+	}
 	key := apiKey()
 	catalog := model.NewCatalog(model.CatalogConfig{
 		OpenAI:     model.OpenAIConfig{BaseURL: f.baseURL, APIKey: key, Logger: logger},
@@ -268,4 +272,37 @@ func (w webRunner) SendMessage(ctx context.Context, sessionID, text string) erro
 // Cancel implements web.Runner.
 func (w webRunner) Cancel(_ context.Context, sessionID string) error {
 	return w.r.Cancel(sessionID)
+}
+
+// demoCallTime is how long each tool call of a demo session lasts at
+// least in prism serve (paceDemoCalls); this package's tests set it to 0
+// (TestMain), so their demos run at full speed.
+var demoCallTime = 500 * time.Millisecond
+
+// demoWorkspacePrefix begins the name of a demo session's workspace (the
+// scripted demo model's seeded directory, agent.Runner's "prism-demo-ID").
+const demoWorkspacePrefix = "prism-demo-"
+
+// paceDemoCalls is execute middleware that makes each tool call of a demo
+// session (one working in the demo's seeded workspace) last at least d:
+// the demo's tools finish in milliseconds, and a newcomer should see the
+// pending card the product is about before it completes. Other sessions'
+// calls, and a cancelled call, are not held.
+func paceDemoCalls(d time.Duration) core.ExecuteHook {
+	return func(ctx context.Context, exec *core.Execution, next func(context.Context) core.Result) (core.Result, error) {
+		if !strings.HasPrefix(filepath.Base(exec.Cwd), demoWorkspacePrefix) {
+			return next(ctx), nil
+		}
+		start := time.Now()
+		res := next(ctx)
+		if wait := d - time.Since(start); wait > 0 {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+		}
+		return res, nil
+	}
 }

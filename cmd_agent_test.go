@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"prism/core"
 	"prism/core/agent"
 	"prism/core/model"
+	"prism/core/tools"
 	"prism/web"
 )
 
@@ -226,4 +228,94 @@ type approverFunc func(context.Context, core.ApprovalRequest) (core.ApprovalAnsw
 
 func (f approverFunc) Approve(ctx context.Context, r core.ApprovalRequest) (core.ApprovalAnswer, error) {
 	return f(ctx, r)
+}
+
+// TestDemoCallsStayPending: with demoCallTime set (prism serve's half a
+// second; shorter here), every tool call of the demo session stays pending
+// — its tool/result committed — at least that long after its tool/call,
+// while a session in another workspace is not held.
+func TestDemoCallsStayPending(t *testing.T) {
+	for _, k := range []string{"PRISM_MODEL", "PRISM_API_KEY", "DEEPSEEK_API_KEY", "PRISM_ALLOW_BASH"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	const pace = 150 * time.Millisecond
+	demoCallTime = pace
+	t.Cleanup(func() { demoCallTime = 0 })
+	store, feed := openTestStore(t, slog.New(slog.DiscardHandler))
+	f := parseAgentFlags(t)
+	f.demoPacing = &model.Pacing{}
+	r, _, closeRunner, err := f.newAgentRunner(store, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{}, 1)
+	defer feed.OnCommit(func(_ string, evs []core.Event) {
+		for _, e := range evs {
+			if e.Type == core.EventTurnEnd {
+				ended <- struct{}{}
+			}
+		}
+	})()
+	id, err := r.StartSession(t.Context(), web.StartRequest{Prompt: "Show me around."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(time.Minute):
+		t.Fatal("the demo turn did not end")
+	}
+	closeRunner()
+	l, err := store.LoadSession(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := map[string]int64{}
+	n := 0
+	for _, e := range l.Events {
+		var d struct {
+			CallID  string `json:"callId"`
+			Message struct {
+				Source struct {
+					CallID string `json:"callId"`
+				} `json:"source"`
+			} `json:"message"`
+		}
+		switch e.Type {
+		case core.EventToolCall:
+			if json.Unmarshal(e.Data, &d) == nil {
+				called[d.CallID] = e.Time
+			}
+		case core.EventToolResult:
+			if json.Unmarshal(e.Data, &d) != nil {
+				continue
+			}
+			start, ok := called[d.Message.Source.CallID]
+			if !ok {
+				continue
+			}
+			n++
+			if gap := time.Duration(e.Time-start) * time.Millisecond; gap < pace {
+				t.Errorf("call %s: its result came %v after its call, want at least %v", d.Message.Source.CallID, gap, pace)
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("%d paired calls in the demo", n)
+	}
+
+	// Another workspace: not held.
+	reg := core.NewRegistry(nil)
+	reg.UseExecute(paceDemoCalls(10 * time.Second))
+	builtins, err := tools.Builtins(tools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.MustRegister(builtins...)
+	start := time.Now()
+	res := reg.Execute(t.Context(), core.Call{CallID: "c1", Name: "note", RawArguments: `{"title":"t"}`, Cwd: t.TempDir()})
+	if res.Projection().IsError || time.Since(start) > 5*time.Second {
+		t.Fatalf("note outside the demo: %+v after %v", res.Projection(), time.Since(start))
+	}
 }

@@ -51,7 +51,7 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	allowBash := fs.Bool("allow-bash", envBool("PRISM_ALLOW_BASH"), "register the bash tool (env PRISM_ALLOW_BASH=1)")
 	mcpServers := addMCPFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		fs.Usage()

@@ -102,7 +102,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	mem := importMemoryFlag(fs)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if len(files) == 0 {
 		//lint:ignore ST1005 a usage synopsis ends in "..." for a repeated operand
@@ -152,7 +152,7 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dbPath := dbFlag(fs)
 	ids, err := parseInterspersed(fs, args)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if len(ids) == 0 {
 		//lint:ignore ST1005 a usage synopsis ends in "..." for a repeated operand
@@ -191,7 +191,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	html := fs.Bool("html", false, "write one self-contained HTML file (inline CSS, no script) instead of JSONL")
 	ids, err := parseInterspersed(fs, args)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if len(ids) != 1 {
 		return fmt.Errorf("%w: prism export [--db PATH] [--html] SESSION_ID", errUsage)
@@ -231,7 +231,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	mem := importMemoryFlag(fs)
 	dirs, err := parseInterspersed(fs, args)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if len(dirs) > 1 {
 		return fmt.Errorf("%w: prism watch [--db PATH] [--import-memory MiB] [DIR]", errUsage)

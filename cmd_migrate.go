@@ -34,7 +34,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	from := fs.String("from", "", "the SQLite file to copy from")
 	to := fs.String("to", os.Getenv("PRISM_DB"), "the PostgreSQL URL to copy to, postgres://… (env PRISM_DB)")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	switch {
 	case fs.NArg() > 0:

@@ -38,7 +38,8 @@ type serveConfig struct {
 	Watch string
 	// NoDemo skips the demo session on an empty database.
 	NoDemo bool
-	// Prices is a price table file ("" = no costs shown).
+	// Prices is a price table: inline JSON or a file's path ("" = no
+	// costs shown).
 	Prices string
 	// Retain, when set, deletes sessions that ended longer ago than it
 	// (checked at start, then daily); 0 keeps everything.
@@ -84,7 +85,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&cfg.SyncNormal, "sync-normal", envBool("PRISM_SYNC_NORMAL"), "relax SQLite synchronous=FULL to NORMAL: faster, may lose the last commits on power loss (env PRISM_SYNC_NORMAL=1)")
 	fs.StringVar(&cfg.Watch, "watch", os.Getenv("PRISM_WATCH"), "tail this dsh sessions directory into the store, e.g. ~/.dsh/sessions (env PRISM_WATCH)")
 	fs.BoolVar(&cfg.NoDemo, "no-demo", envBool("PRISM_NO_DEMO"), "do not start the demo session on an empty database (env PRISM_NO_DEMO=1)")
-	fs.StringVar(&cfg.Prices, "prices", os.Getenv("PRISM_PRICES"), "JSON price table, USD per 1M tokens per model ({\"deepseek-chat\": {\"input\": 0.27, \"output\": 1.10}}): session pages show costs (env PRISM_PRICES)")
+	fs.StringVar(&cfg.Prices, "prices", os.Getenv("PRISM_PRICES"), "price table, USD per 1M tokens per model: inline JSON ({\"deepseek-chat\": {\"input\": 0.27, \"output\": 1.10}}) or the path of a file holding it; session pages show costs (env PRISM_PRICES)")
 	retain := fs.String("retain", os.Getenv("PRISM_RETAIN"), "delete sessions whose last event is older than this and that are not running, daily, e.g. 30d (env PRISM_RETAIN; default: keep everything)")
 	repairEvery := fs.String("repair-interval", os.Getenv("PRISM_REPAIR_INTERVAL"),
 		"PostgreSQL: how often this node looks for sessions that look running but whose node is gone (their lock is free) to repair them; such a session is repaired after two intervals, e.g. 2s (env PRISM_REPAIR_INTERVAL; default 2s)")
@@ -104,7 +105,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	cfg.agent = addAgentFlags(fs)
 	cfg.mcp = addMCPFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return cfg, fmt.Errorf("%w: %v", errUsage, err)
+		return cfg, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if cfg.ImportMinRateKiB < 0 {
 		return cfg, fmt.Errorf("%w: --import-min-rate must be 0 (no minimum) or a positive number of KiB/s, got %d", errUsage, cfg.ImportMinRateKiB)
@@ -175,7 +176,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var prices price.Table
 	if cfg.Prices != "" {
-		if prices, err = price.Load(cfg.Prices); err != nil {
+		if prices, err = loadPrices(cfg.Prices); err != nil {
 			return fmt.Errorf("%w: --prices: %v", errUsage, err)
 		}
 	}
@@ -267,4 +268,17 @@ func newLogger(w io.Writer, level slog.Level, scrub *model.Scrubber) *slog.Logge
 		}
 		return a
 	}}))
+}
+
+// loadPrices reads --prices: a JSON price table written inline (it starts
+// with "{") or the path of a file holding one.
+func loadPrices(v string) (price.Table, error) {
+	if strings.HasPrefix(strings.TrimSpace(v), "{") {
+		t, err := price.Parse([]byte(v))
+		if err != nil {
+			return nil, fmt.Errorf("inline price table: %w", err)
+		}
+		return t, nil
+	}
+	return price.Load(v)
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -250,5 +252,65 @@ func TestServeOffLoopbackNeedsOwnerToken(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not stop")
+	}
+}
+
+// TestPricesInlineOrFile: --prices takes the table as inline JSON (as the
+// help and README show it) or as a file's path; a bad table or a missing
+// file is a usage error that says which.
+func TestPricesInlineOrFile(t *testing.T) {
+	const table = `{"deepseek-chat": {"input": 0.27, "output": 1.10}}`
+	path := filepath.Join(t.TempDir(), "prices.json")
+	if err := os.WriteFile(path, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{table, "  " + table, path} {
+		tab, err := loadPrices(v)
+		if err != nil || tab["deepseek-chat"].Input != 0.27 {
+			t.Errorf("--prices %q: %v, %v", v, tab, err)
+		}
+	}
+	for v, want := range map[string]string{
+		`{"deepseek-chat": {"input": "x"}}`:     "inline price table",
+		filepath.Join(t.TempDir(), "none.json"): "no such file",
+	} {
+		if _, err := loadPrices(v); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--prices %q: %v, want an error saying %q", v, err, want)
+		}
+	}
+	// The server starts with an inline table.
+	cfg, err := parseServeFlags([]string{"--prices", table}, io.Discard)
+	if err != nil || cfg.Prices != table {
+		t.Fatalf("%+v %v", cfg.Prices, err)
+	}
+}
+
+// TestHelp: prism --help, -h and help list every command with its line
+// (exit status 0, on stdout); prism help COMMAND and prism COMMAND --help
+// print that command's flags.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		var out, errOut strings.Builder
+		if code := run(t.Context(), args, &out, &errOut); code != 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut.String())
+		}
+		for _, c := range commands() {
+			if !strings.Contains(out.String(), "  "+c.name+" ") || !strings.Contains(out.String(), c.summary) {
+				t.Errorf("%v does not list %s: %s", args, c.name, out.String())
+			}
+		}
+	}
+	for _, c := range commands() {
+		var out strings.Builder
+		if code := run(t.Context(), []string{"help", c.name}, &out, io.Discard); code != 0 || !strings.Contains(out.String(), "\n  -") {
+			t.Errorf("help %s: exit %d: %q", c.name, code, out.String())
+		}
+	}
+	var out strings.Builder
+	if code := run(t.Context(), []string{"serve", "--help"}, io.Discard, &out); code != 0 || !strings.Contains(out.String(), "-prices") {
+		t.Errorf("serve --help: exit %d: %q", code, out.String())
+	}
+	if code := run(t.Context(), []string{"help", "nope"}, io.Discard, io.Discard); code != 2 {
+		t.Errorf("help nope: exit %d", code)
 	}
 }

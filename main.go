@@ -12,6 +12,7 @@
 //	prism export [--db PATH] [--html] ID  write a session as JSONL (or one HTML file) to stdout
 //	prism watch [--db PATH] [DIR]  tail a dsh sessions directory into the store
 //	prism migrate --from prism.db --to postgres://…  copy a SQLite store into PostgreSQL
+//	prism help [COMMAND]           list the commands, or one command's flags (also prism --help)
 //
 // --db (or PRISM_DB) is a SQLite file or a postgres:// URL: several prism
 // nodes may share one PostgreSQL database.
@@ -20,6 +21,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -37,7 +39,7 @@ type command struct {
 // commands lists the subcommands; "serve" is the default.
 func commands() []command {
 	return []command{
-		{"serve", "serve the dashboard", runServe},
+		{"serve", "serve the dashboard (the default command)", runServe},
 		{"exec", "run one tool call and print its projections", runExec},
 		{"import", "import session logs", runImport},
 		{"delete", "delete sessions", runDelete},
@@ -62,10 +64,34 @@ func main() {
 	os.Exit(code)
 }
 
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// usage lists every command with one line.
+func usage(w io.Writer) {
+	fmt.Fprint(w, "prism runs an AI agent's tool core and shows each tool call live in the browser.\n\n"+
+		"Usage: prism [COMMAND] [FLAGS] [ARGS]\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, "  help     list the commands, or show one command's flags: prism help COMMAND\n\n"+
+		"Without a command prism serves the dashboard (prism serve). A command's flags: prism help COMMAND,\n"+
+		"or prism COMMAND --help.\n")
+}
+
 // run dispatches args to a subcommand and returns the process exit status.
+// prism --help (-h, help) lists the commands; prism help COMMAND prints
+// that command's flags (on stdout, exit status 0).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := "serve"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+	switch {
+	case len(args) > 0 && isHelp(args[0]), len(args) == 1 && args[0] == "help":
+		usage(stdout)
+		return 0
+	case len(args) > 1 && args[0] == "help":
+		// A command's own help: its flag set prints its flags.
+		name, args, stderr = args[1], []string{"-h"}, stdout
+	case len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-':
 		name, args = args[0], args[1:]
 	}
 	for _, c := range commands() {
@@ -77,6 +103,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		switch {
 		case err == nil:
 			return 0
+		case errors.Is(err, flag.ErrHelp):
+			// The flag set printed the command's flags.
+			return 0
 		case errors.As(err, &ee):
 			return ee.code
 		case errors.Is(err, errUsage):
@@ -87,9 +116,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "prism: unknown command %q\n\ncommands:\n", name)
-	for _, c := range commands() {
-		fmt.Fprintf(stderr, "  %-8s %s\n", c.name, c.summary)
-	}
+	fmt.Fprintf(stderr, "prism: unknown command %q\n\n", name)
+	usage(stderr)
 	return 2
 }

@@ -39,6 +39,7 @@ var prismBin struct {
 // with the PostgreSQL server the cluster tests share (pgtest) — and
 // removes the prism binary they built.
 func TestMain(m *testing.M) {
+	demoCallTime = 0 // demos in this test binary (children included) run at the tests' pace
 	mcptest.RunIfChild()
 	runChildIfAsked()
 	runIfNode()

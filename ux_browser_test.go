@@ -252,6 +252,58 @@ func TestAccessibility(t *testing.T) {
 	}
 }
 
+// TestAccessibility_WhileWaiting runs axe-core on the pages of a session
+// that runs and waits for a person's approval (the demo with --ask write):
+// the list with its running and awaiting pills, the session page with a
+// card that needs approval and its decision form, that call's projections,
+// the share page and a search — light and dark, no violations.
+func TestAccessibility_WhileWaiting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	src := axeSource(t)
+	s := startDemoStack(t, append(pricesFlags(t), "--ask", "write")...)
+	for _, scheme := range []string{"light", "dark"} {
+		t.Run(scheme, func(t *testing.T) {
+			ctx := uxBrowser(t, 1280, 900, scheme)
+			const waiting = `[data-testid="approval-form"]`
+			if err := chromedp.Do(ctx, chromedp.Navigate(s.owner.URL+"/sessions/"+s.demoID), chromedp.WaitReady(chromedp.CSS(waiting))); err != nil {
+				t.Fatalf("the demo never waited for an approval: %v", err)
+			}
+			call, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="approval-form"]').closest('article').querySelector('a.inspect').href`))
+			if err != nil || call == "" {
+				t.Fatalf("no projections link on the waiting card: %v", err)
+			}
+			share := s.shareURL(t)
+			pages := []struct{ name, url, ready string }{
+				{"list", s.owner.URL + "/", `[data-testid="session-row"] [data-testid="awaiting-badge"]`},
+				{"session", s.owner.URL + "/sessions/" + s.demoID, waiting},
+				{"call", call, `[data-testid="call-page"]`},
+				{"share", share, `[data-testid="approval"]`},
+				{"search", s.owner.URL + views.SearchURL("tool:write", "", ""), `[data-testid="search-help"], [data-testid="hit"]`},
+			}
+			for _, p := range pages {
+				if err := chromedp.Do(ctx, chromedp.Navigate(p.url), chromedp.WaitReady(chromedp.CSS(p.ready))); err != nil {
+					t.Fatalf("%s page: %v", p.name, err)
+				}
+				if vs := runAxe(t, ctx, src); len(vs) > 0 {
+					t.Errorf("%s page, %s, while the session waits: %d axe violations:%s", p.name, scheme, len(vs), describe(vs))
+				}
+			}
+			// The share panel's list of links has a header for every column.
+			if err := chromedp.Do(ctx, chromedp.Navigate(s.owner.URL+"/sessions/"+s.demoID), chromedp.WaitReady(chromedp.CSS(`[data-testid="share-list"]`))); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelectorAll('details').forEach(d => d.open = true); true`)); err != nil {
+				t.Fatal(err)
+			}
+			if vs := runAxe(t, ctx, src); len(vs) > 0 {
+				t.Errorf("session page with its panels open, %s: %d axe violations:%s", scheme, len(vs), describe(vs))
+			}
+		})
+	}
+}
+
 // TestPhoneLayout: at 390×844, light and dark, the list (with model,
 // tokens and cost) and the demo's session page (whose error cards carry
 // long identity pills) never scroll sideways, and every card's title keeps
@@ -432,5 +484,126 @@ func TestModelViewAndTimeline(t *testing.T) {
 	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="demo-note"] a').getAttribute('href')`))
 	if err != nil || href != "/sessions/"+s.demoID {
 		t.Errorf("the demo note links %q (%v)", href, err)
+	}
+}
+
+// TestSessionHeader: on the demo's page at 1280×800 the header holds the
+// share, export and delete buttons (their forms closed) and the first card
+// shows above the fold. Sharing from the page redirects after its POST (a
+// reload neither posts again nor shows the link a second time), shows the
+// URL once with a copy button that copies it; at 390 px the buttons stay
+// on the screen and nothing scrolls sideways. Screenshots: PRISM_SHOTS.
+func TestSessionHeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test in -short mode")
+	}
+	s := startDemoStack(t)
+	for _, scheme := range []string{"light", "dark"} {
+		t.Run(scheme, func(t *testing.T) {
+			ctx := uxBrowser(t, 1280, 800, scheme)
+			openDemo(t, ctx, s)
+			evalJS := func(expr string) string {
+				t.Helper()
+				v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+				if err != nil {
+					t.Fatalf("%s: %v", expr, err)
+				}
+				return v
+			}
+			// The actions are buttons inside the header's box; the first
+			// card's head shows above the transport bar.
+			if got := evalJS(`(() => { const h = document.getElementById('session-head').getBoundingClientRect(); const out = [];
+			  for (const id of ['share-button', 'export-button', 'delete-button']) { const b = document.querySelector('[data-testid="' + id + '"]'); if (!b) { out.push(id + ' missing'); continue }
+			    const r = b.getBoundingClientRect(); if (r.top < h.top || r.bottom > h.bottom || r.left < h.left || r.right > h.right) out.push(id + ' outside the header') }
+			  if (document.querySelector('.sh-action[open]')) out.push('a form is open')
+			  return out.join('; ') })()`); got != "" {
+				t.Errorf("header: %s", got)
+			}
+			// A fresh load of the finished session, at the top.
+			if err := chromedp.Do(ctx, chromedp.Navigate(s.owner.URL+"/sessions/"+s.demoID), chromedp.WaitReady(chromedp.CSS(`#transcript .card`))); err != nil {
+				t.Fatal(err)
+			}
+			evalJS(`window.scrollTo(0, 0); ''`)
+			if got := evalJS(`(() => { const c = document.querySelector('#transcript .card .card-head'); const tr = document.getElementById('transport');
+			  const r = c.getBoundingClientRect(); const bottom = tr ? tr.getBoundingClientRect().top : innerHeight;
+			  return r.top >= 0 && r.bottom <= bottom ? '' : 'the first card head spans ' + r.top + '–' + r.bottom + ', the fold at ' + bottom })()`); got != "" {
+				t.Errorf("1280×800: %s", got)
+			}
+			shoot(t, ctx, "session-header-"+scheme+"-1280")
+
+			// Share: the form opens over the page; creating a link
+			// redirects to the page, which shows the URL once.
+			if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="share-button"]`)),
+				chromedp.WaitVisible(chromedp.CSS(`[data-testid="share-create"]`)),
+				chromedp.SendKeys(chromedp.CSS(`[data-testid="share-form"] input[name="label"]`), "for a colleague"),
+				chromedp.Click(chromedp.CSS(`[data-testid="share-create"]`)),
+				chromedp.WaitVisible(chromedp.CSS(`[data-testid="share-url"]`))); err != nil {
+				t.Fatal(err)
+			}
+			if path := evalJS(`location.pathname`); path != "/sessions/"+s.demoID {
+				t.Errorf("after creating a link the address bar holds %s", path)
+			}
+			shown := evalJS(`document.querySelector('[data-testid="share-url"]').value`)
+			if !strings.Contains(shown, "/s/") {
+				t.Fatalf("the URL shown: %q", shown)
+			}
+			shoot(t, ctx, "share-created-"+scheme+"-1280")
+			evalJS(`navigator.clipboard.writeText = (t) => { window.__copied = t; return Promise.resolve() }; ''`)
+			if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="share-copy"]`)),
+				chromedp.WaitReady(chromedp.CSS(`[data-testid="share-copy"]`))); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.__copied !== undefined`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+				t.Fatalf("copy: %v", err)
+			}
+			if got := evalJS(`window.__copied`); got != shown {
+				t.Errorf("copy copied %q, want %q", got, shown)
+			}
+			rows := evalJS(`String(document.querySelectorAll('[data-testid="share-row"]').length)`)
+			if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitReady(chromedp.CSS(`[data-testid="share-list"]`))); err != nil {
+				t.Fatal(err)
+			}
+			if got := evalJS(`String(document.querySelectorAll('[data-testid="share-row"]').length)`); got != rows {
+				t.Errorf("a reload changed the links from %s to %s", rows, got)
+			}
+			if got := evalJS(`String(document.querySelectorAll('[data-testid="share-url"]').length)`); got != "0" {
+				t.Error("a reload shows the link's URL again")
+			}
+
+			// A phone: the actions in a row under the header, on screen.
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.owner.URL+"/sessions/"+s.demoID),
+				chromedp.WaitReady(chromedp.CSS(`[data-testid="share-button"]`))); err != nil {
+				t.Fatal(err)
+			}
+			if got := evalJS(`(() => { const out = []; for (const id of ['share-button', 'export-button', 'delete-button']) { const r = document.querySelector('[data-testid="' + id + '"]').getBoundingClientRect(); if (r.left < 0 || r.right > document.documentElement.clientWidth) out.push(id + ' off the screen') }
+			  if (document.documentElement.scrollWidth > document.documentElement.clientWidth) out.push('the page scrolls sideways'); return out.join('; ') })()`); got != "" {
+				t.Errorf("390 px: %s", got)
+			}
+			shoot(t, ctx, "session-header-"+scheme+"-390")
+			if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="share-button"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="share-create"]`))); err != nil {
+				t.Fatal(err)
+			}
+			if got := evalJS(`document.documentElement.scrollWidth > document.documentElement.clientWidth ? 'the open share form scrolls sideways' : ''`); got != "" {
+				t.Errorf("390 px: %s", got)
+			}
+			shoot(t, ctx, "share-open-"+scheme+"-390")
+		})
+	}
+}
+
+// shoot saves the viewport as PRISM_SHOTS/name.png when PRISM_SHOTS names
+// a directory (screenshots to look at; nothing otherwise).
+func shoot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("PRISM_SHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,5 +1,5 @@
 // prism's only hand-written script: copy buttons. A button with
-// data-copy="ID" copies the text of element ID: its [data-copy-line]
+// data-copy="ID" copies the text of element ID (an input's value): its [data-copy-line]
 // elements one a line, each prefixed with the attribute's value (table
 // cards: read, diff, search), else its <pre class="lines"> blocks. Cut-line
 // markers are left out; invisible-character markers stay, as shown.
@@ -12,7 +12,7 @@ document.addEventListener('click', (ev) => {
   const el = document.getElementById(btn.getAttribute('data-copy'))
   if (!el) return
   const rows = el.querySelectorAll('[data-copy-line]')
-  const text = rows.length > 0
+  const text = el instanceof HTMLInputElement ? el.value : rows.length > 0
     ? Array.from(rows).map((r) => r.getAttribute('data-copy-line') + shown(r)).join('\n')
     : Array.from(el.querySelectorAll('pre.lines')).map(shown).join('\n')
   const done = (label) => { btn.textContent = label; setTimeout(() => { btn.textContent = 'copy' }, 1200) }

@@ -169,13 +169,67 @@ function watchTransport () {
   }).observe(t.parentElement, { subtree: true, attributes: true, attributeFilter: ['data-at', 'data-mode', 'data-current'] })
 }
 
+// growOf keeps the transport's end — its data-of, the scrubber's range,
+// "of M" — at the session's last seq as the live stream brings events
+// (the status pill's data-last-seq), so the scrubber reaches the latest
+// event while the session runs. It only grows: a playback's status is
+// behind the end.
+function growOf () {
+  const st = document.getElementById('session-status')
+  const t = transportEl()
+  if (!st || !t) return
+  const n = parseInt(st.getAttribute('data-last-seq'), 10)
+  const of = parseInt(t.getAttribute('data-of'), 10)
+  if (!Number.isFinite(n) || (Number.isFinite(of) && n <= of)) return
+  t.setAttribute('data-of', String(n))
+  const range = document.getElementById('tt-range')
+  if (range) range.max = String(n)
+  const ttOf = t.querySelector('.tt-of')
+  if (ttOf) ttOf.textContent = 'of ' + n
+  const atOf = document.querySelector('#at-banner [data-testid="at-of"]')
+  if (atOf) atOf.textContent = String(n)
+}
+
+function watchEnd () {
+  const page = document.querySelector('.session-page')
+  if (!page) return
+  new MutationObserver(growOf).observe(page, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-last-seq'] })
+}
+
 // ---- jumps: the current element, fragments ----
 
-// reveal scrolls el into view and gives it the keyboard focus.
+// ---- sticky edges ----
+
+// stickyEdges keeps the root's scroll padding (app.css) equal to what the
+// page's sticky bars cover — the top bar and, where it sticks, the filter
+// bar above; the transport below — so that a fragment, a search hit or a
+// jump lands its target's head in view, not under a bar, in every layout.
+function stickyEdges () {
+  const root = document.documentElement
+  const sticky = (el) => el && getComputedStyle(el).position === 'sticky'
+  const measure = () => {
+    let top = 0
+    for (const el of document.querySelectorAll('.topbar, #filter-bar')) {
+      if (sticky(el)) top = Math.max(top, (parseFloat(getComputedStyle(el).top) || 0) + el.getBoundingClientRect().height)
+    }
+    const tr = transportEl()
+    root.style.setProperty('--sticky-top', Math.ceil(top) + 'px')
+    root.style.setProperty('--sticky-bottom', (sticky(tr) ? Math.ceil(tr.getBoundingClientRect().height) : 0) + 'px')
+  }
+  measure()
+  const ro = new ResizeObserver(measure)
+  for (const el of document.querySelectorAll('.topbar, #filter-bar, #transport')) ro.observe(el)
+  window.addEventListener('resize', measure)
+}
+
+// reveal scrolls el into view and gives it the keyboard focus: centred
+// when it fits between the sticky bars, else its head at the top.
 function reveal (el, current) {
   if (current) el.setAttribute('aria-current', 'true')
   if (!el.hasAttribute('tabindex') && !(el instanceof HTMLAnchorElement || el instanceof HTMLButtonElement)) el.tabIndex = -1
-  el.scrollIntoView({ block: 'center' })
+  const pad = getComputedStyle(document.documentElement)
+  const room = window.innerHeight - (parseFloat(pad.scrollPaddingTop) || 0) - (parseFloat(pad.scrollPaddingBottom) || 0)
+  el.scrollIntoView({ block: el.getBoundingClientRect().height > room ? 'start' : 'center' })
   el.focus({ preventScroll: true })
   el.classList.remove('flash')
   void el.offsetWidth
@@ -319,6 +373,11 @@ function followLive () {
   const nearBottom = (h) => window.scrollY + window.innerHeight >= h - 120
   let lastHeight = height()
   let unseen = 0
+  // The transport's data-rendered-at changes when a move re-renders the
+  // page (a rewind, going live): what it brought is no news, and the count
+  // from before is stale.
+  const renderedAt = () => transportEl()?.getAttribute('data-rendered-at') ?? ''
+  let lastRendered = renderedAt()
   const show = () => {
     pill.hidden = unseen === 0
     pill.textContent = unseen === 1 ? '1 new below' : unseen + ' new below'
@@ -338,6 +397,14 @@ function followLive () {
   new MutationObserver((ms) => {
     const was = nearBottom(lastHeight)
     const mode = ttMode()
+    const rendered = renderedAt()
+    if (rendered !== lastRendered || (mode !== 'live' && mode !== 'play')) {
+      lastRendered = rendered
+      unseen = 0
+      show()
+      lastHeight = height()
+      return
+    }
     let added = 0
     if (mode === 'live' || mode === 'play') {
       for (const m of ms) {
@@ -362,7 +429,9 @@ function followLive () {
 }
 
 function start () {
+  stickyEdges()
   watchTransport()
+  watchEnd()
   followLive()
   jumpOnLoad()
 }

@@ -54,3 +54,67 @@ func cardElemID(callID string, n int) string {
 	}
 	return base + "__" + strconv.Itoa(n)
 }
+
+// CallRefs returns the call ids a hand-written reference to a call may
+// mean, the likeliest first: ref as the log spells it; for "call-…" the
+// call whose card's element id it is (CallElemID's escape undone, a reuse
+// suffix dropped), then what follows "call-" as is — the fragment a reader
+// writes from the log's call id (#call-call_c90599a4_12).
+func CallRefs(ref string) []string {
+	refs := []string{ref}
+	rest, ok := strings.CutPrefix(ref, "call-")
+	if !ok || rest == "" {
+		return refs
+	}
+	if i := strings.Index(rest, "__"); i >= 0 {
+		rest2 := rest[:i]
+		if _, err := strconv.Atoi(rest[i+2:]); err == nil {
+			rest = rest2
+		}
+	}
+	if id, ok := unescapeCallID(rest); ok && id != ref {
+		refs = append(refs, id)
+	}
+	if r := ref[len("call-"):]; r != refs[len(refs)-1] {
+		refs = append(refs, r)
+	}
+	return refs
+}
+
+// unescapeCallID undoes CallElemID's escape of a call id (without its
+// "call-"): false when s is not such an escape.
+func unescapeCallID(s string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '_' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+3 > len(s) {
+			return "", false
+		}
+		v, err := hex.DecodeString(s[i+1 : i+3])
+		if err != nil || strings.ToLower(s[i+1:i+3]) != s[i+1:i+3] {
+			return "", false
+		}
+		b.WriteByte(v[0])
+		i += 2
+	}
+	return b.String(), true
+}
+
+// CardsOfRef returns the cards of the call a hand-written reference names
+// (CallRefs): a call id as the log spells it, a card's element id, or
+// "call-" followed by the call id.
+func (t *Timeline) CardsOfRef(ref string) []*Card {
+	if c := t.Card(ref); c != nil {
+		return t.CardsByCallID(c.CallID)
+	}
+	for _, id := range CallRefs(ref) {
+		if cards := t.CardsByCallID(id); len(cards) > 0 {
+			return cards
+		}
+	}
+	return nil
+}

@@ -16,6 +16,7 @@ type Links struct {
 	token   string // set for a share link
 	export  string
 	offline bool // a file read away from any server: no links at all
+	scoped  bool // a share link scoped up to an event: a snapshot
 }
 
 // Per-call downloads: the file names under a call's URL.
@@ -45,6 +46,13 @@ func OfflineLinks() Links { return Links{base: "#", offline: true} }
 
 // Offline reports whether these are a saved file's (empty) links.
 func (l Links) Offline() bool { return l.offline }
+
+// ScopedShare returns l for a share link scoped up to an event: its pages
+// say they show a snapshot (SessionHeadView.Snapshot).
+func (l Links) ScopedShare() Links {
+	l.scoped = true
+	return l
+}
 
 // Shared reports whether these are a share link's URLs.
 func (l Links) Shared() bool { return l.token != "" }

@@ -81,6 +81,9 @@ type SessionHeadView struct {
 	// Shared is set on a share link's page: no owner controls, no links
 	// to other sessions.
 	Shared bool
+	// Snapshot is set on the page of a share link scoped up to an event
+	// (Of): it says so, and that later events are not shared.
+	Snapshot bool
 	// At and Of place a replay: the page shows the session right after
 	// event At of the Of the reader may see; At < 0 is the live page.
 	At, Of  int64
@@ -181,6 +184,7 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 		ExportURL:     l.Events(),
 		ExportHTMLURL: l.ExportHTML(),
 		Shared:        l.Shared(),
+		Snapshot:      l.scoped,
 		LiveURL:       l.Page(),
 	}
 	if l.Shared() || l.Offline() {
@@ -752,4 +756,12 @@ func ariaSort(sorted bool) string {
 		return "descending"
 	}
 	return "none"
+}
+
+// snapshotTail ends a scoped share link's note after its last event.
+func snapshotTail(running bool) string {
+	if running {
+		return " of a running session; later events are not shared."
+	}
+	return "; later events are not shared."
 }

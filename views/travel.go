@@ -313,7 +313,7 @@ func EventsThrough(events []core.Event, seq int64) int {
 func (t *Timeline) Target(p Place) (Node, int, error) {
 	switch {
 	case p.Call != "":
-		cards := t.CardsByCallID(p.Call)
+		cards := t.CardsOfRef(p.Call)
 		if len(cards) == 0 {
 			return nil, 0, core.Errorf(core.CodeNotFound, "the session has no call %q%s", clean(p.Call), t.atNote(p))
 		}
@@ -332,6 +332,9 @@ func (t *Timeline) Target(p Place) (Node, int, error) {
 		return c, t.segmentOf(c), nil
 	case p.Card != "":
 		c := t.Card(p.Card)
+		if cards := t.CardsOfRef(p.Card); c == nil && len(cards) > 0 {
+			c = cards[0]
+		}
 		if c == nil {
 			return nil, 0, core.Errorf(core.CodeNotFound, "the session has no card %q%s", clean(p.Card), t.atNote(p))
 		}

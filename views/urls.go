@@ -154,6 +154,17 @@ func APISearchURL(query, order, cursor string, limit int) string {
 // SessionURL is a session's inspector page.
 func SessionURL(id string) string { return "/sessions/" + url.PathEscape(id) }
 
+// ParamShared names, on a session page, the share link its form just
+// created, whose URL the page shows once.
+const ParamShared = "shared"
+
+// SessionSharedURL is session id's page showing, once, the share link the
+// page's form created (key: its place in the server's memory), its share
+// panel open.
+func SessionSharedURL(id, key string) string {
+	return SessionURL(id) + "?" + ParamShared + "=" + url.QueryEscape(key) + "#share-panel"
+}
+
 // SessionStreamURL is the inspector's SSE stream, resuming after seq.
 func SessionStreamURL(id string, after int64) string {
 	return SessionURL(id) + "/stream?after=" + strconv.FormatInt(after, 10)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -86,5 +87,18 @@ func (b *browser) waitJS(t testing.TB, cond string) {
 	t.Helper()
 	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		t.Fatalf("waiting for %s: %v", cond, err)
+	}
+}
+
+// scheme emulates the light or dark color scheme.
+func (b *browser) scheme(t testing.TB, dark bool) {
+	t.Helper()
+	v := "light"
+	if dark {
+		v = "dark"
+	}
+	if _, err := chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}}}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -142,7 +142,7 @@ func TestBodyLimit_everyPOSTRoute(t *testing.T) {
 		// Import has its own cap: a body over the forms' limit is read
 		// (and refused for what it is), one over the import cap is 413.
 		{path: "/api/sessions/import?name=x.jsonl", ct: "application/x-ndjson", small: pad(2 * limit), big: pad(4*limit + 1), smallCode: 400, limitText: "256 KiB"},
-		{path: "/sessions/s/shares", ct: form, small: "scope=live&label=" + pad(100), big: "scope=live&label=" + pad(limit), smallCode: 201, limitText: "64 KiB"},
+		{path: "/sessions/s/shares", ct: form, small: "scope=live&label=" + pad(100), big: "scope=live&label=" + pad(limit), smallCode: 303, limitText: "64 KiB"},
 		{path: "/shares/x/revoke", ct: form, small: "x=" + pad(100), big: "x=" + pad(limit), smallCode: 404, limitText: "64 KiB", unread: true},
 		{path: "/api/sessions/s/shares", ct: js, small: `{"label":"` + pad(100) + `"}`, big: `{"label":"` + pad(limit) + `"}`, smallCode: 201, limitText: "64 KiB"},
 		{path: "/api/sessions/s/shares/preview", ct: js, small: "{" + strings.Repeat(" ", 100) + "}", big: "{" + strings.Repeat(" ", limit) + "}", smallCode: 200, limitText: "64 KiB"},
@@ -358,7 +358,7 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/sessions/s/calls/c1/meta.json", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
 		{"/sessions/s/calls/nope/arguments.txt", "", "", map[string]want{GET: notFound, HEAD: {404, ""}}},
 		{"/sessions/s/calls/nope/meta.json", "", "", map[string]want{GET: notFound}},
-		{"/sessions/s/shares", form, "scope=live&redact=1", map[string]want{POST: {201, ""}, GET: notAllowed}},
+		{"/sessions/s/shares", form, "scope=live&redact=1", map[string]want{POST: {303, ""}, GET: notAllowed}},
 		{"/sessions/s/shares/preview", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, PUT: notAllowed}},
 		{"/shares/x/revoke", form, "", map[string]want{POST: notFound, GET: notAllowed}},
 		{"/api/sessions/s/shares", "application/json", "{}", map[string]want{POST: {201, ""}, GET: {200, ""}, HEAD: {200, ""}, PUT: notAllowed}},

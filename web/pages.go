@@ -130,11 +130,19 @@ func (s *Server) handleCall(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.callFold(ctx, id, callID, s.broker.fold)
-	if err != nil {
-		return err
+	// The call id as the log spells it; else what a hand-written URL may
+	// mean by it (views.CallRefs: a card's element id, "call-" and the id).
+	var t *views.Timeline
+	var cards []*views.Card
+	for _, ref := range views.CallRefs(callID) {
+		if t, err = s.callFold(ctx, id, ref, s.broker.fold); err != nil {
+			return err
+		}
+		if cards = t.CardsByCallID(ref); len(cards) > 0 {
+			callID = ref
+			break
+		}
 	}
-	cards := t.CardsByCallID(callID)
 	if len(cards) == 0 {
 		return core.Errorf(core.CodeNotFound, "session %q has no call %q", id, callID)
 	}

@@ -52,6 +52,9 @@ type Server struct {
 	wait     func(ctx context.Context, d time.Duration) bool
 	chapters chapterCache
 	classes  routeClasses // the route table's columns the middleware reads
+	// created holds share links the session page's form just made, for
+	// the page its POST redirects to.
+	created shownOnce
 }
 
 // New returns a server over deps. It panics when Sessions or Presenter is

@@ -69,7 +69,11 @@ func (s *Server) resolveShare(ctx context.Context, token string) (shareReq, erro
 	case !sh.Active(s.now()):
 		return shareReq{}, errShareNotFound
 	}
-	return shareReq{sh: sh, token: token, links: views.ShareLinks(token)}, nil
+	links := views.ShareLinks(token)
+	if sh.Scoped() {
+		links = links.ScopedShare()
+	}
+	return shareReq{sh: sh, token: token, links: links}, nil
 }
 
 // handleShare handles every method and path under /s/.

@@ -657,7 +657,7 @@ func TestFormPostsFromOurPages(t *testing.T) {
 		hdr  []string
 		want int
 	}{
-		{[]string{"Origin", "null", "Sec-Fetch-Site", "same-origin"}, http.StatusCreated},
+		{[]string{"Origin", "null", "Sec-Fetch-Site", "same-origin"}, http.StatusOK}, // created: 303 to the page that shows it
 		{[]string{"Origin", "null", "Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
 		{[]string{"Sec-Fetch-Site", "same-site"}, http.StatusForbidden},
 		{[]string{"Origin", "null"}, http.StatusForbidden},

@@ -304,8 +304,9 @@ func (s *Server) formSpec(c echo.Context, id string) (share.Spec, error) {
 }
 
 // handleShareForm handles POST /sessions/:id/shares: the session page's
-// share form. It answers the session page with the new link shown once
-// (or the form's error).
+// share form. A created link redirects (303) to the session page, which
+// shows its URL once (views.SessionSharedURL: a reload neither posts again
+// nor shows it twice); the form's error is answered with the page itself.
 func (s *Server) handleShareForm(c echo.Context) error {
 	id, err := param(c, "id")
 	if err != nil {
@@ -316,7 +317,6 @@ func (s *Server) handleShareForm(c echo.Context) error {
 	}
 	c.Request().Body = http.MaxBytesReader(c.Response(), c.Request().Body, maxShareBody)
 	status := http.StatusOK
-	var created *views.ShareRowView
 	var msg string
 	spec, err := s.formSpec(c, id)
 	if err == nil {
@@ -326,8 +326,7 @@ func (s *Server) handleShareForm(c echo.Context) error {
 		if err == nil {
 			row := views.NewShareRow(sh, s.now())
 			row.URL = u
-			created = &row
-			status = http.StatusCreated
+			return c.Redirect(http.StatusSeeOther, views.SessionSharedURL(id, s.created.put(id, row, s.now())))
 		}
 	}
 	if err != nil {
@@ -347,7 +346,7 @@ func (s *Server) handleShareForm(c echo.Context) error {
 		return err
 	}
 	if v.Share != nil {
-		v.Share.Created, v.Share.Error = created, msg
+		v.Share.Error = msg
 		if rep, err := s.preview(c, id, nil); err == nil { // the panel opens with its preview
 			v.Share.Preview = views.NewSharePreview(rep, nil, true)
 		}

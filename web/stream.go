@@ -172,8 +172,11 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 			return nil
 		}
 	case sig.replaying():
-		// A page that stood at an event goes live from the seq it holds.
-		if !s.goLive(ctx, w, id, cursor) {
+		// A page that stood at an event goes live as a fresh load opens
+		// the session: the latest window, not every card after the seq it
+		// held appended to it (on a long session, thousands).
+		var ok bool
+		if cursor, ok = s.openLive(ctx, w, s.ownerSource(id)); !ok {
 			return nil
 		}
 	}

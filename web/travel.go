@@ -151,6 +151,15 @@ func (s *Server) handleSession(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if key := c.QueryParam(views.ParamShared); key != "" && v.Share != nil {
+		// The page a share form's POST redirected to: the new link, once.
+		c.Response().Header().Set("Cache-Control", "no-store")
+		if v.Share.Created = s.created.take(id, key, s.now()); v.Share.Created != nil {
+			if rep, err := s.preview(c, id, nil); err == nil {
+				v.Share.Preview = views.NewSharePreview(rep, nil, true)
+			}
+		}
+	}
 	return s.render(c, http.StatusOK, views.SessionPage(v))
 }
 
@@ -407,6 +416,48 @@ func (s *Server) pageAt(ctx context.Context, r *views.Replay, l views.Links, p v
 		}
 	}
 	return append(formatPatches([]views.Patch{{Mode: "outer", HTML: b.String()}}, ""), positionFrame(r.At, modeOf(r.At))...), nil
+}
+
+// openLive brings a page that stood at an event to src's live page as a
+// fresh load renders it — its header, the latest transcript window (the
+// waiting cards' decision forms included, when the reader may decide) and
+// the transport — and tells it that it is live. It returns the seq the
+// page now shows through, and whether the stream is still open.
+func (s *Server) openLive(ctx context.Context, w *streamConn, src replaySource) (int64, bool) {
+	h, events, err := src.load(ctx)
+	if err == nil {
+		var frame []byte
+		if frame, err = s.livePage(ctx, src, h, events); err == nil {
+			return lastSeqOf(events), w.write(frame)
+		}
+	}
+	if ctx.Err() == nil {
+		s.log.ErrorContext(ctx, "stream: going live failed", logkey.SessionID, src.key, logkey.Err, err)
+		w.fail("live updates unavailable: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
+	}
+	return -1, false
+}
+
+// livePage renders src's live page over events as one morph of its
+// header, latest window and transport, then the page's live position.
+func (s *Server) livePage(ctx context.Context, src replaySource, h core.SessionHeader, events []core.Event) ([]byte, error) {
+	v, err := views.NewReplayPageFor(views.PageMeta{}, s.replayOf(src, h, events, -1), src.links, s.tune.Window, true, views.LivePlace())
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	for i, comp := range []templ.Component{views.SessionHead(&v.Head), views.Transcript(v), views.Transport(v.Transport)} {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if err := comp.Render(ctx, &b); err != nil {
+			return nil, err
+		}
+	}
+	// The morph carries the last seq as its id: a stream resumed after it
+	// asks for what came later.
+	id := strconv.FormatInt(lastSeqOf(events), 10)
+	return append(formatPatches([]views.Patch{{Mode: "outer", HTML: b.String()}}, id), positionFrame(-1, modeLive)...), nil
 }
 
 func modeOf(at int64) string {

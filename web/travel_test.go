@@ -549,41 +549,37 @@ func TestSeek_StepsAndPause(t *testing.T) {
 	}
 }
 
-// TestLive_ResumesFromTheSeqThePageHolds: a page that stood at an event
-// goes live on its stream from the seq it holds: it is told it is live,
-// then receives exactly the events after that seq.
-func TestLive_ResumesFromTheSeqThePageHolds(t *testing.T) {
+// TestLive_FromAnEventOpensTheLivePage: a page that stood at an event goes
+// live on its stream as a fresh load opens the session — one morph of the
+// header, the latest window and the transport (its id the last seq), then
+// the live signal — not one frame for every event after the seq it held;
+// then it follows the session from the last seq.
+func TestLive_FromAnEventOpensTheLivePage(t *testing.T) {
 	e := newEnv(t, nil)
 	events := atSession(t)
-	e.session(t, "s", events)
-	last := events[len(events)-1].Seq
+	e.session(t, "s", events[:len(events)-1])
+	last := events[len(events)-2].Seq
 	sc := e.stream(t, views.SessionStreamURL("s", 40)+"&"+signalsQuery(40))
 	first := sc.next(t)
-	if first.Type != "datastar-patch-signals" || first.field("signals") != `{"ttAt":-1,"ttMode":"live"}` {
-		t.Fatalf("first event %+v", first)
-	}
-	evs := sc.until(t, func(ev sseEvent) bool { return ev.ID == itoa(last) })
-	seen := map[string]bool{}
-	for _, ev := range evs {
-		if ev.ID != "" {
-			if seen[ev.ID] || seqOf(ev) <= 40 {
-				t.Errorf("event id %s repeated or at or before the held seq", ev.ID)
-			}
-			seen[ev.ID] = true
-		}
-	}
-	// A fresh page load shows the same cards the held page plus the
-	// resumed frames do.
-	_, held := e.get(t, views.SessionAtURL("s", 40))
-	got := pageCards(t, held)
-	for _, ev := range evs {
-		for id, c := range pageCards(t, ev.Elements()) {
-			got[id] = c
-		}
+	if first.Type != "datastar-patch-elements" || first.ID != itoa(last) {
+		t.Fatalf("first event %+v, want the live page's morph with id %d", first, last)
 	}
 	_, fresh := e.get(t, "/sessions/s")
-	if diff := cmp.Diff(pageCards(t, fresh), got); diff != "" {
-		t.Errorf("held page + resumed frames differ from a fresh load (-fresh +resumed):\n%s", diff)
+	if diff := cmp.Diff(pageCards(t, fresh), pageCards(t, first.Elements())); diff != "" {
+		t.Errorf("the morph's cards differ from a fresh load (-fresh +morph):\n%s", diff)
+	}
+	if !strings.Contains(first.Elements(), `id="transport"`) || !strings.Contains(first.Elements(), `data-mode="live"`) {
+		t.Error("the morph carries no live transport")
+	}
+	if second := sc.next(t); second.Type != "datastar-patch-signals" || second.field("signals") != `{"ttAt":-1,"ttMode":"live"}` {
+		t.Fatalf("second event %+v", second)
+	}
+	e.append(t, "s", events[len(events)-1])
+	evs := sc.until(t, func(ev sseEvent) bool { return ev.ID == itoa(events[len(events)-1].Seq) })
+	for _, ev := range evs {
+		if ev.ID != "" && seqOf(ev) <= last {
+			t.Errorf("event id %s at or before the live page's last seq", ev.ID)
+		}
 	}
 }
 

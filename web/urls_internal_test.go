@@ -24,6 +24,7 @@ func TestURLsReachTheirRoutes(t *testing.T) {
 			{http.MethodGet, views.HomeURL(id), views.RouteHome, nil},
 			{http.MethodGet, views.ListStreamURL(id), views.RouteListStream, nil},
 			{http.MethodGet, views.SessionURL(id), views.RouteSession, map[string]string{"id": id}},
+			{http.MethodGet, views.SessionSharedURL(id, "k"), views.RouteSession, map[string]string{"id": id}},
 			{http.MethodGet, views.SessionAtURL(id, 7), views.RouteSession, map[string]string{"id": id}},
 			{http.MethodGet, views.SessionCallURL(id, id+"-call", ""), views.RouteSession, map[string]string{"id": id}},
 			{http.MethodGet, views.SessionCallURL(id, id+"-call", "card-2"), views.RouteSession, map[string]string{"id": id}},
