@@ -117,6 +117,7 @@ func Run(t *testing.T, e Engine) {
 		{"ImportFromReader", testImportFromReader},
 		{"ExportRoundTripsByteForByte", testExportRoundTripsByteForByte},
 		{"ImportCrashedLogIsRepaired", testImportCrashedLogIsRepaired},
+		{"ImportPlaceholderSafe", testImportPlaceholderSafe},
 		{"ImportValidateLogRefuses", testImportValidateLogRefuses},
 		{"ImportConcurrencyLimit", testImportConcurrencyLimit},
 		{"ImportOrphanSubagentRefused", testImportOrphanSubagentRefused},
