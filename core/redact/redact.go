@@ -54,6 +54,7 @@ import (
 	"errors"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"prism/core"
@@ -81,6 +82,11 @@ type Redactor struct {
 	// has no keywords, is set).
 	docKW  keywords
 	custom bool
+	// multiKW finds the keywords of the rules that can match a newline,
+	// whose hits may span sibling strings (siblings.go); multiAlways is
+	// set when such a rule has no keywords (a user rule).
+	multiKW     keywords
+	multiAlways bool
 }
 
 // jsonKeyWords are the words every secret JSON key (secretKeyRE) holds.
@@ -112,9 +118,16 @@ func New(userRules ...string) (*Redactor, error) {
 	var idx [][]int
 	for _, ru := range r.rules {
 		var ks []int
+		multi := canMatchNewline(ru.re)
+		if multi && len(ru.keywords) == 0 {
+			r.multiAlways = true
+		}
 		for _, w := range ru.keywords {
 			ks = append(ks, r.kw.add(w, ru.fold))
 			r.docKW.add(w, ru.fold)
+			if multi {
+				r.multiKW.add(w, ru.fold)
+			}
 		}
 		idx = append(idx, ks)
 	}
@@ -123,6 +136,7 @@ func New(userRules ...string) (*Redactor, error) {
 	}
 	r.kw.build()
 	r.docKW.build()
+	r.multiKW.build()
 	r.ruleKW = make([][]bool, len(r.rules))
 	for i, ks := range idx {
 		r.ruleKW[i] = make([]bool, len(r.kw.list))
@@ -352,6 +366,9 @@ func (w *docWalk) document(doc []byte, depth int) ([]byte, bool) {
 	}
 	kinds := len(w.kinds)
 	sc := scanner{w: w, src: doc, depth: depth, out: make([]byte, 0, len(doc))}
+	if w.r.spansLines(doc) {
+		sc.cross = w.siblingOverrides(doc)
+	}
 	i := sc.space(0)
 	i, changed, err := sc.value(i, "", 0)
 	if err == nil && sc.space(i) != len(doc) {
@@ -380,6 +397,11 @@ type scanner struct {
 	src   []byte
 	out   []byte
 	depth int // nesting of JSON documents held in strings
+	// cross replaces the strings that a hit spanning sibling strings
+	// touches, by place (siblingOverrides); at is the place being read,
+	// kept only when cross is set.
+	cross map[string]string
+	at    []string
 }
 
 // space copies whitespace from i on and returns the index after it.
@@ -406,8 +428,15 @@ func (sc *scanner) value(i int, key string, level int) (int, bool, error) {
 			return i, false, err
 		}
 		lit := sc.src[i:end]
-		ns, changed := sc.w.str(decodeString(lit), key, sc.depth)
-		if !changed {
+		orig := decodeString(lit)
+		s := orig
+		if sc.cross != nil {
+			if v, ok := sc.cross[crossKey(sc.at)]; ok {
+				s = v // touched by a hit spanning sibling strings
+			}
+		}
+		ns, changed := sc.w.str(s, key, sc.depth)
+		if changed = changed || s != orig; !changed {
 			sc.out = append(sc.out, lit...)
 			return end, false, nil
 		}
@@ -446,8 +475,11 @@ func (sc *scanner) container(i, level int) (int, bool, error) {
 		sc.out = append(sc.out, closer)
 		return i + 1, false, nil
 	}
-	for {
+	for n := 0; ; n++ {
 		key := ""
+		if !obj && sc.cross != nil {
+			sc.at = append(sc.at, "i"+strconv.Itoa(n))
+		}
 		if obj {
 			if i >= len(sc.src) || sc.src[i] != '"' {
 				return i, false, errSyntax
@@ -465,12 +497,18 @@ func (sc *scanner) container(i, level int) (int, bool, error) {
 			sc.out = append(sc.out, ':')
 			i = sc.space(i + 1)
 			sc.w.path = append(sc.w.path, key)
+			if sc.cross != nil {
+				sc.at = append(sc.at, "k"+key)
+			}
 		}
 		var c bool
 		var err error
 		i, c, err = sc.value(i, key, level+1)
 		if obj {
 			sc.w.path = sc.w.path[:len(sc.w.path)-1]
+		}
+		if sc.cross != nil {
+			sc.at = sc.at[:len(sc.at)-1]
 		}
 		if err != nil {
 			return i, false, err

@@ -179,9 +179,21 @@ var secretKeyRE = regexp.MustCompile(`(?i)^[a-z0-9_.-]*(?:` + secretNames + `|au
 // secret.
 const envNames = `KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASS|PWD|AUTH|CREDENTIALS?|PRIVATE|DSN|COOKIE|SESSION|SALT|SIGNATURE`
 
-// linePrefix admits a line-number gutter before a .env line ("12: ",
-// "12\t", "12→"), as file-reading tools print them.
-const linePrefix = `^[ \t]*(?:\d+(?::|\t|→|\|)[ \t]*)?(?:export[ \t]+)?`
+// gutter is a line number before a line ("12: ", "12\t", "12→", grep's
+// "Line 12: "), as file-reading and search tools print them.
+const gutter = `(?:(?:Line[ \t]+)?\d+(?::|\t|→|\|)[ \t]*)`
+
+// linePrefix admits a gutter before a .env line.
+const linePrefix = `^[ \t]*` + gutter + `?(?:export[ \t]+)?`
+
+// pemEnd is the END line of a private key block.
+const pemEnd = `-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`
+
+// pemTail matches the end of a private key block without its BEGIN line
+// (a diff hunk or a search result that starts inside the key): the lines
+// of base64 right before its END line, with or without gutters, the
+// newlines real or escaped ("\n" in JSON text).
+var pemTail = regexp.MustCompile(`(?:[A-Za-z0-9+/=]{8,}[ \t]*(?:\r?\n|\\r?\\n)[ \t]*` + gutter + `?)+` + pemEnd)
 
 // builtinRules are the detectors, most specific first: where two hits
 // overlap they are merged and the earlier rule names the kind.
@@ -192,7 +204,8 @@ const linePrefix = `^[ \t]*(?:\d+(?::|\t|→|\|)[ \t]*)?(?:export[ \t]+)?`
 func builtinRules() []rule {
 	return []rule{
 		{kind: KindPrivateKey, keywords: []string{"PRIVATE KEY"},
-			re: regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?:[A-Za-z0-9+/=:,.\s-]|\\[nrt])*)`)},
+			re: regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?` + pemEnd + `|(?:[A-Za-z0-9+/=:,.\s-]|\\[nrt])*)`)},
+		{kind: KindPrivateKey, keywords: []string{"PRIVATE KEY"}, re: pemTail},
 		{kind: KindAWSAccessKey, window: token(0), keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
 			re: regexp.MustCompile(`\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b`)},
 		{kind: KindAWSSecretKey, window: span(8, 120), keywords: []string{"secret"}, fold: true, groups: []int{1},
