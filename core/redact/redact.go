@@ -4,7 +4,8 @@
 // and each hit is replaced by "[redacted:KIND]". The stored log is never
 // changed: redaction works on copies.
 //
-// Built-in detectors cover private key blocks, AWS, GCP, Google OAuth,
+// Built-in detectors cover private key blocks (and a block's tail without
+// its BEGIN line, as a diff hunk may hold it), AWS, GCP, Google OAuth,
 // GitHub, GitLab, Anthropic, OpenAI, DeepSeek-style and other "sk-" keys,
 // Stripe, Slack, Hugging Face and npm tokens, JWTs, bearer and basic
 // credentials, Authorization values, passwords in URLs and secret-looking
@@ -36,6 +37,16 @@
 //     "Authorization: Bearer …", .env lines and AWS secret keys in
 //     assignments are not found — for a share a false positive costs a
 //     word, a false negative a credential.
+//
+// # Strings split by a tool
+//
+// A secret a tool keeps in several strings of one event — read's meta has
+// a string per line, grep's a string per match, an MCP result a block per
+// line — is found over their joined text: the strings at the same place in
+// the elements of an array are joined with newlines, and a hit of a rule
+// that can match a newline (the private key rules; a user rule whose syntax
+// allows one) that spans elements redacts every element it touches
+// (siblings.go).
 //
 // # Streams
 //
@@ -118,7 +129,7 @@ func New(userRules ...string) (*Redactor, error) {
 	var idx [][]int
 	for _, ru := range r.rules {
 		var ks []int
-		multi := canMatchNewline(ru.re)
+		multi := canMatchNewline(ru)
 		if multi && len(ru.keywords) == 0 {
 			r.multiAlways = true
 		}

@@ -193,7 +193,7 @@ const pemEnd = `-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`
 // (a diff hunk or a search result that starts inside the key): the lines
 // of base64 right before its END line, with or without gutters, the
 // newlines real or escaped ("\n" in JSON text).
-var pemTail = regexp.MustCompile(`(?:[A-Za-z0-9+/=]{8,}[ \t]*(?:\r?\n|\\r?\\n)[ \t]*` + gutter + `?)+` + pemEnd)
+var pemTail = regexp.MustCompile(`(?:[A-Za-z0-9+/=]{8,}[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]*` + gutter + `?)+` + pemEnd)
 
 // builtinRules are the detectors, most specific first: where two hits
 // overlap they are merged and the earlier rule names the kind.

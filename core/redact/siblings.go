@@ -21,17 +21,17 @@ package redact
 
 import (
 	"encoding/json"
-	"regexp"
 	"regexp/syntax"
 	"strconv"
 	"strings"
 )
 
-// canMatchNewline reports whether some match of re may hold a newline
-// (zero-width assertions such as ^ and $ hold none).
-func canMatchNewline(re *regexp.Regexp) bool {
-	// re compiled, so it parses; Perl flags are regexp.Compile's.
-	tree, err := syntax.Parse(re.String(), syntax.Perl)
+// canMatchNewline reports whether a hit of ru may hold a newline: some
+// match of its expression, or of the submatches it replaces when it has
+// any (zero-width assertions such as ^ and $ hold none).
+func canMatchNewline(ru rule) bool {
+	// ru.re compiled, so it parses; Perl flags are regexp.Compile's.
+	tree, err := syntax.Parse(ru.re.String(), syntax.Perl)
 	if err != nil {
 		return true
 	}
@@ -60,7 +60,26 @@ func canMatchNewline(re *regexp.Regexp) bool {
 		}
 		return false
 	}
-	return can(tree)
+	if len(ru.groups) == 0 {
+		return can(tree)
+	}
+	replaced := map[int]bool{}
+	for _, g := range ru.groups {
+		replaced[g] = true
+	}
+	var inGroup func(*syntax.Regexp) bool
+	inGroup = func(n *syntax.Regexp) bool {
+		if n.Op == syntax.OpCapture && replaced[n.Cap] {
+			return can(n)
+		}
+		for _, s := range n.Sub {
+			if inGroup(s) {
+				return true
+			}
+		}
+		return false
+	}
+	return inGroup(tree)
 }
 
 // spansLines reports whether doc may hold a match of a rule that can
