@@ -56,7 +56,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	status := statusOf(err)
 	if status >= 500 {
-		s.log.ErrorContext(req.Context(), "request failed", logkey.Method, req.Method, logkey.Path, req.URL.Path, logkey.Status, status, logkey.Err, err)
+		s.log.ErrorContext(req.Context(), "request failed", append(requestAttrs(c), logkey.Status, status, logkey.Err, err)...)
 	}
 	if c.Response().Committed || errors.Is(err, context.Canceled) {
 		return

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"prism/core"
+	"prism/views"
 )
 
 // How the server bounds what clients send: every request body is capped in
@@ -97,6 +98,27 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// maxLoginBody bounds the sign-in form's body.
+const maxLoginBody = 64 << 10
+
+// routeBodyCap returns the cap of its own, under Tuning.MaxBodyBytes, of
+// the route with pattern path (ok false: none). The guard applies it, so
+// a body over it is refused — unread when its length is declared — with
+// a message naming the route's cap, not the server's.
+func routeBodyCap(path string) (int64, bool) {
+	switch path {
+	case views.RouteApproval, views.RouteAPIApproval:
+		return maxDecisionBody, true
+	case views.RouteAPIPolicy:
+		return maxPolicyBody, true
+	case views.RouteShareCreate, routeAPIShares, routeAPISharePreview:
+		return maxShareBody, true
+	case views.RouteLogin:
+		return maxLoginBody, true
+	}
+	return 0, false
+}
+
 // guardBodies bounds every request body (see bodyGuard); the import route
 // gets its own size and time.
 func (s *Server) guardBodies(next echo.HandlerFunc) echo.HandlerFunc {
@@ -108,6 +130,8 @@ func (s *Server) guardBodies(next echo.HandlerFunc) echo.HandlerFunc {
 		limit, total := s.tune.MaxBodyBytes, s.tune.BodyTimeout
 		if c.Path() == routeImport {
 			limit, total = s.tune.MaxImportBytes, s.tune.ImportTimeout
+		} else if own, ok := routeBodyCap(c.Path()); ok && own < limit {
+			limit = own
 		}
 		if r.ContentLength > limit {
 			// Refused unread; the server closes the connection rather than
