@@ -128,6 +128,65 @@ func line(s string, p, _ int) (int, int, int, bool) {
 	return ws, we, we, true
 }
 
+// pemMarkerRoom bounds what stands between "-----BEGIN" or "-----END" and
+// "PRIVATE KEY" in a block's marker line (the rules' {0,100}), plus the
+// longest tail (" BLOCK-----").
+const pemMarkerRoom = 100 + len(" BLOCK-----")
+
+// pemBlock is the private key rule's window around "PRIVATE KEY" at p:
+// from where its BEGIN marker may start to the end of the first END marker
+// of a private key after it or, when none follows, to the end of the run
+// of key characters after it (the rule's two alternatives). The expression
+// then runs over the block alone, not over all the text around it.
+func pemBlock(s string, p, n int) (int, int, int, bool) {
+	ws := max(p-len("-----BEGIN")-100-1, 0)
+	i := p + n
+	for from := i; ; {
+		e := strings.Index(s[from:], "-----END")
+		if e < 0 {
+			break
+		}
+		e += from
+		marker := s[e:min(len(s), e+len("-----END")+pemMarkerRoom+len("PRIVATE KEY"))]
+		if k := strings.Index(marker, "PRIVATE KEY"); k >= 0 {
+			we := min(len(s), e+k+pemMarkerRoom)
+			return ws, we, we, true
+		}
+		from = e + len("-----END")
+	}
+	j := i
+	for j < len(s) && (isKeyByte(s[j]) || s[j] == '\\') {
+		j++
+	}
+	return ws, j, j, true
+}
+
+// pemTailWindow is the private key tail rule's window around "PRIVATE KEY"
+// at p when it ends an END marker: back over the lines of key characters
+// (with gutters and escaped newlines) before the marker, to the marker's
+// end. A BEGIN marker's keyword has none.
+func pemTailWindow(s string, p, n int) (int, int, int, bool) {
+	from := max(p-len("-----END")-100, 0)
+	e := strings.LastIndex(s[from:p], "-----END")
+	if e < 0 {
+		return 0, 0, 0, false
+	}
+	e += from
+	ws := e
+	for ws > 0 && e-ws < maxWindow && (isKeyByte(s[ws-1]) || s[ws-1] == '\\' || s[ws-1] == '|' || s[ws-1] >= 0x80) {
+		ws--
+	}
+	we := min(len(s), p+n+len(" BLOCK-----"))
+	return ws, we, we, true
+}
+
+// isKeyByte reports whether c may be part of a key block's body: base64,
+// whitespace and the header punctuation of encrypted keys.
+func isKeyByte(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' ||
+		strings.IndexByte("+/=:,.- \t\r\n", c) >= 0
+}
+
 // maxName bounds an assignment's name.
 const maxName = 128
 
@@ -203,9 +262,9 @@ var pemTail = regexp.MustCompile(`(?:[A-Za-z0-9+/=]{8,}[ \t]*(?:\r?\n|(?:\\r)?\\
 // purpose: a share must err towards hiding.
 func builtinRules() []rule {
 	return []rule{
-		{kind: KindPrivateKey, keywords: []string{"PRIVATE KEY"},
+		{kind: KindPrivateKey, keywords: []string{"PRIVATE KEY"}, window: pemBlock,
 			re: regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?` + pemEnd + `|(?:[A-Za-z0-9+/=:,.\s-]|\\[nrt])*)`)},
-		{kind: KindPrivateKey, keywords: []string{"PRIVATE KEY"}, re: pemTail},
+		{kind: KindPrivateKey, keywords: []string{"PRIVATE KEY"}, window: pemTailWindow, re: pemTail},
 		{kind: KindAWSAccessKey, window: token(0), keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
 			re: regexp.MustCompile(`\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b`)},
 		{kind: KindAWSSecretKey, window: span(8, 120), keywords: []string{"secret"}, fold: true, groups: []int{1},
