@@ -141,8 +141,9 @@ const pemMarkerRoom = 100 + len(" BLOCK-----")
 func pemBlock(s string, p, n int) (int, int, int, bool) {
 	ws := max(p-len("-----BEGIN")-100-1, 0)
 	i := p + n
+	limit := min(len(s), i+maxWindow) // no key block is longer
 	for from := i; ; {
-		e := strings.Index(s[from:], "-----END")
+		e := strings.Index(s[from:limit], "-----END")
 		if e < 0 {
 			break
 		}
@@ -173,11 +174,20 @@ func pemTailWindow(s string, p, n int) (int, int, int, bool) {
 	}
 	e += from
 	ws := e
-	for ws > 0 && e-ws < maxWindow && (isKeyByte(s[ws-1]) || s[ws-1] == '\\' || s[ws-1] == '|' || s[ws-1] >= 0x80) {
+	for ws > 0 && e-ws < maxWindow && isTailByte(s[ws-1]) {
 		ws--
 	}
 	we := min(len(s), p+n+len(" BLOCK-----"))
 	return ws, we, we, true
+}
+
+// isTailByte reports whether c may stand in the lines of a key's tail:
+// base64, whitespace, escaped newlines and gutters ("Line 12: ", "12→").
+// Not '-': the scan back stops at the marker line before, so the windows
+// of consecutive markers do not overlap.
+func isTailByte(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' ||
+		strings.IndexByte("+/= \t\r\n\\:|", c) >= 0 || c >= 0x80
 }
 
 // isKeyByte reports whether c may be part of a key block's body: base64,

@@ -22,6 +22,7 @@ package redact
 import (
 	"encoding/json"
 	"regexp/syntax"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -193,16 +194,18 @@ func (w *docWalk) siblings(arr []any, path []string, out map[string]string) {
 			continue
 		}
 		applied := make([]bool, len(hits))
+		first := 0 // hits are ordered and disjoint: none before it reaches the member
 		for n, m := range members {
 			if !touched[n] {
 				continue
 			}
+			for first < len(hits) && hits[first].End <= m.start {
+				first++
+			}
 			var p strings.Builder
 			pos := m.start
-			for h, hit := range hits {
-				if hit.End <= m.start || hit.Start >= m.end {
-					continue
-				}
+			for h := first; h < len(hits) && hits[h].Start < m.end; h++ {
+				hit := hits[h]
 				if from := max(hit.Start, m.start); from >= pos {
 					p.WriteString(joined[pos:from])
 					// The marker goes where the hit starts: in this
@@ -235,11 +238,10 @@ func spanning(hits []Hit, members []member) []bool {
 	var touched []bool
 	for _, h := range hits {
 		first, last := -1, -1
-		for n, m := range members {
-			if h.End <= m.start {
-				break
-			}
-			if h.Start < m.end || h.Start == m.end && m.start == m.end && h.End > m.end {
+		// Members are ordered: skip those that end before the hit.
+		from := sort.Search(len(members), func(n int) bool { return members[n].end >= h.Start })
+		for n := from; n < len(members) && members[n].start < h.End; n++ {
+			if m := members[n]; h.Start < m.end || m.start == m.end && h.Start <= m.start {
 				if first < 0 {
 					first = n
 				}

@@ -157,3 +157,46 @@ func TestEnvFileGrepGutter(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// FuzzSiblingLines: a private key among any other lines, kept one line per
+// string as read's meta keeps them, never leaves a body line, and the
+// document stays valid JSON.
+func FuzzSiblingLines(f *testing.F) {
+	f.Add("before\n", "\nafter", false)
+	f.Add("", "", true)
+	f.Add("x: ", " -----END", true)
+	r, err := New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	key := testBegin + "\n" + strings.Join(testBody, "\n") + "\n" + testEnd
+	f.Fuzz(func(t *testing.T, prefix, suffix string, objects bool) {
+		if strings.Contains(prefix+suffix, testBody[0][:16]) {
+			return
+		}
+		lines := strings.Split(prefix+key+suffix, "\n")
+		var doc any = lines
+		if objects {
+			var ls []map[string]any
+			for i, l := range lines {
+				ls = append(ls, map[string]any{"number": i + 1, "text": l})
+			}
+			doc = map[string]any{"lines": ls}
+		}
+		in, err := json.Marshal(doc)
+		if err != nil {
+			return
+		}
+		out, _ := r.JSON(in)
+		if !json.Valid(out) {
+			t.Fatalf("invalid JSON: %s", out)
+		}
+		for _, l := range testBody {
+			for i := 0; i+16 <= len(l); i += 16 {
+				if strings.Contains(string(out), l[i:i+16]) {
+					t.Fatalf("%q survives in %s", l[i:i+16], out)
+				}
+			}
+		}
+	})
+}
