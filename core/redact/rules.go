@@ -150,8 +150,10 @@ func pemBlock(s string, p, n int) (int, int, int, bool) {
 		e += from
 		marker := s[e:min(len(s), e+len("-----END")+pemMarkerRoom+len("PRIVATE KEY"))]
 		if k := strings.Index(marker, "PRIVATE KEY"); k >= 0 {
-			we := min(len(s), e+k+pemMarkerRoom)
-			return ws, we, we, true
+			// The END marker's own keyword needs no search of its own;
+			// a later one (the next block's BEGIN) does.
+			next := e + k + len("PRIVATE KEY")
+			return ws, min(len(s), next+len(" BLOCK-----")), next, true
 		}
 		from = e + len("-----END")
 	}
@@ -178,6 +180,14 @@ func pemTailWindow(s string, p, n int) (int, int, int, bool) {
 		ws--
 	}
 	we := min(len(s), p+n+len(" BLOCK-----"))
+	// A tail right after its BEGIN marker is the whole block, which the
+	// block rule finds: no second search.
+	if strings.HasSuffix(s[:ws], "-----") {
+		line := s[strings.LastIndexByte(s[:ws], '\n')+1 : ws]
+		if strings.Contains(line, "-----BEGIN") && strings.Contains(line, "PRIVATE KEY") {
+			return 0, 0, 0, false
+		}
+	}
 	return ws, we, we, true
 }
 

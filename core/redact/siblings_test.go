@@ -200,3 +200,38 @@ func FuzzSiblingLines(f *testing.F) {
 		}
 	})
 }
+
+// TestPrivateKeyBlocksBackToBack: the block rule alone finds each of two
+// keys a few lines apart (the first block's window does not swallow the
+// second's BEGIN keyword); the tail rule alone finds each of two tails and
+// leaves whole blocks to the block rule.
+func TestPrivateKeyBlocksBackToBack(t *testing.T) {
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(kind string, begin bool) string {
+		b := strings.Join(testBody, "\n") + "\n-----END " + kind + " PRIVATE KEY-----"
+		if begin {
+			b = "-----BEGIN " + kind + " PRIVATE KEY-----\n" + b
+		}
+		return b
+	}
+	for i, name := range []string{"block", "tail"} {
+		s := "a\n" + block("RSA", i == 0) + "\nafter 0\nbefore 1\n" + block("OPENSSH", i == 0) + "\nz"
+		f := finder{s: s, occ: find(&r.kw, s, nil, false)}
+		f.windows(&r.rules[i], i, r.ruleKW[i], r.kw.list)
+		hits := merge(f.hits)
+		if len(hits) != 2 {
+			t.Fatalf("%s rule: %d hits, want 2: %+v", name, len(hits), hits)
+		}
+		if got := apply(s, hits); strings.Contains(got, testBody[1][:16]) || !strings.Contains(got, "after 0\nbefore 1") {
+			t.Errorf("%s rule: %q", name, got)
+		}
+	}
+	full := "-----BEGIN RSA PRIVATE KEY-----\n" + strings.Join(testBody, "\n") + "\n-----END RSA PRIVATE KEY-----"
+	f := finder{s: full, occ: find(&r.kw, full, nil, false)}
+	if f.windows(&r.rules[1], 1, r.ruleKW[1], r.kw.list); len(f.hits) != 0 {
+		t.Errorf("the tail rule searched a whole block: %+v", f.hits)
+	}
+}
