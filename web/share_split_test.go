@@ -114,7 +114,8 @@ func fragments(s splitSample) []string {
 // file and passed through every built-in tool's meta shape — read's lines,
 // write's and edit's diff hunks (an edit next to a key holds only its
 // tail), grep's matches, glob's paths, bash's output, note's title, an MCP
-// result's content blocks and a call's arguments, one line per string —
+// result's content blocks and a call's arguments, one line per string, and
+// windows that hold a key's body without its BEGIN and END lines —
 // leaves no 16-byte fragment of any secret in any read of a redacted link:
 // the page, the JSONL, export.html, a call page and its files, the live
 // stream, a playback and a seek.
@@ -195,6 +196,14 @@ func TestShareRedactsSplitSecrets(t *testing.T) {
 				args(map[string]string{"file_path": "edited.txt", "old_string": fmt.Sprintf("before %d\n", i), "new_string": fmt.Sprintf("BEFORE %d\n", i)}))
 		}
 	}
+	// Windows inside a key, holding neither of its marker lines: a read
+	// with an offset and a limit, a search matching some of its lines, an
+	// edit of two of its lines (the hunk and the arguments).
+	b.Exec(ctx, reg, ws, "c-read-inside", "read", `{"file_path":"secrets.txt","offset":4,"limit":5}`)
+	b.Exec(ctx, reg, ws, "c-grep-inside", "grep", `{"pattern":"[0-9][A-Z]","path":"secrets.txt"}`)
+	rsa := samples[0].secret
+	b.Exec(ctx, reg, ws, "c-edit-inside", "edit", args(map[string]string{"file_path": "edited.txt",
+		"old_string": rsa[5] + "\n" + rsa[6] + "\n", "new_string": rsa[6] + "\n" + rsa[5] + "\n"}))
 	b.Exec(ctx, reg, ws, "c-grep", "grep", `{"pattern":".","path":"secrets.txt"}`)
 	b.Exec(ctx, reg, ws, "c-grep-env", "grep", `{"pattern":".","path":".env"}`)
 	b.Exec(ctx, reg, ws, "c-glob", "glob", `{"pattern":"*.txt"}`)

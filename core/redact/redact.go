@@ -5,7 +5,8 @@
 // changed: redaction works on copies.
 //
 // Built-in detectors cover private key blocks (and a block's tail without
-// its BEGIN line, as a diff hunk may hold it), AWS, GCP, Google OAuth,
+// its BEGIN line, as a diff hunk may hold it, and lines shaped like a key's
+// body without either marker, keybody.go), AWS, GCP, Google OAuth,
 // GitHub, GitLab, Anthropic, OpenAI, DeepSeek-style and other "sk-" keys,
 // Stripe, Slack, Hugging Face and npm tokens, JWTs, bearer and basic
 // credentials, Authorization values, passwords in URLs and secret-looking
@@ -201,6 +202,9 @@ func (r *Redactor) find(s string, envFile bool) []Hit {
 			f.windows(ru, i, r.ruleKW[i], r.kw.list)
 		}
 	}
+	for _, h := range keyBodyHits(s) {
+		f.hits = append(f.hits, rankedHit{h, len(r.rules)})
+	}
 	return merge(f.hits)
 }
 
@@ -317,7 +321,7 @@ func (r *Redactor) mayHaveSecrets(doc []byte, envFile bool) bool {
 	if r.custom || envFile && bytes.IndexByte(doc, '=') >= 0 {
 		return true
 	}
-	return len(find(&r.docKW, doc, nil, true)) > 0
+	return len(find(&r.docKW, doc, nil, true)) > 0 || hasKeyLines(doc)
 }
 
 // Header returns a copy of h with its free-text fields (cwd, origin, agent

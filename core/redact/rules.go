@@ -10,6 +10,7 @@ import (
 // "[redacted:KIND]".
 const (
 	KindPrivateKey    = "private-key"
+	KindKeyMaterial   = "key-material" // lines shaped like a key's body, without its BEGIN or END line
 	KindAWSAccessKey  = "aws-access-key"
 	KindAWSSecretKey  = "aws-secret-key"
 	KindGCPAPIKey     = "gcp-api-key"

@@ -16,8 +16,9 @@ package redact
 // Only a rule that can match a newline can span elements (a newline joins
 // them); which rules can is read off their syntax (canMatchNewline), so the
 // joined pass runs only on documents holding a keyword of such a rule (the
-// private key rule's "PRIVATE KEY"), or on every document when a user rule
-// without keywords can.
+// private key rule's "PRIVATE KEY") or two lines shaped like a key's body
+// (keybody.go), or on every document when a user rule without keywords
+// can.
 
 import (
 	"encoding/json"
@@ -86,7 +87,7 @@ func canMatchNewline(ru rule) bool {
 // spansLines reports whether doc may hold a match of a rule that can
 // span lines, and so needs the joined pass.
 func (r *Redactor) spansLines(doc []byte) bool {
-	return r.multiAlways || r.multiKW.list != nil && len(find(&r.multiKW, doc, nil, true)) > 0
+	return r.multiAlways || r.multiKW.list != nil && len(find(&r.multiKW, doc, nil, true)) > 0 || hasKeyLines(doc)
 }
 
 // crossKey is the key of a string's place in a document: object keys

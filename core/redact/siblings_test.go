@@ -41,7 +41,7 @@ const (
 var testBody = []string{
 	"MIIEowIBAAKCAQEA7bq8m9YrQ0JmZ3xYf8uQ2wLkP3sT9vN1cR6hD4jF0aZ5eXbM",
 	"q0JmZ3xYf8uQ2wLkP3sT9vN1cR6hD4jF0aZ5eXbMMIIEowIBAAKCAQEA7bq8m9Yr",
-	"Zz9Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz3Ab4Cd5Ef6Gh7Ij8Kl9Mn0==",
+	"Zz9Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz3Ab4Cd5==",
 }
 
 // TestSiblingStrings: a key kept one line per string, in every shape the
@@ -86,7 +86,7 @@ func TestSiblingStrings(t *testing.T) {
 				s = a.Arguments
 			}
 			for _, l := range testBody {
-				if strings.Contains(s, l[:16]) || strings.Contains(s, l[40:56]) {
+				if strings.Contains(s, l[:16]) || strings.Contains(s, l[len(l)-16:]) {
 					t.Errorf("a body line survives: %s", s)
 				}
 			}
