@@ -103,6 +103,9 @@ func keyBodyHits(s string) []Hit {
 	if len(s) < 2*64+1 || strings.IndexByte(s, '\n') < 0 {
 		return nil
 	}
+	if _, _, ok := longRun(s, 0); !ok {
+		return nil // no line of a key's width: most text
+	}
 	var hits []Hit
 	runStart, runEnd, lines := 0, 0, 0
 	flush := func() {
@@ -146,14 +149,11 @@ func keyBodyHits(s string) []Hit {
 func hasKeyLines(doc []byte) bool {
 	found := 0
 	for i := 0; i < len(doc); {
-		if !isB64Byte(doc[i]) {
-			i++
-			continue
+		start, end, ok := longRun(doc, i)
+		if !ok {
+			return false
 		}
-		start := i
-		for i < len(doc) && isB64Byte(doc[i]) {
-			i++
-		}
+		i = end
 		// The letter of an escape before the run is not part of it.
 		if start >= 1 && doc[start-1] == '\\' {
 			start++
@@ -167,6 +167,35 @@ func hasKeyLines(doc []byte) bool {
 		}
 	}
 	return false
+}
+
+// longRun returns the next run of 64 or more base64 bytes in s at or after
+// from (from must start a run or follow a byte outside one). It looks at
+// one byte in 64 where runs are short, as in ordinary text.
+func longRun[T ~string | ~[]byte](s T, from int) (start, end int, ok bool) {
+	const width = 64
+	i := from
+	for i+width <= len(s) {
+		k := i + width - 1
+		if !isB64Byte(s[k]) {
+			i = k + 1
+			continue
+		}
+		j := k
+		for j > i && isB64Byte(s[j-1]) {
+			j--
+		}
+		if j > i {
+			i = j // s[j-1] is outside a run: a run may start at j
+			continue
+		}
+		end := k + 1
+		for end < len(s) && isB64Byte(s[end]) {
+			end++
+		}
+		return i, end, true
+	}
+	return 0, 0, false
 }
 
 func isB64Byte(c byte) bool {
