@@ -56,3 +56,44 @@ func TestKeyBody(t *testing.T) {
 		t.Error("hasKeyLines counts one line as two")
 	}
 }
+
+// FuzzLongRun: longRun's skipping search finds the runs of 64 or more
+// base64 bytes a byte-by-byte scan finds, in order.
+func FuzzLongRun(f *testing.F) {
+	f.Add(strings.Repeat("a", 63) + " " + strings.Repeat("b", 64) + "\"" + strings.Repeat("c", 70))
+	f.Add(strings.Repeat("ab ", 50) + strings.Repeat("Z", 200))
+	f.Fuzz(func(t *testing.T, s string) {
+		var want [][2]int
+		for i := 0; i < len(s); {
+			if !isB64Byte(s[i]) {
+				i++
+				continue
+			}
+			j := i
+			for j < len(s) && isB64Byte(s[j]) {
+				j++
+			}
+			if j-i >= 64 {
+				want = append(want, [2]int{i, j})
+			}
+			i = j
+		}
+		var got [][2]int
+		for i := 0; ; {
+			start, end, ok := longRun(s, i)
+			if !ok {
+				break
+			}
+			got = append(got, [2]int{start, end})
+			i = end
+		}
+		if len(got) != len(want) {
+			t.Fatalf("runs %v, want %v", got, want)
+		}
+		for n := range got {
+			if got[n] != want[n] {
+				t.Fatalf("runs %v, want %v", got, want)
+			}
+		}
+	})
+}
