@@ -74,7 +74,7 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 	}
 	defer release()
 	defer debug.FreeOSMemory() // see releaseMemory
-	logs, _, err := sessionlog.Decode(r, size, st.opts.Limits)
+	logs, _, err := sessionlog.DecodeNamed(name, r, size, st.opts.Limits)
 	if err != nil {
 		var fe *sessionlog.FormatError
 		if ok := asFormatError(err, &fe); ok && fe.File == "" {

@@ -60,7 +60,7 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 		return nil, err
 	}
 	defer release()
-	logs, _, err := sessionlog.Decode(r, size, st.opts.Limits)
+	logs, _, err := sessionlog.DecodeNamed(name, r, size, st.opts.Limits)
 	if err != nil {
 		var fe *sessionlog.FormatError
 		if errors.As(err, &fe) && fe.File == "" {

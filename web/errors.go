@@ -71,7 +71,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		if isBusy && status == http.StatusServiceUnavailable {
 			level = slog.LevelWarn
 		}
-		s.log.Log(req.Context(), level, "request failed", logkey.Method, req.Method, logkey.Path, req.URL.Path, logkey.Status, status, logkey.Err, err)
+		s.log.Log(req.Context(), level, "request failed", append(requestAttrs(c), logkey.Status, status, logkey.Err, err)...)
 	}
 	if c.Response().Committed || errors.Is(err, context.Canceled) {
 		return

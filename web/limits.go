@@ -130,6 +130,9 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// maxLoginBody bounds the sign-in form's body.
+const maxLoginBody = 64 << 10
+
 // guardBodies bounds every request body (see bodyGuard); the import route
 // gets its own size and time.
 func (s *Server) guardBodies(next echo.HandlerFunc) echo.HandlerFunc {
@@ -141,6 +144,8 @@ func (s *Server) guardBodies(next echo.HandlerFunc) echo.HandlerFunc {
 		limit, total := s.tune.MaxBodyBytes, s.tune.BodyTimeout
 		if s.classes.upload[c.Path()] {
 			limit, total = s.tune.MaxImportBytes, s.tune.ImportTimeout
+		} else if own := s.classes.bodyCap[c.Path()]; own > 0 && own < limit {
+			limit = own
 		}
 		if r.ContentLength > limit {
 			// Refused unread; the server closes the connection rather than

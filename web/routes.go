@@ -29,6 +29,10 @@ type route struct {
 	// upload: the body is bounded by Tuning.MaxImportBytes and
 	// ImportTimeout instead of MaxBodyBytes and BodyTimeout (guardBodies).
 	upload bool
+	// bodyCap: a body cap of the route's own, below Tuning.MaxBodyBytes
+	// (guardBodies refuses a larger body with 413 naming this cap); 0: the
+	// server's.
+	bodyCap int64
 }
 
 // routeTable is every route of the main listener, in one place: routes
@@ -58,17 +62,17 @@ func (s *Server) routeTable() []route {
 		{method: GET, pattern: views.RouteCallArguments, handle: s.handleCallFile(views.CallArgumentsFile)},
 		{method: GET, pattern: views.RouteCallMeta, handle: s.handleCallFile(views.CallMetaFile)},
 		// Approvals: a card's decision form.
-		{method: POST, pattern: views.RouteApproval, handle: s.handleDecide},
+		{method: POST, pattern: views.RouteApproval, handle: s.handleDecide, bodyCap: maxDecisionBody},
 		// Share links: the owner's form, preview and revoke button, and
 		// the readers' pages (every method: what is not a read is the
 		// share 404).
-		{method: POST, pattern: views.RouteShareCreate, handle: s.handleShareForm},
+		{method: POST, pattern: views.RouteShareCreate, handle: s.handleShareForm, bodyCap: maxShareBody},
 		{method: GET, pattern: views.RouteSharePreview, handle: s.handleSharePreview},
 		{method: POST, pattern: views.RouteShareRevoke, handle: s.handleShareRevokeForm},
 		{method: anyMethod, pattern: views.RouteShare, handle: s.handleShare, public: true},
 		// The owner's sign-in (answered only when an owner token is set).
 		{method: GET, pattern: views.RouteLogin, handle: s.handleLoginPage, public: true},
-		{method: POST, pattern: views.RouteLogin, handle: s.handleLogin, public: true},
+		{method: POST, pattern: views.RouteLogin, handle: s.handleLogin, public: true, bodyCap: maxLoginBody},
 		{method: POST, pattern: views.RouteLogout, handle: s.handleLogout, public: true},
 		// The JSON API.
 		{method: GET, pattern: views.RouteAPISessions, handle: s.handleAPIList},
@@ -78,11 +82,11 @@ func (s *Server) routeTable() []route {
 		{method: DELETE, pattern: views.RouteAPISession, handle: s.handleAPIDelete},
 		{method: GET, pattern: views.RouteAPISearch, handle: s.handleAPISearch},
 		{method: GET, pattern: views.RouteAPIApprovals, handle: s.handleAPIApprovals},
-		{method: POST, pattern: views.RouteAPIApproval, handle: s.handleAPIDecide},
-		{method: POST, pattern: views.RouteAPIPolicy, handle: s.handleAPIPolicy},
-		{method: POST, pattern: views.RouteAPIShares, handle: s.handleAPIShareCreate},
+		{method: POST, pattern: views.RouteAPIApproval, handle: s.handleAPIDecide, bodyCap: maxDecisionBody},
+		{method: POST, pattern: views.RouteAPIPolicy, handle: s.handleAPIPolicy, bodyCap: maxPolicyBody},
+		{method: POST, pattern: views.RouteAPIShares, handle: s.handleAPIShareCreate, bodyCap: maxShareBody},
 		{method: GET, pattern: views.RouteAPIShares, handle: s.handleAPIShareList},
-		{method: POST, pattern: views.RouteAPISharePreview, handle: s.handleAPISharePreview},
+		{method: POST, pattern: views.RouteAPISharePreview, handle: s.handleAPISharePreview, bodyCap: maxShareBody},
 		{method: DELETE, pattern: views.RouteAPIShare, handle: s.handleAPIShareRevoke},
 		// Static files and the liveness probe.
 		{method: GET, pattern: views.RouteHealth, handle: handleHealth, public: true, raw: true},
@@ -117,10 +121,11 @@ type routeClasses struct {
 	publicPrefix []string
 	raw          map[string]bool
 	upload       map[string]bool
+	bodyCap      map[string]int64
 }
 
 func classify(table []route) routeClasses {
-	rc := routeClasses{publicExact: map[string]bool{}, raw: map[string]bool{}, upload: map[string]bool{}}
+	rc := routeClasses{publicExact: map[string]bool{}, raw: map[string]bool{}, upload: map[string]bool{}, bodyCap: map[string]int64{}}
 	for _, r := range table {
 		if r.public {
 			if p, ok := strings.CutSuffix(r.pattern, "*"); ok {
@@ -131,6 +136,9 @@ func classify(table []route) routeClasses {
 		}
 		rc.raw[r.pattern] = rc.raw[r.pattern] || r.raw
 		rc.upload[r.pattern] = rc.upload[r.pattern] || r.upload
+		if r.bodyCap > 0 {
+			rc.bodyCap[r.pattern] = r.bodyCap
+		}
 	}
 	return rc
 }

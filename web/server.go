@@ -327,10 +327,40 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		err := next(c)
-		s.log.DebugContext(c.Request().Context(), "request", logkey.Method, c.Request().Method, logkey.Path, c.Request().URL.Path,
-			logkey.Status, c.Response().Status, logkey.Duration, time.Since(start))
+		s.log.DebugContext(c.Request().Context(), "request", append(requestAttrs(c),
+			logkey.Status, c.Response().Status, logkey.Duration, time.Since(start))...)
 		return err
 	}
+}
+
+// shareIDKey is where handleShare keeps the id of the link a request
+// resolved, for the logs.
+const shareIDKey = "prism.shareID"
+
+// requestAttrs are the log attributes that say which request a line is
+// about: its method and path — a share link's token, the secret that
+// grants access, replaced by "{token}" — and the link's id when the token
+// resolved to one.
+func requestAttrs(c echo.Context) []any {
+	r := c.Request()
+	attrs := []any{logkey.Method, r.Method, logkey.Path, logPath(r.URL.Path)}
+	if id, ok := c.Get(shareIDKey).(string); ok {
+		attrs = append(attrs, logkey.ShareID, id)
+	}
+	return attrs
+}
+
+// logPath is a request path as logs show it: under /s/, the token
+// segment is "{token}".
+func logPath(path string) string {
+	rest, ok := strings.CutPrefix(path, views.ShareRoutePrefix)
+	if !ok {
+		return path
+	}
+	if _, after, more := strings.Cut(rest, "/"); more {
+		return views.ShareRoutePrefix + "{token}/" + after
+	}
+	return views.ShareRoutePrefix + "{token}"
 }
 
 func hashBytes(b []byte) string {

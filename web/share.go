@@ -94,6 +94,7 @@ func (s *Server) handleShare(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	c.Set(shareIDKey, sr.sh.ID)
 	switch {
 	case len(parts) == 1:
 		err = s.sharePage(c, sr)

@@ -104,7 +104,7 @@ func (w *streamConn) write(b []byte) bool {
 	}
 	if err != nil {
 		w.failed = true
-		w.log.Debug(StreamWriteFailed, logkey.Path, w.c.Request().URL.Path, logkey.Err, err)
+		w.log.Debug(StreamWriteFailed, append(requestAttrs(w.c), logkey.Err, err)...)
 		return false
 	}
 	return true

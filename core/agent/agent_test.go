@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"prism/core"
@@ -379,7 +380,15 @@ func TestModelErrorThenFollowUp(t *testing.T) {
 
 // TestCancelDuringStream keeps the streamed text as an interrupted
 // assistant message and runs no tool.
+//
+// It runs in a synctest bubble: the deltas come 1ms apart on the fake
+// clock, so the cancel always lands while the stream still has most of
+// its 50 deltas to send.
 func TestCancelDuringStream(t *testing.T) {
+	synctest.Test(t, testCancelDuringStream)
+}
+
+func testCancelDuringStream(t *testing.T) {
 	h := newHarness(t, []model.Step{
 		{Reasoning: "hmm", Text: strings.Repeat("word ", 50), Calls: []model.ScriptCall{call("c1", "echo", `{"key":"a"}`)}},
 	}, []*core.Tool{echoTool("echo", false, false)}, nil)
@@ -555,29 +564,33 @@ func TestChunkCoalescing(t *testing.T) {
 }
 
 // TestChunkFlushInterval appends a pending delta once it is old enough,
-// even while the stream is silent.
+// even while the stream is silent. It runs in a synctest bubble: the model
+// paces its deltas 50ms apart on the fake clock, so the 1ms flush always
+// comes between two of them, however loaded the machine.
 func TestChunkFlushInterval(t *testing.T) {
-	h := newHarness(t, nil, nil, nil)
-	m := model.NewScripted(model.ScriptedConfig{
-		Script: model.Script{Steps: []model.Step{{Text: "one two three four"}}},
-		Pacing: model.Pacing{PerChunk: 50 * time.Millisecond, TextPiece: 3},
-	})
-	a, err := agent.New(agent.Config{Session: h.sess, Tools: h.reg, Model: m, ChunkInterval: time.Millisecond, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Turn(context.Background(), core.NewUserMessage("u", "go")); err != nil {
-		t.Fatal(err)
-	}
-	deltas := 0
-	for _, l := range summary(h.check()) {
-		if l == "assistant/chunk text-delta" {
-			deltas++
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, nil, nil, nil)
+		m := model.NewScripted(model.ScriptedConfig{
+			Script: model.Script{Steps: []model.Step{{Text: "one two three four"}}},
+			Pacing: model.Pacing{PerChunk: 50 * time.Millisecond, TextPiece: 3},
+		})
+		a, err := agent.New(agent.Config{Session: h.sess, Tools: h.reg, Model: m, ChunkInterval: time.Millisecond, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if deltas != 4 {
-		t.Errorf("text-delta events = %d, want one per slow delta (4)", deltas)
-	}
+		if _, err := a.Turn(context.Background(), core.NewUserMessage("u", "go")); err != nil {
+			t.Fatal(err)
+		}
+		deltas := 0
+		for _, l := range summary(h.check()) {
+			if l == "assistant/chunk text-delta" {
+				deltas++
+			}
+		}
+		if deltas != 4 {
+			t.Errorf("text-delta events = %d, want one per slow delta (4)", deltas)
+		}
+	})
 }
 
 // TestRequestHeaderChange logs request/header again only when it changed.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -191,50 +192,55 @@ func TestOutcomesThroughTheLoop(t *testing.T) {
 			text: `Error: the user rejected tool "note": the session's approval policy is never`, turnEnd: core.TurnCompleted,
 		},
 	} {
+		// In a synctest bubble: the timeout case's 40ms are the fake
+		// clock's, so the call is still waiting when its Pending is read,
+		// however loaded the machine.
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, tc.cfg, noteSteps)
-			id := r.start(t)
-			asked := r.next(t, core.EventApprovalAsked)
-			var a core.ApprovalAsked
-			mustDecode(t, asked, &a)
-			if a.ToolName != "note" || a.CallID != "c1" || a.Reason != "note calls need approval" || a.ID == "" {
-				t.Errorf("approval/asked = %+v", a)
-			}
-			if tc.waits {
-				want := []approval.Pending{{ID: a.ID, SessionID: id, CallID: "c1", ToolName: "note", Reason: "note calls need approval",
-					Arguments: `{"title":"Plan"}`, Seq: asked.Seq, AskedAt: asked.Time}}
-				if diff := cmp.Diff(want, r.svc.Pending()); diff != "" {
-					t.Errorf("Pending (-want +got):\n%s", diff)
+			synctest.Test(t, func(t *testing.T) {
+				r := newRig(t, tc.cfg, noteSteps)
+				id := r.start(t)
+				asked := r.next(t, core.EventApprovalAsked)
+				var a core.ApprovalAsked
+				mustDecode(t, asked, &a)
+				if a.ToolName != "note" || a.CallID != "c1" || a.Reason != "note calls need approval" || a.ID == "" {
+					t.Errorf("approval/asked = %+v", a)
 				}
-				if tc.act != nil {
-					tc.act(t, r, id, want[0])
+				if tc.waits {
+					want := []approval.Pending{{ID: a.ID, SessionID: id, CallID: "c1", ToolName: "note", Reason: "note calls need approval",
+						Arguments: `{"title":"Plan"}`, Seq: asked.Seq, AskedAt: asked.Time}}
+					if diff := cmp.Diff(want, r.svc.Pending()); diff != "" {
+						t.Errorf("Pending (-want +got):\n%s", diff)
+					}
+					if tc.act != nil {
+						tc.act(t, r, id, want[0])
+					}
 				}
-			}
-			r.next(t, core.EventTurnEnd)
-			if p := r.svc.Pending(); len(p) != 0 {
-				t.Errorf("still pending after the turn: %+v", p)
-			}
-			types, decided, result, end := callEvents(t, r, id)
-			if diff := cmp.Diff([]string{core.EventToolCall, core.EventApprovalAsked, core.EventApprovalDecided, core.EventToolResult}, types); diff != "" {
-				t.Errorf("the call's events (-want +got):\n%s", diff)
-			}
-			wantDecided := core.ApprovalDecided{ID: a.ID, Outcome: tc.outcome, By: tc.by, Note: tc.note, Reason: tc.reason}
-			if decided != wantDecided {
-				t.Errorf("approval/decided = %+v, want %+v", decided, wantDecided)
-			}
-			res := result.Projection()
-			if got := res.Content.PlainText(); !strings.HasPrefix(got, tc.text) || (tc.outcome != core.ApprovalAllowedOnce && got != tc.text) {
-				t.Errorf("tool result text = %q, want %q", got, tc.text)
-			}
-			if res.IsError != (tc.outcome != core.ApprovalAllowedOnce) {
-				t.Errorf("isError = %v for %s", res.IsError, tc.outcome)
-			}
-			if diff := cmp.Diff(tc.errInfo, result.Error); diff != "" {
-				t.Errorf("error identity (-want +got):\n%s", diff)
-			}
-			if end.Reason.Kind != tc.turnEnd {
-				t.Errorf("turn ended %q, want %q", end.Reason.Kind, tc.turnEnd)
-			}
+				r.next(t, core.EventTurnEnd)
+				if p := r.svc.Pending(); len(p) != 0 {
+					t.Errorf("still pending after the turn: %+v", p)
+				}
+				types, decided, result, end := callEvents(t, r, id)
+				if diff := cmp.Diff([]string{core.EventToolCall, core.EventApprovalAsked, core.EventApprovalDecided, core.EventToolResult}, types); diff != "" {
+					t.Errorf("the call's events (-want +got):\n%s", diff)
+				}
+				wantDecided := core.ApprovalDecided{ID: a.ID, Outcome: tc.outcome, By: tc.by, Note: tc.note, Reason: tc.reason}
+				if decided != wantDecided {
+					t.Errorf("approval/decided = %+v, want %+v", decided, wantDecided)
+				}
+				res := result.Projection()
+				if got := res.Content.PlainText(); !strings.HasPrefix(got, tc.text) || (tc.outcome != core.ApprovalAllowedOnce && got != tc.text) {
+					t.Errorf("tool result text = %q, want %q", got, tc.text)
+				}
+				if res.IsError != (tc.outcome != core.ApprovalAllowedOnce) {
+					t.Errorf("isError = %v for %s", res.IsError, tc.outcome)
+				}
+				if diff := cmp.Diff(tc.errInfo, result.Error); diff != "" {
+					t.Errorf("error identity (-want +got):\n%s", diff)
+				}
+				if end.Reason.Kind != tc.turnEnd {
+					t.Errorf("turn ended %q, want %q", end.Reason.Kind, tc.turnEnd)
+				}
+			})
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"prism/core"
@@ -61,7 +62,25 @@ type server struct {
 func newServer(t *testing.T, handle func(attempt int, w http.ResponseWriter, r *http.Request)) (*server, *model.OpenAI) {
 	t.Helper()
 	s := &server{t: t, handle: handle}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := httptest.NewServer(s.handler())
+	t.Cleanup(ts.Close)
+	return s, s.model(ts.URL, ts.Client(), 2*time.Second)
+}
+
+// newMemServer is newServer in memory (memTransport), for tests that run
+// in a synctest bubble: the exchange's every goroutine and timer is the
+// bubble's, so time is the bubble's fake clock. idle is the model's
+// IdleTimeout.
+func newMemServer(t *testing.T, idle time.Duration, handle func(attempt int, w http.ResponseWriter, r *http.Request)) (*server, *model.OpenAI) {
+	t.Helper()
+	s := &server{t: t, handle: handle}
+	return s, s.model("http://model.test", &http.Client{Transport: memTransport{s.handler()}}, idle)
+}
+
+// handler answers chat completions at /v1/chat/completions with the
+// test's handle, recording each attempt's time and body.
+func (s *server) handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost {
 			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusNotFound)
 			return
@@ -77,22 +96,26 @@ func newServer(t *testing.T, handle func(attempt int, w http.ResponseWriter, r *
 		n := len(s.attempts)
 		s.mu.Unlock()
 		s.handle(n, w, r)
-	}))
-	t.Cleanup(ts.Close)
+	})
+}
+
+// model is the adapter under test, talking to base through client.
+func (s *server) model(base string, client *http.Client, idle time.Duration) *model.OpenAI {
+	s.t.Helper()
 	m, err := model.NewOpenAI(model.OpenAIConfig{
-		BaseURL:       ts.URL + "/v1",
+		BaseURL:       base + "/v1",
 		APIKey:        "test-key",
 		Model:         "deepseek-chat",
 		MaxRetries:    2,
 		MaxRetryDelay: 20 * time.Millisecond,
-		IdleTimeout:   2 * time.Second,
-		HTTPClient:    ts.Client(),
+		IdleTimeout:   idle,
+		HTTPClient:    client,
 		Logger:        quiet,
 	})
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
-	return s, m
+	return m
 }
 
 func (s *server) attemptCount() int {
@@ -288,32 +311,36 @@ func TestOpenAIStreamWithoutDone(t *testing.T) {
 	}
 }
 
+// TestOpenAIRetryAfter429: a 429's Retry-After is waited, on the bubble's
+// clock (synctest): the retry comes 15ms after the refusal, not earlier.
 func TestOpenAIRetryAfter429(t *testing.T) {
-	s, m := newServer(t, func(attempt int, w http.ResponseWriter, _ *http.Request) {
-		if attempt == 1 {
-			w.Header().Set("Retry-After", "0.015")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusTooManyRequests)
-			fmt.Fprint(w, `{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}`)
-			return
+	synctest.Test(t, func(t *testing.T) {
+		s, m := newMemServer(t, 2*time.Second, func(attempt int, w http.ResponseWriter, _ *http.Request) {
+			if attempt == 1 {
+				w.Header().Set("Retry-After", "0.015")
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusTooManyRequests)
+				fmt.Fprint(w, `{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}`)
+				return
+			}
+			streamHeaders(w)
+			sse(t, w, chunkJSON(`{"content":"ok"}`, "stop"))
+			sse(t, w, "[DONE]")
+		})
+		_, a, err := run(t, m, model.Request{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		streamHeaders(w)
-		sse(t, w, chunkJSON(`{"content":"ok"}`, "stop"))
-		sse(t, w, "[DONE]")
+		if got := s.attemptCount(); got != 2 {
+			t.Fatalf("attempts = %d, want 2", got)
+		}
+		if gap := s.attempts[1].Sub(s.attempts[0]); gap < 15*time.Millisecond || gap > 20*time.Millisecond {
+			t.Errorf("retry came after %v, want Retry-After's 15ms (at most MaxRetryDelay's 20ms)", gap)
+		}
+		if got := blocks(t, a); mustJSON(got) != `[{"type":"text","text":"ok"}]` {
+			t.Errorf("blocks = %s", mustJSON(got))
+		}
 	})
-	_, a, err := run(t, m, model.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := s.attemptCount(); got != 2 {
-		t.Fatalf("attempts = %d, want 2", got)
-	}
-	if gap := s.attempts[1].Sub(s.attempts[0]); gap < 15*time.Millisecond {
-		t.Errorf("retry came after %v, before Retry-After's 15ms", gap)
-	}
-	if got := blocks(t, a); mustJSON(got) != `[{"type":"text","text":"ok"}]` {
-		t.Errorf("blocks = %s", mustJSON(got))
-	}
 }
 
 func TestOpenAI500ExhaustsRetries(t *testing.T) {
@@ -404,26 +431,26 @@ func TestOpenAICancelMidStream(t *testing.T) {
 	}
 }
 
+// TestOpenAIIdleTimeout: a stream silent for IdleTimeout after its first
+// chunk ends with TIMEOUT, exactly then on the bubble's clock (synctest).
 func TestOpenAIIdleTimeout(t *testing.T) {
-	release := make(chan struct{})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		streamHeaders(w)
-		sse(t, w, chunkJSON(`{"content":"slow"}`, ""))
-		select {
-		case <-release:
-		case <-r.Context().Done():
+	synctest.Test(t, func(t *testing.T) {
+		const idle = 50 * time.Millisecond
+		var start time.Time
+		_, m := newMemServer(t, idle, func(_ int, w http.ResponseWriter, r *http.Request) {
+			streamHeaders(w)
+			start = time.Now() // before the write the client reads: no race
+			sse(t, w, chunkJSON(`{"content":"slow"}`, ""))
+			<-r.Context().Done()
+		})
+		_, _, err := run(t, m, model.Request{})
+		if f := model.FailureOf(err); f.Code != model.CodeTimeout {
+			t.Fatalf("failure = %+v, want TIMEOUT", f)
 		}
-	}))
-	defer ts.Close()
-	defer close(release)
-	m, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: ts.URL, APIKey: "k", IdleTimeout: 50 * time.Millisecond, HTTPClient: ts.Client(), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = run(t, m, model.Request{})
-	if f := model.FailureOf(err); f.Code != model.CodeTimeout {
-		t.Fatalf("failure = %+v, want TIMEOUT", f)
-	}
+		if waited := time.Since(start); waited != idle {
+			t.Errorf("the stream ended %v after its last chunk, want the idle timeout's %v", waited, idle)
+		}
+	})
 }
 
 // TestOpenAIRequestConversion checks the wire transcript: system first,
@@ -517,29 +544,44 @@ func mustJSON(v any) string {
 
 // TestOpenAIKeepAliveResetsIdle: SSE comments count as activity. The
 // server is quiet but for keep-alives for twice the idle timeout, each gap
-// far below it (the margin holds on a loaded machine under -race).
+// a millisecond under it; on the bubble's clock (synctest) the margin is
+// exact, and the same stream with gaps a millisecond over it times out.
 func TestOpenAIKeepAliveResetsIdle(t *testing.T) {
-	const idle, gap = time.Second, 250 * time.Millisecond
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		streamHeaders(w)
-		for range int(2 * idle / gap) {
-			fmt.Fprint(w, ": keep-alive\n\n")
-			w.(http.Flusher).Flush()
-			time.Sleep(gap)
-		}
-		sse(t, w, chunkJSON(`{"content":"late but alive"}`, "stop"))
-		sse(t, w, "[DONE]")
-	}))
-	defer ts.Close()
-	m, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: ts.URL, APIKey: "k", IdleTimeout: idle, HTTPClient: ts.Client(), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, a, err := run(t, m, model.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := mustJSON(blocks(t, a)); got != `[{"type":"text","text":"late but alive"}]` {
-		t.Errorf("blocks = %s", got)
+	const idle = time.Second
+	for _, tc := range []struct {
+		gap     time.Duration
+		timeout bool
+	}{{idle - time.Millisecond, false}, {idle + time.Millisecond, true}} {
+		t.Run(tc.gap.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				_, m := newMemServer(t, idle, func(_ int, w http.ResponseWriter, r *http.Request) {
+					streamHeaders(w)
+					for range 3 {
+						fmt.Fprint(w, ": keep-alive\n\n")
+						w.(http.Flusher).Flush()
+						select {
+						case <-time.After(tc.gap):
+						case <-r.Context().Done():
+							return
+						}
+					}
+					sse(t, w, chunkJSON(`{"content":"late but alive"}`, "stop"))
+					sse(t, w, "[DONE]")
+				})
+				_, a, err := run(t, m, model.Request{})
+				if tc.timeout {
+					if f := model.FailureOf(err); f.Code != model.CodeTimeout {
+						t.Fatalf("gaps over the idle timeout: failure = %+v, want TIMEOUT", f)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := mustJSON(blocks(t, a)); got != `[{"type":"text","text":"late but alive"}]` {
+					t.Errorf("blocks = %s", got)
+				}
+			})
+		})
 	}
 }

@@ -55,3 +55,40 @@ func BenchmarkRedactEvents(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(l.events))/1000, "µs/event")
 }
+
+// BenchmarkRedactSplitKey: one read of a 300-line file, its meta a string
+// per line — with a 26-line private key in it (the joined pass over the
+// sibling lines runs), and without (it does not).
+func BenchmarkRedactSplitKey(b *testing.B) {
+	r := newRedactor(b)
+	for _, withKey := range []bool{false, true} {
+		var lines []map[string]any
+		var text strings.Builder
+		for i := range 300 {
+			l := fmt.Sprintf("\tfmt.Println(\"line %d of ordinary code\") // more words here", i)
+			switch {
+			case withKey && i == 100:
+				l = "-----BEGIN RSA " + "PRIVATE KEY-----"
+			case withKey && i > 100 && i < 125:
+				l = strings.Repeat(fmt.Sprintf("Ab%02d", i), 16)
+			case withKey && i == 125:
+				l = "-----END RSA " + "PRIVATE KEY-----"
+			}
+			lines = append(lines, map[string]any{"number": i + 1, "text": l})
+			fmt.Fprintf(&text, "%6d\t%s\n", i+1, l)
+		}
+		l := &log{t: b}
+		l.call("c1", "read", `{"file_path":"main.go"}`)
+		l.result("c1", text.String(), map[string]any{"path": "main.go", "offset": 1, "lines": lines, "totalLines": 300})
+		name := "plain"
+		if withKey {
+			name = "key"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(l.events[1].Data)))
+			for b.Loop() {
+				r.Session(core.SessionHeader{ID: "s"}, l.events)
+			}
+		})
+	}
+}

@@ -58,6 +58,7 @@ func FuzzJSON(f *testing.F) {
 	f.Add([]byte(`[1, "x", {"api_key": "abc", "id": "sk-0123456789abcdef0123456789abcdef"}]`))
 	f.Add([]byte(`"\u0041KIA"`))
 	f.Add([]byte(`{"a":`))
+	f.Add([]byte(`{"lines":[{"text":"-----BEGIN ` + `PRIVATE KEY-----"},{"text":"MIIEabcdefgh"},{"text":"\u0041"},{"text":"-----END ` + `PRIVATE KEY-----"}],"x":["a","-----BEGIN ` + `PRIVATE KEY-----",1,"b"]}`))
 	r := newRedactor(f)
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		out, kinds := r.JSON(doc)

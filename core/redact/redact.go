@@ -4,7 +4,9 @@
 // and each hit is replaced by "[redacted:KIND]". The stored log is never
 // changed: redaction works on copies.
 //
-// Built-in detectors cover private key blocks, AWS, GCP, Google OAuth,
+// Built-in detectors cover private key blocks (and a block's tail without
+// its BEGIN line, as a diff hunk may hold it, and lines shaped like a key's
+// body without either marker, keybody.go), AWS, GCP, Google OAuth,
 // GitHub, GitLab, Anthropic, OpenAI, DeepSeek-style and other "sk-" keys,
 // Stripe, Slack, Hugging Face and npm tokens, JWTs, bearer and basic
 // credentials, Authorization values, passwords in URLs and secret-looking
@@ -37,6 +39,16 @@
 //     assignments are not found — for a share a false positive costs a
 //     word, a false negative a credential.
 //
+// # Strings split by a tool
+//
+// A secret a tool keeps in several strings of one event — read's meta has
+// a string per line, grep's a string per match, an MCP result a block per
+// line — is found over their joined text: the strings at the same place in
+// the elements of an array are joined with newlines, and a hit of a rule
+// that can match a newline (the private key rules; a user rule whose syntax
+// allows one) that spans elements redacts every element it touches
+// (siblings.go).
+//
 // # Streams
 //
 // Text streamed in assistant/chunk events is redacted over the whole
@@ -54,6 +66,7 @@ import (
 	"errors"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"prism/core"
@@ -81,6 +94,11 @@ type Redactor struct {
 	// has no keywords, is set).
 	docKW  keywords
 	custom bool
+	// multiKW finds the keywords of the rules that can match a newline,
+	// whose hits may span sibling strings (siblings.go); multiAlways is
+	// set when such a rule has no keywords (a user rule).
+	multiKW     keywords
+	multiAlways bool
 }
 
 // jsonKeyWords are the words every secret JSON key (secretKeyRE) holds.
@@ -112,9 +130,16 @@ func New(userRules ...string) (*Redactor, error) {
 	var idx [][]int
 	for _, ru := range r.rules {
 		var ks []int
+		multi := canMatchNewline(ru)
+		if multi && len(ru.keywords) == 0 {
+			r.multiAlways = true
+		}
 		for _, w := range ru.keywords {
 			ks = append(ks, r.kw.add(w, ru.fold))
 			r.docKW.add(w, ru.fold)
+			if multi {
+				r.multiKW.add(w, ru.fold)
+			}
 		}
 		idx = append(idx, ks)
 	}
@@ -123,6 +148,7 @@ func New(userRules ...string) (*Redactor, error) {
 	}
 	r.kw.build()
 	r.docKW.build()
+	r.multiKW.build()
 	r.ruleKW = make([][]bool, len(r.rules))
 	for i, ks := range idx {
 		r.ruleKW[i] = make([]bool, len(r.kw.list))
@@ -176,6 +202,9 @@ func (r *Redactor) find(s string, envFile bool) []Hit {
 			f.windows(ru, i, r.ruleKW[i], r.kw.list)
 		}
 	}
+	for _, h := range keyBodyHits(s) {
+		f.hits = append(f.hits, rankedHit{h, len(r.rules)})
+	}
 	return merge(f.hits)
 }
 
@@ -206,7 +235,13 @@ func (f *finder) windows(ru *rule, prio int, mine []bool, list []keyword) {
 // match (0 if none).
 func (f *finder) search(ru *rule, prio, ws, we int) int {
 	end := 0
-	for _, m := range ru.re.FindAllStringSubmatchIndex(f.s[ws:we], -1) {
+	var all [][]int
+	if len(ru.groups) == 0 && ru.valid == nil && ru.kindOf == nil {
+		all = ru.re.FindAllStringIndex(f.s[ws:we], -1) // no submatch wanted: a cheaper search
+	} else {
+		all = ru.re.FindAllStringSubmatchIndex(f.s[ws:we], -1)
+	}
+	for _, m := range all {
 		for i := range m {
 			if m[i] >= 0 {
 				m[i] += ws
@@ -286,7 +321,7 @@ func (r *Redactor) mayHaveSecrets(doc []byte, envFile bool) bool {
 	if r.custom || envFile && bytes.IndexByte(doc, '=') >= 0 {
 		return true
 	}
-	return len(find(&r.docKW, doc, nil, true)) > 0
+	return len(find(&r.docKW, doc, nil, true)) > 0 || hasKeyLines(doc)
 }
 
 // Header returns a copy of h with its free-text fields (cwd, origin, agent
@@ -352,6 +387,9 @@ func (w *docWalk) document(doc []byte, depth int) ([]byte, bool) {
 	}
 	kinds := len(w.kinds)
 	sc := scanner{w: w, src: doc, depth: depth, out: make([]byte, 0, len(doc))}
+	if w.r.spansLines(doc) {
+		sc.cross = w.siblingOverrides(doc)
+	}
 	i := sc.space(0)
 	i, changed, err := sc.value(i, "", 0)
 	if err == nil && sc.space(i) != len(doc) {
@@ -380,6 +418,11 @@ type scanner struct {
 	src   []byte
 	out   []byte
 	depth int // nesting of JSON documents held in strings
+	// cross replaces the strings that a hit spanning sibling strings
+	// touches, by place (siblingOverrides); at is the place being read,
+	// kept only when cross is set.
+	cross map[string]string
+	at    []string
 }
 
 // space copies whitespace from i on and returns the index after it.
@@ -406,8 +449,15 @@ func (sc *scanner) value(i int, key string, level int) (int, bool, error) {
 			return i, false, err
 		}
 		lit := sc.src[i:end]
-		ns, changed := sc.w.str(decodeString(lit), key, sc.depth)
-		if !changed {
+		orig := decodeString(lit)
+		s := orig
+		if sc.cross != nil {
+			if v, ok := sc.cross[crossKey(sc.at)]; ok {
+				s = v // touched by a hit spanning sibling strings
+			}
+		}
+		ns, changed := sc.w.str(s, key, sc.depth)
+		if changed = changed || s != orig; !changed {
 			sc.out = append(sc.out, lit...)
 			return end, false, nil
 		}
@@ -446,8 +496,11 @@ func (sc *scanner) container(i, level int) (int, bool, error) {
 		sc.out = append(sc.out, closer)
 		return i + 1, false, nil
 	}
-	for {
+	for n := 0; ; n++ {
 		key := ""
+		if !obj && sc.cross != nil {
+			sc.at = append(sc.at, "i"+strconv.Itoa(n))
+		}
 		if obj {
 			if i >= len(sc.src) || sc.src[i] != '"' {
 				return i, false, errSyntax
@@ -465,12 +518,18 @@ func (sc *scanner) container(i, level int) (int, bool, error) {
 			sc.out = append(sc.out, ':')
 			i = sc.space(i + 1)
 			sc.w.path = append(sc.w.path, key)
+			if sc.cross != nil {
+				sc.at = append(sc.at, "k"+key)
+			}
 		}
 		var c bool
 		var err error
 		i, c, err = sc.value(i, key, level+1)
 		if obj {
 			sc.w.path = sc.w.path[:len(sc.w.path)-1]
+		}
+		if sc.cross != nil {
+			sc.at = sc.at[:len(sc.at)-1]
 		}
 		if err != nil {
 			return i, false, err

@@ -10,6 +10,7 @@ import (
 // "[redacted:KIND]".
 const (
 	KindPrivateKey    = "private-key"
+	KindKeyMaterial   = "key-material" // lines shaped like a key's body, without its BEGIN or END line
 	KindAWSAccessKey  = "aws-access-key"
 	KindAWSSecretKey  = "aws-secret-key"
 	KindGCPAPIKey     = "gcp-api-key"
@@ -128,6 +129,85 @@ func line(s string, p, _ int) (int, int, int, bool) {
 	return ws, we, we, true
 }
 
+// pemMarkerRoom bounds what stands between "-----BEGIN" or "-----END" and
+// "PRIVATE KEY" in a block's marker line (the rules' {0,100}), plus the
+// longest tail (" BLOCK-----").
+const pemMarkerRoom = 100 + len(" BLOCK-----")
+
+// pemBlock is the private key rule's window around "PRIVATE KEY" at p:
+// from where its BEGIN marker may start to the end of the first END marker
+// of a private key after it or, when none follows, to the end of the run
+// of key characters after it (the rule's two alternatives). The expression
+// then runs over the block alone, not over all the text around it.
+func pemBlock(s string, p, n int) (int, int, int, bool) {
+	ws := max(p-len("-----BEGIN")-100-1, 0)
+	i := p + n
+	limit := min(len(s), i+maxWindow) // no key block is longer
+	for from := i; ; {
+		e := strings.Index(s[from:limit], "-----END")
+		if e < 0 {
+			break
+		}
+		e += from
+		marker := s[e:min(len(s), e+len("-----END")+pemMarkerRoom+len("PRIVATE KEY"))]
+		if k := strings.Index(marker, "PRIVATE KEY"); k >= 0 {
+			// The END marker's own keyword needs no search of its own;
+			// a later one (the next block's BEGIN) does.
+			next := e + k + len("PRIVATE KEY")
+			return ws, min(len(s), next+len(" BLOCK-----")), next, true
+		}
+		from = e + len("-----END")
+	}
+	j := i
+	for j < len(s) && (isKeyByte(s[j]) || s[j] == '\\') {
+		j++
+	}
+	return ws, j, j, true
+}
+
+// pemTailWindow is the private key tail rule's window around "PRIVATE KEY"
+// at p when it ends an END marker: back over the lines of key characters
+// (with gutters and escaped newlines) before the marker, to the marker's
+// end. A BEGIN marker's keyword has none.
+func pemTailWindow(s string, p, n int) (int, int, int, bool) {
+	from := max(p-len("-----END")-100, 0)
+	e := strings.LastIndex(s[from:p], "-----END")
+	if e < 0 {
+		return 0, 0, 0, false
+	}
+	e += from
+	ws := e
+	for ws > 0 && e-ws < maxWindow && isTailByte(s[ws-1]) {
+		ws--
+	}
+	we := min(len(s), p+n+len(" BLOCK-----"))
+	// A tail right after its BEGIN marker is the whole block, which the
+	// block rule finds: no second search.
+	if strings.HasSuffix(s[:ws], "-----") {
+		line := s[strings.LastIndexByte(s[:ws], '\n')+1 : ws]
+		if strings.Contains(line, "-----BEGIN") && strings.Contains(line, "PRIVATE KEY") {
+			return 0, 0, 0, false
+		}
+	}
+	return ws, we, we, true
+}
+
+// isTailByte reports whether c may stand in the lines of a key's tail:
+// base64, whitespace, escaped newlines and gutters ("Line 12: ", "12→").
+// Not '-': the scan back stops at the marker line before, so the windows
+// of consecutive markers do not overlap.
+func isTailByte(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' ||
+		strings.IndexByte("+/= \t\r\n\\:|", c) >= 0 || c >= 0x80
+}
+
+// isKeyByte reports whether c may be part of a key block's body: base64,
+// whitespace and the header punctuation of encrypted keys.
+func isKeyByte(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' ||
+		strings.IndexByte("+/=:,.- \t\r\n", c) >= 0
+}
+
 // maxName bounds an assignment's name.
 const maxName = 128
 
@@ -179,9 +259,21 @@ var secretKeyRE = regexp.MustCompile(`(?i)^[a-z0-9_.-]*(?:` + secretNames + `|au
 // secret.
 const envNames = `KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASS|PWD|AUTH|CREDENTIALS?|PRIVATE|DSN|COOKIE|SESSION|SALT|SIGNATURE`
 
-// linePrefix admits a line-number gutter before a .env line ("12: ",
-// "12\t", "12→"), as file-reading tools print them.
-const linePrefix = `^[ \t]*(?:\d+(?::|\t|→|\|)[ \t]*)?(?:export[ \t]+)?`
+// gutter is a line number before a line ("12: ", "12\t", "12→", grep's
+// "Line 12: "), as file-reading and search tools print them.
+const gutter = `(?:(?:Line[ \t]+)?\d+(?::|\t|→|\|)[ \t]*)`
+
+// linePrefix admits a gutter before a .env line.
+const linePrefix = `^[ \t]*` + gutter + `?(?:export[ \t]+)?`
+
+// pemEnd is the END line of a private key block.
+const pemEnd = `-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`
+
+// pemTail matches the end of a private key block without its BEGIN line
+// (a diff hunk or a search result that starts inside the key): the lines
+// of base64 right before its END line, with or without gutters, the
+// newlines real or escaped ("\n" in JSON text).
+var pemTail = regexp.MustCompile(`(?:[A-Za-z0-9+/=]{8,}[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]*` + gutter + `?)+` + pemEnd)
 
 // builtinRules are the detectors, most specific first: where two hits
 // overlap they are merged and the earlier rule names the kind.
@@ -191,8 +283,9 @@ const linePrefix = `^[ \t]*(?:\d+(?::|\t|→|\|)[ \t]*)?(?:export[ \t]+)?`
 // purpose: a share must err towards hiding.
 func builtinRules() []rule {
 	return []rule{
-		{kind: KindPrivateKey, keywords: []string{"PRIVATE KEY"},
-			re: regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?:[A-Za-z0-9+/=:,.\s-]|\\[nrt])*)`)},
+		{kind: KindPrivateKey, keywords: []string{"PRIVATE KEY"}, window: pemBlock,
+			re: regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?` + pemEnd + `|(?:[A-Za-z0-9+/=:,.\s-]|\\[nrt])*)`)},
+		{kind: KindPrivateKey, keywords: []string{"PRIVATE KEY"}, window: pemTailWindow, re: pemTail},
 		{kind: KindAWSAccessKey, window: token(0), keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
 			re: regexp.MustCompile(`\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b`)},
 		{kind: KindAWSSecretKey, window: span(8, 120), keywords: []string{"secret"}, fold: true, groups: []int{1},

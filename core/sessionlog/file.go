@@ -2,9 +2,11 @@ package sessionlog
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"prism/core"
 )
@@ -28,7 +30,8 @@ func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
 		return nil, 0, withFile(fmt.Errorf("is a directory"), path, "")
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
-	head, _ := br.Peek(4)
+	peek, _ := br.Peek(4)
+	head := bytes.Clone(peek)
 	format := Detect(head)
 	var logs []*Log
 	switch {
@@ -40,7 +43,7 @@ func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
 		logs, err = decodeStream(format, br, lim)
 	}
 	if err != nil {
-		return nil, format, withFile(err, path, "")
+		return nil, format, withFile(misnamed(err, path, head, format), path, "")
 	}
 	return logs, format, nil
 }
@@ -51,10 +54,28 @@ func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
 // io.ReaderAt of known size (a file), else first copied to a temporary file
 // (at most Limits.MaxFileBytes).
 func Decode(r io.Reader, size int64, lim Limits) ([]*Log, Format, error) {
+	return DecodeNamed("", r, size, lim)
+}
+
+// DecodeNamed is Decode for a file called name (an upload's name): the
+// content still decides the format, but when a name that says zstd or zip
+// (".zst", ".zstd", ".zip") holds something else that fails to decode, the
+// error says the file is not what its name says. Errors name the file.
+func DecodeNamed(name string, r io.Reader, size int64, lim Limits) ([]*Log, Format, error) {
 	lim = lim.orDefault()
 	br := bufio.NewReaderSize(r, 64<<10)
-	head, _ := br.Peek(4)
-	format := Detect(head)
+	peek, _ := br.Peek(4)
+	head := bytes.Clone(peek)
+	logs, format, err := decodeDetected(r, br, Detect(head), size, lim)
+	if err != nil && name != "" {
+		err = withFile(misnamed(err, name, head, format), name, "")
+	}
+	return logs, format, err
+}
+
+// decodeDetected decodes br, the buffered reader over r, whose content is
+// of format; a zip is read in place when r is an io.ReaderAt.
+func decodeDetected(r io.Reader, br *bufio.Reader, format Format, size int64, lim Limits) ([]*Log, Format, error) {
 	if format != FormatJSONL && size > lim.MaxFileBytes {
 		return nil, format, tooLarge(lim)
 	}
@@ -91,6 +112,38 @@ func Decode(r io.Reader, size int64, lim Limits) ([]*Log, Format, error) {
 	}
 	logs, err := DecodeZip(tmp, n, lim)
 	return logs, format, err
+}
+
+// claimedFormat returns the format a file name says its content has:
+// zstd for ".zst" and ".zstd", zip for ".zip" (ok false: no claim).
+func claimedFormat(name string) (Format, bool) {
+	switch n := strings.ToLower(name); {
+	case strings.HasSuffix(n, ".zst"), strings.HasSuffix(n, ".zstd"):
+		return FormatZstd, true
+	case strings.HasSuffix(n, ".zip"):
+		return FormatZip, true
+	}
+	return 0, false
+}
+
+// misnamed replaces err, the failed decode of a file called name whose
+// first bytes head are of format got, by "not a zstd file" or "not a zip
+// file" when the name says the file is that and its content is not.
+func misnamed(err error, name string, head []byte, got Format) error {
+	want, ok := claimedFormat(name)
+	if err == nil || !ok || want == got {
+		return err
+	}
+	kind, magic := "zstd", "zstd's magic number 28 b5 2f fd"
+	if want == FormatZip {
+		kind, magic = "zip", `a zip signature ("PK\x03\x04")`
+	}
+	starts := "it is empty"
+	if len(head) > 0 {
+		starts = fmt.Sprintf("it starts with % x", head)
+	}
+	return &FormatError{File: name, Frame: -1, Offset: -1,
+		Reason: fmt.Sprintf("not a %s file, as its name says: %s, not %s", kind, starts, magic)}
 }
 
 func tooLarge(lim Limits) error {
