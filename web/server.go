@@ -102,6 +102,7 @@ type Server struct {
 	share404     []byte // the one answer to every share read not granted
 	exportCSS    string // the stylesheets an export.html inlines
 	shareStreams streamRegistry
+	shareBudget  shareBudget
 	shareEcho    *echo.Echo // the --share-addr listener's handler
 	// wait paces playback: it waits d or until ctx is done (false).
 	wait     func(ctx context.Context, d time.Duration) bool

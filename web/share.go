@@ -26,7 +26,6 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
-	"prism/core/redact"
 	"prism/core/sessionlog"
 	"prism/core/share"
 	"prism/static"
@@ -114,6 +113,10 @@ func (s *Server) handleShare(c echo.Context) error {
 	default:
 		err = errShareNotFound
 	}
+	var busy *shareBusy
+	if errors.As(err, &busy) {
+		return s.shareBusyPage(c, busy)
+	}
 	// A bad parameter (an at outside the link's scope included) is not a
 	// read the link grants either.
 	if errors.Is(err, errShareNotFound) || core.ErrorCode(err) == core.CodeNotFound || core.ErrorCode(err) == core.CodeInvalid {
@@ -153,10 +156,29 @@ func (s *Server) shareNotFound(c echo.Context) error {
 	return c.HTMLBlob(http.StatusNotFound, s.share404)
 }
 
+// shareBusyPage answers a share read refused for want of room (shareBudget):
+// 429 or 503, Retry-After, and a page that says the link is busy.
+func (s *Server) shareBusyPage(c echo.Context, busy *shareBusy) error {
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Retry-After", strconv.Itoa(busy.retry))
+	if c.Request().Method == http.MethodHead {
+		h.Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+		return c.NoContent(busy.status)
+	}
+	return s.render(c, busy.status, views.ShareBusy(views.PageMeta{Title: "Busy · prism", Assets: s.assets, Public: true}, busy.msg+"."))
+}
+
 // shareLog returns what a link shows: the session's header and events up
 // to its scope, redacted when the link says so. upTo < 0 means the whole
 // log as it is now.
 func (s *Server) shareLog(ctx context.Context, sh share.Share) (core.SessionHeader, []core.Event, error) {
+	if !sh.Scoped() {
+		// A live link with open streams: its hub holds the log redacted.
+		if h, events, ok := s.broker.linkLog(view{key: linkKey(sh.ID, sh.Redact)}); ok {
+			return h, events, nil
+		}
+	}
 	var h core.SessionHeader
 	var events []core.Event
 	var err error
@@ -197,6 +219,12 @@ func (s *Server) sharePage(c echo.Context, sr shareReq) error {
 		return err
 	}
 	live := !sr.sh.Scoped() && s.deps.Commits != nil
+	if live {
+		// A page whose stream would be refused says the link is busy.
+		if err := s.shareBudget.full(sr.sh.ID, s.tune); err != nil {
+			return err
+		}
+	}
 	v, _, err := s.replayPage(c, s.shareSource(sr), live, p)
 	if err != nil {
 		return err
@@ -234,9 +262,14 @@ func (s *Server) admitShareStream(c echo.Context, sr shareReq) (ctx context.Cont
 	if err != nil {
 		return nil, 0, nil, err
 	}
+	leave, err := s.shareBudget.admit(sr.sh.ID, s.tune)
+	if err != nil {
+		release()
+		return nil, 0, nil, err
+	}
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	unregister := s.shareStreams.add(sr.sh.ID, cancel)
-	return ctx, cursor, func() { unregister(); cancel(); release() }, nil
+	return ctx, cursor, func() { unregister(); cancel(); leave(); release() }, nil
 }
 
 // sharePlayback handles GET /s/TOKEN/stream?speed=…&after=… (or &until=):
@@ -470,166 +503,45 @@ func (s *Server) writeExport(c echo.Context, t *views.Timeline, note string) err
 }
 
 // shareStream handles GET /s/TOKEN/stream: a live link's SSE stream. It
-// renders its own frames — from the link's (redacted) view of the log,
-// with the link's URLs — rather than the session hub's, and ends within
-// Tuning.ShareCheck of the link's revocation or expiry.
+// follows the link's hub (linkView), which every reader of the link
+// shares: the session folded and redacted once for all of them, each
+// update rendered once, with the link's URLs. The hub ends when the link is
+// revoked (at once through this server, within Tuning.ShareCheck from
+// elsewhere) or expires, and its streams say so.
 func (s *Server) shareStream(c echo.Context, sr shareReq) error {
-	ctx, cursor, done, err := s.admitShareStream(c, sr)
+	cursor, release, err := s.admitStream(c)
 	if err != nil {
 		return err
 	}
-	defer done()
-	watch, stop := s.broker.watch(sr.sh.SessionID)
-	defer stop()
-
-	hdr, events, err := s.deps.Sessions.LoadSession(ctx, sr.sh.SessionID)
+	defer release()
+	leave, err := s.shareBudget.admit(sr.sh.ID, s.tune)
 	if err != nil {
 		return err
 	}
-	if cursor > int64(len(events))-1 {
-		cursor = int64(len(events)) - 1 // the page cannot be ahead of the log
-	}
+	defer leave()
 	startSSE(c)
-	w := s.newStreamConn(c)
-	ls := newLinkStream(s, sr, hdr)
-	ls.fold(events[:cursor+1])
-	if !w.write(ls.render(ctx, events[cursor+1:])) {
-		return nil
-	}
-	check := time.NewTicker(s.tune.ShareCheck)
-	defer check.Stop()
-	keep := time.NewTicker(s.tune.KeepAlive)
-	defer keep.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			if c.Request().Context().Err() == nil { // revoked through this server
-				w.fail(shareEndedMessage)
-			}
-			return nil
-		case <-check.C:
-			if _, err := s.resolveShare(ctx, sr.token); err != nil {
-				if errors.Is(err, errShareNotFound) {
-					w.fail(shareEndedMessage)
-					return nil
-				}
-				s.log.WarnContext(ctx, "share stream: link not checked", logkey.Err, err)
-			}
-		case <-keep.C:
-			if !w.write([]byte(": keep-alive\n\n")) {
-				return nil
-			}
-		case <-watch.wake:
-			if watch.replaced.Swap(false) {
-				// The whole log was replaced: start over from it.
-				hdr, events, err := s.deps.Sessions.LoadSession(ctx, sr.sh.SessionID)
-				if err != nil {
-					w.fail("live updates stopped: the session could not be read. Reload to retry.")
-					return nil
-				}
-				ls = newLinkStream(s, sr, hdr)
-				ls.fold(events)
-				if !w.write(ls.page(ctx)) {
-					return nil
-				}
-				continue
-			}
-			more, err := s.deps.Sessions.EventsAfter(ctx, sr.sh.SessionID, ls.last)
-			if err != nil {
-				if ctx.Err() == nil {
-					w.fail("live updates stopped: the session could not be read. Reload to retry.")
-				}
-				return nil
-			}
-			if !w.write(ls.render(ctx, more)) {
-				return nil
-			}
-		}
-	}
+	s.follow(c.Request().Context(), s.newStreamConn(c), s.linkView(sr), cursor)
+	return nil
 }
 
 // shareEndedMessage is what an open share stream says when its link stops
 // granting access.
 const shareEndedMessage = "This link was revoked or has expired: live updates stopped."
 
-// linkStream is one share stream's own fold of the log: the events it has
-// seen, redacted as a walk from the start, folded with the link's URLs.
-type linkStream struct {
-	s      *Server
-	sr     shareReq
-	walker *redact.Walker // nil when the link is not redacted
-	tl     *views.Timeline
-	co     views.Coalescer
-	last   int64 // seq of the last event taken
-}
-
-func newLinkStream(s *Server, sr shareReq, h core.SessionHeader) *linkStream {
-	ls := &linkStream{s: s, sr: sr, last: -1}
-	if sr.sh.Redact {
-		ls.walker = s.deps.Redactor.Walker()
-		h = ls.walker.Header(h)
-	}
-	ls.tl = views.NewTimeline(h, s.deps.Presenter)
-	return ls
-}
-
-func (ls *linkStream) redact(events []core.Event) []core.Event {
-	if ls.walker == nil {
-		return events
-	}
-	return ls.walker.Events(events)
-}
-
-// fold takes events without rendering them (what the page already shows).
-func (ls *linkStream) fold(events []core.Event) {
-	if len(events) == 0 {
-		return
-	}
-	ls.tl.ApplyAll(ls.redact(events))
-	ls.last = events[len(events)-1].Seq
-}
-
-// render takes events that continue the log and returns their frames.
-// Chunk updates are not held back (a share stream flushes every batch).
-func (ls *linkStream) render(ctx context.Context, events []core.Event) []byte {
-	var out []byte
-	for len(events) > 0 && events[0].Seq <= ls.last {
-		events = events[1:]
-	}
-	if len(events) == 0 {
-		return nil
-	}
-	emit := func(u views.Update) error {
-		if u.Empty() {
-			out = append(out, idOnly(u.Seq)...)
-			return nil
-		}
-		patches, err := views.RenderUpdateFor(ctx, ls.tl, ls.sr.links, u)
-		if err != nil {
+// linkView is the live view of a link: its session, redacted as it says,
+// with its URLs; the hub asks the store every Tuning.ShareCheck whether
+// the link still grants access.
+func (s *Server) linkView(sr shareReq) view {
+	v := view{key: linkKey(sr.sh.ID, sr.sh.Redact), session: sr.sh.SessionID, links: sr.links,
+		link: &linkView{id: sr.sh.ID, active: func(ctx context.Context) error {
+			_, err := s.resolveShare(ctx, sr.token)
+			if errors.Is(err, errShareNotFound) {
+				return errLinkEnded
+			}
 			return err
-		}
-		out = append(out, formatPatches(patches, strconv.FormatInt(u.Seq, 10))...)
-		return nil
+		}}}
+	if sr.sh.Redact {
+		v.link.redactor = s.deps.Redactor
 	}
-	red := ls.redact(events)
-	for i := range red {
-		if err := ls.co.Apply(ls.tl, &red[i], emit); err != nil {
-			ls.s.log.ErrorContext(ctx, "share stream: render failed", logkey.Err, err)
-		}
-	}
-	if err := ls.co.Flush(emit); err != nil {
-		ls.s.log.ErrorContext(ctx, "share stream: render failed", logkey.Err, err)
-	}
-	ls.last = events[len(events)-1].Seq
-	return out
-}
-
-// page re-renders the whole page window (after the log was replaced).
-func (ls *linkStream) page(ctx context.Context) []byte {
-	patches, err := views.RenderPageFor(ctx, ls.tl, ls.sr.links, ls.s.tune.Window)
-	if err != nil {
-		ls.s.log.ErrorContext(ctx, "share stream: render failed", logkey.Err, err)
-		return nil
-	}
-	return formatPatches(patches, strconv.FormatInt(ls.tl.LastSeq(), 10))
+	return v
 }
