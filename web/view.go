@@ -77,7 +77,7 @@ type catchUpCache struct {
 	m       map[catchUpKey]*catchUpEntry
 	order   []catchUpKey // oldest first
 	bytes   int
-	maxSize int
+	maxSize int // catchUpCacheBytes when zero
 }
 
 type catchUpKey struct {
@@ -100,6 +100,9 @@ func (c *catchUpCache) get(ctx context.Context, k catchUpKey, render func() ([]b
 	c.mu.Lock()
 	if c.m == nil {
 		c.m = map[catchUpKey]*catchUpEntry{}
+	}
+	if c.maxSize == 0 {
+		c.maxSize = catchUpCacheBytes
 	}
 	if e, ok := c.m[k]; ok {
 		c.mu.Unlock()
