@@ -115,13 +115,12 @@ func (w *streamConn) write(parts ...[]byte) bool {
 	}
 	if err != nil {
 		w.failed = true
+		w.log.Debug(StreamWriteFailed, logkey.Path, w.c.Request().URL.Path, logkey.Err, err)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			// The reader stopped reading: its queue was bounded
-			// (maxQueuedBytes) and it is dropped now.
+			// (maxQueuedBytes) and it is dropped now, with the reason.
 			w.log.Info(StreamReaderDropped, logkey.Path, w.c.Request().URL.Path, logkey.Duration, w.timeout)
-			return false
 		}
-		w.log.Debug(StreamWriteFailed, logkey.Path, w.c.Request().URL.Path, logkey.Err, err)
 		return false
 	}
 	return true
