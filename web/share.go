@@ -9,6 +9,8 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -225,18 +227,71 @@ func (s *Server) sharePage(c echo.Context, sr shareReq) error {
 			return err
 		}
 	}
+	if c.Request().Method == http.MethodGet {
+		// A reload answered 304 is a view too.
+		if err := s.deps.Shares.RecordShareView(ctx, sr.sh.ID); err != nil {
+			s.log.WarnContext(ctx, "share: view not recorded", logkey.Err, err)
+		}
+	}
+	if fresh, err := s.shareNotModified(c, sr, "page"); fresh || err != nil {
+		return err
+	}
 	v, _, err := s.replayPage(c, s.shareSource(sr), live, p)
 	if err != nil {
 		return err
 	}
 	v.Meta = s.shareMeta(v.Head.Title)
-	if c.Request().Method == http.MethodGet {
-		if err := s.deps.Shares.RecordShareView(ctx, sr.sh.ID); err != nil {
-			s.log.WarnContext(ctx, "share: view not recorded", logkey.Err, err)
+	return s.render(c, http.StatusOK, views.SessionPage(v))
+}
+
+// shareCacheControl lets a link's reader keep its page and export and ask
+// whether they changed (ETag, If-None-Match), and keeps every shared cache
+// — a proxy, a CDN — from storing them: a revoked or expired link must stop
+// answering at once, and only this server knows when it does.
+const shareCacheControl = "private, no-cache"
+
+// shareNotModified sets the validator of a link's page or export (what:
+// "page", "export") and answers 304 when the request already holds it
+// (fresh). The validator is a hash of what decides the bytes: the server's
+// build, the link (its id, scope and redaction), the session's summary
+// (its events, last seq and time, status, title, counters) and the query.
+// It is weak: an export's note names the minute it was made. A link is
+// resolved before this on every request, so a revoked or expired one is
+// the share 404 however fresh the reader's copy.
+func (s *Server) shareNotModified(c echo.Context, sr shareReq, what string) (fresh bool, err error) {
+	sum, err := s.deps.Sessions.Summary(c.Request().Context(), sr.sh.SessionID)
+	if err != nil {
+		return false, err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%t\x00%t\x00", s.buildTag, what, sr.sh.ID, sr.sh.Redact, s.deps.Commits != nil)
+	if sr.sh.UpToSeq != nil {
+		fmt.Fprintf(h, "%d", *sr.sh.UpToSeq)
+	}
+	if err := json.NewEncoder(h).Encode(sum); err != nil {
+		return false, fmt.Errorf("share validator of %s: %w", sr.sh.ID, err)
+	}
+	h.Write([]byte(c.Request().URL.RawQuery))
+	tag := `W/"` + base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:18]) + `"`
+	hdr := c.Response().Header()
+	hdr.Set("Cache-Control", shareCacheControl)
+	hdr.Set("ETag", tag)
+	if !etagMatches(c.Request().Header.Get("If-None-Match"), tag) {
+		return false, nil
+	}
+	return true, c.NoContent(http.StatusNotModified)
+}
+
+// etagMatches reports whether an If-None-Match header names tag, by the
+// weak comparison RFC 9110 prescribes for it ("*" names any).
+func etagMatches(header, tag string) bool {
+	weak := func(t string) string { return strings.TrimPrefix(strings.TrimSpace(t), "W/") }
+	for _, t := range strings.Split(header, ",") {
+		if t = strings.TrimSpace(t); t == "*" || t != "" && weak(t) == weak(tag) {
+			return true
 		}
 	}
-	c.Response().Header().Set("Cache-Control", "no-store")
-	return s.render(c, http.StatusOK, views.SessionPage(v))
+	return false
 }
 
 // shareSource is a link's replay source: its scope, redacted as the link
@@ -452,6 +507,9 @@ func (s *Server) writeJSONL(c echo.Context, h core.SessionHeader, events []core.
 
 // shareExport handles GET /s/TOKEN/export.html.
 func (s *Server) shareExport(c echo.Context, sr shareReq) error {
+	if fresh, err := s.shareNotModified(c, sr, "export"); fresh || err != nil {
+		return err
+	}
 	t, err := s.shareFold(c.Request().Context(), sr.sh)
 	if err != nil {
 		return err

@@ -256,3 +256,55 @@ func TestShareAdmissionConcurrent(t *testing.T) {
 		t.Errorf("%d concurrent viewers of a link capped at %d: %v", tries, limit, codes)
 	}
 }
+
+// TestShareConditional: a link's page and export.html carry a validator and
+// Cache-Control private, no-cache; a reload that holds it is answered 304
+// with no body (and still counts as a view), until the session changes;
+// once the link is revoked or expires, the same reload is the share 404.
+func TestShareConditional(t *testing.T) {
+	e, clk := shareEnv(t, nil)
+	events := twoCallSession()
+	e.session(t, "s1", events[:4])
+	c, path := e.share(t, "s1", fmt.Sprintf(`{"expiresAt":%d}`, clk.Now().Add(time.Hour).UnixMilli()))
+	_, expiring := e.share(t, "s1", fmt.Sprintf(`{"expiresAt":%d}`, clk.Now().Add(time.Minute).UnixMilli()))
+	for _, p := range []string{path, path + "/export.html", path + "?at=2", expiring} {
+		res, body := e.get(t, p)
+		tag := res.Header.Get("ETag")
+		if res.StatusCode != http.StatusOK || tag == "" || len(body) == 0 {
+			t.Fatalf("GET %s: %d, ETag %q", p, res.StatusCode, tag)
+		}
+		if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "private") || !strings.Contains(cc, "no-cache") {
+			t.Errorf("GET %s: Cache-Control %q, want private and no-cache", p, cc)
+		}
+		res, body = e.get(t, p, "If-None-Match", tag)
+		if res.StatusCode != http.StatusNotModified || body != "" {
+			t.Errorf("GET %s with its ETag: %d, %d bytes; want 304 and none", p, res.StatusCode, len(body))
+		}
+		if res, _ := e.get(t, p, "If-None-Match", `W/"other"`); res.StatusCode != http.StatusOK {
+			t.Errorf("GET %s with another ETag: %d, want 200", p, res.StatusCode)
+		}
+	}
+	sh, err := e.store.Share(context.Background(), c.ID)
+	if err != nil || sh.Views != 6 { // 3 reads of path and 3 of ?at=2, a 304 each included
+		t.Errorf("views after 304s: %d %v, want 6", sh.Views, err)
+	}
+	res, _ := e.get(t, path)
+	tag := res.Header.Get("ETag")
+	e.append(t, "s1", events[4:]...)
+	if res, _ := e.get(t, path, "If-None-Match", tag); res.StatusCode != http.StatusOK || res.Header.Get("ETag") == tag {
+		t.Errorf("after the session changed: %d, ETag %q (was %q); want 200 and a new one", res.StatusCode, res.Header.Get("ETag"), tag)
+	}
+	res, _ = e.get(t, path)
+	tag = res.Header.Get("ETag")
+	resExp, _ := e.get(t, expiring)
+	expTag := resExp.Header.Get("ETag")
+	if res := e.apiJSON(t, http.MethodDelete, "/api/shares/"+c.ID, "", nil); res.StatusCode != http.StatusNoContent {
+		t.Fatalf("revoke: %d", res.StatusCode)
+	}
+	clk.advance(2 * time.Minute)
+	for p, tg := range map[string]string{path: tag, expiring: expTag} {
+		if res, body := e.get(t, p, "If-None-Match", tg); res.StatusCode != http.StatusNotFound || !strings.Contains(body, `data-testid="share-not-found"`) {
+			t.Errorf("a reload of a revoked or expired link with its ETag: %d", res.StatusCode)
+		}
+	}
+}
