@@ -108,8 +108,8 @@ type Server struct {
 	// buildTag names this build's pages (its assets and module version):
 	// part of every share validator, so a new build never answers 304
 	// with an old one's page.
-	buildTag string
-	shareEcho    *echo.Echo // the --share-addr listener's handler
+	buildTag  string
+	shareEcho *echo.Echo // the --share-addr listener's handler
 	// wait paces playback: it waits d or until ctx is done (false).
 	wait     func(ctx context.Context, d time.Duration) bool
 	chapters chapterCache
