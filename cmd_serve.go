@@ -51,6 +51,10 @@ type serveConfig struct {
 	// MaxStreamsPerClient caps the live streams one client address may
 	// hold open (0 = no cap).
 	MaxStreamsPerClient int
+	// ShareStreamsPerLink and ShareStreams cap the open streams of one
+	// share link and of all links (web.Tuning; negative = no cap).
+	ShareStreamsPerLink int
+	ShareStreams        int
 	// ShareAddr is the share listener's address ("" = none): it serves
 	// share links and static files only.
 	ShareAddr string
@@ -84,6 +88,10 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	mem := importMemoryFlag(fs)
 	fs.IntVar(&cfg.MaxStreamsPerClient, "max-streams-per-client", envInt("PRISM_MAX_STREAMS_PER_CLIENT", 0),
 		"live streams one client address may hold open; 0 = no cap (proxies, NAT and load balancers put many readers behind one address) (env PRISM_MAX_STREAMS_PER_CLIENT)")
+	fs.IntVar(&cfg.ShareStreamsPerLink, "share-max-streams-per-link", envInt("PRISM_SHARE_MAX_STREAMS_PER_LINK", 1000),
+		"live streams one share link may have open at once (its viewers); past it the link answers 429 with Retry-After and a busy page; -1 = no cap, 0 = the default (env PRISM_SHARE_MAX_STREAMS_PER_LINK)")
+	fs.IntVar(&cfg.ShareStreams, "share-max-streams", envInt("PRISM_SHARE_MAX_STREAMS", 5000),
+		"live streams all share links together may have open at once; past it they answer 503 with Retry-After; the owner's pages are not counted; -1 = no cap, 0 = the default (env PRISM_SHARE_MAX_STREAMS)")
 	fs.StringVar(&cfg.ShareAddr, "share-addr", os.Getenv("PRISM_SHARE_ADDR"), "second listener serving only share links (/s/…) and static files, e.g. 0.0.0.0:8081 (env PRISM_SHARE_ADDR)")
 	fs.StringVar(&cfg.PublicURL, "public-url", os.Getenv("PRISM_PUBLIC_URL"), "scheme and host share URLs start with, e.g. https://share.example.com (env PRISM_PUBLIC_URL; default: the request's)")
 	fs.Func("redact-rule", "a regular expression whose matches share links redact as [redacted:custom] (repeatable; a group named secret limits it to that part)", func(v string) error {
@@ -182,6 +190,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer closeBackend()
 	deps.Logger = logger
 	deps.Tuning.MaxStreamsPerClient = cfg.MaxStreamsPerClient
+	deps.Tuning.ShareStreamsPerLink = cfg.ShareStreamsPerLink
+	deps.Tuning.ShareStreams = cfg.ShareStreams
 	deps.Redactor = redactor
 	deps.Prices = prices
 	deps.Owner = guard
