@@ -172,15 +172,24 @@ func (s *Server) shareBusyPage(c echo.Context, busy *shareBusy) error {
 }
 
 // shareLog returns what a link shows: the session's header and events up
-// to its scope, redacted when the link says so. upTo < 0 means the whole
-// log as it is now.
+// to its scope, redacted when the link says so — for a live link whose
+// hub is open, the log the hub redacted (each event once for every read of
+// the link; shareLogOwn for a download).
 func (s *Server) shareLog(ctx context.Context, sh share.Share) (core.SessionHeader, []core.Event, error) {
 	if !sh.Scoped() {
-		// A live link with open streams: its hub holds the log redacted.
 		if h, events, ok := s.broker.linkLog(view{key: linkKey(sh.ID, sh.Redact)}); ok {
 			return h, events, nil
 		}
 	}
+	return s.shareLogOwn(ctx, sh)
+}
+
+// shareLogOwn returns what a link shows, read and redacted for this
+// request alone, in one pass: a download of the log (JSONL) gets every
+// chunk's text as a pass over the whole log redacts it, where a hub's
+// incremental pass withholds the text of a stream of chunks that spanned
+// two of its batches (its message carries the text).
+func (s *Server) shareLogOwn(ctx context.Context, sh share.Share) (core.SessionHeader, []core.Event, error) {
 	var h core.SessionHeader
 	var events []core.Event
 	var err error
@@ -484,7 +493,7 @@ func writeCallFile(c echo.Context, file, callID string, card *views.Card) error 
 // shareEvents handles GET /s/TOKEN/events: what the link shows as JSONL.
 func (s *Server) shareEvents(c echo.Context, sr shareReq) error {
 	ctx := c.Request().Context()
-	h, events, err := s.shareLog(ctx, sr.sh)
+	h, events, err := s.shareLogOwn(ctx, sr.sh)
 	if err != nil {
 		return err
 	}

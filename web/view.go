@@ -92,7 +92,7 @@ type catchUpEntry struct {
 }
 
 // catchUpCacheBytes bounds a hub's cached catch-up frames.
-const catchUpCacheBytes = 8 << 20
+const catchUpCacheBytes = 4 << 20
 
 // get returns the frame of k, rendering it with render when no reader has
 // yet (readers of the same range wait for the first one's render).
