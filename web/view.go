@@ -71,7 +71,8 @@ type liveStats struct {
 // catchUpCache keeps a hub's recent catch-up frames, by the log
 // generation and the range they cover: a crowd of readers that open the
 // same page at once asks for the same range, which is rendered once, the
-// others waiting for it. It holds at most catchUpCacheBytes.
+// others waiting for it. It holds at most catchUpCacheBytes, or its
+// newest frame when that alone is larger.
 type catchUpCache struct {
 	mu      sync.Mutex
 	m       map[catchUpKey]*catchUpEntry
@@ -120,13 +121,15 @@ func (c *catchUpCache) get(ctx context.Context, k catchUpKey, render func() ([]b
 	close(e.ready)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e.err != nil || len(e.data) > c.maxSize {
-		delete(c.m, k) // a failure is not kept; nor a frame larger than the cache
+	if e.err != nil {
+		delete(c.m, k) // a failure is not kept
 		return e.data, e.err
 	}
 	c.order = append(c.order, k)
 	c.bytes += len(e.data)
-	for c.bytes > c.maxSize && len(c.order) > 0 {
+	// The newest frame is kept whatever its size: the readers that ask for
+	// a large range at once (a crowd opening the whole session) share it.
+	for c.bytes > c.maxSize && len(c.order) > 1 {
 		old := c.order[0]
 		c.order = c.order[1:]
 		if o, ok := c.m[old]; ok {
