@@ -38,10 +38,20 @@ const stalledReaders = 150
 // holds at most 256 KiB), a reader that does read follows the session to
 // its end, and once the stalled readers leave the RSS is back within 1.5×
 // of its figure before them within 30 s.
+//
+// The same holds for the owner's stream of the session.
 func TestShareStalledReadersMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a process test")
 	}
+	for _, which := range []string{"share", "owner"} {
+		t.Run(which, func(t *testing.T) { stalledReadersMemory(t, which == "owner") })
+	}
+}
+
+// stalledReadersMemory is TestShareStalledReadersMemory on a link's stream,
+// or on the owner's.
+func stalledReadersMemory(t *testing.T, owner bool) {
 	dir := t.TempDir()
 	id := "0b1c6d2e-5f4a-4e3b-9c8d-7a6b5c4d3e2f"
 	events, half := bigShareSession()
@@ -79,6 +89,9 @@ func TestShareStalledReadersMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := link.URL[strings.Index(link.URL, "/s/"):]
+	if owner {
+		path = "/sessions/" + id
+	}
 	host := strings.TrimPrefix(srv.url, "http://")
 
 	// The baseline: the server with the link's page served and one reader
@@ -156,7 +169,7 @@ func TestShareStalledReadersMemory(t *testing.T) {
 	perReader := float64(peak-base) / stalledReaders
 	t.Logf("RSS %d KiB before, %d KiB with %d stalled readers: %.0f KiB each", base, peak, stalledReaders, perReader)
 	if perReader > 512 {
-		t.Errorf("each stalled reader of a share link holds %.0f KiB, want at most 512", perReader)
+		t.Errorf("each stalled reader holds %.0f KiB, want at most 512", perReader)
 	}
 	if !srv.alive() {
 		t.Fatalf("the server died under a %d MiB limit\n%s", shareMemoryLimitMiB, tail(srv.log()))
