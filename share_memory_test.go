@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,8 +28,14 @@ import (
 // kept its own fold of the session (~8.7 MB each: 1.3 GB for 150).
 const shareMemoryLimitMiB = 400
 
-// stalledReaders is how many readers of one share link stop reading.
-const stalledReaders = 150
+// stalledReaders is how many readers of one share link stop reading
+// (PRISM_TEST_STALLED_READERS sets another number, e.g. the issue's 400).
+func stalledReaders() int {
+	if n, err := strconv.Atoi(os.Getenv("PRISM_TEST_STALLED_READERS")); err == nil && n > 0 {
+		return n
+	}
+	return 150
+}
 
 // TestShareStalledReadersMemory runs `prism serve` under a memory limit,
 // opens stalledReaders streams of one live share link that never read a
@@ -126,7 +133,8 @@ func stalledReadersMemory(t *testing.T, owner bool) {
 
 	// The stalled readers: each asks for the whole session and reads
 	// nothing.
-	conns := make([]net.Conn, 0, stalledReaders)
+	stalled := stalledReaders()
+	conns := make([]net.Conn, 0, stalled)
 	defer func() {
 		for _, c := range conns {
 			c.Close()
@@ -140,7 +148,7 @@ func stalledReadersMemory(t *testing.T, owner bool) {
 		}
 		return serr
 	}}
-	for range stalledReaders {
+	for range stalled {
 		c, err := d.Dial("tcp", host)
 		if err != nil {
 			t.Fatal(err)
@@ -161,13 +169,24 @@ func stalledReadersMemory(t *testing.T, owner bool) {
 		t.Fatal("the reading stream did not follow the session to its end while readers stalled")
 	}
 	peak := rssKiB(t, srv)
-	if res, err := http.Get(srv.url + "/api/sessions"); err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("/api/sessions while readers stall: %v %v", res, err)
-	} else {
+	// The owner's list answers while they stall (its latency is logged,
+	// not held to a bound: this machine is shared).
+	var took []time.Duration
+	for range 50 {
+		start := time.Now()
+		res, err := http.Get(srv.url + "/api/sessions")
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("/api/sessions while readers stall: %v %v", res, err)
+		}
+		io.Copy(io.Discard, res.Body)
 		res.Body.Close()
+		took = append(took, time.Since(start))
+		peak = max(peak, rssKiB(t, srv))
 	}
-	perReader := float64(peak-base) / stalledReaders
-	t.Logf("RSS %d KiB before, %d KiB with %d stalled readers: %.0f KiB each", base, peak, stalledReaders, perReader)
+	slices.Sort(took)
+	perReader := float64(peak-base) / float64(stalled)
+	t.Logf("RSS %d KiB before, %d KiB peak with %d stalled readers: %.0f KiB each; /api/sessions p50 %v p99 %v",
+		base, peak, stalled, perReader, took[len(took)/2], took[len(took)*99/100])
 	if perReader > 512 {
 		t.Errorf("each stalled reader holds %.0f KiB, want at most 512", perReader)
 	}

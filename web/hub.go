@@ -209,10 +209,13 @@ func (h *hub) renderRange(ctx context.Context, after, upTo int64) ([]frame, erro
 	h.mu.Lock()
 	gen := h.gen
 	h.mu.Unlock()
+	// Rendered under the hub's context, not the asking stream's: the
+	// readers waiting for the same range must not fail when the first
+	// one leaves.
 	data, err := h.catchUps.get(ctx, catchUpKey{gen: gen, after: after, upTo: upTo}, func() ([]byte, error) {
 		h.b.stats.catchUps.Add(1)
 		if h.v.link == nil {
-			frames, err := h.b.renderRange(ctx, h.id, after, upTo)
+			frames, err := h.b.renderRange(h.ctx, h.id, after, upTo)
 			if err != nil || len(frames) == 0 {
 				return nil, err
 			}
@@ -221,7 +224,7 @@ func (h *hub) renderRange(ctx context.Context, after, upTo int64) ([]frame, erro
 		h.mu.Lock()
 		hdr, events := h.hdr, h.log
 		h.mu.Unlock()
-		return rangeFrame(ctx, h.timeline(hdr), h.v.links, events, after, upTo)
+		return rangeFrame(h.ctx, h.timeline(hdr), h.v.links, events, after, upTo)
 	})
 	if err != nil {
 		return nil, err
