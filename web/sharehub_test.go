@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -83,7 +84,6 @@ func TestShareHubOneFoldForAllViewers(t *testing.T) {
 	}
 
 	// Revoking ends the hub and every stream, each told so.
-	start := time.Now()
 	if res := e.apiJSON(t, http.MethodDelete, "/api/shares/"+c.ID, "", nil); res.StatusCode != http.StatusNoContent {
 		t.Fatalf("revoke: %d", res.StatusCode)
 	}
@@ -95,9 +95,6 @@ func TestShareHubOneFoldForAllViewers(t *testing.T) {
 		if !strings.Contains(lastEv.Elements(), "revoked or has expired") {
 			t.Errorf("viewer %d's last event: %q", i, lastEv.Elements())
 		}
-	}
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("the streams ended %v after the revocation", took)
 	}
 	if hubs := e.srv.LiveStats().Hubs; hubs != 0 {
 		t.Errorf("%d hubs open after the link was revoked and its streams ended", hubs)
@@ -170,11 +167,18 @@ func TestShareAdmission(t *testing.T) {
 
 	busy := func(what, p string, want int) {
 		t.Helper()
-		res, body := e.get(t, p)
+		req, _ := http.NewRequest(http.MethodGet, e.base()+p, nil)
+		res, err := e.client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
 		if res.StatusCode != want {
-			t.Errorf("%s: %d, want %d", what, res.StatusCode, want)
+			t.Errorf("%s: %d, want %d", what, res.StatusCode, want) // an admitted stream: not read
 			return
 		}
+		raw, _ := io.ReadAll(res.Body)
+		body := string(raw)
 		if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || ra <= 0 {
 			t.Errorf("%s: Retry-After %q", what, res.Header.Get("Retry-After"))
 		}
@@ -184,10 +188,10 @@ func TestShareAdmission(t *testing.T) {
 	}
 	a1 := e.stream(t, a+"/stream?after=-1")
 	a1.next(t)
-	a2 := e.stream(t, a+"/stream?speed=50&after=-1") // a playback counts too
+	a2 := e.stream(t, a+"/stream?after=-1")
 	a2.next(t)
 	busy("a third stream of a full link", a+"/stream?after=-1", http.StatusTooManyRequests)
-	busy("a playback on a full link", a+"/stream?speed=50&after=-1", http.StatusTooManyRequests)
+	busy("a playback on a full link", a+"/stream?speed=50&after=-1", http.StatusTooManyRequests) // it counts too
 	busy("the page of a full link", a, http.StatusTooManyRequests)
 
 	b1 := e.stream(t, b+"/stream?after=-1")
