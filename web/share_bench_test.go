@@ -63,7 +63,7 @@ func BenchmarkShareFirstPaint10k(b *testing.B) {
 // events/s for d, and returns every commit-to-patch-received latency and
 // the growth of the process's RSS and heap with the readers connected
 // (clients included: they run in this process, the same for both).
-func viewersFanout(tb testing.TB, n, rate int, d time.Duration, share bool) (lat []time.Duration, rssKiB, heapKiB float64, stats web.LiveStats) {
+func viewersFanout(tb testing.TB, n, rate int, d time.Duration, share bool) (lat []time.Duration, rssKiB, heapKiB, bytesPer float64, stats web.LiveStats) {
 	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart()
 	total := rate * int(d/time.Second)
@@ -96,6 +96,7 @@ func viewersFanout(tb testing.TB, n, rate int, d time.Duration, share bool) (lat
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var mu sync.Mutex
+	var received atomic.Int64
 	var ready, done sync.WaitGroup
 	ready.Add(n)
 	done.Add(n)
@@ -114,8 +115,11 @@ func viewersFanout(tb testing.TB, n, rate int, d time.Duration, share bool) (lat
 			sc := bufio.NewScanner(res.Body)
 			sc.Buffer(make([]byte, 0, 4<<10), 16<<20)
 			prev := int64(1)
+			got := 0
+			defer func() { received.Add(int64(got)) }()
 			for sc.Scan() {
 				line := sc.Bytes()
+				got += len(line) + 1
 				if len(line) > 4 && string(line[:4]) == "id: " {
 					seq, _ := strconv.ParseInt(string(line[4:]), 10, 64)
 					now := time.Now().UnixNano()
@@ -165,7 +169,7 @@ func viewersFanout(tb testing.TB, n, rate int, d time.Duration, share bool) (lat
 	if len(lat) < n*total {
 		tb.Logf("delivered %d of %d patches", len(lat), n*total)
 	}
-	return lat, float64(rssPeak-rss0) / float64(n), float64(heapPeak-heap0) / 1024 / float64(n), e.srv.LiveStats()
+	return lat, float64(rssPeak-rss0) / float64(n), float64(heapPeak-heap0) / 1024 / float64(n), float64(received.Load()) / float64(n), e.srv.LiveStats()
 }
 
 // procRSS is this process's resident set size in KiB.
@@ -200,18 +204,19 @@ func BenchmarkShareViewers(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("PRISM_BENCH_VIEWERS")); err == nil && v > 0 {
 		n = v
 	}
-	for _, share := range []bool{false, true} {
+	for _, share := range shareOrder() {
 		name := "owner"
 		if share {
 			name = "share"
 		}
 		b.Run(fmt.Sprintf("%s/viewers=%d/rate=30", name, n), func(b *testing.B) {
 			var lat []time.Duration
-			var rss, heap float64
+			var rss, heap, bytes float64
 			var st web.LiveStats
 			for b.Loop() {
-				lat, rss, heap, st = viewersFanout(b, n, 30, 3*time.Second, share)
+				lat, rss, heap, bytes, st = viewersFanout(b, n, 30, 3*time.Second, share)
 			}
+			b.ReportMetric(bytes, "bytes/viewer")
 			b.ReportMetric(pct(lat, 0.50), "p50-ms")
 			b.ReportMetric(pct(lat, 0.99), "p99-ms")
 			b.ReportMetric(rss, "rss-KiB/viewer")
@@ -222,4 +227,14 @@ func BenchmarkShareViewers(b *testing.B) {
 			b.ReportMetric(float64(st.Frames), "frames")
 		})
 	}
+}
+
+// shareOrder is the order BenchmarkShareViewers runs its modes in: the
+// owner's first, unless PRISM_BENCH_SHARE_FIRST is set (the second run
+// pays for the first's teardown; swap them to see how much).
+func shareOrder() []bool {
+	if os.Getenv("PRISM_BENCH_SHARE_FIRST") != "" {
+		return []bool{true, false}
+	}
+	return []bool{false, true}
 }
