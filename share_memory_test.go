@@ -25,16 +25,16 @@ import (
 // shareMemoryLimitMiB is the data-segment limit the server runs under in
 // TestShareStalledReadersMemory: room for the runtime, SQLite and the
 // session, far below what its stalled readers took when each share stream
-// kept its own fold of the session (~8.7 MB each: 1.3 GB for 150).
+// kept its own fold of the session (~8.7 MB each: 3.4 GB for 400).
 const shareMemoryLimitMiB = 400
 
-// stalledReaders is how many readers of one share link stop reading
-// (PRISM_TEST_STALLED_READERS sets another number, e.g. the issue's 400).
+// stalledReaders is how many readers stop reading: the issue's 400
+// (PRISM_TEST_STALLED_READERS sets another number).
 func stalledReaders() int {
 	if n, err := strconv.Atoi(os.Getenv("PRISM_TEST_STALLED_READERS")); err == nil && n > 0 {
 		return n
 	}
-	return 150
+	return 400
 }
 
 // TestShareStalledReadersMemory runs `prism serve` under a memory limit,

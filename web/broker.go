@@ -48,9 +48,11 @@ type Broker struct {
 
 	// stats counts the live path's work (liveStats).
 	stats liveStats
-	// lastRelease is when a crowd's hub last returned memory to the OS
+	// lastRelease is when a crowd's leaving last returned memory to the
+	// OS, releasePending whether a release waits for releaseInterval
 	// (guarded by mu; see releaseMemory).
-	lastRelease time.Time
+	lastRelease    time.Time
+	releasePending bool
 
 	// reader is what a session's pages show their reader, the owner
 	// (Server.ownerReader; nil: the zero Reader); set before the first
@@ -249,8 +251,19 @@ func (b *Broker) subscribeView(ctx context.Context, v view) (*hub, *subscriber, 
 func (b *Broker) unsubscribe(h *hub, s *subscriber) {
 	h.mu.Lock()
 	delete(h.subs, s)
+	// A crowd that has mostly left gives its memory back, even while the
+	// hub goes on for the readers who stay.
+	left := h.peak >= crowdSize && len(h.subs) <= h.peak/4
+	if left {
+		h.peak = len(h.subs)
+	}
 	h.mu.Unlock()
 	b.release(h)
+	if left {
+		b.mu.Lock()
+		b.releaseMemory()
+		b.mu.Unlock()
+	}
 }
 
 // release drops one reference; the last one stops the hub. A hub that
@@ -272,21 +285,39 @@ func (b *Broker) release(h *hub) {
 }
 
 // crowdSize is the number of subscribers from which a hub counts as a
-// crowd's: when it ends, the memory its streams held is handed back to
-// the operating system at once rather than at the runtime's pace.
+// crowd's: when the crowd leaves (the hub ends, or keeps a quarter of
+// them), the memory its streams held is handed back to the operating
+// system at once rather than at the runtime's pace.
 const crowdSize = 64
 
+// releaseInterval is the shortest time between two releases of memory.
+const releaseInterval = 10 * time.Second
+
 // releaseMemory returns freed memory to the operating system
-// (debug.FreeOSMemory, as an import does when it ends), at most every
-// 10 s: a crowd of readers that leaves gives back what its streams held
-// (their write buffers, the frames queued for them). b.mu is held.
+// (debug.FreeOSMemory, as an import does when it ends): a crowd of readers
+// that leaves gives back what its streams held (their connections'
+// buffers and goroutines, the frames queued for them), which an idle
+// server's runtime would otherwise keep. It runs at most every
+// releaseInterval; a call within it is deferred to its end, so the last
+// readers' memory is returned too. b.mu is held.
 func (b *Broker) releaseMemory() {
-	now := time.Now()
-	if now.Sub(b.lastRelease) < 10*time.Second {
+	if b.releasePending {
 		return
 	}
-	b.lastRelease = now
-	go debug.FreeOSMemory()
+	wait := time.Until(b.lastRelease.Add(releaseInterval))
+	if wait <= 0 {
+		b.lastRelease = time.Now()
+		go debug.FreeOSMemory()
+		return
+	}
+	b.releasePending = true
+	time.AfterFunc(wait, func() {
+		b.mu.Lock()
+		b.releasePending = false
+		b.lastRelease = time.Now()
+		b.mu.Unlock()
+		debug.FreeOSMemory()
+	})
 }
 
 // renderRange renders, from the log, the frame that brings a page showing
