@@ -23,3 +23,7 @@ func (s *Server) LiveStats() LiveStats {
 	return LiveStats{Folded: st.folded.Load(), Redacted: st.redacted.Load(), Frames: st.frames.Load(),
 		CatchUps: st.catchUps.Load(), Dropped: st.dropped.Load(), Hubs: hubs}
 }
+
+// SharePagesRendered counts the share pages the server rendered (a page
+// served from sharePages is not rendered again).
+func (s *Server) SharePagesRendered() int64 { return s.broker.stats.pages.Load() }

@@ -105,6 +105,9 @@ type Server struct {
 	exportCSS    string // the stylesheets an export.html inlines
 	shareStreams streamRegistry
 	shareBudget  shareBudget
+	// sharePages keeps recently rendered share pages by their validator
+	// (sharePage): a crowd opening a link renders its page once.
+	sharePages renderCache[string]
 	// buildTag names this build's pages (its assets and module version):
 	// part of every share validator, so a new build never answers 304
 	// with an old one's page.
@@ -141,6 +144,7 @@ func New(deps Deps) *Server {
 	}
 	s.exportCSS = ExportCSS()
 	s.buildTag = buildTag(s.assets)
+	s.sharePages.maxSize = sharePageCacheBytes
 	s.share404 = mustRender(views.ShareNotFound(views.PageMeta{Title: "Not found · prism", Assets: s.assets, Public: true}))
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
 	s.broker.reader = s.ownerReader
@@ -157,6 +161,9 @@ func New(deps Deps) *Server {
 	s.shareEcho = s.shareRoutes()
 	return s
 }
+
+// sharePageCacheBytes bounds the rendered share pages the server keeps.
+const sharePageCacheBytes = 8 << 20
 
 // mustRender renders a component that depends on nothing but its
 // arguments (a wiring bug otherwise).

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"prism/core"
@@ -242,15 +243,38 @@ func (s *Server) sharePage(c echo.Context, sr shareReq) error {
 			s.log.WarnContext(ctx, "share: view not recorded", logkey.Err, err)
 		}
 	}
-	if fresh, err := s.shareNotModified(c, sr, "page"); fresh || err != nil {
+	tag, fresh, err := s.shareNotModified(c, sr, "page")
+	if fresh || err != nil {
 		return err
 	}
-	v, _, err := s.replayPage(c, s.shareSource(sr), live, p)
+	render := func() ([]byte, error) {
+		s.broker.stats.pages.Add(1)
+		v, _, err := s.replayPage(c, s.shareSource(sr), live, p)
+		if err != nil {
+			return nil, err
+		}
+		v.Meta = s.shareMeta(v.Head.Title)
+		return mustRenderCtx(ctx, views.SessionPage(v))
+	}
+	// A crowd opening the link renders its page once: the validator names
+	// exactly what decides the bytes.
+	page, err := s.sharePages.get(ctx, tag, render)
+	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		page, err = render() // the reader whose render it waited for left
+	}
 	if err != nil {
 		return err
 	}
-	v.Meta = s.shareMeta(v.Head.Title)
-	return s.render(c, http.StatusOK, views.SessionPage(v))
+	return c.HTMLBlob(http.StatusOK, page)
+}
+
+// mustRenderCtx renders a component into bytes of its own.
+func mustRenderCtx(ctx context.Context, comp templ.Component) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := comp.Render(ctx, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // shareCacheControl lets a link's reader keep its page and export and ask
@@ -259,18 +283,19 @@ func (s *Server) sharePage(c echo.Context, sr shareReq) error {
 // answering at once, and only this server knows when it does.
 const shareCacheControl = "private, no-cache"
 
-// shareNotModified sets the validator of a link's page or export (what:
-// "page", "export") and answers 304 when the request already holds it
-// (fresh). The validator is a hash of what decides the bytes: the server's
-// build, the link (its id, scope and redaction), the session's summary
-// (its events, last seq and time, status, title, counters) and the query.
-// It is weak: an export's note names the minute it was made. A link is
+// shareNotModified sets the validator (tag) of a link's page or export
+// (what: "page", "export") and answers 304 when the request already holds
+// it (fresh). The validator is a hash of what decides the bytes: the
+// server's build, the link (its id, scope and redaction), the session's
+// summary (its events, last seq and time, status, title, counters) and the
+// query; it also keys the rendered pages the server keeps (sharePages). It
+// is weak: an export's note names the minute it was made. A link is
 // resolved before this on every request, so a revoked or expired one is
 // the share 404 however fresh the reader's copy.
-func (s *Server) shareNotModified(c echo.Context, sr shareReq, what string) (fresh bool, err error) {
+func (s *Server) shareNotModified(c echo.Context, sr shareReq, what string) (tag string, fresh bool, err error) {
 	sum, err := s.deps.Sessions.Summary(c.Request().Context(), sr.sh.SessionID)
 	if err != nil {
-		return false, err
+		return "", false, err
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%t\x00%t\x00", s.buildTag, what, sr.sh.ID, sr.sh.Redact, s.deps.Commits != nil)
@@ -278,17 +303,17 @@ func (s *Server) shareNotModified(c echo.Context, sr shareReq, what string) (fre
 		fmt.Fprintf(h, "%d", *sr.sh.UpToSeq)
 	}
 	if err := json.NewEncoder(h).Encode(sum); err != nil {
-		return false, fmt.Errorf("share validator of %s: %w", sr.sh.ID, err)
+		return "", false, fmt.Errorf("share validator of %s: %w", sr.sh.ID, err)
 	}
 	h.Write([]byte(c.Request().URL.RawQuery))
-	tag := `W/"` + base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:18]) + `"`
+	tag = `W/"` + base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:18]) + `"`
 	hdr := c.Response().Header()
 	hdr.Set("Cache-Control", shareCacheControl)
 	hdr.Set("ETag", tag)
 	if !etagMatches(c.Request().Header.Get("If-None-Match"), tag) {
-		return false, nil
+		return tag, false, nil
 	}
-	return true, c.NoContent(http.StatusNotModified)
+	return tag, true, c.NoContent(http.StatusNotModified)
 }
 
 // etagMatches reports whether an If-None-Match header names tag, by the
@@ -516,7 +541,7 @@ func (s *Server) writeJSONL(c echo.Context, h core.SessionHeader, events []core.
 
 // shareExport handles GET /s/TOKEN/export.html.
 func (s *Server) shareExport(c echo.Context, sr shareReq) error {
-	if fresh, err := s.shareNotModified(c, sr, "export"); fresh || err != nil {
+	if _, fresh, err := s.shareNotModified(c, sr, "export"); fresh || err != nil {
 		return err
 	}
 	t, err := s.shareFold(c.Request().Context(), sr.sh)

@@ -312,3 +312,53 @@ func TestShareConditional(t *testing.T) {
 		}
 	}
 }
+
+// TestSharePageRenderedOnce: a crowd opening a link's page renders it once
+// (the server keeps it by its validator); the page is the same bytes for
+// each reader, and a change of the session renders it anew.
+func TestSharePageRenderedOnce(t *testing.T) {
+	e, _ := shareEnv(t, nil)
+	events := twoCallSession()
+	e.session(t, "s1", events[:4])
+	_, path := e.share(t, "s1", "{}")
+	const readers = 20
+	pages := make(chan string, readers)
+	var wg sync.WaitGroup
+	for range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodGet, e.base()+path, nil)
+			res, err := e.client().Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			pages <- string(b)
+		}()
+	}
+	wg.Wait()
+	close(pages)
+	first := ""
+	for p := range pages {
+		if first == "" {
+			first = p
+			if !strings.Contains(p, `data-testid="session-page"`) {
+				t.Fatalf("not the session page: %.200s", p)
+			}
+		}
+		if p != first {
+			t.Error("two readers of the same link received different pages")
+		}
+	}
+	if n := e.srv.SharePagesRendered(); n != 1 {
+		t.Errorf("%d readers opening a link rendered its page %d times, want 1", readers, n)
+	}
+	e.append(t, "s1", events[4:]...)
+	_, page := e.get(t, path)
+	if n := e.srv.SharePagesRendered(); n != 2 || !strings.Contains(page, `data-call-id="call-b"`) {
+		t.Errorf("after the session changed: %d renders in all (want 2), call-b shown: %v", n, strings.Contains(page, `data-call-id="call-b"`))
+	}
+}

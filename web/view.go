@@ -65,42 +65,48 @@ type liveStats struct {
 	redacted atomic.Int64 // events redacted by link hubs
 	frames   atomic.Int64 // frames rendered by hubs
 	catchUps atomic.Int64 // catch-up frames rendered (from the log, or a link hub's log)
+	pages    atomic.Int64 // share pages rendered (sharePageCache)
 	dropped  atomic.Int64 // subscribers dropped from a hub's queue for holding too many bytes
 }
 
-// catchUpCache keeps a hub's recent catch-up frames, by the log
-// generation and the range they cover: a crowd of readers that open the
-// same page at once asks for the same range, which is rendered once, the
-// others waiting for it. It holds at most catchUpCacheBytes, or its
-// newest frame when that alone is larger.
-type catchUpCache struct {
+// renderCache keeps recent renders by key, each made once: the readers
+// that ask for the same key at once wait for the first one's render, and
+// later ones reuse it. It holds at most maxSize bytes, or its newest
+// render when that alone is larger (a crowd asking for a large render at
+// once still shares it). A failed render is not kept.
+type renderCache[K comparable] struct {
 	mu      sync.Mutex
-	m       map[catchUpKey]*catchUpEntry
-	order   []catchUpKey // oldest first
+	m       map[K]*renderEntry
+	order   []K // oldest first
 	bytes   int
-	maxSize int // catchUpCacheBytes when zero
+	maxSize int
 }
+
+type renderEntry struct {
+	ready chan struct{}
+	data  []byte
+	err   error
+}
+
+// catchUpCache keeps a hub's recent catch-up frames, by the log generation
+// and the range they cover: a crowd of readers that open the same page at
+// once asks for the same range, which is rendered once.
+type catchUpCache = renderCache[catchUpKey]
 
 type catchUpKey struct {
 	gen         int
 	after, upTo int64
 }
 
-type catchUpEntry struct {
-	ready chan struct{}
-	data  []byte
-	err   error
-}
-
 // catchUpCacheBytes bounds a hub's cached catch-up frames.
 const catchUpCacheBytes = 4 << 20
 
-// get returns the frame of k, rendering it with render when no reader has
-// yet (readers of the same range wait for the first one's render).
-func (c *catchUpCache) get(ctx context.Context, k catchUpKey, render func() ([]byte, error)) ([]byte, error) {
+// get returns the render of k, rendering it with render when no reader
+// has yet.
+func (c *renderCache[K]) get(ctx context.Context, k K, render func() ([]byte, error)) ([]byte, error) {
 	c.mu.Lock()
 	if c.m == nil {
-		c.m = map[catchUpKey]*catchUpEntry{}
+		c.m = map[K]*renderEntry{}
 	}
 	if c.maxSize == 0 {
 		c.maxSize = catchUpCacheBytes
@@ -114,7 +120,7 @@ func (c *catchUpCache) get(ctx context.Context, k catchUpKey, render func() ([]b
 			return nil, ctx.Err()
 		}
 	}
-	e := &catchUpEntry{ready: make(chan struct{})}
+	e := &renderEntry{ready: make(chan struct{})}
 	c.m[k] = e
 	c.mu.Unlock()
 	e.data, e.err = render()
@@ -122,13 +128,11 @@ func (c *catchUpCache) get(ctx context.Context, k catchUpKey, render func() ([]b
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e.err != nil {
-		delete(c.m, k) // a failure is not kept
+		delete(c.m, k)
 		return e.data, e.err
 	}
 	c.order = append(c.order, k)
 	c.bytes += len(e.data)
-	// The newest frame is kept whatever its size: the readers that ask for
-	// a large range at once (a crowd opening the whole session) share it.
 	for c.bytes > c.maxSize && len(c.order) > 1 {
 		old := c.order[0]
 		c.order = c.order[1:]
