@@ -58,6 +58,10 @@ type serveConfig struct {
 	// ImportMinRateKiB is the slowest an import upload may arrive, in KiB
 	// a second averaged over each 10 s (--import-min-rate; 0 = no minimum).
 	ImportMinRateKiB int
+	// ShareStreamsPerLink and ShareStreams cap the open streams of one
+	// share link and of all links (web.Tuning; negative = no cap).
+	ShareStreamsPerLink int
+	ShareStreams        int
 	// ShareAddr is the share listener's address ("" = none): it serves
 	// share links and static files only.
 	ShareAddr string
@@ -95,6 +99,10 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 		"live streams one client address may hold open; 0 = no cap (proxies, NAT and load balancers put many readers behind one address) (env PRISM_MAX_STREAMS_PER_CLIENT)")
 	fs.IntVar(&cfg.ImportMinRateKiB, "import-min-rate", envInt("PRISM_IMPORT_MIN_RATE", 16),
 		"KiB/s an import upload must keep up, averaged over each 10 s, or be cut with 408; 0 = no minimum (env PRISM_IMPORT_MIN_RATE)")
+	fs.IntVar(&cfg.ShareStreamsPerLink, "share-max-streams-per-link", envInt("PRISM_SHARE_MAX_STREAMS_PER_LINK", 1000),
+		"live streams one share link may have open at once (its viewers); past it the link answers 429 with Retry-After and a busy page; -1 = no cap, 0 = the default (env PRISM_SHARE_MAX_STREAMS_PER_LINK)")
+	fs.IntVar(&cfg.ShareStreams, "share-max-streams", envInt("PRISM_SHARE_MAX_STREAMS", 5000),
+		"live streams all share links together may have open at once; past it they answer 503 with Retry-After; the owner's pages are not counted; -1 = no cap, 0 = the default (env PRISM_SHARE_MAX_STREAMS)")
 	fs.StringVar(&cfg.ShareAddr, "share-addr", os.Getenv("PRISM_SHARE_ADDR"), "second listener serving only share links (/s/…) and static files, e.g. 0.0.0.0:8081 (env PRISM_SHARE_ADDR)")
 	fs.StringVar(&cfg.PublicURL, "public-url", os.Getenv("PRISM_PUBLIC_URL"), "scheme and host share URLs start with, e.g. https://share.example.com (env PRISM_PUBLIC_URL; default: the request's)")
 	fs.Func("redact-rule", "a regular expression whose matches share links redact as [redacted:custom] (repeatable; a group named secret limits it to that part)", func(v string) error {
@@ -207,6 +215,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cfg.ImportMinRateKiB == 0 {
 		deps.Tuning.ImportMinRate = -1 // no minimum
 	}
+	deps.Tuning.ShareStreamsPerLink = cfg.ShareStreamsPerLink
+	deps.Tuning.ShareStreams = cfg.ShareStreams
 	deps.Redactor = redactor
 	deps.Prices = prices
 	if guard != nil {

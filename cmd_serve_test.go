@@ -314,3 +314,18 @@ func TestHelp(t *testing.T) {
 		t.Errorf("help nope: exit %d", code)
 	}
 }
+
+// TestParseServeShareCaps: the share listener's stream caps default to
+// 1,000 per link and 5,000 in all, and are set by flag or environment.
+func TestParseServeShareCaps(t *testing.T) {
+	t.Setenv("PRISM_SHARE_MAX_STREAMS", "")
+	cfg, err := parseServeFlags(nil, io.Discard)
+	if err != nil || cfg.ShareStreamsPerLink != 1000 || cfg.ShareStreams != 5000 {
+		t.Errorf("defaults: per link %d, in all %d, %v", cfg.ShareStreamsPerLink, cfg.ShareStreams, err)
+	}
+	t.Setenv("PRISM_SHARE_MAX_STREAMS", "70")
+	cfg, err = parseServeFlags([]string{"--share-max-streams-per-link", "-1"}, io.Discard)
+	if err != nil || cfg.ShareStreamsPerLink != -1 || cfg.ShareStreams != 70 {
+		t.Errorf("set: per link %d, in all %d, %v", cfg.ShareStreamsPerLink, cfg.ShareStreams, err)
+	}
+}

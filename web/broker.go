@@ -3,8 +3,8 @@ package web
 import (
 	"context"
 	"log/slog"
+	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"prism/core"
@@ -42,59 +42,22 @@ type Broker struct {
 	closed bool
 	list   *listHub
 
-	// watches are the share streams waiting for a session's commits: they
-	// render their own (scoped, redacted) frames from the log, so they are
-	// only woken, never handed the hub's frames.
-	watchMu sync.Mutex
-	watches map[string]map[*watch]struct{}
+	// sessions indexes hubs by the session they fold: a session's owner
+	// hub and the hubs of its live share links all take its commits.
+	sessions map[string]map[*hub]struct{}
+
+	// stats counts the live path's work (liveStats).
+	stats liveStats
+	// lastRelease is when a crowd's leaving last returned memory to the
+	// OS, releasePending whether a release waits for releaseInterval
+	// (guarded by mu; see releaseMemory).
+	lastRelease    time.Time
+	releasePending bool
 
 	// reader is what a session's pages show their reader, the owner
 	// (Server.ownerReader; nil: the zero Reader); set before the first
 	// subscription.
 	reader func(sessionID string) views.Reader
-}
-
-// watch wakes a share stream when its session's log changes.
-type watch struct {
-	wake     chan struct{} // signalled (without blocking) on every commit
-	replaced atomic.Bool   // the log was replaced since the stream last looked
-}
-
-// watch registers a wake-up for session id's commits; call the returned
-// function to stop it.
-func (b *Broker) watch(id string) (*watch, func()) {
-	w := &watch{wake: make(chan struct{}, 1)}
-	b.watchMu.Lock()
-	if b.watches == nil {
-		b.watches = map[string]map[*watch]struct{}{}
-	}
-	if b.watches[id] == nil {
-		b.watches[id] = map[*watch]struct{}{}
-	}
-	b.watches[id][w] = struct{}{}
-	b.watchMu.Unlock()
-	return w, func() {
-		b.watchMu.Lock()
-		delete(b.watches[id], w)
-		if len(b.watches[id]) == 0 {
-			delete(b.watches, id)
-		}
-		b.watchMu.Unlock()
-	}
-}
-
-func (b *Broker) wakeWatches(id string, replaced bool) {
-	b.watchMu.Lock()
-	defer b.watchMu.Unlock()
-	for w := range b.watches[id] {
-		if replaced {
-			w.replaced.Store(true)
-		}
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
-	}
 }
 
 // timeline returns an empty fold of session h as its pages render it.
@@ -122,33 +85,88 @@ func newBroker(src SessionSource, p views.Presenter, tune Tuning, log *slog.Logg
 
 // Publish hands committed events of one session to the live path. It is
 // what a CommitFeed calls after each commit; it never blocks on
-// subscribers and never renders on the caller's goroutine.
+// subscribers and never renders on the caller's goroutine. Every hub of
+// the session takes them: its owner's and those of its live share links.
 func (b *Broker) Publish(sessionID string, events []core.Event) {
-	b.mu.Lock()
-	h := b.hubs[sessionID]
-	b.mu.Unlock()
-	if h != nil && len(events) > 0 {
-		h.enqueue(events)
-	}
 	if len(events) > 0 {
-		b.wakeWatches(sessionID, false)
+		for _, h := range b.hubsOf(sessionID) {
+			h.enqueue(events)
+		}
 	}
 	b.list.touch(sessionID)
 }
 
 // Replace tells the live path that a session's whole log was replaced (what
-// a CommitFeed's OnReplace calls). The session's hub drops what it folded
-// and queued, reloads the log from the source, and sends every subscriber
+// a CommitFeed's OnReplace calls). The session's hubs drop what they folded
+// and queued, reload the log from the source, and send every subscriber
 // the page re-rendered from it; later events continue the new log.
 func (b *Broker) Replace(sessionID string) {
-	b.mu.Lock()
-	h := b.hubs[sessionID]
-	b.mu.Unlock()
-	if h != nil {
+	for _, h := range b.hubsOf(sessionID) {
 		h.replaced()
 	}
-	b.wakeWatches(sessionID, true)
 	b.list.touch(sessionID)
+}
+
+// hubsOf returns the open hubs of a session.
+func (b *Broker) hubsOf(sessionID string) []*hub {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	hubs := make([]*hub, 0, len(b.sessions[sessionID]))
+	for h := range b.sessions[sessionID] {
+		hubs = append(hubs, h)
+	}
+	return hubs
+}
+
+// forgetHub removes h from the registry (b.mu is held).
+func (b *Broker) forgetHub(h *hub) {
+	if b.hubs[h.key] != h {
+		return
+	}
+	delete(b.hubs, h.key)
+	delete(b.sessions[h.id], h)
+	if len(b.sessions[h.id]) == 0 {
+		delete(b.sessions, h.id)
+	}
+}
+
+// endLink ends the hub of share link shareID, if one is open: its streams
+// report errLinkEnded and end at once (the link was revoked).
+func (b *Broker) endLink(shareID string) {
+	b.mu.Lock()
+	var ended []*hub
+	for _, h := range b.hubs {
+		if h.v.link != nil && h.v.link.id == shareID {
+			ended = append(ended, h)
+		}
+	}
+	b.mu.Unlock()
+	for _, h := range ended {
+		h.stop(errLinkEnded)
+	}
+}
+
+// linkLog returns the redacted header and log that the open hub of v
+// holds (ok false when none is open, or it has not loaded yet): what a
+// link's page reads instead of loading and redacting the log again.
+func (b *Broker) linkLog(v view) (core.SessionHeader, []core.Event, bool) {
+	b.mu.Lock()
+	h := b.hubs[v.key]
+	b.mu.Unlock()
+	if h == nil || h.v.link == nil {
+		return core.SessionHeader{}, nil, false
+	}
+	select {
+	case <-h.ready:
+	default:
+		return core.SessionHeader{}, nil, false
+	}
+	if h.loadErr != nil || h.ctx.Err() != nil {
+		return core.SessionHeader{}, nil, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.hdr, h.log[:len(h.log):len(h.log)], true
 }
 
 // Close stops every hub and the list hub; open streams end (each watches
@@ -158,6 +176,7 @@ func (b *Broker) Close() {
 	b.closed = true
 	hubs := b.hubs
 	b.hubs = map[string]*hub{}
+	b.sessions = nil
 	b.mu.Unlock()
 	for _, h := range hubs {
 		h.cancel()
@@ -175,21 +194,37 @@ type frame struct {
 	data      []byte
 }
 
-// subscribe joins (or starts) the session's hub. It returns the
-// subscription and the seq its first frame follows.
+// subscribe joins (or starts) the hub of session id as its owner's pages
+// show it. It returns the subscription and the seq its first frame
+// follows.
 func (b *Broker) subscribe(ctx context.Context, id string) (*hub, *subscriber, int64, error) {
+	return b.subscribeView(ctx, ownerView(id))
+}
+
+// subscribeView joins (or starts) the hub of v.
+func (b *Broker) subscribeView(ctx context.Context, v view) (*hub, *subscriber, int64, error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		return nil, nil, 0, core.Errorf(core.CodeUnavailable, "server is shutting down")
 	}
-	h := b.hubs[id]
+	h := b.hubs[v.key]
 	if h == nil {
 		hctx, cancel := context.WithCancel(context.Background())
-		h = &hub{b: b, id: id, ctx: hctx, cancel: cancel, ready: make(chan struct{}),
+		h = &hub{b: b, id: v.session, key: v.key, v: v, ctx: hctx, cancel: cancel, ready: make(chan struct{}),
 			subs: map[*subscriber]struct{}{}, wake: make(chan struct{}, 1), flushed: -1}
-		b.hubs[id] = h
+		b.hubs[v.key] = h
+		if b.sessions == nil {
+			b.sessions = map[string]map[*hub]struct{}{}
+		}
+		if b.sessions[v.session] == nil {
+			b.sessions[v.session] = map[*hub]struct{}{}
+		}
+		b.sessions[v.session][h] = struct{}{}
 		go h.run()
+		if v.link != nil {
+			go h.watchLink()
+		}
 	}
 	h.refs++
 	b.mu.Unlock()
@@ -206,6 +241,7 @@ func (b *Broker) subscribe(ctx context.Context, id string) (*hub, *subscriber, i
 	s := &subscriber{ch: make(chan frame, b.tune.Buffer), kick: make(chan struct{}, 1)}
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
+	h.peak = max(h.peak, len(h.subs))
 	at := h.flushed
 	s.gen = h.gen
 	h.mu.Unlock()
@@ -215,21 +251,73 @@ func (b *Broker) subscribe(ctx context.Context, id string) (*hub, *subscriber, i
 func (b *Broker) unsubscribe(h *hub, s *subscriber) {
 	h.mu.Lock()
 	delete(h.subs, s)
+	// A crowd that has mostly left gives its memory back, even while the
+	// hub goes on for the readers who stay.
+	left := h.peak >= crowdSize && len(h.subs) <= h.peak/4
+	if left {
+		h.peak = len(h.subs)
+	}
 	h.mu.Unlock()
 	b.release(h)
+	if left {
+		b.mu.Lock()
+		b.releaseMemory()
+		b.mu.Unlock()
+	}
 }
 
-// release drops one reference; the last one stops the hub.
+// release drops one reference; the last one stops the hub. A hub that
+// served a crowd returns its memory to the operating system (releaseMemory).
 func (b *Broker) release(h *hub) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	h.refs--
 	if h.refs == 0 {
-		if b.hubs[h.id] == h {
-			delete(b.hubs, h.id)
-		}
+		b.forgetHub(h)
 		h.cancel()
+		h.mu.Lock()
+		crowd := h.peak >= crowdSize
+		h.mu.Unlock()
+		if crowd {
+			b.releaseMemory()
+		}
 	}
+}
+
+// crowdSize is the number of subscribers from which a hub counts as a
+// crowd's: when the crowd leaves (the hub ends, or keeps a quarter of
+// them), the memory its streams held is handed back to the operating
+// system at once rather than at the runtime's pace.
+const crowdSize = 64
+
+// releaseInterval is the shortest time between two releases of memory.
+const releaseInterval = 10 * time.Second
+
+// releaseMemory returns freed memory to the operating system
+// (debug.FreeOSMemory, as an import does when it ends): a crowd of readers
+// that leaves gives back what its streams held (their connections'
+// buffers and goroutines, the frames queued for them), which an idle
+// server's runtime would otherwise keep. It runs at most every
+// releaseInterval; a call within it is deferred to its end, so the last
+// readers' memory is returned too. b.mu is held.
+func (b *Broker) releaseMemory() {
+	if b.releasePending {
+		return
+	}
+	wait := time.Until(b.lastRelease.Add(releaseInterval))
+	if wait <= 0 {
+		b.lastRelease = time.Now()
+		go debug.FreeOSMemory()
+		return
+	}
+	b.releasePending = true
+	time.AfterFunc(wait, func() {
+		b.mu.Lock()
+		b.releasePending = false
+		b.lastRelease = time.Now()
+		b.mu.Unlock()
+		debug.FreeOSMemory()
+	})
 }
 
 // renderRange renders, from the log, the frame that brings a page showing
@@ -248,7 +336,17 @@ func (b *Broker) renderRange(ctx context.Context, id string, after, upTo int64) 
 	if err != nil {
 		return nil, err
 	}
-	tl := b.timeline(hdr)
+	data, err := rangeFrame(ctx, b.timeline(hdr), views.SessionLinks(id), events, after, upTo)
+	if err != nil {
+		return nil, err
+	}
+	return []frame{{from: after + 1, seq: upTo, data: data}}, nil
+}
+
+// rangeFrame folds events (a log from its start) into tl up to upTo and
+// renders, with the reader's URLs l, the one frame that brings a page at
+// after to upTo (renderRange).
+func rangeFrame(ctx context.Context, tl *views.Timeline, l views.Links, events []core.Event, after, upTo int64) ([]byte, error) {
 	var merged *views.Update
 	for i := range events {
 		e := &events[i]
@@ -265,14 +363,10 @@ func (b *Broker) renderRange(ctx context.Context, id string, after, upTo int64) 
 		}
 	}
 	if merged == nil || merged.Empty() {
-		return []frame{{from: after + 1, seq: upTo, data: idOnly(upTo)}}, nil
+		return idOnly(upTo), nil
 	}
 	merged.Seq = upTo
-	data, err := renderFrame(ctx, tl, *merged)
-	if err != nil {
-		return nil, err
-	}
-	return []frame{{from: after + 1, seq: upTo, data: data}}, nil
+	return renderFrameFor(ctx, tl, l, *merged)
 }
 
 // renderPageAt renders, from the log up to seq upTo, the reset frame that

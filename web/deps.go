@@ -339,6 +339,14 @@ type Tuning struct {
 	// and benchmarks put many readers behind one address. Past it a stream
 	// is answered 429.
 	MaxStreamsPerClient int
+	// ShareStreamsPerLink caps the open streams (live and playback) of one
+	// share link (1,000), and ShareStreams those of every link together
+	// (5,000), whichever listener serves them; past them a stream, and the
+	// link's page, is answered 429 (the link) or 503 (all links) with
+	// Retry-After and a page that says the link is busy. Negative means no
+	// cap. The owner's streams are not counted: the owner always gets in.
+	ShareStreamsPerLink int
+	ShareStreams        int
 
 	// PlaybackIdle is the longest pause between two events a playback keeps
 	// (2s at 1×, divided by the speed): longer idle gaps are compressed.
@@ -393,6 +401,12 @@ func (t Tuning) withDefaults() Tuning {
 	}
 	if t.ImportTimeout <= 0 {
 		t.ImportTimeout = 10 * time.Minute
+	}
+	if t.ShareStreamsPerLink == 0 {
+		t.ShareStreamsPerLink = 1000
+	}
+	if t.ShareStreams == 0 {
+		t.ShareStreams = 5000
 	}
 	if t.WriteTimeout <= 0 {
 		t.WriteTimeout = 30 * time.Second

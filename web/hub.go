@@ -2,11 +2,15 @@ package web
 
 import (
 	"context"
+	"errors"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/core/redact"
 	"prism/views"
 )
 
@@ -15,15 +19,27 @@ type subscriber struct {
 	ch     chan frame
 	kick   chan struct{} // signalled when frames were dropped
 	lagged bool          // guarded by hub.mu
+	// queued is the bytes of the frames in ch: the hub adds a frame's
+	// length when it queues it, the stream takes it off when it reads it.
+	// A subscriber that would pass maxQueuedBytes lags instead (it is
+	// caught up from the log with one coalesced frame once it reads
+	// again), so a reader that stops reading holds at most that much.
+	queued atomic.Int64
 	// gen is the log generation the stream's cursor counts in; it is
 	// owned by the stream's goroutine once subscribe returns.
 	gen int
 }
 
-// hub is the live fold of one session.
+// maxQueuedBytes bounds the frame bytes queued for one subscriber.
+const maxQueuedBytes = 256 << 10
+
+// hub is the live fold of one view of a session: its owner's pages, or
+// one share link's (view).
 type hub struct {
 	b      *Broker
-	id     string
+	id     string // the session
+	key    string // the broker's key (view.key)
+	v      view
 	ctx    context.Context
 	cancel context.CancelFunc
 	refs   int // guarded by Broker.mu
@@ -39,8 +55,19 @@ type hub struct {
 	gen     int   // incremented each time the log is replaced
 	err     error // why the hub stopped, when it failed
 	wake    chan struct{}
+	peak    int // the most subscribers it had at once
+	// hdr and log are a link hub's view of the session: its header and
+	// events, redacted as the link says, each event redacted once; log
+	// only grows (a replaced log starts a new slice), so a reader may keep
+	// the slice it was given. Catch-ups and the link's pages read them.
+	hdr core.SessionHeader
+	log []core.Event
+
+	catchUps catchUpCache
 
 	// Owned by the run goroutine.
+	walker *redact.Walker // a redacting link's walker, nil otherwise
+
 	tl *views.Timeline
 	co views.Coalescer // chunk updates held until the Coalesce window closes
 	// chunkDue is when the held chunk update is released (zero: none held).
@@ -88,9 +115,7 @@ func (h *hub) stop(err error) {
 	h.err = err
 	h.mu.Unlock()
 	h.b.mu.Lock()
-	if h.b.hubs[h.id] == h {
-		delete(h.b.hubs, h.id)
-	}
+	h.b.forgetHub(h)
 	h.b.mu.Unlock()
 	h.cancel()
 }
@@ -120,17 +145,147 @@ func (h *hub) resync(s *subscriber) (int64, int) {
 		break
 	}
 	s.lagged = false
+	s.queued.Store(0)
 	return h.flushed, h.gen
 }
 
-func (h *hub) run() {
+// load reads the session's log as the hub's view shows it: a link's
+// redacted by a new walker (each event once), which the hub keeps for its
+// catch-ups and the link's pages.
+func (h *hub) load() (core.SessionHeader, []core.Event, error) {
 	hdr, events, err := h.b.src.LoadSession(h.ctx, h.id)
+	if err != nil || h.v.link == nil {
+		return hdr, events, err
+	}
+	h.walker = nil
+	if r := h.v.link.redactor; r != nil {
+		h.walker = r.Walker()
+		hdr = h.walker.Header(hdr)
+		events = h.redact(events)
+	}
+	h.mu.Lock()
+	h.hdr, h.log = hdr, events[:len(events):len(events)]
+	h.mu.Unlock()
+	return hdr, events, nil
+}
+
+// redact returns a redacting link's copies of events, which continue what
+// it has taken; others' events as they are.
+func (h *hub) redact(events []core.Event) []core.Event {
+	if h.walker == nil || len(events) == 0 {
+		return events
+	}
+	h.b.stats.redacted.Add(int64(len(events)))
+	return h.walker.Events(events)
+}
+
+// timeline returns an empty fold of the view's session: the owner's
+// (Broker.timeline), or a link's, read-only.
+func (h *hub) timeline(hdr core.SessionHeader) *views.Timeline {
+	if h.v.link == nil {
+		return h.b.timeline(hdr)
+	}
+	t := views.NewTimeline(hdr, h.b.p)
+	t.SetReader(views.Reader{ReadOnly: true})
+	return t
+}
+
+// fold folds a log the hub loaded.
+func (h *hub) fold(hdr core.SessionHeader, events []core.Event) *views.Timeline {
+	t := h.timeline(hdr)
+	t.ApplyAll(events)
+	h.b.stats.folded.Add(int64(len(events)))
+	return t
+}
+
+// renderRange renders the frame that brings a page of the view at after
+// to upTo (Broker.renderRange), once per range for all the hub's readers
+// (catchUpCache): the owner's from the log, a link's from the redacted
+// log the hub holds.
+func (h *hub) renderRange(ctx context.Context, after, upTo int64) ([]frame, error) {
+	if upTo <= after {
+		return nil, nil
+	}
+	h.mu.Lock()
+	gen := h.gen
+	h.mu.Unlock()
+	// Rendered under the hub's context, not the asking stream's: the
+	// readers waiting for the same range must not fail when the first
+	// one leaves.
+	data, err := h.catchUps.get(ctx, catchUpKey{gen: gen, after: after, upTo: upTo}, func() ([]byte, error) {
+		h.b.stats.catchUps.Add(1)
+		if h.v.link == nil {
+			frames, err := h.b.renderRange(h.ctx, h.id, after, upTo)
+			if err != nil || len(frames) == 0 {
+				return nil, err
+			}
+			return frames[0].data, nil
+		}
+		h.mu.Lock()
+		hdr, events := h.hdr, h.log
+		h.mu.Unlock()
+		return rangeFrame(h.ctx, h.timeline(hdr), h.v.links, events, after, upTo)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []frame{{from: after + 1, seq: upTo, data: data}}, nil
+}
+
+// renderPageAt renders the reset frame that brings a page of the view to
+// upTo whatever it showed (Broker.renderPageAt).
+func (h *hub) renderPageAt(ctx context.Context, upTo int64) ([]byte, error) {
+	if h.v.link == nil {
+		return h.b.renderPageAt(ctx, h.id, upTo)
+	}
+	h.mu.Lock()
+	hdr, events := h.hdr, h.log
+	h.mu.Unlock()
+	tl := h.timeline(hdr)
+	tl.ApplyAll(events[:views.EventsThrough(events, upTo)])
+	return h.page(ctx, tl, upTo)
+}
+
+// page renders the view's page window of tl as one morph with id seq.
+func (h *hub) page(ctx context.Context, tl *views.Timeline, seq int64) ([]byte, error) {
+	patches, err := views.RenderPageFor(ctx, tl, h.v.links, h.b.tune.Window)
+	if err != nil {
+		return nil, err
+	}
+	return formatPatches(patches, strconv.FormatInt(seq, 10)), nil
+}
+
+// watchLink ends a link's hub once the link no longer grants access,
+// checking every Tuning.ShareCheck for as long as the hub runs: its
+// streams are told at once, with no check of their own.
+func (h *hub) watchLink() {
+	t := time.NewTicker(h.b.tune.ShareCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := h.v.link.active(h.ctx)
+		switch {
+		case errors.Is(err, errLinkEnded):
+			h.stop(errLinkEnded)
+			return
+		case err != nil && h.ctx.Err() == nil:
+			h.b.log.Warn("share hub: link not checked", logkey.ShareID, h.v.link.id, logkey.Err, err)
+		}
+	}
+}
+
+func (h *hub) run() {
+	hdr, events, err := h.load()
 	if err != nil {
 		h.loadErr = sessionGone(err)
 		close(h.ready)
 		return
 	}
-	h.tl = h.b.fold(hdr, events)
+	h.tl = h.fold(hdr, events)
 	h.co.Off = h.b.tune.Coalesce < 0
 	h.mu.Lock()
 	h.flushed = h.tl.LastSeq()
@@ -154,9 +309,7 @@ func (h *hub) run() {
 		if replace && !h.reload() {
 			return
 		}
-		for i := range q {
-			h.take(&q[i])
-		}
+		h.take(q)
 		if next := h.release(time.Now()); !next.IsZero() {
 			timer.Reset(time.Until(next))
 		}
@@ -210,13 +363,13 @@ func sessionGone(err error) error {
 // rendered from it (a reset frame of the next generation). It stops the hub
 // when the log cannot be read or rendered.
 func (h *hub) reload() bool {
-	hdr, events, err := h.b.src.LoadSession(h.ctx, h.id)
+	hdr, events, err := h.load()
 	if err == nil {
 		h.co.Reset()
 		h.chunkDue, h.pending = time.Time{}, nil // the reset frame covers them
-		h.tl = h.b.fold(hdr, events)
+		h.tl = h.fold(hdr, events)
 		var data []byte
-		if data, err = renderPage(h.ctx, h.tl, h.b.tune.Window, h.tl.LastSeq()); err == nil {
+		if data, err = h.page(h.ctx, h.tl, h.tl.LastSeq()); err == nil {
 			h.mu.Lock()
 			h.gen++
 			h.flushed = h.tl.LastSeq()
@@ -238,25 +391,48 @@ func (h *hub) reload() bool {
 	return false
 }
 
-// take applies one published event, repairing a gap from the log first.
-func (h *hub) take(e *core.Event) {
+// take applies published events: those that continue the fold, a gap
+// repaired from the log first, redacted together when the view is a
+// redacting link's (once, for all its readers).
+func (h *hub) take(q []core.Event) {
 	last := h.tl.LastSeq()
-	if e.Seq <= last {
-		return // already folded (the load raced the publish)
-	}
-	if e.Seq > last+1 {
-		missing, err := h.b.src.EventsAfter(h.ctx, h.id, last)
-		if err != nil {
-			h.b.log.Warn("live fold: gap not repaired", logkey.SessionID, h.id, logkey.After, last, logkey.Err, err)
+	var batch []core.Event
+	for i := range q {
+		e := &q[i]
+		if e.Seq <= last {
+			continue // already folded (the load raced the publish)
 		}
-		for i := range missing {
-			if missing[i].Seq >= e.Seq {
-				break
+		if e.Seq > last+1 {
+			missing, err := h.b.src.EventsAfter(h.ctx, h.id, last)
+			if err != nil {
+				h.b.log.Warn("live fold: gap not repaired", logkey.SessionID, h.id, logkey.After, last, logkey.Err, err)
 			}
-			h.apply(&missing[i])
+			for j := range missing {
+				if missing[j].Seq >= e.Seq {
+					break
+				}
+				if missing[j].Seq > last {
+					batch = append(batch, missing[j])
+					last = missing[j].Seq
+				}
+			}
 		}
+		batch = append(batch, *e)
+		last = e.Seq
 	}
-	h.apply(e)
+	if len(batch) == 0 {
+		return
+	}
+	if h.v.link != nil {
+		batch = h.redact(batch)
+		h.mu.Lock()
+		h.log = append(h.log, batch...)
+		h.mu.Unlock()
+	}
+	h.b.stats.folded.Add(int64(len(batch)))
+	for i := range batch {
+		h.apply(&batch[i])
+	}
 }
 
 // apply folds one event; views.Coalescer decides what is ready now.
@@ -287,7 +463,8 @@ func (h *hub) send(now time.Time) {
 		data = idOnly(u.Seq)
 	} else {
 		var err error
-		data, err = renderFrame(h.ctx, h.tl, u)
+		h.b.stats.frames.Add(1)
+		data, err = renderFrameFor(h.ctx, h.tl, h.v.links, u)
 		if err != nil {
 			// No frame: subscribers see the gap and re-render it from
 			// the log, which reports the failure in their streams.
@@ -324,8 +501,20 @@ func (h *hub) broadcast(f frame) {
 		if s.lagged {
 			continue
 		}
+		if n := int64(len(f.data)); s.queued.Load() > 0 && s.queued.Load()+n > maxQueuedBytes {
+			// Past its byte bound: it lags (and is caught up with one
+			// coalesced frame once it reads again).
+			s.lagged = true
+			h.b.stats.dropped.Add(1)
+			select {
+			case s.kick <- struct{}{}:
+			default:
+			}
+			continue
+		}
 		select {
 		case s.ch <- f:
+			s.queued.Add(int64(len(f.data)))
 		default:
 			s.lagged = true
 			select {

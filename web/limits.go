@@ -314,3 +314,79 @@ func (s *Server) takeStreamSlot(c echo.Context) (release func(), err error) {
 		})
 	}, nil
 }
+
+// shareBudget counts the open streams of share links (live streams and
+// playbacks), per link and in all, whichever listener serves them
+// (Tuning.ShareStreamsPerLink, Tuning.ShareStreams). The owner's streams
+// are not counted: a crowd on a public link never keeps the owner out.
+type shareBudget struct {
+	mu      sync.Mutex
+	perLink map[string]int
+	total   int
+}
+
+// shareBusy is a share stream refused for want of room: 429 when its link
+// is full, 503 when every share stream is taken.
+type shareBusy struct {
+	status int
+	// retry is the Retry-After the answer carries, in seconds.
+	retry int
+	msg   string
+}
+
+func (e *shareBusy) Error() string { return e.msg }
+
+// shareRetryAfter is the Retry-After of a busy answer, in seconds.
+const shareRetryAfter = 30
+
+// check returns the refusal a new stream of link id would get now, or nil.
+// b.mu is held.
+func (b *shareBudget) check(id string, t Tuning) *shareBusy {
+	if t.ShareStreamsPerLink > 0 && b.perLink[id] >= t.ShareStreamsPerLink {
+		return &shareBusy{status: http.StatusTooManyRequests, retry: shareRetryAfter,
+			msg: fmt.Sprintf("this link is busy: %d people are following it, the most it serves at once. Try again in a minute", b.perLink[id])}
+	}
+	if t.ShareStreams > 0 && b.total >= t.ShareStreams {
+		return &shareBusy{status: http.StatusServiceUnavailable, retry: shareRetryAfter,
+			msg: fmt.Sprintf("shared sessions are busy: %d live streams are open, the most this server serves at once. Try again in a minute", b.total)}
+	}
+	return nil
+}
+
+// full returns the refusal a new stream of link id would get now, or nil
+// (the link's page answers it rather than render a page whose stream would
+// be refused).
+func (b *shareBudget) full(id string, t Tuning) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if busy := b.check(id, t); busy != nil {
+		return busy
+	}
+	return nil
+}
+
+// admit takes a stream of link id, or refuses it (*shareBusy); leave gives
+// it back.
+func (b *shareBudget) admit(id string, t Tuning) (leave func(), err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if busy := b.check(id, t); busy != nil {
+		return nil, busy
+	}
+	if b.perLink == nil {
+		b.perLink = map[string]int{}
+	}
+	b.perLink[id]++
+	b.total++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			b.total--
+			if b.perLink[id]--; b.perLink[id] <= 0 {
+				delete(b.perLink, id)
+			}
+		})
+	}, nil
+}

@@ -16,6 +16,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -47,7 +49,15 @@ type Server struct {
 	share404     []byte // the one answer to every share read not granted
 	exportCSS    string // the stylesheets an export.html inlines
 	shareStreams streamRegistry
-	shareEcho    *echo.Echo // the --share-addr listener's handler
+	shareBudget  shareBudget
+	// sharePages keeps recently rendered share pages by their validator
+	// (sharePage): a crowd opening a link renders its page once.
+	sharePages renderCache[string]
+	// buildTag names this build's pages (its assets and module version):
+	// part of every share validator, so a new build never answers 304
+	// with an old one's page.
+	buildTag  string
+	shareEcho *echo.Echo // the --share-addr listener's handler
 	// wait paces playback: it waits d or until ctx is done (false).
 	wait     func(ctx context.Context, d time.Duration) bool
 	chapters chapterCache
@@ -82,6 +92,8 @@ func New(deps Deps) *Server {
 		HighlightCSS: views.StaticURL("highlight.css", hashBytes(s.hlCSS)),
 	}
 	s.exportCSS = ExportCSS()
+	s.buildTag = buildTag(s.assets)
+	s.sharePages.maxSize = sharePageCacheBytes
 	s.share404 = mustRender(views.ShareNotFound(views.PageMeta{Title: "Not found · prism", Assets: s.assets, Public: true}))
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
 	s.broker.reader = s.ownerReader
@@ -98,6 +110,9 @@ func New(deps Deps) *Server {
 	s.shareEcho = s.shareRoutes()
 	return s
 }
+
+// sharePageCacheBytes bounds the rendered share pages the server keeps.
+const sharePageCacheBytes = 8 << 20
 
 // mustRender renders a component that depends on nothing but its
 // arguments (a wiring bug otherwise).
@@ -361,6 +376,27 @@ func logPath(path string) string {
 		return views.ShareRoutePrefix + "{token}/" + after
 	}
 	return views.ShareRoutePrefix + "{token}"
+}
+
+// buildTag names the build that renders pages: its assets' hashes, the
+// main module's version and VCS revision when the binary records them, and
+// the executable's size and time (a rebuild with uncommitted changes).
+func buildTag(a views.Assets) string {
+	tag := fmt.Sprintf("%+v", a)
+	if exe, err := os.Executable(); err == nil {
+		if fi, err := os.Stat(exe); err == nil {
+			tag += fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		tag += bi.Main.Version + bi.Main.Sum
+		for _, st := range bi.Settings {
+			if st.Key == "vcs.revision" || st.Key == "vcs.modified" || st.Key == "vcs.time" {
+				tag += st.Key + "=" + st.Value
+			}
+		}
+	}
+	return hashBytes([]byte(tag))
 }
 
 func hashBytes(b []byte) string {

@@ -9,6 +9,8 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,11 +24,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"prism/core"
 	"prism/core/logkey"
-	"prism/core/redact"
 	"prism/core/sessionlog"
 	"prism/core/share"
 	"prism/static"
@@ -119,6 +121,10 @@ func (s *Server) handleShare(c echo.Context) error {
 	default:
 		err = errShareNotFound
 	}
+	var busy *shareBusy
+	if errors.As(err, &busy) {
+		return s.shareBusyPage(c, busy)
+	}
 	// A bad parameter (an at outside the link's scope included) is not a
 	// read the link grants either.
 	if errors.Is(err, errShareNotFound) || core.ErrorCode(err) == core.CodeNotFound || core.ErrorCode(err) == core.CodeInvalid {
@@ -158,10 +164,38 @@ func (s *Server) shareNotFound(c echo.Context) error {
 	return c.HTMLBlob(http.StatusNotFound, s.share404)
 }
 
+// shareBusyPage answers a share read refused for want of room (shareBudget):
+// 429 or 503, Retry-After, and a page that says the link is busy.
+func (s *Server) shareBusyPage(c echo.Context, busy *shareBusy) error {
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Retry-After", strconv.Itoa(busy.retry))
+	if c.Request().Method == http.MethodHead {
+		h.Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+		return c.NoContent(busy.status)
+	}
+	return s.render(c, busy.status, views.ShareBusy(views.PageMeta{Title: "Busy · prism", Assets: s.assets, Public: true}, busy.msg+"."))
+}
+
 // shareLog returns what a link shows: the session's header and events up
-// to its scope, redacted when the link says so. upTo < 0 means the whole
-// log as it is now.
+// to its scope, redacted when the link says so — for a live link whose
+// hub is open, the log the hub redacted (each event once for every read of
+// the link; shareLogOwn for a download).
 func (s *Server) shareLog(ctx context.Context, sh share.Share) (core.SessionHeader, []core.Event, error) {
+	if !sh.Scoped() {
+		if h, events, ok := s.broker.linkLog(view{key: linkKey(sh.ID, sh.Redact)}); ok {
+			return h, events, nil
+		}
+	}
+	return s.shareLogOwn(ctx, sh)
+}
+
+// shareLogOwn returns what a link shows, read and redacted for this
+// request alone, in one pass: a download of the log (JSONL) gets every
+// chunk's text as a pass over the whole log redacts it, where a hub's
+// incremental pass withholds the text of a stream of chunks that spanned
+// two of its batches (its message carries the text).
+func (s *Server) shareLogOwn(ctx context.Context, sh share.Share) (core.SessionHeader, []core.Event, error) {
 	var h core.SessionHeader
 	var events []core.Event
 	var err error
@@ -202,18 +236,101 @@ func (s *Server) sharePage(c echo.Context, sr shareReq) error {
 		return err
 	}
 	live := !sr.sh.Scoped() && s.deps.Commits != nil
-	v, _, err := s.replayPage(c, s.shareSource(sr), live, p)
-	if err != nil {
-		return err
+	if live {
+		// A page whose stream would be refused says the link is busy.
+		if err := s.shareBudget.full(sr.sh.ID, s.tune); err != nil {
+			return err
+		}
 	}
-	v.Meta = s.shareMeta(v.Head.Title)
 	if c.Request().Method == http.MethodGet {
+		// A reload answered 304 is a view too.
 		if err := s.deps.Shares.RecordShareView(ctx, sr.sh.ID); err != nil {
 			s.log.WarnContext(ctx, "share: view not recorded", logkey.Err, err)
 		}
 	}
-	c.Response().Header().Set("Cache-Control", "no-store")
-	return s.render(c, http.StatusOK, views.SessionPage(v))
+	tag, fresh, err := s.shareNotModified(c, sr, "page")
+	if fresh || err != nil {
+		return err
+	}
+	render := func() ([]byte, error) {
+		s.broker.stats.pages.Add(1)
+		v, _, err := s.replayPage(c, s.shareSource(sr), live, p)
+		if err != nil {
+			return nil, err
+		}
+		v.Meta = s.shareMeta(v.Head.Title)
+		return mustRenderCtx(ctx, views.SessionPage(v))
+	}
+	// A crowd opening the link renders its page once: the validator names
+	// exactly what decides the bytes.
+	page, err := s.sharePages.get(ctx, tag, render)
+	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		page, err = render() // the reader whose render it waited for left
+	}
+	if err != nil {
+		return err
+	}
+	return c.HTMLBlob(http.StatusOK, page)
+}
+
+// mustRenderCtx renders a component into bytes of its own.
+func mustRenderCtx(ctx context.Context, comp templ.Component) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := comp.Render(ctx, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// shareCacheControl lets a link's reader keep its page and export and ask
+// whether they changed (ETag, If-None-Match), and keeps every shared cache
+// — a proxy, a CDN — from storing them: a revoked or expired link must stop
+// answering at once, and only this server knows when it does.
+const shareCacheControl = "private, no-cache"
+
+// shareNotModified sets the validator (tag) of a link's page or export
+// (what: "page", "export") and answers 304 when the request already holds
+// it (fresh). The validator is a hash of what decides the bytes: the
+// server's build, the link (its id, scope and redaction), the session's
+// summary (its events, last seq and time, status, title, counters) and the
+// query; it also keys the rendered pages the server keeps (sharePages). It
+// is weak: an export's note names the minute it was made. A link is
+// resolved before this on every request, so a revoked or expired one is
+// the share 404 however fresh the reader's copy.
+func (s *Server) shareNotModified(c echo.Context, sr shareReq, what string) (tag string, fresh bool, err error) {
+	sum, err := s.deps.Sessions.Summary(c.Request().Context(), sr.sh.SessionID)
+	if err != nil {
+		return "", false, err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%t\x00%t\x00", s.buildTag, what, sr.sh.ID, sr.sh.Redact, s.deps.Commits != nil)
+	if sr.sh.UpToSeq != nil {
+		fmt.Fprintf(h, "%d", *sr.sh.UpToSeq)
+	}
+	if err := json.NewEncoder(h).Encode(sum); err != nil {
+		return "", false, fmt.Errorf("share validator of %s: %w", sr.sh.ID, err)
+	}
+	h.Write([]byte(c.Request().URL.RawQuery))
+	tag = `W/"` + base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:18]) + `"`
+	hdr := c.Response().Header()
+	hdr.Set("Cache-Control", shareCacheControl)
+	hdr.Set("ETag", tag)
+	if !etagMatches(c.Request().Header.Get("If-None-Match"), tag) {
+		return tag, false, nil
+	}
+	return tag, true, c.NoContent(http.StatusNotModified)
+}
+
+// etagMatches reports whether an If-None-Match header names tag, by the
+// weak comparison RFC 9110 prescribes for it ("*" names any).
+func etagMatches(header, tag string) bool {
+	weak := func(t string) string { return strings.TrimPrefix(strings.TrimSpace(t), "W/") }
+	for _, t := range strings.Split(header, ",") {
+		if t = strings.TrimSpace(t); t == "*" || t != "" && weak(t) == weak(tag) {
+			return true
+		}
+	}
+	return false
 }
 
 // shareSource is a link's replay source: its scope, redacted as the link
@@ -239,9 +356,14 @@ func (s *Server) admitShareStream(c echo.Context, sr shareReq) (ctx context.Cont
 	if err != nil {
 		return nil, 0, nil, err
 	}
+	leave, err := s.shareBudget.admit(sr.sh.ID, s.tune)
+	if err != nil {
+		release()
+		return nil, 0, nil, err
+	}
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	unregister := s.shareStreams.add(sr.sh.ID, cancel)
-	return ctx, cursor, func() { unregister(); cancel(); release() }, nil
+	return ctx, cursor, func() { unregister(); cancel(); leave(); release() }, nil
 }
 
 // sharePlayback handles GET /s/TOKEN/stream?speed=…&after=… (or &until=):
@@ -401,7 +523,7 @@ func writeCallFile(c echo.Context, file, callID string, card *views.Card) error 
 // shareEvents handles GET /s/TOKEN/events: what the link shows as JSONL.
 func (s *Server) shareEvents(c echo.Context, sr shareReq) error {
 	ctx := c.Request().Context()
-	h, events, err := s.shareLog(ctx, sr.sh)
+	h, events, err := s.shareLogOwn(ctx, sr.sh)
 	if err != nil {
 		return err
 	}
@@ -424,6 +546,9 @@ func (s *Server) writeJSONL(c echo.Context, h core.SessionHeader, events []core.
 
 // shareExport handles GET /s/TOKEN/export.html.
 func (s *Server) shareExport(c echo.Context, sr shareReq) error {
+	if _, fresh, err := s.shareNotModified(c, sr, "export"); fresh || err != nil {
+		return err
+	}
 	t, err := s.shareFold(c.Request().Context(), sr.sh)
 	if err != nil {
 		return err
@@ -475,166 +600,45 @@ func (s *Server) writeExport(c echo.Context, t *views.Timeline, note string) err
 }
 
 // shareStream handles GET /s/TOKEN/stream: a live link's SSE stream. It
-// renders its own frames — from the link's (redacted) view of the log,
-// with the link's URLs — rather than the session hub's, and ends within
-// Tuning.ShareCheck of the link's revocation or expiry.
+// follows the link's hub (linkView), which every reader of the link
+// shares: the session folded and redacted once for all of them, each
+// update rendered once, with the link's URLs. The hub ends when the link is
+// revoked (at once through this server, within Tuning.ShareCheck from
+// elsewhere) or expires, and its streams say so.
 func (s *Server) shareStream(c echo.Context, sr shareReq) error {
-	ctx, cursor, done, err := s.admitShareStream(c, sr)
+	cursor, release, err := s.admitStream(c)
 	if err != nil {
 		return err
 	}
-	defer done()
-	watch, stop := s.broker.watch(sr.sh.SessionID)
-	defer stop()
-
-	hdr, events, err := s.deps.Sessions.LoadSession(ctx, sr.sh.SessionID)
+	defer release()
+	leave, err := s.shareBudget.admit(sr.sh.ID, s.tune)
 	if err != nil {
 		return err
 	}
-	if cursor > int64(len(events))-1 {
-		cursor = int64(len(events)) - 1 // the page cannot be ahead of the log
-	}
+	defer leave()
 	startSSE(c)
-	w := s.newStreamConn(c)
-	ls := newLinkStream(s, sr, hdr)
-	ls.fold(events[:cursor+1])
-	if !w.write(ls.render(ctx, events[cursor+1:])) {
-		return nil
-	}
-	check := time.NewTicker(s.tune.ShareCheck)
-	defer check.Stop()
-	keep := time.NewTicker(s.tune.KeepAlive)
-	defer keep.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			if c.Request().Context().Err() == nil { // revoked through this server
-				w.fail(shareEndedMessage)
-			}
-			return nil
-		case <-check.C:
-			if _, err := s.resolveShare(ctx, sr.token); err != nil {
-				if errors.Is(err, errShareNotFound) {
-					w.fail(shareEndedMessage)
-					return nil
-				}
-				s.log.WarnContext(ctx, "share stream: link not checked", logkey.Err, err)
-			}
-		case <-keep.C:
-			if !w.write([]byte(": keep-alive\n\n")) {
-				return nil
-			}
-		case <-watch.wake:
-			if watch.replaced.Swap(false) {
-				// The whole log was replaced: start over from it.
-				hdr, events, err := s.deps.Sessions.LoadSession(ctx, sr.sh.SessionID)
-				if err != nil {
-					w.fail("live updates stopped: the session could not be read. Reload to retry.")
-					return nil
-				}
-				ls = newLinkStream(s, sr, hdr)
-				ls.fold(events)
-				if !w.write(ls.page(ctx)) {
-					return nil
-				}
-				continue
-			}
-			more, err := s.deps.Sessions.EventsAfter(ctx, sr.sh.SessionID, ls.last)
-			if err != nil {
-				if ctx.Err() == nil {
-					w.fail("live updates stopped: the session could not be read. Reload to retry.")
-				}
-				return nil
-			}
-			if !w.write(ls.render(ctx, more)) {
-				return nil
-			}
-		}
-	}
+	s.follow(c.Request().Context(), s.newStreamConn(c), s.linkView(sr), cursor)
+	return nil
 }
 
 // shareEndedMessage is what an open share stream says when its link stops
 // granting access.
 const shareEndedMessage = "This link was revoked or has expired: live updates stopped."
 
-// linkStream is one share stream's own fold of the log: the events it has
-// seen, redacted as a walk from the start, folded with the link's URLs.
-type linkStream struct {
-	s      *Server
-	sr     shareReq
-	walker *redact.Walker // nil when the link is not redacted
-	tl     *views.Timeline
-	co     views.Coalescer
-	last   int64 // seq of the last event taken
-}
-
-func newLinkStream(s *Server, sr shareReq, h core.SessionHeader) *linkStream {
-	ls := &linkStream{s: s, sr: sr, last: -1}
-	if sr.sh.Redact {
-		ls.walker = s.deps.Redactor.Walker()
-		h = ls.walker.Header(h)
-	}
-	ls.tl = views.NewTimeline(h, s.deps.Presenter)
-	return ls
-}
-
-func (ls *linkStream) redact(events []core.Event) []core.Event {
-	if ls.walker == nil {
-		return events
-	}
-	return ls.walker.Events(events)
-}
-
-// fold takes events without rendering them (what the page already shows).
-func (ls *linkStream) fold(events []core.Event) {
-	if len(events) == 0 {
-		return
-	}
-	ls.tl.ApplyAll(ls.redact(events))
-	ls.last = events[len(events)-1].Seq
-}
-
-// render takes events that continue the log and returns their frames.
-// Chunk updates are not held back (a share stream flushes every batch).
-func (ls *linkStream) render(ctx context.Context, events []core.Event) []byte {
-	var out []byte
-	for len(events) > 0 && events[0].Seq <= ls.last {
-		events = events[1:]
-	}
-	if len(events) == 0 {
-		return nil
-	}
-	emit := func(u views.Update) error {
-		if u.Empty() {
-			out = append(out, idOnly(u.Seq)...)
-			return nil
-		}
-		patches, err := views.RenderUpdateFor(ctx, ls.tl, ls.sr.links, u)
-		if err != nil {
+// linkView is the live view of a link: its session, redacted as it says,
+// with its URLs; the hub asks the store every Tuning.ShareCheck whether
+// the link still grants access.
+func (s *Server) linkView(sr shareReq) view {
+	v := view{key: linkKey(sr.sh.ID, sr.sh.Redact), session: sr.sh.SessionID, links: sr.links,
+		link: &linkView{id: sr.sh.ID, active: func(ctx context.Context) error {
+			_, err := s.resolveShare(ctx, sr.token)
+			if errors.Is(err, errShareNotFound) {
+				return errLinkEnded
+			}
 			return err
-		}
-		out = append(out, formatPatches(patches, strconv.FormatInt(u.Seq, 10))...)
-		return nil
+		}}}
+	if sr.sh.Redact {
+		v.link.redactor = s.deps.Redactor
 	}
-	red := ls.redact(events)
-	for i := range red {
-		if err := ls.co.Apply(ls.tl, &red[i], emit); err != nil {
-			ls.s.log.ErrorContext(ctx, "share stream: render failed", logkey.Err, err)
-		}
-	}
-	if err := ls.co.Flush(emit); err != nil {
-		ls.s.log.ErrorContext(ctx, "share stream: render failed", logkey.Err, err)
-	}
-	ls.last = events[len(events)-1].Seq
-	return out
-}
-
-// page re-renders the whole page window (after the log was replaced).
-func (ls *linkStream) page(ctx context.Context) []byte {
-	patches, err := views.RenderPageFor(ctx, ls.tl, ls.sr.links, ls.s.tune.Window)
-	if err != nil {
-		ls.s.log.ErrorContext(ctx, "share stream: render failed", logkey.Err, err)
-		return nil
-	}
-	return formatPatches(patches, strconv.FormatInt(ls.tl.LastSeq(), 10))
+	return v
 }

@@ -160,6 +160,7 @@ func (s *Server) revokeShare(c echo.Context, id string) (share.Share, error) {
 		return sh, err
 	}
 	s.shareStreams.end(id)
+	s.broker.endLink(id)
 	s.log.InfoContext(c.Request().Context(), "share link revoked", logkey.SessionID, sh.SessionID, logkey.ShareID, id)
 	return sh, nil
 }

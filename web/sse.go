@@ -33,14 +33,10 @@ func renderPage(ctx context.Context, tl *views.Timeline, window int, seq int64) 
 	return formatPatches(patches, strconv.FormatInt(seq, 10)), nil
 }
 
-// renderFrame formats an update as SSE datastar-patch-elements events; the
-// last carries the update's seq as its event id, so a reconnecting client
-// resumes after it.
-func renderFrame(ctx context.Context, tl *views.Timeline, u views.Update) ([]byte, error) {
-	return renderFrameFor(ctx, tl, views.SessionLinks(tl.Header().ID), u)
-}
-
-// renderFrameFor is renderFrame for a reader following l.
+// renderFrameFor formats an update as SSE datastar-patch-elements events,
+// its links those of a reader following l (the owner's session, or a share
+// link); the last event carries the update's seq as its event id, so a
+// reconnecting client resumes after it.
 func renderFrameFor(ctx context.Context, tl *views.Timeline, l views.Links, u views.Update) ([]byte, error) {
 	patches, err := views.RenderUpdateFor(ctx, tl, l, u)
 	if err != nil {

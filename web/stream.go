@@ -2,8 +2,10 @@ package web
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -90,25 +92,43 @@ func (s *Server) newStreamConn(c echo.Context) *streamConn {
 	return &streamConn{c: c, rc: http.NewResponseController(c.Response().Writer), timeout: s.tune.WriteTimeout, log: s.log}
 }
 
-func (w *streamConn) write(b []byte) bool {
-	if len(b) == 0 {
+func (w *streamConn) write(parts ...[]byte) bool {
+	n := 0
+	for _, b := range parts {
+		n += len(b)
+	}
+	if n == 0 {
 		return true
 	}
 	if w.failed {
 		return false
 	}
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout)) // ErrNotSupported under a recorder is fine
-	_, err := w.c.Response().Write(b)
+	var err error
+	for _, b := range parts {
+		if _, err = w.c.Response().Write(b); err != nil {
+			break
+		}
+	}
 	if err == nil {
 		err = w.rc.Flush()
 	}
 	if err != nil {
 		w.failed = true
 		w.log.Debug(StreamWriteFailed, append(requestAttrs(w.c), logkey.Err, err)...)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The reader stopped reading: its queue was bounded
+			// (maxQueuedBytes) and it is dropped now, with the reason.
+			w.log.Info(StreamReaderDropped, append(requestAttrs(w.c), logkey.Duration, w.timeout)...)
+		}
 		return false
 	}
 	return true
 }
+
+// StreamReaderDropped is the message logged (at info level) when a stream
+// is dropped because its client read nothing for Tuning.WriteTimeout.
+const StreamReaderDropped = "stream: reader dropped: it read nothing for the write timeout"
 
 // StreamWriteFailed is the message logged (at debug level) when a stream
 // ends because its client stopped reading or went away.
@@ -180,7 +200,7 @@ func (s *Server) handleSessionStream(c echo.Context) error {
 			return nil
 		}
 	}
-	s.follow(ctx, w, id, cursor)
+	s.follow(ctx, w, ownerView(id), cursor)
 	return nil
 }
 
@@ -199,10 +219,13 @@ func (s *Server) goLive(ctx context.Context, w *streamConn, id string, cursor in
 	return w.write(append(frame, positionFrame(-1, modeLive)...))
 }
 
-// follow streams a page's session live from cursor: first exactly the
-// events after it, rendered from the log, then the hub's frames.
-func (s *Server) follow(ctx context.Context, w *streamConn, id string, cursor int64) {
-	h, sub, at, err := s.broker.subscribe(ctx, id)
+// follow streams a page of view v live from cursor: first exactly the
+// events after it, rendered from the log (one frame, shared by the readers
+// that ask for the same range), then the hub's frames. A share link's page
+// (v.link) is told when the link stops granting access.
+func (s *Server) follow(ctx context.Context, w *streamConn, v view, cursor int64) {
+	id := v.session
+	h, sub, at, err := s.broker.subscribeView(ctx, v)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.ErrorContext(ctx, "stream: subscribe failed", logkey.SessionID, id, logkey.Err, err)
@@ -211,6 +234,9 @@ func (s *Server) follow(ctx context.Context, w *streamConn, id string, cursor in
 		return
 	}
 	defer s.broker.unsubscribe(h, sub)
+	if v.link != nil && cursor > at {
+		cursor = at // a link's page cannot be ahead of the log it shows
+	}
 
 	failed := func(err error) {
 		if ctx.Err() == nil {
@@ -223,7 +249,7 @@ func (s *Server) follow(ctx context.Context, w *streamConn, id string, cursor in
 		if to <= cursor {
 			return true
 		}
-		frames, err := s.broker.renderRange(ctx, id, cursor, to)
+		frames, err := h.renderRange(ctx, cursor, to)
 		if err != nil {
 			failed(err)
 			return false
@@ -243,7 +269,7 @@ func (s *Server) follow(ctx context.Context, w *streamConn, id string, cursor in
 		if gen == sub.gen {
 			return catchUp(to)
 		}
-		data, err := s.broker.renderPageAt(ctx, id, to)
+		data, err := h.renderPageAt(ctx, to)
 		if err != nil {
 			failed(err)
 			return false
@@ -256,13 +282,15 @@ func (s *Server) follow(ctx context.Context, w *streamConn, id string, cursor in
 	}
 	ka := time.NewTicker(s.tune.KeepAlive)
 	defer ka.Stop()
-	var batch []byte
+	var parts [][]byte
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-h.ctx.Done(): // the broker closed, or the hub failed
-			if err := h.stopErr(); err != nil {
+		case <-h.ctx.Done(): // the broker closed, the hub failed, or the link ended
+			if err := h.stopErr(); errors.Is(err, errLinkEnded) {
+				w.fail(shareEndedMessage)
+			} else if err != nil {
 				w.fail("live updates stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
 			} else {
 				w.fail(stoppedMessage)
@@ -277,27 +305,30 @@ func (s *Server) follow(ctx context.Context, w *streamConn, id string, cursor in
 				return
 			}
 		case f := <-sub.ch:
-			// Write this frame and any already queued behind it in one
-			// write and one flush.
-			batch = batch[:0]
-			lost := false
+			// Write this frame and any already queued behind it with one
+			// flush; the frames' bytes are the hub's, shared by every
+			// subscriber, and are written as they are, never copied.
+			parts = parts[:0]
+			size, lost := 0, false
 			for {
+				sub.queued.Add(-int64(len(f.data)))
 				switch {
 				case f.reset && f.gen > sub.gen:
 					// The log was replaced: the page is re-rendered
 					// from the new one, and the cursor counts in it.
-					batch = append(batch, f.data...)
+					parts = append(parts, f.data)
 					cursor, sub.gen = f.seq, f.gen
 				case f.gen != sub.gen:
 					lost = true
 				case f.seq <= cursor:
 				case f.from == cursor+1:
-					batch = append(batch, f.data...)
+					parts = append(parts, f.data)
 					cursor = f.seq
 				default: // a frame straddles the cursor, or frames were lost
 					lost = true
 				}
-				if lost || len(batch) > 256<<10 {
+				size += len(f.data)
+				if lost || size > maxQueuedBytes {
 					break
 				}
 				select {
@@ -307,7 +338,9 @@ func (s *Server) follow(ctx context.Context, w *streamConn, id string, cursor in
 				}
 				break
 			}
-			if !w.write(batch) {
+			ok := w.write(parts...)
+			clear(parts) // the frames may be freed as soon as the hub drops them
+			if !ok {
 				return
 			}
 			if lost && !resync() {
