@@ -111,12 +111,8 @@ func SniffImage(b []byte) string {
 	return ""
 }
 
-// MarshalJSON writes the view with its "card" tag first.
+// MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *ImageResultView) MarshalJSON() ([]byte, error) {
 	type plain ImageResultView
-	p := *(*plain)(v)
-	if p.Images == nil {
-		p.Images = []InlineImage{}
-	}
-	return marshalKeyed("card", CardImage, &p)
+	return marshalView(v, (*plain)(v))
 }

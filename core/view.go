@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
+	"strings"
 )
 
 // Card kinds of the render-intent vocabulary.
@@ -17,6 +19,51 @@ const (
 	CardRead     = "read"
 	CardWeb      = "web"
 )
+
+// A viewKind is the registration of one view type: its discriminants in
+// JSON and the constructor the decoder fills. viewKinds is the one table of
+// them: MarshalJSON takes a view's tags from its row (marshalView), and
+// DecodeCallView and DecodeResultView find the row a view's tags name.
+type viewKind struct {
+	card     string            // the "card" tag
+	key, tag string            // a second discriminant ("shape": "matches"), or none
+	call     func() CallView   // a call view's constructor (nil for a result view)
+	result   func() ResultView // a result view's constructor (nil for a call view)
+}
+
+// viewKinds registers every view type, once. A new kind is its type (with
+// Card, ViewTitle, Validate and a MarshalJSON that calls marshalView) and
+// its row here.
+var viewKinds = [...]viewKind{
+	{card: CardGeneric, call: func() CallView { return new(GenericCallView) }},
+	{card: CardTerminal, call: func() CallView { return new(TerminalCallView) }},
+	{card: CardDiff, call: func() CallView { return new(DiffCallView) }},
+	{card: CardGeneric, result: func() ResultView { return new(GenericResultView) }},
+	{card: CardTerminal, result: func() ResultView { return new(TerminalResultView) }},
+	{card: CardDiff, result: func() ResultView { return new(DiffResultView) }},
+	{card: CardSearch, key: "shape", tag: "matches", result: func() ResultView { return new(SearchMatchesView) }},
+	{card: CardSearch, key: "shape", tag: "paths", result: func() ResultView { return new(SearchPathsView) }},
+	{card: CardRead, result: func() ResultView { return new(ReadResultView) }},
+	{card: CardWeb, key: "kind", tag: "search", result: func() ResultView { return new(WebSearchView) }},
+	{card: CardWeb, key: "kind", tag: "fetch", result: func() ResultView { return new(WebFetchView) }},
+	{card: CardImage, result: func() ResultView { return new(ImageResultView) }},
+}
+
+// viewKindOf is viewKinds by view type (a pointer type), built once from
+// the table and never changed.
+var viewKindOf = func() map[reflect.Type]viewKind {
+	m := make(map[reflect.Type]viewKind, len(viewKinds))
+	for _, k := range viewKinds {
+		var v any
+		if k.call != nil {
+			v = k.call()
+		} else {
+			v = k.result()
+		}
+		m[reflect.TypeOf(v)] = k
+	}
+	return m
+}()
 
 // Call kinds of a generic call view.
 const (
@@ -64,6 +111,8 @@ type ReadFileLine struct {
 type CallView interface {
 	// Card returns the card discriminant.
 	Card() string
+	// ViewTitle returns the pending card's title ("" for none).
+	ViewTitle() string
 	// Validate reports a view whose fields break the vocabulary's rules.
 	Validate() error
 	isCallView()
@@ -199,6 +248,15 @@ func (*TerminalCallView) Card() string { return CardTerminal }
 
 // Card implements CallView.
 func (*DiffCallView) Card() string { return CardDiff }
+
+// ViewTitle implements CallView.
+func (v *GenericCallView) ViewTitle() string { return v.Title }
+
+// ViewTitle implements CallView.
+func (v *TerminalCallView) ViewTitle() string { return v.Title }
+
+// ViewTitle implements CallView.
+func (v *DiffCallView) ViewTitle() string { return v.Title }
 
 func (*GenericCallView) isCallView()  {}
 func (*TerminalCallView) isCallView() {}
@@ -379,32 +437,28 @@ func validateLocations(locs []FileLocation) error {
 	return nil
 }
 
-// MarshalJSON writes the view with its "card" tag first.
+// MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *GenericCallView) MarshalJSON() ([]byte, error) {
 	type plain GenericCallView
-	return marshalKeyed("card", CardGeneric, (*plain)(v))
+	return marshalView(v, (*plain)(v))
 }
 
-// MarshalJSON writes the view with its "card" tag first.
+// MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *TerminalCallView) MarshalJSON() ([]byte, error) {
 	type plain TerminalCallView
-	return marshalKeyed("card", CardTerminal, (*plain)(v))
+	return marshalView(v, (*plain)(v))
 }
 
-// MarshalJSON writes the view with its "card" tag first.
+// MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *DiffCallView) MarshalJSON() ([]byte, error) {
 	type plain DiffCallView
-	p := *(*plain)(v)
-	if p.Diffs == nil {
-		p.Diffs = []FileDiff{}
-	}
-	return marshalKeyed("card", CardDiff, &p)
+	return marshalView(v, (*plain)(v))
 }
 
-// MarshalJSON writes the view with its "card" tag first.
+// MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *GenericResultView) MarshalJSON() ([]byte, error) {
 	type plain GenericResultView
-	return marshalKeyed("card", CardGeneric, (*plain)(v))
+	return marshalView(v, (*plain)(v))
 }
 
 // MarshalJSON writes the view with its "card" tag first. It writes what
@@ -436,34 +490,22 @@ func (v *TerminalResultView) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// MarshalJSON writes the view with its "card" tag first.
+// MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *DiffResultView) MarshalJSON() ([]byte, error) {
 	type plain DiffResultView
-	p := *(*plain)(v)
-	if p.Diffs == nil {
-		p.Diffs = []FileDiff{}
-	}
-	return marshalKeyed("card", CardDiff, &p)
+	return marshalView(v, (*plain)(v))
 }
 
-// MarshalJSON writes {"card":"search","shape":"matches",…}.
+// MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *SearchMatchesView) MarshalJSON() ([]byte, error) {
 	type plain SearchMatchesView
-	p := *(*plain)(v)
-	if p.Files == nil {
-		p.Files = []SearchFileMatches{}
-	}
-	return marshalKeyed2("card", CardSearch, "shape", "matches", &p)
+	return marshalView(v, (*plain)(v))
 }
 
-// MarshalJSON writes {"card":"search","shape":"paths",…}.
+// MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *SearchPathsView) MarshalJSON() ([]byte, error) {
 	type plain SearchPathsView
-	p := *(*plain)(v)
-	if p.Paths == nil {
-		p.Paths = []string{}
-	}
-	return marshalKeyed2("card", CardSearch, "shape", "paths", &p)
+	return marshalView(v, (*plain)(v))
 }
 
 // MarshalJSON writes the view with its "card" tag first (nil lines as
@@ -515,20 +557,56 @@ func (v *ReadResultView) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// MarshalJSON writes {"card":"web","kind":"search",…}.
+// MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *WebSearchView) MarshalJSON() ([]byte, error) {
 	type plain WebSearchView
-	p := *(*plain)(v)
-	if p.Sources == nil {
-		p.Sources = []WebSource{}
-	}
-	return marshalKeyed2("card", CardWeb, "kind", "search", &p)
+	return marshalView(v, (*plain)(v))
 }
 
-// MarshalJSON writes {"card":"web","kind":"fetch",…}.
+// MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *WebFetchView) MarshalJSON() ([]byte, error) {
 	type plain WebFetchView
-	return marshalKeyed2("card", CardWeb, "kind", "fetch", (*plain)(v))
+	return marshalView(v, (*plain)(v))
+}
+
+// marshalView writes view v as {"card":…[, key:tag], …fields of body}, its
+// discriminants taken from v's row in viewKinds. body is v converted to a
+// type without methods (type plain T; (*plain)(v)), so encoding/json writes
+// its fields. A list field without omitempty is written as [] when nil: a
+// reader of a view always finds its lists.
+func marshalView(v, body any) ([]byte, error) {
+	k, ok := viewKindOf[reflect.TypeOf(v)]
+	if !ok {
+		return nil, fmt.Errorf("core: %T is not a registered view", v)
+	}
+	return marshalKeyed2("card", k.card, k.key, k.tag, emptyLists(body))
+}
+
+// emptyLists returns body (a pointer to a struct), or a copy of it whose nil
+// list fields without omitempty are empty lists.
+func emptyLists(body any) any {
+	p := reflect.ValueOf(body)
+	t := p.Elem().Type()
+	var cp reflect.Value
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Type.Kind() != reflect.Slice || !f.IsExported() || name == "-" || strings.Contains(","+opts+",", ",omitempty,") {
+			continue
+		}
+		if !p.Elem().Field(i).IsNil() {
+			continue
+		}
+		if !cp.IsValid() {
+			cp = reflect.New(t)
+			cp.Elem().Set(p.Elem())
+		}
+		cp.Elem().Field(i).Set(reflect.MakeSlice(f.Type, 0, 0))
+	}
+	if cp.IsValid() {
+		return cp.Interface()
+	}
+	return body
 }
 
 func marshalKeyed(key, tag string, v any) ([]byte, error) {
@@ -570,25 +648,17 @@ func marshalKeyed2(key, tag, key2, tag2 string, v any) ([]byte, error) {
 // card kind or a malformed payload is an error; callers fall back to the
 // generic card.
 func DecodeCallView(data []byte) (CallView, error) {
-	var head struct {
-		Card string `json:"card"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	fields, card, err := viewHead(data)
+	if err != nil {
 		return nil, fmt.Errorf("call view: %w", err)
 	}
-	var v CallView
-	switch head.Card {
-	case CardGeneric:
-		v = new(GenericCallView)
-	case CardTerminal:
-		v = new(TerminalCallView)
-	case CardDiff:
-		v = new(DiffCallView)
-	default:
-		return nil, fmt.Errorf("call view: unknown card %q", head.Card)
+	k := findViewKind(fields, card, true)
+	if k == nil {
+		return nil, fmt.Errorf("call view: unknown card %q", card)
 	}
-	if err := decodeView(data, v); err != nil {
-		return nil, fmt.Errorf("%s call view: %w", head.Card, err)
+	v := k.call()
+	if err := decodeView(fields, k, v); err != nil {
+		return nil, fmt.Errorf("%s call view: %w", card, err)
 	}
 	if err := v.Validate(); err != nil {
 		return nil, err
@@ -598,39 +668,17 @@ func DecodeCallView(data []byte) (CallView, error) {
 
 // DecodeResultView decodes and validates an untrusted result view.
 func DecodeResultView(data []byte) (ResultView, error) {
-	var head struct {
-		Card  string `json:"card"`
-		Shape string `json:"shape"`
-		Kind  string `json:"kind"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	fields, card, err := viewHead(data)
+	if err != nil {
 		return nil, fmt.Errorf("result view: %w", err)
 	}
-	var v ResultView
-	switch {
-	case head.Card == CardGeneric:
-		v = new(GenericResultView)
-	case head.Card == CardTerminal:
-		v = new(TerminalResultView)
-	case head.Card == CardDiff:
-		v = new(DiffResultView)
-	case head.Card == CardSearch && head.Shape == "matches":
-		v = new(SearchMatchesView)
-	case head.Card == CardSearch && head.Shape == "paths":
-		v = new(SearchPathsView)
-	case head.Card == CardRead:
-		v = new(ReadResultView)
-	case head.Card == CardWeb && head.Kind == "search":
-		v = new(WebSearchView)
-	case head.Card == CardWeb && head.Kind == "fetch":
-		v = new(WebFetchView)
-	case head.Card == CardImage:
-		v = new(ImageResultView)
-	default:
-		return nil, fmt.Errorf("result view: unknown card %q", head.Card)
+	k := findViewKind(fields, card, false)
+	if k == nil {
+		return nil, fmt.Errorf("result view: unknown card %q", card)
 	}
-	if err := decodeView(data, v); err != nil {
-		return nil, fmt.Errorf("%s result view: %w", head.Card, err)
+	v := k.result()
+	if err := decodeView(fields, k, v); err != nil {
+		return nil, fmt.Errorf("%s result view: %w", card, err)
 	}
 	if err := v.Validate(); err != nil {
 		return nil, err
@@ -638,20 +686,50 @@ func DecodeResultView(data []byte) (ResultView, error) {
 	return v, nil
 }
 
-// decodeView decodes data into v, ignoring the discriminant keys.
-func decodeView(data []byte, v any) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return err
+// viewHead splits a view's JSON object into its fields and reads its
+// "card" tag ("" when absent).
+func viewHead(data []byte) (map[string]json.RawMessage, string, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, "", err
 	}
-	delete(m, "card")
-	switch v.(type) {
-	case *SearchMatchesView, *SearchPathsView:
-		delete(m, "shape")
-	case *WebSearchView, *WebFetchView:
-		delete(m, "kind")
+	var card string
+	if raw, ok := fields["card"]; ok {
+		if err := json.Unmarshal(raw, &card); err != nil {
+			return nil, "", fmt.Errorf("card: %w", err)
+		}
 	}
-	rest, err := json.Marshal(m)
+	return fields, card, nil
+}
+
+// findViewKind returns the row of viewKinds a view's fields name: its card
+// tag and, for a row with a second discriminant, that key's tag. call
+// chooses call views or result views.
+func findViewKind(fields map[string]json.RawMessage, card string, call bool) *viewKind {
+	for i := range viewKinds {
+		k := &viewKinds[i]
+		if k.card != card || (k.call != nil) != call {
+			continue
+		}
+		if k.key != "" {
+			var tag string
+			if json.Unmarshal(fields[k.key], &tag) != nil || tag != k.tag {
+				continue
+			}
+		}
+		return k
+	}
+	return nil
+}
+
+// decodeView decodes a view's fields into v, ignoring the discriminant
+// keys of its row; any other unknown field is an error.
+func decodeView(fields map[string]json.RawMessage, k *viewKind, v any) error {
+	delete(fields, "card")
+	if k.key != "" {
+		delete(fields, k.key)
+	}
+	rest, err := json.Marshal(fields)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -119,4 +120,53 @@ func FuzzViewJSON(f *testing.F) {
 		checkViewJSON(t, &ReadResultView{Title: b, Path: a, Offset: n, TotalLines: n, Lang: b,
 			Lines: []ReadFileLine{{Number: n, Text: a}, {Number: n + 1, Text: b}}, Content: Text(a + b)})
 	})
+}
+
+// TestViewKindsTable: each row of viewKinds registers its own type, once;
+// the zero view's JSON starts with the row's tags and names that row back.
+func TestViewKindsTable(t *testing.T) {
+	seen := map[string]bool{}
+	for i, k := range viewKinds {
+		if (k.call == nil) == (k.result == nil) {
+			t.Fatalf("row %d: want exactly one of call and result", i)
+		}
+		var v json.Marshaler
+		var card string
+		if k.call != nil {
+			cv := k.call()
+			v, card = cv.(json.Marshaler), cv.Card()
+		} else {
+			rv := k.result()
+			v, card = rv.(json.Marshaler), rv.Card()
+		}
+		if card != k.card {
+			t.Errorf("row %d: %T.Card() = %q, the row says %q", i, v, card, k.card)
+		}
+		id := fmt.Sprintf("%v/%s/%s/%s", k.call != nil, k.card, k.key, k.tag)
+		if seen[id] {
+			t.Errorf("row %d: a second row for %s", i, id)
+		}
+		seen[id] = true
+		data, err := v.MarshalJSON()
+		if err != nil {
+			t.Fatalf("%T: %v", v, err)
+		}
+		prefix := `{"card":"` + k.card + `"`
+		if k.key != "" {
+			prefix += `,"` + k.key + `":"` + k.tag + `"`
+		}
+		if !strings.HasPrefix(string(data), prefix) {
+			t.Errorf("%T writes %s, want it to start with %s", v, data, prefix)
+		}
+		fields, card, err := viewHead(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := findViewKind(fields, card, k.call != nil); got != &viewKinds[i] {
+			t.Errorf("%s names another row than %d", data, i)
+		}
+	}
+	if len(viewKindOf) != len(viewKinds) {
+		t.Errorf("%d view types for %d rows: a type is registered twice", len(viewKindOf), len(viewKinds))
+	}
 }

@@ -143,7 +143,7 @@ func TestBadInput_PageRendersSafelyAndBounded(t *testing.T) {
 	for _, n := range []string{"panic", "nilview", "baddiff", "badterm", "badread"} {
 		c := tl.CardsByCallID("k-" + n)[0]
 		v := views.NewCardView(c, "s1", "/work")
-		if v.Kind != core.CardGeneric || v.Generic == nil {
+		if _, generic := v.Body.(*views.GenericBody); v.Kind != core.CardGeneric || !generic {
 			t.Errorf("tool %s: card kind %q, want the generic fallback", n, v.Kind)
 		}
 	}

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"reflect"
 	"strings"
 	"time"
+
+	"github.com/a-h/templ"
 
 	"prism/core"
 )
@@ -21,7 +24,7 @@ type CardView struct {
 	Server, FullName string
 	State            string // pending | running | ok | error | stopped
 	Outcome          string // see Card.Outcome
-	Kind             string // the card kind shown: generic, terminal, diff, read, search, web
+	Kind             string // the card kind shown: generic, terminal, diff, read, search, web, image
 	Title, Summary   string
 	Started          string // call time, HH:MM:SS UTC
 	StartedISO       string
@@ -41,15 +44,11 @@ type CardView struct {
 	Downloads *Downloads
 	Current   bool // the page's current element (a jump's target)
 
-	Terminal *TerminalBody
-	Diff     *DiffBody
-	Read     *ReadBody
-	Matches  *MatchesBody
-	Paths    *PathsBody
-	WebSrch  *WebSearchBody
-	Fetch    *WebFetchBody
-	Generic  *GenericBody
-	Image    *ImageBody
+	// Body is the card kind's body: *TerminalBody, *DiffBody, *ReadBody,
+	// *MatchesBody, *PathsBody, *WebSearchBody, *WebFetchBody, *ImageBody
+	// or *GenericBody, built from the views by the rows of callKinds and
+	// resultKinds.
+	Body CardBody
 
 	// Model is what the model received from the call (nil while pending).
 	Model *ModelView
@@ -199,13 +198,8 @@ type ApprovalView struct {
 // result title, else the tool's name or the call id; one clean line.
 func cardTitle(c *Card, vs cardViews) string {
 	title := ""
-	switch cv := vs.call.(type) {
-	case *core.GenericCallView:
-		title = cv.Title
-	case *core.TerminalCallView:
-		title = cv.Title
-	case *core.DiffCallView:
-		title = cv.Title
+	if vs.call != nil {
+		title = vs.call.ViewTitle()
 	}
 	if vs.result != nil && vs.result.ViewTitle() != "" {
 		title = vs.result.ViewTitle()
@@ -347,122 +341,241 @@ func (v *CardView) errorLine(c *Card) string {
 	return firstLine(clean(c.Result.Projection().Content.PlainText()), 160)
 }
 
+// pendingBody builds the body of a card still waiting for its result:
+// its call view's row of callKinds, else the generic card.
 func (v *CardView) pendingBody(c *Card, cv core.CallView, cwd string) {
-	running := c.Result == nil && !c.Stopped && !c.Approval.Waiting()
-	switch x := cv.(type) {
-	case *core.TerminalCallView:
-		v.Kind = core.CardTerminal
-		v.Terminal = &TerminalBody{
-			Description: firstLine(clean(x.Description), 300),
-			Command:     commandLines(x.Title),
-			Cwd:         resolveCwd(cwd, x.Cwd, true),
-			Running:     running,
+	in := bodyInput{card: c, call: cv, cwd: cwd, view: v}
+	for _, k := range callKinds {
+		if b, ok := k.body(cv, in); ok {
+			v.Kind, v.Body = cv.Card(), b
+			return
 		}
-	case *core.DiffCallView:
-		v.Kind = core.CardDiff
-		v.Diff = newDiffBody(x.Diffs, true)
-	default:
-		v.Kind = core.CardGeneric
-		v.Generic = &GenericBody{In: inputClip(c, cv)}
+	}
+	v.Kind, v.Body = core.CardGeneric, &GenericBody{In: inputClip(c, cv)}
+}
+
+// resultBody builds the body of a completed card: its result view's row of
+// resultKinds, else the generic card.
+func (v *CardView) resultBody(c *Card, cv core.CallView, rv core.ResultView, cwd string) {
+	in := bodyInput{card: c, call: cv, cwd: cwd, view: v}
+	for _, k := range resultKinds {
+		if b, ok := k.body(rv, in); ok {
+			v.Kind, v.Body = rv.Card(), b
+			return
+		}
+	}
+	v.Kind, v.Body = core.CardGeneric, newGenericResultBody(rv, in)
+}
+
+// CardBody is the body of one card kind: its screen model, which renders
+// itself with its component (views/card.templ). A body whose clips may cut
+// text also implements clipBody.
+type CardBody interface {
+	component(v *CardView) templ.Component
+}
+
+// clipBody is a body with clips that link the call's downloads when the
+// card shows only part of them.
+type clipBody interface {
+	clips() []*Clip
+}
+
+// bodyInput is what a body is built from besides its own view: the card,
+// its call view (nil when invalid), the session's cwd, and the screen model
+// being built, whose title a body may refine.
+type bodyInput struct {
+	card *Card
+	call core.CallView
+	cwd  string
+	view *CardView
+}
+
+// A bodyKind is the registration of one core view type with the views: how
+// its body is built and, for a result, what it says the tool cut before
+// the model saw it. Make one with kindOf.
+type bodyKind struct {
+	// body builds the body of view x, or reports x is another type.
+	body func(x any, in bodyInput) (CardBody, bool)
+	// cut lists what the tool cut (nil for another type or nothing cut).
+	cut func(x any) []string
+}
+
+// kindOf registers the view type V: body builds its card body; cut, when
+// not nil, says what the tool cut.
+func kindOf[V any](body func(x V, in bodyInput) CardBody, cut func(x V) []string) bodyKind {
+	k := bodyKind{body: func(x any, in bodyInput) (CardBody, bool) {
+		v, ok := x.(V)
+		if !ok {
+			return nil, false
+		}
+		return body(v, in), true
+	}}
+	if cut != nil {
+		k.cut = func(x any) []string {
+			if v, ok := x.(V); ok {
+				return cut(v)
+			}
+			return nil
+		}
+	}
+	return k
+}
+
+// callKinds are the card kinds of pending calls, by call view type; a call
+// view without a row (the generic one) gets the generic card. The card's
+// data-card is the view's Card().
+var callKinds = [...]bodyKind{
+	kindOf(newTerminalCallBody, nil),
+	kindOf(func(x *core.DiffCallView, _ bodyInput) CardBody { return newDiffBody(x.Diffs, true) }, nil),
+}
+
+// resultKinds are the card kinds of completed calls, by result view type; a
+// result view without a row (the generic one) gets the generic card.
+var resultKinds = [...]bodyKind{
+	kindOf(newTerminalResultBody, nil),
+	kindOf(func(x *core.DiffResultView, _ bodyInput) CardBody { return newDiffBody(x.Diffs, false) }, nil),
+	kindOf(func(x *core.ReadResultView, _ bodyInput) CardBody { return newReadBody(x) }, readCut),
+	kindOf(func(x *core.SearchMatchesView, in bodyInput) CardBody {
+		return newMatchesBody(x, in.card.Result.Projection())
+	}, matchesCut),
+	kindOf(newPathsBody, pathsCut),
+	kindOf(newWebSearchBody, webSearchCut),
+	kindOf(func(x *core.ImageResultView, _ bodyInput) CardBody { return newImageBody(x) }, nil),
+	kindOf(newWebFetchBody, webFetchCut),
+}
+
+func newTerminalCallBody(x *core.TerminalCallView, in bodyInput) CardBody {
+	c := in.card
+	return &TerminalBody{
+		Description: firstLine(clean(x.Description), 300),
+		Command:     commandLines(x.Title),
+		Cwd:         resolveCwd(in.cwd, x.Cwd, true),
+		Running:     c.Result == nil && !c.Stopped && !c.Approval.Waiting(),
 	}
 }
 
-func (v *CardView) resultBody(c *Card, cv core.CallView, rv core.ResultView, cwd string) {
-	res := c.Result.Projection()
-	switch x := rv.(type) {
-	case *core.TerminalResultView:
-		v.Kind = core.CardTerminal
-		t := &TerminalBody{}
-		cmd := x.Title
-		if tc, ok := cv.(*core.TerminalCallView); ok {
-			if cmd == "" {
-				cmd = tc.Title
-			}
-			t.Description = firstLine(clean(tc.Description), 300)
-			t.Cwd = resolveCwd(cwd, tc.Cwd, true)
+// newTerminalResultBody builds a finished command's card; the command
+// becomes the card's title when nothing better names it.
+func newTerminalResultBody(x *core.TerminalResultView, in bodyInput) CardBody {
+	t := &TerminalBody{}
+	cmd := x.Title
+	if tc, ok := in.call.(*core.TerminalCallView); ok {
+		if cmd == "" {
+			cmd = tc.Title
 		}
-		t.Command = commandLines(cmd)
-		if x.Output != nil {
-			t.Output = newClip(*x.Output, maxLines)
-		} else {
-			t.Output = Clip{Empty: true}
-		}
-		switch {
-		case x.Signal != "":
-			t.Exit = "signal " + clean(x.Signal)
-		case x.ExitCode != nil && *x.ExitCode != 0:
-			t.Exit = fmt.Sprintf("exit code %d", *x.ExitCode)
-		}
-		v.Terminal = t
-		if v.Title == c.Name || v.Title == "" {
-			v.Title = firstLine(clean(cmd), 200)
-		}
-	case *core.DiffResultView:
-		v.Kind = core.CardDiff
-		v.Diff = newDiffBody(x.Diffs, false)
-	case *core.ReadResultView:
-		v.Kind = core.CardRead
-		v.Read = newReadBody(x)
-	case *core.SearchMatchesView:
-		v.Kind = core.CardSearch
-		v.Matches = newMatchesBody(x, res)
-	case *core.SearchPathsView:
-		v.Kind = core.CardSearch
-		b := &PathsBody{Paths: newClip(strings.Join(x.Paths, "\n"), maxLines), Total: x.Total, Truncated: x.Truncated}
-		if x.Truncated {
-			b.Recovery = newClip(res.Content.PlainText(), 40)
-		}
-		v.Paths = b
-	case *core.WebSearchView:
-		v.Kind = core.CardWeb
-		b := &WebSearchBody{Answer: newClip(x.Answer, maxLines), Truncated: x.Truncated}
-		for i, s := range x.Sources {
-			if i == 100 {
-				break
-			}
-			b.Sources = append(b.Sources, WebSourceView{
-				URL: firstLine(clean(s.URL), 500), Href: safeHref(s.URL),
-				Title: firstLine(clean(s.Title), 300), Snippet: firstLine(clean(s.Snippet), 600),
-				Date: firstLine(clean(s.PublishedAt), 40),
-			})
-		}
-		v.WebSrch = b
-	case *core.ImageResultView:
-		v.Kind = core.CardImage
-		v.Image = newImageBody(x)
-	case *core.WebFetchView:
-		v.Kind = core.CardWeb
-		v.Fetch = &WebFetchBody{URL: firstLine(clean(x.URL), 500), Href: safeHref(x.URL), StatusCode: x.StatusCode, Truncated: x.Truncated}
-	default: // generic, or no valid view
-		v.Kind = core.CardGeneric
-		g := &GenericBody{OutError: res.IsError, HasOut: true}
-		if _, single := cv.(*core.DiffCallView); !single {
-			g.In = inputClip(c, cv)
-		} else {
-			g.In = Clip{Empty: true}
-		}
-		if gv, ok := rv.(*core.GenericResultView); ok && len(gv.Content) > 0 {
-			res.Content = gv.Content
-		}
-		var text []string
-		for _, b := range res.Content {
-			switch x := b.(type) {
-			case *core.TextBlock:
-				text = append(text, x.Text)
-			case *core.ImageBlock:
-				g.Images = append(g.Images, clean(fmt.Sprintf("%s %s %d×%d (%s)", x.Attachment.Name, x.Attachment.MediaType, x.Attachment.Width, x.Attachment.Height, Bytes(x.Attachment.Bytes))))
-			default:
-				text = append(text, core.Content{b}.PlainText())
-			}
-		}
-		out := strings.Join(text, "\n")
-		if out == "" && c.Result.Error != nil {
-			out = c.Result.Error.Name + ": " + c.Result.Error.Code
-		}
-		g.Out = newClip(out, maxLines)
-		v.Generic = g
+		t.Description = firstLine(clean(tc.Description), 300)
+		t.Cwd = resolveCwd(in.cwd, tc.Cwd, true)
 	}
+	t.Command = commandLines(cmd)
+	if x.Output != nil {
+		t.Output = newClip(*x.Output, maxLines)
+	} else {
+		t.Output = Clip{Empty: true}
+	}
+	switch {
+	case x.Signal != "":
+		t.Exit = "signal " + clean(x.Signal)
+	case x.ExitCode != nil && *x.ExitCode != 0:
+		t.Exit = fmt.Sprintf("exit code %d", *x.ExitCode)
+	}
+	if v := in.view; v.Title == in.card.Name || v.Title == "" {
+		v.Title = firstLine(clean(cmd), 200)
+	}
+	return t
 }
+
+func newPathsBody(x *core.SearchPathsView, in bodyInput) CardBody {
+	b := &PathsBody{Paths: newClip(strings.Join(x.Paths, "\n"), maxLines), Total: x.Total, Truncated: x.Truncated}
+	if x.Truncated {
+		b.Recovery = newClip(in.card.Result.Projection().Content.PlainText(), 40)
+	}
+	return b
+}
+
+func newWebSearchBody(x *core.WebSearchView, _ bodyInput) CardBody {
+	b := &WebSearchBody{Answer: newClip(x.Answer, maxLines), Truncated: x.Truncated}
+	for i, s := range x.Sources {
+		if i == 100 {
+			break
+		}
+		b.Sources = append(b.Sources, WebSourceView{
+			URL: firstLine(clean(s.URL), 500), Href: safeHref(s.URL),
+			Title: firstLine(clean(s.Title), 300), Snippet: firstLine(clean(s.Snippet), 600),
+			Date: firstLine(clean(s.PublishedAt), 40),
+		})
+	}
+	return b
+}
+
+func newWebFetchBody(x *core.WebFetchView, _ bodyInput) CardBody {
+	return &WebFetchBody{URL: firstLine(clean(x.URL), 500), Href: safeHref(x.URL), StatusCode: x.StatusCode, Truncated: x.Truncated}
+}
+
+// newImageBody builds the image card from a validated view: each image
+// becomes a data: URL of its own (checked) bytes.
+func newImageBody(x *core.ImageResultView) *ImageBody {
+	b := &ImageBody{Out: newClip(x.Content.PlainText(), maxLines)}
+	for _, im := range x.Images {
+		if im.Validate() != nil {
+			continue
+		}
+		t := ImageThumb{Src: "data:" + im.MediaType + ";base64," + im.Data, Width: im.Width, Height: im.Height}
+		caption := []string{}
+		if n := firstLine(clean(im.Name), 120); n != "" {
+			caption = append(caption, n)
+		}
+		w, h := im.Width, im.Height
+		if im.Original != nil {
+			w, h = im.Original.Width, im.Original.Height
+		}
+		caption = append(caption, fmt.Sprintf("%d×%d", w, h))
+		if im.Bytes > 0 {
+			caption = append(caption, Bytes(im.Bytes))
+		}
+		t.Caption = strings.Join(caption, " · ")
+		b.Images = append(b.Images, t)
+	}
+	return b
+}
+
+// newGenericResultBody builds the IN/OUT card of a result whose view has no
+// card kind of its own: the generic view's content, else the result's.
+func newGenericResultBody(rv core.ResultView, in bodyInput) CardBody {
+	c, cv := in.card, in.call
+	res := c.Result.Projection()
+	g := &GenericBody{OutError: res.IsError, HasOut: true}
+	if _, single := cv.(*core.DiffCallView); !single {
+		g.In = inputClip(c, cv)
+	} else {
+		g.In = Clip{Empty: true}
+	}
+	if gv, ok := rv.(*core.GenericResultView); ok && len(gv.Content) > 0 {
+		res.Content = gv.Content
+	}
+	var text []string
+	for _, b := range res.Content {
+		switch x := b.(type) {
+		case *core.TextBlock:
+			text = append(text, x.Text)
+		case *core.ImageBlock:
+			g.Images = append(g.Images, clean(fmt.Sprintf("%s %s %d×%d (%s)", x.Attachment.Name, x.Attachment.MediaType, x.Attachment.Width, x.Attachment.Height, Bytes(x.Attachment.Bytes))))
+		default:
+			text = append(text, core.Content{b}.PlainText())
+		}
+	}
+	out := strings.Join(text, "\n")
+	if out == "" && c.Result.Error != nil {
+		out = c.Result.Error.Name + ": " + c.Result.Error.Code
+	}
+	g.Out = newClip(out, maxLines)
+	return g
+}
+
+func (t *TerminalBody) clips() []*Clip  { return []*Clip{&t.Output} }
+func (g *GenericBody) clips() []*Clip   { return []*Clip{&g.Out} }
+func (b *ImageBody) clips() []*Clip     { return []*Clip{&b.Out} }
+func (w *WebSearchBody) clips() []*Clip { return []*Clip{&w.Answer} }
+func (p *PathsBody) clips() []*Clip     { return []*Clip{&p.Paths} }
 
 // inputClip is the IN section: the generic view's raw input (or content), or
 // the raw argument string, pretty-printed when it is JSON.
@@ -629,60 +742,8 @@ func safeResultView(p Presenter, name, args string, res core.ToolResult) (v core
 
 // isNilView reports a typed nil pointer inside a view interface.
 func isNilView(v any) bool {
-	switch x := v.(type) {
-	case *core.GenericCallView:
-		return x == nil
-	case *core.TerminalCallView:
-		return x == nil
-	case *core.DiffCallView:
-		return x == nil
-	case *core.GenericResultView:
-		return x == nil
-	case *core.TerminalResultView:
-		return x == nil
-	case *core.DiffResultView:
-		return x == nil
-	case *core.SearchMatchesView:
-		return x == nil
-	case *core.SearchPathsView:
-		return x == nil
-	case *core.ReadResultView:
-		return x == nil
-	case *core.WebSearchView:
-		return x == nil
-	case *core.WebFetchView:
-		return x == nil
-	case *core.ImageResultView:
-		return x == nil
-	}
-	return false
-}
-
-// newImageBody builds the image card from a validated view: each image
-// becomes a data: URL of its own (checked) bytes.
-func newImageBody(x *core.ImageResultView) *ImageBody {
-	b := &ImageBody{Out: newClip(x.Content.PlainText(), maxLines)}
-	for _, im := range x.Images {
-		if im.Validate() != nil {
-			continue
-		}
-		t := ImageThumb{Src: "data:" + im.MediaType + ";base64," + im.Data, Width: im.Width, Height: im.Height}
-		caption := []string{}
-		if n := firstLine(clean(im.Name), 120); n != "" {
-			caption = append(caption, n)
-		}
-		w, h := im.Width, im.Height
-		if im.Original != nil {
-			w, h = im.Original.Width, im.Original.Height
-		}
-		caption = append(caption, fmt.Sprintf("%d×%d", w, h))
-		if im.Bytes > 0 {
-			caption = append(caption, Bytes(im.Bytes))
-		}
-		t.Caption = strings.Join(caption, " · ")
-		b.Images = append(b.Images, t)
-	}
-	return b
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
 }
 
 // attachDownloads links the call's full parts from the card's truncation
@@ -692,31 +753,9 @@ func (v *CardView) attachDownloads(d *Downloads) {
 		return
 	}
 	v.Downloads = d
-	for _, c := range []*Clip{v.outputClip(), v.pathsClip()} {
-		if c != nil {
+	if b, ok := v.Body.(clipBody); ok {
+		for _, c := range b.clips() {
 			c.Full = d
 		}
 	}
-}
-
-// outputClip is the clip of the card's output, nil when it has none.
-func (v *CardView) outputClip() *Clip {
-	switch {
-	case v.Terminal != nil:
-		return &v.Terminal.Output
-	case v.Generic != nil:
-		return &v.Generic.Out
-	case v.Image != nil:
-		return &v.Image.Out
-	case v.WebSrch != nil:
-		return &v.WebSrch.Answer
-	}
-	return nil
-}
-
-func (v *CardView) pathsClip() *Clip {
-	if v.Paths != nil {
-		return &v.Paths.Paths
-	}
-	return nil
 }

@@ -73,34 +73,13 @@ var truncationNotes = []struct{ marker, note string }{
 }
 
 // toolTruncation lists what the tool cut before the model saw its result:
-// from the structured result view where it says so, and from the notices
-// the tools write into the content.
+// from the structured result view where it says so (its row of
+// resultKinds), and from the notices the tools write into the content.
 func toolTruncation(rv core.ResultView, text string) []string {
 	var out []string
-	switch x := rv.(type) {
-	case *core.SearchMatchesView:
-		if x.Truncated {
-			n := 0
-			for _, f := range x.Files {
-				n += len(f.Matches)
-			}
-			out = append(out, fmt.Sprintf("the tool sent %s of %s", plural(n, "match", "matches"), Count(x.Total)))
-		}
-	case *core.SearchPathsView:
-		if x.Truncated {
-			out = append(out, fmt.Sprintf("the tool sent %s of %s", plural(len(x.Paths), "path", "paths"), Count(x.Total)))
-		}
-	case *core.ReadResultView:
-		if n := len(x.Lines); n > 0 && x.TotalLines > n {
-			out = append(out, fmt.Sprintf("the tool sent lines %d–%d of %s", x.Lines[0].Number, x.Lines[n-1].Number, plural(x.TotalLines, "line", "lines")))
-		}
-	case *core.WebSearchView:
-		if x.Truncated {
-			out = append(out, "the tool truncated the search results")
-		}
-	case *core.WebFetchView:
-		if x.Truncated {
-			out = append(out, "the tool truncated the fetched page")
+	for _, k := range resultKinds {
+		if k.cut != nil {
+			out = append(out, k.cut(rv)...)
 		}
 	}
 	for _, t := range truncationNotes {
@@ -109,6 +88,45 @@ func toolTruncation(rv core.ResultView, text string) []string {
 		}
 	}
 	return out
+}
+
+func matchesCut(x *core.SearchMatchesView) []string {
+	if !x.Truncated {
+		return nil
+	}
+	n := 0
+	for _, f := range x.Files {
+		n += len(f.Matches)
+	}
+	return []string{fmt.Sprintf("the tool sent %s of %s", plural(n, "match", "matches"), Count(x.Total))}
+}
+
+func pathsCut(x *core.SearchPathsView) []string {
+	if !x.Truncated {
+		return nil
+	}
+	return []string{fmt.Sprintf("the tool sent %s of %s", plural(len(x.Paths), "path", "paths"), Count(x.Total))}
+}
+
+func readCut(x *core.ReadResultView) []string {
+	if n := len(x.Lines); n > 0 && x.TotalLines > n {
+		return []string{fmt.Sprintf("the tool sent lines %d–%d of %s", x.Lines[0].Number, x.Lines[n-1].Number, plural(x.TotalLines, "line", "lines"))}
+	}
+	return nil
+}
+
+func webSearchCut(x *core.WebSearchView) []string {
+	if x.Truncated {
+		return []string{"the tool truncated the search results"}
+	}
+	return nil
+}
+
+func webFetchCut(x *core.WebFetchView) []string {
+	if x.Truncated {
+		return []string{"the tool truncated the fetched page"}
+	}
+	return nil
 }
 
 // modelSummary is the model view's toggle label: what the model received.
