@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -18,30 +17,6 @@ import (
 	"prism/pgstore"
 	"prism/store"
 	"prism/web"
-	"prism/web/ownerauth"
-)
-
-// sessionStore is what main needs of a session store, whichever engine:
-// *db.Store (a SQLite file) or *pgstore.Store (PostgreSQL).
-type sessionStore interface {
-	core.EventStore
-	backend.Reader
-	backend.Loader
-	web.ShareStore
-	ImportFile(ctx context.Context, path string) ([]store.ImportResult, error)
-	ImportFileWith(ctx context.Context, path string, o store.ImportOptions) ([]store.ImportResult, error)
-	backend.Remover
-	DeleteEndedBefore(ctx context.Context, before time.Time) ([]store.Deleted, error)
-	Export(ctx context.Context, id string, w io.Writer) error
-	RepairOpenTurns(ctx context.Context) ([]string, error)
-	IfEmpty(ctx context.Context, fn func(ctx context.Context) error) (bool, error)
-	ownerauth.Logins // the owner's login cookies, so a sign-out survives restarts and holds on every node
-	Close() error
-}
-
-var (
-	_ sessionStore = (*db.Store)(nil)
-	_ sessionStore = (*pgstore.Store)(nil)
 )
 
 // storeOptions are the settings both engines take.
@@ -59,7 +34,7 @@ type storeOptions struct {
 // openSessionStore opens the store dsn names: PostgreSQL for a postgres://
 // or postgresql:// URL, else the SQLite file at that path. This is the one
 // place prism chooses its engine.
-func openSessionStore(ctx context.Context, dsn string, o storeOptions) (sessionStore, error) {
+func openSessionStore(ctx context.Context, dsn string, o storeOptions) (store.Store, error) {
 	if pgstore.IsURL(dsn) {
 		return pgstore.Open(ctx, dsn, pgstore.Options{Logger: o.Logger, Limits: o.Limits, Committed: o.Committed, RepairInterval: o.RepairInterval})
 	}

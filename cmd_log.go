@@ -79,7 +79,7 @@ func storeExists(dsn string) error {
 	return nil
 }
 
-func openStore(ctx context.Context, dsn string, lim sessionlog.Limits, stderr io.Writer) (sessionStore, error) {
+func openStore(ctx context.Context, dsn string, lim sessionlog.Limits, stderr io.Writer) (store.Store, error) {
 	return openSessionStore(ctx, dsn, storeOptions{Limits: lim, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
 

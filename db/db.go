@@ -130,7 +130,10 @@ type Store struct {
 	deleted   map[string]bool
 }
 
-var _ core.EventStore = (*Store)(nil)
+var (
+	_ core.EventStore = (*Store)(nil)
+	_ store.Store     = (*Store)(nil)
+)
 
 // Open opens (creating if needed) the store in the SQLite file at path,
 // applies pending migrations, verifies the journal and sync modes, and

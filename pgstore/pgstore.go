@@ -123,7 +123,10 @@ type Store struct {
 	closed bool
 }
 
-var _ core.EventStore = (*Store)(nil)
+var (
+	_ core.EventStore = (*Store)(nil)
+	_ store.Store     = (*Store)(nil)
+)
 
 // IsURL reports whether dsn names a PostgreSQL database (postgres:// or
 // postgresql://) rather than a SQLite file.
