@@ -22,26 +22,15 @@ type request struct {
 	// checked and facts: an AppendChecked (see wtx.appendChecked).
 	checked bool
 	facts   []*core.EventFacts
-	done    chan error
-	state   atomic.Int32
+	store.Handoff
 }
-
-// Request states: a caller whose context ended may withdraw a request only
-// while the writer has not taken it.
-const (
-	reqQueued int32 = iota
-	reqTaken
-	reqAbandoned
-)
-
-func (r *request) take() bool { return r.state.CompareAndSwap(reqQueued, reqTaken) }
 
 // writer is the goroutine that commits this node's creates and appends,
 // batching concurrent ones into one transaction (group commit).
 type writer struct {
 	st       *Store
 	conn     *pgx.Conn
-	reqs     chan *request
+	reqs     <-chan *request // the Store's queue
 	done     chan struct{}
 	maxBatch int
 
@@ -55,7 +44,7 @@ func newWriter(ctx context.Context, st *Store) (*writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writer connection: %w", err)
 	}
-	return &writer{st: st, conn: conn, reqs: make(chan *request, 4096), done: make(chan struct{}),
+	return &writer{st: st, conn: conn, reqs: st.queue.Requests(), done: make(chan struct{}),
 		maxBatch: st.opts.MaxBatchEvents, wait: 100 * time.Microsecond}, nil
 }
 
@@ -120,32 +109,10 @@ func (st *Store) AppendChecked(ctx context.Context, sessionID string, events []c
 	return err
 }
 
-// submit queues r and waits for its outcome. If ctx ends before the writer
-// takes r, r is withdrawn; once taken, submit waits for the commit (or
-// rollback) that decides it, so an error never hides a durable write.
+// submit hands r to the writer goroutine and waits for its outcome
+// (store.Queue.Submit).
 func (st *Store) submit(ctx context.Context, r *request) error {
-	r.done = make(chan error, 1)
-	st.mu.RLock()
-	if st.closed {
-		st.mu.RUnlock()
-		return ErrClosed
-	}
-	select {
-	case st.w.reqs <- r:
-	case <-ctx.Done():
-		st.mu.RUnlock()
-		return ctx.Err()
-	}
-	st.mu.RUnlock()
-	select {
-	case err := <-r.done:
-		return err
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(reqQueued, reqAbandoned) {
-			return ctx.Err()
-		}
-		return <-r.done
-	}
+	return st.queue.Submit(ctx, r)
 }
 
 func (w *writer) run() {
@@ -155,7 +122,7 @@ func (w *writer) run() {
 		if !ok {
 			return
 		}
-		if !r.take() {
+		if !r.Take() {
 			continue
 		}
 		batch := []*request{r}
@@ -186,7 +153,7 @@ func (w *writer) run() {
 			if !ok {
 				break drain
 			}
-			if r.take() {
+			if r.Take() {
 				batch = append(batch, r)
 				n += len(r.events)
 			}
@@ -210,15 +177,15 @@ func (w *writer) commitBatch(batch []*request) {
 			if err == nil {
 				err = res[0]
 			}
-			r.done <- err
+			r.Done(err)
 		}
 		return
 	}
 	for i, r := range batch {
 		if err != nil {
-			r.done <- err
+			r.Done(err)
 		} else {
-			r.done <- results[i]
+			r.Done(results[i])
 		}
 	}
 }
