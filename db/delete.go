@@ -156,3 +156,14 @@ func (t *wtx) deleteTree(id string) (Deleted, error) {
 	}
 	return d, nil
 }
+
+// revokeShares revokes every live share link of a session whose log was
+// replaced: a link promised the session as it was.
+func (t *wtx) revokeShares(id string, now int64) (int, error) {
+	res, err := t.tx.Exec("UPDATE shares SET revoked_at = ? WHERE session_id = ? AND revoked_at IS NULL", now, id)
+	if err != nil {
+		return 0, translate(err, "revoke the share links of session "+id)
+	}
+	n, err := res.RowsAffected()
+	return int(n), translate(err, "revoke the share links of session "+id)
+}

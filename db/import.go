@@ -162,17 +162,6 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 	return results, nil
 }
 
-// revokeShares revokes every live share link of a session whose log was
-// replaced: a link promised the session as it was.
-func (t *wtx) revokeShares(id string, now int64) (int, error) {
-	res, err := t.tx.Exec("UPDATE shares SET revoked_at = ? WHERE session_id = ? AND revoked_at IS NULL", now, id)
-	if err != nil {
-		return 0, translate(err, "revoke the share links of session "+id)
-	}
-	n, err := res.RowsAffected()
-	return int(n), translate(err, "revoke the share links of session "+id)
-}
-
 // checkParent refuses a subagent log whose parent session is neither in
 // the same file nor stored (store.CheckParent).
 func (t *wtx) checkParent(file string, l *sessionlog.Log, inFile map[string]bool) error {

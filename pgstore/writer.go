@@ -54,61 +54,6 @@ func (w *writer) close() {
 	}
 }
 
-// CreateSession records a new, empty session whose events prism appends
-// (source "live") and claims it for this node: the node holds the
-// session's advisory lock until it closes, so that no other node's
-// startup repair touches it while it runs. It fails with core.CodeConflict
-// when the id exists.
-func (st *Store) CreateSession(ctx context.Context, h core.SessionHeader) error {
-	if err := st.own.claim(ctx, h.ID); err != nil {
-		return err
-	}
-	err := st.submit(ctx, &request{create: true, sessionID: h.ID, header: h})
-	if err != nil {
-		st.own.release(h.ID)
-	}
-	return err
-}
-
-// AppendEvents durably appends events to a session. Their seqs must
-// continue the stored log contiguously (else core.CodeConflict, also when
-// another node appended first), their data must be lossless JSON and
-// surfaceOp/sourceEventSeqs may appear only on surface types (else
-// core.CodeInvalid); a missing session is core.CodeNotFound. It returns
-// only after the commit that holds the events (concurrent appends share
-// one commit); on error nothing of the batch is stored.
-func (st *Store) AppendEvents(ctx context.Context, sessionID string, events []core.Event) error {
-	if len(events) == 0 {
-		return nil
-	}
-	err := st.submit(ctx, &request{sessionID: sessionID, events: events})
-	if err != nil {
-		st.own.appendFailed(sessionID, err)
-	}
-	return err
-}
-
-var _ core.CheckedStore = (*Store)(nil)
-
-// AppendChecked implements core.CheckedStore: AppendEvents for events a
-// core.Session appended, whose data it checked and compacted, and whose
-// facts it knows where facts[i] is not nil — the store then neither checks
-// the data again nor decodes it for the session's summary and call ids.
-// The envelope (seqs, types, surface fields) is checked as always.
-func (st *Store) AppendChecked(ctx context.Context, sessionID string, events []core.Event, facts []*core.EventFacts) error {
-	if len(events) == 0 {
-		return nil
-	}
-	if facts != nil && len(facts) != len(events) {
-		return core.Errorf(core.CodeInvalid, "append to session %s: %d facts for %d events", sessionID, len(facts), len(events))
-	}
-	err := st.submit(ctx, &request{sessionID: sessionID, events: events, checked: true, facts: facts})
-	if err != nil {
-		st.own.appendFailed(sessionID, err)
-	}
-	return err
-}
-
 // submit hands r to the writer goroutine and waits for its outcome
 // (store.Queue.Submit).
 func (st *Store) submit(ctx context.Context, r *request) error {
@@ -229,7 +174,7 @@ func (w *writer) try(batch []*request) (results []error, err error) {
 	results = make([]error, len(batch))
 	for i, r := range batch {
 		if r.create {
-			results[i] = t.create(r.header, store.SourceLive)
+			results[i] = t.insertSession(r.header, store.SourceLive)
 		} else {
 			results[i] = t.appendChecked(r.sessionID, r.events, r.checked, r.facts)
 		}
