@@ -11,7 +11,7 @@ import (
 
 	"prism/core/logkey"
 	"prism/db"
-	"prism/pgstore"
+	"prism/engine"
 )
 
 // runWatch tails a dsh sessions directory into the store until interrupted.
@@ -37,7 +37,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else if dir, err = db.DefaultDshSessionsDir(); err != nil {
 		return err
 	}
-	if pgstore.IsURL(*dbPath) {
+	if engine.IsPostgres(*dbPath) {
 		return fmt.Errorf("%w: prism watch needs a SQLite --db (tailing dsh sessions into PostgreSQL is not supported yet)", errUsage)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))

@@ -50,6 +50,8 @@ var layerRules = []rule{
 	{layer: "prism/web", allowOurs: []string{"prism/core", "prism/views", "prism/static", "prism/web"},
 		forbid: concat([]string{"testing", "net/http/httptest"}, dbLibs, pgLibs)},
 	{layer: "prism/static", allowOurs: []string{"prism/static"}, forbid: []string{"net/http/httptest", "testing"}},
+	{layer: "prism/engine", allowOurs: []string{"prism/core", "prism/store", "prism/db", "prism/pgstore", "prism/engine"},
+		forbid: concat([]string{"testing"}, webLibs)},
 	{layer: "prism/backend", allowOurs: []string{"prism/core", "prism/store", "prism/mcp", "prism/views", "prism/static", "prism/web", "prism/backend"},
 		forbid: []string{"testing", "net/http/httptest"}},
 }
@@ -72,7 +74,8 @@ type goPackage struct {
 // rules") on the dependency graph, as layerRules says: core imports nothing
 // of ours outside core and no web, template, database or MCP library; mcp
 // (the MCP SDK's adapter) imports core only; store imports core, db and
-// pgstore import core and store — their tests too; views imports core only,
+// pgstore import core and store — their tests too; engine opens one of
+// them and imports no web library; views imports core only,
 // its tests too; web imports core, views and static, never a store;
 // backend adapts the stores to web. Test-helper packages (coretest,
 // agenttest) may import testing, and no production package depends on them.

@@ -29,7 +29,7 @@ import (
 	"syscall"
 
 	"prism/core/sessionlog"
-	"prism/pgstore"
+	"prism/engine"
 	"prism/store"
 )
 
@@ -149,7 +149,7 @@ func importLimits(mib int) (sessionlog.Limits, error) {
 // storeExists refuses a SQLite file that is not there (opening it would
 // create an empty store); a PostgreSQL URL is checked by connecting.
 func storeExists(dsn string) error {
-	if pgstore.IsURL(dsn) {
+	if engine.IsPostgres(dsn) {
 		return nil
 	}
 	if _, err := os.Stat(dsn); err != nil {
@@ -159,7 +159,7 @@ func storeExists(dsn string) error {
 }
 
 func openStore(ctx context.Context, dsn string, lim sessionlog.Limits, stderr io.Writer) (store.Store, error) {
-	return openSessionStore(ctx, dsn, storeOptions{Limits: lim, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	return engine.Open(ctx, dsn, engine.Options{Limits: lim, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
 
 // envOr returns the environment variable key, or def when it is unset or empty.

@@ -251,29 +251,20 @@ func (st *Store) Running(ctx context.Context, id string) (bool, error) {
 	return held, nil
 }
 
-// Command is what one node forwards to the node that runs a session.
-type Command struct {
-	SessionID string
-	// Kind is CommandMessage, CommandCancel, CommandApproval or
-	// CommandPolicy.
-	Kind string
-	// Body is the kind's argument: a message's text, a decision or a
-	// policy (JSON as the caller chooses); empty for a cancel.
-	Body string
-}
+// Command is what one node forwards to the node that runs a session
+// (store.Command).
+type Command = store.Command
 
-// Command kinds.
+// Command kinds (store's).
 const (
-	CommandMessage  = "message"
-	CommandCancel   = "cancel"
-	CommandApproval = "approval"
-	CommandPolicy   = "policy"
+	CommandMessage  = store.CommandMessage
+	CommandCancel   = store.CommandCancel
+	CommandApproval = store.CommandApproval
+	CommandPolicy   = store.CommandPolicy
 )
 
-// Handler acts on a forwarded command: handled reports whether this node
-// runs the session; if it does, reply is what it returns to the forwarding
-// node (also beside a refusal) and err its refusal (nil: taken).
-type Handler func(ctx context.Context, c Command) (reply string, handled bool, err error)
+// Handler acts on a forwarded command (store.CommandHandler).
+type Handler = store.CommandHandler
 
 // HandleCommands sets what this node does with forwarded commands. Set it
 // once, before commands arrive.

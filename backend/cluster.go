@@ -1,4 +1,4 @@
-package main
+package backend
 
 import (
 	"context"
@@ -12,18 +12,35 @@ import (
 	"prism/core"
 	"prism/core/approval"
 	"prism/core/logkey"
-	"prism/pgstore"
+	"prism/store"
 	"prism/web"
 )
 
-var _ web.SessionOwner = webRunner{}
+// Cluster is what a node of several sharing one store needs of it
+// (pgstore.Store): forwarding commands to the node that runs a session,
+// acting on those forwarded here, whether this node or any holds a
+// session, and the sessions waiting for an approval.
+type Cluster interface {
+	// HandleCommands sets what this node does with forwarded commands.
+	HandleCommands(fn store.CommandHandler)
+	// Forward hands a command to the node that runs its session and
+	// returns that node's reply.
+	Forward(ctx context.Context, c store.Command) (string, error)
+	// Holds reports whether this node holds session id's lock.
+	Holds(id string) bool
+	// Running reports whether some node runs session id.
+	Running(ctx context.Context, id string) (bool, error)
+	// Awaiting lists the sessions whose logs show an approval waiting.
+	Awaiting(ctx context.Context) ([]string, error)
+	// LoadSession returns a session's row and log.
+	LoadSession(ctx context.Context, id string) (*store.SessionLog, error)
+}
 
-// Owns implements web.SessionOwner: the runner takes follow-up messages
-// for, and cancels turns of, only the sessions it started in this process —
-// not imported or watched ones, nor those of a previous run.
-func (w webRunner) Owns(id string) bool {
-	_, err := w.r.Status(id)
-	return err == nil
+// LocalRunner is this node's own runner: it runs the sessions it started
+// (AgentRunner).
+type LocalRunner interface {
+	web.Runner
+	web.SessionOwner
 }
 
 // clusterRunner is the runner of one node of several sharing a
@@ -31,8 +48,8 @@ func (w webRunner) Owns(id string) bool {
 // session another node runs is forwarded to that node through the
 // database; and this node acts on what the others forward to it.
 type clusterRunner struct {
-	local webRunner
-	st    *pgstore.Store
+	local LocalRunner
+	st    Cluster
 }
 
 var (
@@ -40,24 +57,24 @@ var (
 	_ web.SessionOwner = clusterRunner{}
 )
 
-// newClusterRunner wraps this node's runner and approval service for a
+// NewClusterRunner wraps this node's runner and approval service for a
 // cluster, and sets what this node does with the commands other nodes
 // forward to it: follow-ups, cancels, approval decisions and policies for
-// the sessions it runs.
-func newClusterRunner(local webRunner, approvals *approval.Service, st *pgstore.Store, log *slog.Logger) (clusterRunner, clusterApprovals) {
+// the sessions it runs. The runner it returns is a web.SessionOwner too.
+func NewClusterRunner(local LocalRunner, approvals *approval.Service, st Cluster, log *slog.Logger) (web.Runner, web.Approvals) {
 	cr := clusterRunner{local: local, st: st}
-	st.HandleCommands(func(ctx context.Context, c pgstore.Command) (string, bool, error) {
+	st.HandleCommands(func(ctx context.Context, c store.Command) (string, bool, error) {
 		if !cr.runsHere(c.SessionID) {
 			return "", false, nil
 		}
 		switch c.Kind {
-		case pgstore.CommandCancel:
+		case store.CommandCancel:
 			return "", true, local.Cancel(ctx, c.SessionID)
-		case pgstore.CommandMessage:
+		case store.CommandMessage:
 			return "", true, local.SendMessage(ctx, c.SessionID, c.Body)
-		case pgstore.CommandPolicy:
+		case store.CommandPolicy:
 			return "", true, approvals.SetPolicy(ctx, c.SessionID, c.Body)
-		case pgstore.CommandApproval:
+		case store.CommandApproval:
 			reply, err := decideForwarded(ctx, approvals, c)
 			return reply, true, err
 		}
@@ -77,7 +94,7 @@ type forwardedDecision struct {
 // decideForwarded takes a decision another node forwarded; its reply is
 // the approval.Decided as JSON — the winner's, beside the refusal, when
 // the approval was decided already.
-func decideForwarded(ctx context.Context, approvals *approval.Service, c pgstore.Command) (string, error) {
+func decideForwarded(ctx context.Context, approvals *approval.Service, c store.Command) (string, error) {
 	var f forwardedDecision
 	if err := json.Unmarshal([]byte(c.Body), &f); err != nil {
 		return "", core.Errorf(core.CodeInvalid, "forwarded approval decision: %v", err)
@@ -115,7 +132,7 @@ func (c clusterRunner) SendMessage(ctx context.Context, id, text string) error {
 	if c.runsHere(id) {
 		return c.local.SendMessage(ctx, id, text)
 	}
-	_, err := c.st.Forward(ctx, pgstore.Command{SessionID: id, Kind: pgstore.CommandMessage, Body: text})
+	_, err := c.st.Forward(ctx, store.Command{SessionID: id, Kind: store.CommandMessage, Body: text})
 	return err
 }
 
@@ -124,7 +141,7 @@ func (c clusterRunner) Cancel(ctx context.Context, id string) error {
 	if c.runsHere(id) {
 		return c.local.Cancel(ctx, id)
 	}
-	_, err := c.st.Forward(ctx, pgstore.Command{SessionID: id, Kind: pgstore.CommandCancel})
+	_, err := c.st.Forward(ctx, store.Command{SessionID: id, Kind: store.CommandCancel})
 	return err
 }
 
@@ -150,7 +167,7 @@ func (c clusterRunner) Owns(id string) bool {
 type clusterApprovals struct {
 	local *approval.Service
 	owns  func(id string) bool
-	st    *pgstore.Store
+	st    Cluster
 	log   *slog.Logger
 }
 
@@ -167,7 +184,7 @@ func (a clusterApprovals) Decide(ctx context.Context, id, approvalID string, d a
 	if err != nil {
 		return approval.Decided{}, err
 	}
-	reply, err := a.st.Forward(ctx, pgstore.Command{SessionID: id, Kind: pgstore.CommandApproval, Body: string(body)})
+	reply, err := a.st.Forward(ctx, store.Command{SessionID: id, Kind: store.CommandApproval, Body: string(body)})
 	var got approval.Decided
 	if reply != "" {
 		if jerr := json.Unmarshal([]byte(reply), &got); jerr != nil {
@@ -188,7 +205,7 @@ func (a clusterApprovals) SetPolicy(ctx context.Context, id, policy string) erro
 	if a.owns(id) {
 		return a.local.SetPolicy(ctx, id, policy)
 	}
-	_, err := a.st.Forward(ctx, pgstore.Command{SessionID: id, Kind: pgstore.CommandPolicy, Body: policy})
+	_, err := a.st.Forward(ctx, store.Command{SessionID: id, Kind: store.CommandPolicy, Body: policy})
 	return err
 }
 

@@ -1,41 +1,17 @@
-package main
+package backend_test
 
 import (
 	"context"
 	"log/slog"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
+	"prism/backend"
 	"prism/db"
 	"prism/store"
 )
-
-func TestParseRetain(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    time.Duration
-		wantErr string
-	}{
-		{"", 0, ""},
-		{"0", 0, ""},
-		{"30d", 30 * 24 * time.Hour, ""},
-		{"72h", 72 * time.Hour, ""},
-		{"1h", time.Hour, ""},
-		{"59m", 0, "at least 1h"},
-		{"0d", 0, "positive number of days"},
-		{"-3d", 0, "positive number of days"},
-		{"thirty days", 0, "positive number of days"},
-	}
-	for _, tt := range tests {
-		got, err := parseRetain(tt.in)
-		if got != tt.want || (err == nil) != (tt.wantErr == "") || err != nil && !strings.Contains(err.Error(), tt.wantErr) {
-			t.Errorf("parseRetain(%q) = %v, %v; want %v, error containing %q", tt.in, got, err, tt.want, tt.wantErr)
-		}
-	}
-}
 
 // TestRetainOnce: one pass deletes the sessions past retention and keeps
 // the rest (the imported fixtures' last events are in 2025–2026).
@@ -46,7 +22,7 @@ func TestRetainOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	for _, f := range []string{"testdata/dsh/basic/session.jsonl", "testdata/dsh/crashed/session.jsonl"} {
+	for _, f := range []string{"../testdata/dsh/basic/session.jsonl", "../testdata/dsh/crashed/session.jsonl"} {
 		if _, err := st.ImportFile(ctx, f); err != nil {
 			t.Fatal(err)
 		}
@@ -68,8 +44,8 @@ func TestRetainOnce(t *testing.T) {
 	if newest < now().Add(-24*time.Hour).UnixMilli() || newest == oldest {
 		t.Fatalf("the fixtures' times (%d, %d) do not straddle the retention line", oldest, newest)
 	}
-	got := retainOnce(ctx, st, 24*time.Hour, now, slog.New(slog.DiscardHandler))
+	got := backend.RetainOnce(ctx, st, 24*time.Hour, now, slog.New(slog.DiscardHandler))
 	if !slices.Equal(got, []string{oldID}) {
-		t.Errorf("retainOnce = %v, want [%s]", got, oldID)
+		t.Errorf("RetainOnce = %v, want [%s]", got, oldID)
 	}
 }
