@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 )
 
 // runDelete deletes sessions for good: their events, share links and
@@ -25,7 +25,7 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := storeExists(*dbPath); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, *dbPath, sessionlog.Limits{}, stderr)
+	st, err := openStore(ctx, *dbPath, dsh.Limits{}, stderr)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"prism/backend"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/views"
 	"prism/web"
 )
@@ -32,7 +32,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := storeExists(*dbPath); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, *dbPath, sessionlog.Limits{}, stderr)
+	st, err := openStore(ctx, *dbPath, dsh.Limits{}, stderr)
 	if err != nil {
 		return err
 	}

@@ -23,9 +23,9 @@ import (
 	"prism/core/model"
 	"prism/core/price"
 	"prism/core/redact"
-	"prism/core/sessionlog"
 	"prism/db"
 	"prism/engine"
+	"prism/sources/dsh"
 	"prism/web"
 	"prism/web/ownerauth"
 )
@@ -57,7 +57,7 @@ type serveConfig struct {
 	// rebinding protection admits only loopback names on a loopback bind).
 	AllowedHosts []string
 	// ImportLimits bound what uploads and --watch decode (--import-memory).
-	ImportLimits sessionlog.Limits
+	ImportLimits dsh.Limits
 	// MaxStreamsPerClient caps the live streams one client address may
 	// hold open (0 = no cap).
 	MaxStreamsPerClient int

@@ -28,8 +28,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"prism/core/sessionlog"
 	"prism/engine"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -131,19 +131,19 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // importMemoryFlag registers --import-memory on fs: the memory budget, in
 // MiB, for the decoded events of one imported file (env
-// PRISM_IMPORT_MEMORY; default sessionlog.DefaultLimits()).
+// PRISM_IMPORT_MEMORY; default dsh.DefaultLimits()).
 func importMemoryFlag(fs *flag.FlagSet) *int {
-	def := int(sessionlog.DefaultLimits().MaxMemoryBytes >> 20)
+	def := int(dsh.DefaultLimits().MaxMemoryBytes >> 20)
 	return fs.Int("import-memory", envInt("PRISM_IMPORT_MEMORY", def),
 		"MiB of decoded events one imported or watched file may hold in memory; a larger session is refused (env PRISM_IMPORT_MEMORY)")
 }
 
 // importLimits returns the decoder limits for an --import-memory value.
-func importLimits(mib int) (sessionlog.Limits, error) {
+func importLimits(mib int) (dsh.Limits, error) {
 	if mib <= 0 {
-		return sessionlog.Limits{}, fmt.Errorf("%w: --import-memory must be a positive number of MiB, got %d", errUsage, mib)
+		return dsh.Limits{}, fmt.Errorf("%w: --import-memory must be a positive number of MiB, got %d", errUsage, mib)
 	}
-	return sessionlog.Limits{MaxMemoryBytes: int64(mib) << 20}, nil
+	return dsh.Limits{MaxMemoryBytes: int64(mib) << 20}, nil
 }
 
 // storeExists refuses a SQLite file that is not there (opening it would
@@ -158,7 +158,7 @@ func storeExists(dsn string) error {
 	return nil
 }
 
-func openStore(ctx context.Context, dsn string, lim sessionlog.Limits, stderr io.Writer) (store.Store, error) {
+func openStore(ctx context.Context, dsn string, lim dsh.Limits, stderr io.Writer) (store.Store, error) {
 	return engine.Open(ctx, dsn, engine.Options{Limits: lim, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
 

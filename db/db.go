@@ -69,7 +69,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -89,7 +89,7 @@ type Options struct {
 	// MaxBatchEvents bounds the events one group commit takes (default 1000).
 	MaxBatchEvents int
 	// Limits bound what import and watch accept (zero fields: defaults).
-	Limits sessionlog.Limits
+	Limits dsh.Limits
 	// MaxImports bounds the imports decoding at once (default 2): with
 	// Limits.MaxMemoryBytes it bounds the memory imports take. An upload
 	// past it is refused with a busy error (HTTP 503 with Retry-After); the

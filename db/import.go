@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 
 	"prism/core"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -49,7 +49,7 @@ func (st *Store) ImportFileWith(ctx context.Context, path string, o store.Import
 	}
 	defer release()
 	defer debug.FreeOSMemory() // see releaseMemory
-	logs, _, err := sessionlog.ReadFile(path, st.opts.Limits)
+	logs, _, err := dsh.ReadFile(path, st.opts.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -74,9 +74,9 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 	}
 	defer release()
 	defer debug.FreeOSMemory() // see releaseMemory
-	logs, _, err := sessionlog.Decode(r, size, st.opts.Limits)
+	logs, _, err := dsh.Decode(r, size, st.opts.Limits)
 	if err != nil {
-		var fe *sessionlog.FormatError
+		var fe *dsh.FormatError
 		if ok := asFormatError(err, &fe); ok && fe.File == "" {
 			fe.File = name
 		}
@@ -100,15 +100,15 @@ func (st *Store) acquireImport(ctx context.Context, wait bool) (release func(), 
 // until the runtime's scavenger gets to it. Imports are rare; one forced
 // collection each is cheap next to the import.
 
-func asFormatError(err error, fe **sessionlog.FormatError) bool {
-	e, ok := err.(*sessionlog.FormatError)
+func asFormatError(err error, fe **dsh.FormatError) bool {
+	e, ok := err.(*dsh.FormatError)
 	if ok {
 		*fe = e
 	}
 	return ok
 }
 
-func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog.Log, o store.ImportOptions) ([]store.ImportResult, error) {
+func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o store.ImportOptions) ([]store.ImportResult, error) {
 	logs, original, err := o.Rename(file, logs)
 	if err != nil {
 		return nil, err
@@ -164,7 +164,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 
 // checkParent refuses a subagent log whose parent session is neither in
 // the same file nor stored (store.CheckParent).
-func (t *wtx) checkParent(file string, l *sessionlog.Log, inFile map[string]bool) error {
+func (t *wtx) checkParent(file string, l *dsh.Log, inFile map[string]bool) error {
 	return store.CheckParent(file, l, inFile, func(id string) (bool, error) {
 		s, err := t.state(id)
 		return err == nil && s.exists, err

@@ -14,7 +14,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -67,8 +67,8 @@ type Watcher struct {
 
 type watchedFile struct {
 	dev, ino  uint64
-	format    sessionlog.Format
-	tail      *sessionlog.Tail
+	format    dsh.Format
+	tail      *dsh.Tail
 	sessionID string
 	// seen is the (size, mtime, ctime) the file had when last synced: an
 	// unchanged size with a new mtime or ctime means it was rewritten in
@@ -244,7 +244,7 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 }
 
 func withPath(err error, path string) error {
-	var fe *sessionlog.FormatError
+	var fe *dsh.FormatError
 	if errors.As(err, &fe) && fe.File == "" {
 		fe.File = path
 	}
@@ -255,7 +255,7 @@ func withPath(err error, path string) error {
 func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino uint64, size int64, sig [3]int64) error {
 	lim := w.st.opts.Limits
 	if max := orDefaultFileBytes(lim); size > max {
-		w.files[path] = &watchedFile{dev: dev, ino: ino, tail: sessionlog.NewTail(sessionlog.FormatJSONL, lim), failed: sig}
+		w.files[path] = &watchedFile{dev: dev, ino: ino, tail: dsh.NewTail(dsh.FormatJSONL, lim), failed: sig}
 		w.report(WatchSync{Path: path, Outcome: "failed", Err: fmt.Errorf("%s: file is larger than the limit of %d bytes", path, max)})
 		return nil
 	}
@@ -264,11 +264,11 @@ func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino 
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil
 	}
-	format := sessionlog.Detect(head[:n])
-	if format == sessionlog.FormatZip {
-		format = sessionlog.FormatJSONL // not a dsh log: fails below as JSONL
+	format := dsh.Detect(head[:n])
+	if format == dsh.FormatZip {
+		format = dsh.FormatJSONL // not a dsh log: fails below as JSONL
 	}
-	tail := sessionlog.NewTail(format, lim)
+	tail := dsh.NewTail(format, lim)
 	events, ferr := tail.FeedFrom(io.NewSectionReader(f, 0, size))
 	h, ok := tail.Header()
 	if !ok {
@@ -327,9 +327,9 @@ func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino 
 // during this run.
 const outcomeSkipped = "skipped"
 
-func orDefaultFileBytes(l sessionlog.Limits) int64 {
+func orDefaultFileBytes(l dsh.Limits) int64 {
 	if l.MaxFileBytes > 0 {
 		return l.MaxFileBytes
 	}
-	return sessionlog.DefaultLimits().MaxFileBytes
+	return dsh.DefaultLimits().MaxFileBytes
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store"
 	"prism/store/storetest"
 )
@@ -36,7 +36,7 @@ func newDshFile(t testing.TB, root, fixture string) *dshFile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames, end, err := sessionlog.ScanFrames(data)
+	frames, end, err := dsh.ScanFrames(data)
 	if err != nil || end != len(data) {
 		t.Fatalf("fixture frames: %v", err)
 	}
@@ -148,7 +148,7 @@ func TestWatcher_tailsFramesAndSurvivesRewrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs, _, _ := sessionlog.ReadFile(filepath.Join(fixtures, "basic/session.jsonl.zstd"), sessionlog.Limits{})
+	logs, _, _ := dsh.ReadFile(filepath.Join(fixtures, "basic/session.jsonl.zstd"), dsh.Limits{})
 	if diff := cmp.Diff(storetest.EventJSON(logs[0].Events), storetest.EventJSON(l.Events)); diff != "" {
 		t.Errorf("watched log differs from the file (-file +stored):\n%s", diff)
 	}

@@ -12,9 +12,9 @@ import (
 	"log/slog"
 	"time"
 
-	"prism/core/sessionlog"
 	"prism/db"
 	"prism/pgstore"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -28,7 +28,7 @@ type Options struct {
 	// SyncNormal relaxes SQLite's synchronous=FULL to NORMAL (SQLite only).
 	SyncNormal bool
 	// Limits bound what one imported or watched file may hold.
-	Limits sessionlog.Limits
+	Limits dsh.Limits
 	// RepairInterval is PostgreSQL's: how often a serving node looks for
 	// sessions whose node is gone (pgstore.Options.RepairInterval; zero:
 	// never, as the command-line tools want).

@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"prism/core"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -33,7 +33,7 @@ func (st *Store) ImportFileWith(ctx context.Context, path string, o store.Import
 		return nil, err
 	}
 	defer release()
-	logs, _, err := sessionlog.ReadFile(path, st.opts.Limits)
+	logs, _, err := dsh.ReadFile(path, st.opts.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -56,9 +56,9 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 		return nil, err
 	}
 	defer release()
-	logs, _, err := sessionlog.Decode(r, size, st.opts.Limits)
+	logs, _, err := dsh.Decode(r, size, st.opts.Limits)
 	if err != nil {
-		var fe *sessionlog.FormatError
+		var fe *dsh.FormatError
 		if errors.As(err, &fe) && fe.File == "" {
 			fe.File = name
 		}
@@ -67,7 +67,7 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 	return st.importLogs(ctx, name, logs, o)
 }
 
-func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog.Log, o store.ImportOptions) ([]store.ImportResult, error) {
+func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o store.ImportOptions) ([]store.ImportResult, error) {
 	logs, original, err := o.Rename(file, logs)
 	if err != nil {
 		return nil, err

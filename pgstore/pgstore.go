@@ -53,7 +53,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -76,7 +76,7 @@ type Options struct {
 	// links). Default time.Now.
 	Now func() time.Time
 	// Limits bound what import accepts (zero fields: defaults).
-	Limits sessionlog.Limits
+	Limits dsh.Limits
 	// MaxImports bounds the imports this node decodes at once (default
 	// store.DefaultMaxImports): with Limits.MaxMemoryBytes it bounds the
 	// memory imports take. An import past it is refused with a

@@ -17,8 +17,8 @@ import (
 	"prism/backend"
 	"prism/core"
 	"prism/core/agent/agenttest"
-	"prism/core/sessionlog"
 	"prism/db"
+	"prism/sources/dsh"
 	"prism/web"
 )
 
@@ -119,7 +119,7 @@ func newEnv(t testing.TB, deps func(*web.Deps)) *env {
 func (e *env) watched(t testing.TB, h core.SessionHeader, events []core.Event) {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := sessionlog.WriteJSONL(&buf, h, events); err != nil {
+	if err := dsh.WriteJSONL(&buf, h, events); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(e.watchDir, "project", h.ID)

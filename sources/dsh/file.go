@@ -1,4 +1,4 @@
-package sessionlog
+package dsh
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package sessionlog_test
+package dsh_test
 
 import (
 	"bytes"
@@ -12,12 +12,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"prism/core"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 )
 
-func readFixture(t *testing.T, name string) []*sessionlog.Log {
+func readFixture(t *testing.T, name string) []*dsh.Log {
 	t.Helper()
-	logs, _, err := sessionlog.ReadFile(filepath.Join(fixtureDir, name), sessionlog.Limits{})
+	logs, _, err := dsh.ReadFile(filepath.Join(fixtureDir, name), dsh.Limits{})
 	if err != nil {
 		t.Fatalf("ReadFile(%s): %v", name, err)
 	}
@@ -83,11 +83,11 @@ func TestDecode_tornFramePrefixRecovered(t *testing.T) {
 	for i := range b.events {
 		b.events[i].Seq += int64(len(events))
 	}
-	data := must(sessionlog.AppendZstdLog(nil, h, [][]core.Event{events, b.events}))
-	frames, _, _ := sessionlog.ScanFrames(data)
+	data := must(dsh.AppendZstdLog(nil, h, [][]core.Event{events, b.events}))
+	frames, _, _ := dsh.ScanFrames(data)
 	last := frames[len(frames)-1]
 	cut := data[:last.End-100]
-	l, err := sessionlog.DecodeZstd(cut, sessionlog.Limits{})
+	l, err := dsh.DecodeZstd(cut, dsh.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestDecode_badInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			_, _, err := sessionlog.ReadFile(filepath.Join(fixtureDir, tt.file), sessionlog.Limits{})
+			_, _, err := dsh.ReadFile(filepath.Join(fixtureDir, tt.file), dsh.Limits{})
 			if err == nil {
 				t.Fatalf("ReadFile(%s) succeeded, want an error", tt.file)
 			}
@@ -154,7 +154,7 @@ func TestDecode_badInput(t *testing.T) {
 					t.Errorf("ReadFile(%s) error = %q, want it to contain %q", tt.file, err, w)
 				}
 			}
-			var fe *sessionlog.FormatError
+			var fe *dsh.FormatError
 			if !errors.As(err, &fe) || core.ErrorCode(err) != core.CodeInvalid {
 				t.Errorf("error %T has code %s, want a *FormatError with %s", err, core.ErrorCode(err), core.CodeInvalid)
 			}
@@ -169,7 +169,7 @@ func TestDecode_hugeLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Write(append(sessionlog.AppendHeader(nil, h), '\n'))
+	f.Write(append(dsh.AppendHeader(nil, h), '\n'))
 	f.WriteString(`{"type":"user/message","seq":0,"time":1,"data":"`)
 	chunk := bytes.Repeat([]byte("a"), 1<<20)
 	for i := 0; i < 100; i++ {
@@ -177,7 +177,7 @@ func TestDecode_hugeLine(t *testing.T) {
 	}
 	f.WriteString("\"}\n")
 	f.Close()
-	_, _, err = sessionlog.ReadFile(path, sessionlog.Limits{})
+	_, _, err = dsh.ReadFile(path, dsh.Limits{})
 	if err == nil || !strings.Contains(err.Error(), "huge.jsonl: line 2: line is longer than the limit") {
 		t.Fatalf("ReadFile(100 MB line) error = %v, want a line-length error naming line 2", err)
 	}
@@ -189,7 +189,7 @@ func TestDecode_zipEntryLimit(t *testing.T) {
 		entries = append(entries, [2]any{"media/" + strings.Repeat("m", 8) + strconv.Itoa(i), []byte{}})
 	}
 	data := zipOf(entries...)
-	_, _, err := sessionlog.Decode(bytes.NewReader(data), int64(len(data)), sessionlog.Limits{})
+	_, _, err := dsh.Decode(bytes.NewReader(data), int64(len(data)), dsh.Limits{})
 	if err == nil || !strings.Contains(err.Error(), "5000 entries, over the limit of 4096") {
 		t.Fatalf("Decode(5000-entry zip) error = %v", err)
 	}
@@ -199,14 +199,14 @@ func TestWriteJSONL_roundTrip(t *testing.T) {
 	for _, name := range []string{"basic/session.jsonl.zstd", "crashed/session.jsonl", "export/session-export.zip"} {
 		for _, l := range readFixture(t, name) {
 			var first, second bytes.Buffer
-			if err := sessionlog.WriteJSONL(&first, l.Header, l.Events); err != nil {
+			if err := dsh.WriteJSONL(&first, l.Header, l.Events); err != nil {
 				t.Fatal(err)
 			}
-			again, err := sessionlog.DecodeJSONL(bytes.NewReader(first.Bytes()), sessionlog.Limits{})
+			again, err := dsh.DecodeJSONL(bytes.NewReader(first.Bytes()), dsh.Limits{})
 			if err != nil {
 				t.Fatalf("%s: decoding prism's own export: %v", name, err)
 			}
-			if err := sessionlog.WriteJSONL(&second, again.Header, again.Events); err != nil {
+			if err := dsh.WriteJSONL(&second, again.Header, again.Events); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(first.Bytes(), second.Bytes()) {
@@ -222,7 +222,7 @@ func TestPack_roundTrip(t *testing.T) {
 	if n := bytes.Count(text, []byte("-chunks\"")); n != 4 {
 		t.Errorf("packed rows = %d, want 4", n)
 	}
-	l, err := sessionlog.DecodeJSONL(bytes.NewReader(text), sessionlog.Limits{})
+	l, err := dsh.DecodeJSONL(bytes.NewReader(text), dsh.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestTail_feedsCompleteFramesOnly(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, want, _ := basicLog()
-			tail := sessionlog.NewTail(sessionlog.Detect(data), sessionlog.Limits{})
+			tail := dsh.NewTail(dsh.Detect(data), dsh.Limits{})
 			var got []core.Event
 			// Reveal the file a few bytes at a time, as a writer would.
 			for size := 0; size <= len(data); size += 37 {
@@ -266,7 +266,7 @@ func TestTail_feedsCompleteFramesOnly(t *testing.T) {
 
 func TestTail_rejectsSeqGap(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(fixtureDir, "bad/seq-gap.jsonl"))
-	tail := sessionlog.NewTail(sessionlog.FormatJSONL, sessionlog.Limits{})
+	tail := dsh.NewTail(dsh.FormatJSONL, dsh.Limits{})
 	evs, err := tail.Feed(data)
 	if err == nil || !strings.Contains(err.Error(), "line 5: seq gap") {
 		t.Fatalf("Feed error = %v, want a seq gap at line 5", err)

@@ -1,4 +1,4 @@
-// Package sessionlog reads and writes session logs on disk: prism's JSONL
+// Package dsh reads and writes session logs on disk: prism's JSONL
 // export and the three formats of DeepSeek Harness (dsh) — a plain
 // session.jsonl (with packed text-chunks / reasoning-chunks /
 // tool-call-chunks rows), a session.jsonl.zstd (a chain of independent zstd
@@ -20,7 +20,7 @@
 // session header line after the first ends a session and starts the next.
 // The torn-tail rule applies to each session's own lines; a header is never
 // part of a torn tail. A session id may appear once per file.
-package sessionlog
+package dsh
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package sessionlog_test
+package dsh_test
 
 import (
 	"archive/zip"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 )
 
 // multiText is a prism JSONL text of sessions a, b, c: two events each
@@ -37,8 +37,8 @@ func multiText(afterB string) string {
 // own session, and the logs keep the file's line numbers.
 func TestDecode_manySessions(t *testing.T) {
 	text := multiText(`{"type":"turn/end","seq":2,"ti` + "\n") // b's torn tail
-	logs, format, err := sessionlog.Decode(strings.NewReader(text), -1, sessionlog.Limits{})
-	if err != nil || format != sessionlog.FormatJSONL {
+	logs, format, err := dsh.Decode(strings.NewReader(text), -1, dsh.Limits{})
+	if err != nil || format != dsh.FormatJSONL {
 		t.Fatalf("Decode = %v, %v", format, err)
 	}
 	var got []string
@@ -72,13 +72,13 @@ func TestDecode_manySessionsRefused(t *testing.T) {
 			`line 7: unsupported session format version 3`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := sessionlog.Decode(strings.NewReader(tc.text), -1, sessionlog.Limits{})
+			_, _, err := dsh.Decode(strings.NewReader(tc.text), -1, dsh.Limits{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Decode = %v, want %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := sessionlog.DecodeJSONL(strings.NewReader(multiText("")), sessionlog.Limits{}); err == nil ||
+	if _, err := dsh.DecodeJSONL(strings.NewReader(multiText("")), dsh.Limits{}); err == nil ||
 		!strings.Contains(err.Error(), "line 4: a second session header") {
 		t.Errorf("DecodeJSONL of two sessions = %v, want a second-header error", err)
 	}
@@ -87,7 +87,7 @@ func TestDecode_manySessionsRefused(t *testing.T) {
 	w, _ := zw.Create("session.jsonl")
 	w.Write([]byte(multiText("")))
 	zw.Close()
-	if _, _, err := sessionlog.Decode(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()), sessionlog.Limits{}); err == nil ||
+	if _, _, err := dsh.Decode(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()), dsh.Limits{}); err == nil ||
 		!strings.Contains(err.Error(), "session.jsonl: line 4: a second session header") {
 		t.Errorf("a zip entry of two sessions = %v, want a second-header error naming the entry", err)
 	}
@@ -101,7 +101,7 @@ func TestDecode_manySessionsBudget(t *testing.T) {
 	for i := range 200 {
 		fmt.Fprintf(&b, `{"type":"session","version":0,"id":"s%d","createdAt":1}`+"\n", i)
 	}
-	_, _, err := sessionlog.Decode(strings.NewReader(b.String()), -1, sessionlog.Limits{MaxMemoryBytes: 100 << 10})
+	_, _, err := dsh.Decode(strings.NewReader(b.String()), -1, dsh.Limits{MaxMemoryBytes: 100 << 10})
 	if err == nil || !strings.Contains(err.Error(), "the file is too large to import: its 51 sessions so far and their decoded events need more than the import memory budget of 100 KiB") {
 		t.Errorf("Decode of 200 sessions on a 100 KiB budget = %v", err)
 	}
@@ -112,7 +112,7 @@ func TestTail_duplicateSeq(t *testing.T) {
 	text := `{"type":"session","version":0,"id":"a","createdAt":1}` + "\n" +
 		`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}` + "\n" +
 		`{"type":"turn/start","seq":0,"time":2,"data":{"turn":1}}` + "\n"
-	tail := sessionlog.NewTail(sessionlog.FormatJSONL, sessionlog.Limits{})
+	tail := dsh.NewTail(dsh.FormatJSONL, dsh.Limits{})
 	if _, err := tail.Feed([]byte(text)); err == nil || !strings.Contains(err.Error(), "line 3: duplicate seq: seq 0 appears again (expected seq 1)") {
 		t.Errorf("Feed = %v, want a duplicate seq at line 3", err)
 	}
@@ -132,8 +132,8 @@ func TestDecode_zipFileReadInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
-	logs, format, err := sessionlog.Decode(f, st.Size(), sessionlog.Limits{})
-	if err != nil || format != sessionlog.FormatZip || len(logs) != 2 {
+	logs, format, err := dsh.Decode(f, st.Size(), dsh.Limits{})
+	if err != nil || format != dsh.FormatZip || len(logs) != 2 {
 		t.Fatalf("Decode of a zip file = %d logs, %v, %v; want its 2 sessions", len(logs), format, err)
 	}
 }

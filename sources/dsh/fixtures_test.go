@@ -1,4 +1,4 @@
-package sessionlog_test
+package dsh_test
 
 import (
 	"archive/zip"
@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"prism/core"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 )
 
 var update = flag.Bool("update", false, "rewrite the committed fixtures under ../../testdata/dsh")
@@ -188,12 +188,12 @@ func must[T any](v T, err error) T {
 }
 
 func plainLog(h core.SessionHeader, events []core.Event, batches [][2]int) []byte {
-	out := append(sessionlog.AppendHeader(nil, h), '\n')
+	out := append(dsh.AppendHeader(nil, h), '\n')
 	if batches == nil {
 		batches = [][2]int{{0, len(events)}}
 	}
 	for _, batch := range split(events, batches) {
-		out = must(sessionlog.AppendDshLines(out, batch))
+		out = must(dsh.AppendDshLines(out, batch))
 	}
 	return out
 }
@@ -283,13 +283,13 @@ func fixtures() map[string][]byte {
 	files := map[string][]byte{}
 	h, events, batches := basicLog()
 	files["basic/session.jsonl"] = plainLog(h, events, batches)
-	zst := must(sessionlog.AppendZstdLog(nil, h, split(events, batches)))
+	zst := must(dsh.AppendZstdLog(nil, h, split(events, batches)))
 	files["basic/session.jsonl.zstd"] = zst
 
 	// torn: the same session, its last two batches in one frame cut short.
 	tornBatches := [][2]int{{0, 4}, {4, 29}, {29, 30}, {30, len(events)}}
-	torn := must(sessionlog.AppendZstdLog(nil, h, split(events, tornBatches)))
-	frames, _, _ := sessionlog.ScanFrames(torn)
+	torn := must(dsh.AppendZstdLog(nil, h, split(events, tornBatches)))
+	frames, _, _ := dsh.ScanFrames(torn)
 	last := frames[len(frames)-1]
 	files["torn/session.jsonl.zstd"] = torn[:last.Start+(last.End-last.Start)/2]
 
@@ -318,7 +318,7 @@ func fixtures() map[string][]byte {
 	mismatch := strings.Replace(toolResult(1, 1, "m-1", "call_00_x", "go 1.26", false, ""), `"source":{"kind":"tool","callId":"call_00_x"}`, `"source":{"kind":"tool","callId":"call_99_z"}`, 1)
 	files["bad/mismatched-tool-result.jsonl"] = []byte(string(ok) + fmt.Sprintf(`{"type":"tool/result","seq":5,"time":1764500100042,"data":%s,"surfaceOp":"append","sourceEventSeqs":[4]}`, mismatch) + "\n")
 	corrupt := bytes.Clone(zst)
-	zf, _, _ := sessionlog.ScanFrames(corrupt)
+	zf, _, _ := dsh.ScanFrames(corrupt)
 	corrupt[zf[2].End-6] ^= 0xFF // inside frame 2: its checksum or last block
 	files["bad/corrupt-frame.jsonl.zstd"] = corrupt
 	files["bad/truncated-header.jsonl.zstd"] = zst[:zf[0].End-3]
@@ -345,7 +345,7 @@ func TestFixtures(t *testing.T) {
 		}
 		got, err := os.ReadFile(path)
 		if err != nil {
-			t.Fatalf("fixture %s: %v (run go test ./core/sessionlog -run TestFixtures -update)", name, err)
+			t.Fatalf("fixture %s: %v (run go test ./sources/dsh -run TestFixtures -update)", name, err)
 		}
 		if !bytes.Equal(got, want) {
 			t.Errorf("fixture %s differs from its generator (run with -update and review the diff)", name)

@@ -1,4 +1,4 @@
-package sessionlog_test
+package dsh_test
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 )
 
 func addFixtureSeeds(f *testing.F, names ...string) {
@@ -19,14 +19,14 @@ func addFixtureSeeds(f *testing.F, names ...string) {
 	}
 }
 
-var smallLimits = sessionlog.Limits{MaxLineBytes: 1 << 16, MaxLogBytes: 1 << 20, MaxFileBytes: 1 << 20, MaxZipEntries: 64, MaxZipBytes: 1 << 20}
+var smallLimits = dsh.Limits{MaxLineBytes: 1 << 16, MaxLogBytes: 1 << 20, MaxFileBytes: 1 << 20, MaxZipEntries: 64, MaxZipBytes: 1 << 20}
 
 // FuzzDecodeJSONL: arbitrary plain logs never panic; a decoded log is
 // contiguous and re-encodes to prism JSONL that decodes to the same bytes.
 func FuzzDecodeJSONL(f *testing.F) {
 	addFixtureSeeds(f, "basic/session.jsonl", "crashed/session.jsonl", "bad/seq-gap.jsonl", "bad/non-json.jsonl", "bad/version.jsonl", "bad/unknown-type.jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		l, err := sessionlog.DecodeJSONL(bytes.NewReader(data), smallLimits)
+		l, err := dsh.DecodeJSONL(bytes.NewReader(data), smallLimits)
 		if err != nil {
 			return
 		}
@@ -36,14 +36,14 @@ func FuzzDecodeJSONL(f *testing.F) {
 			}
 		}
 		var a, b bytes.Buffer
-		if err := sessionlog.WriteJSONL(&a, l.Header, l.Events); err != nil {
+		if err := dsh.WriteJSONL(&a, l.Header, l.Events); err != nil {
 			t.Fatalf("WriteJSONL: %v", err)
 		}
-		again, err := sessionlog.DecodeJSONL(bytes.NewReader(a.Bytes()), sessionlog.Limits{})
+		again, err := dsh.DecodeJSONL(bytes.NewReader(a.Bytes()), dsh.Limits{})
 		if err != nil {
 			t.Fatalf("decoding our own export: %v\n%s", err, a.Bytes())
 		}
-		if err := sessionlog.WriteJSONL(&b, again.Header, again.Events); err != nil {
+		if err := dsh.WriteJSONL(&b, again.Header, again.Events); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(a.Bytes(), b.Bytes()) {
@@ -58,7 +58,7 @@ func FuzzDecodeJSONL(f *testing.F) {
 func FuzzZstdFrames(f *testing.F) {
 	addFixtureSeeds(f, "basic/session.jsonl.zstd", "torn/session.jsonl.zstd", "bad/corrupt-frame.jsonl.zstd", "bad/truncated-header.jsonl.zstd")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		frames, end, err := sessionlog.ScanFrames(data)
+		frames, end, err := dsh.ScanFrames(data)
 		if err == nil && end > len(data) {
 			t.Fatalf("end %d past the input (%d)", end, len(data))
 		}
@@ -67,14 +67,14 @@ func FuzzZstdFrames(f *testing.F) {
 				t.Fatalf("bad frame %+v", fr)
 			}
 		}
-		if l, err := sessionlog.DecodeZstd(data, smallLimits); err == nil {
+		if l, err := dsh.DecodeZstd(data, smallLimits); err == nil {
 			for i, e := range l.Events {
 				if e.Seq != int64(i) {
 					t.Fatalf("event %d has seq %d", i, e.Seq)
 				}
 			}
 		}
-		tail := sessionlog.NewTail(sessionlog.FormatZstd, smallLimits)
+		tail := dsh.NewTail(dsh.FormatZstd, smallLimits)
 		if _, err := tail.Feed(data); err == nil && tail.Offset() > int64(len(data)) {
 			t.Fatalf("tail offset %d past the input", tail.Offset())
 		}
@@ -85,6 +85,6 @@ func FuzzZstdFrames(f *testing.F) {
 func FuzzDecodeZip(f *testing.F) {
 	addFixtureSeeds(f, "export/session-export.zip", "bad/truncated.zip")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _, _ = sessionlog.Decode(bytes.NewReader(data), int64(len(data)), smallLimits)
+		_, _, _ = dsh.Decode(bytes.NewReader(data), int64(len(data)), smallLimits)
 	})
 }

@@ -1,4 +1,4 @@
-package sessionlog_test
+package dsh_test
 
 import (
 	"archive/zip"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 )
 
 const boundsHeader = `{"type":"session","version":0,"id":"0b1c6d2e-5f4a-4e3b-9c8d-7a6b5c4d3e2f","createdAt":1764500000000}` + "\n"
@@ -65,7 +65,7 @@ func events(w io.Writer, n int) {
 // entries — each fail with an error naming what was wrong, through every
 // entry point.
 func TestDecode_hostileInputsFailClearly(t *testing.T) {
-	lim := sessionlog.Limits{MaxLineBytes: 1 << 20, MaxMemoryBytes: 1 << 20}
+	lim := dsh.Limits{MaxLineBytes: 1 << 20, MaxMemoryBytes: 1 << 20}
 	bomb := zstdStream(t, 1<<20, func(w io.Writer) {
 		io.WriteString(w, boundsHeader)
 		newlines(w, 100<<20)
@@ -105,11 +105,11 @@ func TestDecode_hostileInputsFailClearly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := sessionlog.Decode(bytes.NewReader(tt.data), -1, lim)
+			_, _, err := dsh.Decode(bytes.NewReader(tt.data), -1, lim)
 			if err == nil {
 				t.Fatal("Decode succeeded")
 			}
-			var fe *sessionlog.FormatError
+			var fe *dsh.FormatError
 			if !asFormatError(err, &fe) {
 				t.Fatalf("Decode error %T %v, want a *FormatError", err, err)
 			}
@@ -118,9 +118,9 @@ func TestDecode_hostileInputsFailClearly(t *testing.T) {
 					t.Errorf("Decode error %q does not mention %q", err, w)
 				}
 			}
-			if sessionlog.Detect(tt.data) == sessionlog.FormatZstd {
+			if dsh.Detect(tt.data) == dsh.FormatZstd {
 				// The watcher's tail streams the same way and fails the same.
-				tail := sessionlog.NewTail(sessionlog.FormatZstd, lim)
+				tail := dsh.NewTail(dsh.FormatZstd, lim)
 				if _, err := tail.FeedFrom(bytes.NewReader(tt.data)); err == nil || !strings.Contains(err.Error(), tt.want[len(tt.want)-1]) {
 					t.Errorf("Tail.FeedFrom error = %v, want it to mention %q", err, tt.want[len(tt.want)-1])
 				}
@@ -129,8 +129,8 @@ func TestDecode_hostileInputsFailClearly(t *testing.T) {
 	}
 }
 
-func asFormatError(err error, fe **sessionlog.FormatError) bool {
-	e, ok := err.(*sessionlog.FormatError)
+func asFormatError(err error, fe **dsh.FormatError) bool {
+	e, ok := err.(*dsh.FormatError)
 	*fe = e
 	return ok
 }
@@ -142,8 +142,8 @@ func TestDecode_streamsWithinBudget(t *testing.T) {
 		io.WriteString(w, boundsHeader)
 		events(w, 5_000)
 	})
-	logs, format, err := sessionlog.Decode(io.MultiReader(bytes.NewReader(data)), -1, sessionlog.Limits{})
-	if err != nil || format != sessionlog.FormatZstd {
+	logs, format, err := dsh.Decode(io.MultiReader(bytes.NewReader(data)), -1, dsh.Limits{})
+	if err != nil || format != dsh.FormatZstd {
 		t.Fatalf("Decode = %v, %v", format, err)
 	}
 	if n := len(logs[0].Events); n != 5_000 {
