@@ -23,9 +23,9 @@ import (
 	"prism/core/model"
 	"prism/core/price"
 	"prism/core/redact"
-	"prism/db"
 	"prism/engine"
 	"prism/sources/dsh"
+	"prism/sources/watch"
 	"prism/web"
 	"prism/web/ownerauth"
 )
@@ -318,8 +318,8 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 	if err != nil {
 		return web.Deps{}, nil, err
 	}
-	sqlite, _ := st.(*db.Store)
-	if cfg.Watch != "" && sqlite == nil {
+	watched, _ := st.(watch.Store)
+	if cfg.Watch != "" && watched == nil {
 		st.Close()
 		return web.Deps{}, nil, fmt.Errorf("%w: --watch needs a SQLite --db (tailing dsh sessions into PostgreSQL is not supported yet)", errUsage)
 	}
@@ -355,7 +355,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 	bg, stopBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	if cfg.Watch != "" {
-		w := sqlite.NewWatcher(cfg.Watch, db.WatchOptions{})
+		w := watch.New(watched, cfg.Watch, watch.Options{Logger: log})
 		wg.Go(func() {
 			if err := w.Run(bg); err != nil {
 				log.Error("watch stopped", logkey.Dir, cfg.Watch, logkey.Err, err)

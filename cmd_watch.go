@@ -10,8 +10,8 @@ import (
 	"os"
 
 	"prism/core/logkey"
-	"prism/db"
 	"prism/engine"
+	"prism/sources/watch"
 )
 
 // runWatch tails a dsh sessions directory into the store until interrupted.
@@ -34,23 +34,27 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dir := ""
 	if len(dirs) == 1 {
 		dir = dirs[0]
-	} else if dir, err = db.DefaultDshSessionsDir(); err != nil {
+	} else if dir, err = watch.DefaultDshSessionsDir(); err != nil {
 		return err
 	}
 	if engine.IsPostgres(*dbPath) {
 		return fmt.Errorf("%w: prism watch needs a SQLite --db (tailing dsh sessions into PostgreSQL is not supported yet)", errUsage)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	st, err := db.Open(ctx, *dbPath, db.Options{Logger: logger, Limits: lim})
+	opened, err := engine.Open(ctx, *dbPath, engine.Options{Logger: logger, Limits: lim})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer opened.Close()
+	st, ok := opened.(watch.Store)
+	if !ok {
+		return fmt.Errorf("%w: prism watch: this store cannot be watched into", errUsage)
+	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		logger.Warn("dsh sessions directory does not exist yet; waiting for it", logkey.Dir, dir)
 	}
 	logger.Info("watching", logkey.Dir, dir, logkey.DB, *dbPath)
-	err = st.NewWatcher(dir, db.WatchOptions{}).Run(ctx)
+	err = watch.New(st, dir, watch.Options{Logger: logger}).Run(ctx)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -2,7 +2,8 @@
 // WAL with synchronous=FULL by default, verified after opening; one writer
 // connection driven by a group-commit goroutine and a separate read pool;
 // queries for session lists and event ranges; import and export of session
-// log files; and a Watcher that tails a dsh sessions directory.
+// log files; and what the watcher of sources/watch writes through
+// (SyncWatched).
 //
 // Every write goes through the one writer goroutine. Concurrent appends are
 // committed together in one transaction and each caller returns only after

@@ -83,9 +83,9 @@ func (st *Store) markDeleted(id string, gone bool) {
 	st.deleted[id] = true
 }
 
-// wasDeleted reports whether session id was deleted through this store
-// and not created again since.
-func (st *Store) wasDeleted(id string) bool {
+// WasDeleted reports whether session id was deleted through this store
+// and not created again since (a watcher skips its file meanwhile).
+func (st *Store) WasDeleted(id string) bool {
 	st.deletedMu.Lock()
 	defer st.deletedMu.Unlock()
 	return st.deleted[id]

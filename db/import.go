@@ -43,7 +43,7 @@ func (st *Store) ImportFileWith(ctx context.Context, path string, o store.Import
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	release, err := st.acquireImport(ctx, false)
+	release, err := st.AcquireImport(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	release, err := st.acquireImport(ctx, false)
+	release, err := st.AcquireImport(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +89,10 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 // import slot is taken); see store.BusyError.
 type BusyError = store.BusyError
 
-// acquireImport takes an import slot (see store.ImportSlots.Acquire).
-func (st *Store) acquireImport(ctx context.Context, wait bool) (release func(), err error) {
+// AcquireImport takes an import slot (see store.ImportSlots.Acquire): an
+// import holds one while it decodes, and so does a watcher
+// (sources/watch) for each file it reads.
+func (st *Store) AcquireImport(ctx context.Context, wait bool) (release func(), err error) {
 	return st.imports.Acquire(ctx, wait)
 }
 
@@ -181,6 +183,32 @@ func (st *Store) SyncLog(ctx context.Context, h core.SessionHeader, events []cor
 	})
 	return outcome, added, err
 }
+
+// SyncWatched makes a watched session's log h plus events (SyncLog with
+// source watch and replace set), unless the session was deleted through
+// this store during its run: then it writes nothing and reports
+// store.ImportSkipped (sources/watch.Store).
+func (st *Store) SyncWatched(ctx context.Context, h core.SessionHeader, events []core.Event) (outcome string, added int, err error) {
+	err = st.write(ctx, func(t *wtx) error {
+		// Checked in the transaction: a delete commits before it or
+		// after it, never between the check and the write.
+		s, err := t.state(h.ID)
+		if err != nil {
+			return err
+		}
+		if s.deleted || !s.exists && st.WasDeleted(h.ID) {
+			outcome = store.ImportSkipped
+			return nil
+		}
+		outcome, added, err = t.syncLog(h, events, store.SourceWatch, true)
+		return err
+	})
+	return outcome, added, err
+}
+
+// ImportLimits are the decoder limits the store was opened with
+// (Options.Limits).
+func (st *Store) ImportLimits() dsh.Limits { return st.opts.Limits }
 
 // syncLog makes the stored session equal h plus events: it creates it,
 // leaves it, or appends the missing tail. A stored log that is not a prefix

@@ -67,6 +67,9 @@ const (
 	ImportCreated = "created"
 	// ImportUnchanged: the same log was already stored (nothing written).
 	ImportUnchanged = "unchanged"
+	// ImportSkipped: a watched file whose session was deleted during the
+	// watcher's run (nothing written; the next run imports it again).
+	ImportSkipped = "skipped"
 	// ImportExtended: the stored log was a prefix of the file's and the
 	// missing tail was appended (e.g. a session imported while it ran).
 	ImportExtended = "extended"

@@ -19,6 +19,7 @@ import (
 	"prism/core/agent/agenttest"
 	"prism/db"
 	"prism/sources/dsh"
+	"prism/sources/watch"
 	"prism/web"
 )
 
@@ -36,7 +37,7 @@ type env struct {
 	hc  *http.Client
 
 	watchDir string
-	watcher  *db.Watcher
+	watcher  *watch.Watcher
 }
 
 func (e *env) base() string {
@@ -109,7 +110,7 @@ func newEnv(t testing.TB, deps func(*web.Deps)) *env {
 		srv.Close()
 	})
 	dir := t.TempDir()
-	return &env{ts: ts, store: st, feed: feed, srv: srv, watchDir: dir, watcher: st.NewWatcher(dir, db.WatchOptions{})}
+	return &env{ts: ts, store: st, feed: feed, srv: srv, watchDir: dir, watcher: watch.New(st, dir, watch.Options{Logger: testLogger()})}
 }
 
 // watched writes h and events as a dsh session file in the env's watched

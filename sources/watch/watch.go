@@ -1,4 +1,10 @@
-package db
+// Package watch tails a folder of session files into the store, through
+// the store contract (store.Store) and what tailing adds to it (Store):
+// today dsh's sessions directory ($DSH_HOME/sessions), decoded by
+// sources/dsh. It is the one watcher of the sources folder: a source's
+// decoders stay pure (they import core only), this package polls the
+// files and writes what they decode.
+package watch
 
 import (
 	"context"
@@ -18,18 +24,42 @@ import (
 	"prism/store"
 )
 
-// WatchOptions configure a Watcher.
-type WatchOptions struct {
+// Store is what the watcher writes through: the store contract, and what
+// tailing adds to it (package db's Store has it; PostgreSQL's does not
+// yet, so prism refuses --watch with a postgres:// --db).
+type Store interface {
+	store.Store
+	// SyncWatched makes a watched session's log h plus events (SyncLog
+	// with source watch and replace set), unless the session was deleted
+	// through this store during its run: then it writes nothing and
+	// reports store.ImportSkipped. The check and the write are one
+	// transaction, so a delete commits before or after both.
+	SyncWatched(ctx context.Context, h core.SessionHeader, events []core.Event) (outcome string, added int, err error)
+	// WasDeleted reports whether session id was deleted through this
+	// store and not created again since.
+	WasDeleted(id string) bool
+	// AcquireImport takes one of the store's import slots (waiting for it
+	// when wait is set), so that watching and uploads together stay
+	// within the import memory bound.
+	AcquireImport(ctx context.Context, wait bool) (release func(), err error)
+	// ImportLimits are the decoder limits the store was opened with.
+	ImportLimits() dsh.Limits
+}
+
+// Options configure a Watcher.
+type Options struct {
+	// Logger receives the watcher's logs (default slog.Default()).
+	Logger *slog.Logger
 	// Interval is the poll period (default 200ms; dsh itself flushes about
 	// every 200 ms, so a new frame reaches the store within ~0.5 s).
 	Interval time.Duration
 	// Synced, if set, is called after each file change has been stored
 	// (or has failed), from the Watcher's goroutine.
-	Synced func(WatchSync)
+	Synced func(Sync)
 }
 
-// WatchSync reports what one poll did with one file.
-type WatchSync struct {
+// Sync reports what one poll did with one file.
+type Sync struct {
 	Path      string
 	SessionID string
 	// Outcome is "created", "appended", "unchanged", "extended",
@@ -58,9 +88,9 @@ type WatchSync struct {
 // import). The record of deletions lives in the Store: the next run of the
 // watch (a new process, a newly opened Store) imports the file again.
 type Watcher struct {
-	st    *Store
+	st    Store
 	dir   string
-	opts  WatchOptions
+	opts  Options
 	log   *slog.Logger
 	files map[string]*watchedFile
 }
@@ -90,12 +120,16 @@ func statSig(fi os.FileInfo) [3]int64 {
 	return sig
 }
 
-// NewWatcher returns a Watcher of the dsh sessions directory dir.
-func (st *Store) NewWatcher(dir string, o WatchOptions) *Watcher {
+// New returns a Watcher of the dsh sessions directory dir that writes into
+// st.
+func New(st Store, dir string, o Options) *Watcher {
 	if o.Interval <= 0 {
 		o.Interval = 200 * time.Millisecond
 	}
-	return &Watcher{st: st, dir: dir, opts: o, log: st.log.With(logkey.Watch, dir), files: map[string]*watchedFile{}}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Watcher{st: st, dir: dir, opts: o, log: o.Logger.With(logkey.Watch, dir), files: map[string]*watchedFile{}}
 }
 
 // DefaultDshSessionsDir returns $DSH_HOME/sessions, else ~/.dsh/sessions.
@@ -144,7 +178,7 @@ func (w *Watcher) Scan(ctx context.Context) error {
 		}
 		seen[p] = true
 		if err := w.syncFile(ctx, p); err != nil {
-			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
+			if errors.Is(err, store.ErrClosed) || ctx.Err() != nil {
 				return err
 			}
 		}
@@ -157,7 +191,7 @@ func (w *Watcher) Scan(ctx context.Context) error {
 	return nil
 }
 
-func (w *Watcher) report(s WatchSync) {
+func (w *Watcher) report(s Sync) {
 	if s.Err != nil {
 		w.log.Warn("watch: cannot ingest session log", logkey.Path, s.Path, logkey.SessionID, s.SessionID, logkey.Err, s.Err)
 	} else if s.Added > 0 || s.Outcome == store.ImportCreated {
@@ -187,7 +221,7 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 	sig := statSig(fi)
 	wf := w.files[path]
 	if wf != nil && wf.skipped {
-		if w.st.wasDeleted(wf.sessionID) {
+		if w.st.WasDeleted(wf.sessionID) {
 			return nil
 		}
 		wf = nil // created again since (an import): follow the file anew
@@ -209,12 +243,12 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 	}
 	// Decoding takes one of the store's import slots (waiting for it), so
 	// watching and uploads together stay within the import memory bound.
-	release, err := w.st.acquireImport(ctx, true)
+	release, err := w.st.AcquireImport(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if wf == nil || size > orDefaultFileBytes(w.st.opts.Limits) {
+	if wf == nil || size > orDefaultFileBytes(w.st.ImportLimits()) {
 		// A new file, or one grown past the limit (resync refuses it).
 		return w.resync(ctx, path, f, dev, ino, size, sig)
 	}
@@ -228,18 +262,18 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 				// watcher): reconcile from scratch.
 				return w.resync(ctx, path, f, dev, ino, size, sig)
 			}
-			w.report(WatchSync{Path: path, SessionID: wf.sessionID, Outcome: "failed", Err: err})
+			w.report(Sync{Path: path, SessionID: wf.sessionID, Outcome: "failed", Err: err})
 			delete(w.files, path)
 			return err
 		}
 	}
 	if ferr != nil {
 		wf.failed = sig
-		w.report(WatchSync{Path: path, SessionID: wf.sessionID, Outcome: "failed", Added: len(events), Err: withPath(ferr, path)})
+		w.report(Sync{Path: path, SessionID: wf.sessionID, Outcome: "failed", Added: len(events), Err: withPath(ferr, path)})
 		return nil
 	}
 	wf.seen = sig
-	w.report(WatchSync{Path: path, SessionID: wf.sessionID, Outcome: "appended", Added: len(events)})
+	w.report(Sync{Path: path, SessionID: wf.sessionID, Outcome: "appended", Added: len(events)})
 	return nil
 }
 
@@ -253,10 +287,10 @@ func withPath(err error, path string) error {
 
 // resync reads a file from its start and reconciles the store with it.
 func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino uint64, size int64, sig [3]int64) error {
-	lim := w.st.opts.Limits
+	lim := w.st.ImportLimits()
 	if max := orDefaultFileBytes(lim); size > max {
 		w.files[path] = &watchedFile{dev: dev, ino: ino, tail: dsh.NewTail(dsh.FormatJSONL, lim), failed: sig}
-		w.report(WatchSync{Path: path, Outcome: "failed", Err: fmt.Errorf("%s: file is larger than the limit of %d bytes", path, max)})
+		w.report(Sync{Path: path, Outcome: "failed", Err: fmt.Errorf("%s: file is larger than the limit of %d bytes", path, max)})
 		return nil
 	}
 	var head [4]byte
@@ -274,58 +308,41 @@ func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino 
 	if !ok {
 		if ferr != nil {
 			w.files[path] = &watchedFile{dev: dev, ino: ino, tail: tail, failed: sig}
-			w.report(WatchSync{Path: path, Outcome: "failed", Err: withPath(ferr, path)})
+			w.report(Sync{Path: path, Outcome: "failed", Err: withPath(ferr, path)})
 		}
 		return nil // no complete header frame yet
 	}
 	wf := &watchedFile{dev: dev, ino: ino, format: format, tail: tail, sessionID: h.ID}
 	var outcome string
 	var added int
-	err = w.st.write(ctx, func(t *wtx) error {
-		// Checked in the transaction: a delete commits before it or
-		// after it, never between the check and the write.
-		s, err := t.state(h.ID)
-		if err != nil {
-			return err
-		}
-		if s.deleted || !s.exists && w.st.wasDeleted(h.ID) {
-			outcome = outcomeSkipped
-			return nil
-		}
-		outcome, added, err = t.syncLog(h, events, store.SourceWatch, true)
-		return err
-	})
+	outcome, added, err = w.st.SyncWatched(ctx, h, events)
 	if err != nil {
 		wf.failed = sig
 		w.files[path] = wf
-		w.report(WatchSync{Path: path, SessionID: h.ID, Outcome: "failed", Err: fmt.Errorf("%s: %w", path, err)})
-		if errors.Is(err, ErrClosed) || ctx.Err() != nil {
+		w.report(Sync{Path: path, SessionID: h.ID, Outcome: "failed", Err: fmt.Errorf("%s: %w", path, err)})
+		if errors.Is(err, store.ErrClosed) || ctx.Err() != nil {
 			return err
 		}
 		return nil
 	}
 	w.files[path] = wf
 	wf.seen = sig
-	if outcome == outcomeSkipped {
+	if outcome == store.ImportSkipped {
 		wf.skipped = true
 		w.log.Info("watch: skipping a session deleted during this run; restart the watch to import it again", logkey.Path, path, logkey.SessionID, h.ID)
 		if w.opts.Synced != nil {
-			w.opts.Synced(WatchSync{Path: path, SessionID: h.ID, Outcome: outcome})
+			w.opts.Synced(Sync{Path: path, SessionID: h.ID, Outcome: outcome})
 		}
 		return nil
 	}
 	if ferr != nil {
 		wf.failed = sig
-		w.report(WatchSync{Path: path, SessionID: h.ID, Outcome: "failed", Added: added, Err: withPath(ferr, path)})
+		w.report(Sync{Path: path, SessionID: h.ID, Outcome: "failed", Added: added, Err: withPath(ferr, path)})
 		return nil
 	}
-	w.report(WatchSync{Path: path, SessionID: h.ID, Outcome: outcome, Added: added})
+	w.report(Sync{Path: path, SessionID: h.ID, Outcome: outcome, Added: added})
 	return nil
 }
-
-// outcomeSkipped is a watch outcome: the file's session was deleted
-// during this run.
-const outcomeSkipped = "skipped"
 
 func orDefaultFileBytes(l dsh.Limits) int64 {
 	if l.MaxFileBytes > 0 {

@@ -1,9 +1,10 @@
-package db
+package watch_test
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,10 +14,36 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"prism/core"
+	"prism/db"
 	"prism/sources/dsh"
+	"prism/sources/watch"
 	"prism/store"
 	"prism/store/storetest"
 )
+
+// The SQLite store is one a watcher writes into.
+var _ watch.Store = (*db.Store)(nil)
+
+// fixtures holds dsh's session files (the repository's testdata/dsh).
+const fixtures = "../../testdata/dsh"
+
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// newTestStore opens a SQLite store in a fresh file under t.TempDir().
+func newTestStore(t testing.TB, opts ...func(*db.Options)) *db.Store {
+	t.Helper()
+	o := db.Options{Logger: quietLogger()}
+	for _, f := range opts {
+		f(&o)
+	}
+	st, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "prism.db"), o)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
 
 // dshFile plays dsh's writer for one session file: it publishes the header
 // frame and first batch by hard link, then appends frames.
@@ -75,7 +102,7 @@ func (f *dshFile) appendBytes(b []byte) {
 
 func (f *dshFile) content() []byte { return bytes.Join(f.frames[:f.n], nil) }
 
-func eventCount(t testing.TB, st *Store, id string) int64 {
+func eventCount(t testing.TB, st *db.Store, id string) int64 {
 	t.Helper()
 	info, err := st.Session(context.Background(), id)
 	if err != nil {
@@ -88,8 +115,8 @@ func TestWatcher_tailsFramesAndSurvivesRewrites(t *testing.T) {
 	ctx := context.Background()
 	st := newTestStore(t)
 	root := t.TempDir()
-	var syncs []WatchSync
-	w := st.NewWatcher(root, WatchOptions{Synced: func(s WatchSync) { syncs = append(syncs, s) }})
+	var syncs []watch.Sync
+	w := watch.New(st, root, watch.Options{Logger: quietLogger(), Synced: func(s watch.Sync) { syncs = append(syncs, s) }})
 	f := newDshFile(t, root, "basic/session.jsonl.zstd")
 	// Frame sizes (events per batch frame): 4, 25, 2, 3, 5.
 	scan := func(want int64, step string) {
@@ -104,7 +131,7 @@ func TestWatcher_tailsFramesAndSurvivesRewrites(t *testing.T) {
 	scan(-1, "empty root")
 	f.publish(2)
 	scan(4, "published with one batch")
-	if info, _ := st.Session(ctx, basicID); info.Status != StatusRunning || info.Source != store.SourceWatch {
+	if info, _ := st.Session(ctx, basicID); info.Status != core.StatusRunning || info.Source != store.SourceWatch {
 		t.Errorf("watched session row %+v, want running and source watch", info)
 	}
 	half := f.frames[2][:len(f.frames[2])/2]
@@ -177,7 +204,7 @@ func TestWatcher_plainJSONLLines(t *testing.T) {
 	ctx := context.Background()
 	st := newTestStore(t)
 	root := t.TempDir()
-	w := st.NewWatcher(root, WatchOptions{})
+	w := watch.New(st, root, watch.Options{Logger: quietLogger()})
 	data, _ := os.ReadFile(filepath.Join(fixtures, "basic/session.jsonl"))
 	path := filepath.Join(root, "_no-cwd", basicID, "session.jsonl")
 	os.MkdirAll(filepath.Dir(path), 0o755)
@@ -199,8 +226,8 @@ func TestWatcher_plainJSONLLines(t *testing.T) {
 func TestWatcher_runLatency(t *testing.T) {
 	st := newTestStore(t)
 	root := t.TempDir()
-	synced := make(chan WatchSync, 64)
-	w := st.NewWatcher(root, WatchOptions{Synced: func(s WatchSync) {
+	synced := make(chan watch.Sync, 64)
+	w := watch.New(st, root, watch.Options{Logger: quietLogger(), Synced: func(s watch.Sync) {
 		if s.Added > 0 {
 			synced <- s
 		}
@@ -244,10 +271,10 @@ func TestWatcher_runLatency(t *testing.T) {
 func TestWatcher_fileGrownPastTheLimit(t *testing.T) {
 	ctx := context.Background()
 	data, _ := os.ReadFile(filepath.Join(fixtures, "basic/session.jsonl"))
-	st := newTestStore(t, func(o *Options) { o.Limits.MaxFileBytes = int64(len(data)) + 100 })
+	st := newTestStore(t, func(o *db.Options) { o.Limits.MaxFileBytes = int64(len(data)) + 100 })
 	root := t.TempDir()
-	var syncs []WatchSync
-	w := st.NewWatcher(root, WatchOptions{Synced: func(s WatchSync) { syncs = append(syncs, s) }})
+	var syncs []watch.Sync
+	w := watch.New(st, root, watch.Options{Logger: quietLogger(), Synced: func(s watch.Sync) { syncs = append(syncs, s) }})
 	path := filepath.Join(root, "_no-cwd", basicID, "session.jsonl")
 	os.MkdirAll(filepath.Dir(path), 0o755)
 	os.WriteFile(path, data, 0o644)
@@ -276,14 +303,14 @@ func TestWatcher_fileGrownPastTheLimit(t *testing.T) {
 func TestWatcher_deletedSessionStaysDeleted(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "prism.db")
-	st, err := Open(ctx, path, Options{Logger: quietLogger()})
+	st, err := db.Open(ctx, path, db.Options{Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { st.Close() }()
 	root := t.TempDir()
-	var syncs []WatchSync
-	w := st.NewWatcher(root, WatchOptions{Synced: func(s WatchSync) { syncs = append(syncs, s) }})
+	var syncs []watch.Sync
+	w := watch.New(st, root, watch.Options{Logger: quietLogger(), Synced: func(s watch.Sync) { syncs = append(syncs, s) }})
 	f := newDshFile(t, root, "basic/session.jsonl.zstd")
 	scan := func(want int64, step string) {
 		t.Helper()
@@ -341,9 +368,9 @@ func TestWatcher_deletedSessionStaysDeleted(t *testing.T) {
 	}
 	scan(-1, "deleted again")
 	st.Close()
-	if st, err = Open(ctx, path, Options{Logger: quietLogger()}); err != nil {
+	if st, err = db.Open(ctx, path, db.Options{Logger: quietLogger()}); err != nil {
 		t.Fatal(err)
 	}
-	w = st.NewWatcher(root, WatchOptions{})
+	w = watch.New(st, root, watch.Options{Logger: quietLogger()})
 	scan(34, "the next run") // the file's frames: 4 + 25 + 2 + 3 events
 }
