@@ -107,18 +107,18 @@ func (w *writer) run() {
 			timer.Stop()
 		}
 		w.lastCallers = len(batch)
-		w.commitBatch(batch)
+		w.runBatch(batch)
 	}
 }
 
-// commitBatch commits a batch; when the database refuses the batch as a
+// runBatch commits a batch; when the database refuses the batch as a
 // whole, each request is retried in a transaction of its own, so one
 // request's failure is its own.
-func (w *writer) commitBatch(batch []*request) {
-	results, err := w.try(batch)
+func (w *writer) runBatch(batch []*request) {
+	results, err := w.tryBatch(batch)
 	if err != nil && len(batch) > 1 {
 		for _, r := range batch {
-			res, err := w.try([]*request{r})
+			res, err := w.tryBatch([]*request{r})
 			if err == nil {
 				err = res[0]
 			}
@@ -135,9 +135,9 @@ func (w *writer) commitBatch(batch []*request) {
 	}
 }
 
-// try runs batch in one transaction: requests that fail validation get
+// tryBatch runs batch in one transaction: requests that fail validation get
 // their own error and write nothing; err is a failure of the whole.
-func (w *writer) try(batch []*request) (results []error, err error) {
+func (w *writer) tryBatch(batch []*request) (results []error, err error) {
 	ctx := context.Background()
 	if w.conn.IsClosed() {
 		conn, err := w.st.conn(ctx, "writer")
