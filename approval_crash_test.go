@@ -19,7 +19,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"prism/core"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 )
 
 // serveChildEnv makes this test binary run `prism` with the arguments it
@@ -169,7 +169,7 @@ func TestApprovalSIGKILLWhileWaiting(t *testing.T) {
 	if strings.TrimSpace(second.get(t, "/api/approvals")) != "[]" {
 		t.Error("an approval still waits after the restart")
 	}
-	logs, _, err := sessionlog.Decode(strings.NewReader(second.get(t, "/api/sessions/"+id+"/events")), -1, sessionlog.DefaultLimits())
+	logs, _, err := dsh.Decode(strings.NewReader(second.get(t, "/api/sessions/"+id+"/events")), -1, dsh.DefaultLimits())
 	if err != nil || len(logs) != 1 {
 		t.Fatalf("export: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"prism/backend"
 	"prism/core"
 	"prism/core/approval"
 	"prism/web"
@@ -37,7 +38,7 @@ func TestApprovalTwoBrowsers(t *testing.T) {
 			t.Fatal(err)
 		}
 		reg.UsePreExecute(rules.Hook())
-		svc, err := approval.NewService(approval.Config{Sessions: d.Runner.(webRunner).r, Logger: quietLog()})
+		svc, err := approval.NewService(approval.Config{Sessions: d.Runner.(backend.AgentRunner).Runner, Logger: quietLog()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,10 +24,10 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"prism/core"
-	"prism/core/sessionlog"
 	"prism/internal/pgcluster"
 	"prism/internal/pgtest"
 	"prism/pgstore"
+	"prism/sources/dsh"
 	"prism/store"
 	"prism/store/storetest"
 )
@@ -140,7 +140,7 @@ func (n *node) export(t *testing.T, id string) []core.Event {
 	if res.StatusCode != 200 {
 		t.Fatalf("export of %s from node %s: %d %s", id, n.name, res.StatusCode, body)
 	}
-	logs, _, err := sessionlog.Decode(bytes.NewReader(body), int64(len(body)), sessionlog.Limits{})
+	logs, _, err := dsh.Decode(bytes.NewReader(body), int64(len(body)), dsh.Limits{})
 	if err != nil {
 		t.Fatalf("export of %s: %v", id, err)
 	}

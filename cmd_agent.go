@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"prism/backend"
 	"prism/core"
 	"prism/core/agent"
 	"prism/core/approval"
@@ -250,28 +251,7 @@ func (f *agentFlags) newAgentRunner(store core.EventStore, logger *slog.Logger, 
 		return nil, nil, nil, fmt.Errorf("--approval-policy (PRISM_APPROVAL_POLICY): %w", err)
 	}
 	cfg.Tools.SetApprover(svc)
-	return webRunner{r}, svc, func() { _ = r.Close(); svc.Close() }, nil
-}
-
-// webRunner adapts *agent.Runner to the runner web consumes.
-type webRunner struct{ r *agent.Runner }
-
-var _ web.Runner = webRunner{}
-
-// StartSession implements web.Runner.
-func (w webRunner) StartSession(ctx context.Context, req web.StartRequest) (string, error) {
-	return w.r.Start(ctx, agent.StartRequest{Prompt: req.Prompt, Model: req.Model, Workspace: req.Workspace})
-}
-
-// SendMessage implements web.Runner: the message is queued behind a
-// running turn.
-func (w webRunner) SendMessage(ctx context.Context, sessionID, text string) error {
-	return w.r.Send(ctx, sessionID, text)
-}
-
-// Cancel implements web.Runner.
-func (w webRunner) Cancel(_ context.Context, sessionID string) error {
-	return w.r.Cancel(sessionID)
+	return backend.AgentRunner{Runner: r}, svc, func() { _ = r.Close(); svc.Close() }, nil
 }
 
 // demoCallTime is how long each tool call of a demo session lasts at

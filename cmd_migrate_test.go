@@ -125,7 +125,7 @@ func TestMigrate(t *testing.T) {
 }
 
 // exportAll exports every session of a store as JSONL, by id.
-func exportAll(t *testing.T, st sessionStore) map[string]string {
+func exportAll(t *testing.T, st store.Store) map[string]string {
 	t.Helper()
 	page, err := st.ListSessions(context.Background(), store.ListOptions{Limit: 1000})
 	if err != nil {

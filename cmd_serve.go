@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -11,14 +12,20 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"prism/backend"
+	"prism/core"
 	"prism/core/logkey"
 	"prism/core/model"
 	"prism/core/price"
 	"prism/core/redact"
-	"prism/core/sessionlog"
+	"prism/engine"
+	"prism/sources/dsh"
+	"prism/sources/watch"
 	"prism/web"
 	"prism/web/ownerauth"
 )
@@ -51,7 +58,7 @@ type serveConfig struct {
 	// rebinding protection admits only loopback names on a loopback bind).
 	AllowedHosts []string
 	// ImportLimits bound what uploads and --watch decode (--import-memory).
-	ImportLimits sessionlog.Limits
+	ImportLimits dsh.Limits
 	// MaxStreamsPerClient caps the live streams one client address may
 	// hold open (0 = no cap).
 	MaxStreamsPerClient int
@@ -291,4 +298,144 @@ func loadPrices(v string) (price.Table, error) {
 		return t, nil
 	}
 	return price.Load(v)
+}
+
+// parseRetain reads a --retain value: a Go duration ("36h") or a number of
+// days ("30d"); "" or "0" is off. Anything under an hour is refused: a
+// typo must not delete a day's sessions.
+func parseRetain(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "0" {
+		return 0, nil
+	}
+	var d time.Duration
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("%w: --retain %q: want a positive number of days (30d) or a duration (72h)", errUsage, s)
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, fmt.Errorf("%w: --retain %q: want a positive number of days (30d) or a duration (72h)", errUsage, s)
+		}
+	}
+	if d < time.Hour {
+		return 0, fmt.Errorf("%w: --retain %q: at least 1h", errUsage, s)
+	}
+	return d, nil
+}
+
+// openBackend builds what the web server consumes: the store (SQLite or
+// PostgreSQL) as the session source, commit feed and importer (package
+// backend's adapters); a registry of the built-in tools and the MCP
+// servers' tools (--mcp) as the presenter; the agent runner (on PostgreSQL,
+// one that forwards follow-ups and cancels to the node running a session);
+// and, with --watch, a watcher of a dsh sessions directory. On an empty
+// database it starts one demo session on the scripted model, so a newcomer
+// sees cards move (one, however many nodes start together). The returned
+// func releases everything (runner first, then the store).
+func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.Deps, func(), error) {
+	feed := &backend.Feed{}
+	st, err := engine.Open(ctx, cfg.DB, engine.Options{Logger: log, SyncNormal: cfg.SyncNormal, Limits: cfg.ImportLimits, Committed: feed.Publish, RepairInterval: cmp.Or(cfg.RepairInterval, engine.DefaultRepairInterval)})
+	if err != nil {
+		return web.Deps{}, nil, err
+	}
+	watched, _ := st.(watch.Store)
+	if cfg.Watch != "" && watched == nil {
+		st.Close()
+		return web.Deps{}, nil, fmt.Errorf("%w: --watch needs a SQLite --db (tailing dsh sessions into PostgreSQL is not supported yet)", errUsage)
+	}
+	if repaired, err := st.RepairOpenTurns(ctx); err != nil {
+		log.Warn("crash repair of open sessions failed", logkey.Err, err)
+	} else if len(repaired) > 0 {
+		log.Info("closed turns a previous run left open", logkey.Sessions, len(repaired))
+	}
+	mcpTools := []*core.Tool(nil)
+	closeMCP := func() {}
+	if cfg.mcp != nil {
+		if mcpTools, closeMCP, err = cfg.mcp.open(ctx, log); err != nil {
+			st.Close()
+			return web.Deps{}, nil, err
+		}
+	}
+	presenter, err := backend.Presenters(log, mcpTools...)
+	if err != nil {
+		closeMCP()
+		st.Close()
+		return web.Deps{}, nil, err
+	}
+	runner, approvals, closeRunner, err := cfg.agent.newAgentRunner(st, log, mcpTools...)
+	if err != nil {
+		closeMCP()
+		st.Close()
+		return web.Deps{}, nil, err
+	}
+	var decider web.Approvals = approvals
+	if c, ok := st.(backend.Cluster); ok {
+		runner, decider = backend.NewClusterRunner(runner.(backend.AgentRunner), approvals, c, log)
+	}
+	bg, stopBG := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	if cfg.Watch != "" {
+		w := watch.New(watched, cfg.Watch, watch.Options{Logger: log})
+		wg.Go(func() {
+			if err := w.Run(bg); err != nil {
+				log.Error("watch stopped", logkey.Dir, cfg.Watch, logkey.Err, err)
+			}
+		})
+		log.Info("watching dsh sessions", logkey.Dir, cfg.Watch)
+	}
+	if cfg.Retain > 0 {
+		wg.Go(func() { backend.Retain(bg, st, cfg.Retain, time.Now, log) })
+		log.Info("retention: sessions are deleted once they ended longer ago than the retention period", logkey.Retain, cfg.Retain)
+	}
+	release := func() {
+		stopBG()
+		wg.Wait()
+		closeRunner()
+		closeMCP()
+		if err := st.Close(); err != nil {
+			log.Error("close store", logkey.Err, err)
+		}
+	}
+	demoID := ""
+	if !cfg.NoDemo {
+		var id string
+		started, err := st.IfEmpty(ctx, func(ctx context.Context) error {
+			var err error
+			id, err = runner.StartSession(ctx, web.StartRequest{Prompt: model.DemoPrompt, Model: model.DemoModelName})
+			return err
+		})
+		if err != nil {
+			release()
+			return web.Deps{}, nil, fmt.Errorf("start the demo session: %w", err)
+		}
+		if started {
+			log.Info("empty database: started the scripted demo session", logkey.SessionID, id)
+			demoID = id
+		}
+	}
+	deps := web.Deps{
+		Sessions:  backend.Source{Store: st},
+		Commits:   feed,
+		Importer:  backend.Importer{Store: st},
+		Deleter:   backend.Deleter{Store: st},
+		Runner:    runner,
+		Approvals: decider,
+		Presenter: presenter,
+		Shares:    st,
+		DemoID:    demoID,
+
+		AllowedHosts: cfg.AllowedHosts,
+	}
+	if f, ok := st.(backend.Finder); ok {
+		deps.Search = backend.Search{Store: f}
+	} else {
+		// Without a Searcher the list shows no search box and /search and
+		// /api/search answer 503.
+		log.Warn("full-text search is off: this store has no search index")
+	}
+	return deps, release, nil
 }

@@ -329,3 +329,27 @@ func TestParseServeShareCaps(t *testing.T) {
 		t.Errorf("set: per link %d, in all %d, %v", cfg.ShareStreamsPerLink, cfg.ShareStreams, err)
 	}
 }
+
+func TestParseRetain(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    time.Duration
+		wantErr string
+	}{
+		{"", 0, ""},
+		{"0", 0, ""},
+		{"30d", 30 * 24 * time.Hour, ""},
+		{"72h", 72 * time.Hour, ""},
+		{"1h", time.Hour, ""},
+		{"59m", 0, "at least 1h"},
+		{"0d", 0, "positive number of days"},
+		{"-3d", 0, "positive number of days"},
+		{"thirty days", 0, "positive number of days"},
+	}
+	for _, tt := range tests {
+		got, err := parseRetain(tt.in)
+		if got != tt.want || (err == nil) != (tt.wantErr == "") || err != nil && !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("parseRetain(%q) = %v, %v; want %v, error containing %q", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}

@@ -144,7 +144,7 @@ func startGateSession(t *testing.T, deps func(*web.Deps)) *gateSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := web.Deps{Sessions: backend.Source{Store: store}, Commits: feed, Runner: webRunner{runner}, Presenter: reg, Logger: log}
+	d := web.Deps{Sessions: backend.Source{Store: store}, Commits: feed, Runner: backend.AgentRunner{Runner: runner}, Presenter: reg, Logger: log}
 	if deps != nil {
 		deps(&d)
 	}
@@ -262,7 +262,7 @@ func TestWebRunnerOwnsOnlyItsSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := web.New(web.Deps{Sessions: backend.Source{Store: store}, Commits: feed, Runner: webRunner{runner}, Presenter: reg, Logger: log})
+	srv := web.New(web.Deps{Sessions: backend.Source{Store: store}, Commits: feed, Runner: backend.AgentRunner{Runner: runner}, Presenter: reg, Logger: log})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		close(release)
@@ -277,7 +277,7 @@ func TestWebRunnerOwnsOnlyItsSessions(t *testing.T) {
 	if err := store.CreateSession(ctx, core.SessionHeader{ID: "imported", CreatedAt: 1}); err != nil {
 		t.Fatal(err)
 	}
-	w := webRunner{runner}
+	w := backend.AgentRunner{Runner: runner}
 	if !w.Owns(id) || w.Owns("imported") || w.Owns("nope") {
 		t.Errorf("Owns(started) = %v, Owns(imported) = %v, Owns(unknown) = %v; want true, false, false", w.Owns(id), w.Owns("imported"), w.Owns("nope"))
 	}

@@ -24,9 +24,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"prism/engine"
+	"prism/sources/dsh"
+	"prism/store"
 )
 
 // command is one prism subcommand.
@@ -119,4 +124,74 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "prism: unknown command %q\n\n", name)
 	usage(stderr)
 	return 2
+}
+
+// dbFlag registers --db on fs: the store — a SQLite file (default
+// ./prism.db) or a postgres:// URL (env PRISM_DB).
+func dbFlag(fs *flag.FlagSet) *string {
+	return fs.String("db", envOr("PRISM_DB", "./prism.db"), dbUsage)
+}
+
+// dbUsage is the help of every --db flag.
+const dbUsage = "the session store: a SQLite file, or a PostgreSQL URL postgres://user:password@host:port/database (env PRISM_DB)"
+
+// parseInterspersed parses flags that may come before, between or after
+// the positional arguments, and returns the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// importMemoryFlag registers --import-memory on fs: the memory budget, in
+// MiB, for the decoded events of one imported file (env
+// PRISM_IMPORT_MEMORY; default dsh.DefaultLimits()).
+func importMemoryFlag(fs *flag.FlagSet) *int {
+	def := int(dsh.DefaultLimits().MaxMemoryBytes >> 20)
+	return fs.Int("import-memory", envInt("PRISM_IMPORT_MEMORY", def),
+		"MiB of decoded events one imported or watched file may hold in memory; a larger session is refused (env PRISM_IMPORT_MEMORY)")
+}
+
+// importLimits returns the decoder limits for an --import-memory value.
+func importLimits(mib int) (dsh.Limits, error) {
+	if mib <= 0 {
+		return dsh.Limits{}, fmt.Errorf("%w: --import-memory must be a positive number of MiB, got %d", errUsage, mib)
+	}
+	return dsh.Limits{MaxMemoryBytes: int64(mib) << 20}, nil
+}
+
+// storeExists refuses a SQLite file that is not there (opening it would
+// create an empty store); a PostgreSQL URL is checked by connecting.
+func storeExists(dsn string) error {
+	if engine.IsPostgres(dsn) {
+		return nil
+	}
+	if _, err := os.Stat(dsn); err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	return nil
+}
+
+func openStore(ctx context.Context, dsn string, lim dsh.Limits, stderr io.Writer) (store.Store, error) {
+	return engine.Open(ctx, dsn, engine.Options{Limits: lim, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+}
+
+// envOr returns the environment variable key, or def when it is unset or empty.
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
 }

@@ -19,7 +19,7 @@ import (
 
 	"prism/core"
 	"prism/core/coretest"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 )
 
 // shareMemoryLimitMiB is the data-segment limit the server runs under in
@@ -64,7 +64,7 @@ func stalledReadersMemory(t *testing.T, owner bool) {
 	events, half := bigShareSession()
 	write := func(name string, evs []core.Event) string {
 		var buf bytes.Buffer
-		if err := sessionlog.WriteJSONL(&buf, core.SessionHeader{ID: id, CreatedAt: 1767225600000, Cwd: "/work"}, evs); err != nil {
+		if err := dsh.WriteJSONL(&buf, core.SessionHeader{ID: id, CreatedAt: 1767225600000, Cwd: "/work"}, evs); err != nil {
 			t.Fatal(err)
 		}
 		p := filepath.Join(dir, name)

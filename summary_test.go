@@ -17,7 +17,7 @@ import (
 	"prism/backend"
 	"prism/core"
 	"prism/core/agent/agenttest"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/web"
 )
 
@@ -37,7 +37,7 @@ type sessionNumbers struct {
 func TestSummaryTable(t *testing.T) {
 	h, demo := agenttest.DemoLog(t, 1767225600000)
 	var buf bytes.Buffer
-	if err := sessionlog.WriteJSONL(&buf, h, demo); err != nil {
+	if err := dsh.WriteJSONL(&buf, h, demo); err != nil {
 		t.Fatal(err)
 	}
 	demoFile := filepath.Join(t.TempDir(), "demo.jsonl")
@@ -104,7 +104,7 @@ func TestSummaryTable(t *testing.T) {
 func serveNumbers(t *testing.T, dbPath string, ids []string) (list, pages map[string]sessionNumbers) {
 	t.Helper()
 	log := quietLog()
-	store, err := openStore(context.Background(), dbPath, sessionlog.Limits{}, os.Stderr)
+	store, err := openStore(context.Background(), dbPath, dsh.Limits{}, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}

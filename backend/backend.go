@@ -1,9 +1,13 @@
-// Package backend adapts a session store — SQLite (package db) or
-// PostgreSQL (package pgstore), through the interfaces below — to what the
-// web server consumes (package web's SessionSource, CommitFeed and
-// Importer), and builds the registry whose presenters draw every built-in
-// tool's cards. prism's main wires it; web's tests use it to run the real
-// store on a temporary file.
+// Package backend adapts a session store — any store.Store (SQLite's
+// package db, PostgreSQL's package pgstore), through the interfaces below —
+// and the agent runner to what the web server consumes (package web's
+// SessionSource, CommitFeed, Importer, Runner, Approvals), and builds the
+// registry whose presenters draw every built-in tool's cards. It also holds
+// what a serving node runs beside the web server: retention (Retain) and,
+// on a store shared by several nodes, the runner that forwards follow-ups,
+// cancels and approval decisions to the node that runs a session
+// (NewClusterRunner). prism's main wires it; web's tests use it to run the
+// real store on a temporary file.
 package backend
 
 import (

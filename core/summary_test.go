@@ -11,7 +11,7 @@ import (
 
 	"prism/core"
 	"prism/core/coretest"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 )
 
 func TestSummaryTitle(t *testing.T) {
@@ -196,7 +196,7 @@ func TestSummaryMalformedData(t *testing.T) {
 func TestTypedFactsEqualFactsOf(t *testing.T) {
 	var logs [][]core.Event
 	for _, f := range []string{"basic/session.jsonl", "crashed/session.jsonl", "export/session-export.zip"} {
-		ls, _, err := sessionlog.ReadFile(filepath.Join("..", "testdata", "dsh", f), sessionlog.Limits{})
+		ls, _, err := dsh.ReadFile(filepath.Join("..", "testdata", "dsh", f), dsh.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}

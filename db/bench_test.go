@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"prism/core"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store/storetest"
 )
 
@@ -222,7 +222,7 @@ func BenchmarkImportDsh(b *testing.B) {
 	for i := 0; i < len(events); i += 100 {
 		batches = append(batches, events[i:min(i+100, len(events))])
 	}
-	data, err := sessionlog.AppendZstdLog(nil, h, batches)
+	data, err := dsh.AppendZstdLog(nil, h, batches)
 	if err != nil {
 		b.Fatal(err)
 	}

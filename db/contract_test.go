@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store"
 	"prism/store/storetest"
 )
@@ -60,7 +60,7 @@ var sqliteEngine = storetest.Engine{
 		}
 		return out
 	},
-	ImportLogs: func(st storetest.Store, file string, logs []*sessionlog.Log, o store.ImportOptions) ([]store.ImportResult, error) {
+	ImportLogs: func(st storetest.Store, file string, logs []*dsh.Log, o store.ImportOptions) ([]store.ImportResult, error) {
 		return st.(*Store).importLogs(context.Background(), file, logs, o)
 	},
 	Unindex: func(t testing.TB, st storetest.Store) {

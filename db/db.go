@@ -2,7 +2,8 @@
 // WAL with synchronous=FULL by default, verified after opening; one writer
 // connection driven by a group-commit goroutine and a separate read pool;
 // queries for session lists and event ranges; import and export of session
-// log files; and a Watcher that tails a dsh sessions directory.
+// log files; and what the watcher of sources/watch writes through
+// (SyncWatched).
 //
 // Every write goes through the one writer goroutine. Concurrent appends are
 // committed together in one transaction and each caller returns only after
@@ -58,11 +59,9 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/url"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -71,7 +70,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -91,7 +90,7 @@ type Options struct {
 	// MaxBatchEvents bounds the events one group commit takes (default 1000).
 	MaxBatchEvents int
 	// Limits bound what import and watch accept (zero fields: defaults).
-	Limits sessionlog.Limits
+	Limits dsh.Limits
 	// MaxImports bounds the imports decoding at once (default 2): with
 	// Limits.MaxMemoryBytes it bounds the memory imports take. An upload
 	// past it is refused with a busy error (HTTP 503 with Retry-After); the
@@ -121,8 +120,8 @@ type Store struct {
 	rdb     *sql.DB // the read pool
 	w       *writer
 
-	mu     sync.RWMutex // guards closed and sends on w.reqs
-	closed bool
+	// queue is the writer's requests (writer.go).
+	queue *store.Queue[*request]
 
 	// deleted holds the sessions deleted through this Store (until one is
 	// created again): a Watcher does not bring them back.
@@ -130,7 +129,10 @@ type Store struct {
 	deleted   map[string]bool
 }
 
-var _ core.EventStore = (*Store)(nil)
+var (
+	_ core.EventStore = (*Store)(nil)
+	_ store.Store     = (*Store)(nil)
+)
 
 // Open opens (creating if needed) the store in the SQLite file at path,
 // applies pending migrations, verifies the journal and sync modes, and
@@ -174,7 +176,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
 	wdb.SetConnMaxIdleTime(0)
-	st := &Store{path: path, opts: opts, log: opts.Logger, wdb: wdb, imports: store.NewImportSlots(opts.MaxImports)}
+	st := &Store{path: path, opts: opts, log: opts.Logger, wdb: wdb, imports: store.NewImportSlots(opts.MaxImports),
+		queue: store.NewQueue[*request](4096)}
 	if err := st.verifyPragmas(ctx, sync); err != nil {
 		wdb.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -257,14 +260,9 @@ func (st *Store) Path() string { return st.path }
 // Close drains queued writes, stops the writer and closes the database.
 // Writes after Close fail with ErrClosed.
 func (st *Store) Close() error {
-	st.mu.Lock()
-	if st.closed {
-		st.mu.Unlock()
+	if !st.queue.Close() {
 		return nil
 	}
-	st.closed = true
-	close(st.w.reqs)
-	st.mu.Unlock()
 	<-st.w.done
 	st.w.closeStmts()
 	rerr := st.rdb.Close()
@@ -277,59 +275,36 @@ func (st *Store) Close() error {
 	return nil
 }
 
-// migrate applies the embedded migrations in name order, each in its own
-// transaction, recording each in the migrations table.
+// migrate applies the embedded migrations in name order (store.Migrate),
+// each in its own transaction, recording each in the migrations table.
 func migrate(ctx context.Context, db *sql.DB) error {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS migrations (
 		name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`); err != nil {
 		return fmt.Errorf("create migrations table: %w", err)
 	}
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	known := map[string]bool{}
-	for _, n := range names {
-		known[strings.TrimPrefix(n, "migrations/")] = true
-	}
-	applied := map[string]bool{}
 	rows, err := db.QueryContext(ctx, "SELECT name FROM migrations")
 	if err != nil {
 		return fmt.Errorf("read migrations: %w", err)
 	}
+	var applied []string
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
 			rows.Close()
-			return err
+			return fmt.Errorf("read migrations: %w", err)
 		}
-		if !known[n] {
-			rows.Close()
-			return fmt.Errorf("database has migration %s, unknown to this prism (written by a newer version?)", n)
-		}
-		applied[n] = true
+		applied = append(applied, n)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return fmt.Errorf("read migrations: %w", err)
 	}
-	for _, path := range names {
-		name := strings.TrimPrefix(path, "migrations/")
-		if applied[name] {
-			continue
-		}
-		body, err := fs.ReadFile(migrationFS, path)
-		if err != nil {
-			return err
-		}
-		if err := migrateOne(ctx, db, name, string(body)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return store.Migrate(ctx, migrationFS, applied, func(ctx context.Context, name, body string) error {
+		return migrateOne(ctx, db, name, body)
+	})
 }
 
+// migrateOne runs one migration and records it, in one transaction.
 func migrateOne(ctx context.Context, db *sql.DB, name, body string) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {

@@ -57,7 +57,7 @@ func holdWriter(t *testing.T, st *Store) (release func()) {
 
 // waitQueued waits until n requests are queued for the writer.
 func waitQueued(st *Store, n int) {
-	for len(st.w.reqs) < n {
+	for st.queue.Len() < n {
 		runtimeGosched()
 	}
 }

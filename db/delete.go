@@ -83,9 +83,9 @@ func (st *Store) markDeleted(id string, gone bool) {
 	st.deleted[id] = true
 }
 
-// wasDeleted reports whether session id was deleted through this store
-// and not created again since.
-func (st *Store) wasDeleted(id string) bool {
+// WasDeleted reports whether session id was deleted through this store
+// and not created again since (a watcher skips its file meanwhile).
+func (st *Store) WasDeleted(id string) bool {
 	st.deletedMu.Lock()
 	defer st.deletedMu.Unlock()
 	return st.deleted[id]
@@ -155,4 +155,15 @@ func (t *wtx) deleteTree(id string) (Deleted, error) {
 		*s = sessState{deleted: true}
 	}
 	return d, nil
+}
+
+// revokeShares revokes every live share link of a session whose log was
+// replaced: a link promised the session as it was.
+func (t *wtx) revokeShares(id string, now int64) (int, error) {
+	res, err := t.tx.Exec("UPDATE shares SET revoked_at = ? WHERE session_id = ? AND revoked_at IS NULL", now, id)
+	if err != nil {
+		return 0, translate(err, "revoke the share links of session "+id)
+	}
+	n, err := res.RowsAffected()
+	return int(n), translate(err, "revoke the share links of session "+id)
 }

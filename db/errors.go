@@ -1,17 +1,17 @@
 package db
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"github.com/mattn/go-sqlite3"
 
 	"prism/core"
+	"prism/store"
 )
 
-// ErrClosed is returned by writes after Close.
-var ErrClosed = core.Errorf(core.CodeUnavailable, "session store is closed")
+// ErrClosed is returned by writes after Close (store.ErrClosed).
+var ErrClosed = store.ErrClosed
 
 // translate maps a database error to prism's error vocabulary by SQLite's
 // extended result code: a primary-key or unique violation is CodeConflict,
@@ -19,15 +19,8 @@ var ErrClosed = core.Errorf(core.CodeUnavailable, "session store is closed")
 // everything else keeps its chain and reads as CodeInternal. what says what
 // was being done.
 func translate(err error, what string) error {
-	if err == nil {
-		return nil
-	}
-	var coded core.Coded
-	if errors.As(err, &coded) {
-		return err
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: %w", what, err)
+	if out, ok := store.Translated(err, what); ok {
+		return out
 	}
 	var se sqlite3.Error
 	if errors.As(err, &se) {

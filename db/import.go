@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 
 	"prism/core"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -43,13 +43,13 @@ func (st *Store) ImportFileWith(ctx context.Context, path string, o store.Import
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	release, err := st.acquireImport(ctx, false)
+	release, err := st.AcquireImport(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	defer debug.FreeOSMemory() // see releaseMemory
-	logs, _, err := sessionlog.ReadFile(path, st.opts.Limits)
+	logs, _, err := dsh.ReadFile(path, st.opts.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -68,15 +68,15 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	release, err := st.acquireImport(ctx, false)
+	release, err := st.AcquireImport(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	defer debug.FreeOSMemory() // see releaseMemory
-	logs, _, err := sessionlog.DecodeNamed(name, r, size, st.opts.Limits)
+	logs, _, err := dsh.DecodeNamed(name, r, size, st.opts.Limits)
 	if err != nil {
-		var fe *sessionlog.FormatError
+		var fe *dsh.FormatError
 		if ok := asFormatError(err, &fe); ok && fe.File == "" {
 			fe.File = name
 		}
@@ -89,8 +89,10 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 // import slot is taken); see store.BusyError.
 type BusyError = store.BusyError
 
-// acquireImport takes an import slot (see store.ImportSlots.Acquire).
-func (st *Store) acquireImport(ctx context.Context, wait bool) (release func(), err error) {
+// AcquireImport takes an import slot (see store.ImportSlots.Acquire): an
+// import holds one while it decodes, and so does a watcher
+// (sources/watch) for each file it reads.
+func (st *Store) AcquireImport(ctx context.Context, wait bool) (release func(), err error) {
 	return st.imports.Acquire(ctx, wait)
 }
 
@@ -100,15 +102,15 @@ func (st *Store) acquireImport(ctx context.Context, wait bool) (release func(), 
 // until the runtime's scavenger gets to it. Imports are rare; one forced
 // collection each is cheap next to the import.
 
-func asFormatError(err error, fe **sessionlog.FormatError) bool {
-	e, ok := err.(*sessionlog.FormatError)
+func asFormatError(err error, fe **dsh.FormatError) bool {
+	e, ok := err.(*dsh.FormatError)
 	if ok {
 		*fe = e
 	}
 	return ok
 }
 
-func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog.Log, o store.ImportOptions) ([]store.ImportResult, error) {
+func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o store.ImportOptions) ([]store.ImportResult, error) {
 	logs, original, err := o.Rename(file, logs)
 	if err != nil {
 		return nil, err
@@ -162,20 +164,9 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 	return results, nil
 }
 
-// revokeShares revokes every live share link of a session whose log was
-// replaced: a link promised the session as it was.
-func (t *wtx) revokeShares(id string, now int64) (int, error) {
-	res, err := t.tx.Exec("UPDATE shares SET revoked_at = ? WHERE session_id = ? AND revoked_at IS NULL", now, id)
-	if err != nil {
-		return 0, translate(err, "revoke the share links of session "+id)
-	}
-	n, err := res.RowsAffected()
-	return int(n), translate(err, "revoke the share links of session "+id)
-}
-
 // checkParent refuses a subagent log whose parent session is neither in
 // the same file nor stored (store.CheckParent).
-func (t *wtx) checkParent(file string, l *sessionlog.Log, inFile map[string]bool) error {
+func (t *wtx) checkParent(file string, l *dsh.Log, inFile map[string]bool) error {
 	return store.CheckParent(file, l, inFile, func(id string) (bool, error) {
 		s, err := t.state(id)
 		return err == nil && s.exists, err
@@ -192,6 +183,32 @@ func (st *Store) SyncLog(ctx context.Context, h core.SessionHeader, events []cor
 	})
 	return outcome, added, err
 }
+
+// SyncWatched makes a watched session's log h plus events (SyncLog with
+// source watch and replace set), unless the session was deleted through
+// this store during its run: then it writes nothing and reports
+// store.ImportSkipped (sources/watch.Store).
+func (st *Store) SyncWatched(ctx context.Context, h core.SessionHeader, events []core.Event) (outcome string, added int, err error) {
+	err = st.write(ctx, func(t *wtx) error {
+		// Checked in the transaction: a delete commits before it or
+		// after it, never between the check and the write.
+		s, err := t.state(h.ID)
+		if err != nil {
+			return err
+		}
+		if s.deleted || !s.exists && st.WasDeleted(h.ID) {
+			outcome = store.ImportSkipped
+			return nil
+		}
+		outcome, added, err = t.syncLog(h, events, store.SourceWatch, true)
+		return err
+	})
+	return outcome, added, err
+}
+
+// ImportLimits are the decoder limits the store was opened with
+// (Options.Limits).
+func (st *Store) ImportLimits() dsh.Limits { return st.opts.Limits }
 
 // syncLog makes the stored session equal h plus events: it creates it,
 // leaves it, or appends the missing tail. A stored log that is not a prefix

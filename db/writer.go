@@ -22,14 +22,6 @@ const (
 	kindIndex // file the search index's lag (searchlag.go)
 )
 
-// Request states: a caller that gives up (its context ended) may withdraw
-// a request only while the writer has not taken it.
-const (
-	reqQueued int32 = iota
-	reqTaken
-	reqAbandoned
-)
-
 type request struct {
 	kind      reqKind
 	sessionID string
@@ -39,16 +31,13 @@ type request struct {
 	header    core.SessionHeader
 	source    string
 	fn        func(*wtx) error
-	done      chan error
-	state     atomic.Int32
+	store.Handoff
 }
-
-func (r *request) take() bool { return r.state.CompareAndSwap(reqQueued, reqTaken) }
 
 // writer is the single goroutine that owns the write connection.
 type writer struct {
 	st       *Store
-	reqs     chan *request
+	reqs     <-chan *request // the Store's queue
 	done     chan struct{}
 	maxBatch int
 
@@ -81,7 +70,7 @@ var batchWait = 100 * time.Microsecond
 var errRetryIsolated = errors.New("retry the batch with one savepoint per request")
 
 func newWriter(st *Store) (*writer, error) {
-	w := &writer{st: st, reqs: make(chan *request, 4096), done: make(chan struct{}), maxBatch: st.opts.MaxBatchEvents, cache: map[string]*sessState{}, dataVersion: -1,
+	w := &writer{st: st, reqs: st.queue.Requests(), done: make(chan struct{}), maxBatch: st.opts.MaxBatchEvents, cache: map[string]*sessState{}, dataVersion: -1,
 		lag: searchLag{age: indexLagAge}}
 	prep := func(q string) (*sql.Stmt, error) {
 		s, err := st.wdb.Prepare(q)
@@ -143,33 +132,10 @@ func insertEventsSQL(n int) string {
 	return q.String()
 }
 
-// submit queues r and waits for its outcome. If ctx ends before the writer
-// takes r, r is withdrawn and ctx's error returned; once taken, submit waits
-// for the commit (or rollback) that decides it, so an error never hides a
-// durable write.
+// submit hands r to the writer goroutine and waits for its outcome
+// (store.Queue.Submit).
 func (st *Store) submit(ctx context.Context, r *request) error {
-	r.done = make(chan error, 1)
-	st.mu.RLock()
-	if st.closed {
-		st.mu.RUnlock()
-		return ErrClosed
-	}
-	select {
-	case st.w.reqs <- r:
-	case <-ctx.Done():
-		st.mu.RUnlock()
-		return ctx.Err()
-	}
-	st.mu.RUnlock()
-	select {
-	case err := <-r.done:
-		return err
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(reqQueued, reqAbandoned) {
-			return ctx.Err()
-		}
-		return <-r.done
-	}
+	return st.queue.Submit(ctx, r)
 }
 
 func (w *writer) run() {
@@ -185,18 +151,18 @@ func (w *writer) run() {
 				w.closeIndex()
 				return
 			}
-			if !r.take() {
+			if !r.Take() {
 				continue
 			}
 			first = r
 		}
 		switch first.kind {
 		case kindIndex:
-			first.done <- w.indexLag()
+			first.Done(w.indexLag())
 			continue
 		case kindTx:
 			w.indexLagLogged("file the search index's lag before a write")
-			first.done <- w.runTx(first)
+			first.Done(w.runTx(first))
 			continue
 		}
 		batch := []*request{first}
@@ -232,7 +198,7 @@ func (w *writer) run() {
 			if !ok {
 				break drain
 			}
-			if !r.take() {
+			if !r.Take() {
 				continue
 			}
 			if r.kind == kindTx || r.kind == kindIndex {
@@ -280,9 +246,9 @@ func (w *writer) runBatch(batch []*request) {
 	}
 	for i, r := range batch {
 		if err != nil && results[i] == nil {
-			r.done <- err
+			r.Done(err)
 		} else {
-			r.done <- results[i]
+			r.Done(results[i])
 		}
 	}
 	if err == nil {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"prism/core/sessionlog"
 	"prism/internal/pgtest"
+	"prism/sources/dsh"
 	"prism/store"
 	"prism/store/storetest"
 )
@@ -77,7 +77,7 @@ var pgEngine = storetest.Engine{
 		}
 		return out
 	},
-	ImportLogs: func(st storetest.Store, file string, logs []*sessionlog.Log, o store.ImportOptions) ([]store.ImportResult, error) {
+	ImportLogs: func(st storetest.Store, file string, logs []*dsh.Log, o store.ImportOptions) ([]store.ImportResult, error) {
 		return st.(*Store).importLogs(context.Background(), file, logs, o)
 	},
 	Unindex: func(t testing.TB, st storetest.Store) {

@@ -22,7 +22,7 @@ import (
 // (the web server refuses a session its runner is running).
 func (st *Store) DeleteSession(ctx context.Context, id string) (store.Deleted, error) {
 	var out store.Deleted
-	err := st.inTx(ctx, func(t *wtx) error {
+	err := st.write(ctx, func(t *wtx) error {
 		var err error
 		out, err = t.deleteTree(ctx, id)
 		return err

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,15 +22,8 @@ import (
 // is unreachable"); everything else keeps its chain and reads as
 // CodeInternal. what says what was being done.
 func translate(err error, what string) error {
-	if err == nil {
-		return nil
-	}
-	var coded core.Coded
-	if errors.As(err, &coded) {
-		return err
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: %w", what, err)
+	if out, ok := store.Translated(err, what); ok {
+		return out
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {

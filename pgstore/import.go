@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 
-	"github.com/jackc/pgx/v5"
-
 	"prism/core"
-	"prism/core/logkey"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -37,7 +33,7 @@ func (st *Store) ImportFileWith(ctx context.Context, path string, o store.Import
 		return nil, err
 	}
 	defer release()
-	logs, _, err := sessionlog.ReadFile(path, st.opts.Limits)
+	logs, _, err := dsh.ReadFile(path, st.opts.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -60,9 +56,9 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 		return nil, err
 	}
 	defer release()
-	logs, _, err := sessionlog.DecodeNamed(name, r, size, st.opts.Limits)
+	logs, _, err := dsh.DecodeNamed(name, r, size, st.opts.Limits)
 	if err != nil {
-		var fe *sessionlog.FormatError
+		var fe *dsh.FormatError
 		if errors.As(err, &fe) && fe.File == "" {
 			fe.File = name
 		}
@@ -71,7 +67,7 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 	return st.importLogs(ctx, name, logs, o)
 }
 
-func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog.Log, o store.ImportOptions) ([]store.ImportResult, error) {
+func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o store.ImportOptions) ([]store.ImportResult, error) {
 	logs, original, err := o.Rename(file, logs)
 	if err != nil {
 		return nil, err
@@ -89,7 +85,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 		inFile[p.Log.Header.ID] = true
 	}
 	var results []store.ImportResult
-	err = st.inTx(ctx, func(t *wtx) error {
+	err = st.write(ctx, func(t *wtx) error {
 		results = results[:0]
 		ids := make([]string, len(preps))
 		for i, p := range preps {
@@ -141,7 +137,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 // its own (store.Reconcile decides): it creates it, leaves it, appends the
 // missing tail, or with replace set replaces a watched session's log.
 func (st *Store) SyncLog(ctx context.Context, h core.SessionHeader, events []core.Event, source string, replace bool) (outcome string, added int, err error) {
-	err = st.inTx(ctx, func(t *wtx) error {
+	err = st.write(ctx, func(t *wtx) error {
 		if err := t.lock(ctx, []string{h.ID}); err != nil {
 			return err
 		}
@@ -158,7 +154,7 @@ func (t *wtx) syncLog(ctx context.Context, h core.SessionHeader, events []core.E
 	}
 	s := t.touched[h.ID]
 	if !s.exists {
-		if err := t.create(h, source); err != nil {
+		if err := t.insertSession(h, source); err != nil {
 			return "", 0, err
 		}
 		return store.ImportCreated, len(events), t.append(h.ID, events)
@@ -176,133 +172,9 @@ func (t *wtx) syncLog(ctx context.Context, h core.SessionHeader, events []core.E
 	case store.ImportUnchanged:
 		return plan.Outcome, 0, nil
 	case store.ImportReplaced:
-		if err := t.replace(ctx, h.ID, h, source); err != nil {
+		if err := t.replaceSession(ctx, h.ID, h, source); err != nil {
 			return "", 0, err
 		}
 	}
 	return plan.Outcome, len(events) - plan.From, t.append(h.ID, events[plan.From:])
-}
-
-// RepairOpenTurns applies crash repair to the sessions prism itself
-// writes (source "live") whose advisory lock is free — no node runs them.
-// First it removes those that never logged an event (created, then killed
-// before their first event was committed: never acknowledged, nothing to
-// show). Then it appends core.InterruptedTurnClosers to those whose status
-// is running, which marks them interrupted. A session another node runs is
-// left alone; two nodes repairing at once repair each session once (each
-// repair holds the session's lock for its transaction and re-checks the
-// session under the row lock). It returns the ids it removed or repaired.
-func (st *Store) RepairOpenTurns(ctx context.Context) ([]string, error) {
-	removed, err := st.repairEach(ctx, "SELECT id FROM sessions WHERE source = 'live' AND last_seq = -1 ORDER BY id",
-		"removed a session whose first turn was never logged", removeUnstarted)
-	if err != nil {
-		return removed, err
-	}
-	repaired, err := st.repairEach(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'running' ORDER BY id",
-		"repaired an interrupted turn", closeTurn(nil))
-	return append(removed, repaired...), err
-}
-
-// A repairFix changes one session in a repair transaction that holds its
-// locks, and reports whether it did.
-type repairFix func(ctx context.Context, t *wtx, id string, s *sessState) (bool, error)
-
-// removeUnstarted removes a session that never logged an event (created,
-// then its node died before its first event was committed: never
-// acknowledged, nothing to show).
-func removeUnstarted(ctx context.Context, t *wtx, id string, s *sessState) (bool, error) {
-	if s.sum.Events != 0 {
-		return false, nil
-	}
-	return true, t.remove(ctx, id)
-}
-
-// closeTurn returns the fix that appends core.InterruptedTurnClosersWhy
-// (with why on its turn/end) to a session whose status is running.
-func closeTurn(why *core.CancelCause) repairFix {
-	return func(ctx context.Context, t *wtx, id string, s *sessState) (bool, error) {
-		if s.sum.Status != core.StatusRunning {
-			return false, nil
-		}
-		events, err := t.loadEvents(ctx, id)
-		if err != nil {
-			return false, err
-		}
-		closers := core.InterruptedTurnClosersWhy(events, why)
-		for i := range closers {
-			closers[i].Seq = int64(len(events) + i)
-		}
-		if len(closers) == 0 {
-			return false, nil
-		}
-		return true, t.append(id, closers)
-	}
-}
-
-// repairEach runs fix on each session query selects (repairOne) and
-// returns the ids fix changed.
-func (st *Store) repairEach(ctx context.Context, query, what string, fix repairFix) ([]string, error) {
-	rows, err := st.pool.Query(ctx, query)
-	if err != nil {
-		return nil, translate(err, "list sessions to repair")
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, translate(err, "list sessions to repair")
-	}
-	var changed []string
-	for _, id := range ids {
-		done, err := st.repairOne(ctx, id, what, fix)
-		if err != nil {
-			return changed, err
-		}
-		if done {
-			changed = append(changed, id)
-		}
-	}
-	return changed, nil
-}
-
-// repairOne runs fix on session id in a transaction of its own that holds
-// the session's advisory lock (skipping a session a node runs) and its row
-// lock (skipping one that is gone), logging what when fix changed it. The
-// transaction commits through the ordinary path: other nodes are notified
-// and this node's fan-out delivers the change.
-func (st *Store) repairOne(ctx context.Context, id, what string, fix repairFix) (bool, error) {
-	done := false
-	err := st.inTx(ctx, func(t *wtx) error {
-		var free bool
-		if err := t.tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", sessionLockKey(id)).Scan(&free); err != nil {
-			return translate(err, "lock session "+id)
-		}
-		if !free {
-			return nil // a node runs it
-		}
-		if err := t.lock(ctx, []string{id}); err != nil {
-			return err
-		}
-		s := t.touched[id]
-		if !s.exists {
-			return nil
-		}
-		var err error
-		done, err = fix(ctx, t, id, s)
-		return err
-	})
-	if err != nil {
-		return false, fmt.Errorf("repair session %s: %w", id, err)
-	}
-	if done {
-		st.log.Info(what, logkey.SessionID, id)
-	}
-	return done, nil
-}
-
-// sessionLockKey is the advisory lock key of a session: 64 bits of
-// FNV-1a over a prefix and its id (a collision only makes a free session
-// look held).
-func sessionLockKey(id string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte("prism session\x00" + id))
-	return int64(h.Sum64())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"strconv"
 	"sync"
@@ -250,29 +251,20 @@ func (st *Store) Running(ctx context.Context, id string) (bool, error) {
 	return held, nil
 }
 
-// Command is what one node forwards to the node that runs a session.
-type Command struct {
-	SessionID string
-	// Kind is CommandMessage, CommandCancel, CommandApproval or
-	// CommandPolicy.
-	Kind string
-	// Body is the kind's argument: a message's text, a decision or a
-	// policy (JSON as the caller chooses); empty for a cancel.
-	Body string
-}
+// Command is what one node forwards to the node that runs a session
+// (store.Command).
+type Command = store.Command
 
-// Command kinds.
+// Command kinds (store's).
 const (
-	CommandMessage  = "message"
-	CommandCancel   = "cancel"
-	CommandApproval = "approval"
-	CommandPolicy   = "policy"
+	CommandMessage  = store.CommandMessage
+	CommandCancel   = store.CommandCancel
+	CommandApproval = store.CommandApproval
+	CommandPolicy   = store.CommandPolicy
 )
 
-// Handler acts on a forwarded command: handled reports whether this node
-// runs the session; if it does, reply is what it returns to the forwarding
-// node (also beside a refusal) and err its refusal (nil: taken).
-type Handler func(ctx context.Context, c Command) (reply string, handled bool, err error)
+// Handler acts on a forwarded command (store.CommandHandler).
+type Handler = store.CommandHandler
 
 // HandleCommands sets what this node does with forwarded commands. Set it
 // once, before commands arrive.
@@ -435,29 +427,11 @@ func (o *owner) pendingCommands(ctx context.Context) {
 // startLock serialises nodes deciding whether the database is empty.
 const startLock int64 = 0x7072_6973_6d00_0002 // "prism\0" 2
 
-// IfEmpty runs fn if the database holds no session, while holding a lock
-// that makes every other node's IfEmpty wait: of several nodes starting on
-// an empty database, one runs fn (fn must have created its session when it
-// returns) and the others see it. It reports whether fn ran.
-func (st *Store) IfEmpty(ctx context.Context, fn func(ctx context.Context) error) (bool, error) {
-	c, err := st.pool.Acquire(ctx)
-	if err != nil {
-		return false, translate(err, "first start")
-	}
-	defer c.Release()
-	if _, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", startLock); err != nil {
-		return false, translate(err, "first start: lock")
-	}
-	defer c.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", startLock) //nolint:errcheck
-	var empty bool
-	if err := c.QueryRow(ctx, "SELECT NOT EXISTS (SELECT 1 FROM sessions)").Scan(&empty); err != nil {
-		return false, translate(err, "first start")
-	}
-	if !empty {
-		return false, nil
-	}
-	if err := fn(ctx); err != nil {
-		return true, fmt.Errorf("first start: %w", err)
-	}
-	return true, nil
+// sessionLockKey is the advisory lock key of a session: 64 bits of
+// FNV-1a over a prefix and its id (a collision only makes a free session
+// look held).
+func sessionLockKey(id string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("prism session\x00" + id))
+	return int64(h.Sum64())
 }

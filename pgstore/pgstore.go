@@ -42,10 +42,8 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -55,15 +53,15 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// ErrClosed is returned by writes after Close.
-var ErrClosed = core.Errorf(core.CodeUnavailable, "session store is closed")
+// ErrClosed is returned by writes after Close (store.ErrClosed).
+var ErrClosed = store.ErrClosed
 
 // Options configure a Store. The zero value is ready to use.
 type Options struct {
@@ -78,7 +76,7 @@ type Options struct {
 	// links). Default time.Now.
 	Now func() time.Time
 	// Limits bound what import accepts (zero fields: defaults).
-	Limits sessionlog.Limits
+	Limits dsh.Limits
 	// MaxImports bounds the imports this node decodes at once (default
 	// store.DefaultMaxImports): with Limits.MaxMemoryBytes it bounds the
 	// memory imports take. An import past it is refused with a
@@ -119,11 +117,14 @@ type Store struct {
 	stop context.CancelFunc // ends the background goroutines
 	bg   sync.WaitGroup
 
-	mu     sync.RWMutex // guards closed and sends on w.reqs
-	closed bool
+	// queue is the writer's requests (writer.go).
+	queue *store.Queue[*request]
 }
 
-var _ core.EventStore = (*Store)(nil)
+var (
+	_ core.EventStore = (*Store)(nil)
+	_ store.Store     = (*Store)(nil)
+)
 
 // IsURL reports whether dsn names a PostgreSQL database (postgres:// or
 // postgresql://) rather than a SQLite file.
@@ -165,7 +166,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", where, err)
 	}
-	st := &Store{opts: opts, log: opts.Logger, cfg: pcfg.ConnConfig, pool: pool, imports: store.NewImportSlots(opts.MaxImports)}
+	st := &Store{opts: opts, log: opts.Logger, cfg: pcfg.ConnConfig, pool: pool, imports: store.NewImportSlots(opts.MaxImports),
+		queue: store.NewQueue[*request](4096)}
 	if err := st.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", where, err)
@@ -225,16 +227,9 @@ func (st *Store) Pool() *pgxpool.Pool { return st.pool }
 // this node's session locks and closes every connection. Writes after
 // Close fail with ErrClosed.
 func (st *Store) Close() error {
-	st.mu.Lock()
-	if st.closed {
-		st.mu.Unlock()
+	if !st.queue.Close() {
 		return nil
 	}
-	st.closed = true
-	if st.w != nil {
-		close(st.w.reqs)
-	}
-	st.mu.Unlock()
 	if st.w != nil {
 		<-st.w.done
 	}
@@ -263,8 +258,8 @@ func (st *Store) shutdown() {
 // migrationLock serialises migrations of nodes starting together.
 const migrationLock int64 = 0x7072_6973_6d00_0001 // "prism\0" 1
 
-// migrate applies the embedded migrations in name order, each in its own
-// transaction, under an advisory lock.
+// migrate applies the embedded migrations in name order (store.Migrate),
+// each in its own transaction, under an advisory lock.
 func (st *Store) migrate(ctx context.Context) error {
 	c, err := st.pool.Acquire(ctx)
 	if err != nil {
@@ -278,15 +273,6 @@ func (st *Store) migrate(ctx context.Context) error {
 	if _, err := c.Exec(ctx, `CREATE TABLE IF NOT EXISTS migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return fmt.Errorf("create migrations table: %w", err)
 	}
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	known := map[string]bool{}
-	for _, n := range names {
-		known[strings.TrimPrefix(n, "migrations/")] = true
-	}
 	rows, err := c.Query(ctx, "SELECT name FROM migrations")
 	if err != nil {
 		return fmt.Errorf("read migrations: %w", err)
@@ -295,24 +281,9 @@ func (st *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read migrations: %w", err)
 	}
-	done := map[string]bool{}
-	for _, n := range applied {
-		if !known[n] {
-			return fmt.Errorf("database has migration %s, unknown to this prism (written by a newer version?)", n)
-		}
-		done[n] = true
-	}
-	for _, path := range names {
-		name := strings.TrimPrefix(path, "migrations/")
-		if done[name] {
-			continue
-		}
-		body, err := fs.ReadFile(migrationFS, path)
-		if err != nil {
-			return err
-		}
-		err = pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, string(body)); err != nil {
+	return store.Migrate(ctx, migrationFS, applied, func(ctx context.Context, name, body string) error {
+		err := pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, body); err != nil {
 				return err
 			}
 			_, err := tx.Exec(ctx, "INSERT INTO migrations (name) VALUES ($1)", name)
@@ -322,61 +293,6 @@ func (st *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("migration %s: %w", name, err)
 		}
 		st.log.Info("applied migration", logkey.Migration, name)
-	}
-	return nil
-}
-
-// resummarize recomputes the stored summaries written under older rules
-// than core.SummaryVersion, so the list shows every session by today's
-// rules. Open calls it.
-func (st *Store) resummarize(ctx context.Context) error {
-	rows, err := st.pool.Query(ctx, "SELECT id FROM sessions WHERE summary_version <> $1", core.SummaryVersion)
-	if err != nil {
-		return translate(err, "list sessions to resummarize")
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return translate(err, "list sessions to resummarize")
-	}
-	for _, id := range ids {
-		// Locking a row of an older version folds its log again; the
-		// transaction writes it back.
-		err := st.inTx(ctx, func(t *wtx) error { return t.lock(ctx, []string{id}) })
-		if err != nil {
-			return fmt.Errorf("resummarize session %s: %w", id, err)
-		}
-	}
-	if len(ids) > 0 {
-		st.log.Info("recomputed session summaries under the current rules", logkey.Sessions, len(ids))
-	}
-	return nil
-}
-
-// inTx runs fn in a transaction of its own on a pooled connection: fn
-// locks and changes sessions through t, which writes them and NOTIFYs the
-// other nodes before the commit; after it, the changes go to the fan-out.
-func (st *Store) inTx(ctx context.Context, fn func(*wtx) error) error {
-	st.mu.RLock()
-	closed := st.closed
-	st.mu.RUnlock()
-	if closed {
-		return ErrClosed
-	}
-	tx, err := st.pool.Begin(ctx)
-	if err != nil {
-		return translate(err, "begin transaction")
-	}
-	defer tx.Rollback(context.Background()) //nolint:errcheck // a no-op after Commit
-	t := newWtx(tx)
-	if err := fn(t); err != nil {
-		return err
-	}
-	if err := t.flush(ctx); err != nil {
-		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return translate(err, "commit")
-	}
-	st.fan.local(t.changes())
-	return nil
+		return nil
+	})
 }

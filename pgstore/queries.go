@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"prism/core"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -262,7 +262,7 @@ func (st *Store) Export(ctx context.Context, id string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := sessionlog.WriteJSONL(w, l.Info.Header, l.Events); err != nil {
+	if err := dsh.WriteJSONL(w, l.Info.Header, l.Events); err != nil {
 		return fmt.Errorf("export session %s: %w", id, err)
 	}
 	return nil

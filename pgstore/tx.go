@@ -163,8 +163,8 @@ func (t *wtx) touch(id string, s *sessState) {
 	t.order = append(t.order, id)
 }
 
-// create records a new session (locked first, so its absence is known).
-func (t *wtx) create(h core.SessionHeader, source string) error {
+// insertSession records a new session (locked first, so its absence is known).
+func (t *wtx) insertSession(h core.SessionHeader, source string) error {
 	s := t.touched[h.ID]
 	if s == nil {
 		return fmt.Errorf("create session %s: not locked", h.ID)
@@ -221,10 +221,10 @@ func (t *wtx) appendChecked(id string, events []core.Event, checked bool, facts 
 	return nil
 }
 
-// replace drops a session's events and header (a watched file that was
+// replaceSession drops a session's events and header (a watched file that was
 // rewritten, an import --replace); the caller appends the new log. The
 // session's source becomes source.
-func (t *wtx) replace(ctx context.Context, id string, h core.SessionHeader, source string) error {
+func (t *wtx) replaceSession(ctx context.Context, id string, h core.SessionHeader, source string) error {
 	s := t.touched[id]
 	if t.ev.len() > 0 || !t.idx.empty() {
 		return fmt.Errorf("replace session %s: events of this transaction are not written yet", id)
@@ -248,9 +248,9 @@ func (t *wtx) replace(ctx context.Context, id string, h core.SessionHeader, sour
 	return nil
 }
 
-// remove deletes a locked session with everything that belongs to it
+// deleteSession deletes a locked session with everything that belongs to it
 // (events, search documents, share links, commands: ON DELETE CASCADE).
-func (t *wtx) remove(ctx context.Context, id string) error {
+func (t *wtx) deleteSession(ctx context.Context, id string) error {
 	if _, err := t.tx.Exec(ctx, "DELETE FROM sessions WHERE id = $1", id); err != nil {
 		return translate(err, "remove session "+id)
 	}

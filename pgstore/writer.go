@@ -22,26 +22,15 @@ type request struct {
 	// checked and facts: an AppendChecked (see wtx.appendChecked).
 	checked bool
 	facts   []*core.EventFacts
-	done    chan error
-	state   atomic.Int32
+	store.Handoff
 }
-
-// Request states: a caller whose context ended may withdraw a request only
-// while the writer has not taken it.
-const (
-	reqQueued int32 = iota
-	reqTaken
-	reqAbandoned
-)
-
-func (r *request) take() bool { return r.state.CompareAndSwap(reqQueued, reqTaken) }
 
 // writer is the goroutine that commits this node's creates and appends,
 // batching concurrent ones into one transaction (group commit).
 type writer struct {
 	st       *Store
 	conn     *pgx.Conn
-	reqs     chan *request
+	reqs     <-chan *request // the Store's queue
 	done     chan struct{}
 	maxBatch int
 
@@ -55,7 +44,7 @@ func newWriter(ctx context.Context, st *Store) (*writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writer connection: %w", err)
 	}
-	return &writer{st: st, conn: conn, reqs: make(chan *request, 4096), done: make(chan struct{}),
+	return &writer{st: st, conn: conn, reqs: st.queue.Requests(), done: make(chan struct{}),
 		maxBatch: st.opts.MaxBatchEvents, wait: 100 * time.Microsecond}, nil
 }
 
@@ -65,87 +54,10 @@ func (w *writer) close() {
 	}
 }
 
-// CreateSession records a new, empty session whose events prism appends
-// (source "live") and claims it for this node: the node holds the
-// session's advisory lock until it closes, so that no other node's
-// startup repair touches it while it runs. It fails with core.CodeConflict
-// when the id exists.
-func (st *Store) CreateSession(ctx context.Context, h core.SessionHeader) error {
-	if err := st.own.claim(ctx, h.ID); err != nil {
-		return err
-	}
-	err := st.submit(ctx, &request{create: true, sessionID: h.ID, header: h})
-	if err != nil {
-		st.own.release(h.ID)
-	}
-	return err
-}
-
-// AppendEvents durably appends events to a session. Their seqs must
-// continue the stored log contiguously (else core.CodeConflict, also when
-// another node appended first), their data must be lossless JSON and
-// surfaceOp/sourceEventSeqs may appear only on surface types (else
-// core.CodeInvalid); a missing session is core.CodeNotFound. It returns
-// only after the commit that holds the events (concurrent appends share
-// one commit); on error nothing of the batch is stored.
-func (st *Store) AppendEvents(ctx context.Context, sessionID string, events []core.Event) error {
-	if len(events) == 0 {
-		return nil
-	}
-	err := st.submit(ctx, &request{sessionID: sessionID, events: events})
-	if err != nil {
-		st.own.appendFailed(sessionID, err)
-	}
-	return err
-}
-
-var _ core.CheckedStore = (*Store)(nil)
-
-// AppendChecked implements core.CheckedStore: AppendEvents for events a
-// core.Session appended, whose data it checked and compacted, and whose
-// facts it knows where facts[i] is not nil — the store then neither checks
-// the data again nor decodes it for the session's summary and call ids.
-// The envelope (seqs, types, surface fields) is checked as always.
-func (st *Store) AppendChecked(ctx context.Context, sessionID string, events []core.Event, facts []*core.EventFacts) error {
-	if len(events) == 0 {
-		return nil
-	}
-	if facts != nil && len(facts) != len(events) {
-		return core.Errorf(core.CodeInvalid, "append to session %s: %d facts for %d events", sessionID, len(facts), len(events))
-	}
-	err := st.submit(ctx, &request{sessionID: sessionID, events: events, checked: true, facts: facts})
-	if err != nil {
-		st.own.appendFailed(sessionID, err)
-	}
-	return err
-}
-
-// submit queues r and waits for its outcome. If ctx ends before the writer
-// takes r, r is withdrawn; once taken, submit waits for the commit (or
-// rollback) that decides it, so an error never hides a durable write.
+// submit hands r to the writer goroutine and waits for its outcome
+// (store.Queue.Submit).
 func (st *Store) submit(ctx context.Context, r *request) error {
-	r.done = make(chan error, 1)
-	st.mu.RLock()
-	if st.closed {
-		st.mu.RUnlock()
-		return ErrClosed
-	}
-	select {
-	case st.w.reqs <- r:
-	case <-ctx.Done():
-		st.mu.RUnlock()
-		return ctx.Err()
-	}
-	st.mu.RUnlock()
-	select {
-	case err := <-r.done:
-		return err
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(reqQueued, reqAbandoned) {
-			return ctx.Err()
-		}
-		return <-r.done
-	}
+	return st.queue.Submit(ctx, r)
 }
 
 func (w *writer) run() {
@@ -155,7 +67,7 @@ func (w *writer) run() {
 		if !ok {
 			return
 		}
-		if !r.take() {
+		if !r.Take() {
 			continue
 		}
 		batch := []*request{r}
@@ -186,7 +98,7 @@ func (w *writer) run() {
 			if !ok {
 				break drain
 			}
-			if r.take() {
+			if r.Take() {
 				batch = append(batch, r)
 				n += len(r.events)
 			}
@@ -195,37 +107,37 @@ func (w *writer) run() {
 			timer.Stop()
 		}
 		w.lastCallers = len(batch)
-		w.commitBatch(batch)
+		w.runBatch(batch)
 	}
 }
 
-// commitBatch commits a batch; when the database refuses the batch as a
+// runBatch commits a batch; when the database refuses the batch as a
 // whole, each request is retried in a transaction of its own, so one
 // request's failure is its own.
-func (w *writer) commitBatch(batch []*request) {
-	results, err := w.try(batch)
+func (w *writer) runBatch(batch []*request) {
+	results, err := w.tryBatch(batch)
 	if err != nil && len(batch) > 1 {
 		for _, r := range batch {
-			res, err := w.try([]*request{r})
+			res, err := w.tryBatch([]*request{r})
 			if err == nil {
 				err = res[0]
 			}
-			r.done <- err
+			r.Done(err)
 		}
 		return
 	}
 	for i, r := range batch {
 		if err != nil {
-			r.done <- err
+			r.Done(err)
 		} else {
-			r.done <- results[i]
+			r.Done(results[i])
 		}
 	}
 }
 
-// try runs batch in one transaction: requests that fail validation get
+// tryBatch runs batch in one transaction: requests that fail validation get
 // their own error and write nothing; err is a failure of the whole.
-func (w *writer) try(batch []*request) (results []error, err error) {
+func (w *writer) tryBatch(batch []*request) (results []error, err error) {
 	ctx := context.Background()
 	if w.conn.IsClosed() {
 		conn, err := w.st.conn(ctx, "writer")
@@ -262,7 +174,7 @@ func (w *writer) try(batch []*request) (results []error, err error) {
 	results = make([]error, len(batch))
 	for i, r := range batch {
 		if r.create {
-			results[i] = t.create(r.header, store.SourceLive)
+			results[i] = t.insertSession(r.header, store.SourceLive)
 		} else {
 			results[i] = t.appendChecked(r.sessionID, r.events, r.checked, r.facts)
 		}

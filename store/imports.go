@@ -9,7 +9,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 )
 
 // ImportRetryAfter is what a busy import answer suggests waiting.
@@ -39,7 +39,7 @@ func (e *BusyError) ErrorCode() string { return core.CodeUnavailable }
 func (e *BusyError) RetryAfter() time.Duration { return e.After }
 
 // ImportSlots bound the imports one process decodes at once: with the
-// decoder's memory budget (sessionlog.Limits) they bound the memory
+// decoder's memory budget (dsh.Limits) they bound the memory
 // imports take.
 type ImportSlots chan struct{}
 
@@ -75,7 +75,7 @@ func (s ImportSlots) Acquire(ctx context.Context, wait bool) (release func(), er
 // CheckParent refuses a subagent log whose parent session is neither in
 // the same file (inFile holds the file's session ids) nor stored (exists
 // asks the store): it would be an orphan no page links to.
-func CheckParent(file string, l *sessionlog.Log, inFile map[string]bool, exists func(id string) (bool, error)) error {
+func CheckParent(file string, l *dsh.Log, inFile map[string]bool, exists func(id string) (bool, error)) error {
 	parent := l.Header.ParentSession
 	if parent == "" || inFile[parent] {
 		return nil
@@ -126,7 +126,7 @@ func (o ImportOptions) Check() error {
 // Rename applies As to a file's logs: the one log under its new id, and
 // its id in the file (original, "" when not renamed). A file of several
 // sessions cannot be imported under another id (core.CodeInvalid).
-func (o ImportOptions) Rename(file string, logs []*sessionlog.Log) (out []*sessionlog.Log, original string, err error) {
+func (o ImportOptions) Rename(file string, logs []*dsh.Log) (out []*dsh.Log, original string, err error) {
 	if o.As == "" {
 		return logs, "", nil
 	}
@@ -146,7 +146,7 @@ func (o ImportOptions) Rename(file string, logs []*sessionlog.Log) (out []*sessi
 	}
 	l := *logs[0]
 	l.Header.ID = o.As
-	return []*sessionlog.Log{&l}, logs[0].Header.ID, nil
+	return []*dsh.Log{&l}, logs[0].Header.ID, nil
 }
 
 // Deleted reports what deleting one session removed.

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"prism/core"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 )
 
 // ValidateHeader checks a header a store is asked to create.
@@ -156,18 +156,18 @@ func DecodeSurfaceOp(s string) (*core.SurfaceOp, error) {
 
 // Prepared is a decoded log ready to store.
 type Prepared struct {
-	Log      *sessionlog.Log
+	Log      *dsh.Log
 	Events   []core.Event // the log's events plus crash-repair closers
 	Repaired int          // how many closers were appended
 }
 
 // PrepareLog checks a decoded log the way dsh checks a loaded seed and
 // appends crash repair if its last turn is open. file names it in errors.
-func PrepareLog(file string, l *sessionlog.Log) (Prepared, error) {
+func PrepareLog(file string, l *dsh.Log) (Prepared, error) {
 	for i, e := range l.Events {
 		if !e.Ignorable && !core.IsKnownEventType(e.Type) {
 			pos := l.Pos[i]
-			return Prepared{}, &sessionlog.FormatError{File: file, Entry: l.Entry, Frame: pos.Frame, Offset: -1, Line: pos.Line,
+			return Prepared{}, &dsh.FormatError{File: file, Entry: l.Entry, Frame: pos.Frame, Offset: -1, Line: pos.Line,
 				Reason: fmt.Sprintf("unknown required event type %q (seq %d): prism cannot interpret this session (only types marked ignorable may be unknown)", e.Type, e.Seq)}
 		}
 	}

@@ -8,7 +8,9 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"prism/core"
@@ -65,6 +67,9 @@ const (
 	ImportCreated = "created"
 	// ImportUnchanged: the same log was already stored (nothing written).
 	ImportUnchanged = "unchanged"
+	// ImportSkipped: a watched file whose session was deleted during the
+	// watcher's run (nothing written; the next run imports it again).
+	ImportSkipped = "skipped"
 	// ImportExtended: the stored log was a prefix of the file's and the
 	// missing tail was appended (e.g. a session imported while it ran).
 	ImportExtended = "extended"
@@ -154,4 +159,23 @@ func DecodeModelUsage(s string) ([]core.ModelUsage, error) {
 		return nil, err
 	}
 	return ms, nil
+}
+
+// Translated is the prelude both engines' translate share: it reports
+// whether err needs no engine-specific mapping, and what to return then —
+// nil for nil, err itself when it is prism's already (a core.Coded), and
+// a context's cancellation or deadline wrapped with what was being done.
+// Anything else (ok false) is the engine's to map.
+func Translated(err error, what string) (out error, ok bool) {
+	if err == nil {
+		return nil, true
+	}
+	var coded core.Coded
+	if errors.As(err, &coded) {
+		return err, true
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", what, err), true
+	}
+	return nil, false
 }

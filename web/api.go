@@ -13,7 +13,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/views"
 )
 
@@ -134,7 +134,7 @@ func (s *Server) handleAPIStart(c echo.Context) error {
 
 // handleAPIEvents handles GET /api/sessions/:id/events: the session as
 // JSONL, a header line {"type":"session",…} then one event per line — the
-// format import reads, written by sessionlog.WriteJSONL (the bytes of
+// format import reads, written by dsh.WriteJSONL (the bytes of
 // prism export).
 func (s *Server) handleAPIEvents(c echo.Context) error {
 	id, err := param(c, "id")
@@ -149,7 +149,7 @@ func (s *Server) handleAPIEvents(c echo.Context) error {
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, "application/x-ndjson")
 	w.Header().Set(echo.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": "prism-session-" + id + ".jsonl"}))
-	if err := sessionlog.WriteJSONL(w, h, events); err != nil {
+	if err := dsh.WriteJSONL(w, h, events); err != nil {
 		if !w.Committed {
 			return err
 		}

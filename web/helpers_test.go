@@ -17,8 +17,9 @@ import (
 	"prism/backend"
 	"prism/core"
 	"prism/core/agent/agenttest"
-	"prism/core/sessionlog"
 	"prism/db"
+	"prism/sources/dsh"
+	"prism/sources/watch"
 	"prism/web"
 )
 
@@ -36,7 +37,7 @@ type env struct {
 	hc  *http.Client
 
 	watchDir string
-	watcher  *db.Watcher
+	watcher  *watch.Watcher
 }
 
 func (e *env) base() string {
@@ -109,7 +110,7 @@ func newEnv(t testing.TB, deps func(*web.Deps)) *env {
 		srv.Close()
 	})
 	dir := t.TempDir()
-	return &env{ts: ts, store: st, feed: feed, srv: srv, watchDir: dir, watcher: st.NewWatcher(dir, db.WatchOptions{})}
+	return &env{ts: ts, store: st, feed: feed, srv: srv, watchDir: dir, watcher: watch.New(st, dir, watch.Options{Logger: testLogger()})}
 }
 
 // watched writes h and events as a dsh session file in the env's watched
@@ -119,7 +120,7 @@ func newEnv(t testing.TB, deps func(*web.Deps)) *env {
 func (e *env) watched(t testing.TB, h core.SessionHeader, events []core.Event) {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := sessionlog.WriteJSONL(&buf, h, events); err != nil {
+	if err := dsh.WriteJSONL(&buf, h, events); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(e.watchDir, "project", h.ID)

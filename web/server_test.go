@@ -22,7 +22,7 @@ import (
 	"prism/core"
 	"prism/core/coretest"
 	"prism/core/model"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/web"
 )
 
@@ -335,7 +335,7 @@ func TestAPI_Runner(t *testing.T) {
 }
 
 // TestAPI_ExportIsSessionlogJSONL: the JSONL export is byte for byte what
-// sessionlog.WriteJSONL (prism export) writes, header keys and
+// dsh.WriteJSONL (prism export) writes, header keys and
 // delegationDepth included, and it round-trips through import.
 func TestAPI_ExportIsSessionlogJSONL(t *testing.T) {
 	e := newEnv(t, nil)
@@ -351,7 +351,7 @@ func TestAPI_ExportIsSessionlogJSONL(t *testing.T) {
 	}
 	events := l.Events
 	var want bytes.Buffer
-	if err := sessionlog.WriteJSONL(&want, h, events); err != nil {
+	if err := dsh.WriteJSONL(&want, h, events); err != nil {
 		t.Fatal(err)
 	}
 	res, got := e.get(t, "/api/sessions/child/events")
@@ -361,7 +361,7 @@ func TestAPI_ExportIsSessionlogJSONL(t *testing.T) {
 	if got != want.String() {
 		gl, wl, _ := strings.Cut(got, "\n")
 		wantFirst, _, _ := strings.Cut(want.String(), "\n")
-		t.Errorf("export differs from sessionlog.WriteJSONL:\n got %s\nwant %s\n(rest equal: %v)", gl, wantFirst, wl == strings.SplitN(want.String(), "\n", 2)[1])
+		t.Errorf("export differs from dsh.WriteJSONL:\n got %s\nwant %s\n(rest equal: %v)", gl, wantFirst, wl == strings.SplitN(want.String(), "\n", 2)[1])
 	}
 }
 

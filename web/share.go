@@ -29,8 +29,8 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
-	"prism/core/sessionlog"
 	"prism/core/share"
+	"prism/sources/dsh"
 	"prism/static"
 	"prism/views"
 )
@@ -535,7 +535,7 @@ func (s *Server) writeJSONL(c echo.Context, h core.SessionHeader, events []core.
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, "application/x-ndjson")
 	w.Header().Set(echo.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": filename}))
-	if err := sessionlog.WriteJSONL(w, h, events); err != nil {
+	if err := dsh.WriteJSONL(w, h, events); err != nil {
 		if !w.Committed {
 			return err
 		}

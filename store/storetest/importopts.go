@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"prism/core"
-	"prism/core/sessionlog"
 	"prism/core/share"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -19,7 +19,7 @@ import (
 // each answers per session, and that a refused import leaves the store as
 // it was (same sessions, same events, same links).
 func testImportAsAndReplace(t *testing.T, e Engine) {
-	logs, _, err := sessionlog.ReadFile(filepath.Join(Fixtures, "basic/session.jsonl"), sessionlog.Limits{})
+	logs, _, err := dsh.ReadFile(filepath.Join(Fixtures, "basic/session.jsonl"), dsh.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func testImportAsAndReplace(t *testing.T, e Engine) {
 	dir := t.TempDir()
 	write := func(name string, h core.SessionHeader, events []core.Event) string {
 		var buf bytes.Buffer
-		if err := sessionlog.WriteJSONL(&buf, h, events); err != nil {
+		if err := dsh.WriteJSONL(&buf, h, events); err != nil {
 			t.Fatal(err)
 		}
 		p := filepath.Join(dir, name)
@@ -107,7 +107,7 @@ func testImportAsAndReplace(t *testing.T, e Engine) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fileLogs, _, _ := sessionlog.ReadFile(tt.file, sessionlog.Limits{})
+			fileLogs, _, _ := dsh.ReadFile(tt.file, dsh.Limits{})
 			if len(stored.Events) != len(fileLogs[0].Events) || string(stored.Events[3].Data) != string(fileLogs[0].Events[3].Data) {
 				t.Errorf("stored log of %s is not the file's", tt.want[0].id)
 			}
@@ -131,7 +131,7 @@ func testImportReplaceFailureLeavesAll(t *testing.T, e Engine) {
 	ctx := context.Background()
 	st := e.open(t)
 	MustImport(t, st, filepath.Join(Fixtures, "export/session-export.zip"))
-	logs, _, err := sessionlog.ReadFile(filepath.Join(Fixtures, "export/session-export.zip"), sessionlog.Limits{})
+	logs, _, err := dsh.ReadFile(filepath.Join(Fixtures, "export/session-export.zip"), dsh.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func testImportReplaceFailureLeavesAll(t *testing.T, e Engine) {
 		t.Fatal(err)
 	}
 	before := e.snapshot(t, st)
-	_, err = e.ImportLogs(st, "family.zip", []*sessionlog.Log{&parent, &child}, store.ImportOptions{Replace: true})
+	_, err = e.ImportLogs(st, "family.zip", []*dsh.Log{&parent, &child}, store.ImportOptions{Replace: true})
 	if err == nil || !strings.Contains(err.Error(), "running-live is running here") {
 		t.Fatalf("import = %v, want the child's header refused", err)
 	}
@@ -161,7 +161,7 @@ func testImportReplaceFailureLeavesAll(t *testing.T, e Engine) {
 func testImportReplaceRefusesRunningLive(t *testing.T, e Engine) {
 	ctx := context.Background()
 	st := e.open(t)
-	logs, _, err := sessionlog.ReadFile(filepath.Join(Fixtures, "basic/session.jsonl"), sessionlog.Limits{})
+	logs, _, err := dsh.ReadFile(filepath.Join(Fixtures, "basic/session.jsonl"), dsh.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

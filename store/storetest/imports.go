@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"prism/core"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -140,7 +140,7 @@ func testImportSameSessionTwice(t *testing.T, e Engine) {
 func testImportPrefixExtendsAndDivergenceConflicts(t *testing.T, e Engine) {
 	ctx := context.Background()
 	st := e.open(t)
-	logs, _, err := sessionlog.ReadFile(filepath.Join(Fixtures, "basic/session.jsonl"), sessionlog.Limits{})
+	logs, _, err := dsh.ReadFile(filepath.Join(Fixtures, "basic/session.jsonl"), dsh.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func testImportPrefixExtendsAndDivergenceConflicts(t *testing.T, e Engine) {
 	dir := t.TempDir()
 	write := func(name string, events []core.Event) string {
 		var buf bytes.Buffer
-		if err := sessionlog.WriteJSONL(&buf, l.Header, events); err != nil {
+		if err := dsh.WriteJSONL(&buf, l.Header, events); err != nil {
 			t.Fatal(err)
 		}
 		p := filepath.Join(dir, name)
@@ -383,7 +383,7 @@ func testImportCrashedLogIsRepaired(t *testing.T, e Engine) {
 			if res[0].Repaired == 0 || res[0].Torn == "" {
 				t.Errorf("store.ImportResult = %+v, want repaired with a torn tail noted", res[0])
 			}
-			logs, _, _ := sessionlog.ReadFile(filepath.Join(Fixtures, tt.file), sessionlog.Limits{})
+			logs, _, _ := dsh.ReadFile(filepath.Join(Fixtures, tt.file), dsh.Limits{})
 			l, err := st.LoadSession(ctx, tt.id)
 			if err != nil {
 				t.Fatal(err)
@@ -417,7 +417,7 @@ func testImportPlaceholderSafe(t *testing.T, e Engine) {
 // work): a log that decodes but breaks dsh's seed rules is refused whole.
 func testImportValidateLogRefuses(t *testing.T, e Engine) {
 	path := filepath.Join(Fixtures, "bad/mismatched-tool-result.jsonl")
-	logs, _, err := sessionlog.ReadFile(path, sessionlog.Limits{})
+	logs, _, err := dsh.ReadFile(path, dsh.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"prism/core"
-	"prism/core/sessionlog"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -31,7 +31,7 @@ func MultiSessionJSONL(t testing.TB, prefix string, n int, mutate func(i int, h 
 		if mutate != nil {
 			extra = mutate(i, &h, &events)
 		}
-		if err := sessionlog.WriteJSONL(&buf, h, events); err != nil {
+		if err := dsh.WriteJSONL(&buf, h, events); err != nil {
 			t.Fatal(err)
 		}
 		buf.WriteString(extra)

@@ -17,8 +17,8 @@ import (
 
 	"prism/core"
 	"prism/core/search"
-	"prism/core/sessionlog"
 	"prism/core/share"
+	"prism/sources/dsh"
 	"prism/store"
 )
 
@@ -83,7 +83,7 @@ type Engine struct {
 	Strings func(t testing.TB, st Store, sql string) []string
 	// ImportLogs imports decoded logs as one file would be (the engine's
 	// importLogs, for logs no file on disk holds).
-	ImportLogs func(st Store, file string, logs []*sessionlog.Log, o store.ImportOptions) ([]store.ImportResult, error)
+	ImportLogs func(st Store, file string, logs []*dsh.Log, o store.ImportOptions) ([]store.ImportResult, error)
 	// Unindex puts the store's database back to the schema before its
 	// search migration (its index tables and their migration row gone).
 	Unindex func(t testing.TB, st Store)

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"prism/backend"
+	"prism/sources/dsh"
+	"prism/views"
+	"prism/web"
+)
+
+// runExport writes one session to stdout: as prism JSONL, or with --html as
+// one self-contained HTML file (the server's export.html).
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbPath := dbFlag(fs)
+	html := fs.Bool("html", false, "write one self-contained HTML file (inline CSS, no script) instead of JSONL")
+	ids, err := parseInterspersed(fs, args)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if len(ids) != 1 {
+		return fmt.Errorf("%w: prism export [--db PATH] [--html] SESSION_ID", errUsage)
+	}
+	if err := storeExists(*dbPath); err != nil {
+		return err
+	}
+	st, err := openStore(ctx, *dbPath, dsh.Limits{}, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if !*html {
+		return st.Export(ctx, ids[0], stdout)
+	}
+	l, err := st.LoadSession(ctx, ids[0])
+	if err != nil {
+		return err
+	}
+	presenter, err := backend.Presenters(slog.New(slog.NewTextHandler(stderr, nil)))
+	if err != nil {
+		return err
+	}
+	t := views.Fold(l.Info.Header, l.Events, presenter)
+	bw := bufio.NewWriter(stdout)
+	if err := web.WriteExportHTML(ctx, bw, t, web.ExportNote(time.Now(), nil, false)); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
