@@ -39,6 +39,9 @@ type agentFlags struct {
 	approvalPolicy  string
 	// demoPacing overrides the scripted demo's pacing (tests: no delay).
 	demoPacing *model.Pacing
+	// demoCallTime is how long each tool call of a demo session lasts at
+	// least (paceDemoCalls): a duration, "0" = no pacing.
+	demoCallTime string
 }
 
 // listFlag is a repeatable string flag.
@@ -89,7 +92,24 @@ func addAgentFlags(fs *flag.FlagSet) *agentFlags {
 		"how long a call waits for approval before it is cancelled, e.g. 10m; 0 = until decided or the turn is cancelled (env PRISM_APPROVAL_TIMEOUT)")
 	fs.StringVar(&f.approvalPolicy, "approval-policy", envOr("PRISM_APPROVAL_POLICY", core.ApprovalPolicyAsk),
 		`approval policy of sessions without their own approval/policy event: "ask" a person, or "never" (reject every call that would ask) (env PRISM_APPROVAL_POLICY)`)
+	fs.StringVar(&f.demoCallTime, "demo-call-time", envOr("PRISM_DEMO_CALL_TIME", defaultDemoCallTime.String()),
+		"how long each tool call of the scripted demo stays pending at least, so its pending card is there to see; 0 = no pause (env PRISM_DEMO_CALL_TIME)")
 	return f
+}
+
+// defaultDemoCallTime is --demo-call-time's default: half a second.
+const defaultDemoCallTime = 500 * time.Millisecond
+
+// demoPause returns --demo-call-time.
+func (f *agentFlags) demoPause() (time.Duration, error) {
+	if f.demoCallTime == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(f.demoCallTime)
+	if err != nil || d < 0 || d > time.Minute {
+		return 0, fmt.Errorf("%w: --demo-call-time (PRISM_DEMO_CALL_TIME) %q: want a duration from 0 to 1m, e.g. 500ms", errUsage, f.demoCallTime)
+	}
+	return d, nil
 }
 
 // timeout returns --approval-timeout (0 = no limit).
@@ -169,8 +189,12 @@ func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID 
 	if _, err := f.timeout(); err != nil {
 		return agent.RunnerConfig{}, err
 	}
-	if demoCallTime > 0 {
-		reg.UseExecute(paceDemoCalls(demoCallTime))
+	pause, err := f.demoPause()
+	if err != nil {
+		return agent.RunnerConfig{}, err
+	}
+	if pause > 0 {
+		reg.UseExecute(paceDemoCalls(pause))
 	}
 	key := apiKey()
 	catalog := model.NewCatalog(model.CatalogConfig{
@@ -253,11 +277,6 @@ func (f *agentFlags) newAgentRunner(store core.EventStore, logger *slog.Logger, 
 	cfg.Tools.SetApprover(svc)
 	return backend.AgentRunner{Runner: r}, svc, func() { _ = r.Close(); svc.Close() }, nil
 }
-
-// demoCallTime is how long each tool call of a demo session lasts at
-// least in prism serve (paceDemoCalls); this package's tests set it to 0
-// (TestMain), so their demos run at full speed.
-var demoCallTime = 500 * time.Millisecond
 
 // demoWorkspacePrefix begins the name of a demo session's workspace (the
 // scripted demo model's seeded directory, agent.Runner's "prism-demo-ID").

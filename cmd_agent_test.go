@@ -230,7 +230,7 @@ func (f approverFunc) Approve(ctx context.Context, r core.ApprovalRequest) (core
 	return f(ctx, r)
 }
 
-// TestDemoCallsStayPending: with demoCallTime set (prism serve's half a
+// TestDemoCallsStayPending: with --demo-call-time set (prism serve's half a
 // second; shorter here), every tool call of the demo session stays pending
 // — its tool/result committed — at least that long after its tool/call,
 // while a session in another workspace is not held.
@@ -240,10 +240,8 @@ func TestDemoCallsStayPending(t *testing.T) {
 	}
 	t.Setenv("TMPDIR", t.TempDir())
 	const pace = 150 * time.Millisecond
-	demoCallTime = pace
-	t.Cleanup(func() { demoCallTime = 0 })
 	store, feed := openTestStore(t, slog.New(slog.DiscardHandler))
-	f := parseAgentFlags(t)
+	f := parseAgentFlags(t, "--demo-call-time", pace.String())
 	f.demoPacing = &model.Pacing{}
 	r, _, closeRunner, err := f.newAgentRunner(store, slog.New(slog.DiscardHandler))
 	if err != nil {

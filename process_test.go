@@ -39,7 +39,9 @@ var prismBin struct {
 // with the PostgreSQL server the cluster tests share (pgtest) — and
 // removes the prism binary they built.
 func TestMain(m *testing.M) {
-	demoCallTime = 0 // demos in this test binary (children included) run at the tests' pace
+	// Demos in this test binary, and in the prism children it starts, run
+	// at the tests' pace.
+	os.Setenv("PRISM_DEMO_CALL_TIME", "0")
 	mcptest.RunIfChild()
 	runChildIfAsked()
 	runIfNode()
