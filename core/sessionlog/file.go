@@ -14,6 +14,37 @@ import (
 // subagents for a dsh export zip. It streams the file (see Limits). Errors
 // name the file.
 func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
+	return ReadFileWith(path, lim, nil)
+}
+
+// Foreign is another agent's transcript format that ReadFileWith and
+// DecodeWith read beside prism's and dsh's: Detect sees the first bytes of
+// a file that is not zstd or zip (up to 64 KiB, fewer if the file is
+// shorter) and says whether the format is its; Read then decodes the whole
+// stream within lim (errors are best *FormatError with a line).
+type Foreign struct {
+	Name   string
+	Detect func(head []byte) bool
+	Read   func(r *bufio.Reader, lim Limits) ([]*Log, error)
+}
+
+// detectForeign returns the first of foreign that claims br's head.
+func detectForeign(br *bufio.Reader, foreign []Foreign) *Foreign {
+	if len(foreign) == 0 {
+		return nil
+	}
+	head, _ := br.Peek(br.Size())
+	for i := range foreign {
+		if foreign[i].Detect(head) {
+			return &foreign[i]
+		}
+	}
+	return nil
+}
+
+// ReadFileWith is ReadFile that also reads the foreign formats given, each
+// detected by content when the file is not zstd or zip.
+func ReadFileWith(path string, lim Limits, foreign []Foreign) ([]*Log, Format, error) {
 	lim = lim.orDefault()
 	f, err := os.Open(path)
 	if err != nil {
@@ -30,12 +61,19 @@ func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
 	br := bufio.NewReaderSize(f, 64<<10)
 	head, _ := br.Peek(4)
 	format := Detect(head)
+	var fg *Foreign
+	if format == FormatJSONL {
+		fg = detectForeign(br, foreign)
+	}
 	var logs []*Log
 	switch {
 	case format != FormatJSONL && st.Size() > lim.MaxFileBytes:
 		err = tooLarge(lim)
 	case format == FormatZip:
 		logs, err = DecodeZip(f, st.Size(), lim)
+	case fg != nil:
+		format = FormatForeign
+		logs, err = fg.Read(br, lim)
 	default:
 		logs, err = decodeStream(format, br, lim)
 	}
@@ -50,6 +88,12 @@ func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
 // a zip, whose directory is at its end, is first copied to a temporary
 // file (at most Limits.MaxFileBytes).
 func Decode(r io.Reader, size int64, lim Limits) ([]*Log, Format, error) {
+	return DecodeWith(r, size, lim, nil)
+}
+
+// DecodeWith is Decode that also reads the foreign formats given, as
+// ReadFileWith does.
+func DecodeWith(r io.Reader, size int64, lim Limits, foreign []Foreign) ([]*Log, Format, error) {
 	lim = lim.orDefault()
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(4)
@@ -59,6 +103,10 @@ func Decode(r io.Reader, size int64, lim Limits) ([]*Log, Format, error) {
 	}
 	switch format {
 	case FormatJSONL:
+		if f := detectForeign(br, foreign); f != nil {
+			logs, err := f.Read(br, lim)
+			return logs, FormatForeign, err
+		}
 		logs, err := decodeStream(format, br, lim) // bounded by Limits.MaxLogBytes
 		return logs, format, err
 	case FormatZstd:

@@ -40,6 +40,9 @@ const (
 	FormatZstd
 	// FormatZip is dsh's session export archive.
 	FormatZip
+	// FormatForeign is another agent's transcript, read by a Foreign
+	// decoder the caller passed (ReadFileWith, DecodeWith).
+	FormatForeign
 )
 
 // String returns the format's name.
@@ -51,6 +54,8 @@ func (f Format) String() string {
 		return "jsonl.zstd"
 	case FormatZip:
 		return "zip"
+	case FormatForeign:
+		return "foreign"
 	}
 	return fmt.Sprintf("Format(%d)", int(f))
 }
@@ -147,6 +152,9 @@ type Log struct {
 	Entry string
 	// Torn describes a torn tail that was ignored ("" when there was none).
 	Torn string
+	// Notes are what a Foreign decoder reports of lines it kept raw (a
+	// malformed line, with its number) while decoding the rest.
+	Notes []string
 }
 
 // FormatError is a decoding failure with its location. It is a core.Coded
