@@ -92,6 +92,7 @@ type Decoder struct {
 	info       Info
 	events     []core.Event
 	lastTime   int64
+	timed      bool // a line with a timestamp has come (or Flush was called)
 
 	turn, step        int
 	turnOpen          bool
@@ -129,13 +130,23 @@ func (d *Decoder) Header() (core.SessionHeader, bool) { return d.header, d.haveH
 func (d *Decoder) Info() Info { return d.info }
 
 // Events returns the events decoded so far. A group of assistant lines whose
-// last line has not come yet is not among them until Flush.
-func (d *Decoder) Events() []core.Event { return d.events }
+// last line has not come yet is not among them until Flush, nor are the
+// events of the first lines while none has had a timestamp (they take the
+// first timestamp as their time).
+func (d *Decoder) Events() []core.Event {
+	if !d.timed {
+		return nil
+	}
+	return d.events
+}
 
 // Flush writes the assistant group still waiting for its last line (the
-// end of a file, or a pause in a live one). It closes nothing else: an open
-// turn stays open.
-func (d *Decoder) Flush() { d.flushGroup() }
+// end of a file, or a pause in a live one) and releases events held for a
+// timestamp. It closes nothing else: an open turn stays open.
+func (d *Decoder) Flush() {
+	d.flushGroup()
+	d.timed = true
+}
 
 // envelope is the part of a record every line type shares.
 type envelope struct {
@@ -261,6 +272,12 @@ func (d *Decoder) timeOf(ts string) (int64, bool) {
 			ms := tm.UnixMilli()
 			if ms > -maxSafe && ms < maxSafe {
 				d.lastTime = ms
+				if !d.timed {
+					for i := range d.events {
+						d.events[i].Time = ms // held back until now
+					}
+					d.timed = true
+				}
 				return ms, true
 			}
 		}
