@@ -16,6 +16,7 @@ import (
 	"prism/core/sessionlog"
 	"prism/db"
 	"prism/pgstore"
+	"prism/sources/claudecode"
 	"prism/store"
 	"prism/web"
 )
@@ -48,6 +49,9 @@ type storeOptions struct {
 	Committed  func(store.Commit)
 	SyncNormal bool // SQLite only
 	Limits     sessionlog.Limits
+	// Foreign are the other agents' formats import reads (default: every
+	// one prism knows, foreignFormats).
+	Foreign []sessionlog.Foreign
 	// RepairInterval is PostgreSQL's: how often a serving node looks for
 	// sessions whose node is gone (pgstore.Options.RepairInterval; zero:
 	// never, as the command-line tools want).
@@ -58,10 +62,19 @@ type storeOptions struct {
 // or postgresql:// URL, else the SQLite file at that path. This is the one
 // place prism chooses its engine.
 func openSessionStore(ctx context.Context, dsn string, o storeOptions) (sessionStore, error) {
-	if pgstore.IsURL(dsn) {
-		return pgstore.Open(ctx, dsn, pgstore.Options{Logger: o.Logger, Limits: o.Limits, Committed: o.Committed, RepairInterval: o.RepairInterval})
+	if o.Foreign == nil {
+		o.Foreign = foreignFormats()
 	}
-	return db.Open(ctx, dsn, db.Options{Logger: o.Logger, SyncNormal: o.SyncNormal, Limits: o.Limits, Committed: o.Committed})
+	if pgstore.IsURL(dsn) {
+		return pgstore.Open(ctx, dsn, pgstore.Options{Logger: o.Logger, Limits: o.Limits, Foreign: o.Foreign, Committed: o.Committed, RepairInterval: o.RepairInterval})
+	}
+	return db.Open(ctx, dsn, db.Options{Logger: o.Logger, SyncNormal: o.SyncNormal, Limits: o.Limits, Foreign: o.Foreign, Committed: o.Committed})
+}
+
+// foreignFormats are the other agents' transcript formats import detects
+// by content: Claude Code's.
+func foreignFormats() []sessionlog.Foreign {
+	return []sessionlog.Foreign{claudecode.Format()}
 }
 
 // openBackend builds what the web server consumes: the store (SQLite or

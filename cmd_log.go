@@ -135,6 +135,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			if r.Original != "" {
 				fmt.Fprintf(stderr, "prism import: %s: session %s imported as %s\n", f, r.Original, r.SessionID)
 			}
+			for _, n := range r.Notes {
+				fmt.Fprintf(stderr, "prism import: %s: session %s: %s\n", f, r.SessionID, n)
+			}
 			if r.Torn != "" {
 				fmt.Fprintf(stderr, "prism import: %s: session %s: torn tail ignored: %s\n", f, r.SessionID, r.Torn)
 			}

@@ -35,6 +35,8 @@ var (
 var layerRules = []rule{
 	{layer: "prism/core", allowOurs: []string{"prism/core"},
 		forbid: concat([]string{"testing", "github.com/modelcontextprotocol/"}, webLibs, dbLibs, pgLibs)},
+	{layer: "prism/sources", allowOurs: []string{"prism/core", "prism/sources"},
+		forbid: concat([]string{"testing", "github.com/modelcontextprotocol/"}, webLibs, dbLibs, pgLibs), tests: true},
 	{layer: "prism/mcp", allowOurs: []string{"prism/core", "prism/mcp"},
 		forbid: append(append([]string{"testing"}, webLibs...), dbLibs...)},
 	{layer: "prism/store", allowOurs: []string{"prism/core", "prism/store"},

@@ -47,7 +47,7 @@ func (st *Store) ImportFileWith(ctx context.Context, path string, o store.Import
 	}
 	defer release()
 	defer debug.FreeOSMemory() // see releaseMemory
-	logs, _, err := sessionlog.ReadFile(path, st.opts.Limits)
+	logs, _, err := sessionlog.ReadFileWith(path, st.opts.Limits, st.opts.Foreign)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 	}
 	defer release()
 	defer debug.FreeOSMemory() // see releaseMemory
-	logs, _, err := sessionlog.Decode(r, size, st.opts.Limits)
+	logs, _, err := sessionlog.DecodeWith(r, size, st.opts.Limits, st.opts.Foreign)
 	if err != nil {
 		var fe *sessionlog.FormatError
 		if ok := asFormatError(err, &fe); ok && fe.File == "" {
@@ -149,7 +149,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 				return fmt.Errorf("import %s: %w", where, err)
 			}
 			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ParentSession, Entry: p.Log.Entry, Outcome: outcome,
-				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Revoked: revoked, Original: original, Before: before})
+				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Notes: p.Log.Notes, Revoked: revoked, Original: original, Before: before})
 		}
 		return nil
 	})

@@ -36,7 +36,7 @@ func (st *Store) ImportFileWith(ctx context.Context, path string, o store.Import
 		return nil, err
 	}
 	defer release()
-	logs, _, err := sessionlog.ReadFile(path, st.opts.Limits)
+	logs, _, err := sessionlog.ReadFileWith(path, st.opts.Limits, st.opts.Foreign)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 		return nil, err
 	}
 	defer release()
-	logs, _, err := sessionlog.Decode(r, size, st.opts.Limits)
+	logs, _, err := sessionlog.DecodeWith(r, size, st.opts.Limits, st.opts.Foreign)
 	if err != nil {
 		var fe *sessionlog.FormatError
 		if errors.As(err, &fe) && fe.File == "" {
@@ -125,7 +125,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*sessionlog
 				return fmt.Errorf("import %s: %w", where, err)
 			}
 			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ParentSession, Entry: p.Log.Entry, Outcome: outcome,
-				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Revoked: revoked, Original: original, Before: before})
+				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Notes: p.Log.Notes, Revoked: revoked, Original: original, Before: before})
 		}
 		return nil
 	})

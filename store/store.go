@@ -78,15 +78,16 @@ const (
 type ImportResult struct {
 	SessionID string
 	ParentID  string
-	Entry     string // the zip entry ("" outside a zip)
-	Outcome   string // ImportCreated, ImportUnchanged, ImportExtended or ImportReplaced
-	Events    int    // events in the stored log
-	Added     int    // events this import wrote
-	Revoked   int    // share links revoked because the log was replaced
-	Before    int    // events the stored log held before the import (0 if new)
-	Original  string // the id in the file, when ImportOptions.As renamed it
-	Repaired  int    // crash-repair closers appended (then the session is interrupted)
-	Torn      string // a torn tail that was ignored, if any
+	Entry     string   // the zip entry ("" outside a zip)
+	Outcome   string   // ImportCreated, ImportUnchanged, ImportExtended or ImportReplaced
+	Events    int      // events in the stored log
+	Added     int      // events this import wrote
+	Revoked   int      // share links revoked because the log was replaced
+	Before    int      // events the stored log held before the import (0 if new)
+	Original  string   // the id in the file, when ImportOptions.As renamed it
+	Repaired  int      // crash-repair closers appended (then the session is interrupted)
+	Torn      string   // a torn tail that was ignored, if any
+	Notes     []string // lines a foreign decoder kept raw (malformed), each naming its line
 }
 
 // NotFound is the error of an unknown session id.
