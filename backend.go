@@ -71,6 +71,17 @@ func openSessionStore(ctx context.Context, dsn string, o storeOptions) (sessionS
 	return db.Open(ctx, dsn, db.Options{Logger: o.Logger, SyncNormal: o.SyncNormal, Limits: o.Limits, Foreign: o.Foreign, Committed: o.Committed})
 }
 
+// presenters is the registry that draws cards: the built-in tools, the
+// given (MCP) tools, and Claude Code's tools' presenters for imported
+// transcripts.
+func presenters(log *slog.Logger, extra ...*core.Tool) (*core.Registry, error) {
+	cc, err := claudecode.Presenters()
+	if err != nil {
+		return nil, err
+	}
+	return backend.Presenters(log, append(extra, cc...)...)
+}
+
 // foreignFormats are the other agents' transcript formats import detects
 // by content: Claude Code's.
 func foreignFormats() []sessionlog.Foreign {
@@ -110,7 +121,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 			return web.Deps{}, nil, err
 		}
 	}
-	presenter, err := backend.Presenters(log, mcpTools...)
+	presenter, err := presenters(log, mcpTools...)
 	if err != nil {
 		closeMCP()
 		st.Close()
