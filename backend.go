@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -79,7 +80,7 @@ func presenters(log *slog.Logger, extra ...*core.Tool) (*core.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return backend.Presenters(log, append(extra, cc...)...)
+	return backend.Presenters(log, append(slices.Clone(extra), cc...)...)
 }
 
 // foreignFormats are the other agents' transcript formats import detects

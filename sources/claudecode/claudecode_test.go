@@ -45,7 +45,7 @@ func encode(t *testing.T, l *sessionlog.Log) []byte {
 // event, byte for byte, with its golden file; each log must also be valid
 // (core.ValidateLog) and keep dsh's relations (core.CheckRelations).
 func TestDecodeGolden(t *testing.T) {
-	for _, name := range []string{"plain", "parallel", "errors", "compaction", "unknown"} {
+	for _, name := range []string{"plain", "parallel", "errors", "compaction", "unknown", "tools"} {
 		t.Run(name, func(t *testing.T) {
 			l := readFixture(t, name+".jsonl")
 			if err := core.ValidateLog(l.Header, l.Events); err != nil {
