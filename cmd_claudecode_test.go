@@ -101,3 +101,30 @@ func TestCLI_importClaudeCode(t *testing.T) {
 		t.Errorf("round trip changed the log:\n%s\nvs\n%s", exp.String(), exp2.String())
 	}
 }
+
+// TestCLI_claudeCodeCards imports a transcript calling Claude Code's tools
+// and renders it with the server's components (export --html): each mapped
+// tool gets its card kind, the unknown one the generic card.
+func TestCLI_claudeCodeCards(t *testing.T) {
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "prism.db")
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"import", "--db", dbPath, "sources/claudecode/testdata/tools.jsonl"}, &out, &errOut); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errOut.String())
+	}
+	out.Reset()
+	if code := run(ctx, []string{"export", "--html", "--db", dbPath, "5b1f7a2e-0000-4000-8000-0000000000aa"}, &out, &errOut); code != 0 {
+		t.Fatalf("export --html: exit %d: %s", code, errOut.String())
+	}
+	page := out.String()
+	for kind, want := range map[string]int{"diff": 2, "terminal": 2, "read": 1, "search": 1, "web": 1, "generic": 3} {
+		if got := strings.Count(page, `data-card="`+kind+`"`); got != want {
+			t.Errorf("%d %s cards, want %d", got, kind, want)
+		}
+	}
+	for _, s := range []string{"fmt.Println(&#34;hi&#34;)", "go vet ./...", "https://go.dev/doc/", "[x] Edit main.go"} {
+		if !strings.Contains(page, s) {
+			t.Errorf("page lacks %q", s)
+		}
+	}
+}
