@@ -27,7 +27,9 @@
 //   - a group whose stop_reason is end_turn (or stop_sequence, max_tokens)
 //     and that asked for no tool ends its turn;
 //   - isMeta lines and command wrappers → user/message with a plugin source
-//     (context: no turn, never the title);
+//     (context: no turn, never the title); "[Request interrupted by user…]"
+//     the same, after ending the open turn aborted {kind: user} (a call
+//     still without its result gets a TOOL_OUTCOME_UNKNOWN result first);
 //   - system/compact_boundary → compaction/start {compactionId, turn,
 //     trigger?, preTokens?}; the following isCompactSummary user line →
 //     compaction/summary {compactionId, summary} and compaction/end
@@ -170,13 +172,12 @@ type envelope struct {
 }
 
 type message struct {
-	ID         string            `json:"id"`
-	Role       string            `json:"role"`
-	Model      string            `json:"model"`
-	Content    json.RawMessage   `json:"content"`
-	StopReason *string           `json:"stop_reason"`
-	Usage      *anthropicUsage   `json:"usage"`
-	Blocks     []json.RawMessage `json:"-"`
+	ID         string          `json:"id"`
+	Role       string          `json:"role"`
+	Model      string          `json:"model"`
+	Content    json.RawMessage `json:"content"`
+	StopReason *string         `json:"stop_reason"`
+	Usage      *anthropicUsage `json:"usage"`
 }
 
 type anthropicUsage struct {
@@ -304,6 +305,17 @@ func (d *Decoder) user(n int, line []byte, env *envelope, t int64) error {
 	}
 	if !isText {
 		d.results(id, blocks, env.ToolUseResult, text, t)
+		return nil
+	}
+	if strings.HasPrefix(text, "[Request interrupted by user") {
+		// Esc in Claude Code: the turn ends aborted by the user; the
+		// marker line is context, not a prompt.
+		d.flushGroup()
+		if d.turnOpen {
+			d.endTurn(t, core.TurnEndReason{Kind: core.TurnAborted, Reason: &core.CancelCause{Kind: "user"}})
+		}
+		d.append(core.EventUserMessage, t, core.Message{ID: id, Role: core.RoleUser, Content: core.Text(text),
+			Source: core.Source{Kind: core.SourcePlugin, Plugin: Source}}, true, nil)
 		return nil
 	}
 	if env.IsMeta || isCommandWrapper(text) {

@@ -441,3 +441,31 @@ func TestDetect(t *testing.T) {
 		}
 	}
 }
+
+func TestInterruptedByUser(t *testing.T) {
+	env := `"sessionId":"s","cwd":"/w","isSidechain":false`
+	lines := []string{
+		`{"type":"user",` + env + `,"uuid":"u1","timestamp":"2026-11-02T09:00:00Z","message":{"role":"user","content":"Run it"}}`,
+		`{"type":"assistant",` + env + `,"uuid":"a1","timestamp":"2026-11-02T09:00:01Z","message":{"id":"m1","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"sleep 9"}}],"stop_reason":"tool_use"}}`,
+		`{"type":"user",` + env + `,"uuid":"x1","timestamp":"2026-11-02T09:00:05Z","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"}]}}`,
+		`{"type":"user",` + env + `,"uuid":"u2","timestamp":"2026-11-02T09:00:09Z","message":{"role":"user","content":"Something else"}}`,
+	}
+	l := readBytes(t, []byte(strings.Join(lines, "\n")+"\n"))
+	es := typedEvents(t, l)
+	want := "turn/start step/start user/message assistant/message tool/call tool/result step/end turn/end user/message turn/start step/start user/message"
+	if got := types(es); got != want {
+		t.Fatalf("types:\n got %s\nwant %s", got, want)
+	}
+	if r := es[7].Data["reason"].(map[string]any); r["kind"] != core.TurnAborted || r["reason"].(map[string]any)["kind"] != "user" {
+		t.Errorf("turn/end = %v", es[7].Data)
+	}
+	if e := es[5].Data["error"].(map[string]any); e["code"] != "TOOL_OUTCOME_UNKNOWN" {
+		t.Errorf("unanswered call's result = %v", es[5].Data)
+	}
+	if src := es[8].Data["source"].(map[string]any); src["kind"] != core.SourcePlugin {
+		t.Errorf("interrupt marker = %v", es[8].Data)
+	}
+	if err := core.CheckRelations(l.Events); err != nil {
+		t.Error(err)
+	}
+}
