@@ -83,11 +83,13 @@ func openStore(ctx context.Context, dsn string, lim sessionlog.Limits, stderr io
 }
 
 // runImport imports session logs into the store: prism JSONL, dsh
-// session.jsonl, session.jsonl.zstd or a dsh export .zip. It prints one
+// session.jsonl, session.jsonl.zstd, a dsh export .zip or a Claude Code
+// transcript (each detected by content; foreignFormats). It prints one
 // line per session of each file — its id, what happened (created,
 // unchanged, extended, replaced) and its events — and notes on stderr a
-// torn tail that was ignored, a crash repair, a replacement (with the share
-// links it revoked). --as imports a one-session file under another id;
+// torn tail that was ignored, lines of a transcript kept raw (with their
+// numbers), a crash repair, a replacement (with the share links it
+// revoked). --as imports a one-session file under another id;
 // --replace lets a file replace a stored session whose log differs. Each
 // file is one transaction: a file that fails changes nothing, is reported,
 // and the others still import (exit status 1 if any failed).

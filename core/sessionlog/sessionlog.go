@@ -4,6 +4,10 @@
 // tool-call-chunks rows), a session.jsonl.zstd (a chain of independent zstd
 // frames) and dsh's export .zip (the session plus subagents/<id>/session.jsonl).
 //
+// Other agents' transcripts (Claude Code's) are read through the same
+// entry points when the caller passes their decoders (Foreign, to
+// ReadFileWith and DecodeWith); this package knows none of them.
+//
 // It is a pure codec: no database and no file watching. Decoders never panic
 // on any input; every failure is a *FormatError that names the file (when the
 // caller gave one), the zip entry, the zstd frame, the line and the reason.
