@@ -214,14 +214,10 @@ func (d *Decoder) Line(n int, line []byte) error {
 	if err := json.Unmarshal(line, &env); err != nil {
 		return d.malformed(n, line, fmt.Sprintf("not a JSON record: %v", err))
 	}
-	if err := core.CheckJSON(line); err != nil {
-		return d.malformed(n, line, fmt.Sprintf("not lossless JSON: %v", err))
-	}
 	t, ok := d.timeOf(env.Timestamp)
 	d.noteSource(&env, t, ok)
 	if env.IsSidechain {
-		d.raw(n, line, t)
-		return nil
+		return d.raw(n, line, t)
 	}
 	switch env.Type {
 	case "user":
@@ -238,8 +234,7 @@ func (d *Decoder) Line(n int, line []byte) error {
 			return nil
 		}
 	}
-	d.raw(n, line, t)
-	return nil
+	return d.raw(n, line, t)
 }
 
 // noteSource takes the header and source facts from the first lines that
@@ -291,8 +286,7 @@ const maxSafe = 1<<53 - 1
 func (d *Decoder) user(n int, line []byte, env *envelope, t int64) error {
 	var m message
 	if len(env.Message) == 0 || json.Unmarshal(env.Message, &m) != nil {
-		d.raw(n, line, t)
-		return nil
+		return d.raw(n, line, t)
 	}
 	id := env.UUID
 	if id == "" {
@@ -453,7 +447,8 @@ func unwrapError(s string) string {
 }
 
 // capMeta returns toolUseResult as meta: compact JSON of at most
-// MaxMetaBytes, else {truncated: true, bytes: n}.
+// MaxMetaBytes, else {truncated: true, bytes: n}; none when it is not
+// lossless JSON.
 func capMeta(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -465,14 +460,16 @@ func capMeta(raw json.RawMessage) json.RawMessage {
 	if buf.Len() > MaxMetaBytes {
 		return json.RawMessage(fmt.Sprintf(`{"truncated":true,"bytes":%d}`, buf.Len()))
 	}
+	if core.CheckJSON(buf.Bytes()) != nil {
+		return nil // -0 or 1e400: no meta rather than a lossy one
+	}
 	return buf.Bytes()
 }
 
 func (d *Decoder) assistant(n int, line []byte, env *envelope, t int64) error {
 	var m message
 	if len(env.Message) == 0 || json.Unmarshal(env.Message, &m) != nil {
-		d.raw(n, line, t)
-		return nil
+		return d.raw(n, line, t)
 	}
 	key := m.ID
 	if key == "" {
@@ -689,19 +686,23 @@ func (d *Decoder) lastEventTime() int64 {
 	return d.events[len(d.events)-1].Time
 }
 
-// raw keeps a line as one log-only event.
-func (d *Decoder) raw(n int, line []byte, t int64) {
+// raw keeps a line as one log-only event (as text, reported, when it is
+// JSON that a log cannot hold losslessly: -0, 1e400).
+func (d *Decoder) raw(n int, line []byte, t int64) error {
+	if err := core.CheckJSON(line); err != nil {
+		return d.malformed(n, line, fmt.Sprintf("not lossless JSON: %v", err))
+	}
 	d.flushGroup()
 	var buf bytes.Buffer
 	buf.WriteString(`{"source":"` + Source + `","line":`)
 	fmt.Fprintf(&buf, "%d", n)
 	buf.WriteString(`,"record":`)
 	if err := json.Compact(&buf, line); err != nil {
-		_ = d.malformed(n, line, err.Error()) // unreachable: the line was checked
-		return
+		return d.malformed(n, line, err.Error()) // unreachable: the line was checked
 	}
 	buf.WriteByte('}')
 	d.appendRaw(EventSourceRaw, t, buf.Bytes(), true)
+	return nil
 }
 
 func (d *Decoder) malformed(n int, line []byte, reason string) error {

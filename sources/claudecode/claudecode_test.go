@@ -469,3 +469,22 @@ func TestInterruptedByUser(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestLossyNumbers: a result whose toolUseResult holds a number a log
+// cannot carry (-0) keeps its result without meta; an unmapped line with
+// one is kept as text and reported.
+func TestLossyNumbers(t *testing.T) {
+	lines := `{"type":"user","sessionId":"s","uuid":"r","timestamp":"2026-11-02T09:00:00Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"out"}]},"toolUseResult":{"x":-0}}` + "\n" +
+		`{"type":"progress","sessionId":"s","data":{"n":1e400}}` + "\n"
+	l := readBytes(t, []byte(lines))
+	if err := core.ValidateLog(l.Header, l.Events); err != nil {
+		t.Fatal(err)
+	}
+	var r core.ToolResultData
+	if err := l.Events[2].DecodeData(&r); err != nil || r.Meta != nil || r.CallID() != "t" {
+		t.Errorf("result = %+v (%v), want no meta", r, err)
+	}
+	if len(l.Notes) != 1 || !strings.HasPrefix(l.Notes[0], "line 2: not lossless JSON") {
+		t.Errorf("notes = %q", l.Notes)
+	}
+}
