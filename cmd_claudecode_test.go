@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,5 +128,34 @@ func TestCLI_claudeCodeCards(t *testing.T) {
 		if !strings.Contains(page, s) {
 			t.Errorf("page lacks %q", s)
 		}
+	}
+}
+
+// TestServe_uploadClaudeCode uploads a Claude Code transcript to a real
+// `prism serve` (POST /api/sessions/import, a raw body) and opens its
+// page: the upload path detects the format by content, and the page draws
+// the calls with Claude Code's cards.
+func TestServe_uploadClaudeCode(t *testing.T) {
+	srv := startServer(t, 0, filepath.Join(t.TempDir(), "prism.db"))
+	data, err := os.ReadFile("sources/claudecode/testdata/parallel.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, body := post(t, srv.url+"/api/sessions/import?name=transcript.jsonl", "application/octet-stream", bytes.NewReader(data))
+	if res.StatusCode != http.StatusCreated || !strings.Contains(body, `"id":"7d3e0c1a-0000-4000-8000-00000000c0de"`) || !strings.Contains(body, `"status":"created"`) {
+		t.Fatalf("upload: %d %s", res.StatusCode, body)
+	}
+	page, err := http.Get(srv.url + "/sessions/7d3e0c1a-0000-4000-8000-00000000c0de")
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	if page.StatusCode != http.StatusOK || strings.Count(string(html), `data-card="terminal"`) != 1 || strings.Count(string(html), `data-card="search"`) != 1 {
+		t.Errorf("page: %d, %d terminal and %d search cards", page.StatusCode,
+			strings.Count(string(html), `data-card="terminal"`), strings.Count(string(html), `data-card="search"`))
+	}
+	if err := srv.stop(t); err != nil {
+		t.Errorf("prism serve exited with %v\n%s", err, srv.log())
 	}
 }
