@@ -24,8 +24,14 @@
 //     is_error, a <tool_use_error> wrapper unwrapped), its meta the line's
 //     toolUseResult when that is at most MaxMetaBytes of JSON (a marker
 //     {truncated, bytes} otherwise: the content keeps the text);
-//   - a group whose stop_reason is end_turn (or stop_sequence, max_tokens)
-//     and that asked for no tool ends its turn;
+//   - a group whose stop_reason is end_turn (or stop_sequence, refusal,
+//     max_tokens) and that asked for no tool ends its turn, and so does a
+//     system/turn_duration line when no call waits; a prompt that comes
+//     while a turn is open ends it completed, a call still without its
+//     result getting a TOOL_OUTCOME_UNKNOWN result first. The closers
+//     reuse the last event's time, so a file cut at a turn's end decodes
+//     to a prefix of the grown file's events (a cut inside one message.id
+//     does not: that group is written at Flush);
 //   - isMeta lines and command wrappers → user/message with a plugin source
 //     (context: no turn, never the title); "[Request interrupted by user…]"
 //     the same, after ending the open turn aborted {kind: user} (a call
@@ -37,9 +43,14 @@
 //   - every other line (the other 14 types, system subtypes, sidechain
 //     lines, lines without a type) → one log-only event source/raw
 //     {source: "claude-code", line, record} written ignorable: true;
-//   - a line that is not a JSON object → source/raw {source, line, error,
-//     text}, ignorable, and a LineError the caller reports; the rest
-//     decodes.
+//   - a line that is not a JSON object (or holds a number a log cannot
+//     carry) → source/raw {source, line, error, text}, ignorable, and a
+//     LineError the caller reports; the rest decodes.
+//
+// The header is {id: the first sessionId, createdAt: the first timestamp,
+// cwd: the first absolute cwd}; Info holds the CLI version and git branch
+// for the caller to keep beside it. Presenters gives the cards of Claude
+// Code's tools.
 package claudecode
 
 import (
