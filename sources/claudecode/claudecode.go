@@ -105,7 +105,8 @@ type Decoder struct {
 	info       Info
 	events     []core.Event
 	lastTime   int64
-	timed      bool // a line with a timestamp has come (or Flush was called)
+	timed      bool  // a line with a timestamp has come (or Flush was called)
+	firstTime  int64 // the first timestamp, epoch ms
 
 	turn, step        int
 	turnOpen          bool
@@ -135,8 +136,8 @@ func NewDecoder() *Decoder {
 }
 
 // Header returns the session header and whether a line has given it (the
-// session id is the first sessionId, createdAt the first timestamp, cwd the
-// first absolute cwd).
+// session id is the first sessionId, createdAt the first timestamp of any
+// line, cwd the first absolute cwd).
 func (d *Decoder) Header() (core.SessionHeader, bool) { return d.header, d.haveHeader }
 
 // Info returns what the transcript says of its source.
@@ -225,8 +226,8 @@ func (d *Decoder) Line(n int, line []byte) error {
 	if err := json.Unmarshal(line, &env); err != nil {
 		return d.malformed(n, line, fmt.Sprintf("not a JSON record: %v", err))
 	}
-	t, ok := d.timeOf(env.Timestamp)
-	d.noteSource(&env, t, ok)
+	t, _ := d.timeOf(env.Timestamp)
+	d.noteSource(&env)
 	if env.IsSidechain {
 		return d.raw(n, line, t)
 	}
@@ -250,11 +251,11 @@ func (d *Decoder) Line(n int, line []byte) error {
 
 // noteSource takes the header and source facts from the first lines that
 // carry them.
-func (d *Decoder) noteSource(env *envelope, t int64, timed bool) {
+func (d *Decoder) noteSource(env *envelope) {
 	if !d.haveHeader && env.SessionID != "" {
 		d.header = core.SessionHeader{Version: core.SessionFormatVersion, ID: env.SessionID}
-		if timed && t >= 0 {
-			d.header.CreatedAt = t
+		if d.timed && d.firstTime >= 0 {
+			d.header.CreatedAt = d.firstTime
 		}
 		d.haveHeader = true
 	}
@@ -283,7 +284,10 @@ func (d *Decoder) timeOf(ts string) (int64, bool) {
 					for i := range d.events {
 						d.events[i].Time = ms // held back until now
 					}
-					d.timed = true
+					d.timed, d.firstTime = true, ms
+					if d.haveHeader && ms >= 0 {
+						d.header.CreatedAt = ms
+					}
 				}
 				return ms, true
 			}

@@ -488,3 +488,19 @@ func TestLossyNumbers(t *testing.T) {
 		t.Errorf("notes = %q", l.Notes)
 	}
 }
+
+// TestHeaderFromLaterLines: the session id can come before any timestamp;
+// createdAt is then the first timestamp, and the untimed lines take it.
+func TestHeaderFromLaterLines(t *testing.T) {
+	lines := `{"type":"custom-title","customTitle":"x","sessionId":"s9"}` + "\n" +
+		`{"type":"user","sessionId":"s9","cwd":"relative/dir","uuid":"u","timestamp":"2026-11-02T09:00:00Z","message":{"role":"user","content":"hi"}}` + "\n" +
+		`{"type":"user","sessionId":"other","cwd":"/abs","uuid":"v","timestamp":"2026-11-02T09:00:01Z","message":{"role":"user","content":"again"}}` + "\n"
+	l := readBytes(t, []byte(lines))
+	want := core.SessionHeader{ID: "s9", CreatedAt: 1793610000000, Cwd: "/abs"}
+	if l.Header != want {
+		t.Errorf("header = %+v, want %+v", l.Header, want)
+	}
+	if l.Events[0].Time != 1793610000000 {
+		t.Errorf("untimed first line at %d", l.Events[0].Time)
+	}
+}
