@@ -63,6 +63,16 @@ func TestCLI_importClaudeCode(t *testing.T) {
 		t.Errorf("open last turn: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 
+	// Another transcript under a stored id is a conflict with the way out;
+	// --replace takes it.
+	code, _, errOut = importOnce(file, "--as", "cc-errors")
+	if code != 1 || !strings.Contains(errOut, "session cc-errors already exists with a different") || !strings.Contains(errOut, "--replace") {
+		t.Errorf("conflict: exit %d, stderr %q", code, errOut)
+	}
+	if code, out, errOut := importOnce(file, "--as", "cc-errors", "--replace"); code != 0 || out != "cc-errors\treplaced\t14 events\n" {
+		t.Errorf("--replace: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
 	// A file past the memory budget fails, naming it and the line, and
 	// stores nothing of it.
 	long := filepath.Join(dir, "long.jsonl")
