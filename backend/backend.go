@@ -22,6 +22,7 @@ import (
 	"prism/core"
 	"prism/core/search"
 	"prism/core/tools"
+	"prism/sources/claudecode"
 	"prism/store"
 	"prism/views"
 	"prism/web"
@@ -30,14 +31,19 @@ import (
 // Presenters returns the registry whose presenters draw cards: every
 // built-in tool, bash included, so that logged calls (imported dsh sessions
 // too) get their proper cards even when bash is not enabled for the agent,
-// and the extra tools given (the MCP servers'). Nothing executes through it.
+// the presenters of Claude Code's tools (imported transcripts), and the
+// extra tools given (the MCP servers'). Nothing executes through it.
 func Presenters(log *slog.Logger, extra ...*core.Tool) (*core.Registry, error) {
 	builtins, err := tools.Builtins(tools.Options{AllowBash: true})
 	if err != nil {
 		return nil, fmt.Errorf("presenters: %w", err)
 	}
+	cc, err := claudecode.Presenters()
+	if err != nil {
+		return nil, fmt.Errorf("presenters: %w", err)
+	}
 	reg := core.NewRegistry(log)
-	if err := reg.Register(append(builtins, extra...)...); err != nil {
+	if err := reg.Register(slices.Concat(builtins, cc, extra)...); err != nil {
 		return nil, fmt.Errorf("presenters: %w", err)
 	}
 	return reg, nil

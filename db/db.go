@@ -91,6 +91,10 @@ type Options struct {
 	MaxBatchEvents int
 	// Limits bound what import and watch accept (zero fields: defaults).
 	Limits dsh.Limits
+	// Foreign are the other agents' transcript formats import reads
+	// besides prism's and dsh's, each detected by content (main passes
+	// Claude Code's).
+	Foreign []dsh.Foreign
 	// MaxImports bounds the imports decoding at once (default 2): with
 	// Limits.MaxMemoryBytes it bounds the memory imports take. An upload
 	// past it is refused with a busy error (HTTP 503 with Retry-After); the

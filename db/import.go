@@ -49,7 +49,7 @@ func (st *Store) ImportFileWith(ctx context.Context, path string, o store.Import
 	}
 	defer release()
 	defer debug.FreeOSMemory() // see releaseMemory
-	logs, _, err := dsh.ReadFile(path, st.opts.Limits)
+	logs, _, err := dsh.ReadFileWith(path, st.opts.Limits, st.opts.Foreign)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 	}
 	defer release()
 	defer debug.FreeOSMemory() // see releaseMemory
-	logs, _, err := dsh.DecodeNamed(name, r, size, st.opts.Limits)
+	logs, _, err := dsh.DecodeNamed(name, r, size, st.opts.Limits, st.opts.Foreign)
 	if err != nil {
 		var fe *dsh.FormatError
 		if ok := asFormatError(err, &fe); ok && fe.File == "" {
@@ -153,7 +153,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 				return fmt.Errorf("import %s: %w", where, err)
 			}
 			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ParentSession, Entry: p.Log.Entry, Outcome: outcome,
-				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Revoked: revoked, Original: original, Before: before})
+				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Kept: p.Log.Notes, Revoked: revoked, Original: original, Before: before})
 		}
 		return nil
 	})

@@ -14,6 +14,7 @@ import (
 
 	"prism/db"
 	"prism/pgstore"
+	"prism/sources/claudecode"
 	"prism/sources/dsh"
 	"prism/store"
 )
@@ -29,6 +30,10 @@ type Options struct {
 	SyncNormal bool
 	// Limits bound what one imported or watched file may hold.
 	Limits dsh.Limits
+	// Foreign are the other agents' transcript formats import reads beside
+	// prism's and dsh's, each detected by content; nil: every one prism
+	// knows (Formats).
+	Foreign []dsh.Foreign
 	// RepairInterval is PostgreSQL's: how often a serving node looks for
 	// sessions whose node is gone (pgstore.Options.RepairInterval; zero:
 	// never, as the command-line tools want).
@@ -46,8 +51,17 @@ func IsPostgres(dsn string) bool { return pgstore.IsURL(dsn) }
 // Open opens the store dsn names: PostgreSQL for a postgres:// or
 // postgresql:// URL, else the SQLite file at that path.
 func Open(ctx context.Context, dsn string, o Options) (store.Store, error) {
-	if pgstore.IsURL(dsn) {
-		return pgstore.Open(ctx, dsn, pgstore.Options{Logger: o.Logger, Limits: o.Limits, Committed: o.Committed, RepairInterval: o.RepairInterval})
+	if o.Foreign == nil {
+		o.Foreign = Formats()
 	}
-	return db.Open(ctx, dsn, db.Options{Logger: o.Logger, SyncNormal: o.SyncNormal, Limits: o.Limits, Committed: o.Committed})
+	if pgstore.IsURL(dsn) {
+		return pgstore.Open(ctx, dsn, pgstore.Options{Logger: o.Logger, Limits: o.Limits, Foreign: o.Foreign, Committed: o.Committed, RepairInterval: o.RepairInterval})
+	}
+	return db.Open(ctx, dsn, db.Options{Logger: o.Logger, SyncNormal: o.SyncNormal, Limits: o.Limits, Foreign: o.Foreign, Committed: o.Committed})
+}
+
+// Formats are the other agents' transcript formats prism imports, each
+// detected by content: Claude Code's.
+func Formats() []dsh.Foreign {
+	return []dsh.Foreign{claudecode.Format()}
 }

@@ -33,7 +33,7 @@ func (st *Store) ImportFileWith(ctx context.Context, path string, o store.Import
 		return nil, err
 	}
 	defer release()
-	logs, _, err := dsh.ReadFile(path, st.opts.Limits)
+	logs, _, err := dsh.ReadFileWith(path, st.opts.Limits, st.opts.Foreign)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 		return nil, err
 	}
 	defer release()
-	logs, _, err := dsh.DecodeNamed(name, r, size, st.opts.Limits)
+	logs, _, err := dsh.DecodeNamed(name, r, size, st.opts.Limits, st.opts.Foreign)
 	if err != nil {
 		var fe *dsh.FormatError
 		if errors.As(err, &fe) && fe.File == "" {
@@ -122,7 +122,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 				return fmt.Errorf("import %s: %w", where, err)
 			}
 			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ParentSession, Entry: p.Log.Entry, Outcome: outcome,
-				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Revoked: revoked, Original: original, Before: before})
+				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Kept: p.Log.Notes, Revoked: revoked, Original: original, Before: before})
 		}
 		return nil
 	})

@@ -77,6 +77,9 @@ type Options struct {
 	Now func() time.Time
 	// Limits bound what import accepts (zero fields: defaults).
 	Limits dsh.Limits
+	// Foreign are the other agents' transcript formats import reads
+	// besides prism's and dsh's, each detected by content.
+	Foreign []dsh.Foreign
 	// MaxImports bounds the imports this node decodes at once (default
 	// store.DefaultMaxImports): with Limits.MaxMemoryBytes it bounds the
 	// memory imports take. An import past it is refused with a

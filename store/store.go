@@ -83,25 +83,30 @@ const (
 type ImportResult struct {
 	SessionID string
 	ParentID  string
-	Entry     string // the zip entry ("" outside a zip)
-	Outcome   string // ImportCreated, ImportUnchanged, ImportExtended or ImportReplaced
-	Events    int    // events in the stored log
-	Added     int    // events this import wrote
-	Revoked   int    // share links revoked because the log was replaced
-	Before    int    // events the stored log held before the import (0 if new)
-	Original  string // the id in the file, when ImportOptions.As renamed it
-	Repaired  int    // crash-repair closers appended (then the session is interrupted)
-	Torn      string // a torn tail that was ignored, if any
+	Entry     string   // the zip entry ("" outside a zip)
+	Outcome   string   // ImportCreated, ImportUnchanged, ImportExtended or ImportReplaced
+	Events    int      // events in the stored log
+	Added     int      // events this import wrote
+	Revoked   int      // share links revoked because the log was replaced
+	Before    int      // events the stored log held before the import (0 if new)
+	Original  string   // the id in the file, when ImportOptions.As renamed it
+	Repaired  int      // crash-repair closers appended (then the session is interrupted)
+	Torn      string   // a torn tail that was ignored, if any
+	Kept      []string // lines a foreign decoder kept raw (malformed), each naming its line
 }
 
 // Notes are what an import has to say about one session beyond its
-// outcome, for people: a rename (ImportOptions.As), a torn tail that was
-// ignored, a crash repair, an unchanged session, a replacement. prism
+// outcome, for people: a rename (ImportOptions.As), lines of another
+// agent's transcript kept raw, a torn tail that was ignored, a crash
+// repair, an unchanged session, a replacement. prism
 // import prints them on stderr; the import API answers them per session.
 func (r ImportResult) Notes() []string {
 	var out []string
 	if r.Original != "" {
 		out = append(out, fmt.Sprintf("session %s imported as %s", r.Original, r.SessionID))
+	}
+	for _, k := range r.Kept {
+		out = append(out, fmt.Sprintf("session %s: %s", r.SessionID, k))
 	}
 	if r.Torn != "" {
 		out = append(out, fmt.Sprintf("session %s: torn tail ignored: %s", r.SessionID, r.Torn))

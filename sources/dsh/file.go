@@ -16,6 +16,37 @@ import (
 // zstd file, the root then its subagents for a dsh export zip. It streams the file (see Limits). Errors
 // name the file.
 func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
+	return ReadFileWith(path, lim, nil)
+}
+
+// Foreign is another agent's transcript format that ReadFileWith and
+// DecodeNamed read beside prism's and dsh's: Detect sees the first bytes of
+// a file that is not zstd or zip (up to 64 KiB, fewer if the file is
+// shorter) and says whether the format is its; Read then decodes the whole
+// stream within lim (errors are best *FormatError with a line).
+type Foreign struct {
+	Name   string
+	Detect func(head []byte) bool
+	Read   func(r *bufio.Reader, lim Limits) ([]*Log, error)
+}
+
+// detectForeign returns the first of foreign that claims br's head.
+func detectForeign(br *bufio.Reader, foreign []Foreign) *Foreign {
+	if len(foreign) == 0 {
+		return nil
+	}
+	head, _ := br.Peek(br.Size())
+	for i := range foreign {
+		if foreign[i].Detect(head) {
+			return &foreign[i]
+		}
+	}
+	return nil
+}
+
+// ReadFileWith is ReadFile that also reads the foreign formats given, each
+// detected by content when the file is not zstd or zip.
+func ReadFileWith(path string, lim Limits, foreign []Foreign) ([]*Log, Format, error) {
 	lim = lim.orDefault()
 	f, err := os.Open(path)
 	if err != nil {
@@ -33,12 +64,19 @@ func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
 	peek, _ := br.Peek(4)
 	head := bytes.Clone(peek)
 	format := Detect(head)
+	var fg *Foreign
+	if format == FormatJSONL {
+		fg = detectForeign(br, foreign)
+	}
 	var logs []*Log
 	switch {
 	case format != FormatJSONL && st.Size() > lim.MaxFileBytes:
 		err = tooLarge(lim)
 	case format == FormatZip:
 		logs, err = DecodeZip(f, st.Size(), lim)
+	case fg != nil:
+		format = FormatForeign
+		logs, err = fg.Read(br, lim)
 	default:
 		logs, err = decodeStream(format, br, lim)
 	}
@@ -54,19 +92,20 @@ func ReadFile(path string, lim Limits) ([]*Log, Format, error) {
 // io.ReaderAt of known size (a file), else first copied to a temporary file
 // (at most Limits.MaxFileBytes).
 func Decode(r io.Reader, size int64, lim Limits) ([]*Log, Format, error) {
-	return DecodeNamed("", r, size, lim)
+	return DecodeNamed("", r, size, lim, nil)
 }
 
-// DecodeNamed is Decode for a file called name (an upload's name): the
-// content still decides the format, but when a name that says zstd or zip
-// (".zst", ".zstd", ".zip") holds something else that fails to decode, the
-// error says the file is not what its name says. Errors name the file.
-func DecodeNamed(name string, r io.Reader, size int64, lim Limits) ([]*Log, Format, error) {
+// DecodeNamed is Decode for a file called name (an upload's name) that
+// also reads the foreign formats given, as ReadFileWith does: the content
+// still decides the format, but when a name that says zstd or zip (".zst",
+// ".zstd", ".zip") holds something else that fails to decode, the error
+// says the file is not what its name says. Errors name the file.
+func DecodeNamed(name string, r io.Reader, size int64, lim Limits, foreign []Foreign) ([]*Log, Format, error) {
 	lim = lim.orDefault()
 	br := bufio.NewReaderSize(r, 64<<10)
 	peek, _ := br.Peek(4)
 	head := bytes.Clone(peek)
-	logs, format, err := decodeDetected(r, br, Detect(head), size, lim)
+	logs, format, err := decodeDetected(r, br, Detect(head), size, lim, foreign)
 	if err != nil && name != "" {
 		err = withFile(misnamed(err, name, head, format), name, "")
 	}
@@ -74,13 +113,18 @@ func DecodeNamed(name string, r io.Reader, size int64, lim Limits) ([]*Log, Form
 }
 
 // decodeDetected decodes br, the buffered reader over r, whose content is
-// of format; a zip is read in place when r is an io.ReaderAt.
-func decodeDetected(r io.Reader, br *bufio.Reader, format Format, size int64, lim Limits) ([]*Log, Format, error) {
+// of format (a JSONL file may be one of the foreign formats); a zip is read
+// in place when r is an io.ReaderAt.
+func decodeDetected(r io.Reader, br *bufio.Reader, format Format, size int64, lim Limits, foreign []Foreign) ([]*Log, Format, error) {
 	if format != FormatJSONL && size > lim.MaxFileBytes {
 		return nil, format, tooLarge(lim)
 	}
 	switch format {
 	case FormatJSONL:
+		if f := detectForeign(br, foreign); f != nil {
+			logs, err := f.Read(br, lim)
+			return logs, FormatForeign, err
+		}
 		logs, err := decodeStream(format, br, lim) // bounded by Limits.MaxLogBytes
 		return logs, format, err
 	case FormatZstd:

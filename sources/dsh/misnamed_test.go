@@ -48,7 +48,7 @@ func TestMisnamedFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, _, fileErr := dsh.ReadFile(path, dsh.Limits{})
-			_, _, upErr := dsh.DecodeNamed(tc.name, bytes.NewReader(tc.data), int64(len(tc.data)), dsh.Limits{})
+			_, _, upErr := dsh.DecodeNamed(tc.name, bytes.NewReader(tc.data), int64(len(tc.data)), dsh.Limits{}, nil)
 			for what, err := range map[string]error{"ReadFile": fileErr, "DecodeNamed": upErr} {
 				if tc.want == "" {
 					if err != nil {

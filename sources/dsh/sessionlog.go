@@ -4,6 +4,10 @@
 // tool-call-chunks rows), a session.jsonl.zstd (a chain of independent zstd
 // frames) and dsh's export .zip (the session plus subagents/<id>/session.jsonl).
 //
+// Other agents' transcripts (Claude Code's) are read through the same
+// entry points when the caller passes their decoders (Foreign, to
+// ReadFileWith and DecodeNamed); this package knows none of them.
+//
 // It is a pure codec: no database and no file watching. Decoders never panic
 // on any input; every failure is a *FormatError that names the file (when the
 // caller gave one), the zip entry, the zstd frame, the line and the reason.
@@ -45,6 +49,9 @@ const (
 	FormatZstd
 	// FormatZip is dsh's session export archive.
 	FormatZip
+	// FormatForeign is another agent's transcript, read by a Foreign
+	// decoder the caller passed (ReadFileWith, DecodeNamed).
+	FormatForeign
 )
 
 // String returns the format's name.
@@ -56,6 +63,8 @@ func (f Format) String() string {
 		return "jsonl.zstd"
 	case FormatZip:
 		return "zip"
+	case FormatForeign:
+		return "foreign"
 	}
 	return fmt.Sprintf("Format(%d)", int(f))
 }
@@ -155,6 +164,9 @@ type Log struct {
 	// HeaderLine is the line of the session's header in its text: 1 but
 	// for the later sessions of a prism JSONL file holding several.
 	HeaderLine int
+	// Notes are what a Foreign decoder reports of lines it kept raw (a
+	// malformed line, with its number) while decoding the rest.
+	Notes []string
 }
 
 // FormatError is a decoding failure with its location. It is a core.Coded

@@ -1,0 +1,155 @@
+package claudecode
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"prism/sources/dsh"
+)
+
+// knownTypes are the record types of Claude Code's transcript union; Detect
+// takes a first line of one of them (or any record with a sessionId) as
+// this format.
+var knownTypes = map[string]bool{
+	"user": true, "assistant": true, "summary": true, "system": true, "file-history-snapshot": true,
+	"queue-operation": true, "progress": true, "custom-title": true, "ai-title": true, "agent-name": true,
+	"agent-setting": true, "permission-mode": true, "mode": true, "pr-link": true, "last-prompt": true,
+	"bridge-session": true, "attachment": true,
+}
+
+// Detect reports whether head, the first bytes of a file, is a Claude Code
+// transcript: its first line is a JSON object that is not a prism or dsh
+// session header ({"type":"session",…}) and that names a sessionId or is of
+// one of Claude Code's record types. A first line longer than head is
+// judged by its opening: not a session header, and a "sessionId" key.
+func Detect(head []byte) bool {
+	head = bytes.TrimLeft(head, " \t\r\n\ufeff")
+	if len(head) == 0 || head[0] != '{' {
+		return false
+	}
+	line, _, found := bytes.Cut(head, []byte("\n"))
+	if !found && !json.Valid(line) { // a first line longer than head
+		return !bytes.HasPrefix(line, []byte(`{"type":"session"`)) && bytes.Contains(line, []byte(`"sessionId":`))
+	}
+	var r struct {
+		Type      string  `json:"type"`
+		SessionID *string `json:"sessionId"`
+	}
+	if json.Unmarshal(line, &r) != nil || r.Type == "session" {
+		return false
+	}
+	return r.SessionID != nil || knownTypes[r.Type]
+}
+
+// Format is the Claude Code transcript as a dsh.Foreign, for import:
+// ReadFileWith and DecodeNamed detect it by content.
+func Format() dsh.Foreign {
+	return dsh.Foreign{Name: "claude-code", Detect: Detect, Read: readLogs}
+}
+
+func readLogs(r *bufio.Reader, lim dsh.Limits) ([]*dsh.Log, error) {
+	l, err := ReadLog(r, lim)
+	if err != nil {
+		return nil, err
+	}
+	return []*dsh.Log{l}, nil
+}
+
+// eventOverhead is what one decoded event costs beyond its data, as
+// sessionlog counts it against Limits.MaxMemoryBytes.
+const eventOverhead = 160
+
+// ReadLog decodes a whole transcript read from r. Its limits (zero fields:
+// sessionlog's defaults) bound one line (MaxLineBytes: a longer line fails
+// the file, naming it), the text (MaxLogBytes) and the decoded events
+// (MaxMemoryBytes). A malformed line is kept as source/raw and reported in
+// the log's Notes; a last line without its newline that does not decode is
+// a torn tail (Torn), left out. A transcript with no sessionId anywhere is
+// an error.
+func ReadLog(r *bufio.Reader, lim dsh.Limits) (*dsh.Log, error) {
+	lim = withDefaults(lim)
+	d := NewDecoder()
+	l := &dsh.Log{}
+	var total int64
+	var mem int64
+	n := 0
+	var buf []byte
+	for {
+		line, err := r.ReadSlice('\n')
+		buf = append(buf[:0], line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			if len(buf) > lim.MaxLineBytes {
+				return nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n + 1,
+					Reason: fmt.Sprintf("line is longer than the limit of %d bytes", lim.MaxLineBytes)}
+			}
+			line, err = r.ReadSlice('\n')
+			buf = append(buf, line...)
+		}
+		if err != nil && err != io.EOF {
+			return nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n + 1, Reason: err.Error()}
+		}
+		if len(buf) == 0 && err == io.EOF {
+			break
+		}
+		n++
+		if len(buf) > lim.MaxLineBytes+1 {
+			return nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
+				Reason: fmt.Sprintf("line is longer than the limit of %d bytes", lim.MaxLineBytes)}
+		}
+		if total += int64(len(buf)); total > lim.MaxLogBytes {
+			return nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
+				Reason: fmt.Sprintf("transcript is longer than the limit of %d bytes", lim.MaxLogBytes)}
+		}
+		last := err == io.EOF
+		text := bytes.TrimSpace(buf)
+		if last && len(text) > 0 && !json.Valid(text) {
+			l.Torn = fmt.Sprintf("line %d: incomplete last line (%d bytes, no newline)", n, len(buf))
+			break
+		}
+		before := len(d.events)
+		if lerr := d.Line(n, buf); lerr != nil {
+			l.Notes = append(l.Notes, lerr.Error()+" (kept raw)")
+		}
+		for _, e := range d.events[before:] {
+			mem += int64(len(e.Data)) + eventOverhead
+			l.Pos = append(l.Pos, dsh.Position{Frame: -1, Line: n})
+		}
+		if mem > lim.MaxMemoryBytes {
+			return nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
+				Reason: fmt.Sprintf("decoded events exceed the memory budget of %d MiB (--import-memory)", lim.MaxMemoryBytes>>20)}
+		}
+		if last {
+			break
+		}
+	}
+	before := len(d.events)
+	d.Flush()
+	for range d.events[before:] {
+		l.Pos = append(l.Pos, dsh.Position{Frame: -1, Line: n})
+	}
+	h, ok := d.Header()
+	if !ok {
+		return nil, &dsh.FormatError{Frame: -1, Offset: -1, Reason: "no line of this Claude Code transcript names its sessionId"}
+	}
+	l.Header, l.Events = h, d.Events()
+	return l, nil
+}
+
+// withDefaults fills the zero limits with sessionlog's defaults.
+func withDefaults(l dsh.Limits) dsh.Limits {
+	d := dsh.DefaultLimits()
+	if l.MaxLineBytes > 0 {
+		d.MaxLineBytes = l.MaxLineBytes
+	}
+	if l.MaxLogBytes > 0 {
+		d.MaxLogBytes = l.MaxLogBytes
+	}
+	if l.MaxMemoryBytes > 0 {
+		d.MaxMemoryBytes = l.MaxMemoryBytes
+	}
+	return d
+}
