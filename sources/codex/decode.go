@@ -135,6 +135,7 @@ type Decoder struct {
 // stepBuf is the open step, emitted whole when it closes.
 type stepBuf struct {
 	start, lastModel int64
+	last             int64 // the time of its latest line
 	blocks           core.Content
 	calls            []*call
 	byID             map[string]*call
@@ -206,7 +207,7 @@ func (d *Decoder) Line(b []byte) {
 		case responseItemTypes[typ]:
 			typ, payload = "response_item", b // the earliest rollouts' bare items
 		case typ == "":
-			d.malformed(b, errors.New(`no "type"`))
+			d.raw(b, "") // an object of no known shape: kept as is
 			return
 		}
 	}
@@ -267,6 +268,7 @@ func (d *Decoder) raw(b []byte, errText string) {
 func (d *Decoder) add(ev pendingEvent) {
 	if d.st != nil {
 		d.st.tail = append(d.st.tail, ev)
+		d.st.last = ev.time
 		return
 	}
 	d.emit(ev)
@@ -396,7 +398,7 @@ func (d *Decoder) endTurn(reason core.TurnEndReason, aborted bool) {
 	if !d.turnOpen {
 		return
 	}
-	d.closeStep(aborted)
+	d.closeStep(true, aborted)
 	d.emit(pendingEvent{typ: core.EventTurnEnd, time: d.now, data: core.TurnEnd{Turn: d.turn, Reason: reason}})
 	d.turnOpen = false
 }
@@ -415,10 +417,10 @@ func (d *Decoder) openStep() *stepBuf {
 // step has results and no call left unanswered (the next response).
 func (d *Decoder) modelStep() *stepBuf {
 	if st := d.st; st != nil && st.results > 0 && !st.unanswered() {
-		d.closeStep(false)
+		d.closeStep(false, false)
 	}
 	st := d.openStep()
-	st.lastModel = d.now
+	st.lastModel, st.last = d.now, d.now
 	return st
 }
 
@@ -434,21 +436,26 @@ func (st *stepBuf) unanswered() bool {
 // closeStep emits the open step and closes it: step/start, its
 // assistant/message, its tool/calls, what followed them, a synthetic result
 // for each unanswered call (aborted with the turn, or of unknown outcome),
-// then step/end.
-func (d *Decoder) closeStep(aborted bool) {
+// then step/end — at the time of the step's last line, or of the turn's
+// end (final).
+func (d *Decoder) closeStep(final, aborted bool) {
 	st := d.st
 	if st == nil {
 		return
 	}
 	d.st = nil
 	d.writeStep(st)
+	end := st.last
+	if final {
+		end = d.now
+	}
 	for _, c := range st.calls {
 		if !c.answered {
 			d.emit(pendingEvent{typ: core.EventToolResult, time: d.now, surface: true,
 				data: unansweredResult(d.turn, d.step, c, aborted, int64(len(d.out.Events)))})
 		}
 	}
-	d.emit(pendingEvent{typ: core.EventStepEnd, time: d.now, data: core.StepBoundary{Turn: d.turn, Step: d.step}})
+	d.emit(pendingEvent{typ: core.EventStepEnd, time: end, data: core.StepBoundary{Turn: d.turn, Step: d.step}})
 }
 
 // writeStep writes st as the next step of the open turn, without its end.
@@ -591,12 +598,13 @@ func (d *Decoder) output(p json.RawMessage) (bool, error) {
 	content, explicit := outputContent(o.Output)
 	inf := Infer(content.PlainText(), explicit)
 	res := &core.ToolResultData{Turn: d.turn, Message: core.NewToolResultMessage(
-		fmt.Sprintf("codex-result-%s", c.id), c.id, content, inf != nil && inf.IsError())}
+		fmt.Sprintf("codex-%s-line-%d", d.out.Header.ID, d.lineNo), c.id, content, inf != nil && inf.IsError())}
 	if inf != nil {
 		res.Meta = inf.meta()
 	}
 	c.answered = true
 	st.results++
+	st.last = d.now
 	st.tail = append(st.tail, pendingEvent{typ: core.EventToolResult, time: d.now, surface: true, data: res})
 	return true, nil
 }
@@ -687,7 +695,7 @@ func (d *Decoder) message(p json.RawMessage) (bool, error) {
 	}
 	id := fmt.Sprintf("codex-%s-line-%d", d.out.Header.ID, d.lineNo)
 	if d.st != nil && !d.st.unanswered() {
-		d.closeStep(false) // a message between responses ends the one before
+		d.closeStep(false, false) // a message between responses ends the one before
 	}
 	if form := scaffolding(m.Role, text); form != "" {
 		d.add(pendingEvent{typ: core.EventUserMessage, time: d.now, surface: true, data: core.Message{
@@ -805,7 +813,7 @@ func (d *Decoder) eventMsg(p json.RawMessage) (bool, error) {
 			return false, err
 		}
 		if tc.Info == nil || tc.Info.Last == nil || d.st == nil {
-			return false, nil // nothing to attach: kept raw
+			return false, nil // no usage, or no step to carry it: kept raw
 		}
 		u := tc.Info.Last.usage()
 		if d.st.usage != nil {

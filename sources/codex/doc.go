@@ -15,7 +15,8 @@
 //     {completed}, or {error} with its error message; turn_aborted →
 //     turn/end {aborted}, each unanswered call getting an aborted result.
 //   - event_msg token_count → the usage of the step's assistant/message (its
-//     last_token_usage); a null info carries no usage and maps to nothing.
+//     last_token_usage, summed when a step has several); one with a null
+//     info, or outside any step, is kept as a source/raw event.
 //   - event_msg user_message, agent_message and agent_reasoning mirror
 //     response items and map to nothing.
 //   - response_item message → user/message (a user's prompt; scaffolding
