@@ -357,7 +357,7 @@ func TestDecodeNoSessionID(t *testing.T) {
 func TestIDFromFileName(t *testing.T) {
 	for name, want := range map[string]string{
 		"/h/.codex/sessions/2026/05/01/rollout-2026-05-01T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
-		"rollout-2026-05-01T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl.zst":                         "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+		"rollout-2026-05-01T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl.zst":                           "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
 		"session.jsonl": "",
 		"rollout-2026-05-01T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5z.jsonl": "",
 	} {
