@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"prism/core/sessionlog"
 	"prism/db"
 	"prism/pgstore"
+	"prism/sources/codex"
 	"prism/store"
 	"prism/web"
 	"prism/web/ownerauth"
@@ -99,7 +101,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 			return web.Deps{}, nil, err
 		}
 	}
-	presenter, err := backend.Presenters(log, mcpTools...)
+	presenter, err := presenters(log, mcpTools...)
 	if err != nil {
 		closeMCP()
 		st.Close()
@@ -177,4 +179,15 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		log.Warn("full-text search is off: this store has no search index")
 	}
 	return deps, release, nil
+}
+
+// presenters is the registry whose presenters draw cards (backend.Presenters
+// with the MCP servers' tools), plus the presentation-only tools of the
+// foreign sessions prism reads: Codex's shell and apply_patch.
+func presenters(log *slog.Logger, mcpTools ...*core.Tool) (*core.Registry, error) {
+	foreign, err := codex.Tools()
+	if err != nil {
+		return nil, fmt.Errorf("presenters: %w", err)
+	}
+	return backend.Presenters(log, append(slices.Clip(mcpTools), foreign...)...)
 }

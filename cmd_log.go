@@ -11,7 +11,6 @@ import (
 	"os"
 	"time"
 
-	"prism/backend"
 	"prism/core/logkey"
 	"prism/core/sessionlog"
 	"prism/db"
@@ -211,7 +210,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	presenter, err := backend.Presenters(slog.New(slog.NewTextHandler(stderr, nil)))
+	presenter, err := presenters(slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		return err
 	}
