@@ -6,6 +6,7 @@ import (
 
 	"prism/core"
 	"prism/sources/codex"
+	"prism/views"
 )
 
 // presenters is a registry holding Codex's presentation tools, the way
@@ -135,5 +136,31 @@ func TestToolsNames(t *testing.T) {
 	}
 	if got := strings.Join(names, " "); got != "shell container.exec shell_command exec_command local_shell apply_patch" {
 		t.Errorf("tools = %s", got)
+	}
+}
+
+// TestCardsSayErrorInferred renders the fold of a rollout: a call whose
+// failure was read from its output says "error inferred"; an aborted one
+// keeps its outcome, and a clean one is ok.
+func TestCardsSayErrorInferred(t *testing.T) {
+	reg := presenters(t)
+	label := func(name, callID string) string {
+		r := decodeFile(t, name)
+		tl := views.Fold(r.Header, r.Events, reg)
+		cs := tl.CardsByCallID(callID)
+		if len(cs) != 1 {
+			t.Fatalf("%s: %d cards for %s", name, len(cs), callID)
+		}
+		return views.NewCardView(cs[0], r.Header.ID, r.Header.Cwd).StateLabel
+	}
+	for _, c := range []struct{ file, call, want string }{
+		{"apply_patch", "call_Q", "error inferred"},
+		{"apply_patch", "call_P", "ok"},
+		{"aborted", "call_S", "aborted"},
+		{"aborted", "call_L", "outcome unknown"},
+	} {
+		if got := label(c.file, c.call); got != c.want {
+			t.Errorf("%s %s: state label %q, want %q", c.file, c.call, got, c.want)
+		}
 	}
 }
