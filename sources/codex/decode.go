@@ -837,12 +837,16 @@ type usageWire struct {
 
 // usage converts Codex's counts to prism's: Codex's input includes the
 // cached tokens, prism's inputTokens does not.
+// Counts outside 0…2^53-1 are clamped, so the log stays lossless JSON.
 func (u usageWire) usage() core.TokenUsage {
-	in := u.Input - u.Cached
-	if in < 0 {
-		in = 0
-	}
-	return core.TokenUsage{InputTokens: in, OutputTokens: u.Output, CacheReadTokens: u.Cached, ReasoningTokens: u.Reasoning}
+	cached := count(u.Cached)
+	return core.TokenUsage{InputTokens: count(u.Input - cached), OutputTokens: count(u.Output),
+		CacheReadTokens: cached, ReasoningTokens: count(u.Reasoning)}
+}
+
+// count clamps a token count to 0…2^53-1.
+func count(n int64) int64 {
+	return min(max(n, 0), 1<<53-1)
 }
 
 // IDFromFileName returns the session id in a rollout's file name

@@ -366,3 +366,21 @@ func TestIDFromFileName(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeHugeUsage: token counts beyond JavaScript's safe integers are
+// clamped, so the log stays lossless JSON.
+func TestDecodeHugeUsage(t *testing.T) {
+	in := `{"timestamp":"2026-05-01T10:00:00Z","type":"session_meta","payload":{"id":"s"}}
+{"timestamp":"2026-05-01T10:00:01Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hi"}]}}
+{"timestamp":"2026-05-01T10:00:02Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"input_tokens":9223372036854775807,"cached_input_tokens":-5,"output_tokens":9007199254740993,"reasoning_output_tokens":0,"total_tokens":0}}}}
+`
+	r, err := codex.Decode(strings.NewReader(in), codex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkValid(t, r)
+	am := events[core.AssistantMessage](t, r, core.EventAssistantMessage)
+	if u := am[0].Usage; u == nil || u.InputTokens != 1<<53-1 || u.OutputTokens != 1<<53-1 || u.CacheReadTokens != 0 {
+		t.Errorf("usage = %+v", u)
+	}
+}
