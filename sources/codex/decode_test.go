@@ -68,7 +68,7 @@ func golden(t *testing.T, r *codex.Rollout) []byte {
 	buf.Write(h)
 	buf.WriteByte('\n')
 	for _, e := range r.Events {
-		b, err := json.Marshal(e)
+		b, err := e.MarshalJSON() // json.Marshal would escape <, > and &
 		if err != nil {
 			t.Fatal(err)
 		}
