@@ -384,3 +384,29 @@ func TestDecodeHugeUsage(t *testing.T) {
 		t.Errorf("usage = %+v", u)
 	}
 }
+
+// TestDecodeTurnCutShort: a turn that a new task_started cuts short (its
+// task_complete never written) ends interrupted, its unanswered call
+// answered with an outcome-unknown result whose error is inferred.
+func TestDecodeTurnCutShort(t *testing.T) {
+	in := `{"timestamp":"2026-05-01T10:00:00Z","type":"session_meta","payload":{"id":"s"}}
+{"timestamp":"2026-05-01T10:00:01Z","type":"event_msg","payload":{"type":"task_started"}}
+{"timestamp":"2026-05-01T10:00:02Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c"}}
+{"timestamp":"2026-05-01T10:00:03Z","type":"event_msg","payload":{"type":"task_started"}}
+{"timestamp":"2026-05-01T10:00:04Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"again"}]}}
+`
+	r, err := codex.Decode(strings.NewReader(in), codex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkValid(t, r)
+	want := "turn/start step/start assistant/message tool/call tool/result step/end turn/end turn/start user/message"
+	if got := strings.Join(types(r), " "); got != want {
+		t.Fatalf("types:\n got  %s\n want %s", got, want)
+	}
+	ends := events[core.TurnEnd](t, r, core.EventTurnEnd)
+	res := events[core.ToolResultData](t, r, core.EventToolResult)
+	if ends[0].Reason.Kind != core.TurnInterrupted || codex.InferredErrorOf(res[0].Meta).Kind != codex.InferUnanswered {
+		t.Errorf("turn end %+v, result meta %s", ends[0], res[0].Meta)
+	}
+}
