@@ -873,3 +873,26 @@ func IDFromFileName(name string) string {
 	}
 	return id
 }
+
+// Sniff reports whether line, the first non-blank line of a file, starts a
+// Codex rollout: a session_meta line ({timestamp, type: "session_meta",
+// payload: {id, …}}), or the earliest rollouts' flat header (an object with
+// an id and a timestamp, and no type). Import and watch use it to detect a
+// rollout by its content.
+func Sniff(line []byte) bool {
+	var env struct {
+		Type      *string `json:"type"`
+		Timestamp string  `json:"timestamp"`
+		ID        string  `json:"id"`
+		Payload   *struct {
+			ID string `json:"id"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(line), &env) != nil {
+		return false
+	}
+	if env.Type == nil {
+		return env.ID != "" && env.Timestamp != ""
+	}
+	return *env.Type == "session_meta" && env.Payload != nil && env.Payload.ID != ""
+}

@@ -410,3 +410,26 @@ func TestDecodeTurnCutShort(t *testing.T) {
 		t.Errorf("turn end %+v, result meta %s", ends[0], res[0].Meta)
 	}
 }
+
+func TestSniff(t *testing.T) {
+	for _, name := range []string{"plain", "parallel", "apply_patch", "aborted", "malformed", "legacy"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := bytes.Cut(b, []byte("\n"))
+		if !codex.Sniff(first) {
+			t.Errorf("%s: not recognised as a rollout", name)
+		}
+	}
+	for _, line := range []string{
+		`{"type":"session","version":0,"id":"s","createdAt":1}`,                               // prism's own JSONL
+		`{"type":"user","uuid":"u1","sessionId":"s1","timestamp":"2026-05-01T10:00:00.000Z"}`, // Claude Code
+		`{"timestamp":"2026-05-01T10:00:00Z","type":"session_meta","payload":{}}`,
+		`not json`, ``,
+	} {
+		if codex.Sniff([]byte(line)) {
+			t.Errorf("Sniff(%s) = true", line)
+		}
+	}
+}
