@@ -33,6 +33,8 @@ func FuzzDecode(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
+		first, _, _ := bytes.Cut(in, []byte("\n"))
+		_ = codex.Sniff(first) // must not panic
 		r, err := codex.Decode(bytes.NewReader(in), codex.Options{ID: "fuzz"})
 		if err != nil {
 			t.Fatalf("decode: %v", err)
