@@ -44,7 +44,7 @@ var layerRules = []rule{
 	{layer: "prism/mcp", allowOurs: []string{"prism/core", "prism/mcp"},
 		forbid: append(append([]string{"testing"}, webLibs...), dbLibs...)},
 	{layer: "prism/sources", allowOurs: []string{"prism/core", "prism/sources"}, except: []string{"prism/sources/watch"},
-		forbid: concat([]string{"testing", "github.com/modelcontextprotocol/"}, webLibs, dbLibs, pgLibs), tests: true},
+		forbid: concat([]string{"testing", "github.com/modelcontextprotocol/"}, webLibs, dbLibs, pgLibs)},
 	{layer: "prism/sources/watch", allowOurs: []string{"prism/core", "prism/store", "prism/sources"},
 		forbid: concat([]string{"testing", "github.com/modelcontextprotocol/"}, webLibs, dbLibs, pgLibs)},
 	{layer: "prism/store", allowOurs: []string{"prism/core", "prism/store", dshFormat},
@@ -62,7 +62,7 @@ var layerRules = []rule{
 	{layer: "prism/static", allowOurs: []string{"prism/static"}, forbid: []string{"net/http/httptest", "testing"}},
 	{layer: "prism/engine", allowOurs: []string{"prism/core", "prism/store", "prism/db", "prism/pgstore", "prism/engine", dshFormat, "prism/sources/claudecode"},
 		forbid: concat([]string{"testing"}, webLibs)},
-	{layer: "prism/backend", allowOurs: []string{"prism/core", "prism/store", "prism/mcp", "prism/views", "prism/static", "prism/web", "prism/backend", dshFormat, "prism/sources/claudecode"},
+	{layer: "prism/backend", allowOurs: []string{"prism/core", "prism/store", "prism/mcp", "prism/views", "prism/static", "prism/web", "prism/backend", dshFormat, "prism/sources/claudecode", "prism/sources/codex"},
 		forbid: []string{"testing", "net/http/httptest"}},
 }
 

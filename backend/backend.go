@@ -23,6 +23,7 @@ import (
 	"prism/core/search"
 	"prism/core/tools"
 	"prism/sources/claudecode"
+	"prism/sources/codex"
 	"prism/store"
 	"prism/views"
 	"prism/web"
@@ -31,8 +32,8 @@ import (
 // Presenters returns the registry whose presenters draw cards: every
 // built-in tool, bash included, so that logged calls (imported dsh sessions
 // too) get their proper cards even when bash is not enabled for the agent,
-// the presenters of Claude Code's tools (imported transcripts), and the
-// extra tools given (the MCP servers'). Nothing executes through it.
+// the presenters of Claude Code's and Codex's tools (their sessions' cards),
+// and the extra tools given (the MCP servers'). Nothing executes through it.
 func Presenters(log *slog.Logger, extra ...*core.Tool) (*core.Registry, error) {
 	builtins, err := tools.Builtins(tools.Options{AllowBash: true})
 	if err != nil {
@@ -42,8 +43,12 @@ func Presenters(log *slog.Logger, extra ...*core.Tool) (*core.Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("presenters: %w", err)
 	}
+	cx, err := codex.Tools()
+	if err != nil {
+		return nil, fmt.Errorf("presenters: %w", err)
+	}
 	reg := core.NewRegistry(log)
-	if err := reg.Register(slices.Concat(builtins, cc, extra)...); err != nil {
+	if err := reg.Register(slices.Concat(builtins, cc, cx, extra)...); err != nil {
 		return nil, fmt.Errorf("presenters: %w", err)
 	}
 	return reg, nil

@@ -269,6 +269,9 @@ func NewCardViewIn(c *Card, r R) *CardView {
 	v.ReadOnly = r.ReadOnly
 	v.Approval = newApprovalView(c, sessionID, r.ReadOnly)
 	v.StateLabel = stateLabel(v.State, v.Outcome)
+	if v.State == StateError && v.Outcome == "" && c.Result != nil && errorInferred(c.Result.Meta) {
+		v.StateLabel = "error inferred"
+	}
 	if server, tool, ok := core.SplitMCPName(v.Tool); ok {
 		v.Server, v.FullName, v.Tool = server, v.Tool, tool // an MCP tool: show its server
 	}
@@ -335,6 +338,22 @@ func stateLabel(state, outcome string) string {
 		return "awaiting approval"
 	}
 	return state
+}
+
+// errorInferred reports whether a result's meta records that its error was
+// inferred ({"inferredError": {"kind": …}}): a source that stores no error
+// flag (a Codex rollout) read the failure from the output, and the card
+// says so.
+func errorInferred(meta json.RawMessage) bool {
+	if len(meta) == 0 {
+		return false
+	}
+	var m struct {
+		InferredError *struct {
+			Kind string `json:"kind"`
+		} `json:"inferredError"`
+	}
+	return json.Unmarshal(meta, &m) == nil && m.InferredError != nil && m.InferredError.Kind != ""
 }
 
 func (v *CardView) errorLine(c *Card) string {
