@@ -168,8 +168,13 @@ func TestTestgen_generatedTestsRun(t *testing.T) {
 		t.Errorf("the result-only golden does not say it has no pending card:\n%s", g)
 	}
 	rec, big := read("saved/testdata/read_call_big.call.json"), read("saved/testdata/read_call_big.golden")
-	if len(rec) < 5<<20 || len(big) > 1<<20 || !strings.Contains(big, "truncated") {
-		t.Errorf("5 MB result: recording %d bytes, golden %d bytes (truncated: %v)", len(rec), len(big), strings.Contains(big, "truncated"))
+	cut := regexp.MustCompile(`"showing [0-9,]+ of 81,920 lines"`)
+	if len(rec) < 5<<20 || len(big) > 1<<20 || !cut.MatchString(big) || !strings.Contains(big, `data-testid="download-content"`) {
+		t.Errorf("5 MB result: recording %d bytes, golden %d bytes, says what it shows: %v, links the full content: %v",
+			len(rec), len(big), cut.MatchString(big), strings.Contains(big, `data-testid="download-content"`))
+	}
+	if src := read("saved/note_call_lost_test.go"); strings.Contains(src, "Rerun") {
+		t.Errorf("the result-only note call reruns, though its result is crash repair's:\n%s", src)
 	}
 
 	// The generated tests pass; the unknown tool's fails with directions.
@@ -194,8 +199,7 @@ func TestTestgen_generatedTestsRun(t *testing.T) {
 	}
 	out, ok = goTest(t, mod, "./saved/")
 	for _, want := range []string{
-		`the completed card, at article.card`,
-		`span.title: golden "Read the file a.txt", got "Read a.txt"`,
+		`the completed card differs from golden testdata/read_call_read.golden at article[data-testid=tool-card] > header.card-head > span.title: golden "Read the file a.txt", got "Read a.txt"`,
 		"--- FAIL: TestRecordedReadCallRead",
 		"--- FAIL: TestRecordedNoteCallNote",
 		"run again, its content differs from the recording",

@@ -75,28 +75,28 @@ func (c *CardResult) Golden(t testing.TB, path string) {
 		t.Fatalf("%s: read golden: %v", c, err)
 	}
 	if string(want) != got {
-		t.Errorf("%s: %s differs from golden %s (go test -update rewrites it):\n%s",
-			c, whereDiffers(string(want), got), path, udiff.Unified(path, "got", string(want), got))
+		t.Errorf("%s: %s (go test -update rewrites it):\n%s",
+			c, whereDiffers(path, string(want), got), udiff.Unified(path, "got", string(want), got))
 	}
 }
 
-// whereDiffers names the card and the field where a golden and the cards
-// first differ: "the completed card, at article.card > … > span.title:
-// golden "…", got "…"".
-func whereDiffers(want, got string) string {
+// whereDiffers says which card differs from golden path and names the
+// field where they first differ: "the completed card differs from golden
+// P at article[…] > header.card-head > span.title: golden "…", got "…"".
+func whereDiffers(path, want, got string) string {
 	wc, wp, wd, ok1 := testgen.Sections(want)
 	gc, gp, gd, ok2 := testgen.Sections(got)
 	switch {
 	case !ok1 || !ok2:
-		return "the file"
+		return "the cards differ from golden " + path
 	case wc != gc:
-		return "the call (" + testgen.FirstDifference(wc, gc) + ")"
+		return "the call differs from golden " + path + ": " + testgen.FirstDifference(wc, gc)
 	case wp != gp:
-		return "the pending card, at " + testgen.FirstDifference(wp, gp) + ","
+		return "the pending card differs from golden " + path + " at " + testgen.FirstDifference(wp, gp)
 	case wd != gd:
-		return "the completed card, at " + testgen.FirstDifference(wd, gd) + ","
+		return "the completed card differs from golden " + path + " at " + testgen.FirstDifference(wd, gd)
 	}
-	return "the file"
+	return "the cards differ from golden " + path
 }
 
 // goldenText is the content of the call's golden file (testgen.Golden:

@@ -134,6 +134,8 @@ type testData struct {
 	Recording
 	Package, Name, Func, File string
 	Builtin, Pure           bool
+	// Rerun: the recorded result can be the body's (Recording.FromBody).
+	Rerun bool
 	Status                  string
 	Marker                  string
 }
@@ -154,11 +156,11 @@ import (
 // {{.Func}} checks the cards of a recorded {{.Tool}} call ({{.Status}}):
 // the recorded arguments and result go through the tool's presenters
 // (PresentCall, PresentResult) as on replay, and both cards must equal
-// testdata/{{.Name}}.golden.{{if .Builtin}}{{if .Pure}} {{.Tool}} is pure, so the call
+// testdata/{{.Name}}.golden.{{if .Rerun}}{{if .Builtin}}{{if .Pure}} {{.Tool}} is pure, so the call
 // also runs again through the real pipeline and must give the recorded
 // isError, content and meta.{{end}}{{else}} A tool declared pure
 // (core.Definition.Pure) also runs the call again through the real
-// pipeline and must give the recorded isError, content and meta.{{end}}
+// pipeline and must give the recorded isError, content and meta.{{end}}{{end}}
 func {{.Func}}(t *testing.T) {
 	rec := prismtest.LoadRecording(t, "testdata/{{.Name}}.call.json")
 {{- if .Builtin}}
@@ -171,13 +173,13 @@ func {{.Func}}(t *testing.T) {
 
 	c := prismtest.Present(t, reg, rec)
 	c.Golden(t, "testdata/{{.Name}}.golden")
-{{- if .Builtin}}{{if .Pure}}
+{{- if .Rerun}}{{if .Builtin}}{{if .Pure}}
 	prismtest.Rerun(t, reg, rec)
 {{- end}}{{else}}
 	if tool, ok := reg.Get(rec.Tool); ok && tool.Pure() {
 		prismtest.Rerun(t, reg, rec)
 	}
-{{- end}}
+{{- end}}{{end}}
 }
 `))
 
@@ -194,6 +196,7 @@ func TestSource(r Recording, o Options) ([]byte, error) {
 	if t, ok := builtin(r.Tool); ok {
 		d.Builtin, d.Pure = true, t.Pure()
 	}
+	d.Rerun = r.FromBody()
 	switch {
 	case !r.Logged:
 		d.Status = "result only: the call was never logged"

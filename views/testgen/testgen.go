@@ -60,6 +60,28 @@ type Recording struct {
 	Result core.ToolResult `json:"result"`
 	// Error is the failure's identity {name, code}; nil for a success.
 	Error *core.ErrorInfo `json:"error,omitempty"`
+	// Approval is the outcome of the approval the call waited for, if it
+	// asked (allowed-once, rejected, cancelled, unavailable).
+	Approval core.ApprovalOutcome `json:"approval,omitempty"`
+}
+
+// FromBody reports whether the recorded result can be the tool body's: the
+// call was logged, no person refused it, and it was not interrupted, timed
+// out or closed by crash repair. Only such a call of a pure tool is run
+// again by the generated test.
+func (r Recording) FromBody() bool {
+	if !r.Logged || (r.Approval != "" && r.Approval != core.ApprovalAllowedOnce) {
+		return false
+	}
+	if r.Error == nil {
+		return true
+	}
+	switch r.Error.Code {
+	case core.CodeToolNotStarted, core.CodeToolOutcomeUnknown, core.CodeAbortedBeforeDispatch,
+		core.CodeAborted, core.CodeToolTimeout:
+		return false
+	}
+	return true
 }
 
 // FromCard records a completed card of a fold: its call, as the log has
@@ -75,7 +97,12 @@ func FromCard(h core.SessionHeader, c *views.Card) (Recording, error) {
 	if !c.HasCall {
 		callTime = c.ResultTime
 	}
+	var approval core.ApprovalOutcome
+	if c.Approval != nil && c.Approval.Decided {
+		approval = c.Approval.Outcome
+	}
 	return Recording{
+		Approval:   approval,
 		Version:    Version,
 		Session:    h.ID,
 		CallID:     c.CallID,
