@@ -133,11 +133,11 @@ func Files(ctx context.Context, p views.Presenter, r Recording, o Options) ([]Fi
 type testData struct {
 	Recording
 	Package, Name, Func, File string
-	Builtin, Pure           bool
+	Builtin, Pure             bool
 	// Rerun: the recorded result can be the body's (Recording.FromBody).
-	Rerun bool
-	Status                  string
-	Marker                  string
+	Rerun  bool
+	Status string
+	Marker string
 }
 
 var testTemplate = template.Must(template.New("test").Parse(`// Saved as a test by prism from session {{printf "%q" .Session}}, call {{printf "%q" .CallID}} ({{.Tool}}).
