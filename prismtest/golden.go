@@ -103,7 +103,14 @@ func whereDiffers(path, want, got string) string {
 // the form prism testgen writes too).
 func (c *CardResult) goldenText(t testing.TB) string {
 	t.Helper()
-	out, err := testgen.Golden(c.Tool, c.Args, c.Cwd, c.Pending.HTML, c.Completed.HTML)
+	cwds := c.cwds
+	if cwds == nil {
+		cwds = []string{c.Cwd}
+		if real, err := filepath.EvalSymlinks(c.Cwd); c.Cwd != "" && err == nil && real != c.Cwd {
+			cwds = append(cwds, real)
+		}
+	}
+	out, err := testgen.Golden(c.Tool, c.Args, cwds, c.Pending.HTML, c.Completed.HTML)
 	if err != nil {
 		t.Fatalf("prismtest: %v", err)
 	}

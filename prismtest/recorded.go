@@ -67,13 +67,14 @@ func RequireTool(t testing.TB, reg *core.Registry, r Recording, file string) {
 // components draw the cards; nothing executes. The tool's body — its
 // workspace, its server — is not needed, so the presenters of any tool are
 // tested on what it once returned. The cards' session, call id, times and
-// cwd are the recording's, and Golden writes the cwd as {cwd}.
+// cwd are the recording's, and Golden writes the cwd as {cwd} (and its
+// resolved form, as recorded: the same on every machine).
 //
 // A result-only recording (the call was never logged) has no pending card:
 // Pending is empty and the golden says so.
 func Present(t testing.TB, reg *core.Registry, r Recording) *CardResult {
 	t.Helper()
-	c := &CardResult{Tool: r.Tool, Args: r.Arguments, CallID: r.CallID, Cwd: r.Cwd, Result: r.Result, Error: r.Error}
+	c := &CardResult{Tool: r.Tool, Args: r.Arguments, CallID: r.CallID, Cwd: r.Cwd, Result: r.Result, Error: r.Error, cwds: r.Cwds()}
 	if reg == nil {
 		t.Fatalf("prismtest.Present(%s): the registry is nil", c)
 	}

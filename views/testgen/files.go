@@ -114,7 +114,7 @@ func Files(ctx context.Context, p views.Presenter, r Recording, o Options) ([]Fi
 	if err != nil {
 		return nil, err
 	}
-	golden, err := Golden(r.Tool, r.Arguments, r.Cwd, pending, completed)
+	golden, err := Golden(r.Tool, r.Arguments, r.Cwds(), pending, completed)
 	if err != nil {
 		return nil, err
 	}

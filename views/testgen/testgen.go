@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,7 +51,11 @@ type Recording struct {
 	// model's request.
 	Logged bool `json:"logged"`
 	// Cwd is the session's working directory; goldens write it as {cwd}.
-	Cwd string `json:"cwd,omitempty"`
+	// CwdResolved is its form with symbolic links resolved, when that
+	// differed where the call was recorded (goldens write it as {cwd} too,
+	// on any machine).
+	Cwd         string `json:"cwd,omitempty"`
+	CwdResolved string `json:"cwdResolved,omitempty"`
 	// CallTime and ResultTime are when the call and its result were logged
 	// (epoch ms): the cards show the time and the duration.
 	CallTime   int64 `json:"callTime"`
@@ -101,19 +106,24 @@ func FromCard(h core.SessionHeader, c *views.Card) (Recording, error) {
 	if c.Approval != nil && c.Approval.Decided {
 		approval = c.Approval.Outcome
 	}
+	var resolved string
+	if real, err := filepath.EvalSymlinks(h.Cwd); h.Cwd != "" && err == nil && real != h.Cwd {
+		resolved = real
+	}
 	return Recording{
-		Approval:   approval,
-		Version:    Version,
-		Session:    h.ID,
-		CallID:     c.CallID,
-		Tool:       c.Name,
-		Arguments:  c.Args,
-		Logged:     c.HasCall,
-		Cwd:        h.Cwd,
-		CallTime:   callTime,
-		ResultTime: c.ResultTime,
-		Result:     c.Result.Projection(),
-		Error:      c.Result.Error,
+		Approval:    approval,
+		CwdResolved: resolved,
+		Version:     Version,
+		Session:     h.ID,
+		CallID:      c.CallID,
+		Tool:        c.Name,
+		Arguments:   c.Args,
+		Logged:      c.HasCall,
+		Cwd:         h.Cwd,
+		CallTime:    callTime,
+		ResultTime:  c.ResultTime,
+		Result:      c.Result.Projection(),
+		Error:       c.Result.Error,
 	}, nil
 }
 
@@ -227,23 +237,24 @@ const NoPending = "(none: the call was never logged)\n"
 
 // Golden returns the content of a golden file of a call's two cards: the
 // call (tool and raw arguments), then the pending and the completed card as
-// outlines (Outline), with the call's cwd (and its resolved form) written
-// as {cwd}. prismtest's Golden writes and compares this text.
-func Golden(tool, args, cwd, pending, completed string) (string, error) {
+// outlines (Outline), with each of cwds (the call's working directory and
+// its resolved form; "" is skipped) written as {cwd}. prismtest's Golden
+// writes and compares this text.
+func Golden(tool, args string, cwds []string, pending, completed string) (string, error) {
 	var b strings.Builder
 	b.WriteString("call " + strconv.Quote(tool) + " " + strconv.Quote(args) + "\n")
 	b.WriteString("\n" + PendingHeading + "\n")
 	if pending == "" {
 		b.WriteString(NoPending)
 	} else {
-		out, err := Outline(withoutCwd(pending, cwd))
+		out, err := Outline(withoutCwd(pending, cwds))
 		if err != nil {
 			return "", err
 		}
 		b.WriteString(out)
 	}
 	b.WriteString("\n" + CompletedHeading + "\n")
-	out, err := Outline(withoutCwd(completed, cwd))
+	out, err := Outline(withoutCwd(completed, cwds))
 	if err != nil {
 		return "", err
 	}
@@ -257,16 +268,21 @@ const (
 	CompletedHeading = "-- completed --"
 )
 
-// withoutCwd writes cwd (and its resolved form) in s as {cwd}.
-func withoutCwd(s, cwd string) string {
-	if cwd == "" {
-		return s
+// withoutCwd writes each of cwds in s as {cwd}, the longest first.
+func withoutCwd(s string, cwds []string) string {
+	sorted := slices.Clone(cwds)
+	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
+	for _, c := range sorted {
+		if c != "" {
+			s = strings.ReplaceAll(s, c, "{cwd}")
+		}
 	}
-	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != cwd {
-		s = strings.ReplaceAll(s, real, "{cwd}")
-	}
-	return strings.ReplaceAll(s, cwd, "{cwd}")
+	return s
 }
+
+// Cwds returns the forms of the recording's cwd that goldens write as
+// {cwd}.
+func (r Recording) Cwds() []string { return []string{r.Cwd, r.CwdResolved} }
 
 // Sections splits a golden's text into its call line, pending and
 // completed sections (ok is false when the headings are missing).
