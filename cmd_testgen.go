@@ -16,6 +16,7 @@ import (
 
 	"prism/backend"
 	"prism/core/sessionlog"
+	"prism/mcp"
 	"prism/views"
 	"prism/views/testgen"
 )
@@ -27,6 +28,8 @@ import (
 // the paths it wrote. A call the session does not have exits with status 1
 // naming it; a tool prism does not know still gets its files, and a note
 // on stderr points to the line of the test where it is to be registered.
+// An MCP server's tool needs no server: a stand-in with MCP's own
+// presenters draws its cards, here and in the test (prismtest.MCPTool).
 func runTestgen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("testgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -73,6 +76,20 @@ func runTestgen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	rec, err := testgen.FromCard(l.Info.Header, c)
 	if err != nil {
 		return err
+	}
+	if _, ok := presenter.Get(rec.Tool); !ok {
+		if _, _, isMCP := mcp.SplitToolName(rec.Tool); isMCP {
+			// The server is not at hand: MCP's own presenters draw the
+			// cards, as the generated test's stand-in does.
+			standin, err := mcp.Standin(rec.Tool, "", mcp.Presenter{})
+			if err != nil {
+				return err
+			}
+			if err := presenter.Register(standin); err != nil {
+				return fmt.Errorf("register the stand-in of %s: %w", rec.Tool, err)
+			}
+			fmt.Fprintf(stderr, "prism testgen: %s is an MCP server's tool: its cards are drawn with MCP's own presenters, without the server's title of the tool\n", rec.Tool)
+		}
 	}
 	opts := testgen.Options{Name: *name}
 	if opts.Package = *pkg; opts.Package == "" {

@@ -37,6 +37,9 @@ type Options struct {
 	Name string
 	// Package is the test file's package clause; "" is "recorded_test".
 	Package string
+	// MCPTitle is the server's title of an MCP tool (mcp__<server>__<tool>),
+	// which its call card shows; Files takes it from the presenters.
+	MCPTitle string
 }
 
 // DefaultName is a recording's default base name: the tool's and the
@@ -118,6 +121,11 @@ func Files(ctx context.Context, p views.Presenter, r Recording, o Options) ([]Fi
 	if err != nil {
 		return nil, err
 	}
+	if _, _, ok := core.SplitMCPName(r.Tool); ok && o.MCPTitle == "" {
+		if v, ok := p.PresentCall(r.Tool, r.Arguments).(*core.GenericCallView); ok && v.Title != r.Tool {
+			o.MCPTitle = v.Title
+		}
+	}
 	src, err := TestSource(r, o)
 	if err != nil {
 		return nil, err
@@ -134,6 +142,9 @@ type testData struct {
 	Recording
 	Package, Name, Func, File string
 	Builtin, Pure             bool
+	// MCP: an MCP server's tool, drawn by a stand-in (prismtest.MCPTool).
+	MCP      bool
+	MCPTitle string
 	// Rerun: the recorded result can be the body's (Recording.FromBody).
 	Rerun  bool
 	Status string
@@ -165,6 +176,11 @@ func {{.Func}}(t *testing.T) {
 	rec := prismtest.LoadRecording(t, "testdata/{{.Name}}.call.json")
 {{- if .Builtin}}
 	reg := prismtest.Builtins(t) // {{.Tool}} is one of prism's built-in tools
+{{- else if .MCP}}
+	reg := core.NewRegistry(nil)
+	// An MCP server's tool: a stand-in draws its cards with MCP's own
+	// presenters; nothing runs, no server is needed.
+	reg.MustRegister(prismtest.MCPTool(t, rec.Tool, {{printf "%q" .MCPTitle}}))
 {{- else}}
 	reg := core.NewRegistry(nil)
 	{{.Marker}}, e.g. reg.MustRegister(yourtool.New())
@@ -196,7 +212,10 @@ func TestSource(r Recording, o Options) ([]byte, error) {
 	if t, ok := builtin(r.Tool); ok {
 		d.Builtin, d.Pure = true, t.Pure()
 	}
-	d.Rerun = r.FromBody()
+	if _, _, ok := core.SplitMCPName(r.Tool); ok && !d.Builtin {
+		d.MCP, d.MCPTitle = true, o.MCPTitle
+	}
+	d.Rerun = r.FromBody() && !d.MCP
 	switch {
 	case !r.Logged:
 		d.Status = "result only: the call was never logged"
