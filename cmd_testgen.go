@@ -29,7 +29,7 @@ import (
 // naming it; a tool prism does not know still gets its files, and a note
 // on stderr points to the line of the test where it is to be registered.
 // An MCP server's tool needs no server: a stand-in with MCP's own
-// presenters draws its cards, here and in the test (prismtest.MCPTool).
+// presenters draws its cards, here and in the test (mcp.Standin).
 func runTestgen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("testgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)

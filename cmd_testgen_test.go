@@ -21,7 +21,8 @@ import (
 // testgenSession stores a session of real calls in a SQLite file and
 // returns its path: read, edit and note (call_read, call_edit,
 // call_note), a read of a missing file (call_err), a tool prism does not
-// know (call_greet), a read whose result is 5 MB (call_big) and a call
+// know (call_greet), a read whose result is 5 MB (call_big), an MCP
+// server's tool whose server is gone (call_mcp) and a call
 // the model asked for that was never logged, closed by crash repair
 // (call_lost: a result-only card).
 func testgenSession(t *testing.T) string {
@@ -43,13 +44,15 @@ func testgenSession(t *testing.T) string {
 		[3]string{"call_note", "note", `{"title":"Plan"}`},
 		[3]string{"call_err", "read", `{"file_path":"missing.txt"}`},
 		[3]string{"call_greet", "greet", `{"name":"Ada"}`},
-		[3]string{"call_big", "read", `{"file_path":"big.txt"}`})
+		[3]string{"call_big", "read", `{"file_path":"big.txt"}`},
+		[3]string{"call_mcp", "mcp__files__read_file", `{"path":"a.txt"}`})
 	b.Exec(ctx, reg, ws, "call_read", "read", `{"file_path":"a.txt"}`)
 	b.Exec(ctx, reg, ws, "call_edit", "edit", `{"file_path":"a.txt","old_string":"beta","new_string":"gamma"}`)
 	b.Exec(ctx, reg, ws, "call_note", "note", `{"title":"Plan"}`)
 	b.Exec(ctx, reg, ws, "call_err", "read", `{"file_path":"missing.txt"}`)
 	b.Call("call_greet", "greet", `{"name":"Ada"}`).Result("call_greet", "Hello, Ada!", false, map[string]string{"name": "Ada"}, nil)
 	b.Call("call_big", "read", `{"file_path":"big.txt"}`).Result("call_big", big, false, nil, nil)
+	b.Call("call_mcp", "mcp__files__read_file", `{"path":"a.txt"}`).Result("call_mcp", "alpha", false, map[string]string{"server": "files", "tool": "read_file"}, nil)
 	b.StepEnd().StepStart().Assistant("", [3]string{"call_lost", "note", `{"title":"Lost"}`}).Repair()
 
 	dbPath := filepath.Join(t.TempDir(), "prism.db")
@@ -68,8 +71,9 @@ func testgenSession(t *testing.T) string {
 }
 
 // testgenModule makes a module that uses prismtest, as prismtest's
-// outside module does: greetmod's go.mod and go.sum with its own name, and
-// prism replaced by this repository.
+// outside module does: greetmod's go.mod with its own name and prism
+// replaced by this repository; its go.sum is greetmod's with prism's own,
+// since the test of an MCP tool imports prism/mcp and so the MCP SDK.
 func testgenModule(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs(".")
@@ -86,9 +90,13 @@ func testgenModule(t *testing.T) string {
 	if m == string(mod) || !strings.Contains(m, root) {
 		t.Fatalf("greetmod's go.mod changed shape: %s", mod)
 	}
-	sum, err := os.ReadFile("prismtest/testdata/greetmod/go.sum")
-	if err != nil {
-		t.Fatal(err)
+	var sum []byte
+	for _, p := range []string{"prismtest/testdata/greetmod/go.sum", "go.sum"} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum = append(sum, data...)
 	}
 	for name, data := range map[string][]byte{"go.mod": []byte(m), "go.sum": sum} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -99,12 +107,13 @@ func testgenModule(t *testing.T) string {
 }
 
 // goTest runs go test in the module dir and returns its output and
-// whether it passed.
+// whether it passed. The module's go.mod may gain the requirements its
+// MCP test brings (-mod=mod), from the module cache only (GOPROXY=off).
 func goTest(t *testing.T, dir string, args ...string) (string, bool) {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), "go", append([]string{"test", "-count=1"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if _, ok := err.(*exec.ExitError); !ok {
@@ -116,7 +125,7 @@ func goTest(t *testing.T, dir string, args ...string) (string, bool) {
 
 // TestTestgen_generatedTestsRun: prism testgen writes tests of recorded
 // read, edit and note calls (and of a failed call, a result-only card and
-// a 5 MB result) into a package of a module that uses prismtest; go test
+// a 5 MB result, and of an MCP tool without its server) into a package of a module that uses prismtest; go test
 // passes there. After a presenter change — simulated by editing a golden
 // and a recording — it fails naming the card and the field; go test
 // -update rewrites the goldens and it passes again. A test for a tool
@@ -126,7 +135,7 @@ func TestTestgen_generatedTestsRun(t *testing.T) {
 	dbPath := testgenSession(t)
 	mod := testgenModule(t)
 	pkg := filepath.Join(mod, "saved")
-	for _, call := range []string{"call_read", "call_edit", "call_note", "call_err", "call_lost", "call_big"} {
+	for _, call := range []string{"call_read", "call_edit", "call_note", "call_err", "call_lost", "call_big", "call_mcp"} {
 		var out, errOut bytes.Buffer
 		if code := run(t.Context(), []string{"testgen", "--db", dbPath, "rec", call, "-o", pkg}, &out, &errOut); code != 0 {
 			t.Fatalf("testgen %s: exit %d: %s", call, code, errOut.String())
@@ -157,6 +166,9 @@ func TestTestgen_generatedTestsRun(t *testing.T) {
 	}
 	if src := read("saved/read_call_read_test.go"); strings.Contains(src, "Rerun") || strings.Contains(src, "TODO") {
 		t.Errorf("the read test reruns a tool with side effects or has a TODO:\n%s", src)
+	}
+	if src := read("saved/mcp_files_read_file_call_mcp_test.go"); !strings.Contains(src, `mcp.Standin(rec.Tool, "", mcp.Presenter{})`) || strings.Contains(src, "TODO") || strings.Contains(src, "Rerun") {
+		t.Errorf("the MCP tool's test does not register its stand-in, or has a TODO or a rerun:\n%s", src)
 	}
 	if src := read("greet/greet_call_greet_test.go"); strings.Count(src, testgen.TODOMarker) != 1 {
 		t.Errorf("the greet test lacks its one marked line:\n%s", src)

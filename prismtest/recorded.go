@@ -11,7 +11,6 @@ import (
 
 	"prism/core"
 	"prism/core/tools"
-	"prism/mcp"
 	"prism/views/testgen"
 )
 
@@ -48,19 +47,6 @@ func Builtins(t testing.TB) *core.Registry {
 		t.Fatalf("prismtest: register the built-in tools: %v", err)
 	}
 	return reg
-}
-
-// MCPTool returns a stand-in for an MCP server's tool (name is its full
-// name, mcp__<server>__<tool>) that draws its cards with MCP's own
-// presenters — title is the server's title of the tool, "" for none — and
-// runs nothing: what a recorded MCP call's cards need without its server.
-func MCPTool(t testing.TB, name, title string) *core.Tool {
-	t.Helper()
-	tool, err := mcp.Standin(name, title, mcp.Presenter{})
-	if err != nil {
-		t.Fatalf("prismtest: %v", err)
-	}
-	return tool
 }
 
 // RequireTool fails t now unless reg has the recording's tool: a test

@@ -142,7 +142,7 @@ type testData struct {
 	Recording
 	Package, Name, Func, File string
 	Builtin, Pure             bool
-	// MCP: an MCP server's tool, drawn by a stand-in (prismtest.MCPTool).
+	// MCP: an MCP server's tool, drawn by a stand-in (mcp.Standin).
 	MCP      bool
 	MCPTitle string
 	// Rerun: the recorded result can be the body's (Recording.FromBody).
@@ -160,7 +160,8 @@ package {{.Package}}
 import (
 	"testing"
 {{if not .Builtin}}
-	"prism/core"{{end}}
+	"prism/core"{{end}}{{if .MCP}}
+	"prism/mcp"{{end}}
 	"prism/prismtest"
 )
 
@@ -177,10 +178,14 @@ func {{.Func}}(t *testing.T) {
 {{- if .Builtin}}
 	reg := prismtest.Builtins(t) // {{.Tool}} is one of prism's built-in tools
 {{- else if .MCP}}
-	reg := core.NewRegistry(nil)
 	// An MCP server's tool: a stand-in draws its cards with MCP's own
 	// presenters; nothing runs, no server is needed.
-	reg.MustRegister(prismtest.MCPTool(t, rec.Tool, {{printf "%q" .MCPTitle}}))
+	tool, err := mcp.Standin(rec.Tool, {{printf "%q" .MCPTitle}}, mcp.Presenter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := core.NewRegistry(nil)
+	reg.MustRegister(tool)
 {{- else}}
 	reg := core.NewRegistry(nil)
 	{{.Marker}}, e.g. reg.MustRegister(yourtool.New())
