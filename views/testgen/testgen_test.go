@@ -1,6 +1,7 @@
 package testgen_test
 
 import (
+	"context"
 	"go/format"
 	"strings"
 	"testing"
@@ -24,6 +25,8 @@ func TestTestSource(t *testing.T) {
 		{"read", "read", nil, []string{"prismtest.Builtins(t)", "func TestRecordedReadCall_1(t *testing.T)"}, []string{"Rerun", "TODO", `"prism/core"`}},
 		{"note", "note", nil, []string{"prismtest.Builtins(t)", "prismtest.Rerun(t, reg, rec)"}, []string{"TODO"}},
 		{"user tool", "greet", nil, []string{testgen.TODOMarker, `prismtest.RequireTool(t, reg, rec, "greet_call_1_test.go")`, "tool.Pure()", `"prism/core"`}, []string{"Builtins"}},
+		{"mcp", "mcp__files__read_file", func(r *testgen.Recording) {}, []string{`"prism/mcp"`, `mcp.Standin(rec.Tool, "", mcp.Presenter{})`},
+			[]string{"TODO", "Rerun", "Builtins"}},
 		{"result only", "note", func(r *testgen.Recording) { r.Logged = false }, []string{"result only"}, []string{"Rerun"}},
 		{"interrupted", "greet", func(r *testgen.Recording) {
 			r.Result.IsError, r.Error = true, &core.ErrorInfo{Name: "AbortError", Code: core.CodeAborted}
@@ -106,5 +109,41 @@ func TestNames(t *testing.T) {
 		if got := testgen.PackageName(in); got != want {
 			t.Errorf("PackageName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// titled presents every call as a generic card with a title, as the MCP
+// tool of a server that titles it does.
+type titled struct{ title string }
+
+func (p titled) PresentCall(_, args string) core.CallView {
+	return &core.GenericCallView{Title: p.title, RawInput: args}
+}
+
+func (titled) PresentResult(_, _ string, res core.ToolResult) core.ResultView {
+	return &core.GenericResultView{Content: res.Content}
+}
+
+// TestFiles: the three files under their paths, the MCP tool's title taken
+// from the presenters into its stand-in, and the golden showing it.
+func TestFiles(t *testing.T) {
+	r := testgen.Recording{Version: testgen.Version, Session: "s", CallID: "c1", Tool: "mcp__files__read_file", Arguments: `{"path":"a"}`,
+		Logged: true, CallTime: 1000, ResultTime: 1250, Result: core.ToolResult{Content: core.Text("alpha")}}
+	files, err := testgen.Files(context.Background(), titled{"Read a file"}, r, testgen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, f.Path)
+	}
+	if strings.Join(paths, " ") != "mcp_files_read_file_c1_test.go testdata/mcp_files_read_file_c1.call.json testdata/mcp_files_read_file_c1.golden" {
+		t.Fatalf("paths %v", paths)
+	}
+	if src := string(files[0].Data); !strings.Contains(src, `mcp.Standin(rec.Tool, "Read a file", mcp.Presenter{})`) {
+		t.Errorf("the stand-in lacks the server's title:\n%s", src)
+	}
+	if g := string(files[2].Data); strings.Count(g, `"Read a file"`) != 2 || !strings.Contains(g, `"250 ms"`) {
+		t.Errorf("the golden lacks the title in both cards or the duration:\n%s", g)
 	}
 }
