@@ -270,4 +270,19 @@ func TestTestgen_badInput(t *testing.T) {
 	if code := run(t.Context(), append(args, "--force"), &out, &errOut); code != 0 {
 		t.Errorf("--force: exit %d: %s", code, errOut.String())
 	}
+	if src, err := os.ReadFile(filepath.Join(dir, "note_call_note_test.go")); err != nil || !strings.Contains(string(src), "\npackage "+testgen.PackageName(filepath.Base(dir))+"\n") {
+		t.Errorf("a test in a directory without Go files is not of a package named after it (%v):\n%s", err, src)
+	}
+
+	// In a package's directory the test is the package's external test.
+	pkgDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(pkgDir, "greet.go"), []byte("package greet\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(t.Context(), []string{"testgen", "--db", dbPath, "rec", "call_read", "-o", pkgDir, "--name", "read_a"}, &out, &errOut); code != 0 {
+		t.Fatalf("testgen into a package: exit %d: %s", code, errOut.String())
+	}
+	if src, err := os.ReadFile(filepath.Join(pkgDir, "read_a_test.go")); err != nil || !strings.Contains(string(src), "\npackage greet_test\n") {
+		t.Errorf("the test in package greet's directory is not greet_test (%v):\n%s", err, src)
+	}
 }
