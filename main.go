@@ -12,6 +12,7 @@
 //	prism export [--db PATH] [--html] ID  write a session as JSONL (or one HTML file) to stdout
 //	prism watch [--db PATH] [DIR]  tail a dsh sessions directory into the store
 //	prism migrate --from prism.db --to postgres://…  copy a SQLite store into PostgreSQL
+//	prism testgen [--db PATH] ID CALLID -o DIR  write a Go test of a recorded call's cards
 //	prism help [COMMAND]           list the commands, or one command's flags (also prism --help)
 //
 // --db (or PRISM_DB) is a SQLite file or a postgres:// URL: several prism
@@ -51,6 +52,7 @@ func commands() []command {
 		{"export", "export a session as JSONL, or as one HTML file (--html)", runExport},
 		{"watch", "tail a dsh sessions directory", runWatch},
 		{"migrate", "copy a SQLite store into PostgreSQL", runMigrate},
+		{"testgen", "write a Go test of a recorded call's cards (save as test)", runTestgen},
 	}
 }
 

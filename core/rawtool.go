@@ -38,6 +38,8 @@ type RawDefinition struct {
 	IsConcurrencySafe func(args any) bool
 	// Timeout is the call's cooperative deadline (0 = none).
 	Timeout time.Duration
+	// Pure declares that Execute has no side effects (see Definition.Pure).
+	Pure bool
 	// PresentCall presents the pending call from the parsed arguments; nil
 	// (or a nil view) is the generic card.
 	PresentCall func(args any) CallView
@@ -99,6 +101,7 @@ func DefineRaw(d RawDefinition) (*Tool, error) {
 		paramsJSON:  paramsJSON,
 		output:      out,
 		timeout:     d.Timeout,
+		pure:        d.Pure,
 		finalize:    d.FinalizeContent,
 		raw:         true,
 		impl:        &rawTool{def: d},

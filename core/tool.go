@@ -38,6 +38,11 @@ type Definition[A, V any] struct {
 	// Timeout is the call's cooperative deadline (0 = none). It is never sent
 	// to the model.
 	Timeout time.Duration
+	// Pure declares that Execute has no side effects and depends only on
+	// its arguments: the same call always gives the same result. Nothing in
+	// the pipeline changes; tests generated from a recorded call (prism
+	// testgen) rerun a pure tool's call and compare it with the recording.
+	Pure bool
 	// PresentCall presents the pending call; nil (or a nil view) is the
 	// generic card. It must be a pure function of args.
 	PresentCall func(args A) CallView
@@ -79,6 +84,7 @@ type Tool struct {
 	paramsJSON  json.RawMessage
 	output      *jsonschema.Schema
 	timeout     time.Duration
+	pure        bool
 	finalize    FinalizeFunc
 	// raw marks a tool defined with DefineRaw: its arguments are never
 	// validated and its render and meta receive the value's JSON tree.
@@ -91,6 +97,10 @@ func (t *Tool) Name() string { return t.name }
 
 // Timeout returns the tool's cooperative deadline (0 = none).
 func (t *Tool) Timeout() time.Duration { return t.timeout }
+
+// Pure reports whether the tool's definition declares it free of side
+// effects (Definition.Pure, RawDefinition.Pure).
+func (t *Tool) Pure() bool { return t.pure }
 
 // Schema returns the model-visible projection of the tool.
 func (t *Tool) Schema() ToolSchema {
@@ -152,6 +162,7 @@ func Define[A, V any](d Definition[A, V]) (*Tool, error) {
 		paramsJSON:  paramsJSON,
 		output:      out,
 		timeout:     d.Timeout,
+		pure:        d.Pure,
 		finalize:    d.FinalizeContent,
 		impl:        &typedTool[A, V]{def: d, params: params},
 	}, nil

@@ -94,24 +94,64 @@ func (s *Server) define(t *sdk.Tool) (*core.Tool, error) {
 		},
 		FinalizeContent:   finalize,
 		IsConcurrencySafe: func(any) bool { return readOnly },
-		PresentCall: func(args any) core.CallView {
-			if p.Call != nil {
-				return p.Call(args)
-			}
-			v := &core.GenericCallView{Title: title, RawInput: args}
-			if v.Title == "" {
-				v.Title = name // the card then shows the server and tool alone
-			}
-			return v
-		},
-		PresentResult: func(args any, r core.ToolResult) core.ResultView {
-			if p.Result != nil {
-				return p.Result(args, r)
-			}
-			return PresentImages(r)
-		},
+		PresentCall:       presentCall(p, name, title),
+		PresentResult:     presentResult(p),
 	}
 	return core.DefineRaw(def)
+}
+
+// presentCall is an MCP tool's call presenter: p's, else the generic card
+// titled with the server's title of the tool (its full name without one).
+func presentCall(p Presenter, name, title string) func(args any) core.CallView {
+	return func(args any) core.CallView {
+		if p.Call != nil {
+			return p.Call(args)
+		}
+		v := &core.GenericCallView{Title: title, RawInput: args}
+		if v.Title == "" {
+			v.Title = name // the card then shows the server and tool alone
+		}
+		return v
+	}
+}
+
+// presentResult is an MCP tool's result presenter: p's, else PresentImages.
+func presentResult(p Presenter) func(args any, r core.ToolResult) core.ResultView {
+	return func(args any, r core.ToolResult) core.ResultView {
+		if p.Result != nil {
+			return p.Result(args, r)
+		}
+		return PresentImages(r)
+	}
+}
+
+// Standin returns a tool of an MCP server's tool that only presents: its
+// cards are drawn by the same presenters as the tool's (p's functions, else
+// MCP's defaults, with title as the server's title of the tool; "" for
+// none), and every call fails with MCP_UNAVAILABLE without reaching any
+// server. It draws the cards of logged calls, and of recorded calls in
+// tests, when the server is not at hand. name is the full name,
+// mcp__<server>__<tool>.
+func Standin(name, title string, p Presenter) (*core.Tool, error) {
+	server, tool, ok := SplitToolName(name)
+	if !ok {
+		return nil, fmt.Errorf("mcp stand-in: %q is not an MCP tool name (mcp__<server>__<tool>)", name)
+	}
+	return core.DefineRaw(core.RawDefinition{
+		Name:        name,
+		Description: "A stand-in for MCP tool " + tool + " of server " + server + ": it draws cards and runs nothing.",
+		Parameters:  json.RawMessage(`{"type":"object"}`),
+		Output: &core.RawOutput{
+			Schema: json.RawMessage(outputSchema),
+			Render: func(_, value any) (core.Content, error) { return render(value), nil },
+		},
+		Execute: func(context.Context, any, *core.Run) (any, error) {
+			return nil, &core.Error{Name: "McpConnectionError", Code: CodeUnavailable,
+				Message: fmt.Sprintf("tool %q is a stand-in: no MCP server runs it", name)}
+		},
+		PresentCall:   presentCall(p, name, title),
+		PresentResult: presentResult(p),
+	})
 }
 
 // blocks returns the MCP content blocks of a canonical value's tree.

@@ -68,6 +68,10 @@ type CardResult struct {
 	// call, tool/call, tool/result, the final answer).
 	Header core.SessionHeader
 	Events []core.Event
+
+	// cwds are the forms of the cwd Golden writes as {cwd}: nil for Cwd
+	// and its resolved form on this machine; a recording's own (Present).
+	cwds []string
 }
 
 // Rendered is one card: the HTML element the inspector serves (on the

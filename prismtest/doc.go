@@ -31,6 +31,18 @@
 // pending until the test releases them, so the swap is observed live,
 // without sleeps.
 //
+// Present is Card without running anything: it renders the two cards of a
+// recorded call — the Recording that prism testgen and the call page's
+// "save as test" button write as testdata/NAME.call.json (LoadRecording
+// reads it) — through the tool's presenters, as a replay does, so a tool
+// whose workspace or server is gone is tested all the same. The tests
+// prism generates compare those cards with the golden written beside the
+// recording, take prism's built-in tools from Builtins, fail with
+// directions (RequireTool) until a user's own tool is registered on their
+// marked line, and Rerun the call of a pure tool (core.Definition.Pure)
+// through the real pipeline to compare its isError, content and meta with
+// the recording.
+//
 // Everything is cleaned up by t.Cleanup. Outputs are deterministic where
 // tests compare them: Card's session is SessionID and its call call_1, a
 // Script's calls are call_1, call_2… in order, event times start at T0 and

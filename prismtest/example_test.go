@@ -1,6 +1,7 @@
 package prismtest_test
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"prism/core"
@@ -64,6 +65,35 @@ func ExampleCardResult_Golden() {
 	c.Golden(t, "testdata/greet-ada.golden")
 	fmt.Println("failed:", t.Failed())
 	// Output:
+	// failed: false
+}
+
+// A recorded call's cards, presenters only: Present puts a recording —
+// what prism testgen and the call page's "save as test" write as
+// testdata/NAME.call.json, made here by hand — through the tool's
+// PresentCall and PresentResult, as a replay does, without running the
+// tool. A generated test then compares both cards with the golden prism
+// wrote beside the recording (LoadRecording reads it) and, for a pure
+// tool, reruns the call (Rerun).
+func ExamplePresent() {
+	t := newExampleT()
+	defer t.done()
+
+	rec := prismtest.Recording{
+		Version: 1, Session: "s1", CallID: "call_7", Tool: "greet", Arguments: `{"name":"Ada"}`, Logged: true,
+		CallTime: prismtest.T0, ResultTime: prismtest.T0 + 40,
+		Result: core.ToolResult{Content: core.Text("Hello, Ada!"), Meta: json.RawMessage(`{"length":11}`)},
+	}
+	c := prismtest.Present(t, greetRegistry(), rec)
+	fmt.Println(c.Pending.State(), "→", c.State())
+	fmt.Println(c.Pending.Title(), "→", c.Title())
+	fmt.Println(c.Completed.Find(`[data-testid="duration"]`).Text())
+	c.Golden(t, "testdata/greet-recorded.golden")
+	fmt.Println("failed:", t.Failed())
+	// Output:
+	// pending → ok
+	// Greet Ada → Greeted Ada
+	// 40 ms
 	// failed: false
 }
 

@@ -7,12 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/aymanbagabas/go-udiff"
 
-	"prism/views/viewstest"
+	"prism/views/testgen"
 )
 
 // updateFlag is the flag that makes Golden rewrite its files.
@@ -76,39 +75,42 @@ func (c *CardResult) Golden(t testing.TB, path string) {
 		t.Fatalf("%s: read golden: %v", c, err)
 	}
 	if string(want) != got {
-		t.Errorf("%s: the cards differ from golden %s (go test -update rewrites it):\n%s",
-			c, path, udiff.Unified(path, "got", string(want), got))
+		t.Errorf("%s: %s (go test -update rewrites it):\n%s",
+			c, whereDiffers(path, string(want), got), udiff.Unified(path, "got", string(want), got))
 	}
 }
 
-// goldenText is the content of the call's golden file.
+// whereDiffers says which card differs from golden path and names the
+// field where they first differ: "the completed card differs from golden
+// P at article[…] > header.card-head > span.title: golden "…", got "…"".
+func whereDiffers(path, want, got string) string {
+	wc, wp, wd, ok1 := testgen.Sections(want)
+	gc, gp, gd, ok2 := testgen.Sections(got)
+	switch {
+	case !ok1 || !ok2:
+		return "the cards differ from golden " + path
+	case wc != gc:
+		return "the call differs from golden " + path + ": " + testgen.FirstDifference(wc, gc)
+	case wp != gp:
+		return "the pending card differs from golden " + path + " at " + testgen.FirstDifference(wp, gp)
+	case wd != gd:
+		return "the completed card differs from golden " + path + " at " + testgen.FirstDifference(wd, gd)
+	}
+	return "the cards differ from golden " + path
+}
+
+// goldenText is the content of the call's golden file (testgen.Golden:
+// the form prism testgen writes too).
 func (c *CardResult) goldenText(t testing.TB) string {
 	t.Helper()
-	var b strings.Builder
-	b.WriteString("call " + strconv.Quote(c.Tool) + " " + strconv.Quote(c.Args) + "\n")
-	b.WriteString("\n-- pending --\n")
-	b.WriteString(outline(t, c.withoutCwd(c.Pending.HTML)))
-	b.WriteString("\n-- completed --\n")
-	b.WriteString(outline(t, c.withoutCwd(c.Completed.HTML)))
-	return b.String()
-}
-
-// withoutCwd writes the call's cwd (and its resolved form) as {cwd}.
-func (c *CardResult) withoutCwd(s string) string {
-	if c.Cwd == "" {
-		return s
+	cwds := c.cwds
+	if cwds == nil {
+		cwds = []string{c.Cwd}
+		if real, err := filepath.EvalSymlinks(c.Cwd); c.Cwd != "" && err == nil && real != c.Cwd {
+			cwds = append(cwds, real)
+		}
 	}
-	if real, err := filepath.EvalSymlinks(c.Cwd); err == nil && real != c.Cwd {
-		s = strings.ReplaceAll(s, real, "{cwd}")
-	}
-	return strings.ReplaceAll(s, c.Cwd, "{cwd}")
-}
-
-// outline writes an HTML fragment as viewstest.Outline does (the form of
-// prism's own card goldens), failing t on HTML that does not parse.
-func outline(t testing.TB, fragment string) string {
-	t.Helper()
-	out, err := viewstest.Outline(fragment)
+	out, err := testgen.Golden(c.Tool, c.Args, cwds, c.Pending.HTML, c.Completed.HTML)
 	if err != nil {
 		t.Fatalf("prismtest: %v", err)
 	}

@@ -14,6 +14,8 @@ import (
 	"prism/core"
 	"prism/core/tools"
 	"prism/prismtest"
+	"prism/views"
+	"prism/views/testgen"
 )
 
 // recorder is a testing.TB that records failures instead of failing the
@@ -249,5 +251,60 @@ func TestServerFollowUpAndEvents(t *testing.T) {
 	list := srv.Get("/")
 	if list.Find(`a[href="/sessions/`+id+`"]`).Length() == 0 {
 		t.Errorf("the session list does not link session %s", id)
+	}
+}
+
+// TestPresentIsReplay: Present renders a recording of a call exactly as
+// the call's own cards were rendered from its log — the recording taken
+// from the fold as prism testgen takes it — so a golden written by prism
+// is what a generated test compares with.
+func TestPresentIsReplay(t *testing.T) {
+	reg := greetRegistry()
+	for _, args := range []string{`{"name":"Ada"}`, `{"name":"nobody"}`, `{"name":`} {
+		c := prismtest.Card(t, reg, "greet", args)
+		card, err := testgen.Find(views.Fold(c.Header, c.Events, reg), c.Header.ID, c.CallID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := testgen.FromCard(c.Header, card)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := prismtest.Present(t, reg, rec)
+		if p.Pending.HTML != c.Pending.HTML || p.Completed.HTML != c.Completed.HTML {
+			t.Errorf("%s: Present's cards differ from Card's:\npending  %s\n         %s\ncompleted %s\n          %s",
+				c, p.Pending.HTML, c.Pending.HTML, p.Completed.HTML, c.Completed.HTML)
+		}
+		if (p.Error == nil) != (c.Error == nil) || p.State() != c.State() {
+			t.Errorf("%s: Present's error %v, state %s; Card's %v, %s", c, p.Error, p.State(), c.Error, c.State())
+		}
+	}
+}
+
+// TestRerunAndRequireTool: Rerun passes for a pure tool's faithful
+// recording and fails naming the field for an altered one, refuses a tool
+// not declared pure; RequireTool fails with directions to the marked line.
+func TestRerunAndRequireTool(t *testing.T) {
+	reg := prismtest.Builtins(t)
+	c := prismtest.Card(t, reg, "note", `{"title":"Plan"}`)
+	rec := prismtest.Recording{Version: 1, CallID: "call_1", Tool: "note", Arguments: `{"title":"Plan"}`, Logged: true, Result: c.Result}
+	if errs := run(t, func(tb testing.TB) { prismtest.Rerun(tb, reg, rec) }); len(errs) != 0 {
+		t.Errorf("Rerun of a faithful recording failed: %q", errs)
+	}
+	altered := rec
+	altered.Result.Meta = []byte(`{"lineCount":3,"title":"Plan"}`)
+	if errs := run(t, func(tb testing.TB) { prismtest.Rerun(tb, reg, altered) }); len(errs) != 1 || !strings.Contains(errs[0], "its meta differs from the recording") {
+		t.Errorf("Rerun of an altered meta reported %q", errs)
+	}
+	read := rec
+	read.Tool = "read"
+	if errs := run(t, func(tb testing.TB) { prismtest.Rerun(tb, reg, read) }); len(errs) != 1 || !strings.Contains(errs[0], "not declared pure") {
+		t.Errorf("Rerun of read reported %q", errs)
+	}
+	greet := rec
+	greet.Tool = "greet"
+	errs := run(t, func(tb testing.TB) { prismtest.RequireTool(tb, reg, greet, "greet_test.go") })
+	if len(errs) != 1 || !strings.Contains(errs[0], `tool "greet" is not registered: register it on the line marked "TODO: register your tool here" in greet_test.go`) {
+		t.Errorf("RequireTool reported %q", errs)
 	}
 }

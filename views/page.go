@@ -625,6 +625,9 @@ type CallPageView struct {
 	ResultTime string
 	Duration   string
 	Others     []Link // the other cards with the same call id, on the session page
+	// SaveTestURL downloads the call saved as a test (CallTestURL): set
+	// for the owner's page of a completed call, never on a share link.
+	SaveTestURL string
 }
 
 // Call page bounds: much larger than a card's.
@@ -702,6 +705,13 @@ func NewCallPageFor(meta PageMeta, t *Timeline, l Links, c *Card) *CallPageView 
 		_, v.ResultTime = clock(c.ResultTime)
 		if c.HasCall {
 			v.Duration = duration(c.ResultTime - c.CallTime)
+		}
+		if !l.Shared() && !l.Offline() {
+			card := ""
+			if cards := t.CardsByCallID(c.CallID); len(cards) > 1 {
+				card = c.ID
+			}
+			v.SaveTestURL = CallTestURL(h.ID, c.CallID, card)
 		}
 	}
 	for _, o := range t.CardsByCallID(c.CallID) {

@@ -34,6 +34,9 @@ const (
 	RouteCallContent       = "/sessions/:id/calls/:callId/content.txt"
 	RouteCallArguments     = "/sessions/:id/calls/:callId/arguments.txt"
 	RouteCallMeta          = "/sessions/:id/calls/:callId/meta.json"
+	// RouteCallTest is a call saved as a test: a zip of a Go test of its
+	// cards (package views/testgen).
+	RouteCallTest = "/sessions/:id/calls/:callId/test.zip"
 	// Approvals: a card's decision form.
 	RouteApproval = "/sessions/:id/approvals/:approvalId"
 	// Share links: the owner's form, preview and revoke button; the
@@ -199,6 +202,13 @@ func PlayURL(id string, after int64, speed int) string {
 // call id has several ("" for the first).
 func CallURL(sessionID, callID, card string) string {
 	return withQuery(SessionURL(sessionID)+"/calls/"+url.PathEscape(callID), "card", card)
+}
+
+// CallTestURL downloads one call saved as a test ("save as test": a zip of
+// a Go test of its cards, its recording and their golden); card picks one
+// card when a call id has several ("" for the first).
+func CallTestURL(sessionID, callID, card string) string {
+	return withQuery(SessionURL(sessionID)+"/calls/"+url.PathEscape(callID)+"/test.zip", "card", card)
 }
 
 // DeleteURL is where a session page's delete form posts.

@@ -358,6 +358,8 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/sessions/s/calls/c1/meta.json", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
 		{"/sessions/s/calls/nope/arguments.txt", "", "", map[string]want{GET: notFound, HEAD: {404, ""}}},
 		{"/sessions/s/calls/nope/meta.json", "", "", map[string]want{GET: notFound}},
+		{"/sessions/s/calls/c1/test.zip", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
+		{"/sessions/s/calls/nope/test.zip", "", "", map[string]want{GET: notFound, HEAD: {404, ""}}},
 		{"/sessions/s/shares", form, "scope=live&redact=1", map[string]want{POST: {303, ""}, GET: notAllowed}},
 		{"/sessions/s/shares/preview", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, PUT: notAllowed}},
 		{"/shares/x/revoke", form, "", map[string]want{POST: notFound, GET: notAllowed}},

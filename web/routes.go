@@ -61,6 +61,7 @@ func (s *Server) routeTable() []route {
 		{method: GET, pattern: views.RouteCallContent, handle: s.handleCallFile(views.CallContentFile)},
 		{method: GET, pattern: views.RouteCallArguments, handle: s.handleCallFile(views.CallArgumentsFile)},
 		{method: GET, pattern: views.RouteCallMeta, handle: s.handleCallFile(views.CallMetaFile)},
+		{method: GET, pattern: views.RouteCallTest, handle: s.handleCallTest},
 		// Approvals: a card's decision form.
 		{method: POST, pattern: views.RouteApproval, handle: s.handleDecide, bodyCap: maxDecisionBody},
 		// Share links: the owner's form, preview and revoke button, and

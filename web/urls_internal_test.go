@@ -33,6 +33,7 @@ func TestURLsReachTheirRoutes(t *testing.T) {
 			{http.MethodGet, views.SessionStreamURL(id, 7), views.RouteSessionStream, map[string]string{"id": id}},
 			{http.MethodGet, views.EarlierURL(id, 7), views.RouteEarlier, map[string]string{"id": id}},
 			{http.MethodGet, views.CallURL(id, id+"-call", "card-2"), views.RouteCall, map[string]string{"id": id, "callId": id + "-call"}},
+			{http.MethodGet, views.CallTestURL(id, id+"-call", "card-2"), views.RouteCallTest, map[string]string{"id": id, "callId": id + "-call"}},
 			{http.MethodPost, views.StartURL(), views.RouteStart, nil},
 			{http.MethodPost, views.MessagesURL(id), views.RouteMessages, map[string]string{"id": id}},
 			{http.MethodPost, views.CancelURL(id), views.RouteCancel, map[string]string{"id": id}},

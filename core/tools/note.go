@@ -60,6 +60,8 @@ func NoteDefinition() core.Definition[NoteArgs, Note] {
 			return Note{Title: a.Title, Lines: []string{"line one", "line two"}}, nil
 		},
 		IsConcurrencySafe: func(NoteArgs) bool { return true },
+		// The body only builds a value from its arguments.
+		Pure: true,
 		PresentCall: func(a NoteArgs) core.CallView {
 			return &core.GenericCallView{Title: "Read note " + a.Title, Kind: core.KindRead}
 		},
