@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"prism/backend"
-	"prism/core/sessionlog"
 	"prism/mcp"
+	"prism/sources/dsh"
 	"prism/views"
 	"prism/views/testgen"
 )
@@ -55,7 +55,7 @@ func runTestgen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := storeExists(*dbPath); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, *dbPath, sessionlog.Limits{}, stderr)
+	st, err := openStore(ctx, *dbPath, dsh.Limits{}, stderr)
 	if err != nil {
 		return err
 	}
