@@ -606,6 +606,10 @@ func (s *Server) writeExport(c echo.Context, t *views.Timeline, note string) err
 // revoked (at once through this server, within Tuning.ShareCheck from
 // elsewhere) or expires, and its streams say so.
 func (s *Server) shareStream(c echo.Context, sr shareReq) error {
+	sig, err := signalsOf(c)
+	if err != nil {
+		return err
+	}
 	cursor, release, err := s.admitStream(c)
 	if err != nil {
 		return err
@@ -617,7 +621,16 @@ func (s *Server) shareStream(c echo.Context, sr shareReq) error {
 	}
 	defer leave()
 	startSSE(c)
-	s.follow(c.Request().Context(), s.newStreamConn(c), s.linkView(sr), cursor)
+	ctx, w := c.Request().Context(), s.newStreamConn(c)
+	if sig.replaying() {
+		// A page that stood at an event goes live as a fresh load opens
+		// the link: its latest window, not every later card appended.
+		var ok bool
+		if cursor, ok = s.openLive(ctx, w, s.shareSource(sr)); !ok {
+			return nil
+		}
+	}
+	s.follow(ctx, w, s.linkView(sr), cursor)
 	return nil
 }
 

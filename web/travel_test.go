@@ -721,3 +721,37 @@ func TestShare_TimeTravelWithinScope(t *testing.T) {
 		t.Error("the link's playback frames carry the owner's URLs")
 	}
 }
+
+// TestShareLive_FromAnEventOpensTheLivePage: a share link's page that stood
+// at an event goes live as a fresh load of the link opens it — one morph
+// with the latest window and a live transport, not every later card
+// appended — and then follows the session from there.
+func TestShareLive_FromAnEventOpensTheLivePage(t *testing.T) {
+	e, _ := shareEnv(t, nil)
+	events := atSession(t)
+	e.session(t, "s", events[:len(events)-1])
+	last := events[len(events)-2].Seq
+	_, path := e.share(t, "s", `{"redact":true}`)
+	sc := e.stream(t, path+"/stream?after=40&"+signalsQuery(40))
+	first := sc.next(t)
+	if first.Type != "datastar-patch-elements" || first.ID != itoa(last) {
+		t.Fatalf("first event %+v, want the live page's morph with id %d", first, last)
+	}
+	_, fresh := e.get(t, path)
+	if diff := cmp.Diff(pageCards(t, fresh), pageCards(t, first.Elements())); diff != "" {
+		t.Errorf("the morph's cards differ from a fresh load of the link (-fresh +morph):\n%s", diff)
+	}
+	if !strings.Contains(first.Elements(), `data-mode="live"`) {
+		t.Error("the morph carries no live transport")
+	}
+	if second := sc.next(t); second.Type != "datastar-patch-signals" || second.field("signals") != `{"ttAt":-1,"ttMode":"live"}` {
+		t.Fatalf("second event %+v", second)
+	}
+	e.append(t, "s", events[len(events)-1])
+	evs := sc.until(t, func(ev sseEvent) bool { return ev.ID == itoa(events[len(events)-1].Seq) })
+	for _, ev := range evs {
+		if ev.ID != "" && seqOf(ev) <= last {
+			t.Errorf("event id %s at or before the live page's last seq", ev.ID)
+		}
+	}
+}
