@@ -339,9 +339,10 @@ func tsPhrase(t search.Term) string {
 // pgSearch is a query in SQL: the tsquery of its words ("" when it has
 // none to rank by) and the conditions on search_docs d and sessions s.
 type pgSearch struct {
-	match string
-	where []string
-	args  []any
+	match    string
+	matchArg string // match's placeholder, once matchConds added it
+	where    []string
+	args     []any
 }
 
 // arg adds a parameter and returns its placeholder.
@@ -443,47 +444,102 @@ type hitRow struct {
 	key float64
 }
 
+// newestFirst orders documents newest first: search_docs_time_idx walked
+// backward (or, under an equality on a tool or an error, that column's
+// index), the id breaking ties.
+const newestFirst = " ORDER BY d.time DESC, d.id DESC"
+
+// matchConds are the query's conditions on search_docs d and sessions s:
+// its tsquery first, then the operators'.
+func (s *pgSearch) matchConds() []string {
+	conds := s.where
+	if s.match != "" {
+		s.matchArg = s.arg(s.match)
+		conds = append([]string{"d.terms @@ " + s.matchArg + "::tsquery"}, conds...)
+	}
+	return conds
+}
+
+// newestSQL is a query in time order: the matching documents newest
+// first, read straight from search_docs in the order of an index, so the
+// planner walks search_docs_time_idx (or a tool's or error's index) and
+// stops at the page — no sort key is computed for the other matches. The
+// cursor's time bound (d.time <= key) is an index condition.
+func (s *pgSearch) newestSQL(p store.SearchPlan) string {
+	conds := s.matchConds()
+	if a := p.After; a != nil {
+		k := s.arg(int64(a.Key))
+		conds = append(conds, "d.time <= "+k, "(d.time < "+k+" OR d.id < "+s.arg(a.Doc)+")")
+	}
+	return "SELECT " + hitCols + ", d.time::float8, 0 FROM search_docs d JOIN sessions s ON s.id = d.session_id" +
+		whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Limit+1)
+}
+
+// rankedSQL is a query by rank: the most recent p.Candidates matching
+// documents (walked newest first, as newestSQL does, and cut there) are
+// ranked by ts_rank, and the best page after the cursor is read whole. The
+// last column counts the candidates (p.Candidates when the bound was
+// reached).
+func (s *pgSearch) rankedSQL(p store.SearchPlan) string {
+	conds := s.matchConds()
+	var b strings.Builder
+	b.WriteString("WITH r AS MATERIALIZED (SELECT c.id, ts_rank(" + rankWeights + ", c.terms, " + s.matchArg + "::tsquery)::float8 AS key FROM (")
+	b.WriteString("SELECT d.id, d.terms FROM search_docs d JOIN sessions s ON s.id = d.session_id" + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Candidates) + ") c), ")
+	b.WriteString("top AS (SELECT id, key FROM r")
+	if a := p.After; a != nil {
+		k := s.arg(a.Key)
+		b.WriteString(" WHERE key < " + k + " OR (key = " + k + " AND id < " + s.arg(a.Doc) + ")")
+	}
+	b.WriteString(" ORDER BY key DESC, id DESC LIMIT " + s.arg(p.Limit+1) + ") ")
+	b.WriteString("SELECT " + hitCols + ", top.key, (SELECT count(*) FROM r) FROM top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id ORDER BY top.key DESC, d.id DESC")
+	return b.String()
+}
+
+// whereSQL returns " WHERE …" for the conditions, or "".
+func whereSQL(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
+}
+
+// searchSQL compiles a parsed query for the plan's order.
+func searchSQL(q *search.Query, o store.SearchOptions) (sql string, args []any, plan store.SearchPlan, err error) {
+	s := compileSearch(q)
+	plan, err = store.PlanSearch(o, s.match != "")
+	if err != nil {
+		return "", nil, plan, err
+	}
+	if plan.Order == store.OrderRank {
+		sql = s.rankedSQL(plan)
+	} else {
+		sql = s.newestSQL(plan)
+	}
+	return sql, s.args, plan, nil
+}
+
 // Search runs a parsed query over the index and returns a page of hits
 // with their snippets, read in one snapshot: every hit is a committed
 // document whose events exist. Words are ranked by ts_rank (the SQLite
-// store ranks by BM25: the orders of equally good hits may differ).
+// store ranks by BM25: the orders of equally good hits may differ), among
+// the most recent store.RankCandidates matches.
 func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error) {
-	s := compileSearch(q)
-	plan, err := store.PlanSearch(o, s.match != "")
+	query, args, plan, err := searchSQL(q, o)
 	if err != nil {
 		return store.SearchPage{}, err
 	}
-	conds := s.where
-	key := "d.time::float8"
-	var sb strings.Builder
-	if s.match != "" {
-		m := s.arg(s.match)
-		conds = append([]string{"d.terms @@ " + m + "::tsquery"}, conds...)
-		if plan.Order == store.OrderRank {
-			key = "ts_rank(" + rankWeights + ", d.terms, " + m + "::tsquery)::float8"
-		}
-	}
-	sb.WriteString("WITH m AS (SELECT d.id, " + key + " AS key FROM search_docs d JOIN sessions s ON s.id = d.session_id")
-	if len(conds) > 0 {
-		sb.WriteString(" WHERE " + strings.Join(conds, " AND "))
-	}
-	sb.WriteString(") SELECT " + hitCols + ", m.key FROM m JOIN search_docs d ON d.id = m.id JOIN sessions s ON s.id = d.session_id")
-	if a := plan.After; a != nil {
-		k := s.arg(a.Key)
-		sb.WriteString(" WHERE (m.key < " + k + " OR (m.key = " + k + " AND d.id < " + s.arg(a.Doc) + "))")
-	}
-	sb.WriteString(" ORDER BY m.key DESC, d.id DESC LIMIT " + s.arg(plan.Limit+1))
 	var page store.SearchPage
 	err = pgx.BeginTxFunc(ctx, st.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, sb.String(), s.args...)
+		rows, err := tx.Query(ctx, query, args...)
 		if err != nil {
 			return err
 		}
+		among := 0
 		found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (hitRow, error) {
 			var x hitRow
 			h := &x.hit
 			var code *string
-			err := r.Scan(&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time, &h.SessionTitle, &h.SessionStatus, &x.key)
+			err := r.Scan(&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time, &h.SessionTitle, &h.SessionStatus, &x.key, &among)
 			if code != nil {
 				h.Failed, h.ErrorCode = true, *code
 			}
@@ -493,6 +549,9 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 			return err
 		}
 		page = store.SearchPage{Hits: make([]store.SearchHit, 0, min(len(found), plan.Limit))}
+		if plan.Order == store.OrderRank && among >= plan.Candidates {
+			page.RankedAmong = plan.Candidates
+		}
 		if len(found) > plan.Limit {
 			last := found[plan.Limit-1]
 			page.NextCursor = store.SearchCursor{Order: plan.Order, Key: last.key, Doc: last.doc}.Encode()
