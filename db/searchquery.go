@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -199,6 +200,7 @@ const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''),
 // with their snippets, read in one snapshot: every hit is a committed
 // document whose events exist. The writer first files what the index
 // lags (searchlag.go), so every event committed before the call is found.
+// Words rank among the most recent store.RankCandidates matches.
 func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (SearchPage, error) {
 	s := compile(q)
 	plan, err := store.PlanSearch(o, s.match != "")
@@ -217,8 +219,9 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
 	var found []hitRow
+	among := 0
 	if order == OrderRank {
-		found, err = rankedHits(ctx, tx, s, after, limit+1)
+		found, among, err = rankedHits(ctx, tx, s, after, limit+1, plan.Candidates)
 	} else {
 		found, err = newestHits(ctx, tx, s, after, limit+1)
 	}
@@ -226,6 +229,9 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 		return SearchPage{}, translate(err, "search")
 	}
 	page := SearchPage{Hits: make([]SearchHit, 0, min(len(found), limit))}
+	if order == OrderRank && among >= plan.Candidates {
+		page.RankedAmong = plan.Candidates
+	}
 	if len(found) > limit {
 		last := found[limit-1]
 		page.NextCursor = store.SearchCursor{Order: order, Key: last.key, Doc: last.doc}.Encode()
@@ -277,8 +283,12 @@ type hitRow struct {
 // full-text query again for each one.
 const matchCTE = "WITH m AS MATERIALIZED (SELECT docid FROM search_fts WHERE search_fts MATCH ?) "
 
-// rankCTE is matchCTE with each match's statistics for bm25.
-const rankCTE = "WITH m AS MATERIALIZED (SELECT docid, matchinfo(search_fts, 'pcnalx') AS mi FROM search_fts WHERE search_fts MATCH ?) "
+// candidatesSQL reads a ranked search's candidates — the most recent
+// matches (by time, then id), at most the plan's bound, after the
+// conditions — and their match statistics for bm25: matchinfo runs for the
+// candidates only, not for every match.
+const candidatesSQL = matchCTE + `, c AS MATERIALIZED (SELECT d.id FROM m JOIN search_docs d ON d.id = m.docid%s ORDER BY d.time DESC, d.id DESC LIMIT ?)
+	SELECT docid, matchinfo(search_fts, 'pcnalx') FROM search_fts WHERE search_fts MATCH ? AND docid IN (SELECT id FROM c)`
 
 // where returns " WHERE …" for the conditions, or "".
 func where(conds []string) string {
@@ -319,17 +329,18 @@ func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 }
 
 // rankedHits returns up to n documents best match first (BM25, then
-// document id), after the cursor: the matching documents' ids and match
-// statistics are read, scored in Go, and the best n read whole.
-func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.SearchCursor, n int) ([]hitRow, error) {
-	args := append([]any{s.match}, s.args...)
-	q := "SELECT docid, matchinfo(search_fts, 'pcnalx') FROM search_fts WHERE search_fts MATCH ?"
+// document id), after the cursor, among the most recent candidates
+// matches: the candidates' ids and match statistics are read, scored in
+// Go, and the best n read whole. among is how many candidates there were.
+func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.SearchCursor, n, candidates int) (found []hitRow, among int, err error) {
+	join := ""
 	if len(s.where) > 0 {
-		q = rankCTE + "SELECT d.id, m.mi FROM m JOIN search_docs d ON d.id = m.docid JOIN sessions s ON s.id = d.session_id" + where(s.where)
+		join = " JOIN sessions s ON s.id = d.session_id"
 	}
-	rows, err := tx.QueryContext(ctx, q, args...)
+	args := append(append([]any{s.match}, s.args...), candidates, s.match)
+	rows, err := tx.QueryContext(ctx, fmt.Sprintf(candidatesSQL, join+where(s.where)), args...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	type scored struct {
 		doc  int64
@@ -341,8 +352,9 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 		var sc scored
 		if err := rows.Scan(&sc.doc, &mi); err != nil {
 			rows.Close()
-			return nil, err
+			return nil, 0, err
 		}
+		among++
 		sc.rank = bm25(mi)
 		if after != nil && !(sc.rank < after.Key || sc.rank == after.Key && sc.doc < after.Doc) {
 			continue
@@ -351,7 +363,7 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].rank != all[j].rank {
@@ -361,7 +373,7 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 	})
 	all = all[:min(len(all), n)]
 	if len(all) == 0 {
-		return nil, nil
+		return nil, among, nil
 	}
 	ids := make([]any, len(all))
 	marks := make([]string, len(all))
@@ -370,24 +382,24 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 	}
 	rows, err = tx.QueryContext(ctx, "SELECT "+hitCols+" FROM search_docs d JOIN sessions s ON s.id = d.session_id WHERE d.id IN ("+strings.Join(marks, ",")+")", ids...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	got, err := scanHits(rows)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	byDoc := make(map[int64]hitRow, len(got))
 	for _, r := range got {
 		byDoc[r.doc] = r
 	}
-	found := make([]hitRow, 0, len(all))
+	found = make([]hitRow, 0, len(all))
 	for _, sc := range all {
 		if r, ok := byDoc[sc.doc]; ok {
 			r.key = sc.rank
 			found = append(found, r)
 		}
 	}
-	return found, nil
+	return found, among, nil
 }
 
 func scanHits(rows *sql.Rows) ([]hitRow, error) {
