@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -142,10 +141,7 @@ func searchFloor(q *search.Query, order string) func(context.Context, *sql.DB) e
 		}
 		return rows.Err()
 	}
-	join := ""
-	if strings.Contains(strings.Join(s.where, " "), "s.") {
-		join = " JOIN sessions s ON s.id = d.session_id"
-	}
+	join := s.sessionsJoin()
 	if s.match == "" || order == OrderTime {
 		query, args := "SELECT d.id FROM search_docs d"+join+where(s.where)+" ORDER BY d.time DESC, d.id DESC LIMIT 21", s.args
 		if s.match != "" {

@@ -130,9 +130,19 @@ func filterSQL(t search.Term) (string, []any) {
 // searchSQL is a query in SQL: the FTS MATCH expression of its words ("" when
 // it has none) and the conditions on the documents.
 type searchSQL struct {
-	match string
-	where []string
-	args  []any
+	match    string
+	where    []string
+	args     []any
+	sessions bool // a condition reads the sessions row (s)
+}
+
+// sessionsJoin joins search_docs d to its session s when a condition
+// needs it.
+func (s *searchSQL) sessionsJoin() string {
+	if s.sessions {
+		return " JOIN sessions s ON s.id = d.session_id"
+	}
+	return ""
 }
 
 const docsMatching = "d.id IN (SELECT docid FROM search_fts WHERE search_fts MATCH ?)"
@@ -164,6 +174,7 @@ func compile(q *search.Query) searchSQL {
 				continue
 			}
 			cond, args := filterSQL(t)
+			s.sessions = s.sessions || t.Field == search.FieldStatus
 			ors = append(ors, cond)
 			s.args = append(s.args, args...)
 		}
@@ -299,7 +310,9 @@ func where(conds []string) string {
 }
 
 // newestHits returns up to n documents newest first (by event time, then
-// document id), after the cursor.
+// document id), after the cursor. The page's ids are chosen first and only
+// they are read whole: SQLite computes a row's result columns before its
+// sorter sees it, so hitCols' card ordinal would run for every match.
 func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.SearchCursor, n int) ([]hitRow, error) {
 	var sb strings.Builder
 	var args []any
@@ -315,7 +328,8 @@ func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 		conds = append(conds[:len(conds):len(conds)], "(d.time < ? OR (d.time = ? AND d.id < ?))")
 		args = append(args, int64(after.Key), int64(after.Key), after.Doc)
 	}
-	sb.WriteString("SELECT " + hitCols + " FROM " + from + " JOIN sessions s ON s.id = d.session_id" + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?")
+	sb.WriteString("SELECT " + hitCols + " FROM (SELECT d.id, d.time FROM " + from + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?) top" +
+		" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id ORDER BY top.time DESC, top.id DESC")
 	args = append(args, n)
 	rows, err := tx.QueryContext(ctx, sb.String(), args...)
 	if err != nil {
@@ -333,12 +347,8 @@ func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 // matches: the candidates' ids and match statistics are read, scored in
 // Go, and the best n read whole. among is how many candidates there were.
 func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.SearchCursor, n, candidates int) (found []hitRow, among int, err error) {
-	join := ""
-	if len(s.where) > 0 {
-		join = " JOIN sessions s ON s.id = d.session_id"
-	}
 	args := append(append([]any{s.match}, s.args...), candidates, s.match)
-	rows, err := tx.QueryContext(ctx, fmt.Sprintf(candidatesSQL, join+where(s.where)), args...)
+	rows, err := tx.QueryContext(ctx, fmt.Sprintf(candidatesSQL, s.sessionsJoin()+where(s.where)), args...)
 	if err != nil {
 		return nil, 0, err
 	}

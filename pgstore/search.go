@@ -341,6 +341,7 @@ func tsPhrase(t search.Term) string {
 type pgSearch struct {
 	match    string
 	matchArg string // match's placeholder, once matchConds added it
+	sessions bool   // a condition reads the sessions row (s)
 	where    []string
 	args     []any
 }
@@ -368,6 +369,7 @@ func (s *pgSearch) filterSQL(t search.Term) string {
 		}
 		return "lower(d.error) = lower(" + s.arg(t.Value) + ")"
 	case search.FieldStatus:
+		s.sessions = true
 		return "s.status = " + s.arg(t.Value)
 	case search.FieldSession:
 		return "starts_with(d.session_id, " + s.arg(t.Value) + ")"
@@ -460,6 +462,20 @@ func (s *pgSearch) matchConds() []string {
 	return conds
 }
 
+// docsFrom is the documents a query's conditions read: search_docs d,
+// joined to its session s only when a condition needs it.
+func (s *pgSearch) docsFrom() string {
+	if s.sessions {
+		return " FROM search_docs d JOIN sessions s ON s.id = d.session_id"
+	}
+	return " FROM search_docs d"
+}
+
+// pageSQL reads the page's documents whole (hitCols), in the page's order,
+// from top (its ids and sort keys, best first): the columns are computed
+// for the page only, not for every match a sort passes over.
+const pageSQL = "SELECT " + hitCols + ", top.key, %s FROM top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id ORDER BY top.key DESC, d.id DESC"
+
 // newestSQL is a query in time order: the matching documents newest
 // first, read straight from search_docs in the order of an index, so the
 // planner walks search_docs_time_idx (or a tool's or error's index) and
@@ -471,8 +487,8 @@ func (s *pgSearch) newestSQL(p store.SearchPlan) string {
 		k := s.arg(int64(a.Key))
 		conds = append(conds, "d.time <= "+k, "(d.time < "+k+" OR d.id < "+s.arg(a.Doc)+")")
 	}
-	return "SELECT " + hitCols + ", d.time::float8, 0 FROM search_docs d JOIN sessions s ON s.id = d.session_id" +
-		whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Limit+1)
+	return "WITH top AS (SELECT d.id, d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Limit+1) + ") " +
+		fmt.Sprintf(pageSQL, "0")
 }
 
 // rankedSQL is a query by rank: the most recent p.Candidates matching
@@ -484,14 +500,14 @@ func (s *pgSearch) rankedSQL(p store.SearchPlan) string {
 	conds := s.matchConds()
 	var b strings.Builder
 	b.WriteString("WITH r AS MATERIALIZED (SELECT c.id, ts_rank(" + rankWeights + ", c.terms, " + s.matchArg + "::tsquery)::float8 AS key FROM (")
-	b.WriteString("SELECT d.id, d.terms FROM search_docs d JOIN sessions s ON s.id = d.session_id" + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Candidates) + ") c), ")
+	b.WriteString("SELECT d.id, d.terms" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Candidates) + ") c), ")
 	b.WriteString("top AS (SELECT id, key FROM r")
 	if a := p.After; a != nil {
 		k := s.arg(a.Key)
 		b.WriteString(" WHERE key < " + k + " OR (key = " + k + " AND id < " + s.arg(a.Doc) + ")")
 	}
 	b.WriteString(" ORDER BY key DESC, id DESC LIMIT " + s.arg(p.Limit+1) + ") ")
-	b.WriteString("SELECT " + hitCols + ", top.key, (SELECT count(*) FROM r) FROM top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id ORDER BY top.key DESC, d.id DESC")
+	b.WriteString(fmt.Sprintf(pageSQL, "(SELECT count(*) FROM r)"))
 	return b.String()
 }
 
@@ -530,7 +546,10 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 	}
 	var page store.SearchPage
 	err = pgx.BeginTxFunc(ctx, st.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, query, args...)
+		// An unnamed statement (QueryExecModeExec) is planned for its
+		// values every time: a cached generic plan cannot tell a rare
+		// word (the GIN index) from a common one (the time index).
+		rows, err := tx.Query(ctx, query, append([]any{pgx.QueryExecModeExec}, args...)...)
 		if err != nil {
 			return err
 		}
@@ -559,12 +578,14 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 		}
 		hl := q.Highlights()
 		for _, r := range found {
-			secs, err := hitSections(ctx, tx, &r.hit)
-			if err != nil {
-				return fmt.Errorf("snippet of session %s: %w", r.hit.SessionID, err)
-			}
-			r.hit.Snippet = search.MakeSnippet(secs, hl)
 			page.Hits = append(page.Hits, r.hit)
+		}
+		secs, err := hitsSections(ctx, tx, page.Hits)
+		if err != nil {
+			return err
+		}
+		for i := range page.Hits {
+			page.Hits[i].Snippet = search.MakeSnippet(secs[i], hl)
 		}
 		return nil
 	})
@@ -574,19 +595,79 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 	return page, nil
 }
 
-// hitSections re-reads what a hit's document was built from.
-func hitSections(ctx context.Context, tx pgx.Tx, h *store.SearchHit) ([]search.Section, error) {
-	var header string
-	var events []core.Event
-	if seqs := store.HitSeqs(h); len(seqs) == 0 {
-		if err := tx.QueryRow(ctx, "SELECT header FROM sessions WHERE id = $1", h.SessionID).Scan(&header); err != nil {
+// hitsSections re-reads what the hits' documents were built from, for
+// their snippets: the events of all of them in one query, the headers of
+// sessions' own documents in another.
+func hitsSections(ctx context.Context, tx pgx.Tx, hits []store.SearchHit) ([][]search.Section, error) {
+	type key struct {
+		session string
+		seq     int64
+	}
+	var ids, headerIDs []string
+	var seqs []int64
+	for i := range hits {
+		h := &hits[i]
+		if len(store.HitSeqs(h)) == 0 {
+			headerIDs = append(headerIDs, h.SessionID)
+		}
+		for _, q := range store.HitSeqs(h) {
+			ids, seqs = append(ids, h.SessionID), append(seqs, q)
+		}
+	}
+	events := map[key]core.Event{}
+	if len(ids) > 0 {
+		rows, err := tx.Query(ctx, `SELECT e.session_id, e.seq, e.type, e.time, e.data, e.ignorable, e.surface_op, e.source_event_seqs
+			FROM unnest($1::text[], $2::bigint[]) AS k(s, q) JOIN events e ON e.session_id = k.s AND e.seq = k.q`, ids, seqs)
+		if err != nil {
 			return nil, err
 		}
-	} else {
-		var err error
-		if events, err = queryEvents(ctx, tx, 2, eventsSQL+" WHERE session_id = $1 AND seq = ANY($2) ORDER BY seq", h.SessionID, seqs); err != nil {
+		for rows.Next() {
+			var id string
+			e, err := scanEvent(rows, &id)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			events[key{id, e.Seq}] = e
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return nil, err
 		}
 	}
-	return store.HitSections(h, header, events)
+	headers := map[string]string{}
+	if len(headerIDs) > 0 {
+		rows, err := tx.Query(ctx, "SELECT id, header FROM sessions WHERE id = ANY($1)", headerIDs)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id, h string
+			if err := rows.Scan(&id, &h); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			headers[id] = h
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	out := make([][]search.Section, len(hits))
+	for i := range hits {
+		h := &hits[i]
+		var evs []core.Event
+		for _, q := range store.HitSeqs(h) {
+			if e, ok := events[key{h.SessionID, q}]; ok {
+				evs = append(evs, e)
+			}
+		}
+		secs, err := store.HitSections(h, headers[h.SessionID], evs)
+		if err != nil {
+			return nil, fmt.Errorf("snippet of session %s: %w", h.SessionID, err)
+		}
+		out[i] = secs
+	}
+	return out, nil
 }
