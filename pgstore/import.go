@@ -11,6 +11,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/core/memrelease"
 	"prism/core/sessionlog"
 	"prism/store"
 )
@@ -37,6 +38,7 @@ func (st *Store) ImportFileWith(ctx context.Context, path string, o store.Import
 		return nil, err
 	}
 	defer release()
+	defer memrelease.Release() // the decode's peak goes back to the OS, as the process's policy allows
 	logs, _, err := sessionlog.ReadFile(path, st.opts.Limits)
 	if err != nil {
 		return nil, err
@@ -60,6 +62,7 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 		return nil, err
 	}
 	defer release()
+	defer memrelease.Release() // the decode's peak goes back to the OS, as the process's policy allows
 	logs, _, err := sessionlog.DecodeNamed(name, r, size, st.opts.Limits)
 	if err != nil {
 		var fe *sessionlog.FormatError

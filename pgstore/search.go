@@ -473,8 +473,18 @@ func (s *pgSearch) docsFrom() string {
 
 // pageSQL reads the page's documents whole (hitCols), in the page's order,
 // from top (its ids and sort keys, best first): the columns are computed
-// for the page only, not for every match a sort passes over.
-const pageSQL = "SELECT " + hitCols + ", top.key, %s FROM top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id ORDER BY top.key DESC, d.id DESC"
+// for the page only, not for every match a sort passes over. With each
+// document come what its snippet is made from (store.HitSeqs): its
+// session's header for a session's own document, else its event and a
+// card's result event — so a search is one statement, one snapshot and
+// one round trip.
+const pageSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 THEN s.header END, " +
+	"e1.seq, e1.type, e1.time, e1.data, e1.ignorable, e1.surface_op, e1.source_event_seqs, " +
+	"e2.seq, e2.type, e2.time, e2.data, e2.ignorable, e2.surface_op, e2.source_event_seqs " +
+	"FROM top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id " +
+	"LEFT JOIN events e1 ON e1.session_id = d.session_id AND e1.seq = d.seq " +
+	"LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq " +
+	"ORDER BY top.key DESC, d.id DESC"
 
 // newestSQL is a query in time order: the matching documents newest
 // first, read straight from search_docs in the order of an index, so the
@@ -535,139 +545,114 @@ func searchSQL(q *search.Query, o store.SearchOptions) (sql string, args []any, 
 }
 
 // Search runs a parsed query over the index and returns a page of hits
-// with their snippets, read in one snapshot: every hit is a committed
-// document whose events exist. Words are ranked by ts_rank (the SQLite
-// store ranks by BM25: the orders of equally good hits may differ), among
-// the most recent store.RankCandidates matches.
+// with their snippets, read in one statement (one snapshot): every hit is
+// a committed document whose events exist. Words are ranked by ts_rank
+// (the SQLite store ranks by BM25: the orders of equally good hits may
+// differ), among the most recent store.RankCandidates matches.
 func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error) {
 	query, args, plan, err := searchSQL(q, o)
 	if err != nil {
 		return store.SearchPage{}, err
 	}
-	var page store.SearchPage
-	err = pgx.BeginTxFunc(ctx, st.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		// An unnamed statement (QueryExecModeExec) is planned for its
-		// values every time: a cached generic plan cannot tell a rare
-		// word (the GIN index) from a common one (the time index).
-		rows, err := tx.Query(ctx, query, append([]any{pgx.QueryExecModeExec}, args...)...)
+	// An unnamed statement (QueryExecModeExec) is planned for its values
+	// every time: a cached generic plan cannot tell a rare word (the GIN
+	// index) from a common one (the time index).
+	rows, err := st.pool.Query(ctx, query, append([]any{pgx.QueryExecModeExec}, args...)...)
+	if err != nil {
+		return store.SearchPage{}, translate(err, "search")
+	}
+	type found struct {
+		hitRow
+		secs []search.Section
+	}
+	among := 0
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (found, error) {
+		var x found
+		h := &x.hit
+		var code, header *string
+		var e [2]nullEvent
+		err := r.Scan(append([]any{&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time,
+			&h.SessionTitle, &h.SessionStatus, &x.key, &among, &header}, append(e[0].dest(), e[1].dest()...)...)...)
 		if err != nil {
-			return err
-		}
-		among := 0
-		found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (hitRow, error) {
-			var x hitRow
-			h := &x.hit
-			var code *string
-			err := r.Scan(&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time, &h.SessionTitle, &h.SessionStatus, &x.key, &among)
-			if code != nil {
-				h.Failed, h.ErrorCode = true, *code
-			}
 			return x, err
-		})
-		if err != nil {
-			return err
 		}
-		page = store.SearchPage{Hits: make([]store.SearchHit, 0, min(len(found), plan.Limit))}
-		if plan.Order == store.OrderRank && among >= plan.Candidates {
-			page.RankedAmong = plan.Candidates
+		if code != nil {
+			h.Failed, h.ErrorCode = true, *code
 		}
-		if len(found) > plan.Limit {
-			last := found[plan.Limit-1]
-			page.NextCursor = store.SearchCursor{Order: plan.Order, Key: last.key, Doc: last.doc}.Encode()
-			found = found[:plan.Limit]
+		var events []core.Event
+		for i := range e {
+			ev, ok, err := e[i].event()
+			if err != nil {
+				return x, err
+			}
+			if ok {
+				events = append(events, ev)
+			}
 		}
-		hl := q.Highlights()
-		for _, r := range found {
-			page.Hits = append(page.Hits, r.hit)
+		if x.secs, err = store.HitSections(h, deref(header), events); err != nil {
+			return x, fmt.Errorf("snippet of session %s: %w", h.SessionID, err)
 		}
-		secs, err := hitsSections(ctx, tx, page.Hits)
-		if err != nil {
-			return err
-		}
-		for i := range page.Hits {
-			page.Hits[i].Snippet = search.MakeSnippet(secs[i], hl)
-		}
-		return nil
+		return x, nil
 	})
 	if err != nil {
 		return store.SearchPage{}, translate(err, "search")
 	}
+	page := store.SearchPage{Hits: make([]store.SearchHit, 0, min(len(all), plan.Limit))}
+	if plan.Order == store.OrderRank && among >= plan.Candidates {
+		page.RankedAmong = plan.Candidates
+	}
+	if len(all) > plan.Limit {
+		last := all[plan.Limit-1]
+		page.NextCursor = store.SearchCursor{Order: plan.Order, Key: last.key, Doc: last.doc}.Encode()
+		all = all[:plan.Limit]
+	}
+	hl := q.Highlights()
+	for _, r := range all {
+		r.hit.Snippet = search.MakeSnippet(r.secs, hl)
+		page.Hits = append(page.Hits, r.hit)
+	}
 	return page, nil
 }
 
-// hitsSections re-reads what the hits' documents were built from, for
-// their snippets: the events of all of them in one query, the headers of
-// sessions' own documents in another.
-func hitsSections(ctx context.Context, tx pgx.Tx, hits []store.SearchHit) ([][]search.Section, error) {
-	type key struct {
-		session string
-		seq     int64
+func deref(s *string) string {
+	if s == nil {
+		return ""
 	}
-	var ids, headerIDs []string
-	var seqs []int64
-	for i := range hits {
-		h := &hits[i]
-		if len(store.HitSeqs(h)) == 0 {
-			headerIDs = append(headerIDs, h.SessionID)
-		}
-		for _, q := range store.HitSeqs(h) {
-			ids, seqs = append(ids, h.SessionID), append(seqs, q)
-		}
+	return *s
+}
+
+// nullEvent is an event's columns (eventsSQL's) from an outer join: all
+// NULL when there is no event.
+type nullEvent struct {
+	seq, time        *int64
+	typ, data        *string
+	ignorable        *bool
+	surface, sources *string
+}
+
+func (n *nullEvent) dest() []any {
+	return []any{&n.seq, &n.typ, &n.time, &n.data, &n.ignorable, &n.surface, &n.sources}
+}
+
+// event returns the event, or ok false when the join found none.
+func (n *nullEvent) event() (e core.Event, ok bool, err error) {
+	if n.seq == nil {
+		return e, false, nil
 	}
-	events := map[key]core.Event{}
-	if len(ids) > 0 {
-		rows, err := tx.Query(ctx, `SELECT e.session_id, e.seq, e.type, e.time, e.data, e.ignorable, e.surface_op, e.source_event_seqs
-			FROM unnest($1::text[], $2::bigint[]) AS k(s, q) JOIN events e ON e.session_id = k.s AND e.seq = k.q`, ids, seqs)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var id string
-			e, err := scanEvent(rows, &id)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
-			events[key{id, e.Seq}] = e
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
+	e = core.Event{Seq: *n.seq, Type: deref(n.typ), Data: []byte(deref(n.data))}
+	if n.time != nil {
+		e.Time = *n.time
+	}
+	e.Ignorable = n.ignorable != nil && *n.ignorable
+	if n.surface != nil {
+		if e.SurfaceOp, err = store.DecodeSurfaceOp(*n.surface); err != nil {
+			return e, false, fmt.Errorf("event %d: stored surfaceOp: %w", e.Seq, err)
 		}
 	}
-	headers := map[string]string{}
-	if len(headerIDs) > 0 {
-		rows, err := tx.Query(ctx, "SELECT id, header FROM sessions WHERE id = ANY($1)", headerIDs)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var id, h string
-			if err := rows.Scan(&id, &h); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			headers[id] = h
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
+	if n.sources != nil {
+		if e.SourceEventSeqs, err = store.DecodeSeqs(*n.sources); err != nil {
+			return e, false, fmt.Errorf("event %d: stored sourceEventSeqs: %w", e.Seq, err)
 		}
 	}
-	out := make([][]search.Section, len(hits))
-	for i := range hits {
-		h := &hits[i]
-		var evs []core.Event
-		for _, q := range store.HitSeqs(h) {
-			if e, ok := events[key{h.SessionID, q}]; ok {
-				evs = append(evs, e)
-			}
-		}
-		secs, err := store.HitSections(h, headers[h.SessionID], evs)
-		if err != nil {
-			return nil, fmt.Errorf("snippet of session %s: %w", h.SessionID, err)
-		}
-		out[i] = secs
-	}
-	return out, nil
+	return e, true, nil
 }

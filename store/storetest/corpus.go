@@ -78,7 +78,7 @@ func (c *Corpus) Log(n int, t0 int64) []core.Event {
 		add(core.EventTurnStart, fmt.Sprintf(`{"turn":%d}`, turn))
 		add(core.EventStepStart, fmt.Sprintf(`{"turn":%d,"step":1}`, turn))
 		add(core.EventUserMessage, fmt.Sprintf(`{"id":"u%d","role":"user","content":[{"type":"text","text":%s}],"source":{"kind":"user"}}`, turn, corpusJSON(c.words(20))))
-		add(core.EventAssistantMessage, fmt.Sprintf(`{"turn":%d,"step":1,"message":{"id":"a%d","role":"assistant","content":[{"type":"reasoning","text":%s},{"type":"text","text":%s}],"source":{"kind":"model"}}}`,
+		add(core.EventAssistantMessage, fmt.Sprintf(`{"turn":%d,"step":1,"message":{"id":"a%d","role":"assistant","content":[{"type":"reasoning","text":%s},{"type":"text","text":%s}],"source":{"kind":"model","provider":"p","model":"m"}}}`,
 			turn, turn, corpusJSON(c.words(30)), corpusJSON(c.words(40)+" "+c.ident())))
 		for k, tool := range []string{"read", "grep", "bash"} {
 			id := fmt.Sprintf("c%d_%d", turn, k)
