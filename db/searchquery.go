@@ -249,8 +249,21 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 		found = found[:limit]
 	}
 	hl := q.Highlights()
+	events, err := hitsEvents(ctx, tx, found)
+	if err != nil {
+		return SearchPage{}, translate(err, "search: snippets")
+	}
 	for _, r := range found {
-		secs, err := hitSections(ctx, tx, &r.hit)
+		var secs []search.Section
+		if seqs := store.HitSeqs(&r.hit); events != nil && len(seqs) > 0 {
+			evs := make([]core.Event, len(seqs))
+			for i, q := range seqs {
+				evs[i] = events[eventKey{r.hit.SessionID, q}]
+			}
+			secs, err = store.HitSections(&r.hit, "", evs)
+		} else {
+			secs, err = hitSections(ctx, tx, &r.hit)
+		}
 		if err != nil {
 			return SearchPage{}, translate(err, "search: snippet of session "+r.hit.SessionID)
 		}
@@ -258,6 +271,56 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 		page.Hits = append(page.Hits, r.hit)
 	}
 	return page, nil
+}
+
+// eventKey names an event.
+type eventKey struct {
+	session string
+	seq     int64
+}
+
+// hitsEvents reads the events the hits' snippets are made from
+// (store.HitSeqs) in one query rather than one per hit. It returns nil
+// when the log does not hold one of them: each hit is then read on its
+// own (hitSections), which names the one the log lacks.
+func hitsEvents(ctx context.Context, tx *sql.Tx, hits []hitRow) (map[eventKey]core.Event, error) {
+	seen := map[eventKey]bool{}
+	var keys []eventKey
+	for i := range hits {
+		for _, q := range store.HitSeqs(&hits[i].hit) {
+			if k := (eventKey{hits[i].hit.SessionID, q}); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	// The query returns them in this order: by session id (SQLite's
+	// binary collation, Go's string order), then seq.
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].session != keys[j].session {
+			return keys[i].session < keys[j].session
+		}
+		return keys[i].seq < keys[j].seq
+	})
+	args := make([]any, 0, 2*len(keys))
+	for _, k := range keys {
+		args = append(args, k.session, k.seq)
+	}
+	events, err := queryEvents(ctx, tx, len(keys), eventsSQL+" WHERE (session_id, seq) IN (VALUES (?, ?)"+strings.Repeat(", (?, ?)", len(keys)-1)+") ORDER BY session_id, seq", args...)
+	if err != nil || len(events) != len(keys) {
+		return nil, err
+	}
+	byKey := make(map[eventKey]core.Event, len(keys))
+	for i, k := range keys {
+		if events[i].Seq != k.seq {
+			return nil, nil
+		}
+		byKey[k] = events[i]
+	}
+	return byKey, nil
 }
 
 // hitSections re-reads what a hit's document was built from.
