@@ -256,7 +256,7 @@ func (s Search) Search(ctx context.Context, q *search.Query, o web.SearchOptions
 	if err != nil {
 		return web.SearchResults{}, err
 	}
-	out := web.SearchResults{Hits: make([]views.SearchHitInput, len(page.Hits)), NextCursor: page.NextCursor}
+	out := web.SearchResults{Hits: make([]views.SearchHitInput, len(page.Hits)), NextCursor: page.NextCursor, RankedAmong: page.RankedAmong}
 	for i, h := range page.Hits {
 		out.Hits[i] = views.SearchHitInput{SessionID: h.SessionID, SessionTitle: h.SessionTitle, SessionStatus: h.SessionStatus,
 			Kind: h.Kind, Seq: h.Seq, CallID: h.CallID, Card: h.Card, Tool: h.Tool, Failed: h.Failed, ErrorCode: h.ErrorCode,

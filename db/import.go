@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime/debug"
 
 	"prism/core"
+	"prism/core/memrelease"
 	"prism/sources/dsh"
 	"prism/store"
 )
@@ -48,7 +48,7 @@ func (st *Store) ImportFileWith(ctx context.Context, path string, o store.Import
 		return nil, err
 	}
 	defer release()
-	defer debug.FreeOSMemory() // see releaseMemory
+	defer releaseMemory() // see releaseMemory
 	logs, _, err := dsh.ReadFileWith(path, st.opts.Limits, st.opts.Foreign)
 	if err != nil {
 		return nil, err
@@ -73,7 +73,7 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 		return nil, err
 	}
 	defer release()
-	defer debug.FreeOSMemory() // see releaseMemory
+	defer releaseMemory() // see releaseMemory
 	logs, _, err := dsh.DecodeNamed(name, r, size, st.opts.Limits, st.opts.Foreign)
 	if err != nil {
 		var fe *dsh.FormatError
@@ -96,11 +96,15 @@ func (st *Store) AcquireImport(ctx context.Context, wait bool) (release func(), 
 	return st.imports.Acquire(ctx, wait)
 }
 
-// An import ends with debug.FreeOSMemory, whether it succeeded or was
-// refused: a decode holds up to its memory budget (and a long line's
-// buffer) for a moment, and without it the process would keep that peak
-// until the runtime's scavenger gets to it. Imports are rare; one forced
-// collection each is cheap next to the import.
+// releaseMemory ends every import, whether it succeeded or was refused: a
+// decode holds up to its memory budget (and a long line's buffer) for a
+// moment, and without a release the process would keep that peak until
+// the runtime's scavenger gets to it. It asks the process's one policy
+// (memrelease.Release: at most one debug.FreeOSMemory per
+// memrelease.Interval, the last request honoured at the interval's end),
+// so a many-file import pays a forced collection every few seconds, not
+// one per file. BenchmarkImportTextHeavy swaps in a release per file.
+var releaseMemory = memrelease.Release
 
 func asFormatError(err error, fe **dsh.FormatError) bool {
 	e, ok := err.(*dsh.FormatError)

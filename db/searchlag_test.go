@@ -141,7 +141,7 @@ func TestSearchCatchesUpAfterAnUnfiledLag(t *testing.T) {
 	for g := range 3 {
 		id := fmt.Sprint("s", g)
 		storetest.MustCreate(t, st, id)
-		if err := st.AppendEvents(ctx, id, newCorpus(int64(g)).log(60, 1764500000000)); err != nil {
+		if err := st.AppendEvents(ctx, id, storetest.NewCorpus(int64(g)).Log(60, 1764500000000)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -276,7 +276,7 @@ func TestLaggedIndexEqualsInlineIndex(t *testing.T) {
 		for g := range 3 {
 			id := fmt.Sprint("corpus", g)
 			storetest.MustCreate(t, st, id)
-			log := newCorpus(int64(g)).log(300, 1764500000000+int64(g))
+			log := storetest.NewCorpus(int64(g)).Log(300, 1764500000000+int64(g))
 			for i := 0; i < len(log); {
 				n := min(1+r.Intn(8), len(log)-i)
 				if err := st.AppendEvents(ctx, id, log[i:i+n]); err != nil {
@@ -408,7 +408,7 @@ func TestIndexRebuildsASessionBehindItsDocuments(t *testing.T) {
 	for g := range 2 {
 		id := fmt.Sprint("s", g)
 		storetest.MustCreate(t, st, id)
-		if err := st.AppendEvents(ctx, id, newCorpus(int64(g)).log(40, 1764500000000)); err != nil {
+		if err := st.AppendEvents(ctx, id, storetest.NewCorpus(int64(g)).Log(40, 1764500000000)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -452,7 +452,7 @@ func TestOpenBesideAWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	storetest.MustCreate(t, st, "s")
-	if err := st.AppendEvents(ctx, "s", newCorpus(1).log(20, 1764500000000)); err != nil {
+	if err := st.AppendEvents(ctx, "s", storetest.NewCorpus(1).Log(20, 1764500000000)); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {

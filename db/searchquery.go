@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -129,9 +130,19 @@ func filterSQL(t search.Term) (string, []any) {
 // searchSQL is a query in SQL: the FTS MATCH expression of its words ("" when
 // it has none) and the conditions on the documents.
 type searchSQL struct {
-	match string
-	where []string
-	args  []any
+	match    string
+	where    []string
+	args     []any
+	sessions bool // a condition reads the sessions row (s)
+}
+
+// sessionsJoin joins search_docs d to its session s when a condition
+// needs it.
+func (s *searchSQL) sessionsJoin() string {
+	if s.sessions {
+		return " JOIN sessions s ON s.id = d.session_id"
+	}
+	return ""
 }
 
 const docsMatching = "d.id IN (SELECT docid FROM search_fts WHERE search_fts MATCH ?)"
@@ -163,6 +174,7 @@ func compile(q *search.Query) searchSQL {
 				continue
 			}
 			cond, args := filterSQL(t)
+			s.sessions = s.sessions || t.Field == search.FieldStatus
 			ors = append(ors, cond)
 			s.args = append(s.args, args...)
 		}
@@ -199,6 +211,7 @@ const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''),
 // with their snippets, read in one snapshot: every hit is a committed
 // document whose events exist. The writer first files what the index
 // lags (searchlag.go), so every event committed before the call is found.
+// Words rank among the most recent store.RankCandidates matches.
 func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (SearchPage, error) {
 	s := compile(q)
 	plan, err := store.PlanSearch(o, s.match != "")
@@ -217,8 +230,9 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
 	var found []hitRow
+	among := 0
 	if order == OrderRank {
-		found, err = rankedHits(ctx, tx, s, after, limit+1)
+		found, among, err = rankedHits(ctx, tx, s, after, limit+1, plan.Candidates)
 	} else {
 		found, err = newestHits(ctx, tx, s, after, limit+1)
 	}
@@ -226,14 +240,30 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 		return SearchPage{}, translate(err, "search")
 	}
 	page := SearchPage{Hits: make([]SearchHit, 0, min(len(found), limit))}
+	if order == OrderRank && among >= plan.Candidates {
+		page.RankedAmong = plan.Candidates
+	}
 	if len(found) > limit {
 		last := found[limit-1]
 		page.NextCursor = store.SearchCursor{Order: order, Key: last.key, Doc: last.doc}.Encode()
 		found = found[:limit]
 	}
 	hl := q.Highlights()
+	events, err := hitsEvents(ctx, tx, found)
+	if err != nil {
+		return SearchPage{}, translate(err, "search: snippets")
+	}
 	for _, r := range found {
-		secs, err := hitSections(ctx, tx, &r.hit)
+		var secs []search.Section
+		if seqs := store.HitSeqs(&r.hit); events != nil && len(seqs) > 0 {
+			evs := make([]core.Event, len(seqs))
+			for i, q := range seqs {
+				evs[i] = events[eventKey{r.hit.SessionID, q}]
+			}
+			secs, err = store.HitSections(&r.hit, "", evs)
+		} else {
+			secs, err = hitSections(ctx, tx, &r.hit)
+		}
 		if err != nil {
 			return SearchPage{}, translate(err, "search: snippet of session "+r.hit.SessionID)
 		}
@@ -241,6 +271,56 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 		page.Hits = append(page.Hits, r.hit)
 	}
 	return page, nil
+}
+
+// eventKey names an event.
+type eventKey struct {
+	session string
+	seq     int64
+}
+
+// hitsEvents reads the events the hits' snippets are made from
+// (store.HitSeqs) in one query rather than one per hit. It returns nil
+// when the log does not hold one of them: each hit is then read on its
+// own (hitSections), which names the one the log lacks.
+func hitsEvents(ctx context.Context, tx *sql.Tx, hits []hitRow) (map[eventKey]core.Event, error) {
+	seen := map[eventKey]bool{}
+	var keys []eventKey
+	for i := range hits {
+		for _, q := range store.HitSeqs(&hits[i].hit) {
+			if k := (eventKey{hits[i].hit.SessionID, q}); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	// The query returns them in this order: by session id (SQLite's
+	// binary collation, Go's string order), then seq.
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].session != keys[j].session {
+			return keys[i].session < keys[j].session
+		}
+		return keys[i].seq < keys[j].seq
+	})
+	args := make([]any, 0, 2*len(keys))
+	for _, k := range keys {
+		args = append(args, k.session, k.seq)
+	}
+	events, err := queryEvents(ctx, tx, len(keys), eventsSQL+" WHERE (session_id, seq) IN (VALUES (?, ?)"+strings.Repeat(", (?, ?)", len(keys)-1)+") ORDER BY session_id, seq", args...)
+	if err != nil || len(events) != len(keys) {
+		return nil, err
+	}
+	byKey := make(map[eventKey]core.Event, len(keys))
+	for i, k := range keys {
+		if events[i].Seq != k.seq {
+			return nil, nil
+		}
+		byKey[k] = events[i]
+	}
+	return byKey, nil
 }
 
 // hitSections re-reads what a hit's document was built from.
@@ -277,8 +357,12 @@ type hitRow struct {
 // full-text query again for each one.
 const matchCTE = "WITH m AS MATERIALIZED (SELECT docid FROM search_fts WHERE search_fts MATCH ?) "
 
-// rankCTE is matchCTE with each match's statistics for bm25.
-const rankCTE = "WITH m AS MATERIALIZED (SELECT docid, matchinfo(search_fts, 'pcnalx') AS mi FROM search_fts WHERE search_fts MATCH ?) "
+// candidatesSQL reads a ranked search's candidates — the most recent
+// matches (by time, then id), at most the plan's bound, after the
+// conditions — and their match statistics for bm25: matchinfo runs for the
+// candidates only, not for every match.
+const candidatesSQL = matchCTE + `, c AS MATERIALIZED (SELECT d.id FROM m JOIN search_docs d ON d.id = m.docid%s ORDER BY d.time DESC, d.id DESC LIMIT ?)
+	SELECT docid, matchinfo(search_fts, 'pcnalx') FROM search_fts WHERE search_fts MATCH ? AND docid IN (SELECT id FROM c)`
 
 // where returns " WHERE …" for the conditions, or "".
 func where(conds []string) string {
@@ -289,7 +373,9 @@ func where(conds []string) string {
 }
 
 // newestHits returns up to n documents newest first (by event time, then
-// document id), after the cursor.
+// document id), after the cursor. The page's ids are chosen first and only
+// they are read whole: SQLite computes a row's result columns before its
+// sorter sees it, so hitCols' card ordinal would run for every match.
 func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.SearchCursor, n int) ([]hitRow, error) {
 	var sb strings.Builder
 	var args []any
@@ -305,7 +391,8 @@ func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 		conds = append(conds[:len(conds):len(conds)], "(d.time < ? OR (d.time = ? AND d.id < ?))")
 		args = append(args, int64(after.Key), int64(after.Key), after.Doc)
 	}
-	sb.WriteString("SELECT " + hitCols + " FROM " + from + " JOIN sessions s ON s.id = d.session_id" + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?")
+	sb.WriteString("SELECT " + hitCols + " FROM (SELECT d.id, d.time FROM " + from + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?) top" +
+		" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id ORDER BY top.time DESC, top.id DESC")
 	args = append(args, n)
 	rows, err := tx.QueryContext(ctx, sb.String(), args...)
 	if err != nil {
@@ -319,17 +406,14 @@ func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 }
 
 // rankedHits returns up to n documents best match first (BM25, then
-// document id), after the cursor: the matching documents' ids and match
-// statistics are read, scored in Go, and the best n read whole.
-func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.SearchCursor, n int) ([]hitRow, error) {
-	args := append([]any{s.match}, s.args...)
-	q := "SELECT docid, matchinfo(search_fts, 'pcnalx') FROM search_fts WHERE search_fts MATCH ?"
-	if len(s.where) > 0 {
-		q = rankCTE + "SELECT d.id, m.mi FROM m JOIN search_docs d ON d.id = m.docid JOIN sessions s ON s.id = d.session_id" + where(s.where)
-	}
-	rows, err := tx.QueryContext(ctx, q, args...)
+// document id), after the cursor, among the most recent candidates
+// matches: the candidates' ids and match statistics are read, scored in
+// Go, and the best n read whole. among is how many candidates there were.
+func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.SearchCursor, n, candidates int) (found []hitRow, among int, err error) {
+	args := append(append([]any{s.match}, s.args...), candidates, s.match)
+	rows, err := tx.QueryContext(ctx, fmt.Sprintf(candidatesSQL, s.sessionsJoin()+where(s.where)), args...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	type scored struct {
 		doc  int64
@@ -341,8 +425,9 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 		var sc scored
 		if err := rows.Scan(&sc.doc, &mi); err != nil {
 			rows.Close()
-			return nil, err
+			return nil, 0, err
 		}
+		among++
 		sc.rank = bm25(mi)
 		if after != nil && !(sc.rank < after.Key || sc.rank == after.Key && sc.doc < after.Doc) {
 			continue
@@ -351,7 +436,7 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].rank != all[j].rank {
@@ -361,7 +446,7 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 	})
 	all = all[:min(len(all), n)]
 	if len(all) == 0 {
-		return nil, nil
+		return nil, among, nil
 	}
 	ids := make([]any, len(all))
 	marks := make([]string, len(all))
@@ -370,24 +455,24 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 	}
 	rows, err = tx.QueryContext(ctx, "SELECT "+hitCols+" FROM search_docs d JOIN sessions s ON s.id = d.session_id WHERE d.id IN ("+strings.Join(marks, ",")+")", ids...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	got, err := scanHits(rows)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	byDoc := make(map[int64]hitRow, len(got))
 	for _, r := range got {
 		byDoc[r.doc] = r
 	}
-	found := make([]hitRow, 0, len(all))
+	found = make([]hitRow, 0, len(all))
 	for _, sc := range all {
 		if r, ok := byDoc[sc.doc]; ok {
 			r.key = sc.rank
 			found = append(found, r)
 		}
 	}
-	return found, nil
+	return found, among, nil
 }
 
 func scanHits(rows *sql.Rows) ([]hitRow, error) {

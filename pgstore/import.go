@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"prism/core"
+	"prism/core/memrelease"
 	"prism/sources/dsh"
 	"prism/store"
 )
@@ -33,6 +34,7 @@ func (st *Store) ImportFileWith(ctx context.Context, path string, o store.Import
 		return nil, err
 	}
 	defer release()
+	defer memrelease.Release() // the decode's peak goes back to the OS, as the process's policy allows
 	logs, _, err := dsh.ReadFileWith(path, st.opts.Limits, st.opts.Foreign)
 	if err != nil {
 		return nil, err
@@ -56,6 +58,7 @@ func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size 
 		return nil, err
 	}
 	defer release()
+	defer memrelease.Release() // the decode's peak goes back to the OS, as the process's policy allows
 	logs, _, err := dsh.DecodeNamed(name, r, size, st.opts.Limits, st.opts.Foreign)
 	if err != nil {
 		var fe *dsh.FormatError

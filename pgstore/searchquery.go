@@ -42,9 +42,11 @@ func tsPhrase(t search.Term) string {
 // searchSQL is a query in SQL: the tsquery of its words ("" when it has
 // none to rank by) and the conditions on search_docs d and sessions s.
 type searchSQL struct {
-	match string
-	where []string
-	args  []any
+	match    string
+	matchArg string // match's placeholder, once matchConds added it
+	sessions bool   // a condition reads the sessions row (s)
+	where    []string
+	args     []any
 }
 
 // arg adds a parameter and returns its placeholder.
@@ -70,6 +72,7 @@ func (s *searchSQL) filterSQL(t search.Term) string {
 		}
 		return "lower(d.error) = lower(" + s.arg(t.Value) + ")"
 	case search.FieldStatus:
+		s.sessions = true
 		return "s.status = " + s.arg(t.Value)
 	case search.FieldSession:
 		return "starts_with(d.session_id, " + s.arg(t.Value) + ")"
@@ -87,7 +90,7 @@ func likePrefix(v string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(v) + "%"
 }
 
-// compile translates a parsed query: clauses of words alone become
+// compileSearch translates a parsed query: clauses of words alone become
 // one tsquery (each clause's words ORed, the clauses ANDed, the excluded
 // ones ANDed as NOT), which the GIN index answers and ts_rank ranks by;
 // a clause that mixes words and operators becomes a condition of its own.
@@ -146,91 +149,213 @@ type hitRow struct {
 	key float64
 }
 
-// Search runs a parsed query over the index and returns a page of hits
-// with their snippets, read in one snapshot: every hit is a committed
-// document whose events exist. Words are ranked by ts_rank (the SQLite
-// store ranks by BM25: the orders of equally good hits may differ).
-func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error) {
+// newestFirst orders documents newest first: search_docs_time_idx walked
+// backward (or, under an equality on a tool or an error, that column's
+// index), the id breaking ties.
+const newestFirst = " ORDER BY d.time DESC, d.id DESC"
+
+// matchConds are the query's conditions on search_docs d and sessions s:
+// its tsquery first, then the operators'.
+func (s *searchSQL) matchConds() []string {
+	conds := s.where
+	if s.match != "" {
+		s.matchArg = s.arg(s.match)
+		conds = append([]string{"d.terms @@ " + s.matchArg + "::tsquery"}, conds...)
+	}
+	return conds
+}
+
+// docsFrom is the documents a query's conditions read: search_docs d,
+// joined to its session s only when a condition needs it.
+func (s *searchSQL) docsFrom() string {
+	if s.sessions {
+		return " FROM search_docs d JOIN sessions s ON s.id = d.session_id"
+	}
+	return " FROM search_docs d"
+}
+
+// pageSQL reads the page's documents whole (hitCols), in the page's order,
+// from top (its ids and sort keys, best first): the columns are computed
+// for the page only, not for every match a sort passes over. With each
+// document come what its snippet is made from (store.HitSeqs): its
+// session's header for a session's own document, else its event and a
+// card's result event — so a search is one statement, one snapshot and
+// one round trip.
+const pageSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 THEN s.header END, " +
+	"e1.seq, e1.type, e1.time, e1.data, e1.ignorable, e1.surface_op, e1.source_event_seqs, " +
+	"e2.seq, e2.type, e2.time, e2.data, e2.ignorable, e2.surface_op, e2.source_event_seqs " +
+	"FROM top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id " +
+	"LEFT JOIN events e1 ON e1.session_id = d.session_id AND e1.seq = d.seq " +
+	"LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq " +
+	"ORDER BY top.key DESC, d.id DESC"
+
+// newestSQL is a query in time order: the matching documents newest
+// first, read straight from search_docs in the order of an index, so the
+// planner walks search_docs_time_idx (or a tool's or error's index) and
+// stops at the page — no sort key is computed for the other matches. The
+// cursor's time bound (d.time <= key) is an index condition.
+func (s *searchSQL) newestSQL(p store.SearchPlan) string {
+	conds := s.matchConds()
+	if a := p.After; a != nil {
+		k := s.arg(int64(a.Key))
+		conds = append(conds, "d.time <= "+k, "(d.time < "+k+" OR d.id < "+s.arg(a.Doc)+")")
+	}
+	return "WITH top AS (SELECT d.id, d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Limit+1) + ") " +
+		fmt.Sprintf(pageSQL, "0")
+}
+
+// rankedSQL is a query by rank: the most recent p.Candidates matching
+// documents (walked newest first, as newestSQL does, and cut there) are
+// ranked by ts_rank, and the best page after the cursor is read whole. The
+// last column counts the candidates (p.Candidates when the bound was
+// reached).
+func (s *searchSQL) rankedSQL(p store.SearchPlan) string {
+	conds := s.matchConds()
+	var b strings.Builder
+	b.WriteString("WITH r AS MATERIALIZED (SELECT c.id, ts_rank(" + rankWeights + ", c.terms, " + s.matchArg + "::tsquery)::float8 AS key FROM (")
+	b.WriteString("SELECT d.id, d.terms" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Candidates) + ") c), ")
+	b.WriteString("top AS (SELECT id, key FROM r")
+	if a := p.After; a != nil {
+		k := s.arg(a.Key)
+		b.WriteString(" WHERE key < " + k + " OR (key = " + k + " AND id < " + s.arg(a.Doc) + ")")
+	}
+	b.WriteString(" ORDER BY key DESC, id DESC LIMIT " + s.arg(p.Limit+1) + ") ")
+	b.WriteString(fmt.Sprintf(pageSQL, "(SELECT count(*) FROM r)"))
+	return b.String()
+}
+
+// whereSQL returns " WHERE …" for the conditions, or "".
+func whereSQL(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
+}
+
+// searchSQL compiles a parsed query for the plan's order.
+func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, plan store.SearchPlan, err error) {
 	s := compile(q)
-	plan, err := store.PlanSearch(o, s.match != "")
+	plan, err = store.PlanSearch(o, s.match != "")
+	if err != nil {
+		return "", nil, plan, err
+	}
+	if plan.Order == store.OrderRank {
+		sql = s.rankedSQL(plan)
+	} else {
+		sql = s.newestSQL(plan)
+	}
+	return sql, s.args, plan, nil
+}
+
+// Search runs a parsed query over the index and returns a page of hits
+// with their snippets, read in one statement (one snapshot): every hit is
+// a committed document whose events exist. Words are ranked by ts_rank
+// (the SQLite store ranks by BM25: the orders of equally good hits may
+// differ), among the most recent store.RankCandidates matches.
+func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error) {
+	query, args, plan, err := querySQL(q, o)
 	if err != nil {
 		return store.SearchPage{}, err
 	}
-	conds := s.where
-	key := "d.time::float8"
-	var sb strings.Builder
-	if s.match != "" {
-		m := s.arg(s.match)
-		conds = append([]string{"d.terms @@ " + m + "::tsquery"}, conds...)
-		if plan.Order == store.OrderRank {
-			key = "ts_rank(" + rankWeights + ", d.terms, " + m + "::tsquery)::float8"
-		}
+	// An unnamed statement (QueryExecModeExec) is planned for its values
+	// every time: a cached generic plan cannot tell a rare word (the GIN
+	// index) from a common one (the time index).
+	rows, err := st.pool.Query(ctx, query, append([]any{pgx.QueryExecModeExec}, args...)...)
+	if err != nil {
+		return store.SearchPage{}, translate(err, "search")
 	}
-	sb.WriteString("WITH m AS (SELECT d.id, " + key + " AS key FROM search_docs d JOIN sessions s ON s.id = d.session_id")
-	if len(conds) > 0 {
-		sb.WriteString(" WHERE " + strings.Join(conds, " AND "))
+	type found struct {
+		hitRow
+		secs []search.Section
 	}
-	sb.WriteString(") SELECT " + hitCols + ", m.key FROM m JOIN search_docs d ON d.id = m.id JOIN sessions s ON s.id = d.session_id")
-	if a := plan.After; a != nil {
-		k := s.arg(a.Key)
-		sb.WriteString(" WHERE (m.key < " + k + " OR (m.key = " + k + " AND d.id < " + s.arg(a.Doc) + "))")
-	}
-	sb.WriteString(" ORDER BY m.key DESC, d.id DESC LIMIT " + s.arg(plan.Limit+1))
-	var page store.SearchPage
-	err = pgx.BeginTxFunc(ctx, st.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, sb.String(), s.args...)
+	among := 0
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (found, error) {
+		var x found
+		h := &x.hit
+		var code, header *string
+		var e [2]nullEvent
+		err := r.Scan(append([]any{&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time,
+			&h.SessionTitle, &h.SessionStatus, &x.key, &among, &header}, append(e[0].dest(), e[1].dest()...)...)...)
 		if err != nil {
-			return err
-		}
-		found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (hitRow, error) {
-			var x hitRow
-			h := &x.hit
-			var code *string
-			err := r.Scan(&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time, &h.SessionTitle, &h.SessionStatus, &x.key)
-			if code != nil {
-				h.Failed, h.ErrorCode = true, *code
-			}
 			return x, err
-		})
-		if err != nil {
-			return err
 		}
-		page = store.SearchPage{Hits: make([]store.SearchHit, 0, min(len(found), plan.Limit))}
-		if len(found) > plan.Limit {
-			last := found[plan.Limit-1]
-			page.NextCursor = store.SearchCursor{Order: plan.Order, Key: last.key, Doc: last.doc}.Encode()
-			found = found[:plan.Limit]
+		if code != nil {
+			h.Failed, h.ErrorCode = true, *code
 		}
-		hl := q.Highlights()
-		for _, r := range found {
-			secs, err := hitSections(ctx, tx, &r.hit)
+		var events []core.Event
+		for i := range e {
+			ev, ok, err := e[i].event()
 			if err != nil {
-				return fmt.Errorf("snippet of session %s: %w", r.hit.SessionID, err)
+				return x, err
 			}
-			r.hit.Snippet = search.MakeSnippet(secs, hl)
-			page.Hits = append(page.Hits, r.hit)
+			if ok {
+				events = append(events, ev)
+			}
 		}
-		return nil
+		if x.secs, err = store.HitSections(h, deref(header), events); err != nil {
+			return x, fmt.Errorf("snippet of session %s: %w", h.SessionID, err)
+		}
+		return x, nil
 	})
 	if err != nil {
 		return store.SearchPage{}, translate(err, "search")
 	}
+	page := store.SearchPage{Hits: make([]store.SearchHit, 0, min(len(all), plan.Limit))}
+	if plan.Order == store.OrderRank && among >= plan.Candidates {
+		page.RankedAmong = plan.Candidates
+	}
+	if len(all) > plan.Limit {
+		last := all[plan.Limit-1]
+		page.NextCursor = store.SearchCursor{Order: plan.Order, Key: last.key, Doc: last.doc}.Encode()
+		all = all[:plan.Limit]
+	}
+	hl := q.Highlights()
+	for _, r := range all {
+		r.hit.Snippet = search.MakeSnippet(r.secs, hl)
+		page.Hits = append(page.Hits, r.hit)
+	}
 	return page, nil
 }
 
-// hitSections re-reads what a hit's document was built from.
-func hitSections(ctx context.Context, tx pgx.Tx, h *store.SearchHit) ([]search.Section, error) {
-	var header string
-	var events []core.Event
-	if seqs := store.HitSeqs(h); len(seqs) == 0 {
-		if err := tx.QueryRow(ctx, "SELECT header FROM sessions WHERE id = $1", h.SessionID).Scan(&header); err != nil {
-			return nil, err
-		}
-	} else {
-		var err error
-		if events, err = queryEvents(ctx, tx, 2, eventsSQL+" WHERE session_id = $1 AND seq = ANY($2) ORDER BY seq", h.SessionID, seqs); err != nil {
-			return nil, err
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// nullEvent is an event's columns (eventsSQL's) from an outer join: all
+// NULL when there is no event.
+type nullEvent struct {
+	seq, time        *int64
+	typ, data        *string
+	ignorable        *bool
+	surface, sources *string
+}
+
+func (n *nullEvent) dest() []any {
+	return []any{&n.seq, &n.typ, &n.time, &n.data, &n.ignorable, &n.surface, &n.sources}
+}
+
+// event returns the event, or ok false when the join found none.
+func (n *nullEvent) event() (e core.Event, ok bool, err error) {
+	if n.seq == nil {
+		return e, false, nil
+	}
+	e = core.Event{Seq: *n.seq, Type: deref(n.typ), Data: []byte(deref(n.data))}
+	if n.time != nil {
+		e.Time = *n.time
+	}
+	e.Ignorable = n.ignorable != nil && *n.ignorable
+	if n.surface != nil {
+		if e.SurfaceOp, err = store.DecodeSurfaceOp(*n.surface); err != nil {
+			return e, false, fmt.Errorf("event %d: stored surfaceOp: %w", e.Seq, err)
 		}
 	}
-	return store.HitSections(h, header, events)
+	if n.sources != nil {
+		if e.SourceEventSeqs, err = store.DecodeSeqs(*n.sources); err != nil {
+			return e, false, fmt.Errorf("event %d: stored sourceEventSeqs: %w", e.Seq, err)
+		}
+	}
+	return e, true, nil
 }

@@ -21,6 +21,12 @@ const (
 	OrderTime = "time" // newest first
 )
 
+// RankCandidates bounds what a ranked search ranks: the most recent
+// RankCandidates matching documents (by time, then document id), so that a
+// common word costs the same however long the history grows. Time order
+// has no bound: it walks the index newest first and stops at the page.
+const RankCandidates = 10_000
+
 // SearchOptions page a search.
 type SearchOptions struct {
 	// Order is OrderRank (the default) or OrderTime.
@@ -30,6 +36,10 @@ type SearchOptions struct {
 	// Cursor continues after a previous page's NextCursor (same query and
 	// order).
 	Cursor string
+	// Candidates bounds a ranked search below RankCandidates (0 or more
+	// than RankCandidates: RankCandidates); tests page through a small
+	// bound.
+	Candidates int
 }
 
 // SearchHit is one document that matched: a session's own document, a
@@ -63,6 +73,10 @@ type SearchPage struct {
 	Hits []SearchHit
 	// NextCursor continues the search ("" on the last page).
 	NextCursor string
+	// RankedAmong is the candidate bound when a ranked search reached it
+	// (at least that many documents matched, and the hits are ranked among
+	// the most recent RankedAmong of them); 0 otherwise.
+	RankedAmong int
 }
 
 // SearchPlan is a search's options checked and filled in.
@@ -71,13 +85,19 @@ type SearchPlan struct {
 	Limit int    // 1…200
 	// After is the cursor to continue after (nil: the first page).
 	After *SearchCursor
+	// Candidates is how many of the most recent matches a ranked search
+	// ranks (1…RankCandidates).
+	Candidates int
 }
 
 // PlanSearch checks o and fills in its defaults; ranked is false when the
 // query has no words to rank by, which makes the order time. A bad order
 // or cursor is core.CodeInvalid.
 func PlanSearch(o SearchOptions, ranked bool) (SearchPlan, error) {
-	p := SearchPlan{Order: o.Order, Limit: o.Limit}
+	p := SearchPlan{Order: o.Order, Limit: o.Limit, Candidates: o.Candidates}
+	if p.Candidates <= 0 || p.Candidates > RankCandidates {
+		p.Candidates = RankCandidates
+	}
 	if p.Limit <= 0 {
 		p.Limit = 20
 	}

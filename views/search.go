@@ -73,6 +73,9 @@ type SearchPageView struct {
 	Groups  []*SearchGroupView
 	Hits    int
 	MoreURL string // the next page ("" on the last)
+	// RankedAmong is set when the hits were ranked among the most recent
+	// RankedAmong matches only (more matched): the page says so.
+	RankedAmong int
 	// Searched is set when a query ran (even with no hits).
 	Searched bool
 }

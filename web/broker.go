@@ -3,11 +3,11 @@ package web
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
 	"prism/core"
+	"prism/core/memrelease"
 	"prism/views"
 )
 
@@ -48,11 +48,6 @@ type Broker struct {
 
 	// stats counts the live path's work (liveStats).
 	stats liveStats
-	// lastRelease is when a crowd's leaving last returned memory to the
-	// OS, releasePending whether a release waits for releaseInterval
-	// (guarded by mu; see releaseMemory).
-	lastRelease    time.Time
-	releasePending bool
 
 	// reader is what a session's pages show their reader, the owner
 	// (Server.ownerReader; nil: the zero Reader); set before the first
@@ -260,9 +255,7 @@ func (b *Broker) unsubscribe(h *hub, s *subscriber) {
 	h.mu.Unlock()
 	b.release(h)
 	if left {
-		b.mu.Lock()
 		b.releaseMemory()
-		b.mu.Unlock()
 	}
 }
 
@@ -290,35 +283,14 @@ func (b *Broker) release(h *hub) {
 // system at once rather than at the runtime's pace.
 const crowdSize = 64
 
-// releaseInterval is the shortest time between two releases of memory.
-const releaseInterval = 10 * time.Second
-
-// releaseMemory returns freed memory to the operating system
-// (debug.FreeOSMemory, as an import does when it ends): a crowd of readers
-// that leaves gives back what its streams held (their connections'
+// releaseMemory returns freed memory to the operating system: a crowd of
+// readers that leaves gives back what its streams held (their connections'
 // buffers and goroutines, the frames queued for them), which an idle
-// server's runtime would otherwise keep. It runs at most every
-// releaseInterval; a call within it is deferred to its end, so the last
-// readers' memory is returned too. b.mu is held.
-func (b *Broker) releaseMemory() {
-	if b.releasePending {
-		return
-	}
-	wait := time.Until(b.lastRelease.Add(releaseInterval))
-	if wait <= 0 {
-		b.lastRelease = time.Now()
-		go debug.FreeOSMemory()
-		return
-	}
-	b.releasePending = true
-	time.AfterFunc(wait, func() {
-		b.mu.Lock()
-		b.releasePending = false
-		b.lastRelease = time.Now()
-		b.mu.Unlock()
-		debug.FreeOSMemory()
-	})
-}
+// server's runtime would otherwise keep. It asks the process's one policy,
+// shared with imports (memrelease.Release: at most one debug.FreeOSMemory
+// per memrelease.Interval, a request within it deferred to its end, so the
+// last readers' memory is returned too); it never blocks.
+func (b *Broker) releaseMemory() { memrelease.Release() }
 
 // renderRange renders, from the log, the frame that brings a page showing
 // the session up to seq after to seq upTo — what a reconnecting or lagging

@@ -219,6 +219,9 @@ type SearchOptions struct {
 type SearchResults struct {
 	Hits       []views.SearchHitInput
 	NextCursor string // "" on the last page
+	// RankedAmong is set when a search by rank ranked only the most recent
+	// RankedAmong matches (more matched); 0 otherwise.
+	RankedAmong int
 }
 
 // Deps is what the web server consumes. Sessions and Presenter are

@@ -68,6 +68,7 @@ func (s *Server) handleSearch(c echo.Context) error {
 			var res SearchResults
 			if res, err = src.Search(c.Request().Context(), parsed, o); err == nil {
 				page := views.NewSearchPage(v.Meta, q, o.Order, res.Hits)
+				page.RankedAmong = res.RankedAmong
 				if res.NextCursor != "" {
 					page.MoreURL = views.SearchURL(q, o.Order, res.NextCursor)
 				}
@@ -125,7 +126,10 @@ func (s *Server) handleAPISearch(c echo.Context) error {
 	out := struct {
 		Hits       []searchHitJSON `json:"hits"`
 		NextCursor string          `json:"nextCursor,omitempty"`
-	}{Hits: make([]searchHitJSON, 0, len(res.Hits)), NextCursor: res.NextCursor}
+		// RankedAmong: the hits rank among the most recent this many
+		// matches (more matched).
+		RankedAmong int `json:"rankedAmong,omitempty"`
+	}{Hits: make([]searchHitJSON, 0, len(res.Hits)), NextCursor: res.NextCursor, RankedAmong: res.RankedAmong}
 	for i := range res.Hits {
 		h := &res.Hits[i]
 		j := searchHitJSON{SessionID: h.SessionID, SessionTitle: h.SessionTitle, Kind: h.Kind, Tool: h.Tool, Time: h.Time,

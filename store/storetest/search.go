@@ -89,7 +89,10 @@ func phraseQuery(text string, n int) string {
 	return `"` + strings.Join(words, " ") + `"`
 }
 
-// searchAll runs a query and pages through every hit.
+// searchAll runs a query and pages through every hit, in rank order: the
+// logs the suite searches match fewer documents than a ranked search's
+// bound (store.RankCandidates), so every match is a hit — a page that
+// says the bound was reached fails the test.
 func searchAll(t *testing.T, st Store, query string) []store.SearchHit {
 	t.Helper()
 	q, err := search.Parse(query, time.Now())
@@ -102,6 +105,9 @@ func searchAll(t *testing.T, st Store, query string) []store.SearchHit {
 		page, err := st.Search(context.Background(), q, o)
 		if err != nil {
 			t.Fatalf("Search(%q): %v", query, err)
+		}
+		if page.RankedAmong != 0 {
+			t.Fatalf("Search(%q): ranked among %d, a bound the suite's logs never reach", query, page.RankedAmong)
 		}
 		hits = append(hits, page.Hits...)
 		if page.NextCursor == "" {
@@ -541,6 +547,75 @@ func testSearchPagesAndOrders(t *testing.T, e Engine) {
 	}
 	if _, err := st.Search(ctx, q, store.SearchOptions{Order: "best"}); core.ErrorCode(err) != core.CodeInvalid {
 		t.Errorf("order best: %v, want CodeInvalid", err)
+	}
+}
+
+// testSearchRanksTheMostRecentMatches: a ranked search ranks the most
+// recent matches up to its bound (SearchOptions.Candidates, at most
+// store.RankCandidates) — the oracle: by time, newest first, the bound's
+// worth, then ranked — and says the bound was reached on every page; a
+// bound above the matches ranks them all and says nothing; time order has
+// no bound.
+func testSearchRanksTheMostRecentMatches(t *testing.T, e Engine) {
+	st := e.open(t)
+	ctx := context.Background()
+	MustCreate(t, st, "p")
+	var events []core.Event
+	for i := 0; i < 45; i++ {
+		text := "needle"
+		if i%3 == 0 {
+			text = "needle needle needle haystack"
+		}
+		events = append(events, Ev(int64(i), core.EventUserMessage, fmt.Sprintf(`{"id":"u%d","role":"user","content":[{"type":"text","text":%q}],"source":{"kind":"user"}}`, i, text)))
+	}
+	if err := st.AppendEvents(ctx, "p", events); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := search.Parse("needle kind:user", time.Now())
+	pages := func(o store.SearchOptions) (seqs []int64, among []int) {
+		t.Helper()
+		for {
+			page, err := st.Search(ctx, q, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range page.Hits {
+				seqs = append(seqs, h.Seq)
+			}
+			among = append(among, page.RankedAmong)
+			if page.NextCursor == "" {
+				return seqs, among
+			}
+			o.Cursor = page.NextCursor
+		}
+	}
+	// The oracle: the 10 most recent matches are seqs 35…44; of them 36,
+	// 39 and 42 hold the word three times and rank first.
+	seqs, among := pages(store.SearchOptions{Order: store.OrderRank, Limit: 4, Candidates: 10})
+	got := slices.Clone(seqs)
+	slices.Sort(got)
+	if want := []int64{35, 36, 37, 38, 39, 40, 41, 42, 43, 44}; !slices.Equal(got, want) {
+		t.Errorf("ranked among 10: hits %v, want the 10 most recent matches %v", seqs, want)
+	}
+	if len(seqs) >= 3 {
+		best := slices.Clone(seqs[:3])
+		slices.Sort(best)
+		if !slices.Equal(best, []int64{36, 39, 42}) {
+			t.Errorf("ranked among 10: %v, want 36, 39 and 42 (the word three times) first", seqs)
+		}
+	}
+	for i, n := range among {
+		if n != 10 {
+			t.Errorf("ranked among 10: page %d says RankedAmong %d, want 10", i, n)
+		}
+	}
+	seqs, among = pages(store.SearchOptions{Order: store.OrderRank, Limit: 20, Candidates: 100})
+	if len(seqs) != 45 || slices.ContainsFunc(among, func(n int) bool { return n != 0 }) {
+		t.Errorf("bound 100 over 45 matches: %d hits, RankedAmong %v; want 45 and 0", len(seqs), among)
+	}
+	seqs, among = pages(store.SearchOptions{Order: store.OrderTime, Limit: 20, Candidates: 10})
+	if len(seqs) != 45 || slices.ContainsFunc(among, func(n int) bool { return n != 0 }) {
+		t.Errorf("time order with a bound of 10: %d hits, RankedAmong %v; want 45 and 0", len(seqs), among)
 	}
 }
 

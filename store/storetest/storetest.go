@@ -146,6 +146,7 @@ func Run(t *testing.T, e Engine) {
 		{"SearchReindexesAReplacedLog", testSearchReindexesAReplacedLog},
 		{"SearchQueries", testSearchQueries},
 		{"SearchPagesAndOrders", testSearchPagesAndOrders},
+		{"SearchRanksTheMostRecentMatches", testSearchRanksTheMostRecentMatches},
 		{"SearchPairsResultsAsTheTranscriptDoes", testSearchPairsResultsAsTheTranscriptDoes},
 		{"SearchPhrasesStayInOneColumn", testSearchPhrasesStayInOneColumn},
 	} {

@@ -1,0 +1,168 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"prism/core/search"
+	"prism/store"
+	"prism/store/storetest"
+)
+
+// searchCases are the query classes BenchmarkSearch measures (the SQLite
+// store's BenchmarkSearch runs the same ones over the same corpus).
+var searchCases = []struct{ name, q, order string }{
+	{"word", "config", store.OrderRank},
+	{"word/time", "config", store.OrderTime},
+	{"rare-word", storetest.NewCorpus(1).Vocab(2000), store.OrderRank},
+	{"phrase", `"connection refused"`, store.OrderRank},
+	{"identifier", "fmt.Sprintf", store.OrderRank},
+	{"tool", "tool:grep", store.OrderRank},
+	{"error", "error:TOOL_TIMEOUT", store.OrderRank},
+	{"tool+word", "tool:bash refused", store.OrderRank},
+}
+
+// floorSQL is the bare engine query for the same result set as a search
+// (its document ids only: no joins for the page, no card ordinals, no
+// snippets): for time order the matching documents newest first, LIMIT
+// 21; for rank order ts_rank over the same tsquery among the same
+// candidates (the most recent store.RankCandidates matches), LIMIT 21.
+func floorSQL(q *search.Query, order string) (string, []any) {
+	s := compile(q)
+	conds := s.matchConds()
+	newest := s.docsFrom() + whereSQL(conds) + newestFirst
+	if s.match == "" || order == store.OrderTime {
+		return "SELECT d.id" + newest + " LIMIT 21", s.args
+	}
+	return "SELECT id FROM (SELECT c.id, ts_rank(" + rankWeights + ", c.terms, " + s.matchArg + "::tsquery) AS r FROM (" +
+		"SELECT d.id, d.terms" + newest + " LIMIT " + s.arg(store.RankCandidates) + ") c) x ORDER BY r DESC, id DESC LIMIT 21", s.args
+}
+
+// explain returns EXPLAIN ANALYZE's plan of a query.
+func explain(ctx context.Context, st *Store, query string, args []any) (string, error) {
+	rows, err := st.pool.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, BUFFERS OFF) "+query, append([]any{pgx.QueryExecModeExec}, args...)...)
+	if err != nil {
+		return "", err
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return strings.Join(lines, "\n"), err
+}
+
+// BenchmarkSearch measures queries over about 100,000 events in 300
+// sessions on PostgreSQL — the SQLite store's corpus (storetest.Corpus) —
+// each beside its floor in the same run: the bare engine query for the
+// same result set (floorSQL), timed in turn with the search, so each
+// figure is a ratio under the same load. A search is 20 hits with their
+// snippets. It logs EXPLAIN ANALYZE of each class's query and floor (-v).
+// The tables are ANALYZEd after the fill, as autovacuum would.
+func BenchmarkSearch(b *testing.B) {
+	const sessions, perSession = 300, 334
+	ctx := context.Background()
+	st, _ := newTestStore(b, Options{})
+	c := storetest.NewCorpus(1)
+	start := time.Now()
+	for i := 0; i < sessions; i++ {
+		id := fmt.Sprintf("s%04d", i)
+		h := storetest.Header(id)
+		h.Cwd = "/work/" + c.Word()
+		if err := st.CreateSession(ctx, h); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.AppendEvents(ctx, id, c.Log(perSession, 1764500000000+int64(i)*3_600_000)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fill := time.Since(start)
+	if _, err := st.pool.Exec(ctx, "ANALYZE"); err != nil {
+		b.Fatal(err)
+	}
+	var docs, events int64
+	if err := st.pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM search_docs), (SELECT count(*) FROM events)").Scan(&docs, &events); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("size", func(b *testing.B) {
+		b.ReportMetric(float64(events), "events")
+		b.ReportMetric(float64(docs), "docs")
+		b.ReportMetric(fill.Seconds(), "fill-s")
+		b.ReportMetric(0, "ns/op")
+	})
+	explained := map[string]bool{}
+	for _, tc := range searchCases {
+		q, err := search.Parse(tc.q, time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
+		o := store.SearchOptions{Order: tc.order, Limit: 20}
+		b.Run(tc.name, func(b *testing.B) {
+			query, args, _, err := querySQL(q, o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			floor, fargs := floorSQL(q, tc.order)
+			for _, x := range []struct {
+				what, sql string
+				args      []any
+			}{{"search", query, args}, {"floor", floor, fargs}} {
+				if explained[tc.name+x.what] {
+					continue
+				}
+				explained[tc.name+x.what] = true
+				plan, err := explain(ctx, st, x.sql, x.args)
+				if err != nil {
+					b.Fatalf("EXPLAIN %s: %v", x.what, err)
+				}
+				b.Logf("%s %q, %s:\n%s\n%s", tc.name, tc.q, x.what, x.sql, plan)
+			}
+			var lat, bare []time.Duration
+			hits, among := 0, 0
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				page, err := st.Search(ctx, q, o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+				hits, among = len(page.Hits), page.RankedAmong
+				t0 = time.Now()
+				// Planned for its values, as Search's query is.
+				rows, err := st.pool.Query(ctx, floor, append([]any{pgx.QueryExecModeExec}, fargs...)...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for rows.Next() {
+				}
+				rows.Close()
+				if err := rows.Err(); err != nil {
+					b.Fatal(err)
+				}
+				bare = append(bare, time.Since(t0))
+			}
+			reportVsFloor(b, lat, bare)
+			b.ReportMetric(float64(hits), "hits")
+			b.ReportMetric(float64(among), "ranked-among")
+		})
+	}
+}
+
+// reportVsFloor reports a search's p50 and p99 beside its floor's, and
+// their ratios.
+func reportVsFloor(b *testing.B, lat, floor []time.Duration) {
+	slices.Sort(lat)
+	slices.Sort(floor)
+	pct := func(l []time.Duration, p int) float64 {
+		return float64(l[min(len(l)-1, len(l)*p/100)].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(lat, 50), "p50-ms")
+	b.ReportMetric(pct(lat, 99), "p99-ms")
+	b.ReportMetric(pct(floor, 50), "floor-p50-ms")
+	b.ReportMetric(pct(floor, 99), "floor-p99-ms")
+	b.ReportMetric(pct(lat, 50)/max(pct(floor, 50), 0.001), "x-floor-p50")
+	b.ReportMetric(pct(lat, 99)/max(pct(floor, 99), 0.001), "x-floor-p99")
+	b.ReportMetric(0, "ns/op")
+}
