@@ -424,5 +424,3 @@ func assistant(turn, num int, n *node) core.AssistantMessage {
 	}
 	return am
 }
-
-

@@ -323,7 +323,9 @@ func TestEncodeJSON_roundTrip(t *testing.T) {
 	}
 }
 
-func spansOf(req interface{ GetResourceSpans() []*tracepb.ResourceSpans }) []otel.Span {
+func spansOf(req interface {
+	GetResourceSpans() []*tracepb.ResourceSpans
+}) []otel.Span {
 	var out []otel.Span
 	for _, rs := range req.GetResourceSpans() {
 		for _, ss := range rs.GetScopeSpans() {
