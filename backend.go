@@ -169,6 +169,11 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 
 		AllowedHosts: cfg.AllowedHosts,
 	}
+	if sp, ok := st.(backend.SpanStore); ok {
+		deps.Traces = backend.Traces{Store: sp}
+	} else {
+		log.Warn("the OTLP trace receiver is off: this store keeps no spans")
+	}
 	if f, ok := st.(backend.Finder); ok {
 		deps.Search = backend.Search{Store: f}
 	} else {

@@ -50,7 +50,9 @@ var layerRules = []rule{
 	{layer: "prism/web", allowOurs: []string{"prism/core", "prism/views", "prism/static", "prism/web"},
 		forbid: concat([]string{"testing", "net/http/httptest"}, dbLibs, pgLibs)},
 	{layer: "prism/static", allowOurs: []string{"prism/static"}, forbid: []string{"net/http/httptest", "testing"}},
-	{layer: "prism/backend", allowOurs: []string{"prism/core", "prism/store", "prism/mcp", "prism/views", "prism/static", "prism/web", "prism/backend"},
+	{layer: "prism/sources", allowOurs: []string{"prism/core", "prism/sources"},
+		forbid: concat([]string{"testing"}, webLibs, dbLibs, pgLibs)},
+	{layer: "prism/backend", allowOurs: []string{"prism/core", "prism/store", "prism/mcp", "prism/views", "prism/static", "prism/web", "prism/sources", "prism/backend"},
 		forbid: []string{"testing", "net/http/httptest"}},
 }
 
