@@ -27,14 +27,19 @@ import (
 	"prism/store"
 	"prism/views"
 	"prism/web"
+	"prism/web/ownerauth"
 )
 
-// otlpEnv is a server whose trace receiver stores into its SQLite store.
-func otlpEnv(t *testing.T) *env {
+// otlpEnv is a server whose trace receiver stores into its SQLite store;
+// more may adjust its Deps.
+func otlpEnv(t *testing.T, more ...func(*web.Deps)) *env {
 	t.Helper()
 	var e *env
 	e = newEnv(t, func(d *web.Deps) {
 		d.Traces = backend.Traces{Store: lazySpans{&e}}
+		for _, f := range more {
+			f(d)
+		}
 	})
 	return e
 }
@@ -49,10 +54,10 @@ func (l lazySpans) ReceiveSpans(ctx context.Context, spans []store.SpanRecord, d
 // sdk is a tracer provider of the real OpenTelemetry SDK exporting each span
 // as it ends (a synchronous processor) with the OTLP/HTTP protobuf exporter
 // to the env's /v1/traces; rec records what was exported.
-func sdk(t *testing.T, e *env) (trace.Tracer, sdktrace.SpanExporter, *tracetest.SpanRecorder) {
+func sdk(t *testing.T, e *env, opts ...otlptracehttp.Option) (trace.Tracer, sdktrace.SpanExporter, *tracetest.SpanRecorder) {
 	t.Helper()
-	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(e.base()+views.OTLPTracesURL()),
-		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+	exp, err := otlptracehttp.New(context.Background(), append([]otlptracehttp.Option{otlptracehttp.WithEndpointURL(e.base() + views.OTLPTracesURL()),
+		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false})}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,4 +269,39 @@ func TestOTLP_answers(t *testing.T) {
 			t.Errorf("%s: the body is not a google.rpc.Status in the request's encoding: %v %q", tc.name, err, body)
 		}
 	}
+}
+
+// TestOTLP_ownerToken: with an owner token set, the receiver takes only
+// exporters that send it (OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer …").
+func TestOTLP_ownerToken(t *testing.T) {
+	guard, err := ownerauth.New(ownerToken, ownerauth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := otlpEnv(t, func(d *web.Deps) { d.Owner = guard })
+	batch, err := os.ReadFile("../sources/otel/testdata/batch.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, body := postOTLP(t, e, "application/json", batch); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("without the token: %d %s", res.StatusCode, body)
+	}
+	if n := e.storeCount(t); n != 0 {
+		t.Fatalf("a refused request stored %d sessions", n)
+	}
+	tr, _, _ := sdk(t, e, otlptracehttp.WithHeaders(map[string]string{"Authorization": "Bearer " + ownerToken}))
+	_, s := tr.Start(context.Background(), "execute_tool glob", trace.WithAttributes(attribute.String(otel.AttrToolName, "glob")))
+	s.End()
+	if n := e.storeCount(t); n != 1 {
+		t.Fatalf("with the token: %d sessions, want 1", n)
+	}
+}
+
+func (e *env) storeCount(t *testing.T) int {
+	t.Helper()
+	list, err := e.store.ListSessions(context.Background(), store.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(list.Sessions)
 }
