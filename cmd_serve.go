@@ -19,6 +19,7 @@ import (
 	"prism/core/price"
 	"prism/core/redact"
 	"prism/core/sessionlog"
+	"prism/views"
 	"prism/web"
 	"prism/web/ownerauth"
 )
@@ -65,6 +66,9 @@ type serveConfig struct {
 	// ShareAddr is the share listener's address ("" = none): it serves
 	// share links and static files only.
 	ShareAddr string
+	// OTLPAddr is the OTLP listener's address ("" = none): it serves only
+	// POST /v1/traces, with the owner token when one is set.
+	OTLPAddr string
 	// PublicURL is the scheme and host share URLs start with ("" = the
 	// request's).
 	PublicURL string
@@ -103,6 +107,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 		"live streams one share link may have open at once (its viewers); past it the link answers 429 with Retry-After and a busy page; -1 = no cap, 0 = the default (env PRISM_SHARE_MAX_STREAMS_PER_LINK)")
 	fs.IntVar(&cfg.ShareStreams, "share-max-streams", envInt("PRISM_SHARE_MAX_STREAMS", 5000),
 		"live streams all share links together may have open at once; past it they answer 503 with Retry-After; the owner's pages are not counted; -1 = no cap, 0 = the default (env PRISM_SHARE_MAX_STREAMS)")
+	fs.StringVar(&cfg.OTLPAddr, "otlp-addr", os.Getenv("PRISM_OTLP_ADDR"), "listener serving only the OTLP/HTTP trace receiver (POST /v1/traces), e.g. 127.0.0.1:4318; off loopback it needs PRISM_OWNER_TOKEN (env PRISM_OTLP_ADDR)")
 	fs.StringVar(&cfg.ShareAddr, "share-addr", os.Getenv("PRISM_SHARE_ADDR"), "second listener serving only share links (/s/…) and static files, e.g. 0.0.0.0:8081 (env PRISM_SHARE_ADDR)")
 	fs.StringVar(&cfg.PublicURL, "public-url", os.Getenv("PRISM_PUBLIC_URL"), "scheme and host share URLs start with, e.g. https://share.example.com (env PRISM_PUBLIC_URL; default: the request's)")
 	fs.Func("redact-rule", "a regular expression whose matches share links redact as [redacted:custom] (repeatable; a group named secret limits it to that part)", func(v string) error {
@@ -203,6 +208,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer shareLn.Close()
 	}
+	var otlpLn net.Listener
+	if cfg.OTLPAddr != "" {
+		if otlpLn, err = net.Listen("tcp", cfg.OTLPAddr); err != nil {
+			return fmt.Errorf("listen (--otlp-addr): %w", err)
+		}
+		defer otlpLn.Close()
+		if guard == nil && !ownerauth.IsLoopback(otlpLn.Addr()) {
+			return errNoOwnerToken(cfg.OTLPAddr)
+		}
+	}
 
 	deps, closeBackend, err := openBackend(ctx, cfg, logger)
 	if err != nil {
@@ -240,11 +255,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv := web.New(deps)
 	defer srv.Close()
 
-	// Both listeners stop when either does.
+	// The listeners stop when any does.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	n := 1
+	if otlpLn != nil {
+		n++
+		logger.Info("serving OTLP traces", logkey.URL, "http://"+otlpLn.Addr().String()+views.OTLPTracesURL())
+		go func() { errc <- srv.ServeOTLP(ctx, otlpLn) }()
+	}
 	if shareLn != nil {
 		n++
 		logger.Info("serving share links", logkey.URL, "http://"+shareLn.Addr().String())
