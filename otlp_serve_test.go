@@ -2,10 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,6 +19,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"prism/backend"
+	"prism/core"
+	"prism/db"
 	"prism/sources/otel"
 )
 
@@ -97,4 +103,84 @@ func TestServeOTLPAddrOffLoopbackNeedsOwnerToken(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr.String(), "refusing to serve on 0.0.0.0:0") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
+}
+
+// callsOf lists a log's calls as "id name args → result (error)" lines.
+func callsOf(t *testing.T, evs []core.Event) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, e := range evs {
+		switch e.Type {
+		case core.EventToolCall:
+			var d core.ToolCall
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			out[d.CallID] = d.Name + " " + d.Arguments
+		case core.EventToolResult:
+			var d core.ToolResultData
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			r := d.Projection()
+			out[d.CallID()] += fmt.Sprintf(" → %q error=%v", r.Content.PlainText(), r.IsError)
+		}
+	}
+	return out
+}
+
+// TestExportOTLPRoundTrip: prism export --otlp writes a dsh session as
+// OTLP/JSON; another prism receiving it (the receiver's own code path)
+// shows the same calls — ids, names, arguments, results, errors.
+func TestExportOTLPRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "prism.db")
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"import", "--db", dbPath, "testdata/dsh/export/session-export.zip"}, &out, &errOut); code != 0 {
+		t.Fatalf("import: %d %s", code, errOut.String())
+	}
+	const id = "5a9e2c41-6b7d-4f80-9a1b-2c3d4e5f6a7b"
+	out.Reset()
+	if code := run(ctx, []string{"export", "--otlp", "--db", dbPath, id}, &out, &errOut); code != 0 {
+		t.Fatalf("export --otlp: %d %s", code, errOut.String())
+	}
+	st, err := db.Open(ctx, filepath.Join(t.TempDir(), "other.db"), db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	resp, err := backend.Traces{Store: st}.ReceiveTraces(ctx, out.Bytes(), true)
+	if err != nil || resp.GetPartialSuccess().GetRejectedSpans() != 0 {
+		t.Fatalf("receive: %v %v", resp, err)
+	}
+	orig, err := openAndLoad(ctx, dbPath, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.LoadSession(ctx, otel.ConversationSessionID(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, have := callsOf(t, orig), callsOf(t, got.Events)
+	if len(want) == 0 || len(want) != len(have) {
+		t.Fatalf("calls %d, want %d:\n%v\n%v", len(have), len(want), have, want)
+	}
+	for k, w := range want {
+		if have[k] != w {
+			t.Errorf("call %s:\n got %s\nwant %s", k, have[k], w)
+		}
+	}
+}
+
+func openAndLoad(ctx context.Context, path, id string) ([]core.Event, error) {
+	st, err := db.Open(ctx, path, db.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	l, err := st.LoadSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return l.Events, nil
 }

@@ -363,8 +363,12 @@ var plainID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 // ConversationSessionID returns the session id of a conversation id:
 // IDPrefix plus the id when it is a plain token (letters, digits, dot,
 // underscore, dash; at most 64), else IDPrefix plus the first 16 bytes of
-// its SHA-256 in hex.
+// its SHA-256 in hex. A plain id that begins with IDPrefix already is kept
+// as it is, so a session Export wrote comes back under its own id.
 func ConversationSessionID(conv string) string {
+	if strings.HasPrefix(conv, IDPrefix) && plainID.MatchString(conv) {
+		return conv // already namespaced: a session prism exported (Export)
+	}
 	if plainID.MatchString(conv) {
 		return IDPrefix + conv
 	}
