@@ -16,9 +16,9 @@ import (
 	"prism/core/sessionlog"
 	"prism/db"
 	"prism/pgstore"
+	"prism/sources/otel"
 	"prism/store"
 	"prism/views"
-	"prism/sources/otel"
 	"prism/web"
 )
 

@@ -45,11 +45,11 @@ func Export(h core.SessionHeader, events []core.Event) (*coltracepb.ExportTraceS
 }
 
 type exporter struct {
-	session string
-	spans   []*tracepb.Span
-	turn    int
-	agent   *tracepb.Span
-	last    int64 // ms
+	session   string
+	spans     []*tracepb.Span
+	turn      int
+	agent     *tracepb.Span
+	last      int64 // ms
 	user      []map[string]any
 	stepStart int64                    // ms; the open step's start
 	calls     map[string]*tracepb.Span // this turn's execute_tool spans by call id
