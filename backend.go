@@ -117,6 +117,19 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 	}
 	bg, stopBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	if cfg.OTLPEndpoint != "" {
+		pusher, err := backend.NewPusher(cfg.OTLPEndpoint, backend.Source{Store: st}, log)
+		if err != nil {
+			stopBG()
+			closeRunner()
+			closeMCP()
+			st.Close()
+			return web.Deps{}, nil, fmt.Errorf("%w: --otlp-endpoint: %v", errUsage, err)
+		}
+		feed.OnCommit(pusher.Observe)
+		wg.Go(func() { pusher.Run(bg) })
+		log.Info("pushing turns as OTLP traces", logkey.URL, cfg.OTLPEndpoint)
+	}
 	if cfg.Watch != "" {
 		w := sqlite.NewWatcher(cfg.Watch, db.WatchOptions{})
 		wg.Go(func() {

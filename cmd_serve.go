@@ -69,6 +69,9 @@ type serveConfig struct {
 	// OTLPAddr is the OTLP listener's address ("" = none): it serves only
 	// POST /v1/traces, with the owner token when one is set.
 	OTLPAddr string
+	// OTLPEndpoint is a collector's OTLP/HTTP traces URL ("" = none):
+	// each committed turn is pushed there as GenAI spans.
+	OTLPEndpoint string
 	// PublicURL is the scheme and host share URLs start with ("" = the
 	// request's).
 	PublicURL string
@@ -108,6 +111,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&cfg.ShareStreams, "share-max-streams", envInt("PRISM_SHARE_MAX_STREAMS", 5000),
 		"live streams all share links together may have open at once; past it they answer 503 with Retry-After; the owner's pages are not counted; -1 = no cap, 0 = the default (env PRISM_SHARE_MAX_STREAMS)")
 	fs.StringVar(&cfg.OTLPAddr, "otlp-addr", os.Getenv("PRISM_OTLP_ADDR"), "listener serving only the OTLP/HTTP trace receiver (POST /v1/traces), e.g. 127.0.0.1:4318; off loopback it needs PRISM_OWNER_TOKEN (env PRISM_OTLP_ADDR)")
+	fs.StringVar(&cfg.OTLPEndpoint, "otlp-endpoint", os.Getenv("PRISM_OTLP_ENDPOINT"), "push each committed turn as OpenTelemetry GenAI spans to this OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces; OTEL_EXPORTER_OTLP_HEADERS applies (env PRISM_OTLP_ENDPOINT)")
 	fs.StringVar(&cfg.ShareAddr, "share-addr", os.Getenv("PRISM_SHARE_ADDR"), "second listener serving only share links (/s/…) and static files, e.g. 0.0.0.0:8081 (env PRISM_SHARE_ADDR)")
 	fs.StringVar(&cfg.PublicURL, "public-url", os.Getenv("PRISM_PUBLIC_URL"), "scheme and host share URLs start with, e.g. https://share.example.com (env PRISM_PUBLIC_URL; default: the request's)")
 	fs.Func("redact-rule", "a regular expression whose matches share links redact as [redacted:custom] (repeatable; a group named secret limits it to that part)", func(v string) error {

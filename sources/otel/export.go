@@ -62,9 +62,16 @@ func ms(t int64) uint64 {
 	return uint64(t) * 1e6
 }
 
-func (x *exporter) id(n int, parts ...string) []byte {
+// TurnTraceID is the trace id Export gives a session's turn (1-based).
+func TurnTraceID(session string, turn int) []byte {
+	return derivedID(session, 16, "trace", strconv.Itoa(turn))
+}
+
+func (x *exporter) id(n int, parts ...string) []byte { return derivedID(x.session, n, parts...) }
+
+func derivedID(session string, n int, parts ...string) []byte {
 	h := sha256.New()
-	h.Write([]byte(x.session))
+	h.Write([]byte(session))
 	for _, p := range parts {
 		h.Write([]byte{0})
 		h.Write([]byte(p))
