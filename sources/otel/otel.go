@@ -272,15 +272,20 @@ func less(a, b *node) bool {
 	return a.key < b.key
 }
 
+// maxDepth bounds a walk up the span tree: a deeper span is read as if
+// its ancestor at that depth were a root, so a hostile chain of spans costs
+// linear time, not quadratic.
+const maxDepth = 64
+
 // ancestors calls fn for n and each known ancestor, nearest first, and
 // returns the key of the missing parent the chain stops at ("" at a root).
-// A cycle stops the walk.
+// A cycle, or maxDepth, stops the walk.
 func ancestors(n *node, nodes map[string]*node, fn func(*node)) string {
 	seen := map[string]bool{}
-	for {
+	for depth := 0; ; depth++ {
 		fn(n)
 		seen[n.key] = true
-		if n.parentKey == "" {
+		if n.parentKey == "" || depth == maxDepth {
 			return ""
 		}
 		p, ok := nodes[n.parentKey]

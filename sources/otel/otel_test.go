@@ -6,7 +6,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"prism/core"
@@ -335,4 +338,45 @@ func spansOf(req interface {
 		}
 	}
 	return out
+}
+
+// TestSpans_capsAttributes: a string attribute past MaxAttributeBytes is cut
+// at a rune boundary and marked.
+func TestSpans_capsAttributes(t *testing.T) {
+	spans := batch(t)
+	big := strings.Repeat("é", otel.MaxAttributeBytes) // two bytes a rune
+	s := spans[1].Span
+	s.Attributes[3].Value.Value = &commonpb.AnyValue_StringValue{StringValue: big}
+	req := &coltracepb.ExportTraceServiceRequest{ResourceSpans: []*tracepb.ResourceSpans{{ScopeSpans: []*tracepb.ScopeSpans{{Spans: []*tracepb.Span{s}}}}}}
+	out, _ := otel.Spans(req)
+	v := out[0].Span.Attributes[3].Value.GetStringValue()
+	if len(v) > otel.MaxAttributeBytes+len(otel.TruncatedMark) || !strings.HasSuffix(v, otel.TruncatedMark) || !utf8.ValidString(v) {
+		t.Fatalf("attribute of %d bytes, marked %v, valid %v", len(v), strings.HasSuffix(v, otel.TruncatedMark), utf8.ValidString(v))
+	}
+}
+
+// TestDerive_deepChain: a chain of 20000 spans, each the parent of the
+// next, derives in linear time (walks stop at a bounded depth) and validly.
+func TestDerive_deepChain(t *testing.T) {
+	const n = 20000
+	trace := bytes.Repeat([]byte{3}, 16)
+	var spans []otel.Span
+	for i := 0; i < n; i++ {
+		s := &tracepb.Span{TraceId: trace, SpanId: []byte{0, 0, 0, 0, 0, 0, byte(i >> 8), byte(i) | 1}, Name: "execute_tool t",
+			StartTimeUnixNano: uint64(1e18) + uint64(i), EndTimeUnixNano: uint64(1e18) + uint64(i) + 1}
+		s.SpanId[5] = byte(i >> 16)
+		s.SpanId[4] = 1
+		if i > 0 {
+			s.ParentSpanId = spans[i-1].Span.SpanId
+		}
+		spans = append(spans, otel.Span{Span: s})
+	}
+	logs := derive(t, spans)
+	calls := 0
+	for _, l := range logs {
+		calls += len(cards(t, l.Events))
+	}
+	if calls == 0 {
+		t.Fatal("no calls derived")
+	}
 }
