@@ -15,6 +15,9 @@ func protoMarshal(s *tracepb.Span) ([]byte, error) {
 	return proto.MarshalOptions{Deterministic: true}.Marshal(s)
 }
 
+// Unknown stands for a provider or model an inference span does not name.
+const Unknown = "unknown"
+
 // NotReceived is the text of the result of a call an inference span asked
 // for whose tool span never arrived before its step had to close.
 const NotReceived = "no execute_tool span was received for this call"
@@ -403,6 +406,13 @@ func assistant(turn, num int, n *node) core.AssistantMessage {
 	model := n.a.str(AttrResponseModel)
 	if model == "" {
 		model = n.a.str(AttrRequestModel)
+	}
+	// An assistant message names its provider and model (core.ValidateLog).
+	if provider == "" {
+		provider = Unknown
+	}
+	if model == "" {
+		model = Unknown
 	}
 	am := core.AssistantMessage{Turn: turn, Step: num, Message: core.Message{
 		ID: "otel-" + n.id, Role: core.RoleAssistant, Content: content,

@@ -8,8 +8,10 @@
 // name gen_ai.execute_tool of open-telemetry/semantic-conventions-genai
 // (both "execute_tool {tool}" and "gen_ai.execute_tool {tool}" are read):
 //
-//   - invoke_agent: a turn (its outermost invoke_agent span; a nested one
-//     belongs to the turn of its outermost ancestor);
+//   - invoke_agent: a turn. A nested one (an invoke_agent below another,
+//     usually under the execute_tool span that delegated to it) is the one
+//     turn of a child session: origin "subagent", parentSession the
+//     session of the span above it, id IDPrefix plus a hash of both;
 //   - chat, generate_content, text_completion: a step with the model
 //     (gen_ai.response.model, else gen_ai.request.model), the usage
 //     (gen_ai.usage.*) and, when captured, the messages
@@ -175,7 +177,8 @@ func operation(s *tracepb.Span, a attrs) string {
 // Derive maps a set of spans to sessions (see the package doc). Spans that
 // CheckSpan refuses are skipped, and of spans with the same trace and span
 // id one is used (the same one whatever the order). The logs are sorted by
-// session id; each passes core.ValidateLog and core.CheckRelations.
+// session id, parents before their subagents' sessions; each passes
+// core.ValidateLog and core.CheckRelations.
 func Derive(spans []Span) ([]Log, error) {
 	nodes := make(map[string]*node, len(spans))
 	for _, s := range spans {
@@ -188,12 +191,21 @@ func Derive(spans []Span) ([]Log, error) {
 		}
 		nodes[n.key] = n
 	}
-	// Each span's turn: the key of its outermost invoke_agent ancestor (or
-	// itself), else the top of its known chain — the missing parent that
-	// chain stops at, or the root.
+	// A span under a nested invoke_agent (one with an invoke_agent above
+	// it) belongs to that agent's child session; any other span's turn is
+	// the key of its outermost invoke_agent ancestor (or itself), else the
+	// top of its known chain — the missing parent that chain stops at, or
+	// the root.
 	turnOf := make(map[string]string, len(nodes))
+	owner := map[string]string{}
 	turns := map[string][]*node{}
+	nested := map[string][]*node{}
 	for _, n := range sortedNodes(nodes) {
+		if o := ownerOf(n, nodes); o != "" {
+			owner[n.key] = o
+			nested[o] = append(nested[o], n)
+			continue
+		}
 		t := turnKey(n, nodes)
 		turnOf[n.key] = t
 		turns[t] = append(turns[t], n)
@@ -201,24 +213,81 @@ func Derive(spans []Span) ([]Log, error) {
 	// Each turn's session: the conversation id nearest to the turn's top
 	// (inherited from ancestors), else its trace.
 	sessions := map[string][]*turn{}
+	sessionOfTurn := map[string]string{}
 	for key, members := range turns {
 		t := newTurn(key, members, nodes)
 		sessions[t.session] = append(sessions[t.session], t)
+		sessionOfTurn[key] = t.session
+	}
+	// Each nested agent's session: a child of the session its parent span
+	// is in.
+	parentOf := map[string]string{}
+	childOf := map[string]string{} // nested agent key → its session
+	var sessionOf func(key string) string
+	sessionOf = func(key string) string {
+		o := owner[key]
+		if o == "" {
+			return sessionOfTurn[turnOf[key]]
+		}
+		if id, ok := childOf[o]; ok {
+			return id
+		}
+		parent := sessionOf(nodes[o].parentKey)
+		sum := sha256.Sum256([]byte(parent + "/" + o))
+		id := IDPrefix + hex.EncodeToString(sum[:16])
+		childOf[o], parentOf[id] = id, parent
+		return id
+	}
+	for o, members := range nested {
+		t := newTurn(o, members, nodes)
+		t.session = sessionOf(o)
+		sessions[t.session] = append(sessions[t.session], t)
+	}
+	depth := func(id string) int {
+		d := 0
+		for ; parentOf[id] != ""; d++ {
+			id = parentOf[id]
+		}
+		return d
 	}
 	ids := make([]string, 0, len(sessions))
 	for id := range sessions {
 		ids = append(ids, id)
 	}
-	sort.Strings(ids)
+	sort.Slice(ids, func(i, j int) bool { // parents before their children
+		if di, dj := depth(ids[i]), depth(ids[j]); di != dj {
+			return di < dj
+		}
+		return ids[i] < ids[j]
+	})
 	logs := make([]Log, 0, len(ids))
 	for _, id := range ids {
 		l, err := buildLog(id, sessions[id])
 		if err != nil {
 			return nil, err
 		}
+		if p := parentOf[id]; p != "" {
+			l.Header.ParentSession, l.Header.Origin = p, "subagent"
+		}
 		logs = append(logs, l)
 	}
 	return logs, nil
+}
+
+// ownerOf returns the key of the nested invoke_agent span a span belongs to
+// (its nearest invoke_agent, itself included, when another invoke_agent is
+// above that one), or "".
+func ownerOf(n *node, nodes map[string]*node) string {
+	var agents []*node
+	ancestors(n, nodes, func(a *node) {
+		if a.op == OpInvokeAgent {
+			agents = append(agents, a)
+		}
+	})
+	if len(agents) >= 2 {
+		return agents[0].key
+	}
+	return ""
 }
 
 func newNode(s Span) *node {

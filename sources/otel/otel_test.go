@@ -380,3 +380,57 @@ func TestDerive_deepChain(t *testing.T) {
 		t.Fatal("no calls derived")
 	}
 }
+
+// TestDerive_subagent: an execute_tool span that delegated to a nested
+// invoke_agent: the delegate call stays in the parent's session; the
+// nested agent's inference and tool spans make a child session (origin
+// subagent, parentSession the parent's), in any order of arrival.
+func TestDerive_subagent(t *testing.T) {
+	trace := bytes.Repeat([]byte{9}, 16)
+	id := func(b byte) []byte { return []byte{0, 0, 0, 0, 0, 0, 0, b} }
+	at := func(s int) uint64 { return uint64(1_800_000_000_000_000_000) + uint64(s)*1e9 }
+	mk := func(span, parent byte, name string, start, end int, kv ...string) otel.Span {
+		s := &tracepb.Span{TraceId: trace, SpanId: id(span), Name: name, StartTimeUnixNano: at(start), EndTimeUnixNano: at(end)}
+		if parent != 0 {
+			s.ParentSpanId = id(parent)
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			s.Attributes = append(s.Attributes, &commonpb.KeyValue{Key: kv[i], Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: kv[i+1]}}})
+		}
+		return otel.Span{Span: s}
+	}
+	spans := []otel.Span{
+		mk(1, 0, "invoke_agent coder", 0, 20, otel.AttrOperation, otel.OpInvokeAgent, otel.AttrConversationID, "conv_sub"),
+		mk(2, 1, "chat m", 1, 2, otel.AttrOperation, otel.OpChat, otel.AttrOutputMessages,
+			`[{"role":"assistant","parts":[{"type":"tool_call","id":"call_D","name":"delegate","arguments":{"task":"explore"}}]}]`),
+		mk(3, 1, "execute_tool delegate", 3, 18, otel.AttrOperation, otel.OpExecuteTool, otel.AttrToolName, "delegate", otel.AttrToolCallID, "call_D",
+			otel.AttrToolResult, "found it"),
+		mk(4, 3, "invoke_agent explorer", 4, 17, otel.AttrOperation, otel.OpInvokeAgent, otel.AttrAgentName, "explorer"),
+		mk(5, 4, "chat m", 5, 6, otel.AttrOperation, otel.OpChat),
+		mk(6, 4, "execute_tool grep", 7, 8, otel.AttrOperation, otel.OpExecuteTool, otel.AttrToolName, "grep", otel.AttrToolCallID, "call_G",
+			otel.AttrToolResult, "a.go:1"),
+	}
+	logs := derive(t, spans)
+	if len(logs) != 2 {
+		t.Fatalf("%d sessions, want the parent and its subagent", len(logs))
+	}
+	parent, child := logs[0], logs[1]
+	if parent.Header.ID != "otel-conv_sub" || child.Header.ParentSession != parent.Header.ID || child.Header.Origin != "subagent" {
+		t.Fatalf("headers %+v / %+v", parent.Header, child.Header)
+	}
+	pc, cc := cards(t, parent.Events), cards(t, child.Events)
+	if len(pc) != 1 || pc["call_D"] == nil || pc["call_D"].result != "found it" {
+		t.Errorf("parent calls %v", pc)
+	}
+	if len(cc) != 1 || cc["call_G"] == nil || cc["call_G"].result != "a.go:1" {
+		t.Errorf("child calls %v", cc)
+	}
+	rev := append([]otel.Span(nil), spans...)
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	again := derive(t, rev)
+	if again[1].Header != child.Header || !bytes.Equal(encode(t, again[1].Events), encode(t, child.Events)) {
+		t.Error("another order gives another child session")
+	}
+}
