@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"prism/core"
+	"prism/core/share"
 	"prism/store"
 )
 
@@ -65,7 +66,7 @@ func span(trace, id, conv, body string) store.SpanRecord {
 // testReceiveSpans: spans are stored once by trace and span id (a retried
 // batch changes nothing); a session is derived from every stored span of
 // its traces: created, extended, replaced when a late span changes what
-// came before; a trace's session gives way to its conversation's once a
+// came before, its share links kept; a trace's session gives way to its conversation's once a
 // span names the conversation, and a trace sharing the conversation joins it.
 func testReceiveSpans(t *testing.T, e Engine) {
 	ctx := context.Background()
@@ -125,8 +126,15 @@ func testReceiveSpans(t *testing.T, e Engine) {
 	if r = recv(span("a", "3", "", "agent")); len(r.Sessions) != 1 || r.Sessions[0].Outcome != store.ImportExtended || r.Sessions[0].Added != 1 {
 		t.Fatalf("later span: %+v", r)
 	}
+	link, _, err := st.CreateShare(ctx, share.Spec{SessionID: "otel-c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if r = recv(span("a", "0", "", "root")); len(r.Sessions) != 1 || r.Sessions[0].Outcome != store.ImportReplaced {
 		t.Fatalf("earlier span: %+v", r)
+	}
+	if got, err := st.Share(ctx, link.ID); err != nil || got.RevokedAt != 0 {
+		t.Errorf("a rebuild revoked the session's share link: %+v %v", got, err)
 	}
 	// Another trace of the same conversation joins its session, in a batch
 	// with a retried span.
