@@ -6,7 +6,8 @@
 // It implements the GenAI semantic conventions v1.41.0 names
 // (open-telemetry/semantic-conventions, docs/gen-ai) plus the newer span
 // name gen_ai.execute_tool of open-telemetry/semantic-conventions-genai
-// (both "execute_tool {tool}" and "gen_ai.execute_tool {tool}" are read):
+// (model/gen-ai/spans.yaml at 7e7e4e763354b505b8e1f76512f17a1977b00f70;
+// both "execute_tool {tool}" and "gen_ai.execute_tool {tool}" are read):
 //
 //   - invoke_agent: a turn. A nested one (an invoke_agent below another,
 //     usually under the execute_tool span that delegated to it) is the one
