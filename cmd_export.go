@@ -11,23 +11,29 @@ import (
 
 	"prism/backend"
 	"prism/sources/dsh"
+	"prism/sources/otel"
 	"prism/views"
 	"prism/web"
 )
 
-// runExport writes one session to stdout: as prism JSONL, or with --html as
-// one self-contained HTML file (the server's export.html).
+// runExport writes one session to stdout: as prism JSONL, with --html as
+// one self-contained HTML file (the server's export.html), or with --otlp as
+// OpenTelemetry GenAI spans (one OTLP/JSON ExportTraceServiceRequest).
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dbPath := dbFlag(fs)
 	html := fs.Bool("html", false, "write one self-contained HTML file (inline CSS, no script) instead of JSONL")
+	otlp := fs.Bool("otlp", false, "write the session as OpenTelemetry GenAI spans: one OTLP/JSON ExportTraceServiceRequest (POST it to /v1/traces)")
 	ids, err := parseInterspersed(fs, args)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if len(ids) != 1 {
-		return fmt.Errorf("%w: prism export [--db PATH] [--html] SESSION_ID", errUsage)
+		return fmt.Errorf("%w: prism export [--db PATH] [--html | --otlp] SESSION_ID", errUsage)
+	}
+	if *html && *otlp {
+		return fmt.Errorf("%w: --html and --otlp exclude each other", errUsage)
 	}
 	if err := storeExists(*dbPath); err != nil {
 		return err
@@ -37,11 +43,23 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.Close()
-	if !*html {
+	if !*html && !*otlp {
 		return st.Export(ctx, ids[0], stdout)
 	}
 	l, err := st.LoadSession(ctx, ids[0])
 	if err != nil {
+		return err
+	}
+	if *otlp {
+		req, err := otel.Export(l.Info.Header, l.Events)
+		if err != nil {
+			return err
+		}
+		js, err := otel.EncodeJSON(req)
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(append(js, '\n'))
 		return err
 	}
 	presenter, err := backend.Presenters(slog.New(slog.NewTextHandler(stderr, nil)))

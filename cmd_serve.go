@@ -26,6 +26,7 @@ import (
 	"prism/engine"
 	"prism/sources/dsh"
 	"prism/sources/watch"
+	"prism/views"
 	"prism/web"
 	"prism/web/ownerauth"
 )
@@ -72,6 +73,12 @@ type serveConfig struct {
 	// ShareAddr is the share listener's address ("" = none): it serves
 	// share links and static files only.
 	ShareAddr string
+	// OTLPAddr is the OTLP listener's address ("" = none): it serves only
+	// POST /v1/traces, with the owner token when one is set.
+	OTLPAddr string
+	// OTLPEndpoint is a collector's OTLP/HTTP traces URL ("" = none):
+	// each committed turn is pushed there as GenAI spans.
+	OTLPEndpoint string
 	// PublicURL is the scheme and host share URLs start with ("" = the
 	// request's).
 	PublicURL string
@@ -110,6 +117,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 		"live streams one share link may have open at once (its viewers); past it the link answers 429 with Retry-After and a busy page; -1 = no cap, 0 = the default (env PRISM_SHARE_MAX_STREAMS_PER_LINK)")
 	fs.IntVar(&cfg.ShareStreams, "share-max-streams", envInt("PRISM_SHARE_MAX_STREAMS", 5000),
 		"live streams all share links together may have open at once; past it they answer 503 with Retry-After; the owner's pages are not counted; -1 = no cap, 0 = the default (env PRISM_SHARE_MAX_STREAMS)")
+	fs.StringVar(&cfg.OTLPAddr, "otlp-addr", os.Getenv("PRISM_OTLP_ADDR"), "listener serving only the OTLP/HTTP trace receiver (POST /v1/traces), e.g. 127.0.0.1:4318; off loopback it needs PRISM_OWNER_TOKEN (env PRISM_OTLP_ADDR)")
+	fs.StringVar(&cfg.OTLPEndpoint, "otlp-endpoint", os.Getenv("PRISM_OTLP_ENDPOINT"), "push each committed turn as OpenTelemetry GenAI spans to this OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces; OTEL_EXPORTER_OTLP_HEADERS applies (env PRISM_OTLP_ENDPOINT)")
 	fs.StringVar(&cfg.ShareAddr, "share-addr", os.Getenv("PRISM_SHARE_ADDR"), "second listener serving only share links (/s/…) and static files, e.g. 0.0.0.0:8081 (env PRISM_SHARE_ADDR)")
 	fs.StringVar(&cfg.PublicURL, "public-url", os.Getenv("PRISM_PUBLIC_URL"), "scheme and host share URLs start with, e.g. https://share.example.com (env PRISM_PUBLIC_URL; default: the request's)")
 	fs.Func("redact-rule", "a regular expression whose matches share links redact as [redacted:custom] (repeatable; a group named secret limits it to that part)", func(v string) error {
@@ -210,6 +219,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer shareLn.Close()
 	}
+	var otlpLn net.Listener
+	if cfg.OTLPAddr != "" {
+		if otlpLn, err = net.Listen("tcp", cfg.OTLPAddr); err != nil {
+			return fmt.Errorf("listen (--otlp-addr): %w", err)
+		}
+		defer otlpLn.Close()
+		if guard == nil && !ownerauth.IsLoopback(otlpLn.Addr()) {
+			return errNoOwnerToken(cfg.OTLPAddr)
+		}
+	}
 
 	deps, closeBackend, err := openBackend(ctx, cfg, logger)
 	if err != nil {
@@ -247,11 +266,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv := web.New(deps)
 	defer srv.Close()
 
-	// Both listeners stop when either does.
+	// The listeners stop when any does.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	n := 1
+	if otlpLn != nil {
+		n++
+		logger.Info("serving OTLP traces", logkey.URL, "http://"+otlpLn.Addr().String()+views.OTLPTracesURL())
+		go func() { errc <- srv.ServeOTLP(ctx, otlpLn) }()
+	}
 	if shareLn != nil {
 		n++
 		logger.Info("serving share links", logkey.URL, "http://"+shareLn.Addr().String())
@@ -378,6 +402,19 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 	}
 	bg, stopBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	if cfg.OTLPEndpoint != "" {
+		pusher, err := backend.NewPusher(cfg.OTLPEndpoint, backend.Source{Store: st}, log)
+		if err != nil {
+			stopBG()
+			closeRunner()
+			closeMCP()
+			st.Close()
+			return web.Deps{}, nil, fmt.Errorf("%w: --otlp-endpoint: %w", errUsage, err)
+		}
+		feed.OnCommit(pusher.Observe)
+		wg.Go(func() { pusher.Run(bg) })
+		log.Info("pushing turns as OTLP traces", logkey.URL, cfg.OTLPEndpoint)
+	}
 	if cfg.Watch != "" {
 		w := watch.New(watched, cfg.Watch, watch.Options{Logger: log})
 		wg.Go(func() {
@@ -429,6 +466,11 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		DemoID:    demoID,
 
 		AllowedHosts: cfg.AllowedHosts,
+	}
+	if sp, ok := st.(backend.SpanStore); ok {
+		deps.Traces = backend.Traces{Store: sp}
+	} else {
+		log.Warn("the OTLP trace receiver is off: this store keeps no spans")
 	}
 	if f, ok := st.(backend.Finder); ok {
 		deps.Search = backend.Search{Store: f}

@@ -49,7 +49,7 @@ func commands() []command {
 		{"exec", "run one tool call and print its projections", runExec},
 		{"import", "import session logs", runImport},
 		{"delete", "delete sessions", runDelete},
-		{"export", "export a session as JSONL, or as one HTML file (--html)", runExport},
+		{"export", "export a session as JSONL, as one HTML file (--html), or as OTLP/JSON GenAI spans (--otlp)", runExport},
 		{"watch", "tail a dsh sessions directory", runWatch},
 		{"migrate", "copy a SQLite store into PostgreSQL", runMigrate},
 		{"testgen", "write a Go test of a recorded call's cards (save as test)", runTestgen},

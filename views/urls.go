@@ -61,11 +61,17 @@ const (
 	RouteAPIShares       = "/api/sessions/:id/shares"
 	RouteAPISharePreview = "/api/sessions/:id/shares/preview"
 	RouteAPIShare        = "/api/shares/:shareId"
+	// The OTLP/HTTP trace receiver (OpenTelemetry's standard path).
+	RouteOTLPTraces = "/v1/traces"
 	// Static files and the liveness probe.
 	RouteStatic       = "/static/*"
 	RouteHighlightCSS = "/static/highlight.css"
 	RouteHealth       = "/healthz"
 )
+
+// OTLPTracesURL is the OTLP/HTTP trace receiver's endpoint, the path an
+// exporter's OTEL_EXPORTER_OTLP_ENDPOINT gets appended.
+func OTLPTracesURL() string { return RouteOTLPTraces }
 
 // HomeURL is the session list, filtered by query when it is not empty.
 func HomeURL(query string) string { return withQuery(RouteHome, "q", query) }

@@ -250,6 +250,9 @@ type Deps struct {
 	Approvals Approvals
 	// Search enables GET /search and /api/search; without it, 503.
 	Search Searcher
+	// Traces enables the OTLP/HTTP trace receiver (POST /v1/traces);
+	// without it, 503.
+	Traces TraceReceiver
 	Logger *slog.Logger
 	Tuning Tuning
 	// AllowedHosts are Host names (any port) or host:port values the

@@ -89,6 +89,10 @@ func (s *Server) routeTable() []route {
 		{method: GET, pattern: views.RouteAPIShares, handle: s.handleAPIShareList},
 		{method: POST, pattern: views.RouteAPISharePreview, handle: s.handleAPISharePreview, bodyCap: maxShareBody},
 		{method: DELETE, pattern: views.RouteAPIShare, handle: s.handleAPIShareRevoke},
+		// The OTLP/HTTP trace receiver: its own 16 MiB cap (maxOTLPBody) is
+		// checked by the handler, compressed and decompressed, so that a
+		// refusal answers in OTLP's encoding.
+		{method: POST, pattern: views.RouteOTLPTraces, handle: s.handleOTLPTraces, upload: true},
 		// Static files and the liveness probe.
 		{method: GET, pattern: views.RouteHealth, handle: handleHealth, public: true, raw: true},
 		{method: GET, pattern: views.RouteHighlightCSS, handle: s.handleHighlightCSS, public: true},

@@ -58,6 +58,7 @@ type Server struct {
 	// with an old one's page.
 	buildTag  string
 	shareEcho *echo.Echo // the --share-addr listener's handler
+	otlpEcho  *echo.Echo // the --otlp-addr listener's handler
 	// wait paces playback: it waits d or until ctx is done (false).
 	wait     func(ctx context.Context, d time.Duration) bool
 	chapters chapterCache
@@ -108,6 +109,7 @@ func New(deps Deps) *Server {
 	}
 	s.e = s.routes()
 	s.shareEcho = s.shareRoutes()
+	s.otlpEcho = s.otlpRoutes()
 	return s
 }
 
@@ -277,6 +279,34 @@ func (s *Server) shareRoutes() *echo.Echo {
 	e.Any("/*", s.shareNotFound)
 	e.Any("/", s.shareNotFound)
 	return e
+}
+
+// otlpRoutes is the OTLP listener's handler (--otlp-addr): POST /v1/traces
+// only, with the main listener's owner token and body guard. It checks no
+// Host and no origin: OTLP bodies are not a type a page can send across
+// origins without a CORS preflight, which it never grants.
+func (s *Server) otlpRoutes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.Recover())
+	e.Use(s.logRequests)
+	e.Use(securityHeaders)
+	e.Use(s.requireOwner)
+	e.Use(s.guardBodies)
+	e.POST(views.RouteOTLPTraces, s.handleOTLPTraces)
+	return e
+}
+
+// OTLPHandler returns the handler of the OTLP listener (--otlp-addr): it
+// serves only POST /v1/traces (Deps.Traces), with the owner token when one
+// is set.
+func (s *Server) OTLPHandler() http.Handler { return s.otlpEcho }
+
+// ServeOTLP serves the OTLP listener (OTLPHandler) on ln until ctx is done,
+// shutting down as Serve does.
+func (s *Server) ServeOTLP(ctx context.Context, ln net.Listener) error {
+	return s.serve(ctx, ln, s.otlpEcho)
 }
 
 // headAsGet answers a HEAD request with a GET route's handler, which sees

@@ -47,6 +47,7 @@ func TestURLsReachTheirRoutes(t *testing.T) {
 			{http.MethodGet, views.APISearchURL(id, "rank", "c1", 5), views.RouteAPISearch, nil},
 			{http.MethodGet, views.ListURL(views.ListFilter{Query: id, Status: "idle", HasErrors: true, Sort: "calls"}), views.RouteHome, nil},
 			{http.MethodGet, views.ListFilterStreamURL(views.ListFilter{Query: id, Sort: "errors"}), views.RouteListStream, nil},
+			{http.MethodPost, views.OTLPTracesURL(), views.RouteOTLPTraces, nil},
 		} {
 			u, err := url.Parse(tc.url)
 			if err != nil {

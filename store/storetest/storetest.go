@@ -49,6 +49,7 @@ type Store interface {
 	AddOwnerLogin(ctx context.Context, idHash [sha256.Size]byte, expiresAt int64) error
 	OwnerLoginValid(ctx context.Context, idHash [sha256.Size]byte, now int64) (bool, error)
 	RevokeOwnerLogin(ctx context.Context, idHash [sha256.Size]byte) error
+	ReceiveSpans(ctx context.Context, spans []store.SpanRecord, derive store.SpanDeriver) (store.SpanReceipt, error)
 	Close() error
 }
 
@@ -135,6 +136,7 @@ func Run(t *testing.T, e Engine) {
 		{"DeleteEndedBefore", testDeleteEndedBefore},
 		{"DeleteSessionRemovesSearchIndex", testDeleteSessionRemovesSearchIndex},
 		{"OwnerLogins", testOwnerLogins},
+		{"ReceiveSpans", testReceiveSpans},
 		{"SharesLifecycle", testSharesLifecycle},
 		{"SharesRefuseBadSpecs", testSharesRefuseBadSpecs},
 		{"SharesGoWithTheirSession", testSharesGoWithTheirSession},

@@ -1,0 +1,44 @@
+package store
+
+import "prism/core"
+
+// SpanRecord is one received OpenTelemetry span as a store keeps it: its
+// ids (hex), its own gen_ai.conversation.id ("" when it has none; the store
+// finds a conversation's traces by it), the service.name that sent it, and
+// its protobuf encoding. A store keeps one record per trace and span id:
+// receiving the same span again changes nothing.
+type SpanRecord struct {
+	TraceID, SpanID string
+	ConversationID  string
+	Service         string
+	Body            []byte
+}
+
+// DerivedLog is one session derived from stored spans: its header and its
+// whole log.
+type DerivedLog struct {
+	Header core.SessionHeader
+	Events []core.Event
+}
+
+// SpanDeriver maps the stored spans of some traces (every span of each
+// trace, and of every trace sharing a conversation id with them) to the
+// sessions they make. It must be a pure function of the set of records:
+// the store calls it on the spans it held before a batch and on those it
+// holds after, and deletes a session the first gave and the second does
+// not (a trace's session absorbed by its conversation's once a span naming
+// the conversation arrived).
+type SpanDeriver func([]SpanRecord) ([]DerivedLog, error)
+
+// SpanReceipt says what storing a batch of spans did.
+type SpanReceipt struct {
+	// Added is how many of the batch's spans were new (the rest were
+	// stored already: an exporter's retry).
+	Added int
+	// Sessions are the sessions the batch changed, with their outcome
+	// (ImportCreated, ImportExtended, ImportReplaced; ImportUnchanged is
+	// left out), in the order they were written.
+	Sessions []ImportResult
+	// Removed are the sessions the batch made obsolete and deleted.
+	Removed []string
+}
