@@ -36,6 +36,10 @@ type sessionStore interface {
 	RepairOpenTurns(ctx context.Context) ([]string, error)
 	IfEmpty(ctx context.Context, fn func(ctx context.Context) error) (bool, error)
 	ownerauth.Logins // the owner's login cookies, so a sign-out survives restarts and holds on every node
+	// The notes beside each session's log (labels, …).
+	Notes(ctx context.Context, session string, q store.NotesQuery) ([]store.Note, error)
+	PutNote(ctx context.Context, in store.NoteInput) (store.Note, error)
+	RemoveNote(ctx context.Context, session, id string) (store.Note, error)
 	Close() error
 }
 

@@ -49,6 +49,9 @@ type Store interface {
 	AddOwnerLogin(ctx context.Context, idHash [sha256.Size]byte, expiresAt int64) error
 	OwnerLoginValid(ctx context.Context, idHash [sha256.Size]byte, now int64) (bool, error)
 	RevokeOwnerLogin(ctx context.Context, idHash [sha256.Size]byte) error
+	Notes(ctx context.Context, session string, q store.NotesQuery) ([]store.Note, error)
+	PutNote(ctx context.Context, in store.NoteInput) (store.Note, error)
+	RemoveNote(ctx context.Context, session, id string) (store.Note, error)
 	Close() error
 }
 
@@ -148,6 +151,11 @@ func Run(t *testing.T, e Engine) {
 		{"SearchPagesAndOrders", testSearchPagesAndOrders},
 		{"SearchPairsResultsAsTheTranscriptDoes", testSearchPairsResultsAsTheTranscriptDoes},
 		{"SearchPhrasesStayInOneColumn", testSearchPhrasesStayInOneColumn},
+		{"NotesLifecycle", testNotesLifecycle},
+		{"NotesRefuseBadInput", testNotesRefuseBadInput},
+		{"NotesCommittedHook", testNotesCommittedHook},
+		{"NotesGoWithTheirSession", testNotesGoWithTheirSession},
+		{"NotesSurviveAReplacedLog", testNotesSurviveAReplacedLog},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, e) })
 	}

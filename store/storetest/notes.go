@@ -1,0 +1,257 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"prism/core"
+	"prism/store"
+)
+
+// label is a label note's input on session s (call "" = the session).
+func label(s, call, data string) store.NoteInput {
+	return store.NoteInput{Session: s, Kind: store.NoteLabel, CallID: call, Author: "owner", Data: json.RawMessage(data)}
+}
+
+func mustPut(t *testing.T, st Store, in store.NoteInput) store.Note {
+	t.Helper()
+	n, err := st.PutNote(context.Background(), in)
+	if err != nil {
+		t.Fatalf("PutNote(%+v): %v", in, err)
+	}
+	return n
+}
+
+func mustNotes(t *testing.T, st Store, s string, q store.NotesQuery) []store.Note {
+	t.Helper()
+	ns, err := st.Notes(context.Background(), s, q)
+	if err != nil {
+		t.Fatalf("Notes(%s, %+v): %v", s, q, err)
+	}
+	return ns
+}
+
+func noteIDs(ns []store.Note) string {
+	ids := make([]string, len(ns))
+	for i, n := range ns {
+		ids[i] = n.ID
+	}
+	return strings.Join(ids, ",")
+}
+
+func seqp(v int64) *int64 { return &v }
+
+// testNotesLifecycle: a note is stored beside the log with the session's
+// last seq as its AtSeq and its data byte for byte; an edit replaces the
+// data and keeps AtSeq; a removal records RemovedAtSeq, so a query as of
+// a seq shows the note exactly between the two; ?kind filters.
+func testNotesLifecycle(t *testing.T, e Engine) {
+	ctx := context.Background()
+	st := e.open(t)
+	MustCreate(t, st, "s")
+	if err := st.AppendEvents(ctx, "s", TurnEvents(0, 1, false)); err != nil {
+		t.Fatal(err)
+	}
+	// Lossless: the score's text and the keys' order are kept, only the
+	// spaces between tokens go.
+	n := mustPut(t, st, label("s", "call_1", `{"label":"wrong", "score":0.10, "note":"see **this**"}`))
+	if n.ID == "" || n.Session != "s" || n.Kind != store.NoteLabel || n.CallID != "call_1" || n.AtSeq != 7 || n.Author != "owner" ||
+		string(n.Data) != `{"label":"wrong","score":0.10,"note":"see **this**"}` || n.RemovedAtSeq != nil {
+		t.Fatalf("PutNote = %+v", n)
+	}
+	sess := mustPut(t, st, label("s", "", `{"label":"good"}`))
+	link := mustPut(t, st, store.NoteInput{Session: "s", Kind: store.NoteLink, CallID: "call_1", AtSeq: seqp(4), Data: json.RawMessage(`{"child":"c"}`)})
+	if link.AtSeq != 4 || sess.CallID != "" {
+		t.Fatalf("link = %+v, session label = %+v", link, sess)
+	}
+	got := mustNotes(t, st, "s", store.NotesQuery{})
+	if noteIDs(got) != n.ID+","+sess.ID+","+link.ID {
+		t.Fatalf("Notes = %v, want label, session label, link", noteIDs(got))
+	}
+	if string(got[0].Data) != string(n.Data) || got[0].AtSeq != 7 || got[0].Time != n.Time {
+		t.Errorf("stored note = %+v, want %+v", got[0], n)
+	}
+	if got := mustNotes(t, st, "s", store.NotesQuery{Kind: store.NoteLink}); noteIDs(got) != link.ID {
+		t.Errorf("Notes(kind link) = %v", noteIDs(got))
+	}
+	if got := mustNotes(t, st, "s", store.NotesQuery{ID: sess.ID}); noteIDs(got) != sess.ID {
+		t.Errorf("Notes(id) = %v", noteIDs(got))
+	}
+
+	// Edit: the data replaced, the last write wins; kind, call, AtSeq stay.
+	if err := st.AppendEvents(ctx, "s", TurnEvents(8, 2, false)); err != nil {
+		t.Fatal(err)
+	}
+	ed := mustPut(t, st, store.NoteInput{ID: n.ID, Session: "s", Kind: store.NoteLabel, Author: "tab-2", Data: json.RawMessage(`{"label":"slow"}`)})
+	if ed.ID != n.ID || ed.AtSeq != 7 || ed.CallID != "call_1" || ed.Author != "tab-2" || string(ed.Data) != `{"label":"slow"}` {
+		t.Errorf("edited = %+v", ed)
+	}
+	if got := mustNotes(t, st, "s", store.NotesQuery{ID: n.ID}); len(got) != 1 || string(got[0].Data) != `{"label":"slow"}` {
+		t.Errorf("after the edit Notes = %+v", got)
+	}
+	if _, err := st.PutNote(ctx, store.NoteInput{ID: link.ID, Session: "s", Kind: store.NoteLabel, Data: json.RawMessage(`{"label":"x"}`)}); core.ErrorCode(err) != core.CodeInvalid {
+		t.Errorf("edit of a link note as a label: %v, want INVALID", err)
+	}
+
+	// Remove: from the session's last seq (15) on, it no longer applies.
+	rm, err := st.RemoveNote(ctx, "s", n.ID)
+	if err != nil || rm.RemovedAtSeq == nil || *rm.RemovedAtSeq != 15 || rm.RemovedAt == 0 {
+		t.Fatalf("RemoveNote = %+v, %v", rm, err)
+	}
+	if got := mustNotes(t, st, "s", store.NotesQuery{Kind: store.NoteLabel}); noteIDs(got) != sess.ID {
+		t.Errorf("after removal Notes = %v, want the session label only", noteIDs(got))
+	}
+	for seq, want := range map[int64]bool{6: false, 7: true, 10: true, 14: true, 15: false, 20: false} {
+		got := mustNotes(t, st, "s", store.NotesQuery{ID: n.ID, AsOf: seqp(seq)})
+		if (len(got) == 1) != want {
+			t.Errorf("as of %d the removed note is shown %v, want %v", seq, len(got) == 1, want)
+		}
+		if want && (!got[0].AppliesAt(seq) || got[0].RemovedAtSeq == nil) {
+			t.Errorf("as of %d: %+v", seq, got[0])
+		}
+	}
+	if _, err := st.RemoveNote(ctx, "s", n.ID); core.ErrorCode(err) != core.CodeNotFound {
+		t.Errorf("removing twice: %v, want NOT_FOUND", err)
+	}
+	if _, err := st.PutNote(ctx, store.NoteInput{ID: n.ID, Session: "s", Kind: store.NoteLabel, Data: json.RawMessage(`{"label":"x"}`)}); core.ErrorCode(err) != core.CodeNotFound {
+		t.Errorf("editing a removed note: %v, want NOT_FOUND", err)
+	}
+	// Notes never touch the log.
+	if ev, err := st.EventsAfter(ctx, "s", -1); err != nil || len(ev) != 16 {
+		t.Errorf("the log holds %d events (%v), want its 16", len(ev), err)
+	}
+}
+
+// testNotesRefuseBadInput: each bad note is refused with an error that
+// names what was wrong, and nothing is written.
+func testNotesRefuseBadInput(t *testing.T, e Engine) {
+	ctx := context.Background()
+	st := e.open(t)
+	MustCreate(t, st, "s")
+	if err := st.AppendEvents(ctx, "s", TurnEvents(0, 1, false)); err != nil {
+		t.Fatal(err)
+	}
+	big := `{"label":"wrong","note":"` + strings.Repeat("x", store.MaxNoteData) + `"}`
+	for _, c := range []struct {
+		name string
+		in   store.NoteInput
+		code string
+		says string
+	}{
+		{"unknown session", label("nope", "", `{"label":"x"}`), core.CodeNotFound, "nope"},
+		{"call not in the session", label("s", "call_9", `{"label":"x"}`), core.CodeNotFound, "call_9"},
+		{"unknown kind", store.NoteInput{Session: "s", Kind: "mood", Data: json.RawMessage(`{}`)}, core.CodeInvalid, "mood"},
+		{"past 64 KiB", label("s", "", big), core.CodeTooLarge, "limit"},
+		{"control character", label("s", "", `{"label":"wr\u0007ong"}`), core.CodeInvalid, "control"},
+		{"empty label", label("s", "", `{"label":" "}`), core.CodeInvalid, "empty"},
+		{"unknown field", label("s", "", `{"label":"x","colour":"red"}`), core.CodeInvalid, "colour"},
+		{"score not a number", label("s", "", `{"label":"x","score":"high"}`), core.CodeInvalid, "score"},
+		{"lossy number", label("s", "", `{"label":"x","score":1e400}`), core.CodeInvalid, "data"},
+		{"not JSON", label("s", "", `{"label":`), core.CodeInvalid, "data"},
+		{"unknown note", store.NoteInput{ID: "n-none", Session: "s", Kind: store.NoteLabel, Data: json.RawMessage(`{"label":"x"}`)}, core.CodeNotFound, "n-none"},
+	} {
+		_, err := st.PutNote(ctx, c.in)
+		if core.ErrorCode(err) != c.code || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: %v, want %s naming %q", c.name, err, c.code, c.says)
+		}
+	}
+	if got := mustNotes(t, st, "s", store.NotesQuery{}); len(got) != 0 {
+		t.Errorf("bad notes were stored: %+v", got)
+	}
+	if _, err := st.Notes(ctx, "nope", store.NotesQuery{}); core.ErrorCode(err) != core.CodeNotFound {
+		t.Errorf("Notes of an unknown session: %v", err)
+	}
+	if _, err := st.RemoveNote(ctx, "s", "n-none"); core.ErrorCode(err) != core.CodeNotFound {
+		t.Errorf("RemoveNote of an unknown note: %v", err)
+	}
+}
+
+// testNotesCommittedHook: every note write reaches the commit hook as a
+// Commit with Notes set (on PostgreSQL through its own NOTIFY channel).
+func testNotesCommittedHook(t *testing.T, e Engine) {
+	ctx := context.Background()
+	got := make(chan store.Commit, 64)
+	st, _ := e.Open(t, Options{Committed: func(c store.Commit) { got <- c }})
+	MustCreate(t, st, "s")
+	if err := st.AppendEvents(ctx, "s", TurnEvents(0, 1, false)); err != nil {
+		t.Fatal(err)
+	}
+	wait := func(what string) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case c := <-got:
+				if c.SessionID == "s" && c.Notes {
+					if len(c.Events) != 0 || c.Created || c.Replaced || c.Deleted {
+						t.Errorf("%s: commit %+v carries more than notes", what, c)
+					}
+					return
+				}
+			case <-deadline:
+				t.Fatalf("%s: no commit with Notes set", what)
+			}
+		}
+	}
+	n := mustPut(t, st, label("s", "call_1", `{"label":"wrong"}`))
+	wait("put")
+	mustPut(t, st, store.NoteInput{ID: n.ID, Session: "s", Kind: store.NoteLabel, Data: json.RawMessage(`{"label":"slow"}`)})
+	wait("edit")
+	if _, err := st.RemoveNote(ctx, "s", n.ID); err != nil {
+		t.Fatal(err)
+	}
+	wait("remove")
+}
+
+// testNotesGoWithTheirSession: deleting a session deletes its notes.
+func testNotesGoWithTheirSession(t *testing.T, e Engine) {
+	ctx := context.Background()
+	st := e.open(t)
+	for _, id := range []string{"s", "keep"} {
+		MustCreate(t, st, id)
+		if err := st.AppendEvents(ctx, id, TurnEvents(0, 1, false)); err != nil {
+			t.Fatal(err)
+		}
+		mustPut(t, st, label(id, "call_1", `{"label":"wrong"}`))
+		mustPut(t, st, label(id, "", `{"label":"good"}`))
+	}
+	if _, err := st.DeleteSession(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.Count(t, st, "SELECT count(*) FROM notes WHERE session_id = 's'"); n != 0 {
+		t.Errorf("%d notes of the deleted session remain", n)
+	}
+	if n := len(mustNotes(t, st, "keep", store.NotesQuery{})); n != 2 {
+		t.Errorf("the other session has %d notes, want 2", n)
+	}
+	if _, err := st.Notes(ctx, "s", store.NotesQuery{}); core.ErrorCode(err) != core.CodeNotFound {
+		t.Errorf("Notes of a deleted session: %v", err)
+	}
+}
+
+// testNotesSurviveAReplacedLog: a replaced log (the watcher, import
+// --replace) keeps the notes whose call ids it still has, and the
+// session's own notes.
+func testNotesSurviveAReplacedLog(t *testing.T, e Engine) {
+	ctx := context.Background()
+	st := e.open(t)
+	h := Header("s")
+	log := append(TurnEvents(0, 1, false), TurnEvents(8, 2, false)...)
+	if _, _, err := st.SyncLog(ctx, h, log, store.SourceWatch, false); err != nil {
+		t.Fatal(err)
+	}
+	one := mustPut(t, st, label("s", "call_1", `{"label":"wrong"}`))
+	two := mustPut(t, st, label("s", "call_2", `{"label":"slow"}`))
+	sess := mustPut(t, st, label("s", "", `{"label":"good"}`))
+	// The file was rewritten: turn 1 failed, and there is no turn 2.
+	outcome, _, err := st.SyncLog(ctx, h, TurnEvents(0, 1, true), store.SourceWatch, true)
+	if err != nil || outcome != store.ImportReplaced {
+		t.Fatalf("SyncLog = %s, %v; want replaced", outcome, err)
+	}
+	if got := mustNotes(t, st, "s", store.NotesQuery{}); noteIDs(got) != one.ID+","+sess.ID {
+		t.Errorf("after the replacement Notes = %v, want %s (call_1) and %s (the session), not %s (call_2)", noteIDs(got), one.ID, sess.ID, two.ID)
+	}
+}
