@@ -11,6 +11,7 @@ import (
 
 	"prism/backend"
 	"prism/core"
+	"prism/core/notes"
 	"prism/core/logkey"
 	"prism/core/model"
 	"prism/core/sessionlog"
@@ -37,9 +38,9 @@ type sessionStore interface {
 	IfEmpty(ctx context.Context, fn func(ctx context.Context) error) (bool, error)
 	ownerauth.Logins // the owner's login cookies, so a sign-out survives restarts and holds on every node
 	// The notes beside each session's log (labels, …).
-	Notes(ctx context.Context, session string, q store.NotesQuery) ([]store.Note, error)
-	PutNote(ctx context.Context, in store.NoteInput) (store.Note, error)
-	RemoveNote(ctx context.Context, session, id string) (store.Note, error)
+	Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error)
+	PutNote(ctx context.Context, in notes.Input) (notes.Note, error)
+	RemoveNote(ctx context.Context, session, id string) (notes.Note, error)
 	Close() error
 }
 

@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"prism/core"
+	"prism/core/notes"
 	"prism/store"
 )
 
 const noteCols = `id, session_id, kind, call_id, at_seq, time, author, data, removed_at, removed_at_seq`
 
-func scanNote(row interface{ Scan(...any) error }) (store.Note, error) {
-	var n store.Note
+func scanNote(row interface{ Scan(...any) error }) (notes.Note, error) {
+	var n notes.Note
 	var call sql.NullString
 	var removed, removedSeq sql.NullInt64
 	var data string
@@ -31,7 +32,7 @@ func scanNote(row interface{ Scan(...any) error }) (store.Note, error) {
 // Notes returns a session's notes that q selects, oldest first. A note on
 // a call its log no longer has (a replaced log) is not returned. An
 // unknown session is core.CodeNotFound.
-func (st *Store) Notes(ctx context.Context, session string, q store.NotesQuery) ([]store.Note, error) {
+func (st *Store) Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error) {
 	var exists int
 	err := st.rdb.QueryRowContext(ctx, "SELECT count(*) FROM sessions WHERE id = ?", session).Scan(&exists)
 	if err != nil {
@@ -59,7 +60,7 @@ func (st *Store) Notes(ctx context.Context, session string, q store.NotesQuery) 
 		return nil, translate(err, "read notes of session "+session)
 	}
 	defer rows.Close()
-	out := []store.Note{}
+	out := []notes.Note{}
 	for rows.Next() {
 		n, err := scanNote(rows)
 		if err != nil {
@@ -73,16 +74,16 @@ func (st *Store) Notes(ctx context.Context, session string, q store.NotesQuery) 
 // PutNote writes a note and returns it as stored: a new one (in.ID "")
 // or, the last write winning, new data for an existing one (its kind must
 // be in.Kind; its call and AtSeq stay). The kind and data are checked
-// (store.CheckNote); an unknown session, a call the session does not have
+// (notes.Check); an unknown session, a call the session does not have
 // and an unknown or removed note are core.CodeNotFound, naming it. Open
 // pages are told through Options.Committed (a Commit with Notes set).
-func (st *Store) PutNote(ctx context.Context, in store.NoteInput) (store.Note, error) {
-	data, facts, err := store.CheckNote(in)
+func (st *Store) PutNote(ctx context.Context, in notes.Input) (notes.Note, error) {
+	data, facts, err := notes.Check(in)
 	if err != nil {
-		return store.Note{}, err
+		return notes.Note{}, err
 	}
 	now := st.now().UnixMilli()
-	var out store.Note
+	var out notes.Note
 	err = st.write(ctx, func(t *wtx) error {
 		s, err := t.state(in.Session)
 		if err != nil {
@@ -94,7 +95,7 @@ func (st *Store) PutNote(ctx context.Context, in store.NoteInput) (store.Note, e
 		if in.ID != "" {
 			n, err := scanNote(t.tx.QueryRow("SELECT "+noteCols+" FROM notes WHERE id = ? AND session_id = ? AND removed_at IS NULL", in.ID, in.Session))
 			if errors.Is(err, sql.ErrNoRows) {
-				return store.NoteNotFound(in.Session, in.ID)
+				return notes.NotFound(in.Session, in.ID)
 			}
 			if err != nil {
 				return translate(err, "read note "+in.ID)
@@ -117,10 +118,10 @@ func (st *Store) PutNote(ctx context.Context, in store.NoteInput) (store.Note, e
 				return translate(err, "find call "+in.CallID)
 			}
 			if one == 0 {
-				return store.CallNotFound(in.Session, in.CallID)
+				return notes.CallNotFound(in.Session, in.CallID)
 			}
 		}
-		n := store.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: s.sum.LastSeq, Time: now, Author: in.Author, Data: data}
+		n := notes.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: s.sum.LastSeq, Time: now, Author: in.Author, Data: data}
 		if in.AtSeq != nil {
 			n.AtSeq = *in.AtSeq
 		}
@@ -137,7 +138,7 @@ func (st *Store) PutNote(ctx context.Context, in store.NoteInput) (store.Note, e
 		return nil
 	})
 	if err != nil {
-		return store.Note{}, err
+		return notes.Note{}, err
 	}
 	return out, nil
 }
@@ -146,9 +147,9 @@ func (st *Store) PutNote(ctx context.Context, in store.NoteInput) (store.Note, e
 // with RemovedAt and RemovedAtSeq (the session's last seq), so time travel
 // still shows it before then. An unknown session, or a note unknown or
 // already removed, is core.CodeNotFound.
-func (st *Store) RemoveNote(ctx context.Context, session, id string) (store.Note, error) {
+func (st *Store) RemoveNote(ctx context.Context, session, id string) (notes.Note, error) {
 	now := st.now().UnixMilli()
-	var out store.Note
+	var out notes.Note
 	err := st.write(ctx, func(t *wtx) error {
 		s, err := t.state(session)
 		if err != nil {
@@ -162,7 +163,7 @@ func (st *Store) RemoveNote(ctx context.Context, session, id string) (store.Note
 			return translate(err, "remove note "+id)
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return store.NoteNotFound(session, id)
+			return notes.NotFound(session, id)
 		}
 		out, err = scanNote(t.tx.QueryRow("SELECT "+noteCols+" FROM notes WHERE id = ?", id))
 		if err != nil {
@@ -172,7 +173,7 @@ func (st *Store) RemoveNote(ctx context.Context, session, id string) (store.Note
 		return nil
 	})
 	if err != nil {
-		return store.Note{}, err
+		return notes.Note{}, err
 	}
 	return out, nil
 }

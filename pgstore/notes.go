@@ -9,13 +9,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"prism/core"
+	"prism/core/notes"
 	"prism/store"
 )
 
 const noteCols = `id, session_id, kind, call_id, at_seq, time, author, data, removed_at, removed_at_seq`
 
-func scanNote(row pgx.Row) (store.Note, error) {
-	var n store.Note
+func scanNote(row pgx.Row) (notes.Note, error) {
+	var n notes.Note
 	var call *string
 	var removed *int64
 	var data string
@@ -35,7 +36,7 @@ func scanNote(row pgx.Row) (store.Note, error) {
 // Notes returns a session's notes that q selects, oldest first; the rules
 // are the SQLite store's (a note on a call the log no longer has is not
 // returned; an unknown session is core.CodeNotFound).
-func (st *Store) Notes(ctx context.Context, session string, q store.NotesQuery) ([]store.Note, error) {
+func (st *Store) Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error) {
 	var exists bool
 	if err := st.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1)", session).Scan(&exists); err != nil {
 		return nil, translate(err, "read notes of session "+session)
@@ -67,7 +68,7 @@ func (st *Store) Notes(ctx context.Context, session string, q store.NotesQuery) 
 		return nil, translate(err, "read notes of session "+session)
 	}
 	defer rows.Close()
-	out := []store.Note{}
+	out := []notes.Note{}
 	for rows.Next() {
 		n, err := scanNote(rows)
 		if err != nil {
@@ -82,13 +83,13 @@ func (st *Store) Notes(ctx context.Context, session string, q store.NotesQuery) 
 // store's. Any node may write a note (no session ownership needed): the
 // transaction NOTIFYs the note channel, so every node's pages read the
 // session's notes again.
-func (st *Store) PutNote(ctx context.Context, in store.NoteInput) (store.Note, error) {
-	data, facts, err := store.CheckNote(in)
+func (st *Store) PutNote(ctx context.Context, in notes.Input) (notes.Note, error) {
+	data, facts, err := notes.Check(in)
 	if err != nil {
-		return store.Note{}, err
+		return notes.Note{}, err
 	}
 	now := st.now().UnixMilli()
-	var out store.Note
+	var out notes.Note
 	err = pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
 		var lastSeq int64
 		err := tx.QueryRow(ctx, "SELECT last_seq FROM sessions WHERE id = $1 FOR SHARE", in.Session).Scan(&lastSeq)
@@ -101,7 +102,7 @@ func (st *Store) PutNote(ctx context.Context, in store.NoteInput) (store.Note, e
 		if in.ID != "" {
 			n, err := scanNote(tx.QueryRow(ctx, "SELECT "+noteCols+" FROM notes WHERE id = $1 AND session_id = $2 AND removed_at IS NULL FOR UPDATE", in.ID, in.Session))
 			if errors.Is(err, pgx.ErrNoRows) {
-				return store.NoteNotFound(in.Session, in.ID)
+				return notes.NotFound(in.Session, in.ID)
 			}
 			if err != nil {
 				return err
@@ -123,10 +124,10 @@ func (st *Store) PutNote(ctx context.Context, in store.NoteInput) (store.Note, e
 				return err
 			}
 			if !found {
-				return store.CallNotFound(in.Session, in.CallID)
+				return notes.CallNotFound(in.Session, in.CallID)
 			}
 		}
-		n := store.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: lastSeq, Time: now, Author: in.Author, Data: data}
+		n := notes.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: lastSeq, Time: now, Author: in.Author, Data: data}
 		if in.AtSeq != nil {
 			n.AtSeq = *in.AtSeq
 		}
@@ -139,16 +140,16 @@ func (st *Store) PutNote(ctx context.Context, in store.NoteInput) (store.Note, e
 		return notifyNotes(ctx, tx, in.Session)
 	})
 	if err != nil {
-		return store.Note{}, translate(err, "write note on session "+in.Session)
+		return notes.Note{}, translate(err, "write note on session "+in.Session)
 	}
 	return out, nil
 }
 
 // RemoveNote removes a note and returns it as it is now; the rules are the
 // SQLite store's (the row stays, with RemovedAt and RemovedAtSeq).
-func (st *Store) RemoveNote(ctx context.Context, session, id string) (store.Note, error) {
+func (st *Store) RemoveNote(ctx context.Context, session, id string) (notes.Note, error) {
 	now := st.now().UnixMilli()
-	var out store.Note
+	var out notes.Note
 	err := pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
 		var lastSeq int64
 		err := tx.QueryRow(ctx, "SELECT last_seq FROM sessions WHERE id = $1 FOR SHARE", session).Scan(&lastSeq)
@@ -161,7 +162,7 @@ func (st *Store) RemoveNote(ctx context.Context, session, id string) (store.Note
 		out, err = scanNote(tx.QueryRow(ctx, "UPDATE notes SET removed_at = $1, removed_at_seq = $2 WHERE id = $3 AND session_id = $4 AND removed_at IS NULL RETURNING "+noteCols,
 			now, lastSeq, id, session))
 		if errors.Is(err, pgx.ErrNoRows) {
-			return store.NoteNotFound(session, id)
+			return notes.NotFound(session, id)
 		}
 		if err != nil {
 			return err
@@ -169,7 +170,7 @@ func (st *Store) RemoveNote(ctx context.Context, session, id string) (store.Note
 		return notifyNotes(ctx, tx, session)
 	})
 	if err != nil {
-		return store.Note{}, translate(err, "remove note "+id)
+		return notes.Note{}, translate(err, "remove note "+id)
 	}
 	return out, nil
 }

@@ -8,15 +8,16 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/notes"
 	"prism/store"
 )
 
 // label is a label note's input on session s (call "" = the session).
-func label(s, call, data string) store.NoteInput {
-	return store.NoteInput{Session: s, Kind: store.NoteLabel, CallID: call, Author: "owner", Data: json.RawMessage(data)}
+func label(s, call, data string) notes.Input {
+	return notes.Input{Session: s, Kind: notes.KindLabel, CallID: call, Author: "owner", Data: json.RawMessage(data)}
 }
 
-func mustPut(t *testing.T, st Store, in store.NoteInput) store.Note {
+func mustPut(t *testing.T, st Store, in notes.Input) notes.Note {
 	t.Helper()
 	n, err := st.PutNote(context.Background(), in)
 	if err != nil {
@@ -25,7 +26,7 @@ func mustPut(t *testing.T, st Store, in store.NoteInput) store.Note {
 	return n
 }
 
-func mustNotes(t *testing.T, st Store, s string, q store.NotesQuery) []store.Note {
+func mustNotes(t *testing.T, st Store, s string, q notes.Query) []notes.Note {
 	t.Helper()
 	ns, err := st.Notes(context.Background(), s, q)
 	if err != nil {
@@ -34,7 +35,7 @@ func mustNotes(t *testing.T, st Store, s string, q store.NotesQuery) []store.Not
 	return ns
 }
 
-func noteIDs(ns []store.Note) string {
+func noteIDs(ns []notes.Note) string {
 	ids := make([]string, len(ns))
 	for i, n := range ns {
 		ids[i] = n.ID
@@ -58,26 +59,26 @@ func testNotesLifecycle(t *testing.T, e Engine) {
 	// Lossless: the score's text and the keys' order are kept, only the
 	// spaces between tokens go.
 	n := mustPut(t, st, label("s", "call_1", `{"label":"wrong", "score":0.10, "note":"see **this**"}`))
-	if n.ID == "" || n.Session != "s" || n.Kind != store.NoteLabel || n.CallID != "call_1" || n.AtSeq != 7 || n.Author != "owner" ||
+	if n.ID == "" || n.Session != "s" || n.Kind != notes.KindLabel || n.CallID != "call_1" || n.AtSeq != 7 || n.Author != "owner" ||
 		string(n.Data) != `{"label":"wrong","score":0.10,"note":"see **this**"}` || n.RemovedAtSeq != nil {
 		t.Fatalf("PutNote = %+v", n)
 	}
 	sess := mustPut(t, st, label("s", "", `{"label":"good"}`))
-	link := mustPut(t, st, store.NoteInput{Session: "s", Kind: store.NoteLink, CallID: "call_1", AtSeq: seqp(4), Data: json.RawMessage(`{"child":"c"}`)})
+	link := mustPut(t, st, notes.Input{Session: "s", Kind: notes.KindLink, CallID: "call_1", AtSeq: seqp(4), Data: json.RawMessage(`{"child":"c"}`)})
 	if link.AtSeq != 4 || sess.CallID != "" {
 		t.Fatalf("link = %+v, session label = %+v", link, sess)
 	}
-	got := mustNotes(t, st, "s", store.NotesQuery{})
+	got := mustNotes(t, st, "s", notes.Query{})
 	if noteIDs(got) != n.ID+","+sess.ID+","+link.ID {
 		t.Fatalf("Notes = %v, want label, session label, link", noteIDs(got))
 	}
 	if string(got[0].Data) != string(n.Data) || got[0].AtSeq != 7 || got[0].Time != n.Time {
 		t.Errorf("stored note = %+v, want %+v", got[0], n)
 	}
-	if got := mustNotes(t, st, "s", store.NotesQuery{Kind: store.NoteLink}); noteIDs(got) != link.ID {
+	if got := mustNotes(t, st, "s", notes.Query{Kind: notes.KindLink}); noteIDs(got) != link.ID {
 		t.Errorf("Notes(kind link) = %v", noteIDs(got))
 	}
-	if got := mustNotes(t, st, "s", store.NotesQuery{ID: sess.ID}); noteIDs(got) != sess.ID {
+	if got := mustNotes(t, st, "s", notes.Query{ID: sess.ID}); noteIDs(got) != sess.ID {
 		t.Errorf("Notes(id) = %v", noteIDs(got))
 	}
 
@@ -85,14 +86,14 @@ func testNotesLifecycle(t *testing.T, e Engine) {
 	if err := st.AppendEvents(ctx, "s", TurnEvents(8, 2, false)); err != nil {
 		t.Fatal(err)
 	}
-	ed := mustPut(t, st, store.NoteInput{ID: n.ID, Session: "s", Kind: store.NoteLabel, Author: "tab-2", Data: json.RawMessage(`{"label":"slow"}`)})
+	ed := mustPut(t, st, notes.Input{ID: n.ID, Session: "s", Kind: notes.KindLabel, Author: "tab-2", Data: json.RawMessage(`{"label":"slow"}`)})
 	if ed.ID != n.ID || ed.AtSeq != 7 || ed.CallID != "call_1" || ed.Author != "tab-2" || string(ed.Data) != `{"label":"slow"}` {
 		t.Errorf("edited = %+v", ed)
 	}
-	if got := mustNotes(t, st, "s", store.NotesQuery{ID: n.ID}); len(got) != 1 || string(got[0].Data) != `{"label":"slow"}` {
+	if got := mustNotes(t, st, "s", notes.Query{ID: n.ID}); len(got) != 1 || string(got[0].Data) != `{"label":"slow"}` {
 		t.Errorf("after the edit Notes = %+v", got)
 	}
-	if _, err := st.PutNote(ctx, store.NoteInput{ID: link.ID, Session: "s", Kind: store.NoteLabel, Data: json.RawMessage(`{"label":"x"}`)}); core.ErrorCode(err) != core.CodeInvalid {
+	if _, err := st.PutNote(ctx, notes.Input{ID: link.ID, Session: "s", Kind: notes.KindLabel, Data: json.RawMessage(`{"label":"x"}`)}); core.ErrorCode(err) != core.CodeInvalid {
 		t.Errorf("edit of a link note as a label: %v, want INVALID", err)
 	}
 
@@ -101,11 +102,11 @@ func testNotesLifecycle(t *testing.T, e Engine) {
 	if err != nil || rm.RemovedAtSeq == nil || *rm.RemovedAtSeq != 15 || rm.RemovedAt == 0 {
 		t.Fatalf("RemoveNote = %+v, %v", rm, err)
 	}
-	if got := mustNotes(t, st, "s", store.NotesQuery{Kind: store.NoteLabel}); noteIDs(got) != sess.ID {
+	if got := mustNotes(t, st, "s", notes.Query{Kind: notes.KindLabel}); noteIDs(got) != sess.ID {
 		t.Errorf("after removal Notes = %v, want the session label only", noteIDs(got))
 	}
 	for seq, want := range map[int64]bool{6: false, 7: true, 10: true, 14: true, 15: false, 20: false} {
-		got := mustNotes(t, st, "s", store.NotesQuery{ID: n.ID, AsOf: seqp(seq)})
+		got := mustNotes(t, st, "s", notes.Query{ID: n.ID, AsOf: seqp(seq)})
 		if (len(got) == 1) != want {
 			t.Errorf("as of %d the removed note is shown %v, want %v", seq, len(got) == 1, want)
 		}
@@ -116,7 +117,7 @@ func testNotesLifecycle(t *testing.T, e Engine) {
 	if _, err := st.RemoveNote(ctx, "s", n.ID); core.ErrorCode(err) != core.CodeNotFound {
 		t.Errorf("removing twice: %v, want NOT_FOUND", err)
 	}
-	if _, err := st.PutNote(ctx, store.NoteInput{ID: n.ID, Session: "s", Kind: store.NoteLabel, Data: json.RawMessage(`{"label":"x"}`)}); core.ErrorCode(err) != core.CodeNotFound {
+	if _, err := st.PutNote(ctx, notes.Input{ID: n.ID, Session: "s", Kind: notes.KindLabel, Data: json.RawMessage(`{"label":"x"}`)}); core.ErrorCode(err) != core.CodeNotFound {
 		t.Errorf("editing a removed note: %v, want NOT_FOUND", err)
 	}
 	// Notes never touch the log.
@@ -134,16 +135,16 @@ func testNotesRefuseBadInput(t *testing.T, e Engine) {
 	if err := st.AppendEvents(ctx, "s", TurnEvents(0, 1, false)); err != nil {
 		t.Fatal(err)
 	}
-	big := `{"label":"wrong","note":"` + strings.Repeat("x", store.MaxNoteData) + `"}`
+	big := `{"label":"wrong","note":"` + strings.Repeat("x", notes.MaxData) + `"}`
 	for _, c := range []struct {
 		name string
-		in   store.NoteInput
+		in   notes.Input
 		code string
 		says string
 	}{
 		{"unknown session", label("nope", "", `{"label":"x"}`), core.CodeNotFound, "nope"},
 		{"call not in the session", label("s", "call_9", `{"label":"x"}`), core.CodeNotFound, "call_9"},
-		{"unknown kind", store.NoteInput{Session: "s", Kind: "mood", Data: json.RawMessage(`{}`)}, core.CodeInvalid, "mood"},
+		{"unknown kind", notes.Input{Session: "s", Kind: "mood", Data: json.RawMessage(`{}`)}, core.CodeInvalid, "mood"},
 		{"past 64 KiB", label("s", "", big), core.CodeTooLarge, "limit"},
 		{"control character", label("s", "", `{"label":"wr\u0007ong"}`), core.CodeInvalid, "control"},
 		{"empty label", label("s", "", `{"label":" "}`), core.CodeInvalid, "empty"},
@@ -151,17 +152,17 @@ func testNotesRefuseBadInput(t *testing.T, e Engine) {
 		{"score not a number", label("s", "", `{"label":"x","score":"high"}`), core.CodeInvalid, "score"},
 		{"lossy number", label("s", "", `{"label":"x","score":1e400}`), core.CodeInvalid, "data"},
 		{"not JSON", label("s", "", `{"label":`), core.CodeInvalid, "data"},
-		{"unknown note", store.NoteInput{ID: "n-none", Session: "s", Kind: store.NoteLabel, Data: json.RawMessage(`{"label":"x"}`)}, core.CodeNotFound, "n-none"},
+		{"unknown note", notes.Input{ID: "n-none", Session: "s", Kind: notes.KindLabel, Data: json.RawMessage(`{"label":"x"}`)}, core.CodeNotFound, "n-none"},
 	} {
 		_, err := st.PutNote(ctx, c.in)
 		if core.ErrorCode(err) != c.code || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%s: %v, want %s naming %q", c.name, err, c.code, c.says)
 		}
 	}
-	if got := mustNotes(t, st, "s", store.NotesQuery{}); len(got) != 0 {
+	if got := mustNotes(t, st, "s", notes.Query{}); len(got) != 0 {
 		t.Errorf("bad notes were stored: %+v", got)
 	}
-	if _, err := st.Notes(ctx, "nope", store.NotesQuery{}); core.ErrorCode(err) != core.CodeNotFound {
+	if _, err := st.Notes(ctx, "nope", notes.Query{}); core.ErrorCode(err) != core.CodeNotFound {
 		t.Errorf("Notes of an unknown session: %v", err)
 	}
 	if _, err := st.RemoveNote(ctx, "s", "n-none"); core.ErrorCode(err) != core.CodeNotFound {
@@ -198,7 +199,7 @@ func testNotesCommittedHook(t *testing.T, e Engine) {
 	}
 	n := mustPut(t, st, label("s", "call_1", `{"label":"wrong"}`))
 	wait("put")
-	mustPut(t, st, store.NoteInput{ID: n.ID, Session: "s", Kind: store.NoteLabel, Data: json.RawMessage(`{"label":"slow"}`)})
+	mustPut(t, st, notes.Input{ID: n.ID, Session: "s", Kind: notes.KindLabel, Data: json.RawMessage(`{"label":"slow"}`)})
 	wait("edit")
 	if _, err := st.RemoveNote(ctx, "s", n.ID); err != nil {
 		t.Fatal(err)
@@ -224,10 +225,10 @@ func testNotesGoWithTheirSession(t *testing.T, e Engine) {
 	if n := e.Count(t, st, "SELECT count(*) FROM notes WHERE session_id = 's'"); n != 0 {
 		t.Errorf("%d notes of the deleted session remain", n)
 	}
-	if n := len(mustNotes(t, st, "keep", store.NotesQuery{})); n != 2 {
+	if n := len(mustNotes(t, st, "keep", notes.Query{})); n != 2 {
 		t.Errorf("the other session has %d notes, want 2", n)
 	}
-	if _, err := st.Notes(ctx, "s", store.NotesQuery{}); core.ErrorCode(err) != core.CodeNotFound {
+	if _, err := st.Notes(ctx, "s", notes.Query{}); core.ErrorCode(err) != core.CodeNotFound {
 		t.Errorf("Notes of a deleted session: %v", err)
 	}
 }
@@ -251,7 +252,7 @@ func testNotesSurviveAReplacedLog(t *testing.T, e Engine) {
 	if err != nil || outcome != store.ImportReplaced {
 		t.Fatalf("SyncLog = %s, %v; want replaced", outcome, err)
 	}
-	if got := mustNotes(t, st, "s", store.NotesQuery{}); noteIDs(got) != one.ID+","+sess.ID {
+	if got := mustNotes(t, st, "s", notes.Query{}); noteIDs(got) != one.ID+","+sess.ID {
 		t.Errorf("after the replacement Notes = %v, want %s (call_1) and %s (the session), not %s (call_2)", noteIDs(got), one.ID, sess.ID, two.ID)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/notes"
 	"prism/core/search"
 	"prism/core/sessionlog"
 	"prism/core/share"
@@ -49,9 +50,9 @@ type Store interface {
 	AddOwnerLogin(ctx context.Context, idHash [sha256.Size]byte, expiresAt int64) error
 	OwnerLoginValid(ctx context.Context, idHash [sha256.Size]byte, now int64) (bool, error)
 	RevokeOwnerLogin(ctx context.Context, idHash [sha256.Size]byte) error
-	Notes(ctx context.Context, session string, q store.NotesQuery) ([]store.Note, error)
-	PutNote(ctx context.Context, in store.NoteInput) (store.Note, error)
-	RemoveNote(ctx context.Context, session, id string) (store.Note, error)
+	Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error)
+	PutNote(ctx context.Context, in notes.Input) (notes.Note, error)
+	RemoveNote(ctx context.Context, session, id string) (notes.Note, error)
 	Close() error
 }
 

@@ -1,4 +1,11 @@
-package store
+// Package notes is the vocabulary of notes: facts about a session kept
+// beside its log, never in it (a person's label on a call, which call
+// spawned a subagent, which call of a fork was replayed, when an attention
+// rule fired). Each kind is registered once here (KindOf) with the
+// validation of its data; both stores check every note with Check before
+// they write it, and the web server lets clients write only the kinds
+// marked Client.
+package notes
 
 import (
 	"bytes"
@@ -11,23 +18,23 @@ import (
 	"prism/core"
 )
 
-// Note kinds. A kind is registered once, in NoteKindOf: its name, whether
+// Note kinds. A kind is registered once, in KindOf: its name, whether
 // clients may write it, and the validation of its data.
 const (
-	// NoteLabel is a person's label on a call or on the session
+	// KindLabel is a person's label on a call or on the session
 	// (LabelData): the only kind clients may write.
-	NoteLabel = "label"
-	// NoteLink says which call spawned which subagent (the server's).
-	NoteLink = "link"
-	// NoteReplayed says which call of a fork was replayed (the server's).
-	NoteReplayed = "replayed"
-	// NoteAttention records that an attention rule fired (the server's).
-	NoteAttention = "attention"
+	KindLabel = "label"
+	// KindLink says which call spawned which subagent (the server's).
+	KindLink = "link"
+	// KindReplayed says which call of a fork was replayed (the server's).
+	KindReplayed = "replayed"
+	// KindAttention records that an attention rule fired (the server's).
+	KindAttention = "attention"
 )
 
-// MaxNoteData is the largest data a note may hold, in bytes of JSON
+// MaxData is the largest data a note may hold, in bytes of JSON
 // text: a larger one is core.CodeTooLarge.
-const MaxNoteData = 64 << 10
+const MaxData = 64 << 10
 
 // MaxLabel is the longest label, in characters.
 const MaxLabel = 64
@@ -60,8 +67,8 @@ func (n Note) AppliesAt(seq int64) bool {
 	return n.AtSeq <= seq && (n.RemovedAtSeq == nil || seq < *n.RemovedAtSeq)
 }
 
-// NoteInput is a note to write (PutNote).
-type NoteInput struct {
+// Input is a note to write (PutNote).
+type Input struct {
 	// ID, when set, names the note whose data is replaced (the last write
 	// wins; its kind, call and AtSeq stay); "" makes a new note.
 	ID      string
@@ -75,8 +82,8 @@ type NoteInput struct {
 	Data  json.RawMessage
 }
 
-// NotesQuery selects a session's notes (Notes).
-type NotesQuery struct {
+// Query selects a session's notes (Notes).
+type Query struct {
 	// ID keeps the note with this id ("" = every note).
 	ID string
 	// Kind keeps notes of this kind ("" = every kind).
@@ -87,35 +94,35 @@ type NotesQuery struct {
 	AsOf *int64
 }
 
-// NoteKind is one registered kind of note.
-type NoteKind struct {
+// Kind is one registered kind of note.
+type Kind struct {
 	Name string
 	// Client says whether clients (the API, the card's form) may write
 	// it; the others are written by the server only.
 	Client bool
 	// check validates the data and returns what search needs of it.
-	check func(data []byte) (NoteFacts, error)
+	check func(data []byte) (Facts, error)
 }
 
-// NoteFacts are what the store keeps beside a note's data for search: a
+// Facts are what the store keeps beside a note's data for search: a
 // label's text and whether it has a comment.
-type NoteFacts struct {
+type Facts struct {
 	Label     string
 	Commented bool
 }
 
-// NoteKindOf returns the registered kind name (false: no such kind).
-func NoteKindOf(name string) (NoteKind, bool) {
+// KindOf returns the registered kind name (false: no such kind).
+func KindOf(name string) (Kind, bool) {
 	switch name {
-	case NoteLabel:
-		return NoteKind{Name: name, Client: true, check: checkLabel}, true
-	case NoteLink, NoteReplayed, NoteAttention:
-		return NoteKind{Name: name, check: checkObject}, true
+	case KindLabel:
+		return Kind{Name: name, Client: true, check: checkLabel}, true
+	case KindLink, KindReplayed, KindAttention:
+		return Kind{Name: name, check: checkObject}, true
 	}
-	return NoteKind{}, false
+	return Kind{}, false
 }
 
-// LabelData is the data of a NoteLabel note.
+// LabelData is the data of a KindLabel note.
 type LabelData struct {
 	Label string       `json:"label"`
 	Score *json.Number `json:"score,omitempty"`
@@ -123,64 +130,64 @@ type LabelData struct {
 	Note string `json:"note,omitempty"`
 }
 
-// CheckNote validates a note's kind and data as every store does before
+// Check validates a note's kind and data as every store does before
 // it writes one, and returns the data compacted with its facts: an unknown
 // kind or data that is not the kind's shape is core.CodeInvalid, data past
-// MaxNoteData core.CodeTooLarge.
-func CheckNote(in NoteInput) (json.RawMessage, NoteFacts, error) {
-	k, ok := NoteKindOf(in.Kind)
+// MaxData core.CodeTooLarge.
+func Check(in Input) (json.RawMessage, Facts, error) {
+	k, ok := KindOf(in.Kind)
 	if !ok {
-		return nil, NoteFacts{}, core.Errorf(core.CodeInvalid, "unknown note kind %q (known: label, link, replayed, attention)", in.Kind)
+		return nil, Facts{}, core.Errorf(core.CodeInvalid, "unknown note kind %q (known: label, link, replayed, attention)", in.Kind)
 	}
-	if len(in.Data) > MaxNoteData {
-		return nil, NoteFacts{}, core.Errorf(core.CodeTooLarge, "note data is %d bytes, past the limit of %d", len(in.Data), MaxNoteData)
+	if len(in.Data) > MaxData {
+		return nil, Facts{}, core.Errorf(core.CodeTooLarge, "note data is %d bytes, past the limit of %d", len(in.Data), MaxData)
 	}
 	if strings.ContainsFunc(in.CallID, unicode.IsControl) || strings.ContainsFunc(in.Author, unicode.IsControl) {
-		return nil, NoteFacts{}, core.Errorf(core.CodeInvalid, "note call id and author must be text without control characters")
+		return nil, Facts{}, core.Errorf(core.CodeInvalid, "note call id and author must be text without control characters")
 	}
 	if err := core.CheckJSON(in.Data); err != nil {
-		return nil, NoteFacts{}, core.Errorf(core.CodeInvalid, "note data: %v", err)
+		return nil, Facts{}, core.Errorf(core.CodeInvalid, "note data: %v", err)
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, in.Data); err != nil {
-		return nil, NoteFacts{}, core.Errorf(core.CodeInvalid, "note data: %v", err)
+		return nil, Facts{}, core.Errorf(core.CodeInvalid, "note data: %v", err)
 	}
 	facts, err := k.check(buf.Bytes())
 	if err != nil {
-		return nil, NoteFacts{}, core.Errorf(core.CodeInvalid, "%s note: %v", k.Name, err)
+		return nil, Facts{}, core.Errorf(core.CodeInvalid, "%s note: %v", k.Name, err)
 	}
 	return buf.Bytes(), facts, nil
 }
 
-func checkObject(data []byte) (NoteFacts, error) {
+func checkObject(data []byte) (Facts, error) {
 	if len(data) == 0 || data[0] != '{' {
-		return NoteFacts{}, fmt.Errorf("data must be a JSON object")
+		return Facts{}, fmt.Errorf("data must be a JSON object")
 	}
-	return NoteFacts{}, nil
+	return Facts{}, nil
 }
 
-func checkLabel(data []byte) (NoteFacts, error) {
+func checkLabel(data []byte) (Facts, error) {
 	if len(data) == 0 || data[0] != '{' {
-		return NoteFacts{}, fmt.Errorf("data must be a JSON object {label, score?, note?}")
+		return Facts{}, fmt.Errorf("data must be a JSON object {label, score?, note?}")
 	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	d.UseNumber()
 	var l LabelData
 	if err := d.Decode(&l); err != nil {
-		return NoteFacts{}, fmt.Errorf("data must be {label, score?, note?}: %v", err)
+		return Facts{}, fmt.Errorf("data must be {label, score?, note?}: %v", err)
 	}
 	label, err := CheckLabel(l.Label)
 	if err != nil {
-		return NoteFacts{}, err
+		return Facts{}, err
 	}
 	if label != l.Label {
-		return NoteFacts{}, fmt.Errorf("label %q has surrounding spaces", l.Label)
+		return Facts{}, fmt.Errorf("label %q has surrounding spaces", l.Label)
 	}
 	if !utf8.ValidString(l.Note) {
-		return NoteFacts{}, fmt.Errorf("note must be UTF-8 text")
+		return Facts{}, fmt.Errorf("note must be UTF-8 text")
 	}
-	return NoteFacts{Label: strings.ToLower(label), Commented: strings.TrimSpace(l.Note) != ""}, nil
+	return Facts{Label: strings.ToLower(label), Commented: strings.TrimSpace(l.Note) != ""}, nil
 }
 
 // CheckLabel validates a label's text and returns it trimmed: 1 to
@@ -198,8 +205,8 @@ func CheckLabel(label string) (string, error) {
 	return label, nil
 }
 
-// NoteNotFound is the error of an unknown (or removed) note.
-func NoteNotFound(session, id string) error {
+// NotFound is the error of an unknown (or removed) note.
+func NotFound(session, id string) error {
 	return core.Errorf(core.CodeNotFound, "note %s of session %s not found", id, session)
 }
 
