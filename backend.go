@@ -11,9 +11,9 @@ import (
 
 	"prism/backend"
 	"prism/core"
-	"prism/core/notes"
 	"prism/core/logkey"
 	"prism/core/model"
+	"prism/core/notes"
 	"prism/core/sessionlog"
 	"prism/db"
 	"prism/pgstore"
