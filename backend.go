@@ -170,6 +170,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Approvals: decider,
 		Presenter: presenter,
 		Shares:    st,
+		Notes:     st,
 		DemoID:    demoID,
 
 		AllowedHosts: cfg.AllowedHosts,

@@ -247,6 +247,10 @@ type Deps struct {
 	Approvals Approvals
 	// Search enables GET /search and /api/search; without it, 503.
 	Search Searcher
+	// Notes enables the notes beside each session's log (the notes and
+	// annotations API, the cards' labels); without it those routes
+	// answer 503 and cards show no labels.
+	Notes NoteStore
 	Logger *slog.Logger
 	Tuning Tuning
 	// AllowedHosts are Host names (any port) or host:port values the

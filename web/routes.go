@@ -40,7 +40,7 @@ type route struct {
 // columns. The share listener (--share-addr) serves the public rows of
 // share links and static files only (shareRoutes).
 func (s *Server) routeTable() []route {
-	const GET, POST, DELETE = http.MethodGet, http.MethodPost, http.MethodDelete
+	const GET, POST, PUT, DELETE = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete
 	return []route{
 		// The session list and the session pages (HTML, SSE and forms).
 		{method: GET, pattern: views.RouteHome, handle: s.handleHome},
@@ -88,6 +88,13 @@ func (s *Server) routeTable() []route {
 		{method: GET, pattern: views.RouteAPIShares, handle: s.handleAPIShareList},
 		{method: POST, pattern: views.RouteAPISharePreview, handle: s.handleAPISharePreview, bodyCap: maxShareBody},
 		{method: DELETE, pattern: views.RouteAPIShare, handle: s.handleAPIShareRevoke},
+		{method: GET, pattern: views.RouteAPINotes, handle: s.handleAPINotes},
+		{method: POST, pattern: views.RouteAPINotes, handle: s.handleAPINoteCreate, bodyCap: maxNoteBody},
+		{method: PUT, pattern: views.RouteAPINote, handle: s.handleAPINotePut, bodyCap: maxNoteBody},
+		{method: DELETE, pattern: views.RouteAPINote, handle: s.handleAPINoteDelete},
+		{method: POST, pattern: views.RouteAPIAnnotations, handle: s.handleAPIAnnotationCreate, bodyCap: maxNoteBody},
+		{method: PUT, pattern: views.RouteAPIAnnotation, handle: s.handleAPIAnnotationPut, bodyCap: maxNoteBody},
+		{method: DELETE, pattern: views.RouteAPIAnnotation, handle: s.handleAPIAnnotationDelete},
 		// Static files and the liveness probe.
 		{method: GET, pattern: views.RouteHealth, handle: handleHealth, public: true, raw: true},
 		{method: GET, pattern: views.RouteHighlightCSS, handle: s.handleHighlightCSS, public: true},
