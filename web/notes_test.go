@@ -1,0 +1,129 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"prism/core"
+	"prism/core/coretest"
+	"prism/core/notes"
+)
+
+// notesEnv is a server over a fresh store with session "s", whose one
+// call is "c1".
+func notesEnv(t *testing.T) *env {
+	t.Helper()
+	e := newEnv(t, nil)
+	b := coretest.NewBuilder(t0)
+	b.TurnStart().StepStart().User("hi").Call("c1", "note", `{"title":"x"}`).Result("c1", "done", false, nil, nil).StepEnd()
+	b.TurnEnd(core.TurnCompleted)
+	e.session(t, "s", b.Events)
+	return e
+}
+
+// listNotes reads GET /api/sessions/s/notes (with query q).
+func listNotes(t *testing.T, e *env, q string) []notes.Note {
+	t.Helper()
+	res, body := e.do(t, http.MethodGet, "/api/sessions/s/notes"+q, nil)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET notes%s: %d %s", q, res.StatusCode, body)
+	}
+	var got struct{ Notes []notes.Note }
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatal(err)
+	}
+	return got.Notes
+}
+
+// TestNotesAPI_labelLifecycle: a label made through the annotations API is
+// a label note on its call, with its author; PUT replaces the whole label;
+// DELETE removes it; the server's own kinds are not the client's to
+// change.
+func TestNotesAPI_labelLifecycle(t *testing.T) {
+	e := notesEnv(t)
+	js := "application/json"
+	res, body := e.post(t, "/api/sessions/s/annotations", js, `{"callId":"c1","label":"wrong","score":0.50,"note":"see **this**"}`)
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST annotations: %d %s", res.StatusCode, body)
+	}
+	var made struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &made); err != nil || made.ID == "" {
+		t.Fatalf("POST annotations answered %s (%v), want {id}", body, err)
+	}
+	got := listNotes(t, e, "")
+	if len(got) != 1 || got[0].ID != made.ID || got[0].Kind != notes.KindLabel || got[0].CallID != "c1" ||
+		string(got[0].Data) != `{"label":"wrong","score":0.50,"note":"see **this**"}` || !strings.Contains(got[0].Author, "API client") {
+		t.Fatalf("notes = %+v", got)
+	}
+	if got := listNotes(t, e, "?kind=link"); len(got) != 0 {
+		t.Errorf("?kind=link = %+v, want none", got)
+	}
+	if res, body := e.do(t, http.MethodPut, "/api/sessions/s/annotations/"+made.ID, strings.NewReader(`{"label":"slow"}`), "Content-Type", js); res.StatusCode != http.StatusOK {
+		t.Fatalf("PUT annotation: %d %s", res.StatusCode, body)
+	}
+	if got := listNotes(t, e, "?kind=label"); len(got) != 1 || string(got[0].Data) != `{"label":"slow"}` {
+		t.Errorf("after PUT notes = %+v, want the whole label replaced", got)
+	}
+	if res, body := e.do(t, http.MethodDelete, "/api/sessions/s/annotations/"+made.ID, nil); res.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE annotation: %d %s", res.StatusCode, body)
+	}
+	if got := listNotes(t, e, ""); len(got) != 0 {
+		t.Errorf("after DELETE notes = %+v", got)
+	}
+	if a := e.ask(t, http.MethodDelete, "/api/sessions/s/annotations/"+made.ID, "", nil); a.status != http.StatusNotFound || !strings.Contains(a.msg, made.ID) {
+		t.Errorf("DELETE twice: %d %q, want 404 naming the note", a.status, a.msg)
+	}
+
+	// A note of the server's own (a link) is listed but not the client's.
+	link, err := e.store.PutNote(context.Background(), notes.Input{Session: "s", Kind: notes.KindLink, CallID: "c1", Data: json.RawMessage(`{"child":"x"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := e.ask(t, http.MethodDelete, "/api/sessions/s/notes/"+link.ID, "", nil); a.status != http.StatusForbidden || a.code != core.CodeForbidden {
+		t.Errorf("DELETE a link note: %d %s %q, want 403", a.status, a.code, a.msg)
+	}
+	if a := e.ask(t, http.MethodPut, "/api/sessions/s/notes/"+link.ID, js, strings.NewReader(`{"kind":"link","data":{}}`)); a.status != http.StatusForbidden {
+		t.Errorf("PUT a link note: %d %s %q, want 403", a.status, a.code, a.msg)
+	}
+	if a := e.ask(t, http.MethodDelete, "/api/sessions/s/annotations/"+link.ID, "", nil); a.status != http.StatusNotFound {
+		t.Errorf("DELETE a link note as an annotation: %d %q, want 404", a.status, a.msg)
+	}
+	if got := listNotes(t, e, "?kind=link"); len(got) != 1 || got[0].ID != link.ID {
+		t.Errorf("?kind=link = %+v", got)
+	}
+}
+
+// TestNotesAPI_badInput: each bad note is refused with the status its
+// fault earns and a message naming it; nothing is stored.
+func TestNotesAPI_badInput(t *testing.T) {
+	e := notesEnv(t)
+	big := strings.Repeat("x", notes.MaxData)
+	for _, c := range []struct {
+		name, path, body string
+		status           int
+		says             string
+	}{
+		{"unknown kind", "/api/sessions/s/notes", `{"kind":"mood","data":{}}`, 400, `"mood"`},
+		{"no kind", "/api/sessions/s/notes", `{"data":{"label":"x"}}`, 400, "kind"},
+		{"the server's kind", "/api/sessions/s/notes", `{"kind":"attention","data":{}}`, 403, "attention"},
+		{"past 64 KiB", "/api/sessions/s/notes", `{"kind":"label","data":{"label":"x","note":"` + big + `"}}`, 413, "65536"},
+		{"past 64 KiB, annotation", "/api/sessions/s/annotations", `{"label":"x","note":"` + big + `"}`, 413, "65536"},
+		{"control characters in a label", "/api/sessions/s/annotations", `{"label":"wr\u001bong"}`, 400, "control characters"},
+		{"empty label", "/api/sessions/s/annotations", `{"label":"  "}`, 400, "empty"},
+		{"score not a number", "/api/sessions/s/annotations", `{"label":"x","score":"high"}`, 400, "score"},
+		{"call not in the session", "/api/sessions/s/annotations", `{"callId":"nope-call","label":"x"}`, 404, "nope-call"},
+		{"unknown session", "/api/sessions/nope/annotations", `{"label":"x"}`, 404, "nope"},
+		{"unknown field", "/api/sessions/s/annotations", `{"label":"x","colour":"red"}`, 400, "colour"},
+	} {
+		a := e.ask(t, http.MethodPost, c.path, "application/json", strings.NewReader(c.body))
+		if a.status != c.status || !strings.Contains(a.msg, c.says) {
+			t.Errorf("%s: %d %s %q, want %d naming %s", c.name, a.status, a.code, a.msg, c.status, c.says)
+		}
+	}
+	if got := listNotes(t, e, ""); len(got) != 0 {
+		t.Errorf("bad notes were stored: %+v", got)
+	}
+}
