@@ -51,7 +51,7 @@ func (st *Store) Notes(ctx context.Context, session string, q notes.Query) ([]no
 	}
 	if q.AsOf != nil {
 		where, args = append(where, "n.at_seq <= ? AND (n.removed_at_seq IS NULL OR n.removed_at_seq > ?)"), append(args, *q.AsOf, *q.AsOf)
-	} else {
+	} else if !q.Removed {
 		where = append(where, "n.removed_at IS NULL")
 	}
 	cols := "n." + strings.ReplaceAll(noteCols, ", ", ", n.")

@@ -59,7 +59,7 @@ func (st *Store) Notes(ctx context.Context, session string, q notes.Query) ([]no
 	if q.AsOf != nil {
 		p := arg(*q.AsOf)
 		where = append(where, "n.at_seq <= "+p+" AND (n.removed_at_seq IS NULL OR n.removed_at_seq > "+p+")")
-	} else {
+	} else if !q.Removed {
 		where = append(where, "n.removed_at IS NULL")
 	}
 	cols := "n." + strings.ReplaceAll(noteCols, ", ", ", n.")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/notes"
 	"prism/core/price"
 )
 
@@ -46,6 +47,11 @@ type R struct {
 	Prices price.Table
 	// Current is the id of the page's current element (a jump's target).
 	Current string
+	// Notes and Labels are the Reader's; Seq is the seq the page shows
+	// (the labels that apply there are shown).
+	Notes  []notes.Note
+	Labels bool
+	Seq    int64
 }
 
 // current reports whether the element id is the page's current element.
@@ -57,7 +63,14 @@ func (r R) current(id string) bool { return r.Current != "" && r.Current == id }
 // share link and in a saved file.
 func NewR(t *Timeline, l Links) R {
 	h := t.Header()
-	return R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: t.reader.ReadOnly || l.Shared() || l.Offline(), Prices: t.reader.Prices}
+	ro := t.reader.ReadOnly || l.Shared() || l.Offline()
+	r := R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: ro, Prices: t.reader.Prices, Seq: t.LastSeq()}
+	if !l.Shared() && !l.Offline() {
+		// Labels never leave the owner's pages: not on a share link,
+		// not in a saved file.
+		r.Notes, r.Labels = t.reader.Notes, t.reader.Labels
+	}
+	return r
 }
 
 // SessionHeadView is the session page's header: identity, and the

@@ -97,7 +97,7 @@ func newEnv(t testing.TB, deps func(*web.Deps)) *env {
 	t.Helper()
 	st, feed := openStore(t)
 	d := web.Deps{Sessions: backend.Source{Store: st}, Commits: feed, Importer: backend.Importer{Store: st}, Search: backend.Search{Store: st},
-		Notes: st, Presenter: presenters(t), Logger: testLogger()}
+		Presenter: presenters(t), Logger: testLogger()}
 	if deps != nil {
 		deps(&d)
 	}

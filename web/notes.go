@@ -15,6 +15,7 @@ import (
 	"prism/core"
 	"prism/core/logkey"
 	"prism/core/notes"
+	"prism/views"
 )
 
 // NoteStore keeps the notes beside each session's log (db.Store and
@@ -156,7 +157,10 @@ func (s *Server) handleAPINotePut(c echo.Context) error {
 
 // handleAPINoteDelete handles DELETE /api/sessions/:id/notes/:noteId.
 func (s *Server) handleAPINoteDelete(c echo.Context) error {
-	return s.removeNote(c, c.QueryParam("kind"))
+	if err := s.removeNote(c, c.QueryParam("kind")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 // handleAPIAnnotationCreate handles POST /api/sessions/:id/annotations:
@@ -213,7 +217,10 @@ func (s *Server) handleAPIAnnotationPut(c echo.Context) error {
 // handleAPIAnnotationDelete handles DELETE
 // /api/sessions/:id/annotations/:noteId.
 func (s *Server) handleAPIAnnotationDelete(c echo.Context) error {
-	return s.removeNote(c, notes.KindLabel)
+	if err := s.removeNote(c, notes.KindLabel); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 func (s *Server) decodeNote(c echo.Context, v any, shape string) error {
@@ -267,8 +274,64 @@ func (s *Server) removeNote(c echo.Context, kind string) error {
 	if err := clientKind(found[0].Kind); err != nil {
 		return err
 	}
-	if _, err := st.RemoveNote(ctx, id, noteID); err != nil {
+	_, err = st.RemoveNote(ctx, id, noteID)
+	return err
+}
+
+// handleLabelForm handles POST /sessions/:id/labels (a card's new label)
+// and POST /sessions/:id/labels/:noteId (an edit; with ?remove=1 the
+// label's removal). The card itself changes through the page's stream,
+// in every tab; the form's answer is a notice when something was wrong.
+func (s *Server) handleLabelForm(c echo.Context) error {
+	id, err := param(c, "id")
+	if err != nil {
 		return err
 	}
-	return c.NoContent(http.StatusNoContent)
+	noteID := ""
+	if c.Param("noteId") != "" {
+		if noteID, err = param(c, "noteId"); err != nil {
+			return err
+		}
+	}
+	r := c.Request()
+	r.Body = http.MaxBytesReader(c.Response(), r.Body, maxNoteBody)
+	form, err := formValues(c, true)
+	switch {
+	case err != nil:
+	case noteID != "" && c.QueryParam("remove") == "1":
+		err = s.removeNote(c, notes.KindLabel)
+	default:
+		req := annotationRequest{Label: form.Get("label"), Note: form.Get("note")}
+		if sc := strings.TrimSpace(form.Get("score")); sc != "" {
+			n := json.Number(sc)
+			req.Score = &n
+		}
+		var data json.RawMessage
+		if data, err = req.labelData(); err == nil {
+			_, err = s.putNote(c, notes.Input{ID: noteID, Session: id, Kind: notes.KindLabel, CallID: form.Get("callId"), Data: data})
+		}
+	}
+	if r.Header.Get("Datastar-Request") != "true" {
+		if err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, views.SessionURL(id))
+	}
+	if err == nil {
+		c.Response().WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	status := statusOf(err)
+	if status >= 500 {
+		s.log.ErrorContext(r.Context(), "label not written", logkey.SessionID, id, logkey.Err, err)
+	}
+	html, rerr := views.Render(r.Context(), views.Notice(messageOf(err, status), "warn"))
+	if rerr != nil {
+		return rerr
+	}
+	startSSE(c)
+	if _, err := c.Response().Write(formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, "")); err != nil {
+		s.log.DebugContext(r.Context(), "label notice not sent", logkey.Err, err)
+	}
+	return nil
 }

@@ -7,16 +7,23 @@ import (
 	"strings"
 	"testing"
 
+	"prism/backend"
 	"prism/core"
 	"prism/core/coretest"
 	"prism/core/notes"
+	"prism/web"
 )
+
+// withNotes gives a server the notes of its store.
+func withNotes(d *web.Deps) {
+	d.Notes = d.Sessions.(backend.Source).Store.(web.NoteStore)
+}
 
 // notesEnv is a server over a fresh store with session "s", whose one
 // call is "c1".
 func notesEnv(t *testing.T) *env {
 	t.Helper()
-	e := newEnv(t, nil)
+	e := newEnv(t, withNotes)
 	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart().User("hi").Call("c1", "note", `{"title":"x"}`).Result("c1", "done", false, nil, nil).StepEnd()
 	b.TurnEnd(core.TurnCompleted)

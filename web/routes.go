@@ -61,6 +61,9 @@ func (s *Server) routeTable() []route {
 		{method: GET, pattern: views.RouteCallContent, handle: s.handleCallFile(views.CallContentFile)},
 		{method: GET, pattern: views.RouteCallArguments, handle: s.handleCallFile(views.CallArgumentsFile)},
 		{method: GET, pattern: views.RouteCallMeta, handle: s.handleCallFile(views.CallMetaFile)},
+		// Labels: a card's label forms (add, edit, remove).
+		{method: POST, pattern: views.RouteLabels, handle: s.handleLabelForm, bodyCap: maxNoteBody},
+		{method: POST, pattern: views.RouteLabel, handle: s.handleLabelForm, bodyCap: maxNoteBody},
 		// Approvals: a card's decision form.
 		{method: POST, pattern: views.RouteApproval, handle: s.handleDecide, bodyCap: maxDecisionBody},
 		// Share links: the owner's form, preview and revoke button, and

@@ -280,6 +280,9 @@ func (s *Server) follow(ctx context.Context, w *streamConn, v view, cursor int64
 	if !catchUp(at) {
 		return
 	}
+	// The labels as they are now, in order with the frames that follow
+	// (a page that reconnected missed what changed meanwhile).
+	h.sendNotes(sub)
 	ka := time.NewTicker(s.tune.KeepAlive)
 	defer ka.Stop()
 	var parts [][]byte
@@ -313,6 +316,11 @@ func (s *Server) follow(ctx context.Context, w *streamConn, v view, cursor int64
 			for {
 				sub.queued.Add(-int64(len(f.data)))
 				switch {
+				case f.notes:
+					// Cards whose labels changed: no seq, no cursor.
+					if f.gen == sub.gen {
+						parts = append(parts, f.data)
+					}
 				case f.reset && f.gen > sub.gen:
 					// The log was replaced: the page is re-rendered
 					// from the new one, and the cursor counts in it.

@@ -42,6 +42,8 @@ func TestURLsReachTheirRoutes(t *testing.T) {
 			{http.MethodGet, views.APIApprovalsURL(), views.RouteAPIApprovals, nil},
 			{http.MethodPost, views.APIApprovalURL(id, id+"/ap"), views.RouteAPIApproval, map[string]string{"id": id, "approvalId": id + "/ap"}},
 			{http.MethodPost, views.APIPolicyURL(id), views.RouteAPIPolicy, map[string]string{"id": id}},
+			{http.MethodPost, views.LabelsURL(id), views.RouteLabels, map[string]string{"id": id}},
+			{http.MethodPost, views.LabelURL(id, id+"/n"), views.RouteLabel, map[string]string{"id": id, "noteId": id + "/n"}},
 			{http.MethodGet, views.APINotesURL(id, "label"), views.RouteAPINotes, map[string]string{"id": id}},
 			{http.MethodPut, views.APINoteURL(id, id+"/n"), views.RouteAPINote, map[string]string{"id": id, "noteId": id + "/n"}},
 			{http.MethodPost, views.APIAnnotationsURL(id), views.RouteAPIAnnotations, map[string]string{"id": id}},

@@ -92,6 +92,8 @@ type Query struct {
 	// (Note.AppliesAt), removed ones included; nil gives the notes not
 	// removed.
 	AsOf *int64
+	// Removed, with AsOf nil, gives removed notes too.
+	Removed bool
 }
 
 // Kind is one registered kind of note.
