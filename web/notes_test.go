@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"prism/core"
 	"prism/core/coretest"
 	"prism/core/notes"
+	"prism/views"
 	"prism/web"
 )
 
@@ -132,5 +135,147 @@ func TestNotesAPI_badInput(t *testing.T) {
 	}
 	if got := listNotes(t, e, ""); len(got) != 0 {
 		t.Errorf("bad notes were stored: %+v", got)
+	}
+}
+
+// TestLabels_live: a label added through the API reaches an open stream
+// of the session at once — the card re-rendered with its chip, the note
+// as sanitized markdown, in a frame that moves no cursor — and so do its
+// edit and its removal; a stream that (re)connects gets the labels as
+// they are first; a page at an event before the label shows none.
+func TestLabels_live(t *testing.T) {
+	e := notesEnv(t)
+	last := int64(len(listEventsOf(t, e)) - 1)
+	st := e.stream(t, views.SessionStreamURL("s", last))
+	hasLabel := func(label string) func(sseEvent) bool {
+		return func(ev sseEvent) bool { return strings.Contains(ev.Elements(), `data-label="`+label+`"`) }
+	}
+	js := "application/json"
+	res, body := e.post(t, "/api/sessions/s/annotations", js,
+		`{"callId":"c1","label":"wrong","score":2,"note":"**bold** <script>alert(1)</script> <img src=x onerror=alert(2)>"}`)
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST annotations: %d %s", res.StatusCode, body)
+	}
+	var made struct{ ID string }
+	_ = json.Unmarshal([]byte(body), &made)
+	evs := st.until(t, hasLabel("wrong"))
+	ev := evs[len(evs)-1]
+	html := ev.Elements()
+	if ev.ID != "" {
+		t.Errorf("the labels frame has SSE id %q; it must move no cursor", ev.ID)
+	}
+	if !strings.Contains(html, `data-call-id="c1"`) || !strings.Contains(html, "<strong>bold</strong>") || !strings.Contains(html, `title="score">2</span>`) {
+		t.Errorf("the card does not show the label with its score and note:\n%s", html)
+	}
+	// The note's HTML is inert: no tag of it is on the page (the edit
+	// form's textarea holds its source as escaped text).
+	if strings.Contains(html, "<script") || strings.Contains(html, "<img") {
+		t.Errorf("the note's HTML reached the page unsanitized:\n%s", html)
+	}
+	if i := strings.Index(html, `data-testid="label-note"`); i < 0 || strings.Contains(html[i:i+strings.Index(html[i:], "</div>")], "onerror") {
+		t.Errorf("the rendered note keeps an attribute of its HTML:\n%s", html)
+	}
+	if res, body := e.do(t, http.MethodPut, "/api/sessions/s/annotations/"+made.ID, strings.NewReader(`{"label":"slow"}`), "Content-Type", js); res.StatusCode != http.StatusOK {
+		t.Fatalf("PUT: %d %s", res.StatusCode, body)
+	}
+	if evs := st.until(t, hasLabel("slow")); strings.Contains(evs[len(evs)-1].Elements(), `data-label="wrong"`) {
+		t.Errorf("the edit left the old label on the card")
+	}
+
+	// A stream that reconnects at its cursor gets the labels first.
+	again := e.stream(t, views.SessionStreamURL("s", last), "Last-Event-ID", strconv.FormatInt(last, 10))
+	if ev := again.next(t); !hasLabel("slow")(ev) {
+		t.Errorf("a reconnected stream's first event is not the labelled card: %+v", ev)
+	}
+
+	if res, body := e.do(t, http.MethodDelete, "/api/sessions/s/annotations/"+made.ID, nil); res.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %d %s", res.StatusCode, body)
+	}
+	if evs := st.until(t, func(ev sseEvent) bool { return strings.Contains(ev.Elements(), `data-call-id="c1"`) }); strings.Contains(evs[len(evs)-1].Elements(), "data-label=") {
+		t.Errorf("the removed label is still on the card")
+	}
+
+	// Time travel: a label shows from its atSeq on (here the last seq).
+	mustPut := func(data string) {
+		if _, err := e.store.PutNote(context.Background(), notes.Input{Session: "s", Kind: notes.KindLabel, CallID: "c1", Data: json.RawMessage(data)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustPut(`{"label":"flaky"}`)
+	if _, page := e.get(t, views.SessionAtURL("s", last)); !strings.Contains(page, `data-label="flaky"`) {
+		t.Errorf("the page at the label's seq does not show it")
+	}
+	if _, page := e.get(t, views.SessionAtURL("s", last-1)); strings.Contains(page, `data-label=`) {
+		t.Errorf("the page before the label's seq shows a label")
+	}
+}
+
+// listEventsOf reads session s's log through the store.
+func listEventsOf(t *testing.T, e *env) []core.Event {
+	t.Helper()
+	evs, err := e.store.EventsAfter(context.Background(), "s", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// TestLabels_notOnShareLinks: a share link (made without asking for
+// labels) carries no trace of a label — its page, its log, its saved page
+// and its stream — while the owner's page shows it.
+func TestLabels_notOnShareLinks(t *testing.T) {
+	e, _ := shareEnv(t, withNotes)
+	b := coretest.NewBuilder(t0)
+	b.TurnStart().StepStart().User("hi").Call("c1", "note", `{"title":"x"}`).Result("c1", "done", false, nil, nil).StepEnd()
+	b.TurnEnd(core.TurnCompleted)
+	e.session(t, "s", b.Events)
+	const mark = "zqlabelmark"
+	if res, body := e.post(t, "/api/sessions/s/annotations", "application/json", `{"callId":"c1","label":"`+mark+`","note":"`+mark+` note"}`); res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST annotations: %d %s", res.StatusCode, body)
+	}
+	if _, page := e.get(t, "/sessions/s"); !strings.Contains(page, mark) {
+		t.Fatalf("the owner's page does not show the label")
+	}
+	res, body := e.post(t, "/api/sessions/s/shares", "application/json", `{}`)
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("share: %d %s", res.StatusCode, body)
+	}
+	var sh struct{ URL string }
+	if err := json.Unmarshal([]byte(body), &sh); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(sh.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := views.ShareLinks(strings.TrimPrefix(u.Path, views.ShareRoutePrefix))
+	for _, path := range []string{l.Page(), l.Events(), l.ExportHTML()} {
+		res, got := e.get(t, path)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, res.StatusCode)
+		}
+		if strings.Contains(got, mark) || strings.Contains(got, "data-label") || strings.Contains(got, "label-form") {
+			t.Errorf("GET %s carries a trace of the label", path)
+		}
+	}
+	st := e.stream(t, l.Stream(-1))
+	if ev := st.next(t); strings.Contains(strings.Join(ev.Data, "\n"), mark) {
+		t.Errorf("the share's stream carries the label")
+	}
+	// A label written while the share's stream is open does not reach it
+	// either: the stream's next event is the next log event.
+	if res, body := e.post(t, "/api/sessions/s/annotations", "application/json", `{"callId":"c1","label":"`+mark+`2"}`); res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST annotations: %d %s", res.StatusCode, body)
+	}
+	b.TurnStart()
+	e.append(t, "s", b.Events[len(b.Events)-1])
+	if ev := st.until(t, func(ev sseEvent) bool { return ev.ID != "" }); strings.Contains(strings.Join(ev[len(ev)-1].Data, "\n"), mark) {
+		t.Errorf("the share's stream carries the label")
+	} else {
+		for _, x := range ev {
+			if strings.Contains(strings.Join(x.Data, "\n"), mark) {
+				t.Errorf("the share's stream carries the label: %+v", x)
+			}
+		}
 	}
 }
