@@ -250,7 +250,7 @@ type Deps struct {
 	// Notes enables the notes beside each session's log (the notes and
 	// annotations API, the cards' labels); without it those routes
 	// answer 503 and cards show no labels.
-	Notes NoteStore
+	Notes  NoteStore
 	Logger *slog.Logger
 	Tuning Tuning
 	// AllowedHosts are Host names (any port) or host:port values the

@@ -57,12 +57,12 @@ type hub struct {
 	// noted call first.
 	notes    bool
 	askNotes []*subscriber
-	subs    map[*subscriber]struct{}
-	flushed int64 // seq covered by the last frame group handed out
-	gen     int   // incremented each time the log is replaced
-	err     error // why the hub stopped, when it failed
-	wake    chan struct{}
-	peak    int // the most subscribers it had at once
+	subs     map[*subscriber]struct{}
+	flushed  int64 // seq covered by the last frame group handed out
+	gen      int   // incremented each time the log is replaced
+	err      error // why the hub stopped, when it failed
+	wake     chan struct{}
+	peak     int // the most subscribers it had at once
 	// hdr and log are a link hub's view of the session: its header and
 	// events, redacted as the link says, each event redacted once; log
 	// only grows (a replaced log starts a new slice), so a reader may keep

@@ -16,8 +16,8 @@ import (
 	"github.com/starfederation/datastar-go/datastar"
 
 	"prism/core"
-	"prism/core/notes"
 	"prism/core/logkey"
+	"prism/core/notes"
 	"prism/views"
 )
 

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,9 @@ func testNotesLifecycle(t *testing.T, e Engine) {
 	}
 	if got := mustNotes(t, st, "s", notes.Query{Kind: notes.KindLabel}); noteIDs(got) != sess.ID {
 		t.Errorf("after removal Notes = %v, want the session label only", noteIDs(got))
+	}
+	if got := mustNotes(t, st, "s", notes.Query{Kind: notes.KindLabel, Removed: true}); noteIDs(got) != n.ID+","+sess.ID {
+		t.Errorf("Notes(Removed) = %v, want the removed label too", noteIDs(got))
 	}
 	for seq, want := range map[int64]bool{6: false, 7: true, 10: true, 14: true, 15: false, 20: false} {
 		got := mustNotes(t, st, "s", notes.Query{ID: n.ID, AsOf: seqp(seq)})
@@ -254,5 +258,64 @@ func testNotesSurviveAReplacedLog(t *testing.T, e Engine) {
 	}
 	if got := mustNotes(t, st, "s", notes.Query{}); noteIDs(got) != one.ID+","+sess.ID {
 		t.Errorf("after the replacement Notes = %v, want %s (call_1) and %s (the session), not %s (call_2)", noteIDs(got), one.ID, sess.ID, two.ID)
+	}
+}
+
+// hitKeys names search hits as session/kind/call.
+func hitKeys(hits []store.SearchHit) string {
+	keys := make([]string, len(hits))
+	for i, h := range hits {
+		keys[i] = h.SessionID + "/" + h.Kind + "/" + h.CallID
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, " ")
+}
+
+// testSearchFindsLabels: label: and has: find what people labelled —
+// a call's label its card, a session's label every hit of the session —
+// through the notes table (nothing of a note enters the search
+// documents), still after a reindex, and no longer once removed.
+func testSearchFindsLabels(t *testing.T, e Engine) {
+	ctx := context.Background()
+	st, reopen := e.Open(t, Options{})
+	MustCreate(t, st, "s")
+	if err := st.AppendEvents(ctx, "s", append(TurnEvents(0, 1, false), TurnEvents(8, 2, false)...)); err != nil {
+		t.Fatal(err)
+	}
+	MustCreate(t, st, "t")
+	if err := st.AppendEvents(ctx, "t", TurnEvents(0, 1, false)); err != nil {
+		t.Fatal(err)
+	}
+	wrong := mustPut(t, st, label("s", "call_2", `{"label":"Wrong","note":"zqnote words"}`))
+	mustPut(t, st, label("t", "", `{"label":"good"}`))
+	check := func(when string) {
+		t.Helper()
+		if got := hitKeys(searchAll(t, st, "label:wrong")); got != "s/call/call_2" {
+			t.Errorf("%s: label:wrong found %q, want s's card of call_2", when, got)
+		}
+		if got := hitKeys(searchAll(t, st, "has:comment")); got != "s/call/call_2" {
+			t.Errorf("%s: has:comment found %q", when, got)
+		}
+		tAll := hitKeys(searchAll(t, st, "session:t"))
+		if got := hitKeys(searchAll(t, st, "label:good")); got != tAll || got == "" {
+			t.Errorf("%s: label:good (on session t) found %q, want all of t: %q", when, got, tAll)
+		}
+		if got := hitKeys(searchAll(t, st, "tool:note -label:wrong")); strings.Contains(got, "s/call/call_2") || !strings.Contains(got, "s/call/call_1") {
+			t.Errorf("%s: tool:note -label:wrong found %q, want s's call_1 and not its call_2", when, got)
+		}
+		if got := hitKeys(searchAll(t, st, "zqnote")); got != "" {
+			t.Errorf("%s: a note's text entered the search documents: %q", when, got)
+		}
+	}
+	check("labelled")
+	e.Unindex(t, st) // the index is rebuilt from the log on open
+	st.Close()
+	st = reopen(Options{})
+	check("after a reindex")
+	if _, err := st.RemoveNote(ctx, "s", wrong.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := hitKeys(searchAll(t, st, "label:wrong")); got != "" {
+		t.Errorf("after removal label:wrong found %q", got)
 	}
 }
