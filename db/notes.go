@@ -29,7 +29,8 @@ func scanNote(row interface{ Scan(...any) error }) (notes.Note, error) {
 	return n, nil
 }
 
-// Notes returns a session's notes that q selects, oldest first. A note on
+// Notes returns a session's notes that q selects, in the order they were
+// made (an edit does not move a note). A note on
 // a call its log no longer has (a replaced log) is not returned. An
 // unknown session is core.CodeNotFound.
 func (st *Store) Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error) {
@@ -55,7 +56,7 @@ func (st *Store) Notes(ctx context.Context, session string, q notes.Query) ([]no
 		where = append(where, "n.removed_at IS NULL")
 	}
 	cols := "n." + strings.ReplaceAll(noteCols, ", ", ", n.")
-	rows, err := st.rdb.QueryContext(ctx, "SELECT "+cols+" FROM notes n WHERE "+strings.Join(where, " AND ")+" ORDER BY n.time, n.rowid", args...)
+	rows, err := st.rdb.QueryContext(ctx, "SELECT "+cols+" FROM notes n WHERE "+strings.Join(where, " AND ")+" ORDER BY n.rowid", args...)
 	if err != nil {
 		return nil, translate(err, "read notes of session "+session)
 	}

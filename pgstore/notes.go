@@ -63,7 +63,7 @@ func (st *Store) Notes(ctx context.Context, session string, q notes.Query) ([]no
 		where = append(where, "n.removed_at IS NULL")
 	}
 	cols := "n." + strings.ReplaceAll(noteCols, ", ", ", n.")
-	rows, err := st.pool.Query(ctx, "SELECT "+cols+" FROM notes n WHERE "+strings.Join(where, " AND ")+" ORDER BY n.time, n.ord", args...)
+	rows, err := st.pool.Query(ctx, "SELECT "+cols+" FROM notes n WHERE "+strings.Join(where, " AND ")+" ORDER BY n.ord", args...)
 	if err != nil {
 		return nil, translate(err, "read notes of session "+session)
 	}
