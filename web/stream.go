@@ -264,8 +264,10 @@ func (s *Server) follow(ctx context.Context, w *streamConn, v view, cursor int64
 	}
 	// resync brings a lagging stream up to the hub: the events it missed,
 	// or the whole page when the log was replaced meanwhile.
+	// A notes frame it dropped is sent again: the labels as they are now.
 	resync := func() bool {
 		to, gen := h.resync(sub)
+		defer h.sendNotes(sub)
 		if gen == sub.gen {
 			return catchUp(to)
 		}
