@@ -1,8 +1,11 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +13,7 @@ import (
 
 	"prism/core"
 	"prism/core/notes"
+	"prism/core/sessionlog"
 	"prism/store"
 )
 
@@ -317,5 +321,55 @@ func testSearchFindsLabels(t *testing.T, e Engine) {
 	}
 	if got := hitKeys(searchAll(t, st, "label:wrong")); got != "" {
 		t.Errorf("after removal label:wrong found %q", got)
+	}
+}
+
+// testNotesSurviveAnExtendingImport: an imported dsh log with a label,
+// imported again from its grown file, is extended and keeps the label;
+// the stored log stays equal to the file (notes never enter it).
+func testNotesSurviveAnExtendingImport(t *testing.T, e Engine) {
+	ctx := context.Background()
+	st := e.open(t)
+	logs, _, err := sessionlog.ReadFile(filepath.Join(Fixtures, "basic/session.jsonl"), sessionlog.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := logs[0]
+	var buf bytes.Buffer
+	if err := sessionlog.WriteJSONL(&buf, l.Header, l.Events[:38]); err != nil {
+		t.Fatal(err)
+	}
+	prefix := filepath.Join(t.TempDir(), "prefix.jsonl")
+	if err := os.WriteFile(prefix, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	MustImport(t, st, prefix)
+	var call string
+	for _, ev := range l.Events[:38] {
+		if ev.Type == core.EventToolCall {
+			var d struct{ CallID string }
+			if json.Unmarshal(ev.Data, &d) == nil && d.CallID != "" {
+				call = d.CallID
+				break
+			}
+		}
+	}
+	if call == "" {
+		t.Fatal("the fixture has no tool call")
+	}
+	n := mustPut(t, st, label(l.Header.ID, call, `{"label":"wrong"}`))
+	res := MustImport(t, st, filepath.Join(Fixtures, "basic/session.jsonl"))
+	if res[0].Outcome != store.ImportExtended {
+		t.Fatalf("import of the grown file = %+v, want extended", res[0])
+	}
+	if got := mustNotes(t, st, l.Header.ID, notes.Query{}); noteIDs(got) != n.ID {
+		t.Errorf("after the extending import Notes = %v, want the label", noteIDs(got))
+	}
+	var out bytes.Buffer
+	if err := st.Export(ctx, l.Header.ID, &out); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out.Bytes(), []byte(`"wrong"`)) || bytes.Contains(out.Bytes(), []byte(n.ID)) {
+		t.Errorf("the exported log carries the label")
 	}
 }

@@ -157,6 +157,7 @@ func Run(t *testing.T, e Engine) {
 		{"NotesCommittedHook", testNotesCommittedHook},
 		{"NotesGoWithTheirSession", testNotesGoWithTheirSession},
 		{"NotesSurviveAReplacedLog", testNotesSurviveAReplacedLog},
+		{"NotesSurviveAnExtendingImport", testNotesSurviveAnExtendingImport},
 		{"SearchFindsLabels", testSearchFindsLabels},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, e) })
