@@ -2,6 +2,7 @@ package views
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 
 	"prism/core/notes"
@@ -33,13 +34,13 @@ type LabelForm struct {
 	Choices []string
 }
 
-// labelViews returns the chips of the labels on call callID that apply
-// at the seq the page shows, and the form for a new one (nil when the
-// page offers none).
+// labelViews returns the chips of the labels on call callID ("": on the
+// session) that apply at the seq the page shows, and the form for a new
+// one (nil when the page offers none).
 func labelViews(callID, elemID string, r R) ([]LabelView, *LabelForm) {
 	var out []LabelView
 	for _, n := range r.Notes {
-		if n.Kind != notes.KindLabel || n.CallID != callID || callID == "" || !n.AppliesAt(r.Seq) {
+		if n.Kind != notes.KindLabel || n.CallID != callID || !n.AppliesAt(r.Seq) {
 			continue
 		}
 		var d notes.LabelData
@@ -62,8 +63,26 @@ func labelViews(callID, elemID string, r R) ([]LabelView, *LabelForm) {
 		}
 		out = append(out, v)
 	}
-	if !r.Labels || callID == "" {
+	if !r.Labels {
 		return out, nil
 	}
 	return out, &LabelForm{URL: LabelsURL(r.SessionID), CallID: callID, ListID: "labels-" + elemID, Choices: DefaultLabels()}
+}
+
+// SessionLabelsID is the id of the session header's labels.
+const SessionLabelsID = "session-labels"
+
+// RenderSessionLabelsFor renders the session header's labels as t's
+// reader sees them (ok false when the page shows none).
+func RenderSessionLabelsFor(ctx context.Context, t *Timeline, l Links) (p Patch, ok bool, err error) {
+	r := NewR(t, l)
+	ls, form := labelViews("", SessionLabelsID, r)
+	if !r.Labels && len(ls) == 0 {
+		return Patch{}, false, nil
+	}
+	html, err := Render(ctx, labelsBlock(SessionLabelsID, ls, form, SessionLabelsID))
+	if err != nil {
+		return Patch{}, false, err
+	}
+	return Patch{Mode: "outer", HTML: html}, true, nil
 }

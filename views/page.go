@@ -77,6 +77,12 @@ func NewR(t *Timeline, l Links) R {
 // session's core.Summary (the values the session list shows) with the count
 // of pending cards.
 type SessionHeadView struct {
+	// Labels are the labels on the whole session (owner pages only);
+	// ShowLabels says the header shows its labels block (with LabelForm,
+	// when set, for a new one).
+	Labels     []LabelView
+	LabelForm  *LabelForm
+	ShowLabels bool
 	ID, Title, Status string
 	Cwd, Parent       string
 	Created, Updated  string
@@ -200,6 +206,9 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 		Snapshot:      l.scoped,
 		LiveURL:       l.Page(),
 	}
+	r := NewR(t, l)
+	v.Labels, v.LabelForm = labelViews("", SessionLabelsID, r)
+	v.ShowLabels = r.Labels || len(v.Labels) > 0
 	if l.Shared() || l.Offline() {
 		v.ParentURL = ""
 	}

@@ -531,31 +531,45 @@ func (h *hub) answerNotes(subs []*subscriber) {
 	}
 }
 
-// cardsFrame renders the cards of calls as the hub's fold has them now
-// (nil when none is on the page).
+// cardsFrame renders the cards of calls as the hub's fold has them now,
+// and the session header's labels for call "" (nil when none of them is
+// on the page).
 func (h *hub) cardsFrame(calls []string) []byte {
 	if len(calls) == 0 {
 		return nil
 	}
 	slices.Sort(calls)
+	var patches []views.Patch
+	if calls[0] == "" {
+		calls = calls[1:]
+		p, ok, err := views.RenderSessionLabelsFor(h.ctx, h.tl, h.v.links)
+		if err != nil {
+			h.b.log.Error("live fold: labels not rendered", logkey.SessionID, h.id, logkey.Err, err)
+			return nil
+		}
+		if ok {
+			patches = append(patches, p)
+		}
+	}
 	p, ok, err := views.RenderCallCardsFor(h.ctx, h.tl, h.v.links, calls)
 	if err != nil {
 		h.b.log.Error("live fold: labels not rendered", logkey.SessionID, h.id, logkey.Err, err)
 		return nil
 	}
-	if !ok {
+	if ok {
+		patches = append(patches, p)
+	}
+	if len(patches) == 0 {
 		return nil
 	}
-	return formatPatches([]views.Patch{p}, "")
+	return formatPatches(patches, "")
 }
 
-// noteDigest maps each call that has a note to a digest of its notes.
+// noteDigest maps each call that has a note ("" for the session's own) to
+// a digest of its notes.
 func noteDigest(ns []notes.Note) map[string]string {
 	out := map[string]string{}
 	for _, n := range ns {
-		if n.CallID == "" {
-			continue
-		}
 		removed := int64(-2)
 		if n.RemovedAtSeq != nil {
 			removed = *n.RemovedAtSeq

@@ -195,6 +195,17 @@ func TestLabels_live(t *testing.T) {
 		t.Errorf("the removed label is still on the card")
 	}
 
+	// A label on the whole session is in the page's header, live too.
+	if res, body := e.post(t, "/api/sessions/s/annotations", js, `{"label":"good"}`); res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST a session label: %d %s", res.StatusCode, body)
+	}
+	if evs := st.until(t, hasLabel("good")); !strings.Contains(evs[len(evs)-1].Elements(), `id="session-labels"`) {
+		t.Errorf("the session's label did not come as the header's labels: %s", evs[len(evs)-1].Elements())
+	}
+	if _, page := e.get(t, "/sessions/s"); !strings.Contains(page, `id="session-labels"`) || !strings.Contains(page, `data-label="good"`) {
+		t.Errorf("the page's header does not show the session's label")
+	}
+
 	// Time travel: a label shows from its atSeq on (here the last seq).
 	mustPut := func(data string) {
 		if _, err := e.store.PutNote(context.Background(), notes.Input{Session: "s", Kind: notes.KindLabel, CallID: "c1", Data: json.RawMessage(data)}); err != nil {
