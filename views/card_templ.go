@@ -634,7 +634,7 @@ func CardComponent(v *CardView) templ.Component {
 			}
 		}
 		if len(v.Labels) > 0 || v.LabelForm != nil {
-			templ_7745c5c3_Err = labelsBlock("", v.Labels, v.LabelForm, v.ID).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labelsBlock("", v.Labels, v.LabelForm, v.ID, v.LabelChoices).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -652,7 +652,7 @@ func CardComponent(v *CardView) templ.Component {
 // as sanitized markdown, who made it) and, on the owner's pages, the
 // forms that add, edit and remove them. The card's own morph brings every
 // change, from any tab.
-func labelsBlock(id string, ls []LabelView, form *LabelForm, key string) templ.Component {
+func labelsBlock(id string, ls []LabelView, form *LabelForm, key string, choices []string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -808,7 +808,7 @@ func labelsBlock(id string, ls []LabelView, form *LabelForm, key string) templ.C
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = labelFields(l.EditURL, "", l.Label, l.Score, l.Note, key+"-"+l.ID).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = labelFields(l.EditURL, "", l.Label, l.Score, l.Note, key+"-"+l.ID, choices).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -881,7 +881,7 @@ func labelsBlock(id string, ls []LabelView, form *LabelForm, key string) templ.C
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labelFields(form.URL, form.CallID, "", "", "", form.ListID).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labelFields(form.URL, form.CallID, "", "", "", form.ListID, form.Choices).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -899,7 +899,7 @@ func labelsBlock(id string, ls []LabelView, form *LabelForm, key string) templ.C
 }
 
 // labelFields is the form of a new label (callID set) or of an edit.
-func labelFields(url, callID, label, score, note, listID string) templ.Component {
+func labelFields(url, callID, label, score, note, listID string, choices []string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1008,7 +1008,7 @@ func labelFields(url, callID, label, score, note, listID string) templ.Component
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		for _, c := range DefaultLabels() {
+		for _, c := range choices {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 92, "<option value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

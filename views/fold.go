@@ -73,6 +73,8 @@ type Reader struct {
 	// Labels offers the cards' label form (add, edit, remove): the owner's
 	// live pages on a server that keeps notes.
 	Labels bool
+	// LabelChoices are the labels the form suggests (nil: DefaultLabels).
+	LabelChoices []string
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are

@@ -66,7 +66,16 @@ func labelViews(callID, elemID string, r R) ([]LabelView, *LabelForm) {
 	if !r.Labels {
 		return out, nil
 	}
-	return out, &LabelForm{URL: LabelsURL(r.SessionID), CallID: callID, ListID: "labels-" + elemID, Choices: DefaultLabels()}
+	return out, &LabelForm{URL: LabelsURL(r.SessionID), CallID: callID, ListID: "labels-" + elemID, Choices: labelChoices(r)}
+}
+
+// labelChoices are the labels r's forms suggest (Reader.LabelChoices, or
+// DefaultLabels).
+func labelChoices(r R) []string {
+	if len(r.LabelChoices) == 0 {
+		return DefaultLabels()
+	}
+	return r.LabelChoices
 }
 
 // SessionLabelsID is the id of the session header's labels.
@@ -80,7 +89,7 @@ func RenderSessionLabelsFor(ctx context.Context, t *Timeline, l Links) (p Patch,
 	if !r.Labels && len(ls) == 0 {
 		return Patch{}, false, nil
 	}
-	html, err := Render(ctx, labelsBlock(SessionLabelsID, ls, form, SessionLabelsID))
+	html, err := Render(ctx, labelsBlock(SessionLabelsID, ls, form, SessionLabelsID, labelChoices(r)))
 	if err != nil {
 		return Patch{}, false, err
 	}

@@ -49,9 +49,10 @@ type R struct {
 	Current string
 	// Notes and Labels are the Reader's; Seq is the seq the page shows
 	// (the labels that apply there are shown).
-	Notes  []notes.Note
-	Labels bool
-	Seq    int64
+	Notes        []notes.Note
+	Labels       bool
+	LabelChoices []string
+	Seq          int64
 }
 
 // current reports whether the element id is the page's current element.
@@ -68,7 +69,7 @@ func NewR(t *Timeline, l Links) R {
 	if !l.Shared() && !l.Offline() {
 		// Labels never leave the owner's pages: not on a share link,
 		// not in a saved file.
-		r.Notes, r.Labels = t.reader.Notes, t.reader.Labels
+		r.Notes, r.Labels, r.LabelChoices = t.reader.Notes, t.reader.Labels, t.reader.LabelChoices
 	}
 	return r
 }
@@ -80,9 +81,10 @@ type SessionHeadView struct {
 	// Labels are the labels on the whole session (owner pages only);
 	// ShowLabels says the header shows its labels block (with LabelForm,
 	// when set, for a new one).
-	Labels     []LabelView
-	LabelForm  *LabelForm
-	ShowLabels bool
+	Labels            []LabelView
+	LabelForm         *LabelForm
+	LabelChoices      []string
+	ShowLabels        bool
 	ID, Title, Status string
 	Cwd, Parent       string
 	Created, Updated  string
@@ -209,6 +211,7 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	r := NewR(t, l)
 	v.Labels, v.LabelForm = labelViews("", SessionLabelsID, r)
 	v.ShowLabels = r.Labels || len(v.Labels) > 0
+	v.LabelChoices = labelChoices(r)
 	if l.Shared() || l.Offline() {
 		v.ParentURL = ""
 	}

@@ -584,7 +584,7 @@ func SessionHead(h *SessionHeadView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if h.ShowLabels {
-			templ_7745c5c3_Err = labelsBlock(SessionLabelsID, h.Labels, h.LabelForm, SessionLabelsID).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labelsBlock(SessionLabelsID, h.Labels, h.LabelForm, SessionLabelsID, h.LabelChoices).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

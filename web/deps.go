@@ -250,7 +250,10 @@ type Deps struct {
 	// Notes enables the notes beside each session's log (the notes and
 	// annotations API, the cards' labels); without it those routes
 	// answer 503 and cards show no labels.
-	Notes  NoteStore
+	Notes NoteStore
+	// Labels are the labels the cards' label form suggests (nil:
+	// views.DefaultLabels); any other text may be typed.
+	Labels []string
 	Logger *slog.Logger
 	Tuning Tuning
 	// AllowedHosts are Host names (any port) or host:port values the

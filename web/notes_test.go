@@ -293,3 +293,20 @@ func TestLabels_notOnShareLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestLabels_suggestedSet: the cards' form suggests the server's label
+// set (Deps.Labels) instead of the default one.
+func TestLabels_suggestedSet(t *testing.T) {
+	e := newEnv(t, func(d *web.Deps) {
+		withNotes(d)
+		d.Labels = []string{"hallucinated", "needs review"}
+	})
+	b := coretest.NewBuilder(t0)
+	b.TurnStart().StepStart().User("hi").Call("c1", "note", `{"title":"x"}`).Result("c1", "done", false, nil, nil).StepEnd()
+	b.TurnEnd(core.TurnCompleted)
+	e.session(t, "s", b.Events)
+	_, page := e.get(t, "/sessions/s")
+	if !strings.Contains(page, `<option value="hallucinated">`) || !strings.Contains(page, `<option value="needs review">`) || strings.Contains(page, `<option value="flaky">`) {
+		t.Errorf("the label form does not suggest the server's set")
+	}
+}
