@@ -112,8 +112,8 @@ func TestApprovalTwoBrowsers(t *testing.T) {
 	if want := []string{"added:awaiting", "attr:running"}; !slices.Equal(states, want) {
 		t.Errorf("B's card states = %v, want %v (morphed in place)", states, want)
 	}
-	if n, _ := chromedp.Run(b, chromedp.Evaluate[int](`document.querySelectorAll('`+card+` form').length`)); n != 0 {
-		t.Errorf("B's running card still has %d forms", n)
+	if n, _ := chromedp.Run(b, chromedp.Evaluate[int](`document.querySelectorAll('`+card+` .approval form').length`)); n != 0 {
+		t.Errorf("B's running card still has %d decision forms", n)
 	}
 
 	// A second decision, from B's stale copy of the card, is refused.

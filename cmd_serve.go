@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"prism/core"
 	"prism/core/logkey"
 	"prism/core/model"
+	"prism/core/notes"
 	"prism/core/price"
 	"prism/core/redact"
 	"prism/engine"
@@ -49,6 +51,9 @@ type serveConfig struct {
 	// Prices is a price table: inline JSON or a file's path ("" = no
 	// costs shown).
 	Prices string
+	// Labels is the comma-separated set of labels the cards' label form
+	// suggests ("" = views.DefaultLabels; free text is allowed anyway).
+	Labels string
 	// Retain, when set, deletes sessions that ended longer ago than it
 	// (checked at start, then daily); 0 keeps everything.
 	Retain time.Duration
@@ -103,6 +108,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&cfg.SyncNormal, "sync-normal", envBool("PRISM_SYNC_NORMAL"), "relax SQLite synchronous=FULL to NORMAL: faster, may lose the last commits on power loss (env PRISM_SYNC_NORMAL=1)")
 	fs.StringVar(&cfg.Watch, "watch", os.Getenv("PRISM_WATCH"), "tail this dsh sessions directory into the store, e.g. ~/.dsh/sessions (env PRISM_WATCH)")
 	fs.BoolVar(&cfg.NoDemo, "no-demo", envBool("PRISM_NO_DEMO"), "do not start the demo session on an empty database (env PRISM_NO_DEMO=1)")
+	fs.StringVar(&cfg.Labels, "labels", os.Getenv("PRISM_LABELS"), "comma-separated labels the cards' label form suggests (default wrong,slow,good,flaky; any other text may be typed) (env PRISM_LABELS)")
 	fs.StringVar(&cfg.Prices, "prices", os.Getenv("PRISM_PRICES"), "price table, USD per 1M tokens per model: inline JSON ({\"deepseek-chat\": {\"input\": 0.27, \"output\": 1.10}}) or the path of a file holding it; session pages show costs (env PRISM_PRICES)")
 	retain := fs.String("retain", os.Getenv("PRISM_RETAIN"), "delete sessions whose last event is older than this and that are not running, daily, e.g. 30d (env PRISM_RETAIN; default: keep everything)")
 	repairEvery := fs.String("repair-interval", os.Getenv("PRISM_REPAIR_INTERVAL"),
@@ -204,6 +210,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("%w: --prices: %v", errUsage, err)
 		}
 	}
+	labels, err := parseLabels(cfg.Labels)
+	if err != nil {
+		return fmt.Errorf("%w: --labels: %v", errUsage, err)
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -245,6 +255,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	deps.Tuning.ShareStreams = cfg.ShareStreams
 	deps.Redactor = redactor
 	deps.Prices = prices
+	deps.Labels = labels
 	if guard != nil {
 		// The logins live in the store: a sign-out holds after a restart
 		// and on every node of a shared PostgreSQL.
@@ -309,6 +320,25 @@ func newLogger(w io.Writer, level slog.Level, scrub *model.Scrubber) *slog.Logge
 		}
 		return a
 	}}))
+}
+
+// parseLabels reads --labels: comma-separated labels, each one a valid
+// label (notes.CheckLabel); "" is the default set (nil).
+func parseLabels(v string) ([]string, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, l := range strings.Split(v, ",") {
+		l, err := notes.CheckLabel(l)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %v", l, err)
+		}
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
 }
 
 // loadPrices reads --prices: a JSON price table written inline (it starts
@@ -463,6 +493,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Approvals: decider,
 		Presenter: presenter,
 		Shares:    st,
+		Notes:     st,
 		DemoID:    demoID,
 
 		AllowedHosts: cfg.AllowedHosts,

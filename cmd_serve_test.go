@@ -353,3 +353,20 @@ func TestParseRetain(t *testing.T) {
 		}
 	}
 }
+
+// TestParseLabels: --labels is a comma-separated set of valid labels,
+// trimmed and without repeats; a bad one is refused naming it.
+func TestParseLabels(t *testing.T) {
+	got, err := parseLabels(" wrong, needs review ,wrong")
+	if err != nil || strings.Join(got, "|") != "wrong|needs review" {
+		t.Errorf("parseLabels = %q, %v", got, err)
+	}
+	if got, err := parseLabels(""); err != nil || got != nil {
+		t.Errorf("parseLabels(\"\") = %q, %v; want the default set (nil)", got, err)
+	}
+	for _, bad := range []string{"ok,,slow", "a\u0007b", strings.Repeat("x", 65)} {
+		if _, err := parseLabels(bad); err == nil {
+			t.Errorf("parseLabels(%q) accepted it", bad)
+		}
+	}
+}

@@ -65,13 +65,23 @@ type Feed struct {
 	subs []*feedSub
 }
 
-// feedSub is one registered function: fn for appends, or replace.
+// feedSub is one registered function: fn for appends, replace, or notes.
 type feedSub struct {
 	fn      func(sessionID string, events []core.Event)
 	replace func(sessionID string)
+	notes   func(sessionID string)
 }
 
-var _ web.CommitFeed = (*Feed)(nil)
+var (
+	_ web.CommitFeed = (*Feed)(nil)
+	_ web.NoteFeed   = (*Feed)(nil)
+)
+
+// OnNotes implements web.NoteFeed: fn gets the id of every session whose
+// notes a commit wrote (store.Commit.Notes).
+func (f *Feed) OnNotes(fn func(sessionID string)) (remove func()) {
+	return f.add(&feedSub{notes: fn})
+}
 
 // OnCommit implements web.CommitFeed.
 func (f *Feed) OnCommit(fn func(sessionID string, events []core.Event)) (remove func()) {
@@ -102,8 +112,14 @@ func (f *Feed) Publish(c store.Commit) {
 	f.mu.RLock()
 	subs := f.subs
 	f.mu.RUnlock()
+	notesOnly := c.Notes && len(c.Events) == 0 && !c.Created && !c.Replaced && !c.Deleted
 	for _, s := range subs {
 		switch {
+		case s.notes != nil:
+			if c.Notes {
+				s.notes(c.SessionID)
+			}
+		case notesOnly:
 		case (c.Replaced || c.Deleted) && s.replace != nil:
 			s.replace(c.SessionID)
 		case !c.Replaced && !c.Deleted && s.fn != nil:

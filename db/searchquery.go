@@ -97,6 +97,13 @@ func likePrefix(v string) string {
 	return r.Replace(v) + "%"
 }
 
+// labelledSQL opens the condition that a label note, not removed, is on
+// document d's call or on its whole session (the caller adds its own
+// conditions on n and the closing parenthesis). Notes never enter the
+// FTS documents: this reads the notes table.
+const labelledSQL = `EXISTS (SELECT 1 FROM notes n WHERE n.session_id = d.session_id AND n.kind = 'label' AND n.removed_at IS NULL
+	AND (n.call_id IS NULL OR n.call_id = d.call_id)`
+
 // filterSQL is an operator's condition on search_docs d and sessions s.
 func filterSQL(t search.Term) (string, []any) {
 	switch t.Field {
@@ -123,6 +130,13 @@ func filterSQL(t search.Term) (string, []any) {
 		return "d.time >= ?", []any{t.Time}
 	case search.FieldBefore:
 		return "d.time < ?", []any{t.Time}
+	case search.FieldLabel:
+		return labelledSQL + " AND n.label = ?)", []any{t.Value}
+	case search.FieldHas:
+		if t.Value == search.HasComment {
+			return labelledSQL + " AND n.commented = 1)", nil
+		}
+		return labelledSQL + ")", nil
 	}
 	return "0", nil
 }

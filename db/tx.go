@@ -34,6 +34,7 @@ type sessState struct {
 	replaced bool
 	deleted  bool // the transaction deleted the session (its row is gone)
 	retitled bool // the title changed: the session's search document follows
+	notes    bool // the transaction wrote one of the session's notes
 	appended []core.Event
 	// appendedFacts are appended's facts as the appending session handed
 	// them over (nil where it did not): the search index files them after
@@ -343,8 +344,8 @@ func (t *wtx) commits() []store.Commit {
 		switch {
 		case s.deleted:
 			out = append(out, store.Commit{SessionID: id, Deleted: true})
-		case s.created || s.replaced || len(s.appended) > 0:
-			out = append(out, store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended})
+		case s.created || s.replaced || len(s.appended) > 0 || s.notes:
+			out = append(out, store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended, Notes: s.notes})
 		}
 	}
 	return out
@@ -375,7 +376,7 @@ func (t *wtx) publish() {
 			continue
 		}
 		c := *s
-		c.dirty, c.created, c.replaced, c.retitled, c.appended, c.appendedFacts = false, false, false, false, nil, nil
+		c.dirty, c.created, c.replaced, c.retitled, c.notes, c.appended, c.appendedFacts = false, false, false, false, false, nil, nil
 		t.w.cache[id] = &c
 	}
 }

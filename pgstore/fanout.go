@@ -27,6 +27,9 @@ const (
 	channelCommands = "prism_commands"
 	// channelAnswers carries the id of an answered session_commands row.
 	channelAnswers = "prism_answers"
+	// channelNotes carries the id of a session after every commit that
+	// wrote one of its notes (PutNote, RemoveNote).
+	channelNotes = "prism_notes"
 )
 
 // deletedNote stands for the last seq of a deleted session in a
@@ -46,6 +49,7 @@ type hint struct {
 	id      string
 	seq     int64
 	deleted bool // another node deleted the session
+	notes   bool // a node wrote one of the session's notes
 	local   *change
 	resync  *resync
 }
@@ -111,7 +115,7 @@ func (f *fanout) connect(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, ch := range []string{channelEvents, channelCommands, channelAnswers} {
+	for _, ch := range []string{channelEvents, channelCommands, channelAnswers, channelNotes} {
 		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
 			conn.Close(context.Background()) //nolint:errcheck
 			return nil, err
@@ -215,6 +219,8 @@ func (f *fanout) dispatch(n *pgconn.Notification) {
 			return
 		}
 		f.push(hint{id: n.Payload[:i], seq: seq})
+	case channelNotes:
+		f.push(hint{id: n.Payload, notes: true})
 	case channelCommands:
 		if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {
 			f.st.bg.Go(func() { f.st.own.handle(context.Background(), id) })
@@ -311,7 +317,11 @@ func (f *fanout) process(ctx context.Context, q []hint) {
 				if cur, ok := f.seen[id]; !ok || cur != c {
 					need(id)
 				}
+				// Notes written while this node was not listening.
+				f.emit(store.Commit{SessionID: id, Notes: true})
 			}
+		case h.notes:
+			f.emit(store.Commit{SessionID: h.id, Notes: true})
 		case fetch[h.id]:
 			// Already behind: the read covers it.
 			if h.local != nil && h.local.Deleted {

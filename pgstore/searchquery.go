@@ -55,6 +55,13 @@ func (s *searchSQL) arg(v any) string {
 	return "$" + strconv.Itoa(len(s.args))
 }
 
+// labelledSQL opens the condition that a label note, not removed, is on
+// document d's call or on its whole session (the caller adds its own
+// conditions on n and the closing parenthesis). Notes never enter the
+// search documents: this reads the notes table.
+const labelledSQL = `EXISTS (SELECT 1 FROM notes n WHERE n.session_id = d.session_id AND n.kind = 'label' AND n.removed_at IS NULL
+	AND (n.call_id IS NULL OR n.call_id = d.call_id)`
+
 // filterSQL is an operator's condition.
 func (s *searchSQL) filterSQL(t search.Term) string {
 	switch t.Field {
@@ -82,6 +89,13 @@ func (s *searchSQL) filterSQL(t search.Term) string {
 		return "d.time >= " + s.arg(t.Time)
 	case search.FieldBefore:
 		return "d.time < " + s.arg(t.Time)
+	case search.FieldLabel:
+		return labelledSQL + " AND n.label = " + s.arg(t.Value) + ")"
+	case search.FieldHas:
+		if t.Value == search.HasComment {
+			return labelledSQL + " AND n.commented)"
+		}
+		return labelledSQL + ")"
 	}
 	return "false"
 }

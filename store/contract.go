@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/notes"
 	"prism/core/share"
 )
 
@@ -16,7 +17,7 @@ import (
 // (SQLite) and package pgstore (PostgreSQL) implement it, each checked by
 // a `var _ store.Store = (*Store)(nil)`; store/storetest holds both to what
 // it means. A new engine is a package implementing Store plus one line in
-// the opener (backend.OpenStore).
+// the opener (engine.Open).
 type Store interface {
 	// CreateSession and AppendEvents: the core.EventStore a core.Session
 	// commits to (both engines are core.CheckedStores too).
@@ -85,6 +86,15 @@ type Store interface {
 	OwnerLoginValid(ctx context.Context, idHash [sha256.Size]byte, now int64) (bool, error)
 	// RevokeOwnerLogin deletes a login; an unknown one is no error.
 	RevokeOwnerLogin(ctx context.Context, idHash [sha256.Size]byte) error
+
+	// Notes returns the notes beside a session's log (labels, …) that q
+	// selects; PutNote writes a new note or replaces one's data (the last
+	// write wins); RemoveNote marks one removed at the session's last seq.
+	// Notes never touch the log; a write calls Options.Committed with the
+	// session's Commit.Notes set.
+	Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error)
+	PutNote(ctx context.Context, in notes.Input) (notes.Note, error)
+	RemoveNote(ctx context.Context, session, id string) (notes.Note, error)
 
 	// Close drains queued writes and releases the store; writes after
 	// Close fail with ErrClosed.

@@ -57,6 +57,9 @@ type Commit struct {
 	// an import --replace); Deleted when it deleted the session (Events is
 	// then empty).
 	Created, Replaced, Deleted bool
+	// Notes is set when the commit wrote one of the session's notes
+	// (PutNote, RemoveNote): pages read the session's notes again.
+	Notes bool
 	// Events are the events the commit appended, in seq order.
 	Events []core.Event
 }

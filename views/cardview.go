@@ -19,6 +19,11 @@ import (
 // components render it and never look further.
 type CardView struct {
 	ID, CallID, Tool string
+	// Labels are the people's labels on the call (owner pages only);
+	// LabelForm, when set, offers a new one.
+	Labels       []LabelView
+	LabelForm    *LabelForm
+	LabelChoices []string
 	// Server is the MCP server of a tool named mcp__<server>__<tool>
 	// (Tool is then the server's tool name and FullName the whole name).
 	Server, FullName string
@@ -254,6 +259,8 @@ func NewCardViewIn(c *Card, r R) *CardView {
 		Outcome: c.Outcome(),
 	}
 	v.InspectURL = r.links().Call(c.CallID, "")
+	v.Labels, v.LabelForm = labelViews(c.CallID, c.ID, r)
+	v.LabelChoices = labelChoices(r)
 	v.Current = r.current(c.ID)
 	if c.HasCall {
 		v.Started, v.StartedISO = clock(c.CallTime)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"prism/core"
+	"prism/core/notes"
 	"prism/core/price"
 )
 
@@ -65,6 +66,15 @@ type Reader struct {
 	// Prices, when set, adds costs to the token lines of steps and turns
 	// and to the session header: the owner's pages only.
 	Prices price.Table
+	// Notes are the session's notes as the reader may see them, removed
+	// ones included: a card shows the labels that apply at the seq its
+	// page shows (notes.Note.AppliesAt). The owner's pages only.
+	Notes []notes.Note
+	// Labels offers the cards' label form (add, edit, remove): the owner's
+	// live pages on a server that keeps notes.
+	Labels bool
+	// LabelChoices are the labels the form suggests (nil: DefaultLabels).
+	LabelChoices []string
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are
@@ -216,6 +226,9 @@ func (t *Timeline) Header() core.SessionHeader { return t.header }
 
 // SetReader says what pages rendered from the timeline show their reader.
 func (t *Timeline) SetReader(rd Reader) { t.reader = rd }
+
+// Reader returns what the timeline's pages show their reader.
+func (t *Timeline) Reader() Reader { return t.reader }
 
 // SetReadOnly says whether pages rendered from the timeline may decide its
 // approvals: a session the server does not run is read-only (its awaiting

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/notes"
 	"prism/core/price"
 )
 
@@ -46,6 +47,12 @@ type R struct {
 	Prices price.Table
 	// Current is the id of the page's current element (a jump's target).
 	Current string
+	// Notes and Labels are the Reader's; Seq is the seq the page shows
+	// (the labels that apply there are shown).
+	Notes        []notes.Note
+	Labels       bool
+	LabelChoices []string
+	Seq          int64
 }
 
 // current reports whether the element id is the page's current element.
@@ -57,13 +64,27 @@ func (r R) current(id string) bool { return r.Current != "" && r.Current == id }
 // share link and in a saved file.
 func NewR(t *Timeline, l Links) R {
 	h := t.Header()
-	return R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: t.reader.ReadOnly || l.Shared() || l.Offline(), Prices: t.reader.Prices}
+	ro := t.reader.ReadOnly || l.Shared() || l.Offline()
+	r := R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: ro, Prices: t.reader.Prices, Seq: t.LastSeq()}
+	if !l.Shared() && !l.Offline() {
+		// Labels never leave the owner's pages: not on a share link,
+		// not in a saved file.
+		r.Notes, r.Labels, r.LabelChoices = t.reader.Notes, t.reader.Labels, t.reader.LabelChoices
+	}
+	return r
 }
 
 // SessionHeadView is the session page's header: identity, and the
 // session's core.Summary (the values the session list shows) with the count
 // of pending cards.
 type SessionHeadView struct {
+	// Labels are the labels on the whole session (owner pages only);
+	// ShowLabels says the header shows its labels block (with LabelForm,
+	// when set, for a new one).
+	Labels            []LabelView
+	LabelForm         *LabelForm
+	LabelChoices      []string
+	ShowLabels        bool
 	ID, Title, Status string
 	Cwd, Parent       string
 	Created, Updated  string
@@ -187,6 +208,10 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 		Snapshot:      l.scoped,
 		LiveURL:       l.Page(),
 	}
+	r := NewR(t, l)
+	v.Labels, v.LabelForm = labelViews("", SessionLabelsID, r)
+	v.ShowLabels = r.Labels || len(v.Labels) > 0
+	v.LabelChoices = labelChoices(r)
 	if l.Shared() || l.Offline() {
 		v.ParentURL = ""
 	}

@@ -115,3 +115,25 @@ func RenderPageFor(ctx context.Context, t *Timeline, l Links, window int) ([]Pat
 	}
 	return []Patch{{Mode: "outer", HTML: b.String()}}, nil
 }
+
+// RenderCallCardsFor renders the cards of calls as t has them now, as one
+// outer morph (ok false when none of them has a card): what a page needs
+// when only a call's labels changed.
+func RenderCallCardsFor(ctx context.Context, t *Timeline, l Links, calls []string) (p Patch, ok bool, err error) {
+	r := NewR(t, l)
+	var b strings.Builder
+	for _, call := range calls {
+		for _, c := range t.CardsByCallID(call) {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			if err := CardComponent(NewCardViewIn(c, r)).Render(ctx, &b); err != nil {
+				return Patch{}, false, err
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return Patch{}, false, nil
+	}
+	return Patch{Mode: "outer", HTML: b.String()}, true, nil
+}

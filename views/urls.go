@@ -62,7 +62,14 @@ const (
 	RouteAPISharePreview = "/api/sessions/:id/shares/preview"
 	RouteAPIShare        = "/api/shares/:shareId"
 	// The OTLP/HTTP trace receiver (OpenTelemetry's standard path).
-	RouteOTLPTraces = "/v1/traces"
+	RouteOTLPTraces     = "/v1/traces"
+	RouteAPINotes       = "/api/sessions/:id/notes"
+	RouteAPINote        = "/api/sessions/:id/notes/:noteId"
+	RouteAPIAnnotations = "/api/sessions/:id/annotations"
+	RouteAPIAnnotation  = "/api/sessions/:id/annotations/:noteId"
+	// The card's label form (Datastar): add, edit, remove.
+	RouteLabels = "/sessions/:id/labels"
+	RouteLabel  = "/sessions/:id/labels/:noteId"
 	// Static files and the liveness probe.
 	RouteStatic       = "/static/*"
 	RouteHighlightCSS = "/static/highlight.css"
@@ -322,6 +329,37 @@ func APIApprovalURL(sessionID, approvalID string) string {
 // APIPolicyURL is where a session's approval policy is set.
 func APIPolicyURL(sessionID string) string {
 	return "/api/sessions/" + url.PathEscape(sessionID) + "/approval-policy"
+}
+
+// APINotesURL lists a session's notes (kind "" = every kind) and is
+// where a new note is posted.
+func APINotesURL(sessionID, kind string) string {
+	return withQuery("/api/sessions/"+url.PathEscape(sessionID)+"/notes", "kind", kind)
+}
+
+// APINoteURL is where one note is replaced or removed.
+func APINoteURL(sessionID, noteID string) string {
+	return "/api/sessions/" + url.PathEscape(sessionID) + "/notes/" + url.PathEscape(noteID)
+}
+
+// APIAnnotationsURL is where a label is posted ({callId?, label, score?,
+// note?}).
+func APIAnnotationsURL(sessionID string) string {
+	return "/api/sessions/" + url.PathEscape(sessionID) + "/annotations"
+}
+
+// APIAnnotationURL is where one label is replaced or removed.
+func APIAnnotationURL(sessionID, noteID string) string {
+	return APIAnnotationsURL(sessionID) + "/" + url.PathEscape(noteID)
+}
+
+// LabelsURL is where a card's label form posts a new label.
+func LabelsURL(sessionID string) string { return SessionURL(sessionID) + "/labels" }
+
+// LabelURL is where a card's label form posts an edit of a label, and
+// (with ?remove=1) its removal.
+func LabelURL(sessionID, noteID string) string {
+	return LabelsURL(sessionID) + "/" + url.PathEscape(noteID)
 }
 
 // ExportURL is a session's log as JSONL.

@@ -102,6 +102,18 @@ func (b *Broker) Replace(sessionID string) {
 	b.list.touch(sessionID)
 }
 
+// Notes tells the live path that a session's notes changed (what a
+// NoteFeed's OnNotes calls): the owner's hubs of the session read them
+// again and send every subscriber the cards whose labels changed. Share
+// links' hubs show no labels, so they are not told.
+func (b *Broker) Notes(sessionID string) {
+	for _, h := range b.hubsOf(sessionID) {
+		if h.v.link == nil {
+			h.notesChanged()
+		}
+	}
+}
+
 // hubsOf returns the open hubs of a session.
 func (b *Broker) hubsOf(sessionID string) []*hub {
 	b.mu.Lock()
@@ -186,7 +198,10 @@ type frame struct {
 	from, seq int64
 	gen       int
 	reset     bool
-	data      []byte
+	// notes: the frame re-renders the cards whose labels changed, at the
+	// hub's state; it carries no seq (no SSE id) and moves no cursor.
+	notes bool
+	data  []byte
 }
 
 // subscribe joins (or starts) the hub of session id as its owner's pages

@@ -253,6 +253,13 @@ type Deps struct {
 	// Traces enables the OTLP/HTTP trace receiver (POST /v1/traces);
 	// without it, 503.
 	Traces TraceReceiver
+	// Notes enables the notes beside each session's log (the notes and
+	// annotations API, the cards' labels); without it those routes
+	// answer 503 and cards show no labels.
+	Notes NoteStore
+	// Labels are the labels the cards' label form suggests (nil:
+	// views.DefaultLabels); any other text may be typed.
+	Labels []string
 	Logger *slog.Logger
 	Tuning Tuning
 	// AllowedHosts are Host names (any port) or host:port values the

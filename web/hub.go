@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/core/notes"
 	"prism/core/redact"
 	"prism/views"
 )
@@ -50,12 +52,17 @@ type hub struct {
 	mu      sync.Mutex
 	queue   []core.Event
 	replace bool // the log was replaced: reload it before taking queue
-	subs    map[*subscriber]struct{}
-	flushed int64 // seq covered by the last frame group handed out
-	gen     int   // incremented each time the log is replaced
-	err     error // why the hub stopped, when it failed
-	wake    chan struct{}
-	peak    int // the most subscribers it had at once
+	// notes: the session's notes changed, read them again; askNotes are
+	// subscribers that (re)connected and are sent the cards of every
+	// noted call first.
+	notes    bool
+	askNotes []*subscriber
+	subs     map[*subscriber]struct{}
+	flushed  int64 // seq covered by the last frame group handed out
+	gen      int   // incremented each time the log is replaced
+	err      error // why the hub stopped, when it failed
+	wake     chan struct{}
+	peak     int // the most subscribers it had at once
 	// hdr and log are a link hub's view of the session: its header and
 	// events, redacted as the link says, each event redacted once; log
 	// only grows (a replaced log starts a new slice), so a reader may keep
@@ -97,6 +104,28 @@ func (h *hub) replaced() {
 	h.mu.Lock()
 	h.queue = nil
 	h.replace = true
+	h.mu.Unlock()
+	h.signal()
+}
+
+// notesChanged has the run goroutine read the session's notes again and
+// send the cards whose labels changed.
+func (h *hub) notesChanged() {
+	h.mu.Lock()
+	h.notes = true
+	h.mu.Unlock()
+	h.signal()
+}
+
+// sendNotes has the run goroutine queue for s, in order with its frames,
+// the cards of every call that has a note (removed ones included): what a
+// (re)connected page needs to show the labels as they are now.
+func (h *hub) sendNotes(s *subscriber) {
+	if h.v.link != nil {
+		return
+	}
+	h.mu.Lock()
+	h.askNotes = append(h.askNotes, s)
 	h.mu.Unlock()
 	h.signal()
 }
@@ -303,13 +332,19 @@ func (h *hub) run() {
 		case <-timer.C:
 		}
 		h.mu.Lock()
-		q, replace := h.queue, h.replace
-		h.queue, h.replace = nil, false
+		q, replace, notes, ask := h.queue, h.replace, h.notes, h.askNotes
+		h.queue, h.replace, h.notes, h.askNotes = nil, false, false, nil
 		h.mu.Unlock()
 		if replace && !h.reload() {
 			return
 		}
 		h.take(q)
+		if notes {
+			h.rereadNotes()
+		}
+		if len(ask) > 0 {
+			h.answerNotes(ask)
+		}
 		if next := h.release(time.Now()); !next.IsZero() {
 			timer.Reset(time.Until(next))
 		}
@@ -433,6 +468,115 @@ func (h *hub) take(q []core.Event) {
 	for i := range batch {
 		h.apply(&batch[i])
 	}
+}
+
+// rereadNotes takes the session's notes afresh (the owner's reader) and
+// broadcasts the cards of the calls whose notes changed.
+func (h *hub) rereadNotes() {
+	if h.v.link != nil || h.b.reader == nil {
+		return
+	}
+	before := noteDigest(h.tl.Reader().Notes)
+	rd := h.b.reader(h.id)
+	h.tl.SetReader(rd)
+	after := noteDigest(rd.Notes)
+	var calls []string
+	for call, d := range after {
+		if before[call] != d {
+			calls = append(calls, call)
+		}
+	}
+	for call := range before {
+		if _, ok := after[call]; !ok {
+			calls = append(calls, call)
+		}
+	}
+	data := h.cardsFrame(calls)
+	if len(data) == 0 {
+		return
+	}
+	h.mu.Lock()
+	h.broadcast(frame{notes: true, gen: h.gen, data: data})
+	h.mu.Unlock()
+}
+
+// answerNotes queues for each subscriber in subs the cards of every call
+// that has a note.
+func (h *hub) answerNotes(subs []*subscriber) {
+	var calls []string
+	for call := range noteDigest(h.tl.Reader().Notes) {
+		calls = append(calls, call)
+	}
+	data := h.cardsFrame(calls)
+	if len(data) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f := frame{notes: true, gen: h.gen, data: data}
+	for _, s := range subs {
+		if _, ok := h.subs[s]; !ok || s.lagged {
+			continue
+		}
+		select {
+		case s.ch <- f:
+			s.queued.Add(int64(len(f.data)))
+		default:
+			s.lagged = true
+			select {
+			case s.kick <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// cardsFrame renders the cards of calls as the hub's fold has them now,
+// and the session header's labels for call "" (nil when none of them is
+// on the page).
+func (h *hub) cardsFrame(calls []string) []byte {
+	if len(calls) == 0 {
+		return nil
+	}
+	slices.Sort(calls)
+	var patches []views.Patch
+	if calls[0] == "" {
+		calls = calls[1:]
+		p, ok, err := views.RenderSessionLabelsFor(h.ctx, h.tl, h.v.links)
+		if err != nil {
+			h.b.log.Error("live fold: labels not rendered", logkey.SessionID, h.id, logkey.Err, err)
+			return nil
+		}
+		if ok {
+			patches = append(patches, p)
+		}
+	}
+	p, ok, err := views.RenderCallCardsFor(h.ctx, h.tl, h.v.links, calls)
+	if err != nil {
+		h.b.log.Error("live fold: labels not rendered", logkey.SessionID, h.id, logkey.Err, err)
+		return nil
+	}
+	if ok {
+		patches = append(patches, p)
+	}
+	if len(patches) == 0 {
+		return nil
+	}
+	return formatPatches(patches, "")
+}
+
+// noteDigest maps each call that has a note ("" for the session's own) to
+// a digest of its notes.
+func noteDigest(ns []notes.Note) map[string]string {
+	out := map[string]string{}
+	for _, n := range ns {
+		removed := int64(-2)
+		if n.RemovedAtSeq != nil {
+			removed = *n.RemovedAtSeq
+		}
+		out[n.CallID] += n.ID + "\x00" + string(n.Data) + "\x00" + strconv.FormatInt(removed, 10) + "\x00" + n.Author + "\x00"
+	}
+	return out
 }
 
 // apply folds one event; views.Coalescer decides what is ready now.

@@ -128,6 +128,7 @@ func TestBodyLimit_everyPOSTRoute(t *testing.T) {
 	}
 	e, _ := shareEnv(t, func(d *web.Deps) {
 		d.Runner, d.Approvals, d.Owner = &fakeRunner{}, fakeApprovals{}, guard
+		withNotes(d)
 		d.Tuning.MaxBodyBytes = limit
 		d.Tuning.MaxImportBytes = 4 * limit
 	})
@@ -162,6 +163,10 @@ func TestBodyLimit_everyPOSTRoute(t *testing.T) {
 		{path: "/logout", ct: form, small: "x=" + pad(100), big: "x=" + pad(limit), smallCode: 303, limitText: "64 KiB", unread: true},
 		{path: "/sessions/s/approvals/a1", ct: form, small: "decision=approve&note=" + pad(100), big: "decision=approve&note=" + pad(limit), smallCode: 303, limitText: "64 KiB"},
 		{path: "/api/sessions/s/approvals/a1", ct: js, small: `{"decision":"approve","note":"` + pad(100) + `"}`, big: `{"decision":"approve","note":"` + pad(limit) + `"}`, smallCode: 200, limitText: "64 KiB"},
+		{path: "/sessions/s/labels", ct: form, small: "label=x&note=" + pad(100), big: "label=x&note=" + pad(limit), smallCode: 303, limitText: "64 KiB"},
+		{path: "/sessions/s/labels/n1", ct: form, small: "label=x&note=" + pad(100), big: "label=x&note=" + pad(limit), smallCode: 404, limitText: "64 KiB"},
+		{path: "/api/sessions/s/notes", ct: js, small: `{"kind":"label","data":{"label":"x","note":"` + pad(100) + `"}}`, big: `{"kind":"label","data":{"label":"x","note":"` + pad(limit) + `"}}`, smallCode: 201, limitText: "64 KiB"},
+		{path: "/api/sessions/s/annotations", ct: js, small: `{"label":"x","note":"` + pad(100) + `"}`, big: `{"label":"x","note":"` + pad(limit) + `"}`, smallCode: 201, limitText: "64 KiB"},
 		// The policy route's own cap is stricter than the server's.
 		{path: "/api/sessions/s/approval-policy", ct: js, small: `{"policy":"ask"}`, big: `{"policy":"` + pad(4<<10) + `"}`, smallCode: 200, limitText: "4 KiB"},
 	}
@@ -303,6 +308,7 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 	e, _ := shareEnv(t, func(d *web.Deps) {
 		d.Runner, d.Approvals = &fakeRunner{}, fakeApprovals{}
 		d.Deleter = backend.Deleter{Store: d.Sessions.(backend.Source).Store.(backend.Remover)}
+		withNotes(d)
 	})
 	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart().User("hi").Call("c1", "note", `{"title":"x"}`).Result("c1", "done", false, nil, nil).StepEnd()
@@ -406,6 +412,19 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/sessions/running/delete", form, "", map[string]want{POST: {409, core.CodeConflict}}},
 		{"/api/sessions/gone1", "", "", map[string]want{DELETE: {200, ""}}},
 		{"/sessions/gone2/delete", form, "", map[string]want{POST: {303, ""}}},
+		// Notes beside the log: clients write labels only.
+		{"/sessions/s/labels", form, "callId=c1&label=wrong&score=1", map[string]want{POST: {303, ""}, GET: notAllowed}},
+		{"/sessions/s/labels", form, "callId=nope&label=wrong", map[string]want{POST: notFound}},
+		{"/sessions/s/labels/n1?remove=1", form, "", map[string]want{POST: notFound, GET: notAllowed}},
+		{"/api/sessions/s/notes", "application/json", `{"kind":"label","callId":"c1","data":{"label":"wrong"}}`, map[string]want{POST: {201, ""}, GET: {200, ""}, HEAD: {200, ""}, PUT: notAllowed, DELETE: notAllowed}},
+		{"/api/sessions/s/notes?kind=mood", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
+		{"/api/sessions/s/notes", "application/json", `{"kind":"mood","data":{}}`, map[string]want{POST: {400, core.CodeInvalid}}},
+		{"/api/sessions/s/notes", "application/json", `{"kind":"link","data":{}}`, map[string]want{POST: {403, core.CodeForbidden}}},
+		{"/api/sessions/s/notes", "application/json", `{"kind":"label","callId":"nope","data":{"label":"x"}}`, map[string]want{POST: notFound}},
+		{"/api/sessions/nope/notes", "", "", map[string]want{GET: notFound}},
+		{"/api/sessions/s/notes/n1", "application/json", `{"kind":"label","data":{"label":"x"}}`, map[string]want{PUT: notFound, DELETE: notFound, GET: notAllowed, POST: notAllowed}},
+		{"/api/sessions/s/annotations", "application/json", `{"callId":"c1","label":"slow"}`, map[string]want{POST: {201, ""}, GET: notAllowed, DELETE: notAllowed}},
+		{"/api/sessions/s/annotations/n1", "application/json", `{"label":"x"}`, map[string]want{PUT: notFound, DELETE: notFound, POST: notAllowed, GET: notAllowed}},
 		// Without an owner token there is no one to sign in.
 		{"/login", form, "token=x", map[string]want{GET: {303, ""}, HEAD: {303, ""}, POST: {303, ""}, PUT: notAllowed}},
 		{"/logout", form, "", map[string]want{POST: {303, ""}, GET: notAllowed}},

@@ -40,7 +40,7 @@ type route struct {
 // columns. The share listener (--share-addr) serves the public rows of
 // share links and static files only (shareRoutes).
 func (s *Server) routeTable() []route {
-	const GET, POST, DELETE = http.MethodGet, http.MethodPost, http.MethodDelete
+	const GET, POST, PUT, DELETE = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete
 	return []route{
 		// The session list and the session pages (HTML, SSE and forms).
 		{method: GET, pattern: views.RouteHome, handle: s.handleHome},
@@ -62,6 +62,9 @@ func (s *Server) routeTable() []route {
 		{method: GET, pattern: views.RouteCallArguments, handle: s.handleCallFile(views.CallArgumentsFile)},
 		{method: GET, pattern: views.RouteCallMeta, handle: s.handleCallFile(views.CallMetaFile)},
 		{method: GET, pattern: views.RouteCallTest, handle: s.handleCallTest},
+		// Labels: a card's label forms (add, edit, remove).
+		{method: POST, pattern: views.RouteLabels, handle: s.handleLabelForm, bodyCap: maxNoteBody},
+		{method: POST, pattern: views.RouteLabel, handle: s.handleLabelForm, bodyCap: maxNoteBody},
 		// Approvals: a card's decision form.
 		{method: POST, pattern: views.RouteApproval, handle: s.handleDecide, bodyCap: maxDecisionBody},
 		// Share links: the owner's form, preview and revoke button, and
@@ -93,6 +96,13 @@ func (s *Server) routeTable() []route {
 		// checked by the handler, compressed and decompressed, so that a
 		// refusal answers in OTLP's encoding.
 		{method: POST, pattern: views.RouteOTLPTraces, handle: s.handleOTLPTraces, upload: true},
+		{method: GET, pattern: views.RouteAPINotes, handle: s.handleAPINotes},
+		{method: POST, pattern: views.RouteAPINotes, handle: s.handleAPINoteCreate, bodyCap: maxNoteBody},
+		{method: PUT, pattern: views.RouteAPINote, handle: s.handleAPINotePut, bodyCap: maxNoteBody},
+		{method: DELETE, pattern: views.RouteAPINote, handle: s.handleAPINoteDelete},
+		{method: POST, pattern: views.RouteAPIAnnotations, handle: s.handleAPIAnnotationCreate, bodyCap: maxNoteBody},
+		{method: PUT, pattern: views.RouteAPIAnnotation, handle: s.handleAPIAnnotationPut, bodyCap: maxNoteBody},
+		{method: DELETE, pattern: views.RouteAPIAnnotation, handle: s.handleAPIAnnotationDelete},
 		// Static files and the liveness probe.
 		{method: GET, pattern: views.RouteHealth, handle: handleHealth, public: true, raw: true},
 		{method: GET, pattern: views.RouteHighlightCSS, handle: s.handleHighlightCSS, public: true},

@@ -105,7 +105,11 @@ func New(deps Deps) *Server {
 			s.chapters.forget(id)
 			s.broker.Replace(id)
 		})
-		s.remove = func() { removeCommit(); removeReplace() }
+		removeNotes := func() {}
+		if nf, ok := deps.Commits.(NoteFeed); ok {
+			removeNotes = nf.OnNotes(s.broker.Notes)
+		}
+		s.remove = func() { removeCommit(); removeReplace(); removeNotes() }
 	}
 	s.e = s.routes()
 	s.shareEcho = s.shareRoutes()

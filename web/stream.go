@@ -264,8 +264,10 @@ func (s *Server) follow(ctx context.Context, w *streamConn, v view, cursor int64
 	}
 	// resync brings a lagging stream up to the hub: the events it missed,
 	// or the whole page when the log was replaced meanwhile.
+	// A notes frame it dropped is sent again: the labels as they are now.
 	resync := func() bool {
 		to, gen := h.resync(sub)
+		defer h.sendNotes(sub)
 		if gen == sub.gen {
 			return catchUp(to)
 		}
@@ -280,6 +282,9 @@ func (s *Server) follow(ctx context.Context, w *streamConn, v view, cursor int64
 	if !catchUp(at) {
 		return
 	}
+	// The labels as they are now, in order with the frames that follow
+	// (a page that reconnected missed what changed meanwhile).
+	h.sendNotes(sub)
 	ka := time.NewTicker(s.tune.KeepAlive)
 	defer ka.Stop()
 	var parts [][]byte
@@ -313,6 +318,11 @@ func (s *Server) follow(ctx context.Context, w *streamConn, v view, cursor int64
 			for {
 				sub.queued.Add(-int64(len(f.data)))
 				switch {
+				case f.notes:
+					// Cards whose labels changed: no seq, no cursor.
+					if f.gen == sub.gen {
+						parts = append(parts, f.data)
+					}
 				case f.reset && f.gen > sub.gen:
 					// The log was replaced: the page is re-rendered
 					// from the new one, and the cursor counts in it.

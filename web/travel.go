@@ -17,6 +17,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/core/notes"
 	"prism/views"
 )
 
@@ -121,7 +122,24 @@ func (s *Server) ownerSource(id string) replaySource {
 // path builds them (the live hub, a page at an event, a playback): the
 // only place the owner's price table reaches a page.
 func (s *Server) ownerReader(id string) views.Reader {
-	return views.Reader{ReadOnly: !s.canDecide(id), Prices: s.deps.Prices}
+	return views.Reader{ReadOnly: !s.canDecide(id), Prices: s.deps.Prices, Notes: s.sessionNotes(id), Labels: s.deps.Notes != nil, LabelChoices: s.deps.Labels}
+}
+
+// sessionNotes reads every note of session id, removed ones included (a
+// page shows those that apply at the seq it shows); none without a note
+// store or when they cannot be read (logged: the page shows no labels).
+func (s *Server) sessionNotes(id string) []notes.Note {
+	if s.deps.Notes == nil {
+		return nil
+	}
+	ns, err := s.deps.Notes.Notes(context.Background(), id, notes.Query{Removed: true})
+	if err != nil {
+		if core.ErrorCode(err) != core.CodeNotFound {
+			s.log.Warn("notes not read", logkey.SessionID, id, logkey.Err, err)
+		}
+		return nil
+	}
+	return ns
 }
 
 // foldOf folds events of the source's session as its reader sees them.

@@ -9,6 +9,8 @@ const (
 	SessionID = "session_id" // one session
 	CallID    = "call_id"    // one tool call
 	ShareID   = "share_id"   // one share link (never its token)
+	NoteID    = "note_id"    // one note beside a session's log
+	NoteKind  = "note_kind"  // a note's kind (label, link, …)
 	Tool      = "tool"       // a tool's name
 	Seq       = "seq"        // an event's seq
 	After     = "after"      // a seq a read resumes after

@@ -22,6 +22,8 @@
 //	status:running  sessions by status: running, idle, ended, interrupted
 //	session:ID      one session (an id or its first characters)
 //	kind:call       user, context, assistant, call, title, session, event
+//	label:wrong     what a person labelled so (a call's card; a session's label: all of it)
+//	has:comment     what has a label with a note (has:label: any label)
 //	after:2026-11-01  on or after a day (UTC), a time (RFC 3339) or a span
 //	before:2026-11-08 before a day or time; after:7d = the last 7 days
 //

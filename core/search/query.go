@@ -31,6 +31,18 @@ const (
 	FieldKind    Field = "kind"
 	FieldAfter   Field = "after"
 	FieldBefore  Field = "before"
+	// FieldLabel matches what a person labelled (a note of kind label,
+	// kept beside the log): label:wrong; FieldHas what has one — has:label,
+	// has:comment (a label with note text). A session's label matches
+	// every hit of its session, a call's label its card.
+	FieldLabel Field = "label"
+	FieldHas   Field = "has"
+)
+
+// What has: takes.
+const (
+	HasLabel   = "label"
+	HasComment = "comment"
 )
 
 // Kinds of hits (what a document is, kind:…).
@@ -190,7 +202,7 @@ func quoteList(xs []string) string {
 }
 
 // opName matches the operator prefix of an item.
-var opName = regexp.MustCompile(`^(?i)(tool|error|status|session|kind|after|before):`)
+var opName = regexp.MustCompile(`^(?i)(tool|error|status|session|kind|after|before|label|has):`)
 
 func lex(q string) ([]item, error) {
 	var items []item
@@ -329,6 +341,18 @@ func termOf(it item, now time.Time) (Term, bool, error) {
 			return t, false, errorf(it.pos, "session: needs a session id (or its first characters)")
 		}
 		t.Value = it.value
+	case FieldLabel:
+		v := strings.ToLower(strings.TrimSpace(it.value))
+		if v == "" {
+			return t, false, errorf(it.pos, "label: needs a label, e.g. label:wrong (label:\"two words\" for one with spaces)")
+		}
+		t.Value = v
+	case FieldHas:
+		v := strings.ToLower(it.value)
+		if v != HasLabel && v != HasComment {
+			return t, false, errorf(it.pos, "has:%s is not something a hit has; use has:label or has:comment", it.value)
+		}
+		t.Value = v
 	case FieldAfter, FieldBefore:
 		if it.neg {
 			other := FieldBefore

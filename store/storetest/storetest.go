@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/notes"
 	"prism/core/search"
 	"prism/core/share"
 	"prism/sources/dsh"
@@ -50,6 +51,9 @@ type Store interface {
 	OwnerLoginValid(ctx context.Context, idHash [sha256.Size]byte, now int64) (bool, error)
 	RevokeOwnerLogin(ctx context.Context, idHash [sha256.Size]byte) error
 	ReceiveSpans(ctx context.Context, spans []store.SpanRecord, derive store.SpanDeriver) (store.SpanReceipt, error)
+	Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error)
+	PutNote(ctx context.Context, in notes.Input) (notes.Note, error)
+	RemoveNote(ctx context.Context, session, id string) (notes.Note, error)
 	Close() error
 }
 
@@ -151,6 +155,13 @@ func Run(t *testing.T, e Engine) {
 		{"SearchRanksTheMostRecentMatches", testSearchRanksTheMostRecentMatches},
 		{"SearchPairsResultsAsTheTranscriptDoes", testSearchPairsResultsAsTheTranscriptDoes},
 		{"SearchPhrasesStayInOneColumn", testSearchPhrasesStayInOneColumn},
+		{"NotesLifecycle", testNotesLifecycle},
+		{"NotesRefuseBadInput", testNotesRefuseBadInput},
+		{"NotesCommittedHook", testNotesCommittedHook},
+		{"NotesGoWithTheirSession", testNotesGoWithTheirSession},
+		{"NotesSurviveAReplacedLog", testNotesSurviveAReplacedLog},
+		{"NotesSurviveAnExtendingImport", testNotesSurviveAnExtendingImport},
+		{"SearchFindsLabels", testSearchFindsLabels},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, e) })
 	}

@@ -1,0 +1,218 @@
+// Package notes is the vocabulary of notes: facts about a session kept
+// beside its log, never in it (a person's label on a call, which call
+// spawned a subagent, which call of a fork was replayed, when an attention
+// rule fired). Each kind is registered once here (KindOf) with the
+// validation of its data; both stores check every note with Check before
+// they write it, and the web server lets clients write only the kinds
+// marked Client.
+package notes
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"prism/core"
+)
+
+// Note kinds. A kind is registered once, in KindOf: its name, whether
+// clients may write it, and the validation of its data.
+const (
+	// KindLabel is a person's label on a call or on the session
+	// (LabelData): the only kind clients may write.
+	KindLabel = "label"
+	// KindLink says which call spawned which subagent (the server's).
+	KindLink = "link"
+	// KindReplayed says which call of a fork was replayed (the server's).
+	KindReplayed = "replayed"
+	// KindAttention records that an attention rule fired (the server's).
+	KindAttention = "attention"
+)
+
+// MaxData is the largest data a note may hold, in bytes of JSON
+// text: a larger one is core.CodeTooLarge.
+const MaxData = 64 << 10
+
+// MaxLabel is the longest label, in characters.
+const MaxLabel = 64
+
+// Note is one fact about a session kept beside its log, never in it. Times
+// are epoch milliseconds.
+type Note struct {
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	Kind    string `json:"kind"`
+	// CallID is the call the note is about ("" = the whole session).
+	CallID string `json:"callId,omitempty"`
+	// AtSeq is the seq from which the note applies: for a person's note
+	// the session's last seq when it was made (-1 for an empty log); for
+	// one derived from the log the seq of the event it is about.
+	AtSeq  int64  `json:"atSeq"`
+	Time   int64  `json:"time"`
+	Author string `json:"author,omitempty"`
+	// Data is the kind's own JSON, as written (compacted).
+	Data json.RawMessage `json:"data"`
+	// RemovedAt and RemovedAtSeq are set once the note was removed: from
+	// RemovedAtSeq (the session's last seq then) on, it no longer applies.
+	RemovedAt    int64  `json:"removedAt,omitempty"`
+	RemovedAtSeq *int64 `json:"removedAtSeq,omitempty"`
+}
+
+// AppliesAt reports whether the note applies to the session as it was
+// right after event seq: AtSeq <= seq < RemovedAtSeq.
+func (n Note) AppliesAt(seq int64) bool {
+	return n.AtSeq <= seq && (n.RemovedAtSeq == nil || seq < *n.RemovedAtSeq)
+}
+
+// Input is a note to write (PutNote).
+type Input struct {
+	// ID, when set, names the note whose data is replaced (the last write
+	// wins; its kind, call and AtSeq stay); "" makes a new note.
+	ID      string
+	Session string
+	Kind    string
+	CallID  string
+	Author  string
+	// AtSeq is the seq the note applies from (nil: the session's last
+	// seq); ignored when ID is set.
+	AtSeq *int64
+	Data  json.RawMessage
+}
+
+// Query selects a session's notes (Notes).
+type Query struct {
+	// ID keeps the note with this id ("" = every note).
+	ID string
+	// Kind keeps notes of this kind ("" = every kind).
+	Kind string
+	// AsOf, when set, gives the notes that apply right after that event
+	// (Note.AppliesAt), removed ones included; nil gives the notes not
+	// removed.
+	AsOf *int64
+	// Removed, with AsOf nil, gives removed notes too.
+	Removed bool
+}
+
+// Kind is one registered kind of note.
+type Kind struct {
+	Name string
+	// Client says whether clients (the API, the card's form) may write
+	// it; the others are written by the server only.
+	Client bool
+	// check validates the data and returns what search needs of it.
+	check func(data []byte) (Facts, error)
+}
+
+// Facts are what the store keeps beside a note's data for search: a
+// label's text and whether it has a comment.
+type Facts struct {
+	Label     string
+	Commented bool
+}
+
+// KindOf returns the registered kind name (false: no such kind).
+func KindOf(name string) (Kind, bool) {
+	switch name {
+	case KindLabel:
+		return Kind{Name: name, Client: true, check: checkLabel}, true
+	case KindLink, KindReplayed, KindAttention:
+		return Kind{Name: name, check: checkObject}, true
+	}
+	return Kind{}, false
+}
+
+// LabelData is the data of a KindLabel note.
+type LabelData struct {
+	Label string       `json:"label"`
+	Score *json.Number `json:"score,omitempty"`
+	// Note is markdown, rendered through the page's sanitizer.
+	Note string `json:"note,omitempty"`
+}
+
+// Check validates a note's kind and data as every store does before
+// it writes one, and returns the data compacted with its facts: an unknown
+// kind or data that is not the kind's shape is core.CodeInvalid, data past
+// MaxData core.CodeTooLarge.
+func Check(in Input) (json.RawMessage, Facts, error) {
+	k, ok := KindOf(in.Kind)
+	if !ok {
+		return nil, Facts{}, core.Errorf(core.CodeInvalid, "unknown note kind %q (known: label, link, replayed, attention)", in.Kind)
+	}
+	if len(in.Data) > MaxData {
+		return nil, Facts{}, core.Errorf(core.CodeTooLarge, "note data is %d bytes, past the limit of %d", len(in.Data), MaxData)
+	}
+	if strings.ContainsFunc(in.CallID, unicode.IsControl) || strings.ContainsFunc(in.Author, unicode.IsControl) {
+		return nil, Facts{}, core.Errorf(core.CodeInvalid, "note call id and author must be text without control characters")
+	}
+	if err := core.CheckJSON(in.Data); err != nil {
+		return nil, Facts{}, core.Errorf(core.CodeInvalid, "note data: %v", err)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, in.Data); err != nil {
+		return nil, Facts{}, core.Errorf(core.CodeInvalid, "note data: %v", err)
+	}
+	facts, err := k.check(buf.Bytes())
+	if err != nil {
+		return nil, Facts{}, core.Errorf(core.CodeInvalid, "%s note: %v", k.Name, err)
+	}
+	return buf.Bytes(), facts, nil
+}
+
+func checkObject(data []byte) (Facts, error) {
+	if len(data) == 0 || data[0] != '{' {
+		return Facts{}, fmt.Errorf("data must be a JSON object")
+	}
+	return Facts{}, nil
+}
+
+func checkLabel(data []byte) (Facts, error) {
+	if len(data) == 0 || data[0] != '{' {
+		return Facts{}, fmt.Errorf("data must be a JSON object {label, score?, note?}")
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	d.UseNumber()
+	var l LabelData
+	if err := d.Decode(&l); err != nil {
+		return Facts{}, fmt.Errorf("data must be {label, score?, note?}: %v", err)
+	}
+	label, err := CheckLabel(l.Label)
+	if err != nil {
+		return Facts{}, err
+	}
+	if label != l.Label {
+		return Facts{}, fmt.Errorf("label %q has surrounding spaces", l.Label)
+	}
+	if !utf8.ValidString(l.Note) {
+		return Facts{}, fmt.Errorf("note must be UTF-8 text")
+	}
+	return Facts{Label: strings.ToLower(label), Commented: strings.TrimSpace(l.Note) != ""}, nil
+}
+
+// CheckLabel validates a label's text and returns it trimmed: 1 to
+// MaxLabel characters of UTF-8 text without control characters.
+func CheckLabel(label string) (string, error) {
+	label = strings.TrimSpace(label)
+	switch {
+	case label == "":
+		return "", fmt.Errorf("label must not be empty")
+	case !utf8.ValidString(label) || strings.ContainsFunc(label, unicode.IsControl):
+		return "", fmt.Errorf("label must be text without control characters")
+	case utf8.RuneCountInString(label) > MaxLabel:
+		return "", fmt.Errorf("label is longer than %d characters", MaxLabel)
+	}
+	return label, nil
+}
+
+// NotFound is the error of an unknown (or removed) note.
+func NotFound(session, id string) error {
+	return core.Errorf(core.CodeNotFound, "note %s of session %s not found", id, session)
+}
+
+// CallNotFound is the error of a note on a call the session does not have.
+func CallNotFound(session, callID string) error {
+	return core.Errorf(core.CodeNotFound, "call %s not found in session %s", callID, session)
+}

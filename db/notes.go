@@ -1,0 +1,180 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"prism/core"
+	"prism/core/notes"
+	"prism/store"
+)
+
+const noteCols = `id, session_id, kind, call_id, at_seq, time, author, data, removed_at, removed_at_seq`
+
+func scanNote(row interface{ Scan(...any) error }) (notes.Note, error) {
+	var n notes.Note
+	var call sql.NullString
+	var removed, removedSeq sql.NullInt64
+	var data string
+	if err := row.Scan(&n.ID, &n.Session, &n.Kind, &call, &n.AtSeq, &n.Time, &n.Author, &data, &removed, &removedSeq); err != nil {
+		return n, err
+	}
+	n.CallID, n.Data, n.RemovedAt = call.String, []byte(data), removed.Int64
+	if removedSeq.Valid {
+		v := removedSeq.Int64
+		n.RemovedAtSeq = &v
+	}
+	return n, nil
+}
+
+// Notes returns a session's notes that q selects, in the order they were
+// made (an edit does not move a note). A note on
+// a call its log no longer has (a replaced log) is not returned. An
+// unknown session is core.CodeNotFound.
+func (st *Store) Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error) {
+	var exists int
+	err := st.rdb.QueryRowContext(ctx, "SELECT count(*) FROM sessions WHERE id = ?", session).Scan(&exists)
+	if err != nil {
+		return nil, translate(err, "read notes of session "+session)
+	}
+	if exists == 0 {
+		return nil, store.NotFound(session)
+	}
+	where := []string{"n.session_id = ?", "(n.call_id IS NULL OR EXISTS (SELECT 1 FROM events e WHERE e.session_id = n.session_id AND e.call_id = n.call_id))"}
+	args := []any{session}
+	if q.ID != "" {
+		where, args = append(where, "n.id = ?"), append(args, q.ID)
+	}
+	if q.Kind != "" {
+		where, args = append(where, "n.kind = ?"), append(args, q.Kind)
+	}
+	if q.AsOf != nil {
+		where, args = append(where, "n.at_seq <= ? AND (n.removed_at_seq IS NULL OR n.removed_at_seq > ?)"), append(args, *q.AsOf, *q.AsOf)
+	} else if !q.Removed {
+		where = append(where, "n.removed_at IS NULL")
+	}
+	cols := "n." + strings.ReplaceAll(noteCols, ", ", ", n.")
+	rows, err := st.rdb.QueryContext(ctx, "SELECT "+cols+" FROM notes n WHERE "+strings.Join(where, " AND ")+" ORDER BY n.rowid", args...)
+	if err != nil {
+		return nil, translate(err, "read notes of session "+session)
+	}
+	defer rows.Close()
+	out := []notes.Note{}
+	for rows.Next() {
+		n, err := scanNote(rows)
+		if err != nil {
+			return nil, translate(err, "read notes of session "+session)
+		}
+		out = append(out, n)
+	}
+	return out, translate(rows.Err(), "read notes of session "+session)
+}
+
+// PutNote writes a note and returns it as stored: a new one (in.ID "")
+// or, the last write winning, new data for an existing one (its kind must
+// be in.Kind; its call and AtSeq stay). The kind and data are checked
+// (notes.Check); an unknown session, a call the session does not have
+// and an unknown or removed note are core.CodeNotFound, naming it. Open
+// pages are told through Options.Committed (a Commit with Notes set).
+func (st *Store) PutNote(ctx context.Context, in notes.Input) (notes.Note, error) {
+	data, facts, err := notes.Check(in)
+	if err != nil {
+		return notes.Note{}, err
+	}
+	now := st.now().UnixMilli()
+	var out notes.Note
+	err = st.write(ctx, func(t *wtx) error {
+		s, err := t.state(in.Session)
+		if err != nil {
+			return err
+		}
+		if !s.exists {
+			return store.NotFound(in.Session)
+		}
+		if in.ID != "" {
+			n, err := scanNote(t.tx.QueryRow("SELECT "+noteCols+" FROM notes WHERE id = ? AND session_id = ? AND removed_at IS NULL", in.ID, in.Session))
+			if errors.Is(err, sql.ErrNoRows) {
+				return notes.NotFound(in.Session, in.ID)
+			}
+			if err != nil {
+				return translate(err, "read note "+in.ID)
+			}
+			if n.Kind != in.Kind {
+				return core.Errorf(core.CodeInvalid, "note %s is a %s note, not a %s note", in.ID, n.Kind, in.Kind)
+			}
+			if _, err := t.tx.Exec("UPDATE notes SET data = ?, label = ?, commented = ?, time = ?, author = ? WHERE id = ?",
+				string(data), facts.Label, b2i(facts.Commented), now, in.Author, in.ID); err != nil {
+				return translate(err, "write note "+in.ID)
+			}
+			n.Data, n.Time, n.Author = data, now, in.Author
+			out, s.notes = n, true
+			return nil
+		}
+		if in.CallID != "" {
+			var one int
+			err := t.tx.QueryRow("SELECT count(*) FROM events WHERE session_id = ? AND call_id = ?", in.Session, in.CallID).Scan(&one)
+			if err != nil {
+				return translate(err, "find call "+in.CallID)
+			}
+			if one == 0 {
+				return notes.CallNotFound(in.Session, in.CallID)
+			}
+		}
+		n := notes.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: s.sum.LastSeq, Time: now, Author: in.Author, Data: data}
+		if in.AtSeq != nil {
+			n.AtSeq = *in.AtSeq
+		}
+		var call any
+		if n.CallID != "" {
+			call = n.CallID
+		}
+		if _, err := t.tx.Exec(`INSERT INTO notes (id, session_id, kind, call_id, at_seq, time, author, data, label, commented)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			n.ID, n.Session, n.Kind, call, n.AtSeq, n.Time, n.Author, string(data), facts.Label, b2i(facts.Commented)); err != nil {
+			return translate(err, "write note on session "+in.Session)
+		}
+		out, s.notes = n, true
+		return nil
+	})
+	if err != nil {
+		return notes.Note{}, err
+	}
+	return out, nil
+}
+
+// RemoveNote removes a note and returns it as it is now: it keeps its row,
+// with RemovedAt and RemovedAtSeq (the session's last seq), so time travel
+// still shows it before then. An unknown session, or a note unknown or
+// already removed, is core.CodeNotFound.
+func (st *Store) RemoveNote(ctx context.Context, session, id string) (notes.Note, error) {
+	now := st.now().UnixMilli()
+	var out notes.Note
+	err := st.write(ctx, func(t *wtx) error {
+		s, err := t.state(session)
+		if err != nil {
+			return err
+		}
+		if !s.exists {
+			return store.NotFound(session)
+		}
+		res, err := t.tx.Exec("UPDATE notes SET removed_at = ?, removed_at_seq = ? WHERE id = ? AND session_id = ? AND removed_at IS NULL", now, s.sum.LastSeq, id, session)
+		if err != nil {
+			return translate(err, "remove note "+id)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return notes.NotFound(session, id)
+		}
+		out, err = scanNote(t.tx.QueryRow("SELECT "+noteCols+" FROM notes WHERE id = ?", id))
+		if err != nil {
+			return translate(err, "read note "+id)
+		}
+		s.notes = true
+		return nil
+	})
+	if err != nil {
+		return notes.Note{}, err
+	}
+	return out, nil
+}

@@ -1,0 +1,182 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"prism/core"
+	"prism/core/notes"
+	"prism/store"
+)
+
+const noteCols = `id, session_id, kind, call_id, at_seq, time, author, data, removed_at, removed_at_seq`
+
+func scanNote(row pgx.Row) (notes.Note, error) {
+	var n notes.Note
+	var call *string
+	var removed *int64
+	var data string
+	if err := row.Scan(&n.ID, &n.Session, &n.Kind, &call, &n.AtSeq, &n.Time, &n.Author, &data, &removed, &n.RemovedAtSeq); err != nil {
+		return n, err
+	}
+	n.Data = []byte(data)
+	if call != nil {
+		n.CallID = *call
+	}
+	if removed != nil {
+		n.RemovedAt = *removed
+	}
+	return n, nil
+}
+
+// Notes returns a session's notes that q selects, oldest first; the rules
+// are the SQLite store's (a note on a call the log no longer has is not
+// returned; an unknown session is core.CodeNotFound).
+func (st *Store) Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error) {
+	var exists bool
+	if err := st.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1)", session).Scan(&exists); err != nil {
+		return nil, translate(err, "read notes of session "+session)
+	}
+	if !exists {
+		return nil, store.NotFound(session)
+	}
+	where := []string{"n.session_id = $1", "(n.call_id IS NULL OR EXISTS (SELECT 1 FROM events e WHERE e.session_id = n.session_id AND e.call_id = n.call_id))"}
+	args := []any{session}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if q.ID != "" {
+		where = append(where, "n.id = "+arg(q.ID))
+	}
+	if q.Kind != "" {
+		where = append(where, "n.kind = "+arg(q.Kind))
+	}
+	if q.AsOf != nil {
+		p := arg(*q.AsOf)
+		where = append(where, "n.at_seq <= "+p+" AND (n.removed_at_seq IS NULL OR n.removed_at_seq > "+p+")")
+	} else if !q.Removed {
+		where = append(where, "n.removed_at IS NULL")
+	}
+	cols := "n." + strings.ReplaceAll(noteCols, ", ", ", n.")
+	rows, err := st.pool.Query(ctx, "SELECT "+cols+" FROM notes n WHERE "+strings.Join(where, " AND ")+" ORDER BY n.ord", args...)
+	if err != nil {
+		return nil, translate(err, "read notes of session "+session)
+	}
+	defer rows.Close()
+	out := []notes.Note{}
+	for rows.Next() {
+		n, err := scanNote(rows)
+		if err != nil {
+			return nil, translate(err, "read notes of session "+session)
+		}
+		out = append(out, n)
+	}
+	return out, translate(rows.Err(), "read notes of session "+session)
+}
+
+// PutNote writes a note and returns it as stored; the rules are the SQLite
+// store's. Any node may write a note (no session ownership needed): the
+// transaction NOTIFYs the note channel, so every node's pages read the
+// session's notes again.
+func (st *Store) PutNote(ctx context.Context, in notes.Input) (notes.Note, error) {
+	data, facts, err := notes.Check(in)
+	if err != nil {
+		return notes.Note{}, err
+	}
+	now := st.now().UnixMilli()
+	var out notes.Note
+	err = pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
+		var lastSeq int64
+		err := tx.QueryRow(ctx, "SELECT last_seq FROM sessions WHERE id = $1 FOR SHARE", in.Session).Scan(&lastSeq)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.NotFound(in.Session)
+		}
+		if err != nil {
+			return err
+		}
+		if in.ID != "" {
+			n, err := scanNote(tx.QueryRow(ctx, "SELECT "+noteCols+" FROM notes WHERE id = $1 AND session_id = $2 AND removed_at IS NULL FOR UPDATE", in.ID, in.Session))
+			if errors.Is(err, pgx.ErrNoRows) {
+				return notes.NotFound(in.Session, in.ID)
+			}
+			if err != nil {
+				return err
+			}
+			if n.Kind != in.Kind {
+				return core.Errorf(core.CodeInvalid, "note %s is a %s note, not a %s note", in.ID, n.Kind, in.Kind)
+			}
+			if _, err := tx.Exec(ctx, "UPDATE notes SET data = $1, label = $2, commented = $3, time = $4, author = $5 WHERE id = $6",
+				string(data), facts.Label, facts.Commented, now, in.Author, in.ID); err != nil {
+				return err
+			}
+			n.Data, n.Time, n.Author = data, now, in.Author
+			out = n
+			return notifyNotes(ctx, tx, in.Session)
+		}
+		if in.CallID != "" {
+			var found bool
+			if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM events WHERE session_id = $1 AND call_id = $2)", in.Session, in.CallID).Scan(&found); err != nil {
+				return err
+			}
+			if !found {
+				return notes.CallNotFound(in.Session, in.CallID)
+			}
+		}
+		n := notes.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: lastSeq, Time: now, Author: in.Author, Data: data}
+		if in.AtSeq != nil {
+			n.AtSeq = *in.AtSeq
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO notes (id, session_id, kind, call_id, at_seq, time, author, data, label, commented)
+			VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8, $9, $10)`,
+			n.ID, n.Session, n.Kind, n.CallID, n.AtSeq, n.Time, n.Author, string(data), facts.Label, facts.Commented); err != nil {
+			return err
+		}
+		out = n
+		return notifyNotes(ctx, tx, in.Session)
+	})
+	if err != nil {
+		return notes.Note{}, translate(err, "write note on session "+in.Session)
+	}
+	return out, nil
+}
+
+// RemoveNote removes a note and returns it as it is now; the rules are the
+// SQLite store's (the row stays, with RemovedAt and RemovedAtSeq).
+func (st *Store) RemoveNote(ctx context.Context, session, id string) (notes.Note, error) {
+	now := st.now().UnixMilli()
+	var out notes.Note
+	err := pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
+		var lastSeq int64
+		err := tx.QueryRow(ctx, "SELECT last_seq FROM sessions WHERE id = $1 FOR SHARE", session).Scan(&lastSeq)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.NotFound(session)
+		}
+		if err != nil {
+			return err
+		}
+		out, err = scanNote(tx.QueryRow(ctx, "UPDATE notes SET removed_at = $1, removed_at_seq = $2 WHERE id = $3 AND session_id = $4 AND removed_at IS NULL RETURNING "+noteCols,
+			now, lastSeq, id, session))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notes.NotFound(session, id)
+		}
+		if err != nil {
+			return err
+		}
+		return notifyNotes(ctx, tx, session)
+	})
+	if err != nil {
+		return notes.Note{}, translate(err, "remove note "+id)
+	}
+	return out, nil
+}
+
+// notifyNotes tells every node, at commit, that a session's notes changed.
+func notifyNotes(ctx context.Context, tx pgx.Tx, session string) error {
+	_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channelNotes, session)
+	return err
+}
