@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"prism/backend"
 	"prism/core"
 	"prism/core/coretest"
+	"prism/core/notes"
 	"prism/db"
 	"prism/views/testgen"
 )
@@ -284,5 +286,85 @@ func TestTestgen_badInput(t *testing.T) {
 	}
 	if src, err := os.ReadFile(filepath.Join(pkgDir, "read_a_test.go")); err != nil || !strings.Contains(string(src), "\npackage greet_test\n") {
 		t.Errorf("the test in package greet's directory is not greet_test (%v):\n%s", err, src)
+	}
+}
+
+// TestTestgen_label: prism testgen --label wrong writes a test of every
+// call labelled wrong (case-insensitive) and of no other — not a call
+// labelled slow, not one whose wrong label was removed — says on stderr
+// that a label on the whole session has no call, and the tests it wrote
+// pass. No labelled call exits with 1; --label with SESSION_ID CALL_ID is
+// a usage mistake (2).
+func TestTestgen_label(t *testing.T) {
+	dbPath := testgenSession(t)
+	ctx := t.Context()
+	st, err := db.Open(ctx, dbPath, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []struct{ call, label string }{
+		{"call_read", "Wrong"}, {"call_note", "wrong"}, {"call_edit", "slow"}, {"", "wrong"}, {"call_err", "wrong"},
+	} {
+		n, err := st.PutNote(ctx, notes.Input{Session: "rec", Kind: notes.KindLabel, CallID: l.call, Data: json.RawMessage(`{"label":"` + l.label + `"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.call == "call_err" {
+			if _, err := st.RemoveNote(ctx, "rec", n.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	st.Close()
+
+	mod := testgenModule(t)
+	pkg := filepath.Join(mod, "saved")
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"testgen", "--db", dbPath, "--label", "wrong", "-o", pkg}, &out, &errOut); code != 0 {
+		t.Fatalf("testgen --label wrong: exit %d: %s", code, errOut.String())
+	}
+	var want []string
+	for _, n := range []string{"read_call_read", "note_call_note"} {
+		want = append(want, filepath.Join(pkg, n+"_test.go"), filepath.Join(pkg, "testdata", n+".call.json"), filepath.Join(pkg, "testdata", n+".golden"))
+	}
+	if got := strings.Fields(out.String()); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("testgen --label wrong printed:\n%s\nwant:\n%s", out.String(), strings.Join(want, "\n"))
+	}
+	var written []string
+	filepath.WalkDir(pkg, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			written = append(written, p)
+		}
+		return err
+	})
+	if len(written) != len(want) {
+		t.Errorf("wrote %d files, want %d: %q", len(written), len(want), written)
+	}
+	if !strings.Contains(errOut.String(), `session rec has the label "wrong" on the whole session, not on a call: skipped`) {
+		t.Errorf("stderr does not say the session's label was skipped: %q", errOut.String())
+	}
+	if res, ok := goTest(t, mod, "./saved/"); !ok {
+		t.Errorf("go test of the labelled calls' tests: %s", res)
+	}
+
+	// A second run refuses the files that exist.
+	errOut.Reset()
+	if code := run(ctx, []string{"testgen", "--db", dbPath, "--label", "WRONG", "-o", pkg}, new(bytes.Buffer), &errOut); code != 1 || !strings.Contains(errOut.String(), "exists: --force overwrites it") {
+		t.Errorf("a second run: exit %d, stderr %q", code, errOut.String())
+	}
+
+	dir := t.TempDir()
+	errOut.Reset()
+	if code := run(ctx, []string{"testgen", "--db", dbPath, "--label", "flaky", "-o", dir}, new(bytes.Buffer), &errOut); code != 1 ||
+		!strings.Contains(errOut.String(), `no call has the label "flaky"`) {
+		t.Errorf("a label no call has: exit %d, stderr %q", code, errOut.String())
+	}
+	errOut.Reset()
+	if code := run(ctx, []string{"testgen", "--db", dbPath, "--label", "wrong", "rec", "call_read", "-o", dir}, new(bytes.Buffer), &errOut); code != 2 ||
+		!strings.Contains(errOut.String(), "mutually exclusive") {
+		t.Errorf("--label with SESSION_ID CALL_ID: exit %d, stderr %q", code, errOut.String())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("failed runs wrote %d files", len(entries))
 	}
 }

@@ -13,6 +13,7 @@
 //	prism watch [--db PATH] [DIR]  tail a dsh sessions directory into the store
 //	prism migrate --from prism.db --to postgres://…  copy a SQLite store into PostgreSQL
 //	prism testgen [--db PATH] ID CALLID -o DIR  write a Go test of a recorded call's cards
+//	prism testgen [--db PATH] --label L -o DIR  … of every call labelled L
 //	prism help [COMMAND]           list the commands, or one command's flags (also prism --help)
 //
 // --db (or PRISM_DB) is a SQLite file or a postgres:// URL: several prism

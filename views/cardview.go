@@ -260,6 +260,11 @@ func NewCardViewIn(c *Card, r R) *CardView {
 	}
 	v.InspectURL = r.links().Call(c.CallID, "")
 	v.Labels, v.LabelForm = labelViews(c.CallID, c.ID, r)
+	if r.Labels && c.Result != nil && c.CallID != "" {
+		for i := range v.Labels {
+			v.Labels[i].TestURL = CallTestURL(sessionID, c.CallID, c.ID)
+		}
+	}
 	v.LabelChoices = labelChoices(r)
 	v.Current = r.current(c.ID)
 	if c.HasCall {

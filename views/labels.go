@@ -24,6 +24,10 @@ type LabelView struct {
 	// EditURL is where the chip's edit form posts (RemoveURL removes
 	// it); "" when the page offers no label form.
 	EditURL, RemoveURL string
+	// TestURL downloads the labelled call saved as a test (CallTestURL,
+	// "save as test" in the chip's menu): set on the owner's pages for a
+	// completed call's label, never for a label on the whole session.
+	TestURL string
 }
 
 // LabelForm is a card's form for a new label.
