@@ -290,8 +290,9 @@ func TestTestgen_badInput(t *testing.T) {
 }
 
 // TestTestgen_label: prism testgen --label wrong writes a test of every
-// call labelled wrong (case-insensitive) and of no other — not a call
-// labelled slow, not one whose wrong label was removed — says on stderr
+// call labelled wrong (case-insensitive), in every session, each under a
+// name of its own, and of no other — not a call labelled slow, not one
+// whose wrong label was removed — says on stderr
 // that a label on the whole session has no call, and the tests it wrote
 // pass. No labelled call exits with 1; --label with SESSION_ID CALL_ID is
 // a usage mistake (2).
@@ -302,15 +303,30 @@ func TestTestgen_label(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range []struct{ call, label string }{
-		{"call_read", "Wrong"}, {"call_note", "wrong"}, {"call_edit", "slow"}, {"", "wrong"}, {"call_err", "wrong"},
+	// A second session with the same calls: its labelled read gets a
+	// name of its own.
+	l, err := st.LoadSession(ctx, "rec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := l.Info.Header
+	h.ID, h.CreatedAt = "rec2", h.CreatedAt+1000
+	if err := st.CreateSession(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendEvents(ctx, "rec2", l.Events); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []struct{ session, call, label string }{
+		{"rec", "call_read", "Wrong"}, {"rec", "call_note", "wrong"}, {"rec", "call_edit", "slow"}, {"rec", "", "wrong"}, {"rec", "call_err", "wrong"},
+		{"rec2", "call_read", "wrong"},
 	} {
-		n, err := st.PutNote(ctx, notes.Input{Session: "rec", Kind: notes.KindLabel, CallID: l.call, Data: json.RawMessage(`{"label":"` + l.label + `"}`)})
+		n, err := st.PutNote(ctx, notes.Input{Session: l.session, Kind: notes.KindLabel, CallID: l.call, Data: json.RawMessage(`{"label":"` + l.label + `"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if l.call == "call_err" {
-			if _, err := st.RemoveNote(ctx, "rec", n.ID); err != nil {
+			if _, err := st.RemoveNote(ctx, l.session, n.ID); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -324,7 +340,8 @@ func TestTestgen_label(t *testing.T) {
 		t.Fatalf("testgen --label wrong: exit %d: %s", code, errOut.String())
 	}
 	var want []string
-	for _, n := range []string{"read_call_read", "note_call_note"} {
+	// Sessions come newest first: rec2's read, then rec's calls.
+	for _, n := range []string{"read_call_read", "read_call_read_2", "note_call_note"} {
 		want = append(want, filepath.Join(pkg, n+"_test.go"), filepath.Join(pkg, "testdata", n+".call.json"), filepath.Join(pkg, "testdata", n+".golden"))
 	}
 	if got := strings.Fields(out.String()); strings.Join(got, "\n") != strings.Join(want, "\n") {
