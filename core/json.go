@@ -265,3 +265,30 @@ var encoders = sync.Pool{New: func() any {
 	e.enc.SetEscapeHTML(false)
 	return e
 }}
+
+// CanonicalJSON re-encodes a JSON text with sorted object keys, no
+// insignificant space and numbers kept as written, so two texts that
+// differ only in key order or spacing compare equal. Text that is not
+// one JSON value is returned as it is.
+func CanonicalJSON(raw []byte) []byte {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil || dec.More() {
+		return raw
+	}
+	out, err := MarshalNoEscape(v)
+	if err != nil {
+		return raw
+	}
+	return bytes.TrimRight(out, "\n")
+}
+
+// CallKey is the identity of a tool call for comparison: the tool's name
+// and its canonical arguments (CanonicalJSON of the raw argument string;
+// a raw tool's free text, or anything that is not JSON, as it is). Two
+// calls with equal keys asked for the same thing. Attention's loop rule
+// and fork-and-compare share it.
+func CallKey(name, rawArguments string) string {
+	return name + "\x00" + string(CanonicalJSON([]byte(rawArguments)))
+}

@@ -464,17 +464,7 @@ func (t *turn) logHeader(header core.EpochHeader, hj json.RawMessage) error {
 
 // canonicalJSON re-encodes JSON with sorted object keys, for comparison.
 func canonicalJSON(raw json.RawMessage) json.RawMessage {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
-		return raw
-	}
-	out, err := core.MarshalNoEscape(v)
-	if err != nil {
-		return raw
-	}
-	return out
+	return core.CanonicalJSON(raw)
 }
 
 // streamResult is the outcome of one model call.
