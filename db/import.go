@@ -156,7 +156,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 				}
 				return fmt.Errorf("import %s: %w", where, err)
 			}
-			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ParentSession, Entry: p.Log.Entry, Outcome: outcome,
+			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ChildOf(), Entry: p.Log.Entry, Outcome: outcome,
 				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Kept: p.Log.Notes, Revoked: revoked, Original: original, Before: before})
 		}
 		return nil

@@ -74,9 +74,10 @@ func (s ImportSlots) Acquire(ctx context.Context, wait bool) (release func(), er
 
 // CheckParent refuses a subagent log whose parent session is neither in
 // the same file (inFile holds the file's session ids) nor stored (exists
-// asks the store): it would be an orphan no page links to.
+// asks the store): it would be an orphan no page links to. A fork (a
+// parentSession without origin "subagent") is no child and imports alone.
 func CheckParent(file string, l *dsh.Log, inFile map[string]bool, exists func(id string) (bool, error)) error {
-	parent := l.Header.ParentSession
+	parent := l.Header.ChildOf()
 	if parent == "" || inFile[parent] {
 		return nil
 	}

@@ -193,7 +193,7 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 		Title:   clean(st.Title),
 		Status:  clean(st.Status),
 		Cwd:     clean(h.Cwd),
-		Parent:  clean(h.ParentSession),
+		Parent:  clean(h.ChildOf()),
 		Summary: st,
 		Pending: t.Pending(),
 		LastSeq: t.LastSeq(),
@@ -201,7 +201,7 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 		At:      -1,
 		Of:      t.LastSeq(),
 
-		ParentURL:     SessionURL(h.ParentSession),
+		ParentURL:     SessionURL(h.ChildOf()),
 		ExportURL:     l.Events(),
 		ExportHTMLURL: l.ExportHTML(),
 		Shared:        l.Shared(),

@@ -130,6 +130,7 @@ func Run(t *testing.T, e Engine) {
 		{"ImportValidateLogRefuses", testImportValidateLogRefuses},
 		{"ImportConcurrencyLimit", testImportConcurrencyLimit},
 		{"ImportOrphanSubagentRefused", testImportOrphanSubagentRefused},
+		{"ForkIsNotAChild", testForkIsNotAChild},
 		{"RepairRemovesSessionsThatNeverLoggedATurn", testRepairRemovesSessionsThatNeverLoggedATurn},
 		{"ImportAsAndReplace", testImportAsAndReplace},
 		{"ImportReplaceFailureLeavesAll", testImportReplaceFailureLeavesAll},
