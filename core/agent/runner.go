@@ -14,8 +14,8 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
-	"prism/core/notes"
 	"prism/core/model"
+	"prism/core/notes"
 )
 
 // Models resolves model names; *model.Catalog implements it.

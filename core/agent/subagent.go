@@ -173,4 +173,3 @@ func finalText(events []core.Event) string {
 	}
 	return ""
 }
-
