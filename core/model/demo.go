@@ -18,6 +18,18 @@ const demoRoot = "demo/_workspace"
 // DemoModelName is the catalog name of the scripted demo model.
 const DemoModelName = "scripted"
 
+// DemoChild is the description of the demo's one subagent call: the
+// label of the child session it starts.
+const DemoChild = "Check the greeting's test"
+
+// demoChildScript is what the demo's subagent plays: one read, one answer.
+func demoChildScript() Script {
+	return Script{Steps: []Step{
+		{Text: "Let me read the test.", Calls: []ScriptCall{{Name: "read", Arguments: `{"file_path":"greet/greet_test.go"}`}}},
+		{Text: "`TestHello` expects `Hello(\"\")` to return `\"Hello, sailor!\"`."},
+	}}
+}
+
 // DemoPrompt is the prompt the demo session starts with: what DemoScript
 // answers (its narration and summary speak to it).
 const DemoPrompt = "Show me around this workspace: its files, loose ends, a small fix, and failures."
@@ -74,17 +86,19 @@ func NewDemo(p Pacing) *Demo {
 //  1. note (a structured value; the card shows the content the model read);
 //  2. glob and grep, a parallel batch (search cards: paths and matches);
 //  3. three reads, a parallel batch (read cards, one with a line window);
-//  4. write creating CHANGELOG.md (diff card of a new file);
-//  5. two edits, greet.go and its test (diff cards with real hunks);
-//  6. bash exiting 0 and bash exiting 1 (terminal cards) — or, with bash
+//  4. subagent: a child session of its own reads the greeting's test and
+//     answers in one line (the card nests the child's cards; DemoChild);
+//  5. write creating CHANGELOG.md (diff card of a new file);
+//  6. two edits, greet.go and its test (diff cards with real hunks);
+//  7. bash exiting 0 and bash exiting 1 (terminal cards) — or, with bash
 //     disabled, the UNKNOWN_TOOL path;
-//  7. the failure classes: invalid JSON arguments (INVALID_ARGS), an
+//  8. the failure classes: invalid JSON arguments (INVALID_ARGS), an
 //     unknown tool (UNKNOWN_TOOL), a schema violation (INVALID_ARGS) and a
 //     tool error (a missing file);
-//  8. a final summary (markdown), every claim of which the page shows
+//  9. a final summary (markdown), every claim of which the page shows
 //     (web's TestDemo_SummaryHolds checks them).
 func DemoScript() Script {
-	return Script{Steps: []Step{
+	return Script{Children: map[string]Script{DemoChild: demoChildScript()}, Steps: []Step{
 		{
 			Reasoning: "The user wants a tour of the workspace: what is in it, its loose ends, a small fix, and what failures look like. I'll note a plan first, then use each tool in turn.",
 			Text:      "Hi! I'm prism's **scripted demo model**. Nothing here talks to a real LLM: every step is scripted, but every tool call runs for real in a fresh copy of a small Go package. Let me note a plan first.",
@@ -105,6 +119,12 @@ func DemoScript() Script {
 				{Name: "read", Arguments: `{"file_path":"README.md"}`},
 				{Name: "read", Arguments: `{"file_path":"greet/greet.go","offset":6,"limit":7}`},
 				{Name: "read", Arguments: `{"file_path":"docs/ideas.md"}`},
+			},
+		},
+		{
+			Text: "Before I change the greeting, I'll hand a small job to a **subagent**: a helper agent in a session of its own, in this same workspace. Its card shows its calls as it works.",
+			Calls: []ScriptCall{
+				{Name: "subagent", Arguments: `{"description":"` + DemoChild + `","prompt":"Read greet/greet_test.go and say in one line what the test expects."}`},
 			},
 		},
 		{
@@ -145,6 +165,7 @@ func DemoScript() Script {
 				"| plan | `note` | a note card: the title and the text the model read back |\n" +
 				"| explore | `glob`, `grep` | two searches running in parallel |\n" +
 				"| read | `read` ×3 | line-numbered files, one read as a window of lines |\n" +
+				"| delegate | `subagent` | a child session that read the test and answered in one line |\n" +
 				"| change | `write`, `edit` ×2 | a new `CHANGELOG.md` and two diffs |\n" +
 				"| verify | `bash` ×2 | a command that succeeds and one that exits with code 1 (or, with bash switched off, two `UNKNOWN_TOOL` failures) |\n" +
 				"| fail | four calls | `INVALID_ARGS` twice, `UNKNOWN_TOOL`, and a tool error (`FS_NOT_FOUND`) |\n\n" +
