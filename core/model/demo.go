@@ -22,11 +22,12 @@ const DemoModelName = "scripted"
 // label of the child session it starts.
 const DemoChild = "Check the greeting's test"
 
-// demoChildScript is what the demo's subagent plays: one read, one answer.
+// demoChildScript is what the demo's subagent plays: one read of the test
+// (edited by then), one answer.
 func demoChildScript() Script {
 	return Script{Steps: []Step{
 		{Text: "Let me read the test.", Calls: []ScriptCall{{Name: "read", Arguments: `{"file_path":"greet/greet_test.go"}`}}},
-		{Text: "`TestHello` expects `Hello(\"\")` to return `\"Hello, sailor!\"`."},
+		{Text: "`TestHello` expects `Hello(\"\")` to return `\"Ahoy, sailor! Welcome aboard.\"`: the test agrees with the new greeting."},
 	}}
 }
 
@@ -86,15 +87,15 @@ func NewDemo(p Pacing) *Demo {
 //  1. note (a structured value; the card shows the content the model read);
 //  2. glob and grep, a parallel batch (search cards: paths and matches);
 //  3. three reads, a parallel batch (read cards, one with a line window);
-//  4. subagent: a child session of its own reads the greeting's test and
-//     answers in one line (the card nests the child's cards; DemoChild);
-//  5. write creating CHANGELOG.md (diff card of a new file);
-//  6. two edits, greet.go and its test (diff cards with real hunks);
-//  7. bash exiting 0 and bash exiting 1 (terminal cards) — or, with bash
+//  4. write creating CHANGELOG.md (diff card of a new file);
+//  5. two edits, greet.go and its test (diff cards with real hunks);
+//  6. bash exiting 0 and bash exiting 1 (terminal cards) — or, with bash
 //     disabled, the UNKNOWN_TOOL path;
-//  8. the failure classes: invalid JSON arguments (INVALID_ARGS), an
+//  7. the failure classes: invalid JSON arguments (INVALID_ARGS), an
 //     unknown tool (UNKNOWN_TOOL), a schema violation (INVALID_ARGS) and a
 //     tool error (a missing file);
+//  8. subagent: a child session of its own reads the greeting's test and
+//     answers in one line (the card nests the child's cards; DemoChild);
 //  9. a final summary (markdown), every claim of which the page shows
 //     (web's TestDemo_SummaryHolds checks them).
 func DemoScript() Script {
@@ -119,12 +120,6 @@ func DemoScript() Script {
 				{Name: "read", Arguments: `{"file_path":"README.md"}`},
 				{Name: "read", Arguments: `{"file_path":"greet/greet.go","offset":6,"limit":7}`},
 				{Name: "read", Arguments: `{"file_path":"docs/ideas.md"}`},
-			},
-		},
-		{
-			Text: "Before I change the greeting, I'll hand a small job to a **subagent**: a helper agent in a session of its own, in this same workspace. Its card shows its calls as it works.",
-			Calls: []ScriptCall{
-				{Name: "subagent", Arguments: `{"description":"` + DemoChild + `","prompt":"Read greet/greet_test.go and say in one line what the test expects."}`},
 			},
 		},
 		{
@@ -159,16 +154,22 @@ func DemoScript() Script {
 			},
 		},
 		{
+			Text: "Last, I'll hand a small job to a **subagent**: a helper agent in a session of its own, in this same workspace. Its card shows the helper's calls as it works, and its answer comes back as the result.",
+			Calls: []ScriptCall{
+				{Name: "subagent", Arguments: `{"description":"` + DemoChild + `","prompt":"Read greet/greet_test.go and say in one line what the test expects."}`},
+			},
+		},
+		{
 			Text: "That's the tour. Here is what happened:\n\n" +
 				"| step | tools | what you saw |\n" +
 				"|---|---|---|\n" +
 				"| plan | `note` | a note card: the title and the text the model read back |\n" +
 				"| explore | `glob`, `grep` | two searches running in parallel |\n" +
 				"| read | `read` ×3 | line-numbered files, one read as a window of lines |\n" +
-				"| delegate | `subagent` | a child session that read the test and answered in one line |\n" +
 				"| change | `write`, `edit` ×2 | a new `CHANGELOG.md` and two diffs |\n" +
 				"| verify | `bash` ×2 | a command that succeeds and one that exits with code 1 (or, with bash switched off, two `UNKNOWN_TOOL` failures) |\n" +
-				"| fail | four calls | `INVALID_ARGS` twice, `UNKNOWN_TOOL`, and a tool error (`FS_NOT_FOUND`) |\n\n" +
+				"| fail | four calls | `INVALID_ARGS` twice, `UNKNOWN_TOOL`, and a tool error (`FS_NOT_FOUND`) |\n" +
+				"| delegate | `subagent` | a child session that read the test and answered in one line |\n\n" +
 				"The greeting is now:\n\n" +
 				"```go\nreturn fmt.Sprintf(\"Ahoy, %s! Welcome aboard.\", name)\n```\n\n" +
 				"Every card on this page is drawn from the session's durable log: reload the page and the same cards come back. " +
