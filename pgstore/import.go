@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/memrelease"
 	"prism/sources/dsh"
 	"prism/store"
@@ -83,6 +84,9 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 		}
 		preps = append(preps, p)
 	}
+	if err := store.CheckFamilyCycles(file, logs); err != nil {
+		return nil, err
+	}
 	inFile := map[string]bool{}
 	for _, p := range preps {
 		inFile[p.Log.Header.ID] = true
@@ -133,6 +137,11 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 		return nil, err
 	}
 	store.LogImported(ctx, st.log, file, results)
+	// The import is committed: a link that cannot be written is logged,
+	// the sessions stay.
+	if _, err := store.WriteInferredLinks(ctx, st, preps); err != nil {
+		st.log.Warn("inferred subagent links", logkey.File, file, logkey.Err, err)
+	}
 	return results, nil
 }
 

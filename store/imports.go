@@ -205,3 +205,29 @@ func LogImported(ctx context.Context, log *slog.Logger, file string, results []I
 			logkey.Events, r.Events, logkey.Added, r.Added, logkey.Repaired, r.Repaired)
 	}
 }
+
+// CheckFamilyCycles refuses a file whose sessions' parents (origin
+// "subagent" children) form a cycle — a session its own ancestor —
+// naming the sessions of the cycle: no order of import could store it.
+func CheckFamilyCycles(file string, logs []*dsh.Log) error {
+	parent := map[string]string{}
+	for _, l := range logs {
+		if p := l.Header.ChildOf(); p != "" {
+			parent[l.Header.ID] = p
+		}
+	}
+	for _, l := range logs {
+		seen := map[string]bool{}
+		path := []string{}
+		for id := l.Header.ID; id != ""; id = parent[id] {
+			if seen[id] {
+				return core.Errorf(core.CodeInvalid,
+					"%s: the sessions' parentSession links form a cycle (%s → %s): a subagent cannot be its own ancestor; nothing was imported",
+					file, strings.Join(path, " → "), id)
+			}
+			seen[id] = true
+			path = append(path, id)
+		}
+	}
+	return nil
+}

@@ -131,6 +131,8 @@ func Run(t *testing.T, e Engine) {
 		{"ImportConcurrencyLimit", testImportConcurrencyLimit},
 		{"ImportOrphanSubagentRefused", testImportOrphanSubagentRefused},
 		{"ForkIsNotAChild", testForkIsNotAChild},
+		{"ImportInfersLinks", testImportInfersLinks},
+		{"ImportParentCycleRefused", testImportParentCycleRefused},
 		{"RepairRemovesSessionsThatNeverLoggedATurn", testRepairRemovesSessionsThatNeverLoggedATurn},
 		{"ImportAsAndReplace", testImportAsAndReplace},
 		{"ImportReplaceFailureLeavesAll", testImportReplaceFailureLeavesAll},
