@@ -75,6 +75,13 @@ type Reader struct {
 	Labels bool
 	// LabelChoices are the labels the form suggests (nil: DefaultLabels).
 	LabelChoices []string
+	// Children are the logs of the children the Notes' link notes name,
+	// by id (a linked child missing here is shown as not found); nil nests
+	// no children. The owner's pages only.
+	Children map[string]*ChildLog
+	// ChildrenUntil, when set, is the time of the parent's event the page
+	// shows: a nested child shows only its events up to it.
+	ChildrenUntil int64
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are

@@ -53,6 +53,11 @@ type R struct {
 	Labels       bool
 	LabelChoices []string
 	Seq          int64
+	// Children and ChildrenUntil are the Reader's: the subagents whose
+	// cards a subagent call's card nests (owner pages only).
+	Children      map[string]*ChildLog
+	ChildrenUntil int64
+	presenter     Presenter
 }
 
 // current reports whether the element id is the page's current element.
@@ -65,11 +70,12 @@ func (r R) current(id string) bool { return r.Current != "" && r.Current == id }
 func NewR(t *Timeline, l Links) R {
 	h := t.Header()
 	ro := t.reader.ReadOnly || l.Shared() || l.Offline()
-	r := R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: ro, Prices: t.reader.Prices, Seq: t.LastSeq()}
+	r := R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: ro, Prices: t.reader.Prices, Seq: t.LastSeq(), presenter: t.p}
 	if !l.Shared() && !l.Offline() {
 		// Labels never leave the owner's pages: not on a share link,
-		// not in a saved file.
+		// not in a saved file. Nor do nested children.
 		r.Notes, r.Labels, r.LabelChoices = t.reader.Notes, t.reader.Labels, t.reader.LabelChoices
+		r.Children, r.ChildrenUntil = t.reader.Children, t.reader.ChildrenUntil
 	}
 	return r
 }
