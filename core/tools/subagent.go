@@ -102,14 +102,14 @@ func SubagentDefinition(spawn Spawner) core.Definition[SubagentArgs, SubagentVal
 		},
 		IsConcurrencySafe: func(SubagentArgs) bool { return true },
 		PresentCall: func(a SubagentArgs) core.CallView {
-			title := "Subagent: " + a.Description
+			title := a.Description
 			if a.Background {
 				title += " (background)"
 			}
 			return &core.GenericCallView{Title: title, Kind: core.KindOther, Content: core.Text(a.Prompt)}
 		},
 		PresentResult: func(a SubagentArgs, r core.ToolResult) core.ResultView {
-			return &core.GenericResultView{Title: "Subagent: " + a.Description, Content: r.Content}
+			return &core.GenericResultView{Title: a.Description, Content: r.Content}
 		},
 	}
 }
