@@ -55,7 +55,7 @@ type ChildView struct {
 	Calls      int64
 	Errors     int64
 	Tokens     string
-	// Status is running, finished, interrupted or idle.
+	// Status is running, finished or interrupted.
 	Status   string
 	Duration string
 	// DetailsID is the id of the expanding element (its open state
@@ -64,15 +64,15 @@ type ChildView struct {
 	Cards     []*CardView
 }
 
-// childStatus words a child's status on its parent's card.
+// childStatus words a child's status on its parent's card: running,
+// interrupted, else finished (a one-shot child's ended, or idle between
+// turns).
 func childStatus(s string) string {
 	switch s {
-	case core.StatusEnded:
-		return "finished"
-	case "":
-		return "idle"
+	case core.StatusRunning, core.StatusInterrupted:
+		return s
 	}
-	return s
+	return "finished"
 }
 
 // childView returns the nested child of card c (nil when no link note
