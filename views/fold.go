@@ -79,6 +79,9 @@ type Reader struct {
 	// by id (a linked child missing here is shown as not found); nil nests
 	// no children. The owner's pages only.
 	Children map[string]*ChildLog
+	// Ancestors are a subagent's parent, its parent's parent and so on,
+	// root first (the session page's path). The owner's pages only.
+	Ancestors []string
 	// ChildrenUntil, when set, is the time of the parent's event the page
 	// shows: a nested child shows only its events up to it.
 	ChildrenUntil int64

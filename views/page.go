@@ -93,6 +93,10 @@ type SessionHeadView struct {
 	ShowLabels        bool
 	ID, Title, Status string
 	Cwd, Parent       string
+	// Path is the session's ancestors, root first, when it is a subagent
+	// (parent › child › grandchild; Reader.Ancestors); the owner's pages
+	// only.
+	Path []Link
 	Created, Updated  string
 	// Cost is the session's cost under the server's price table ("" with
 	// none); CostNote names models the table does not price.
@@ -218,6 +222,11 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	v.Labels, v.LabelForm = labelViews("", SessionLabelsID, r)
 	v.ShowLabels = r.Labels || len(v.Labels) > 0
 	v.LabelChoices = labelChoices(r)
+	if !l.Shared() && !l.Offline() {
+		for _, a := range t.reader.Ancestors {
+			v.Path = append(v.Path, Link{Label: clean(a), URL: SessionURL(a)})
+		}
+	}
 	if l.Shared() || l.Offline() {
 		v.ParentURL = ""
 	}
@@ -510,6 +519,62 @@ type SessionRowView struct {
 	// Cost and CostNote are SessionCost's (the session header's value).
 	Priced         bool
 	Cost, CostNote string
+	// Kids counts the subagents listed (collapsed) under this row; Nested
+	// marks a subagent's row listed under its parent's. Group is the
+	// signal that shows a parent's nested rows. GroupChildren sets them.
+	Kids   int
+	Nested bool
+	Group  string
+}
+
+// GroupChildren orders rows so that each subagent (a row with a Parent)
+// whose parent is among rows comes right after its parent, collapsed: the
+// parent counts them (Kids) and they are Nested under its Group. A child
+// whose parent is not among rows stays where it is ("child of …").
+func GroupChildren(rows []*SessionRowView) []*SessionRowView {
+	on := map[string]bool{}
+	for _, r := range rows {
+		on[r.ID] = true
+	}
+	kids := map[string][]*SessionRowView{}
+	for _, r := range rows {
+		if r.Parent != "" && r.Parent != r.ID && on[r.Parent] {
+			kids[r.Parent] = append(kids[r.Parent], r)
+		}
+	}
+	if len(kids) == 0 {
+		return rows
+	}
+	out := make([]*SessionRowView, 0, len(rows))
+	placed := map[string]bool{}
+	var place func(r *SessionRowView, group string, depth int)
+	place = func(r *SessionRowView, group string, depth int) {
+		if placed[r.ID] || depth > 16 {
+			return
+		}
+		placed[r.ID] = true
+		c := *r
+		c.Nested, c.Group, c.Kids = group != "", group, len(kids[r.ID])
+		if c.Kids > 0 && group == "" {
+			c.Group = "kids" + strconv.Itoa(len(out))
+		}
+		out = append(out, &c)
+		for _, k := range kids[r.ID] {
+			place(k, c.Group, depth+1)
+		}
+	}
+	for _, r := range rows {
+		if r.Parent != "" && r.Parent != r.ID && on[r.Parent] {
+			continue // placed under its parent
+		}
+		place(r, "", 0)
+	}
+	for _, r := range rows { // a cycle of parents: list them flat
+		if !placed[r.ID] {
+			place(r, "", 0)
+		}
+	}
+	return out
 }
 
 // NewSessionRow builds a session's list row from its stored summary: the

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"prism/core"
 	"prism/core/coretest"
 	"prism/core/notes"
@@ -108,5 +110,53 @@ func TestChildren_timeAndScope(t *testing.T) {
 	_, kpath := e.share(t, "k", `{}`)
 	if _, page := e.raw(t, "GET", kpath); strings.Contains(page, `/sessions/p"`) || strings.Contains(page, `>p</a>`) {
 		t.Error("the child's share page reveals its parent")
+	}
+}
+
+// TestChildren_listGroupsAndPath: the list shows a child under its
+// parent, collapsed behind a count, and a grandchild's page shows the
+// path parent › child › grandchild.
+func TestChildren_listGroupsAndPath(t *testing.T) {
+	e := newEnv(t, withNotes)
+	family(t, e)
+	two := int64(2)
+	ctx := context.Background()
+	if err := e.store.CreateSession(ctx, core.SessionHeader{ID: "g", CreatedAt: t0 + 200, Cwd: "/work", ParentSession: "k",
+		Origin: core.OriginSubagent, DelegationDepth: &two}); err != nil {
+		t.Fatal(err)
+	}
+	seed := int64(1)
+	if err := e.store.CreateSession(ctx, core.SessionHeader{ID: "f", CreatedAt: t0 + 300, Cwd: "/work", ParentSession: "p", SeedLength: &seed}); err != nil {
+		t.Fatal(err)
+	}
+	_, page := e.get(t, "/")
+	d := doc(t, page)
+	var order, nested []string
+	d.Find(`[data-testid="session-row"]`).Each(func(_ int, s *goquery.Selection) {
+		id := s.AttrOr("data-session-id", "")
+		order = append(order, id)
+		if s.HasClass("nested") {
+			nested = append(nested, id)
+		}
+	})
+	pos := map[string]int{}
+	for i, id := range order {
+		pos[id] = i
+	}
+	if pos["k"] != pos["p"]+1 || pos["g"] != pos["k"]+1 || strings.Join(nested, ",") != "k,g" {
+		t.Errorf("rows %v (nested %v): want k then g right under p, nested; the fork f on its own", order, nested)
+	}
+	if got := d.Find(`[data-session-id="p"] [data-testid="row-kids"]`).Text(); strings.TrimSpace(got) != "1 subagent" {
+		t.Errorf("the parent's count = %q", got)
+	}
+	if d.Find(`[data-session-id="k"]`).AttrOr("style", "") != "display: none" {
+		t.Error("the child's row is not collapsed")
+	}
+	_, gpage := e.get(t, "/sessions/g")
+	path := doc(t, gpage).Find(`[data-testid="session-path"] dd`)
+	var links []string
+	path.Find("a").Each(func(_ int, a *goquery.Selection) { links = append(links, a.AttrOr("href", "")) })
+	if strings.Join(links, " ") != "/sessions/p /sessions/k" || !strings.Contains(path.Text(), "g") {
+		t.Errorf("grandchild's path = %q %v", path.Text(), links)
 	}
 }

@@ -7,6 +7,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -124,7 +125,26 @@ func (s *Server) ownerSource(id string) replaySource {
 func (s *Server) ownerReader(id string) views.Reader {
 	ns := s.sessionNotes(id)
 	return views.Reader{ReadOnly: !s.canDecide(id), Prices: s.deps.Prices, Notes: ns, Labels: s.deps.Notes != nil, LabelChoices: s.deps.Labels,
-		Children: s.sessionChildren(id, ns)}
+		Children: s.sessionChildren(id, ns), Ancestors: s.ancestors(id)}
+}
+
+// ancestors returns session id's parent, its parent's parent and so on
+// (at most maxAncestors), root first; nil for a session that is no child.
+func (s *Server) ancestors(id string) []string {
+	const maxAncestors = 16
+	var out []string
+	seen := map[string]bool{id: true}
+	for range maxAncestors {
+		sum, err := s.deps.Sessions.Summary(context.Background(), id)
+		if err != nil || sum.ParentID == "" || seen[sum.ParentID] {
+			break
+		}
+		id = sum.ParentID
+		seen[id] = true
+		out = append(out, id)
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // sessionChildren loads the logs of the children that session id's link
