@@ -145,8 +145,10 @@ func searchFloor(q *search.Query, order string) func(context.Context, *sql.DB) e
 	if s.match == "" || order == OrderTime {
 		query, args := "SELECT d.id FROM search_docs d"+join+where(s.where)+" ORDER BY d.time DESC, d.id DESC LIMIT 21", s.args
 		if s.match != "" {
-			query = matchCTE + "SELECT d.id FROM m JOIN search_docs d ON d.id = m.docid" + join + where(s.where) + " ORDER BY d.time DESC, d.id DESC LIMIT 21"
-			args = append([]any{s.match}, s.args...)
+			// The matches' newest 21, by the search's own plan.
+			q, qargs := newestMatches(s, nil, nil, 21)
+			query = matchCTE + "SELECT id FROM (" + q + ")"
+			args = append([]any{s.match}, qargs...)
 		}
 		return func(ctx context.Context, rdb *sql.DB) error {
 			var id int64
@@ -154,8 +156,9 @@ func searchFloor(q *search.Query, order string) func(context.Context, *sql.DB) e
 			return drain(rows, err, func(r *sql.Rows) error { return r.Scan(&id) })
 		}
 	}
-	query := fmt.Sprintf(candidatesSQL, join+where(s.where))
-	args := append(append([]any{s.match}, s.args...), store.RankCandidates, s.match)
+	c, cargs := newestMatches(s, nil, nil, store.RankCandidates)
+	query := fmt.Sprintf(candidatesSQL, c)
+	args := append(append([]any{s.match}, cargs...), s.match)
 	return func(ctx context.Context, rdb *sql.DB) error {
 		type scored struct {
 			doc  int64

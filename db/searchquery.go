@@ -411,9 +411,47 @@ const matchCTE = "WITH m AS MATERIALIZED (SELECT docid FROM search_fts WHERE sea
 // candidatesSQL reads a ranked search's candidates — the most recent
 // matches (by time, then id), at most the plan's bound, after the
 // conditions — and their match statistics for bm25: matchinfo runs for the
-// candidates only, not for every match.
-const candidatesSQL = matchCTE + `, c AS MATERIALIZED (SELECT d.id FROM m JOIN search_docs d ON d.id = m.docid%s ORDER BY d.time DESC, d.id DESC LIMIT ?)
+// candidates only, not for every match. Its %s is the candidates' ids
+// (newestMatches).
+const candidatesSQL = matchCTE + `, c AS MATERIALIZED (%s)
 	SELECT docid, matchinfo(search_fts, 'pcnalx') FROM search_fts WHERE search_fts MATCH ? AND docid IN (SELECT id FROM c)`
+
+// walkTime is the condition under which newestMatches walks the time
+// index rather than joining every match: when the matches are so many
+// that the walk meets its n newest after fewer steps than the join has
+// matches to read and sort (an index step costs about a quarter of a
+// match joined and sorted: 4·m² > n·docs). A common word then costs about
+// the same however long the history grows, as it must at a million events;
+// a rare one keeps the join. The counts are computed once per statement.
+const walkTime = "(SELECT count(*) FROM m) * (SELECT count(*) FROM m) * 4 > ? * (SELECT ifnull(max(id), 0) FROM search_docs)"
+
+// newestMatches returns a query of the ids (and times) of the n most
+// recent documents of matchCTE's m (by time, then id) under the
+// conditions, and its arguments after the match's. With no conditions on
+// anything but time and id (extra: the cursor's) the plan is chosen at run
+// time (walkTime) by the LIMITs, which SQLite evaluates once before a
+// loop (a LIMIT of 0 runs nothing; a condition in WHERE would be tested
+// on every row): the time index walked newest first, each document looked
+// up in m, stopping at the n-th; or the matches joined and sorted.
+// Otherwise the join, which a filter's own index may drive.
+func newestMatches(s searchSQL, extra []string, extraArgs []any, n int) (string, []any) {
+	if len(s.where) == 0 && !s.sessions {
+		conds := where(extra)
+		and := " AND "
+		if conds == "" {
+			and = " WHERE "
+		}
+		q := "SELECT id, time FROM (SELECT d.id, d.time FROM search_docs d INDEXED BY search_docs_time_idx" + conds + and +
+			"d.id IN m ORDER BY d.time DESC, d.id DESC LIMIT CASE WHEN " + walkTime + " THEN ? ELSE 0 END)" +
+			" UNION ALL SELECT id, time FROM (SELECT d.id, d.time FROM m JOIN search_docs d ON d.id = m.docid" + conds +
+			" ORDER BY d.time DESC, d.id DESC LIMIT CASE WHEN " + walkTime + " THEN 0 ELSE ? END)"
+		args := append(append(append([]any{}, extraArgs...), n, n), extraArgs...)
+		return q, append(args, n, n)
+	}
+	conds := append(s.where[:len(s.where):len(s.where)], extra...)
+	return "SELECT d.id, d.time FROM m JOIN search_docs d ON d.id = m.docid" + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?",
+		append(append(append([]any{}, s.args...), extraArgs...), n)
+}
 
 // where returns " WHERE …" for the conditions, or "".
 func where(conds []string) string {
@@ -432,21 +470,25 @@ func where(conds []string) string {
 func newestHits(ctx context.Context, q querier, s searchSQL, after *store.SearchCursor, n int) ([]hitRow, error) {
 	var sb strings.Builder
 	var args []any
-	from := "search_docs d"
+	var extra []string
+	var extraArgs []any
+	if after != nil {
+		extra = []string{"(d.time < ? OR (d.time = ? AND d.id < ?))"}
+		extraArgs = []any{int64(after.Key), int64(after.Key), after.Doc}
+	}
+	var top string
 	if s.match != "" {
 		sb.WriteString(matchCTE)
-		args = append(args, s.match)
-		from = "m JOIN search_docs d ON d.id = m.docid"
+		q, qargs := newestMatches(s, extra, extraArgs, n)
+		top = q
+		args = append(append(args, s.match), qargs...)
+	} else {
+		conds := append(s.where[:len(s.where):len(s.where)], extra...)
+		top = "SELECT d.id, d.time FROM search_docs d" + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?"
+		args = append(append(append(args, s.args...), extraArgs...), n)
 	}
-	conds := s.where
-	args = append(args, s.args...)
-	if after != nil {
-		conds = append(conds[:len(conds):len(conds)], "(d.time < ? OR (d.time = ? AND d.id < ?))")
-		args = append(args, int64(after.Key), int64(after.Key), after.Doc)
-	}
-	sb.WriteString("SELECT " + hitCols + ", " + hitEventCols + " FROM (SELECT d.id, d.time FROM " + from + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?) top" +
+	sb.WriteString("SELECT " + hitCols + ", " + hitEventCols + " FROM (" + top + ") top" +
 		" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id" + hitEventsJoin + " ORDER BY top.time DESC, top.id DESC")
-	args = append(args, n)
 	rows, err := q.QueryContext(ctx, sb.String(), args...)
 	if err != nil {
 		return nil, err
@@ -542,8 +584,9 @@ func (n *nullEvent) event() (e core.Event, ok bool, err error) {
 // matches: the candidates' ids and match statistics are read, scored in
 // Go, and the best n read whole. among is how many candidates there were.
 func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.SearchCursor, n, candidates int) (found []hitRow, among int, err error) {
-	args := append(append([]any{s.match}, s.args...), candidates, s.match)
-	rows, err := tx.QueryContext(ctx, fmt.Sprintf(candidatesSQL, s.sessionsJoin()+where(s.where)), args...)
+	c, cargs := newestMatches(s, nil, nil, candidates)
+	args := append(append([]any{s.match}, cargs...), s.match)
+	rows, err := tx.QueryContext(ctx, fmt.Sprintf(candidatesSQL, c), args...)
 	if err != nil {
 		return nil, 0, err
 	}
