@@ -432,8 +432,10 @@ const walkTime = "(SELECT count(*) FROM m) * (SELECT count(*) FROM m) * 4 > ? * 
 // time (walkTime) by the LIMITs, which SQLite evaluates once before a
 // loop (a LIMIT of 0 runs nothing; a condition in WHERE would be tested
 // on every row): the time index walked newest first, each document looked
-// up in m, stopping at the n-th; or the matches joined and sorted.
-// Otherwise the join, which a filter's own index may drive.
+// up in m, stopping at the n-th; or the matches joined and sorted (a
+// CROSS JOIN, m first: beside the walk the planner does not know m is
+// small, and would walk the time index there too). Otherwise the join,
+// which a filter's own index may drive.
 func newestMatches(s searchSQL, extra []string, extraArgs []any, n int) (string, []any) {
 	if len(s.where) == 0 && !s.sessions {
 		conds := where(extra)
@@ -443,7 +445,7 @@ func newestMatches(s searchSQL, extra []string, extraArgs []any, n int) (string,
 		}
 		q := "SELECT id, time FROM (SELECT d.id, d.time FROM search_docs d INDEXED BY search_docs_time_idx" + conds + and +
 			"d.id IN m ORDER BY d.time DESC, d.id DESC LIMIT CASE WHEN " + walkTime + " THEN ? ELSE 0 END)" +
-			" UNION ALL SELECT id, time FROM (SELECT d.id, d.time FROM m JOIN search_docs d ON d.id = m.docid" + conds +
+			" UNION ALL SELECT id, time FROM (SELECT d.id, d.time FROM m CROSS JOIN search_docs d ON d.id = m.docid" + conds +
 			" ORDER BY d.time DESC, d.id DESC LIMIT CASE WHEN " + walkTime + " THEN 0 ELSE ? END)"
 		args := append(append(append([]any{}, extraArgs...), n, n), extraArgs...)
 		return q, append(args, n, n)
