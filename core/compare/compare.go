@@ -361,7 +361,8 @@ type Side struct {
 
 // Comparison is two sessions and the alignment of their calls.
 type Comparison struct {
-	A, B Side `json:"-"`
+	A Side `json:"a"`
+	B Side `json:"b"`
 	Result
 }
 
