@@ -85,7 +85,7 @@ func compareStored(ctx context.Context, dsn, pricesFlag, a, b string, stderr io.
 	for i, id := range []string{a, b} {
 		l, err := st.LoadSession(ctx, id)
 		if err != nil {
-			return nil, fmt.Errorf("session %s: %w", id, err)
+			return nil, err // the store's error names the session
 		}
 		sides[i] = views.CompareSide(id, views.Fold(l.Info.Header, l.Events, presenter), table)
 	}
@@ -122,7 +122,11 @@ func writeComparison(w io.Writer, c *compare.Comparison) error {
 	for _, n := range c.Notes {
 		fmt.Fprintf(w, "# note: %s\n", n)
 	}
-	_, err := fmt.Fprintf(w, "# %d differences in %d pairs\n", c.Differences, len(c.Pairs))
+	noun := "differences"
+	if c.Differences == 1 {
+		noun = "difference"
+	}
+	_, err := fmt.Fprintf(w, "# %d %s in %d pairs\n", c.Differences, noun, len(c.Pairs))
 	return err
 }
 
