@@ -103,6 +103,21 @@ func (s *Server) handleComparePick(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.ComparePickPage(v))
 }
 
+// handleCompareStreamHead answers HEAD on the compare stream: the headers
+// it starts with, or 404 naming a session that does not exist.
+func (s *Server) handleCompareStreamHead(c echo.Context) error {
+	a, b, err := compareIDs(c)
+	if err != nil {
+		return err
+	}
+	for _, id := range []string{a, b} {
+		if _, err := s.deps.Sessions.Summary(c.Request().Context(), id); err != nil {
+			return err
+		}
+	}
+	return s.handleStreamHead(c)
+}
+
 // handleCompareStream handles GET /compare/:a/:b/stream?a=SEQ&b=SEQ: the
 // compare page's SSE stream. It follows both sessions' hubs (the owner's
 // live folds) and, whenever either has committed past what the page

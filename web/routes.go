@@ -59,7 +59,7 @@ func (s *Server) routeTable() []route {
 		// Two sessions compared call by call (owner only, never a share link).
 		{method: GET, pattern: views.RouteComparePick, handle: s.handleComparePick},
 		{method: GET, pattern: views.RouteCompare, handle: s.handleCompare},
-		{method: GET, pattern: views.RouteCompareStream, handle: s.handleCompareStream, head: s.handleStreamHead, raw: true},
+		{method: GET, pattern: views.RouteCompareStream, handle: s.handleCompareStream, head: s.handleCompareStreamHead, raw: true},
 		// The owner's exports.
 		{method: GET, pattern: views.RouteSessionExportHTML, handle: s.handleExportHTML, head: s.handleExportHTML},
 		{method: GET, pattern: views.RouteCallContent, handle: s.handleCallFile(views.CallContentFile)},
