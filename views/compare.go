@@ -47,7 +47,9 @@ func CompareSide(id string, t *Timeline, prices price.Table) compare.Side {
 				cc.ErrorCode = c.Result.Error.Code
 			}
 			if !res.IsError {
-				if d, ok := c.Views().result.(*core.DiffResultView); ok {
+				// The result view alone (no call view): a diff names
+				// the files the call changed.
+				if d, ok := safeResultView(c.p(), c.Name, c.Args, res).(*core.DiffResultView); ok {
 					for _, f := range d.Diffs {
 						if !written[f.Path] {
 							written[f.Path] = true
