@@ -141,7 +141,7 @@ func CompareBody(v *ComparePageView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "\"><table class=\"cmp-summary\" data-testid=\"compare-summary\"><thead><tr><th scope=\"col\"></th><th scope=\"col\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "\"><table class=\"cmp-summary\" data-testid=\"compare-summary\"><thead><tr><td></td><th scope=\"col\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
