@@ -39,6 +39,7 @@ func CompareSide(id string, t *Timeline, prices price.Table) compare.Side {
 		case c.Turn != nil:
 			cc.Turn = c.Turn.Turn
 		}
+		cc.Stopped = c.Result == nil && c.Stopped
 		if c.Result != nil {
 			res := c.Result.Projection()
 			cc.HasResult, cc.ResultSeq = true, c.ResultSeq
@@ -197,6 +198,8 @@ func newCompareHead(s *compare.Side, status string) CompareHead {
 func newCompareCell(sessionID string, c *compare.Call) *CompareCell {
 	x := &CompareCell{Tool: firstLine(clean(c.Tool), 200), Args: compare.ShortArgs(c, compareArgRunes), State: StateOK, ErrorCode: c.ErrorCode, URL: CardURL(sessionID, c.ID)}
 	switch {
+	case c.Stopped:
+		x.State = StateStopped
 	case !c.HasResult:
 		x.State = StatePending
 	case c.IsError:
@@ -228,6 +231,8 @@ func markClass(m compare.Mark) string {
 // "pending".
 func errorText(c *compare.Call) string {
 	switch {
+	case c.Stopped:
+		return "interrupted (no result)"
 	case !c.HasResult:
 		return "pending"
 	case c.ErrorCode != "":

@@ -35,6 +35,9 @@ type Call struct {
 	// while the call waits for its result (or never got one).
 	Result    string `json:"result,omitempty"`
 	HasResult bool   `json:"hasResult"`
+	// Stopped: the call's step or turn ended without its result (an
+	// interrupted call); it waits no more.
+	Stopped bool `json:"stopped,omitempty"`
 	// IsError is the result's isError; ErrorCode its error code, if any.
 	IsError   bool   `json:"isError,omitempty"`
 	ErrorCode string `json:"errorCode,omitempty"`
@@ -75,7 +78,9 @@ const (
 	// another error code.
 	ErrorDiffers Mark = "error differs"
 	// Pending: the same call still waiting for its result on at least
-	// one side; not (yet) a difference.
+	// one side; not (yet) a difference. (A call interrupted on one side
+	// and answered on the other is an error difference; interrupted on
+	// both, the same.)
 	Pending Mark = "pending"
 	// Deleted: a call of A that B does not make.
 	Deleted Mark = "deleted"
@@ -309,8 +314,10 @@ func markOf(a, b *Call) Mark {
 	switch {
 	case a.Key() != b.Key():
 		return ArgsDiffer
-	case !a.HasResult || !b.HasResult:
+	case waiting(a) || waiting(b):
 		return Pending
+	case a.HasResult != b.HasResult: // one was interrupted, the other answered
+		return ErrorDiffers
 	case a.IsError != b.IsError || a.ErrorCode != b.ErrorCode:
 		return ErrorDiffers
 	case a.Result != b.Result:
@@ -318,6 +325,9 @@ func markOf(a, b *Call) Mark {
 	}
 	return Same
 }
+
+// waiting reports whether c still waits for its result.
+func waiting(c *Call) bool { return !c.HasResult && !c.Stopped }
 
 // ShortArgs is the call's canonical arguments on one line, cut to n
 // characters with "…".

@@ -89,6 +89,20 @@ func TestAlign(t *testing.T) {
 			s[3].HasResult, s[3].Result = false, ""
 			return s
 		}, []string{"same read", "same grep", "same write", "pending bash"}, 0},
+		{"a call interrupted on one side, answered on the other: an error difference", session, func() []compare.Call {
+			s := session()
+			s[3].HasResult, s[3].Result, s[3].Stopped = false, "", true
+			return s
+		}, []string{"same read", "same grep", "same write", "error differs bash"}, 1},
+		{"a call interrupted on both sides is the same", func() []compare.Call {
+			s := session()
+			s[3].HasResult, s[3].Result, s[3].Stopped = false, "", true
+			return s
+		}, func() []compare.Call {
+			s := session()
+			s[3].HasResult, s[3].Result, s[3].Stopped = false, "", true
+			return s
+		}, []string{"same read", "same grep", "same write", "same bash"}, 0},
 		{"calls of another step are not paired by place", session, func() []compare.Call {
 			s := session()
 			s[1].Args, s[1].Step = `{"pattern":"FIXME"}`, 2
