@@ -269,7 +269,7 @@ type slot struct {
 // gap pairs the calls between two anchors: the k-th call of a tool in a
 // step of A with the k-th call of the same tool in the same step of B.
 // Rows follow A's order, each inserted call of B before the first pair
-// that follows it in B.
+// that follows it in B and before A's deleted calls of later steps.
 func (r *Result) gap(a, b []Call) {
 	if len(a) == 0 && len(b) == 0 {
 		return
@@ -300,6 +300,12 @@ func (r *Result) gap(a, b []Call) {
 	for i := range a {
 		j := partner[i]
 		if j < 0 {
+			// B's own calls of earlier steps come first.
+			for ; jb < len(b) && before(&b[jb], &a[i]); jb++ {
+				if !taken[jb] {
+					r.add(Pair{Mark: Inserted, B: &b[jb]})
+				}
+			}
 			r.add(Pair{Mark: Deleted, A: &a[i]})
 			continue
 		}
@@ -307,6 +313,11 @@ func (r *Result) gap(a, b []Call) {
 		r.add(Pair{Mark: markOf(&a[i], &b[j]), A: &a[i], B: &b[j], Positional: true})
 	}
 	flush(len(b))
+}
+
+// before reports whether x was made in an earlier step than y.
+func before(x, y *Call) bool {
+	return x.Turn < y.Turn || x.Turn == y.Turn && x.Step < y.Step
 }
 
 // markOf marks two paired calls.

@@ -113,6 +113,17 @@ func TestAlign(t *testing.T) {
 			s[1] = call("glob", `{"pattern":"*"}`, "")
 			return s
 		}, []string{"same read", "deleted grep", "inserted glob", "same write", "same bash"}, 2},
+		{"unpaired calls of two steps interleave by step", func() []compare.Call {
+			s := session()
+			s[0].Args, s[0].Step = `{"file_path":"x.go"}`, 1
+			s[1].Args, s[1].Step = `{"pattern":"X"}`, 2
+			return s[:2]
+		}, func() []compare.Call {
+			s := session()
+			s[0].Tool, s[0].Step = "glob", 1
+			s[1].Tool, s[1].Step = "glob", 2
+			return s[:2]
+		}, []string{"deleted read", "inserted glob", "deleted grep", "inserted glob"}, 4},
 		{"empty against a session: all inserted", func() []compare.Call { return nil }, session,
 			[]string{"inserted read", "inserted grep", "inserted write", "inserted bash"}, 4},
 		{"both empty", func() []compare.Call { return nil }, func() []compare.Call { return nil }, nil, 0},
