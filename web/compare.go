@@ -216,10 +216,10 @@ func (s *Server) handleCompareStream(c echo.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-hubs[0].ctx.Done():
-			w.fail(stoppedMessage)
+			hubStopped(w, hubs[0])
 			return nil
 		case <-hubs[1].ctx.Done():
-			w.fail(stoppedMessage)
+			hubStopped(w, hubs[1])
 			return nil
 		case <-ka.C:
 			if !w.write([]byte(": keep-alive\n\n")) {
@@ -247,4 +247,18 @@ func (s *Server) handleCompareStream(c echo.Context) error {
 		}
 		last = time.Now()
 	}
+}
+
+// hubStopped tells a compare page why one of its sessions stopped being
+// followed: the session went (deleted), or the server is shutting down.
+func hubStopped(w *streamConn, h *hub) {
+	switch err := h.stopErr(); {
+	case core.ErrorCode(err) == core.CodeNotFound:
+		w.fail("live updates stopped: session " + h.id + " was deleted.")
+		return
+	case err != nil:
+		w.fail("live updates stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
+		return
+	}
+	w.fail(stoppedMessage)
 }

@@ -8,9 +8,11 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"prism/backend"
 	"prism/core"
 	"prism/core/coretest"
 	"prism/views"
+	"prism/web"
 )
 
 // compareLog is a two-step session: a read and a grep, then a note.
@@ -190,4 +192,22 @@ func TestCompareStream(t *testing.T) {
 	if !strings.Contains(got, `data-mark="inserted"`) || !strings.Contains(got, "glob") {
 		t.Fatalf("the re-rendered comparison lacks the inserted glob call:\n%s", got)
 	}
+}
+
+// TestCompareStream_deleted: a compare page open on a session that is
+// deleted is told, live, which one went.
+func TestCompareStream_deleted(t *testing.T) {
+	e := newEnv(t, func(d *web.Deps) {
+		d.Deleter = backend.Deleter{Store: d.Sessions.(backend.Source).Store.(backend.Remover)}
+	})
+	e.session(t, "a", compareLog("TODO", "package a", false))
+	e.session(t, "b", compareLog("FIXME", "package a", false))
+	// Without the page's seqs the stream renders once it has subscribed
+	// to both sessions: the delete below reaches it there.
+	c := e.stream(t, views.CompareStreamURL("a", "b"))
+	c.until(t, func(ev sseEvent) bool { return strings.Contains(ev.Elements(), `id="compare"`) })
+	if res, body := e.do(t, http.MethodDelete, "/api/sessions/b", nil); res.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE b: %d %s", res.StatusCode, body)
+	}
+	c.until(t, func(ev sseEvent) bool { return strings.Contains(ev.Elements(), "live updates stopped: session b was deleted.") })
 }
