@@ -209,5 +209,7 @@ func TestCompareStream_deleted(t *testing.T) {
 	if res, body := e.do(t, http.MethodDelete, "/api/sessions/b", nil); res.StatusCode != http.StatusOK {
 		t.Fatalf("DELETE b: %d %s", res.StatusCode, body)
 	}
-	c.until(t, func(ev sseEvent) bool { return strings.Contains(ev.Elements(), "live updates stopped: session b was deleted.") })
+	c.until(t, func(ev sseEvent) bool {
+		return strings.Contains(ev.Elements(), "live updates stopped: session b was deleted.")
+	})
 }
