@@ -196,7 +196,7 @@ func newCompareHead(s *compare.Side, status string) CompareHead {
 }
 
 func newCompareCell(sessionID string, c *compare.Call) *CompareCell {
-	x := &CompareCell{Tool: firstLine(clean(c.Tool), 200), Args: compare.ShortArgs(c, compareArgRunes), State: StateOK, ErrorCode: c.ErrorCode, URL: CardURL(sessionID, c.ID)}
+	x := &CompareCell{Tool: firstLine(clean(c.Tool), 200), Args: clean(compare.ShortArgs(c, compareArgRunes)), State: StateOK, ErrorCode: c.ErrorCode, URL: CardURL(sessionID, c.ID)}
 	switch {
 	case c.Stopped:
 		x.State = StateStopped

@@ -69,6 +69,7 @@ func TestComparePage(t *testing.T) {
 	e.session(t, "args", compareLog("FIXME", "package a", false))
 	e.session(t, "result", compareLog("TODO", "package a\n<script>alert(1)</script>", false))
 	e.session(t, "failed", compareLog("TODO", "", true))
+	e.session(t, "bidi", compareLog("TODO\u202e<b>x</b>", "package a", false))
 
 	for _, tt := range []struct {
 		b     string
@@ -80,6 +81,7 @@ func TestComparePage(t *testing.T) {
 		{"args", "same arguments differ same", "args-diff", []string{`"pattern": "TODO"`, `"pattern": "FIXME"`}},
 		{"result", "result differs same same", "result-diff", []string{"+<script>alert(1)</script>"}},
 		{"failed", "error differs same same", "error-diff", []string{"no error → FS_NOT_FOUND"}},
+		{"bidi", "same arguments differ same", "args-diff", []string{`"pattern": "TODO<U+202E><b>x</b>"`}},
 	} {
 		t.Run(tt.b, func(t *testing.T) {
 			doc, body := compareDoc(t, e, "base", tt.b)
@@ -102,7 +104,7 @@ func TestComparePage(t *testing.T) {
 					t.Errorf("the %s lacks %q:\n%s", tt.diff, h, text)
 				}
 			}
-			if strings.Contains(body, "<script>alert") {
+			if strings.Contains(body, "<script>alert") || strings.Contains(body, "<b>x") || strings.Contains(body, "\u202e") {
 				t.Error("tool output reached the page unescaped")
 			}
 			if got := doc.Find(`[data-testid="compare"]`).AttrOr("data-differences", ""); got != "1" {
