@@ -34,6 +34,7 @@ const (
 	RouteCompare       = "/compare/:a/:b"
 	RouteCompareStream = "/compare/:a/:b/stream"
 	RouteComparePick   = "/compare"
+	RouteAPICompare    = "/api/compare/:a/:b"
 	// The owner's exports, whose renderers share links reuse.
 	RouteSessionExportHTML = "/sessions/:id/export.html"
 	RouteCallContent       = "/sessions/:id/calls/:callId/content.txt"
@@ -191,6 +192,11 @@ func CompareURL(a, b string) string { return "/compare/" + url.PathEscape(a) + "
 
 // CompareStreamURL is the compare page's SSE stream.
 func CompareStreamURL(a, b string) string { return CompareURL(a, b) + "/stream" }
+
+// APICompareURL is the comparison of session a with b as JSON.
+func APICompareURL(a, b string) string {
+	return "/api/compare/" + url.PathEscape(a) + "/" + url.PathEscape(b)
+}
 
 // ComparePickURL is the page that picks a session to compare a with.
 func ComparePickURL(a string) string { return RouteComparePick + "?a=" + url.QueryEscape(a) }

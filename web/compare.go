@@ -23,6 +23,16 @@ const compareRerender = 200 * time.Millisecond
 // returns each side's last seq (the stream's cursor). A missing session is
 // core.CodeNotFound naming it.
 func (s *Server) comparison(ctx context.Context, a, b string) (*views.ComparePageView, [2]int64, error) {
+	c, status, seqs, err := s.compareSessions(ctx, a, b)
+	if err != nil {
+		return nil, seqs, err
+	}
+	return views.NewComparePage(s.meta("compare "+short(a)+" · "+short(b)), c, status[0], status[1]), seqs, nil
+}
+
+// compareSessions folds sessions a and b as their pages do and aligns
+// their calls; it returns each side's status and last seq too.
+func (s *Server) compareSessions(ctx context.Context, a, b string) (*compare.Comparison, [2]string, [2]int64, error) {
 	var seqs [2]int64
 	var sides [2]compare.Side
 	var status [2]string
@@ -33,14 +43,27 @@ func (s *Server) comparison(ctx context.Context, a, b string) (*views.ComparePag
 		}
 		h, events, err := s.deps.Sessions.LoadSession(ctx, id)
 		if err != nil {
-			return nil, seqs, err
+			return nil, status, seqs, err
 		}
 		t := views.Fold(h, events, s.deps.Presenter)
 		sides[i], status[i], seqs[i] = views.CompareSide(id, t, s.deps.Prices), t.Summary().Status, t.LastSeq()
 	}
-	c := compare.Compare(sides[0], sides[1], compare.Options{})
-	v := views.NewComparePage(s.meta("compare "+short(a)+" · "+short(b)), c, status[0], status[1])
-	return v, seqs, nil
+	return compare.Compare(sides[0], sides[1], compare.Options{}), status, seqs, nil
+}
+
+// handleAPICompare handles GET /api/compare/:a/:b: the comparison as
+// JSON, as prism compare --json prints it (both sessions' totals, every
+// pair with both calls, the count of differences, the notes).
+func (s *Server) handleAPICompare(c echo.Context) error {
+	a, b, err := compareIDs(c)
+	if err != nil {
+		return err
+	}
+	cmp, _, _, err := s.compareSessions(c.Request().Context(), a, b)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, cmp)
 }
 
 // compareIDs reads the two session ids of a compare route.

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -109,6 +110,24 @@ func TestComparePage(t *testing.T) {
 			}
 			if got := doc.Find(`[data-testid="compare"]`).AttrOr("data-differences", ""); got != "1" {
 				t.Errorf("data-differences = %q, want 1", got)
+			}
+			// The JSON API says the same.
+			res, js := e.do(t, http.MethodGet, views.APICompareURL("base", tt.b), nil)
+			var got struct {
+				Pairs []struct {
+					Mark string `json:"mark"`
+				} `json:"pairs"`
+				Differences int `json:"differences"`
+			}
+			if err := json.Unmarshal([]byte(js), &got); err != nil || res.StatusCode != http.StatusOK {
+				t.Fatalf("GET %s: %d %s (%v)", views.APICompareURL("base", tt.b), res.StatusCode, js, err)
+			}
+			var marks []string
+			for _, p := range got.Pairs {
+				marks = append(marks, p.Mark)
+			}
+			if got.Differences != 1 || strings.Join(marks, " ") != tt.marks {
+				t.Errorf("JSON: %d differences, marks %q", got.Differences, marks)
 			}
 		})
 	}

@@ -349,6 +349,8 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/compare?a=s&b=s", "", "", map[string]want{GET: {303, ""}}},
 		{"/compare", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
 		{"/compare?a=nope", "", "", map[string]want{GET: notFound}},
+		{"/api/compare/s/s", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
+		{"/api/compare/s/nope", "", "", map[string]want{GET: notFound}},
 		{"/sessions/s/earlier?before=999", "", "", map[string]want{GET: notFound, HEAD: {404, ""}, POST: notAllowed}},
 		{"/sessions/s/earlier?before=x", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
 		// Time travel: the page at an event, jumps, the transport's moves,

@@ -89,6 +89,7 @@ func (s *Server) routeTable() []route {
 		{method: POST, pattern: views.RouteAPIImport, handle: s.handleAPIImport, upload: true},
 		{method: DELETE, pattern: views.RouteAPISession, handle: s.handleAPIDelete},
 		{method: GET, pattern: views.RouteAPISearch, handle: s.handleAPISearch},
+		{method: GET, pattern: views.RouteAPICompare, handle: s.handleAPICompare},
 		{method: GET, pattern: views.RouteAPIApprovals, handle: s.handleAPIApprovals},
 		{method: POST, pattern: views.RouteAPIApproval, handle: s.handleAPIDecide, bodyCap: maxDecisionBody},
 		{method: POST, pattern: views.RouteAPIPolicy, handle: s.handleAPIPolicy, bodyCap: maxPolicyBody},
