@@ -21,6 +21,8 @@ type Assets struct {
 	Filter                                string // the session page's filter bar
 	// Travel is the session page's navigation module (static/travel.js).
 	Travel string
+	// Compare is the compare page's module (static/compare.js).
+	Compare string
 }
 
 // PageMeta is what every page's layout needs.
@@ -164,6 +166,9 @@ type SessionPageView struct {
 	Later     *LaterView
 	StreamURL string // "" for a page without a live stream
 	CanRun    bool   // show the follow-up and cancel controls (the runner owns the session)
+	// CompareURL, on the owner's page, picks a session to compare this
+	// one with ("" elsewhere).
+	CompareURL string
 	// Where the follow-up and cancel forms post.
 	MessagesURL, CancelURL string
 	// Share is the owner's share panel (nil on a share link's page, or

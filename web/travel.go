@@ -247,6 +247,7 @@ func (s *Server) sessionPage(c echo.Context, id string, p views.Place) (*views.S
 		return nil, err
 	}
 	v.Delete = s.deletePanel(id, v.Head.Live, v.Share)
+	v.CompareURL = views.ComparePickURL(id)
 	return v, nil
 }
 
