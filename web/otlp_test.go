@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -304,4 +305,68 @@ func (e *env) storeCount(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(list.Sessions)
+}
+
+// blockingTraces is a TraceReceiver that holds each export until release
+// is closed, telling entered when one began.
+type blockingTraces struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b blockingTraces) ReceiveTraces(ctx context.Context, body []byte, isJSON bool) (*coltracepb.ExportTraceServiceResponse, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+// TestOTLP_overloaded: past Tuning.OTLPReceives exports at once the
+// receiver answers 429 with Retry-After and a google.rpc.Status, before
+// reading the body; once a slot is free it takes exports again.
+func TestOTLP_overloaded(t *testing.T) {
+	bt := blockingTraces{entered: make(chan struct{}, 2), release: make(chan struct{})}
+	e := newEnv(t, func(d *web.Deps) {
+		d.Traces = bt
+		d.Tuning.OTLPReceives = 2
+		d.Tuning.OTLPRetryAfter = 3 * time.Second
+	})
+	done := make(chan int, 2)
+	for range 2 {
+		go func() {
+			res, err := e.client().Post(e.base()+views.OTLPTracesURL(), "application/x-protobuf", nil)
+			if err != nil {
+				done <- 0
+				return
+			}
+			res.Body.Close()
+			done <- res.StatusCode
+		}()
+	}
+	<-bt.entered
+	<-bt.entered // both slots are held
+	for _, ct := range []string{"application/x-protobuf", "application/json"} {
+		res, body := postOTLP(t, e, ct, nil)
+		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != "3" || res.Header.Get("Content-Type") != ct {
+			t.Fatalf("%s: %d Retry-After %q %s, want 429 with Retry-After 3 in the request's encoding", ct, res.StatusCode, res.Header.Get("Retry-After"), res.Header.Get("Content-Type"))
+		}
+		var st statuspb.Status
+		var err error
+		if ct == "application/json" {
+			err = protojson.Unmarshal(body, &st)
+		} else {
+			err = proto.Unmarshal(body, &st)
+		}
+		if err != nil || !strings.Contains(st.GetMessage(), "retry later") {
+			t.Fatalf("%s: body is not the google.rpc.Status: %v %q", ct, err, body)
+		}
+	}
+	close(bt.release)
+	for range 2 {
+		if code := <-done; code != http.StatusOK {
+			t.Fatalf("a held export ended %d, want 200", code)
+		}
+	}
+	if res, body := postOTLP(t, e, "application/x-protobuf", nil); res.StatusCode != http.StatusOK {
+		t.Fatalf("after the slots freed: %d %s", res.StatusCode, body)
+	}
 }
