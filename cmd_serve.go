@@ -499,7 +499,10 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		AllowedHosts: cfg.AllowedHosts,
 	}
 	if sp, ok := st.(backend.SpanStore); ok {
-		deps.Traces = backend.Traces{Store: sp}
+		// senders counts spans per OTLP sender (service.name): the
+		// source-health view reads senders.Snapshot().
+		senders := &backend.SenderStats{}
+		deps.Traces = backend.Traces{Store: sp, Stats: senders}
 	} else {
 		log.Warn("the OTLP trace receiver is off: this store keeps no spans")
 	}

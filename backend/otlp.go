@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -24,7 +25,15 @@ type SpanStore interface {
 // Traces adapts a SpanStore to web.TraceReceiver: it decodes an OTLP
 // request, refuses the spans otel.CheckSpan refuses (partial_success), and
 // stores the rest, whose sessions the store derives with DeriveSpans.
-type Traces struct{ Store SpanStore }
+// When Stats is set, each export's spans are counted there per sender
+// (service.name): accepted once stored, rejected as partial_success names
+// them.
+type Traces struct {
+	Store SpanStore
+	Stats *SenderStats
+	// Now is the clock of Stats' last-seen times (nil: time.Now).
+	Now func() time.Time
+}
 
 var _ web.TraceReceiver = Traces{}
 
@@ -56,6 +65,29 @@ func (t Traces) ReceiveTraces(ctx context.Context, body []byte, isJSON bool) (*c
 	if len(recs) > 0 {
 		if _, err := t.Store.ReceiveSpans(ctx, recs, DeriveSpans); err != nil {
 			return nil, fmt.Errorf("store spans: %w", err)
+		}
+	}
+	if t.Stats != nil {
+		now := time.Now()
+		if t.Now != nil {
+			now = t.Now()
+		}
+		type counts struct{ ok, bad int }
+		per := map[string]*counts{}
+		get := func(svc string) *counts {
+			if per[svc] == nil {
+				per[svc] = &counts{}
+			}
+			return per[svc]
+		}
+		for _, s := range spans {
+			get(s.Service).ok++
+		}
+		for _, r := range rejected {
+			get(r.Service).bad++
+		}
+		for svc, c := range per {
+			t.Stats.record(svc, c.ok, c.bad, now)
 		}
 	}
 	resp := &coltracepb.ExportTraceServiceResponse{}
