@@ -441,7 +441,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 			st.Close()
 			return web.Deps{}, nil, fmt.Errorf("%w: --otlp-endpoint: %w", errUsage, err)
 		}
-		feed.OnCommit(pusher.Observe)
+		feed.OnLocalCommit(pusher.Observe) // once per commit across nodes: its own node pushes
 		wg.Go(func() { pusher.Run(bg) })
 		log.Info("pushing turns as OTLP traces", logkey.URL, cfg.OTLPEndpoint)
 	}

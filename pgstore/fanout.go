@@ -295,6 +295,20 @@ func (f *fanout) process(ctx context.Context, q []hint) {
 	// covers; the read delivers them even for a session it never
 	// delivered as created.
 	deletedHere := map[string]bool{}
+	// localSeqs: the seqs this node's own commits appended that a read in
+	// this run delivers; they go out as Local.
+	localSeqs := map[string]map[int64]bool{}
+	markLocal := func(c *change) {
+		if len(c.Events) == 0 {
+			return
+		}
+		if localSeqs[c.SessionID] == nil {
+			localSeqs[c.SessionID] = map[int64]bool{}
+		}
+		for _, e := range c.Events {
+			localSeqs[c.SessionID][e.Seq] = true
+		}
+	}
 	var order []string
 	need := func(id string) {
 		if !fetch[id] {
@@ -327,6 +341,9 @@ func (f *fanout) process(ctx context.Context, q []hint) {
 			if h.local != nil && h.local.Deleted {
 				deletedHere[h.id] = true
 			}
+			if h.local != nil {
+				markLocal(h.local)
+			}
 		case h.deleted:
 			need(h.id) // the read finds it gone
 		case h.local != nil:
@@ -347,6 +364,7 @@ func (f *fanout) process(ctx context.Context, q []hint) {
 			case known && cur.gen == c.gen && c.lastSeq <= cur.seq:
 				// Delivered already (read back after another node's note).
 			default:
+				markLocal(c)
 				need(h.id)
 			}
 		default:
@@ -356,15 +374,16 @@ func (f *fanout) process(ctx context.Context, q []hint) {
 		}
 	}
 	if len(order) > 0 {
-		f.catchUp(ctx, order, deletedHere)
+		f.catchUp(ctx, order, deletedHere, localSeqs)
 	}
 }
 
 // catchUp reads what this node has not delivered of sessions ids and
 // delivers it: a session it never saw as created with its whole log, a
 // session whose log was replaced as replaced, else the events after its
-// cursor.
-func (f *fanout) catchUp(ctx context.Context, ids []string, deletedHere map[string]bool) {
+// cursor. Events whose seq localSeqs holds for their session were this
+// node's own: they go out in commits of their own, with Local set.
+func (f *fanout) catchUp(ctx context.Context, ids []string, deletedHere map[string]bool, localSeqs map[string]map[int64]bool) {
 	after := make([]int64, len(ids))
 	for i, id := range ids {
 		after[i] = -1
@@ -449,11 +468,13 @@ func (f *fanout) catchUp(ctx context.Context, ids []string, deletedHere map[stri
 		}
 		switch {
 		case !known:
-			f.emit(store.Commit{SessionID: id, Created: true, Events: g.events})
+			f.emit(store.Commit{SessionID: id, Created: true, Events: g.events, Local: allIn(g.events, localSeqs[id])})
 		case cur.gen != g.gen:
 			f.emit(store.Commit{SessionID: id, Replaced: true})
 		case len(g.events) > 0:
-			f.emit(store.Commit{SessionID: id, Events: g.events})
+			for _, run := range localRuns(g.events, localSeqs[id]) {
+				f.emit(store.Commit{SessionID: id, Events: run.events, Local: run.local})
+			}
 		default:
 			continue
 		}
@@ -461,6 +482,36 @@ func (f *fanout) catchUp(ctx context.Context, ids []string, deletedHere map[stri
 		// last_seq.
 		f.seen[id] = cursor{seq: g.last, gen: g.gen}
 	}
+}
+
+// allIn reports whether every one of events is in local (and there is one).
+func allIn(events []core.Event, local map[int64]bool) bool {
+	for _, e := range events {
+		if !local[e.Seq] {
+			return false
+		}
+	}
+	return len(events) > 0
+}
+
+type eventRun struct {
+	events []core.Event
+	local  bool
+}
+
+// localRuns splits events into runs of this node's own (local) and other
+// nodes' events, in order.
+func localRuns(events []core.Event, local map[int64]bool) []eventRun {
+	var out []eventRun
+	for i, e := range events {
+		l := local[e.Seq]
+		if i == 0 || out[len(out)-1].local != l {
+			out = append(out, eventRun{local: l, events: events[i : i : len(events)]})
+		}
+		r := &out[len(out)-1]
+		r.events = r.events[:len(r.events)+1]
+	}
+	return out
 }
 
 // emitDeleted delivers the deletion of session id once.

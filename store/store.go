@@ -62,6 +62,11 @@ type Commit struct {
 	Notes bool
 	// Events are the events the commit appended, in seq order.
 	Events []core.Event
+	// Local is set when this node's own transaction made the change (on
+	// SQLite, always); a change a PostgreSQL node learned from another
+	// node's commit is not Local. What must happen once per commit across
+	// nodes (pushing a turn to a collector) follows Local commits only.
+	Local bool
 }
 
 // Import outcomes.
