@@ -506,7 +506,7 @@ func localRuns(events []core.Event, local map[int64]bool) []eventRun {
 	for i, e := range events {
 		l := local[e.Seq]
 		if i == 0 || out[len(out)-1].local != l {
-			out = append(out, eventRun{local: l, events: events[i : i : len(events)]})
+			out = append(out, eventRun{local: l, events: events[i:i:len(events)]})
 		}
 		r := &out[len(out)-1]
 		r.events = r.events[:len(r.events)+1]
