@@ -370,3 +370,49 @@ func TestOTLP_overloaded(t *testing.T) {
 		t.Fatalf("after the slots freed: %d %s", res.StatusCode, body)
 	}
 }
+
+// TestOTLP_contentNotCaptured: spans of a sender whose content capture is
+// off (no messages, no tool arguments or result attributes) give cards
+// that say "arguments not recorded" and "result not recorded", never an
+// empty box; captured ones do not say it.
+func TestOTLP_contentNotCaptured(t *testing.T) {
+	e := otlpEnv(t)
+	tr, _, _ := sdk(t, e)
+	ctx, agent := tr.Start(context.Background(), "invoke_agent quiet", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpInvokeAgent), attribute.String(otel.AttrConversationID, "conv-quiet")))
+	_, chat := tr.Start(ctx, "chat m", trace.WithAttributes(attribute.String(otel.AttrOperation, otel.OpChat), attribute.String(otel.AttrRequestModel, "m")))
+	chat.End()
+	_, tool := tr.Start(ctx, "execute_tool lookup", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpExecuteTool), attribute.String(otel.AttrToolName, "lookup"), attribute.String(otel.AttrToolCallID, "call_Q")))
+	tool.End()
+	_, seen := tr.Start(ctx, "execute_tool lookup", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpExecuteTool), attribute.String(otel.AttrToolName, "lookup"), attribute.String(otel.AttrToolCallID, "call_S"),
+		attribute.String(otel.AttrToolArguments, `{"q":"x"}`), attribute.String(otel.AttrToolResult, "found x")))
+	seen.End()
+	agent.End()
+	got := otlpCards(t, e, otel.ConversationSessionID("conv-quiet"))
+	q := got["call_Q"]
+	if !strings.Contains(q, `data-state="ok"`) || !strings.Contains(q, "arguments not recorded") || !strings.Contains(q, "result not recorded") || strings.Contains(q, "no output") {
+		t.Errorf("call_Q's card does not say its content was not recorded:\n%s", q)
+	}
+	if s := got["call_S"]; strings.Contains(s, "not recorded") || !strings.Contains(s, "found x") {
+		t.Errorf("call_S's captured content:\n%s", s)
+	}
+}
+
+// TestOTLP_pendingArgsNotRecorded: a chat span asks for a call without
+// its arguments: the pending card says "arguments not recorded".
+func TestOTLP_pendingArgsNotRecorded(t *testing.T) {
+	e := otlpEnv(t)
+	tr, _, _ := sdk(t, e)
+	ctx, agent := tr.Start(context.Background(), "invoke_agent a", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpInvokeAgent), attribute.String(otel.AttrConversationID, "conv-pend")))
+	defer agent.End()
+	_, chat := tr.Start(ctx, "chat m", trace.WithAttributes(attribute.String(otel.AttrOperation, otel.OpChat), attribute.String(otel.AttrRequestModel, "m"),
+		attribute.String(otel.AttrConversationID, "conv-pend"), attribute.String(otel.AttrOutputMessages, `[{"role":"assistant","parts":[{"type":"tool_call","id":"call_P","name":"lookup"}]}]`)))
+	chat.End()
+	p := otlpCards(t, e, otel.ConversationSessionID("conv-pend"))["call_P"]
+	if !strings.Contains(p, `data-state="pending"`) || !strings.Contains(p, "arguments not recorded") {
+		t.Errorf("call_P's pending card:\n%s", p)
+	}
+}
