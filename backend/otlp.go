@@ -122,7 +122,7 @@ func DeriveSpans(recs []store.SpanRecord) ([]store.DerivedLog, error) {
 	}
 	out := make([]store.DerivedLog, len(logs))
 	for i, l := range logs {
-		out[i] = store.DerivedLog{Header: l.Header, Events: l.Events}
+		out[i] = store.DerivedLog{Header: l.Header, Events: l.Events, Traces: l.Traces}
 	}
 	return out, nil
 }
