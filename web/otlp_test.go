@@ -24,6 +24,7 @@ import (
 
 	"prism/backend"
 	"prism/core"
+	"prism/core/notes"
 	"prism/sources/otel"
 	"prism/store"
 	"prism/views"
@@ -50,6 +51,18 @@ type lazySpans struct{ e **env }
 
 func (l lazySpans) ReceiveSpans(ctx context.Context, spans []store.SpanRecord, derive store.SpanDeriver) (store.SpanReceipt, error) {
 	return (*l.e).store.ReceiveSpans(ctx, spans, derive)
+}
+
+func (l lazySpans) Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error) {
+	return (*l.e).store.Notes(ctx, session, q)
+}
+
+func (l lazySpans) PutNote(ctx context.Context, in notes.Input) (notes.Note, error) {
+	return (*l.e).store.PutNote(ctx, in)
+}
+
+func (l lazySpans) RemoveNote(ctx context.Context, session, id string) (notes.Note, error) {
+	return (*l.e).store.RemoveNote(ctx, session, id)
 }
 
 // sdk is a tracer provider of the real OpenTelemetry SDK exporting each span
@@ -415,4 +428,82 @@ func TestOTLP_pendingArgsNotRecorded(t *testing.T) {
 	if !strings.Contains(p, `data-state="pending"`) || !strings.Contains(p, "arguments not recorded") {
 		t.Errorf("call_P's pending card:\n%s", p)
 	}
+}
+
+// sendNested sends, with the real SDK, an agent whose delegate tool runs a
+// nested invoke_agent (the subagent) that calls grep; it returns the
+// parent's session id.
+func sendNested(t testing.TB, tr trace.Tracer) string {
+	ctx, agent := tr.Start(context.Background(), "invoke_agent coder", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpInvokeAgent), attribute.String(otel.AttrConversationID, "conv-nested")))
+	_, chat := tr.Start(ctx, "chat m", trace.WithAttributes(attribute.String(otel.AttrOperation, otel.OpChat), attribute.String(otel.AttrRequestModel, "m"),
+		attribute.String(otel.AttrConversationID, "conv-nested"),
+		attribute.String(otel.AttrOutputMessages, `[{"role":"assistant","parts":[{"type":"tool_call","id":"call_D","name":"delegate","arguments":{"task":"find the bug"}}]}]`)))
+	chat.End()
+	tctx, del := tr.Start(ctx, "execute_tool delegate", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpExecuteTool), attribute.String(otel.AttrToolName, "delegate"), attribute.String(otel.AttrToolCallID, "call_D"),
+		attribute.String(otel.AttrToolArguments, `{"task":"find the bug"}`)))
+	sctx, sub := tr.Start(tctx, "invoke_agent explorer", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpInvokeAgent), attribute.String(otel.AttrAgentName, "explorer")))
+	_, schat := tr.Start(sctx, "chat m", trace.WithAttributes(attribute.String(otel.AttrOperation, otel.OpChat), attribute.String(otel.AttrRequestModel, "m")))
+	schat.End()
+	_, grep := tr.Start(sctx, "execute_tool grep", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpExecuteTool), attribute.String(otel.AttrToolName, "grep"), attribute.String(otel.AttrToolCallID, "call_G"),
+		attribute.String(otel.AttrToolArguments, `{"pattern":"bug"}`), attribute.String(otel.AttrToolResult, "main.go:7: bug")))
+	grep.End()
+	sub.End()
+	del.SetAttributes(attribute.String(otel.AttrToolResult, "the bug is in main.go:7"))
+	del.End()
+	agent.End()
+	return otel.ConversationSessionID("conv-nested")
+}
+
+// TestOTLP_nestedAgentLinked: a nested invoke_agent sent by the real SDK
+// is a child session (origin subagent, its parent's id) and the parent has
+// a link note on the delegate call, at its tool/call, naming the child —
+// written once, whatever more batches arrive.
+func TestOTLP_nestedAgentLinked(t *testing.T) {
+	e := otlpEnv(t)
+	tr, exp, rec := sdk(t, e)
+	ctx := context.Background()
+	parent := sendNested(t, tr)
+	list, err := e.store.ListSessions(ctx, store.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var child store.SessionInfo
+	for _, s := range list.Sessions {
+		if s.ID != parent {
+			child = s
+		}
+	}
+	if len(list.Sessions) != 2 || child.Header.Origin != "subagent" || child.Header.ParentSession != parent || child.Source != store.SourceOTel {
+		t.Fatalf("sessions %+v, want %s and its subagent", list.Sessions, parent)
+	}
+	if got := otlpCards(t, e, child.ID); !strings.Contains(got["call_G"], "main.go:7: bug") {
+		t.Errorf("the child's grep card: %v", got)
+	}
+	check := func() {
+		t.Helper()
+		ns, err := e.store.Notes(ctx, parent, notes.Query{Kind: notes.KindLink})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ns) != 1 || ns[0].CallID != "call_D" || !strings.Contains(string(ns[0].Data), `"child":"`+child.ID+`"`) {
+			t.Fatalf("link notes of the parent %+v", ns)
+		}
+		l, err := e.store.LoadSession(ctx, parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := l.Events[ns[0].AtSeq]
+		if at.Type != core.EventToolCall || !strings.Contains(string(at.Data), `"callId":"call_D"`) {
+			t.Fatalf("the link note's atSeq %d is %s %s, not call_D's tool/call", ns[0].AtSeq, at.Type, at.Data)
+		}
+	}
+	check()
+	if err := exp.ExportSpans(ctx, rec.Ended()); err != nil { // a retry of everything
+		t.Fatal(err)
+	}
+	check()
 }

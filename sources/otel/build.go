@@ -26,7 +26,8 @@ const NotReceived = "no execute_tool span was received for this call"
 // logBuilder appends events with contiguous seqs.
 type logBuilder struct {
 	events []core.Event
-	used   map[string]bool // call ids of the session
+	used   map[string]bool    // call ids of the session
+	calls  map[string]callRef // tool span key → its call
 	err    error
 }
 
@@ -69,7 +70,7 @@ func buildLog(id string, turns []*turn) (Log, error) {
 	if created < 0 {
 		created = 0
 	}
-	b := &logBuilder{used: map[string]bool{}}
+	b := &logBuilder{used: map[string]bool{}, calls: map[string]callRef{}}
 	traces := map[string]bool{}
 	for i, t := range turns {
 		traces[t.trace] = true
@@ -78,7 +79,7 @@ func buildLog(id string, turns []*turn) (Log, error) {
 	if b.err != nil {
 		return Log{}, b.err
 	}
-	l := Log{Header: core.SessionHeader{Version: core.SessionFormatVersion, ID: id, CreatedAt: created}, Events: b.events}
+	l := Log{Header: core.SessionHeader{Version: core.SessionFormatVersion, ID: id, CreatedAt: created}, Events: b.events, calls: b.calls}
 	for tr := range traces {
 		l.Traces = append(l.Traces, tr)
 	}
@@ -279,6 +280,9 @@ func (b *logBuilder) step(turn, num int, s *step, responses map[string]string, c
 			name = "unknown"
 		}
 		callSeq[i] = b.add(core.EventToolCall, when, core.ToolCall{Turn: turn, Step: num, CallID: id, Name: name, Arguments: args}, false)
+		if c.tool != nil {
+			b.calls[c.tool.key] = callRef{id: id, seq: callSeq[i]}
+		}
 	}
 	// Results in the order the tools ended.
 	order := make([]int, 0, len(s.calls))
