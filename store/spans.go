@@ -12,6 +12,9 @@ type SpanRecord struct {
 	ConversationID  string
 	Service         string
 	Body            []byte
+	// ReceivedAt is when it was received (epoch milliseconds), as a store
+	// lists it for prism migrate; ReceiveSpans ignores it (now).
+	ReceivedAt int64
 }
 
 // DerivedLog is one session derived from stored spans: its header, its
