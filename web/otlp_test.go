@@ -34,7 +34,7 @@ import (
 
 // otlpEnv is a server whose trace receiver stores into its SQLite store;
 // more may adjust its Deps.
-func otlpEnv(t *testing.T, more ...func(*web.Deps)) *env {
+func otlpEnv(t testing.TB, more ...func(*web.Deps)) *env {
 	t.Helper()
 	var e *env
 	e = newEnv(t, func(d *web.Deps) {
@@ -68,7 +68,7 @@ func (l lazySpans) RemoveNote(ctx context.Context, session, id string) (notes.No
 // sdk is a tracer provider of the real OpenTelemetry SDK exporting each span
 // as it ends (a synchronous processor) with the OTLP/HTTP protobuf exporter
 // to the env's /v1/traces; rec records what was exported.
-func sdk(t *testing.T, e *env, opts ...otlptracehttp.Option) (trace.Tracer, sdktrace.SpanExporter, *tracetest.SpanRecorder) {
+func sdk(t testing.TB, e *env, opts ...otlptracehttp.Option) (trace.Tracer, sdktrace.SpanExporter, *tracetest.SpanRecorder) {
 	t.Helper()
 	exp, err := otlptracehttp.New(context.Background(), append([]otlptracehttp.Option{otlptracehttp.WithEndpointURL(e.base() + views.OTLPTracesURL()),
 		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false})}, opts...)...)
