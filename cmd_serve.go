@@ -502,7 +502,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		// senders counts spans per OTLP sender (service.name): the
 		// source-health view reads senders.Snapshot().
 		senders := &backend.SenderStats{}
-		deps.Traces = backend.Traces{Store: sp, Stats: senders}
+		deps.Traces = backend.Traces{Store: sp, Stats: senders, Logger: log}
 	} else {
 		log.Warn("the OTLP trace receiver is off: this store keeps no spans")
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/notes"
 	"prism/sources/otel"
 	"prism/store"
@@ -36,6 +38,10 @@ type Traces struct {
 	Stats *SenderStats
 	// Now is the clock of Stats' last-seen times (nil: time.Now).
 	Now func() time.Time
+	// Logger logs a subagent link note that could not be written (nil:
+	// discarded); the spans and sessions are stored by then, so the
+	// request still succeeds.
+	Logger *slog.Logger
 }
 
 var _ web.TraceReceiver = Traces{}
@@ -79,8 +85,8 @@ func (t Traces) ReceiveTraces(ctx context.Context, body []byte, isJSON bool) (*c
 			return nil, fmt.Errorf("store spans: %w", err)
 		}
 		if ln, ok := t.Store.(LinkNotes); ok {
-			if err := writeLinks(ctx, ln, receipt, links); err != nil {
-				return nil, err
+			if err := writeLinks(ctx, ln, receipt, links); err != nil && t.Logger != nil {
+				t.Logger.WarnContext(ctx, "otlp: a subagent's link note was not written", logkey.Err, err)
 			}
 		}
 	}
