@@ -70,8 +70,9 @@ func TestCommitLocalOnOneNode(t *testing.T) {
 }
 
 // TestFanoutKeepsLocalThroughCatchUp: a node's own commit that a read of
-// the table delivers (another node's NOTIFY came first in the same run)
-// still goes out Local, in a commit apart from the other node's events.
+// the table delivers — its own NOTIFY heard before the writer handed the
+// commit over — still goes out Local, in a commit apart from another
+// node's events, and the hand-over that follows delivers nothing twice.
 func TestFanoutKeepsLocalThroughCatchUp(t *testing.T) {
 	ctx := context.Background()
 	st, _ := newTestStore(t, Options{})
@@ -87,10 +88,10 @@ func TestFanoutKeepsLocalThroughCatchUp(t *testing.T) {
 	var got []store.Commit
 	f := &fanout{st: &Store{opts: Options{Committed: func(c store.Commit) { got = append(got, c) }}, log: quietLogger(), pool: st.pool},
 		seen: map[string]cursor{"s": {seq: -1}}, gone: map[string]bool{}}
-	f.process(ctx, []hint{
-		{id: "s", seq: 7},
-		{id: "s", seq: 15, local: &change{Commit: store.Commit{SessionID: "s", Events: second, Local: true}, lastSeq: 15}},
-	})
+	mine := []change{{Commit: store.Commit{SessionID: "s", Events: second, Local: true}, lastSeq: 15}}
+	f.claim(mine) // before the commit
+	f.process(ctx, []hint{{id: "s", seq: 15}})
+	f.process(ctx, []hint{{id: "s", seq: 15, local: &mine[0]}})
 	var localSeqs, otherSeqs []int64
 	for _, c := range got {
 		for _, e := range c.Events {
