@@ -458,7 +458,15 @@ func (f *fanout) catchUp(ctx context.Context, ids []string, deletedHere map[stri
 		mine := f.takeMine(id, g.last)
 		switch {
 		case !known:
-			f.emit(store.Commit{SessionID: id, Created: true, Events: g.events, Local: allIn(g.events, mine)})
+			// Created with the log's first run, the rest appended: a run
+			// of this node's own events is Local.
+			runs := localRuns(g.events, mine)
+			if len(runs) == 0 {
+				runs = []eventRun{{}}
+			}
+			for i, run := range runs {
+				f.emit(store.Commit{SessionID: id, Created: i == 0, Events: run.events, Local: run.local})
+			}
 		case cur.gen != g.gen:
 			f.emit(store.Commit{SessionID: id, Replaced: true})
 		case len(g.events) > 0:
@@ -526,16 +534,6 @@ func (f *fanout) takeMine(id string, last int64) map[int64]bool {
 		delete(f.mine, id)
 	}
 	return out
-}
-
-// allIn reports whether every one of events is in local (and there is one).
-func allIn(events []core.Event, local map[int64]bool) bool {
-	for _, e := range events {
-		if !local[e.Seq] {
-			return false
-		}
-	}
-	return len(events) > 0
 }
 
 type eventRun struct {
