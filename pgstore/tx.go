@@ -403,7 +403,7 @@ func (t *wtx) changes() []change {
 		case s.deleted:
 			out = append(out, change{Commit: store.Commit{SessionID: id, Deleted: true}})
 		case s.created || s.replaced || len(s.appended) > 0:
-			out = append(out, change{Commit: store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended},
+			out = append(out, change{Commit: store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended, Local: true},
 				lastSeq: s.sum.LastSeq, gen: s.gen})
 		}
 	}
