@@ -148,7 +148,24 @@ type call struct {
 	id, name, args string
 	time           int64
 	answered       bool
+	asks           bool // a request for a person (AsksPerson): approval/asked follows its tool/call
 }
+
+// Tools whose call waits for a person: until its output lands the call is
+// shown awaiting (approval/asked), read-only in prism.
+const (
+	ToolRequestPermissions = "request_permissions"
+	ToolRequestUserInput   = "request_user_input"
+)
+
+// AsksPerson reports whether a call of the named tool waits for a person.
+func AsksPerson(name string) bool {
+	return name == ToolRequestPermissions || name == ToolRequestUserInput
+}
+
+// approvalID is the id of the approval/asked a call that waits for a
+// person gets.
+func approvalID(callID string) string { return "codex-ask-" + callID }
 
 type pendingEvent struct {
 	typ       string
@@ -451,6 +468,10 @@ func (d *Decoder) closeStep(final, aborted bool) {
 	}
 	for _, c := range st.calls {
 		if !c.answered {
+			if c.asks {
+				d.emit(pendingEvent{typ: core.EventApprovalDecided, time: d.now, data: core.ApprovalDecided{
+					ID: approvalID(c.id), Outcome: core.ApprovalCancelled, Reason: "the turn ended before an answer came"}})
+			}
 			d.emit(pendingEvent{typ: core.EventToolResult, time: d.now, surface: true,
 				data: unansweredResult(d.turn, d.step, c, aborted, int64(len(d.out.Events)))})
 		}
@@ -471,6 +492,12 @@ func (d *Decoder) writeStep(st *stepBuf) {
 	for _, c := range st.calls {
 		d.emit(pendingEvent{typ: core.EventToolCall, time: c.time,
 			data: core.ToolCall{Turn: d.turn, Step: d.step, CallID: c.id, Name: c.name, Arguments: c.args}})
+	}
+	for _, c := range st.calls {
+		if c.asks {
+			d.emit(pendingEvent{typ: core.EventApprovalAsked, time: c.time,
+				data: core.ApprovalAsked{ID: approvalID(c.id), ToolName: c.name, CallID: c.id, Reason: "Codex asks the user"}})
+		}
 	}
 	for _, ev := range st.tail {
 		if r, ok := ev.data.(*core.ToolResultData); ok {
@@ -574,7 +601,7 @@ func (d *Decoder) addCall(id, name, args string) {
 	if name == "" {
 		name = "unknown"
 	}
-	c := &call{id: id, name: name, args: args, time: d.now}
+	c := &call{id: id, name: name, args: args, time: d.now, asks: AsksPerson(name)}
 	st.calls = append(st.calls, c)
 	st.byID[id] = c
 	st.blocks = append(st.blocks, &core.ToolCallBlock{ID: id, Name: name, Arguments: args})
@@ -605,6 +632,10 @@ func (d *Decoder) output(p json.RawMessage) (bool, error) {
 	c.answered = true
 	st.results++
 	st.last = d.now
+	if c.asks {
+		st.tail = append(st.tail, pendingEvent{typ: core.EventApprovalDecided, time: d.now,
+			data: core.ApprovalDecided{ID: approvalID(c.id), Outcome: core.ApprovalAllowedOnce, By: "codex", Reason: "the answer landed in the rollout"}})
+	}
 	st.tail = append(st.tail, pendingEvent{typ: core.EventToolResult, time: d.now, surface: true, data: res})
 	return true, nil
 }
