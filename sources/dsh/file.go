@@ -3,9 +3,11 @@ package dsh
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"prism/core"
@@ -349,4 +351,75 @@ func WriteJSONL(w io.Writer, h core.SessionHeader, events []core.Event) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// FileKind is what a session file holds, as SniffFile tells from its
+// content.
+type FileKind int
+
+const (
+	// KindUndecided: too little of the file is written to tell (empty, or
+	// its first line still incomplete).
+	KindUndecided FileKind = iota
+	// KindUnknown: not a session log prism reads.
+	KindUnknown
+	// KindDsh: a prism or dsh session log (JSONL or zstd), tailed by Tail.
+	KindDsh
+	// KindForeign: another agent's transcript, read by a Foreign.
+	KindForeign
+)
+
+// SniffFile tells what the file f at path holds, by its content: a dsh or
+// prism log (a name of dsh's layout, session.jsonl or session.jsonl.zstd,
+// or a first line that is a session header), one of foreign (compressed
+// says the file is zstd: a .jsonl.zst archive), or neither.
+func SniffFile(path string, f io.ReaderAt, foreign []Foreign) (kind FileKind, fg *Foreign, compressed bool) {
+	head := make([]byte, 64<<10)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) || n == 0 {
+		return KindUndecided, nil, false
+	}
+	head = head[:n]
+	base := filepath.Base(path)
+	dshName := base == "session.jsonl" || base == "session.jsonl.zstd"
+	switch Detect(head) {
+	case FormatZip:
+		return KindUnknown, nil, false
+	case FormatZstd:
+		zfg, err := zstdForeign(path, foreign)
+		switch {
+		case zfg != nil:
+			return KindForeign, zfg, true
+		case dshName || strings.HasSuffix(base, ".zstd"):
+			return KindDsh, nil, true
+		case err != nil:
+			return KindUndecided, nil, true
+		}
+		return KindUnknown, nil, true
+	}
+	trimmed := bytes.TrimLeft(head, " \t\r\n\ufeff")
+	if !bytes.Contains(trimmed, []byte("\n")) && n < len(head[:cap(head)]) {
+		return KindUndecided, nil, false // the first line is still being written
+	}
+	if fg := DetectForeign(trimmed, foreign); fg != nil {
+		return KindForeign, fg, false
+	}
+	line, _, _ := bytes.Cut(trimmed, []byte("\n"))
+	if dshName || bytes.Contains(line, []byte(`"type":"session"`)) {
+		return KindDsh, nil, false
+	}
+	return KindUnknown, nil, false
+}
+
+// ReadFileAt decodes the first size bytes of the file f at path with fg
+// (the file is a zstd archive when compressed): what the watcher reads of
+// a transcript still being written, up to its last complete line.
+func (fg *Foreign) ReadFileAt(path string, f *os.File, size int64, compressed bool, lim Limits) ([]*Log, error) {
+	lim = lim.orDefault()
+	if compressed {
+		logs, err := readZstdForeign(path, f, fg, lim)
+		return logs, withFile(err, path, "")
+	}
+	logs, err := fg.ReadForeign(path, bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10), lim)
+	return logs, withFile(err, path, "")
 }
