@@ -30,6 +30,7 @@ func (st *Store) DeleteSession(ctx context.Context, id string) (store.Deleted, e
 	if err != nil {
 		return store.Deleted{}, err
 	}
+	st.deleted.mark(true, append([]string{out.SessionID}, out.Subagents...)...)
 	st.log.Info("deleted session", logkey.SessionID, id, logkey.Events, out.Events, logkey.Subagents, len(out.Subagents), logkey.Shares, out.Shares)
 	return out, nil
 }

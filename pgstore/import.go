@@ -132,6 +132,9 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 	if err != nil {
 		return nil, err
 	}
+	for _, r := range results {
+		st.deleted.mark(false, r.SessionID) // created again: a watcher follows its file anew
+	}
 	store.LogImported(ctx, st.log, file, results)
 	return results, nil
 }

@@ -581,6 +581,9 @@ type SessionListView struct {
 	// Demo links the scripted demo session the server started on an
 	// empty database, while the list shows it (nil otherwise).
 	Demo *Link
+	// Watchable are agents' session folders found on this machine that
+	// the server does not watch (the newcomer's hint).
+	Watchable []WatchHint
 }
 
 // Filtered reports whether any filter narrows the list.

@@ -56,6 +56,7 @@ func (s *Server) routeTable() []route {
 		{method: POST, pattern: views.RouteCancel, handle: s.handleCancel},
 		{method: POST, pattern: views.RouteDelete, handle: s.handleDelete},
 		{method: GET, pattern: views.RouteSearch, handle: s.handleSearch},
+		{method: GET, pattern: views.RouteSources, handle: s.handleSources},
 		// The owner's exports.
 		{method: GET, pattern: views.RouteSessionExportHTML, handle: s.handleExportHTML, head: s.handleExportHTML},
 		{method: GET, pattern: views.RouteCallContent, handle: s.handleCallFile(views.CallContentFile)},

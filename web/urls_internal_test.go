@@ -50,6 +50,7 @@ func TestURLsReachTheirRoutes(t *testing.T) {
 			{http.MethodPost, views.APIAnnotationsURL(id), views.RouteAPIAnnotations, map[string]string{"id": id}},
 			{http.MethodDelete, views.APIAnnotationURL(id, id+"/n"), views.RouteAPIAnnotation, map[string]string{"id": id, "noteId": id + "/n"}},
 			{http.MethodGet, views.SearchURL(id, "time", "c1"), views.RouteSearch, nil},
+			{http.MethodGet, views.SourcesURL(), views.RouteSources, nil},
 			{http.MethodGet, views.APISearchURL(id, "rank", "c1", 5), views.RouteAPISearch, nil},
 			{http.MethodGet, views.ListURL(views.ListFilter{Query: id, Status: "idle", HasErrors: true, Sort: "calls"}), views.RouteHome, nil},
 			{http.MethodGet, views.ListFilterStreamURL(views.ListFilter{Query: id, Sort: "errors"}), views.RouteListStream, nil},
