@@ -114,6 +114,9 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 				before = int(prev.sum.Events)
 			}
 			outcome, added, err := t.syncLog(ctx, h, p.Events, store.SourceImport, o.Replace)
+			if err == nil && p.Log.Source != nil {
+				err = t.putSource(ctx, h.ID, *p.Log.Source)
+			}
 			if err == nil && outcome == store.ImportReplaced {
 				revoked, err = t.revokeShares(ctx, h.ID, st.now().UnixMilli())
 			}

@@ -95,3 +95,15 @@ func ago(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
 }
+
+// SourceLineView is the session header's source line: "Claude Code 2.1.3 ·
+// ~/src/app · main", the file it was read from, and a missing parent.
+type SourceLineView struct {
+	Line, File, MissingParent, ForkedFrom string
+}
+
+// NewSourceLine builds the header's source line of info (home, when
+// given, is shown as ~).
+func NewSourceLine(info core.SourceInfo, home string) *SourceLineView {
+	return &SourceLineView{Line: info.Line(home), File: info.File, MissingParent: info.MissingParent, ForkedFrom: info.ForkedFrom}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"prism/core"
 	"prism/sources/dsh"
 )
 
@@ -48,7 +49,19 @@ func Detect(head []byte) bool {
 // Format is the Claude Code transcript as a dsh.Foreign, for import:
 // ReadFileWith and DecodeNamed detect it by content.
 func Format() dsh.Foreign {
-	return dsh.Foreign{Name: "claude-code", Detect: Detect, Read: readLogs}
+	return dsh.Foreign{Name: Source, Detect: Detect, Read: readLogs, ReadPath: readPath}
+}
+
+// readPath reads the transcript at path: the main one of a session, or a
+// subagent's (agent-<id>.jsonl), which becomes a child session (see
+// ReadFile).
+func readPath(path string, r *bufio.Reader, lim dsh.Limits) ([]*dsh.Log, error) {
+	l, err := ReadLog(r, lim)
+	if err != nil {
+		return nil, err
+	}
+	l.Source.File = path
+	return []*dsh.Log{l}, nil
 }
 
 func readLogs(r *bufio.Reader, lim dsh.Limits) ([]*dsh.Log, error) {
@@ -136,6 +149,8 @@ func ReadLog(r *bufio.Reader, lim dsh.Limits) (*dsh.Log, error) {
 		return nil, &dsh.FormatError{Frame: -1, Offset: -1, Reason: "no line of this Claude Code transcript names its sessionId"}
 	}
 	l.Header, l.Events = h, d.Events()
+	info := d.Info()
+	l.Source = &core.SourceInfo{Kind: Source, Version: info.Version, Cwd: info.Cwd, GitBranch: info.GitBranch, Title: info.Title}
 	return l, nil
 }
 

@@ -50,7 +50,7 @@ type Rollout struct {
 	Lines int
 
 	// From the first session_meta:
-	Originator, CLIVersion, Provider string
+	Originator, CLIVersion, Provider, GitBranch string
 	// Source is session_meta.source as written ("cli", "exec", or an
 	// object for a subagent).
 	Source json.RawMessage
@@ -332,6 +332,9 @@ type sessionMetaWire struct {
 	Source         json.RawMessage `json:"source"`
 	ForkedFromID   string          `json:"forked_from_id"`
 	ParentThreadID string          `json:"parent_thread_id"`
+	Git            *struct {
+		Branch string `json:"branch"`
+	} `json:"git"`
 }
 
 func (d *Decoder) sessionMeta(p json.RawMessage) (bool, error) {
@@ -357,6 +360,9 @@ func (d *Decoder) sessionMeta(p json.RawMessage) (bool, error) {
 	}
 	o := &d.out
 	o.Originator, o.CLIVersion, o.ForkedFromID = m.Originator, m.CLIVersion, m.ForkedFromID
+	if m.Git != nil {
+		o.GitBranch = m.Git.Branch
+	}
 	if m.ModelProvider != "" {
 		o.Provider, d.provider = m.ModelProvider, m.ModelProvider
 	}

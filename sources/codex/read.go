@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"prism/core"
 	"prism/sources/dsh"
 )
 
@@ -42,6 +43,7 @@ func Format() dsh.Foreign {
 		if err != nil {
 			return nil, err
 		}
+		l.Source.File = path
 		return []*dsh.Log{l}, nil
 	}}
 }
@@ -119,6 +121,7 @@ func ReadLog(r *bufio.Reader, lim dsh.Limits, id string) (*Rollout, *dsh.Log, er
 		return nil, nil, &dsh.FormatError{Frame: -1, Offset: -1, Reason: err.Error()}
 	}
 	l.Header, l.Events = ro.Header, ro.Events
+	l.Source = &core.SourceInfo{Kind: SourceName, Version: ro.CLIVersion, Cwd: ro.Header.Cwd, GitBranch: ro.GitBranch, ForkedFrom: ro.ForkedFromID}
 	for len(l.Pos) < len(l.Events) {
 		l.Pos = append(l.Pos, dsh.Position{Frame: -1, Line: n})
 	}

@@ -52,6 +52,13 @@ type Store interface {
 	ImportLimits() dsh.Limits
 }
 
+// SourceInfoStore is a store that keeps what a session's source is beside
+// its header (db and pgstore do): the watcher records it for the sessions
+// it reads from other agents' files.
+type SourceInfoStore interface {
+	PutSourceInfo(ctx context.Context, id string, info core.SourceInfo) error
+}
+
 // Options configure a Watcher.
 type Options struct {
 	// Logger receives the watcher's logs (default slog.Default()).
@@ -127,6 +134,7 @@ type fileKind struct {
 	seen, failed [3]int64
 	end          int64
 	sessions     []string
+	infos        map[string]core.SourceInfo // the source info recorded per session
 }
 
 // kindHealth is one kind's row of the folder's health.
@@ -570,11 +578,33 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 		if outcome == store.ImportSkipped {
 			w.log.Info("watch: skipping a session deleted during this run; restart the watch to import it again", logkey.Path, path, logkey.SessionID, id)
 		}
+		if l.Source != nil && outcome != store.ImportSkipped {
+			if err := w.putSource(ctx, k, id, *l.Source); err != nil {
+				w.report(Sync{Path: path, Kind: kind, SessionID: id, Outcome: "failed", Err: fmt.Errorf("%s: %w", path, err)})
+			}
+		}
 		raw, why := rawLines(l)
 		w.note(kind, path, id, lastLine, fi.ModTime(), raw, why)
 		w.report(Sync{Path: path, Kind: kind, SessionID: id, Outcome: outcome, Added: added})
 	}
 	k.seen, k.failed, k.end = sig, [3]int64{}, end
+	return nil
+}
+
+// putSource records a session's source info when the store keeps it and
+// it changed since last recorded.
+func (w *Watcher) putSource(ctx context.Context, k *fileKind, id string, info core.SourceInfo) error {
+	ss, ok := w.st.(SourceInfoStore)
+	if !ok || k.infos[id] == info {
+		return nil
+	}
+	if err := ss.PutSourceInfo(ctx, id, info); err != nil {
+		return err
+	}
+	if k.infos == nil {
+		k.infos = map[string]core.SourceInfo{}
+	}
+	k.infos[id] = info
 	return nil
 }
 
