@@ -89,8 +89,8 @@ type SessionHeadView struct {
 	Cwd, Parent       string
 	// Source says what the session was read from, small beside the title
 	// (nil: a session of prism's own, or dsh's; owner pages only).
-	Source *SourceLineView
-	Created, Updated  string
+	Source           *SourceLineView
+	Created, Updated string
 	// Cost is the session's cost under the server's price table ("" with
 	// none); CostNote names models the table does not price.
 	Cost, CostNote string
