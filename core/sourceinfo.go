@@ -25,6 +25,20 @@ type SourceInfo struct {
 	// ForkedFrom names the session a fork was made from (Codex's
 	// forked_from_id).
 	ForkedFrom string `json:"forkedFrom,omitempty"`
+	// SpawnedBy is, for a child session, the parent's call that spawned
+	// it, as far as the source says: what the link note on that call
+	// records.
+	SpawnedBy *Spawn `json:"spawnedBy,omitempty"`
+}
+
+// Spawn is the call of a parent session that spawned a child.
+type Spawn struct {
+	CallID string `json:"callId"`
+	// Background: the call returned at once and the child went on after
+	// it (Claude Code's async_launched).
+	Background bool `json:"background,omitempty"`
+	// Inferred: matched by the prompt's text, not named by the source.
+	Inferred bool `json:"inferred,omitempty"`
 }
 
 // Agent names the kind for people: "Claude Code", "Codex".

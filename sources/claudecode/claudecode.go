@@ -121,6 +121,7 @@ type Decoder struct {
 	group        *group
 	compaction   string // open compaction id
 	titleRank    int    // the rank of info.Title's line (noteSource)
+	sidechain    bool   // a subagent's transcript: its isSidechain lines are its own
 }
 
 // group is the assistant lines of one message.id not yet written.
@@ -236,7 +237,7 @@ func (d *Decoder) Line(n int, line []byte) error {
 	}
 	t, _ := d.timeOf(env.Timestamp)
 	d.noteSource(&env)
-	if env.IsSidechain {
+	if env.IsSidechain && !d.sidechain {
 		return d.raw(n, line, t)
 	}
 	switch env.Type {

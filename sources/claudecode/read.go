@@ -49,18 +49,21 @@ func Detect(head []byte) bool {
 // Format is the Claude Code transcript as a dsh.Foreign, for import:
 // ReadFileWith and DecodeNamed detect it by content.
 func Format() dsh.Foreign {
-	return dsh.Foreign{Name: Source, Detect: Detect, Read: readLogs, ReadPath: readPath}
+	return dsh.Foreign{Name: Source, Detect: Detect, Read: readLogs, ReadPath: readPath, Related: related}
 }
 
 // readPath reads the transcript at path: the main one of a session, or a
 // subagent's (agent-<id>.jsonl), which becomes a child session (see
 // ReadFile).
 func readPath(path string, r *bufio.Reader, lim dsh.Limits) ([]*dsh.Log, error) {
-	l, err := ReadLog(r, lim)
+	l, err := readLog(r, lim, AgentID(path) != "")
 	if err != nil {
 		return nil, err
 	}
 	l.Source.File = path
+	if agent := AgentID(path); agent != "" {
+		asChild(l, path, agent)
+	}
 	return []*dsh.Log{l}, nil
 }
 
@@ -84,8 +87,15 @@ const eventOverhead = 160
 // a torn tail (Torn), left out. A transcript with no sessionId anywhere is
 // an error.
 func ReadLog(r *bufio.Reader, lim dsh.Limits) (*dsh.Log, error) {
+	return readLog(r, lim, false)
+}
+
+// readLog is ReadLog; sidechain decodes a subagent's own transcript, whose
+// lines are all isSidechain.
+func readLog(r *bufio.Reader, lim dsh.Limits, sidechain bool) (*dsh.Log, error) {
 	lim = withDefaults(lim)
 	d := NewDecoder()
+	d.sidechain = sidechain
 	l := &dsh.Log{}
 	var total int64
 	var mem int64

@@ -117,6 +117,11 @@ type Watcher struct {
 	// kinds are the files' kinds, told once per file (device and inode).
 	kinds map[string]*fileKind
 
+	// pendingLinks are the children whose link note waits for the
+	// parent's spawning call to be stored; linked those written.
+	pendingLinks map[string]pendingLink
+	linked       map[string]bool
+
 	mu     sync.Mutex
 	health map[string]*kindHealth // by kind
 	dirErr string                 // the folder's latest walk error
@@ -182,7 +187,7 @@ func New(st Store, dir string, o Options) *Watcher {
 		o.Now = time.Now
 	}
 	return &Watcher{st: st, dir: dir, opts: o, log: o.Logger.With(logkey.Watch, dir), files: map[string]*watchedFile{},
-		kinds: map[string]*fileKind{}, health: map[string]*kindHealth{}}
+		kinds: map[string]*fileKind{}, health: map[string]*kindHealth{}, pendingLinks: map[string]pendingLink{}, linked: map[string]bool{}}
 }
 
 // Dir is the watched folder.
@@ -222,7 +227,15 @@ func (w *Watcher) Run(ctx context.Context) error {
 // closed.
 func (w *Watcher) Scan(ctx context.Context) error {
 	paths := w.list()
-	sort.Strings(paths)
+	// Subagent transcripts after the others: a child's parent is then
+	// stored first.
+	sort.Slice(paths, func(i, j int) bool {
+		ci, cj := isChildFile(paths[i]), isChildFile(paths[j])
+		if ci != cj {
+			return cj
+		}
+		return paths[i] < paths[j]
+	})
 	seen := map[string]bool{}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
@@ -240,6 +253,7 @@ func (w *Watcher) Scan(ctx context.Context) error {
 			delete(w.files, p)
 		}
 	}
+	w.linkPending(ctx)
 	for p, k := range w.kinds {
 		if !seen[p] {
 			delete(w.kinds, p)
@@ -582,6 +596,9 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 			if err := w.putSource(ctx, k, id, *l.Source); err != nil {
 				w.report(Sync{Path: path, Kind: kind, SessionID: id, Outcome: "failed", Err: fmt.Errorf("%s: %w", path, err)})
 			}
+			if sp := l.Source.SpawnedBy; sp != nil && l.Header.ParentSession != "" && !w.linked[id] {
+				w.pendingLinks[id] = pendingLink{parent: l.Header.ParentSession, spawn: *sp}
+			}
 		}
 		raw, why := rawLines(l)
 		w.note(kind, path, id, lastLine, fi.ModTime(), raw, why)
@@ -736,4 +753,31 @@ func (w *Watcher) SourceHealth() []core.SourceHealth {
 		rows = append(rows, core.SourceHealth{Feed: w.dir, Kind: "folder", SkippedWhy: "no session files yet"})
 	}
 	return rows
+}
+
+// pendingLink is a child's link note still to write.
+type pendingLink struct {
+	parent string
+	spawn  core.Spawn
+}
+
+// isChildFile reports whether path is a subagent's transcript
+// (agent-<id>.jsonl).
+func isChildFile(path string) bool {
+	return strings.HasPrefix(filepath.Base(path), "agent-")
+}
+
+// linkPending writes the link notes whose parent call is now stored.
+func (w *Watcher) linkPending(ctx context.Context) {
+	for child, pl := range w.pendingLinks {
+		ok, err := LinkChild(ctx, w.st, pl.parent, child, pl.spawn)
+		if err != nil {
+			w.log.Warn("watch: cannot link a subagent to its call", logkey.SessionID, child, logkey.Err, err)
+			continue
+		}
+		if ok {
+			delete(w.pendingLinks, child)
+			w.linked[child] = true
+		}
+	}
 }
