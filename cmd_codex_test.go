@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"prism/core/notes"
+	"prism/db"
 )
 
 // TestCLI_importCodex imports Codex rollouts through the real command on a
@@ -85,5 +88,75 @@ func TestCLI_importCodex(t *testing.T) {
 	}
 	if code, out, errOut := importOnce(db2, renamed); code != 0 || out != id+"\tunchanged\t"+events {
 		t.Errorf("renamed rollout: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestCLI_importCodexChildThread imports a parent rollout that spawned a
+// thread (spawn_agent, whose output names the child's id) and the child's
+// rollout, whose session_meta names its parent thread: the child is a
+// child session (origin subagent) and the spawning call has a link note;
+// a child whose parent's rollout is not in the tree imports top-level,
+// its source info naming the missing parent.
+func TestCLI_importCodexChildThread(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	const parent = "0196a1b2-0000-7000-8000-000000000001"
+	const child = "0196a1b2-0000-7000-8000-000000000002"
+	const lost = "0196a1b2-0000-7000-8000-000000000003"
+	pText := `{"timestamp":"2026-05-01T10:00:00.000Z","type":"session_meta","payload":{"id":"` + parent + `","timestamp":"2026-05-01T10:00:00.000Z","cwd":"/repo","originator":"codex_cli_rs","cli_version":"0.150.0","source":"cli","model_provider":"openai","git":{"branch":"main"}}}
+{"timestamp":"2026-05-01T10:00:01.010Z","type":"event_msg","payload":{"type":"task_started"}}
+{"timestamp":"2026-05-01T10:00:01.020Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Why does TestParse fail?"}]}}
+{"timestamp":"2026-05-01T10:00:08.000Z","type":"response_item","payload":{"type":"function_call","name":"spawn_agent","arguments":"{\"message\":\"Find the commit that broke TestParse\",\"agent_type\":\"explorer\"}","call_id":"call_C"}}
+{"timestamp":"2026-05-01T10:00:08.200Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_C","output":"{\"agent_id\":\"` + child + `\",\"nickname\":\"Lorentz\"}"}}
+{"timestamp":"2026-05-01T10:00:41.000Z","type":"event_msg","payload":{"type":"task_complete"}}
+`
+	cText := func(id string) string {
+		return `{"timestamp":"2026-05-01T10:00:08.100Z","type":"session_meta","payload":{"id":"` + id + `","timestamp":"2026-05-01T10:00:08.100Z","cwd":"/repo","originator":"codex_cli_rs","cli_version":"0.150.0","source":{"subagent":{"thread_spawn":{"parent_thread_id":"` + parent + `","depth":1,"agent_nickname":"Lorentz","agent_role":"explorer"}}},"model_provider":"openai"}}
+{"timestamp":"2026-05-01T10:00:08.300Z","type":"event_msg","payload":{"type":"task_started"}}
+{"timestamp":"2026-05-01T10:00:08.400Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Find the commit that broke TestParse"}]}}
+{"timestamp":"2026-05-01T10:00:09.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"abc123"}]}}
+{"timestamp":"2026-05-01T10:00:09.100Z","type":"event_msg","payload":{"type":"task_complete"}}
+`
+	}
+	day := filepath.Join(root, "2026", "05", "01")
+	other := filepath.Join(t.TempDir(), "2026", "05", "01")
+	for _, d := range []string{day, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pFile := filepath.Join(day, "rollout-2026-05-01T10-00-00-"+parent+".jsonl")
+	cFile := filepath.Join(day, "rollout-2026-05-01T10-00-08-"+child+".jsonl")
+	lFile := filepath.Join(other, "rollout-2026-05-01T10-00-08-"+lost+".jsonl")
+	for f, text := range map[string]string{pFile: pText, cFile: cText(child), lFile: cText(lost)} {
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dbPath := filepath.Join(t.TempDir(), "prism.db")
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"import", "--db", dbPath, pFile, cFile, lFile}, &out, &errOut); code != 0 {
+		t.Fatalf("import: exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	st, err := db.Open(ctx, dbPath, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l, err := st.LoadSession(ctx, child)
+	if err != nil || l.Info.ParentID != parent {
+		t.Fatalf("child: %+v, %v", l, err)
+	}
+	links, err := st.Notes(ctx, parent, notes.Query{Kind: notes.KindLink})
+	if err != nil || len(links) != 1 || links[0].CallID != "call_C" || !strings.Contains(string(links[0].Data), `"child":"`+child+`"`) {
+		t.Errorf("link notes of the parent: %+v, %v", links, err)
+	}
+	l, err = st.LoadSession(ctx, lost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, found, err := st.SourceInfo(ctx, lost)
+	if l.Info.ParentID != "" || !found || err != nil || info.MissingParent != parent || info.Kind != "codex" || info.Version != "0.150.0" {
+		t.Errorf("child without its parent's rollout: parent %q, source %+v (%v, %v)", l.Info.ParentID, info, found, err)
 	}
 }

@@ -56,6 +56,9 @@ type Rollout struct {
 	Source json.RawMessage
 	// ForkedFromID is the rollout this one was forked from (forked_from_id).
 	ForkedFromID string
+	// SeedLines is the number of lines of a fork's inherited prefix (0:
+	// not a fork).
+	SeedLines int
 	// ParentThreadID is the thread that spawned this one
 	// (source.subagent.thread_spawn.parent_thread_id, or the older top-level
 	// parent_thread_id).
@@ -130,6 +133,11 @@ type Decoder struct {
 	markers  bool // the rollout writes task_started
 	step     int  // the last step number of the open turn
 	st       *stepBuf
+
+	// seed decodes a fork's inherited prefix (the lines under the parent's
+	// repeated session_meta) as the parent's own rollout, until the fork's
+	// session_meta comes again.
+	seed *Decoder
 }
 
 // stepBuf is the open step, emitted whole when it closes.
@@ -205,11 +213,25 @@ func (d *Decoder) Line(b []byte) {
 	d.out.Lines = d.lineNo
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
+		if d.seed != nil {
+			d.seed.Line(b)
+		}
 		return
 	}
 	var env envelope
 	if err := json.Unmarshal(b, &env); err != nil {
+		if d.seed != nil {
+			d.seed.Line(b)
+			return
+		}
 		d.malformed(b, fmt.Errorf("not a JSON object: %w", err))
+		return
+	}
+	if env.Type == "session_meta" && d.meta && d.forkMeta(b, env.Payload) {
+		return
+	}
+	if d.seed != nil {
+		d.seed.Line(b)
 		return
 	}
 	if t, ok := parseTime(env.Timestamp); ok {
@@ -513,10 +535,63 @@ func (d *Decoder) writeStep(st *stepBuf) {
 	}
 }
 
+// forkMeta handles a repeated session_meta line b (payload p): one naming
+// another session starts the fork's seed, decoded as that session's own
+// rollout (so the seed equals the parent's prefix); the fork's own again
+// ends it (seedLength, session/end-seed). It reports whether the line was
+// taken.
+func (d *Decoder) forkMeta(b []byte, p json.RawMessage) bool {
+	var m struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(p, &m) != nil || m.ID == "" {
+		return false
+	}
+	switch {
+	case d.seed == nil && m.ID != d.out.Header.ID && len(d.out.Events) == 0:
+		d.seed = NewDecoder(Options{ID: m.ID})
+		d.seed.Line(b)
+		if d.out.ForkedFromID == "" {
+			d.out.ForkedFromID = m.ID
+		}
+		return true
+	case d.seed != nil && m.ID == d.out.Header.ID:
+		d.endSeed()
+		return true
+	case d.seed != nil:
+		d.seed.Line(b)
+		return true
+	}
+	return false
+}
+
+// endSeed closes the seed: its events become the fork's first, then
+// session/end-seed; the header names the parent (no origin: a fork is not
+// a child) and the seed's length.
+func (d *Decoder) endSeed() {
+	seed := d.seed
+	d.seed = nil
+	ro, err := seed.Finish()
+	if err != nil {
+		return
+	}
+	d.out.Events = append(d.out.Events, ro.Events...)
+	n := int64(len(d.out.Events))
+	d.out.Header.SeedLength = &n
+	d.out.Header.ParentSession = d.out.ForkedFromID
+	d.out.SeedLines = seed.lineNo
+	d.emit(pendingEvent{typ: core.EventSessionEndSeed, time: seed.now, data: struct{}{}})
+	d.turn, d.now = seed.turn, max(d.now, seed.now)
+	d.provider, d.model = seed.provider, seed.model
+}
+
 // Finish closes the input and returns the rollout. The open step's events
 // are written, leaving it and its turn open in the log: a session still
 // running, or cut short (import's crash repair closes it).
 func (d *Decoder) Finish() (*Rollout, error) {
+	if d.seed != nil {
+		d.endSeed() // the fork's own lines never came: all of it is seed
+	}
 	if d.out.Header.ID == "" {
 		return nil, ErrNoSessionID
 	}

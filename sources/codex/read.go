@@ -39,11 +39,14 @@ func Format() dsh.Foreign {
 		}
 		return []*dsh.Log{l}, nil
 	}, ReadPath: func(path string, r *bufio.Reader, lim dsh.Limits) ([]*dsh.Log, error) {
-		_, l, err := ReadLog(r, lim, IDFromFileName(path))
+		ro, l, err := ReadLog(r, lim, IDFromFileName(path))
 		if err != nil {
 			return nil, err
 		}
 		l.Source.File = path
+		if ro.ParentThreadID != "" && ro.ParentThreadID != l.Header.ID {
+			asChild(l, path, ro.ParentThreadID)
+		}
 		return []*dsh.Log{l}, nil
 	}}
 }
