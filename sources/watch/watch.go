@@ -121,6 +121,7 @@ type Watcher struct {
 	// parent's spawning call to be stored; linked those written.
 	pendingLinks map[string]pendingLink
 	linked       map[string]bool
+	started      time.Time // when New made the Watcher (lag counts from it at most)
 
 	mu     sync.Mutex
 	health map[string]*kindHealth // by kind
@@ -186,7 +187,7 @@ func New(st Store, dir string, o Options) *Watcher {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Watcher{st: st, dir: dir, opts: o, log: o.Logger.With(logkey.Watch, dir), files: map[string]*watchedFile{},
+	return &Watcher{st: st, dir: dir, opts: o, log: o.Logger.With(logkey.Watch, dir), files: map[string]*watchedFile{}, started: o.Now(),
 		kinds: map[string]*fileKind{}, health: map[string]*kindHealth{}, pendingLinks: map[string]pendingLink{}, linked: map[string]bool{}}
 }
 
@@ -687,6 +688,11 @@ func (w *Watcher) note(kind, path, id string, line int, modified time.Time, raw 
 	h.sessions[id] = true
 	h.files[path] = true
 	h.row.LastRead, h.row.LastPath, h.row.LastLine = now, path, line
+	// A file last written before the watch started was caught up on, not
+	// lagged behind: its lag counts from the start.
+	if modified.Before(w.started) {
+		modified = w.started
+	}
 	h.row.Lag = max(now.Sub(modified), 0)
 	h.row.Raw = raw
 	if why != "" {
