@@ -710,7 +710,7 @@ func (w *Watcher) skip(path, why string) {
 	h.row.SkippedWhy = filepath.Base(path) + ": " + why
 	w.mu.Unlock()
 	if first {
-		w.log.Info("watch: leaving out a file", logkey.Path, path, "why", why)
+		w.log.Info("watch: leaving out a file", logkey.Path, path, logkey.Reason, why)
 	}
 }
 
