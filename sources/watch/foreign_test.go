@@ -143,3 +143,70 @@ func TestWatchForeignLineByLine(t *testing.T) {
 }
 
 func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
+
+// TestWatchGoesOn checks the watcher's bad days: the folder missing at
+// first (reported in the health view, then read once it exists), a
+// transcript deleted under it (reported; its session stays stored), a file
+// of no known kind (left out, with why), and a malformed line (kept raw,
+// counted) — and it goes on with the other files each time.
+func TestWatchGoesOn(t *testing.T) {
+	ctx := context.Background()
+	st := newTestStore(t)
+	root := filepath.Join(t.TempDir(), "projects")
+	w := watch.New(st, root, watch.Options{Logger: quietLogger(), Foreign: foreignFormats()})
+	if err := w.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rows := w.SourceHealth(); len(rows) != 1 || !strings.Contains(rows[0].LastError, "does not exist") {
+		t.Fatalf("missing folder: rows %+v", rows)
+	}
+	text, err := os.ReadFile("../claudecode/testdata/unknown.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := claudecode.ReadLog(bufioReader(text), dsh.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := filepath.Join(root, "-p", "one.jsonl")
+	if err := os.MkdirAll(filepath.Dir(first), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(first, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "-p", "journal.jsonl"), []byte(`{"type":"started","key":"k"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.LoadSession(ctx, l.Header.ID); err != nil {
+		t.Fatalf("the folder once it exists: %v", err)
+	}
+	kinds := map[string]core.SourceHealth{}
+	for _, r := range w.SourceHealth() {
+		kinds[r.Kind] = r
+	}
+	cc := kinds[claudecode.Source]
+	if cc.Raw == 0 || !strings.Contains(cc.RawWhy, "kept raw") || cc.LastError != "" {
+		t.Errorf("claude-code row after a malformed line: %+v", cc)
+	}
+	if o := kinds["other"]; o.Skipped != 1 || !strings.Contains(o.SkippedWhy, "journal.jsonl") {
+		t.Errorf("other row: %+v", o)
+	}
+	if err := os.Remove(first); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range w.SourceHealth() {
+		if r.Kind == claudecode.Source && !strings.Contains(r.LastError, "deleted or replaced") {
+			t.Errorf("after the delete: %+v", r)
+		}
+	}
+	if _, err := st.LoadSession(ctx, l.Header.ID); err != nil {
+		t.Errorf("the deleted file's session is gone: %v", err)
+	}
+}
