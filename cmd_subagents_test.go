@@ -139,3 +139,68 @@ func TestCLI_importClaudeCodeSubagents(t *testing.T) {
 		t.Errorf("orphan: parent %q, source info %+v (found %v, err %v)", l.Info.ParentID, info, found, err)
 	}
 }
+
+// TestCLI_importClaudeCodeInlineSidechains imports a transcript of the
+// oldest layout, its subagents' lines inline (isSidechain): one sidechain
+// with an agentId its spawning call's result names, one without, matched by
+// its prompt (inferred). Each becomes a child session with a link note.
+func TestCLI_importClaudeCodeInlineSidechains(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	const sid = "5a1d0000-0000-4000-8000-00000000ab02"
+	c := claudeLines{sid: sid}
+	inline := func(text, agent string) string {
+		repl := `"isSidechain":true`
+		if agent != "" {
+			repl += `,"agentId":"` + agent + `"`
+		}
+		return strings.ReplaceAll(text, `"isSidechain":false`, repl)
+	}
+	// The second sidechain's lines have their own uuids and chain.
+	second := strings.NewReplacer(`"uuid":"u0"`, `"uuid":"v0"`, `"uuid":"a900"`, `"uuid":"w1"`, `"uuid":"r900"`, `"uuid":"w2"`, "toolu_900", "toolu_901", "msg_900", "msg_901", "req_900", "req_901")
+	main := filepath.Join(dir, "-home-dev-app", sid+".jsonl")
+	text := c.prompt("Investigate") +
+		c.agentCall(1, "Task", "Find the regression") +
+		inline(c.prompt("Find the regression")+c.call(900)+c.result(900), "a7f2c1") +
+		c.agentResult(1, "a7f2c1", "completed") +
+		c.agentCall(2, "Task", "Count the files") +
+		second.Replace(inline(c.prompt("Count the files")+c.call(900)+c.result(900), "")) +
+		c.agentResult(2, "", "")
+	if err := os.MkdirAll(filepath.Dir(main), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(main, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dbPath := filepath.Join(dir, "prism.db")
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"import", "--db", dbPath, main}, &out, &errOut); code != 0 {
+		t.Fatalf("import: exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	st, err := db.Open(ctx, dbPath, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	links, err := st.Notes(ctx, sid, notes.Query{Kind: notes.KindLink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, n := range links {
+		got[n.CallID] = string(n.Data)
+	}
+	want := map[string]string{
+		"toolu_1": `{"child":"` + claudecode.ChildID(sid, "a7f2c1") + `","background":false,"inferred":false}`,
+		"toolu_2": `{"child":"` + claudecode.ChildID(sid, "inline-2") + `","background":false,"inferred":true}`,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("link notes = %v\nwant %v\n(import: %s%s)", got, want, out.String(), errOut.String())
+	}
+	for _, id := range []string{claudecode.ChildID(sid, "a7f2c1"), claudecode.ChildID(sid, "inline-2")} {
+		l, err := st.LoadSession(ctx, id)
+		if err != nil || l.Info.ParentID != sid || l.Info.Summary.Calls != 1 {
+			t.Errorf("child %s: %+v, %v", id, l, err)
+		}
+	}
+}

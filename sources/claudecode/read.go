@@ -56,23 +56,34 @@ func Format() dsh.Foreign {
 // subagent's (agent-<id>.jsonl), which becomes a child session (see
 // ReadFile).
 func readPath(path string, r *bufio.Reader, lim dsh.Limits) ([]*dsh.Log, error) {
-	l, err := readLog(r, lim, AgentID(path) != "")
+	agent := AgentID(path)
+	if agent == "" {
+		return readMain(r, lim, path)
+	}
+	l, err := readLog(r, lim, true, nil)
 	if err != nil {
 		return nil, err
 	}
 	l.Source.File = path
-	if agent := AgentID(path); agent != "" {
-		asChild(l, path, agent)
-	}
+	asChild(l, path, agent)
 	return []*dsh.Log{l}, nil
 }
 
 func readLogs(r *bufio.Reader, lim dsh.Limits) ([]*dsh.Log, error) {
-	l, err := ReadLog(r, lim)
+	return readMain(r, lim, "")
+}
+
+// readMain reads a main transcript (from the file at path, "" when
+// unknown): its session, then a child session per inline sidechain.
+func readMain(r *bufio.Reader, lim dsh.Limits, path string) ([]*dsh.Log, error) {
+	side := newSidechains()
+	l, err := readLog(r, lim, false, side)
 	if err != nil {
 		return nil, err
 	}
-	return []*dsh.Log{l}, nil
+	l.Source.File = path
+	side.noteCalls(l.Events)
+	return append([]*dsh.Log{l}, side.logs(l.Header.ID, path)...), nil
 }
 
 // eventOverhead is what one decoded event costs beyond its data, as
@@ -87,12 +98,12 @@ const eventOverhead = 160
 // a torn tail (Torn), left out. A transcript with no sessionId anywhere is
 // an error.
 func ReadLog(r *bufio.Reader, lim dsh.Limits) (*dsh.Log, error) {
-	return readLog(r, lim, false)
+	return readLog(r, lim, false, nil)
 }
 
 // readLog is ReadLog; sidechain decodes a subagent's own transcript, whose
 // lines are all isSidechain.
-func readLog(r *bufio.Reader, lim dsh.Limits, sidechain bool) (*dsh.Log, error) {
+func readLog(r *bufio.Reader, lim dsh.Limits, sidechain bool, side *sidechains) (*dsh.Log, error) {
 	lim = withDefaults(lim)
 	d := NewDecoder()
 	d.sidechain = sidechain
@@ -132,6 +143,9 @@ func readLog(r *bufio.Reader, lim dsh.Limits, sidechain bool) (*dsh.Log, error) 
 		if last && len(text) > 0 && !json.Valid(text) {
 			l.Torn = fmt.Sprintf("line %d: incomplete last line (%d bytes, no newline)", n, len(buf))
 			break
+		}
+		if side != nil {
+			side.line(n, buf)
 		}
 		before := len(d.events)
 		if lerr := d.Line(n, buf); lerr != nil {
