@@ -25,7 +25,9 @@ func codexRollout(n int) []byte {
 	fmt.Fprintf(&b, `{"timestamp":"2026-11-04T00:00:00.000Z","type":"session_meta","payload":{"id":%q,"timestamp":"2026-11-04T00:00:00.000Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.150.0","source":"cli","model_provider":"openai"}}`+"\n", benchRolloutID)
 	for i := 0; 1+i*10 < n; i++ {
 		ts := fmt.Sprintf("2026-11-04T%02d:%02d:%02d.000Z", i/3600%24, i/60%60, i%60)
-		line := func(typ, payload string) { fmt.Fprintf(&b, `{"timestamp":%q,"type":%q,"payload":%s}`+"\n", ts, typ, payload) }
+		line := func(typ, payload string) {
+			fmt.Fprintf(&b, `{"timestamp":%q,"type":%q,"payload":%s}`+"\n", ts, typ, payload)
+		}
 		line("event_msg", `{"type":"task_started"}`)
 		line("response_item", fmt.Sprintf(`{"type":"message","role":"user","content":[{"type":"input_text","text":"Step %d: check the build."}]}`, i))
 		line("response_item", `{"type":"reasoning","summary":[{"type":"summary_text","text":"Build, then read main.go."}],"encrypted_content":"gAAAA"}`)
