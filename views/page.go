@@ -99,7 +99,10 @@ type SessionHeadView struct {
 	// (parent › child › grandchild; Reader.Ancestors); the owner's pages
 	// only.
 	Path []Link
-	Created, Updated  string
+	// Source says what the session was read from, small beside the title
+	// (nil: a session of prism's own, or dsh's; owner pages only).
+	Source           *SourceLineView
+	Created, Updated string
 	// Cost is the session's cost under the server's price table ("" with
 	// none); CostNote names models the table does not price.
 	Cost, CostNote string
@@ -657,6 +660,9 @@ type SessionListView struct {
 	// Demo links the scripted demo session the server started on an
 	// empty database, while the list shows it (nil otherwise).
 	Demo *Link
+	// Watchable are agents' session folders found on this machine that
+	// the server does not watch (the newcomer's hint).
+	Watchable []WatchHint
 }
 
 // Filtered reports whether any filter narrows the list.

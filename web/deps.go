@@ -257,6 +257,13 @@ type Deps struct {
 	// annotations API, the cards' labels); without it those routes
 	// answer 503 and cards show no labels.
 	Notes NoteStore
+	// Sources are the feeds the source-health page (/sources) reports:
+	// each watched folder (sources/watch.Watcher), and any other feed that
+	// reports rows (the OTLP receiver). Nil: the page says there are none.
+	Sources []core.SourceReporter
+	// Watchable are agents' session folders found on this machine that no
+	// --watch names: the list page says the server can watch them.
+	Watchable []WatchHint
 	// Labels are the labels the cards' label form suggests (nil:
 	// views.DefaultLabels); any other text may be typed.
 	Labels []string

@@ -412,6 +412,7 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/api/sessions/s/approval-policy", "application/json", `{"policy":"sometimes"}`, map[string]want{POST: {400, core.CodeInvalid}}},
 		{"/api/sessions/s/approval-policy", "application/json", ``, map[string]want{POST: {400, core.CodeInvalid}}},
 		{"/search", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, DELETE: notAllowed}},
+		{"/sources", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, DELETE: notAllowed}},
 		{"/search?q=tool:read", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}}},
 		{"/api/search?q=tool:read", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, PUT: notAllowed}},
 		{"/api/search", "", "", map[string]want{GET: {400, core.CodeInvalid}}},

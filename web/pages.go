@@ -74,7 +74,8 @@ func (s *Server) handleHome(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := &views.SessionListView{Meta: s.meta("sessions"), Query: lq.Query, Filter: lq.filter(), CanRun: s.deps.Runner != nil, CanSearch: s.deps.Search != nil, Priced: s.deps.Prices != nil}
+	v := &views.SessionListView{Meta: s.meta("sessions"), Query: lq.Query, Filter: lq.filter(), CanRun: s.deps.Runner != nil, CanSearch: s.deps.Search != nil, Priced: s.deps.Prices != nil,
+		Watchable: s.deps.Watchable}
 	for i := range sums {
 		v.Rows = append(v.Rows, rowView(&sums[i], s.deps.Prices))
 		if sums[i].ID == s.deps.DemoID {

@@ -60,6 +60,7 @@ func (s *Server) routeTable() []route {
 		{method: GET, pattern: views.RouteComparePick, handle: s.handleComparePick},
 		{method: GET, pattern: views.RouteCompare, handle: s.handleCompare},
 		{method: GET, pattern: views.RouteCompareStream, handle: s.handleCompareStream, head: s.handleCompareStreamHead, raw: true},
+		{method: GET, pattern: views.RouteSources, handle: s.handleSources},
 		// The owner's exports.
 		{method: GET, pattern: views.RouteSessionExportHTML, handle: s.handleExportHTML, head: s.handleExportHTML},
 		{method: GET, pattern: views.RouteCallContent, handle: s.handleCallFile(views.CallContentFile)},

@@ -54,6 +54,7 @@ func TestURLsReachTheirRoutes(t *testing.T) {
 			{http.MethodGet, views.CompareStreamURL(id, id+"-b"), views.RouteCompareStream, map[string]string{"a": id, "b": id + "-b"}},
 			{http.MethodGet, views.ComparePickURL(id), views.RouteComparePick, nil},
 			{http.MethodGet, views.APICompareURL(id, id+"-b"), views.RouteAPICompare, map[string]string{"a": id, "b": id + "-b"}},
+			{http.MethodGet, views.SourcesURL(), views.RouteSources, nil},
 			{http.MethodGet, views.APISearchURL(id, "rank", "c1", 5), views.RouteAPISearch, nil},
 			{http.MethodGet, views.ListURL(views.ListFilter{Query: id, Status: "idle", HasErrors: true, Sort: "calls"}), views.RouteHome, nil},
 			{http.MethodGet, views.ListFilterStreamURL(views.ListFilter{Query: id, Sort: "errors"}), views.RouteListStream, nil},

@@ -167,6 +167,9 @@ type Log struct {
 	// Notes are what a Foreign decoder reports of lines it kept raw (a
 	// malformed line, with its number) while decoding the rest.
 	Notes []string
+	// Source is what a Foreign decoder says the session's source is,
+	// stored beside the header (nil: nothing to say).
+	Source *core.SourceInfo
 }
 
 // FormatError is a decoding failure with its location. It is a core.Coded
