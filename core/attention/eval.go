@@ -42,7 +42,7 @@ type Output struct {
 	Cleared []Clearing
 }
 
-func (o *Output) fire(f Firing)                 { o.Fired = append(o.Fired, f) }
+func (o *Output) fire(f Firing) { o.Fired = append(o.Fired, f) }
 func (o *Output) clear(session, key string, seq int64) {
 	o.Cleared = append(o.Cleared, Clearing{Session: session, Key: key, Seq: seq})
 }
