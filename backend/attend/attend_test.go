@@ -55,13 +55,13 @@ func newReceiver(t *testing.T, status int) *receiver {
 }
 
 type fixture struct {
-	st    *db.Store
-	feed  *backend.Feed
-	svc   *attend.Service
-	now   time.Time
-	mu    sync.Mutex
-	stop  func()
-	seen  chan int64 // the last seq of each commit the service was fed
+	st   *db.Store
+	feed *backend.Feed
+	svc  *attend.Service
+	now  time.Time
+	mu   sync.Mutex
+	stop func()
+	seen chan int64 // the last seq of each commit the service was fed
 }
 
 // append appends events to session id and waits until the service has
