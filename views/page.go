@@ -504,6 +504,8 @@ type SessionRowView struct {
 	// Cost and CostNote are SessionCost's (the session header's value).
 	Priced         bool
 	Cost, CostNote string
+	// Attention are the session's open attention firings (a badge).
+	Attention []AttentionView
 }
 
 // NewSessionRow builds a session's list row from its stored summary: the
@@ -574,10 +576,15 @@ type SessionListView struct {
 	Filter    ListFilter // the filters and order the rows were chosen by
 	Rows      []*SessionRowView
 	StreamURL string
-	CanRun    bool
-	CanSearch bool // the server has full-text search (/search)
-	Priced    bool // a price table is configured: the list has a cost column
-	Notice    string
+	// AttentionCount counts the sessions with an open attention firing
+	// (the attention filter's count); BoardURL, when set, links /board
+	// (sessions run).
+	AttentionCount int
+	BoardURL       string
+	CanRun         bool
+	CanSearch      bool // the server has full-text search (/search)
+	Priced         bool // a price table is configured: the list has a cost column
+	Notice         string
 	// Demo links the scripted demo session the server started on an
 	// empty database, while the list shows it (nil otherwise).
 	Demo *Link
@@ -585,7 +592,7 @@ type SessionListView struct {
 
 // Filtered reports whether any filter narrows the list.
 func (v *SessionListView) Filtered() bool {
-	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors
+	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors || v.Filter.Attention
 }
 
 // SortURL is the list with the same filters in order sort.
@@ -619,6 +626,9 @@ func (v *SessionListView) filterSummary() string {
 	}
 	if v.Filter.HasErrors {
 		parts = append(parts, "with errors")
+	}
+	if v.Filter.Attention {
+		parts = append(parts, "needing attention")
 	}
 	return strings.Join(parts, ", ")
 }
