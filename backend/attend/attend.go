@@ -183,6 +183,7 @@ func (s *Service) Run(ctx context.Context) {
 	s.hooksCtx = ctx
 	s.startHooks(s.rules)
 	s.mu.Unlock()
+	s.reconcile(ctx)
 	var ticks <-chan time.Time
 	if s.o.Every > 0 {
 		t := time.NewTicker(s.o.Every)
@@ -259,18 +260,41 @@ func (s *Service) observe(ctx context.Context, session string, events []core.Eve
 		if err := s.seed(ctx, session, now); err != nil {
 			s.o.Log.Warn("attention: read the notes of a session", logkey.SessionID, session, logkey.Err, err)
 		}
-		if len(events) > 0 && events[0].Seq > 0 {
+		if len(events) == 0 || events[0].Seq > 0 {
+			// The log before these events (all of it for a session
+			// seen first without events: a restart's reconcile).
 			before, err := s.o.Store.EventsAfter(ctx, session, -1)
 			if err != nil {
 				s.o.Log.Warn("attention: read a session's log", logkey.SessionID, session, logkey.Err, err)
 			} else {
-				first := events[0].Seq
-				before = slices.DeleteFunc(before, func(e core.Event) bool { return e.Seq >= first })
+				if len(events) > 0 {
+					first := events[0].Seq
+					before = slices.DeleteFunc(before, func(e core.Event) bool { return e.Seq >= first })
+				}
 				s.handle(ctx, s.ev.Observe(session, before, now))
 			}
 		}
 	}
 	s.handle(ctx, s.ev.Observe(session, events, now))
+}
+
+// reconcile reads again the sessions with an open firing (at start): a
+// condition that ended while no server watched (a call closed by crash
+// repair, a turn ended at shutdown) clears its firing.
+func (s *Service) reconcile(ctx context.Context) {
+	if len(s.ev.Rules()) == 0 {
+		return
+	}
+	open, err := s.o.Store.OpenNotes(ctx, notes.KindAttention)
+	if err != nil {
+		s.o.Log.Warn("attention: read the open firings", logkey.Err, err)
+		return
+	}
+	for _, n := range open {
+		if !s.seeded[n.Session] {
+			s.observe(ctx, n.Session, nil)
+		}
+	}
 }
 
 // seed marks what the notes table says already fired on session, so it

@@ -329,3 +329,32 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
+
+// TestRestartClearsWhatEndedMeanwhile: a firing whose call completed
+// while no service watched (a shutdown, a crash repair) is cleared when
+// the next service starts.
+func TestRestartClearsWhatEndedMeanwhile(t *testing.T) {
+	rules := parse(t, "[[rule]]\nname = \"stuck\"\nwhen = \"pending\"\nfor = \"1m\"\n")
+	f := start(t, nil, nil, rules, nil)
+	ctx := context.Background()
+	storetest.MustCreate(t, f.st, "s")
+	b := coretest.NewBuilder(0).TurnStart().StepStart().Call("c1", "bash", `{}`)
+	f.append(t, "s", b.Events)
+	f.tick(t, time.Minute)
+	if open, _ := f.svc.Open(ctx); len(open) != 1 {
+		t.Fatalf("open = %+v", open)
+	}
+	f.stop()
+	n := len(b.Events)
+	b.Result("c1", "done", false, nil, nil)
+	if err := f.st.AppendEvents(ctx, "s", b.Events[n:]); err != nil {
+		t.Fatal(err)
+	}
+	g := start(t, f.st, f.feed, rules, nil)
+	if err := g.svc.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if open, _ := g.svc.Open(ctx); len(open) != 0 {
+		t.Fatalf("still open after a restart: %+v", open)
+	}
+}
