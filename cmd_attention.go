@@ -59,8 +59,9 @@ func newAttention(cfg serveConfig, st store.Store, runner web.Runner, log *slog.
 
 // reloadOnHUP reads the rules file again on each SIGHUP; a file that
 // does not load leaves the old rules in force (the error is logged and
-// shown on /rules). The returned func stops listening.
-func reloadOnHUP(cfg serveConfig, svc *attend.Service) (stop func()) {
+// shown on /rules); after, when set, hears each reload's error. The
+// returned func stops listening.
+func reloadOnHUP(cfg serveConfig, svc *attend.Service, after func(error)) (stop func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -70,7 +71,11 @@ func reloadOnHUP(cfg serveConfig, svc *attend.Service) (stop func()) {
 			case <-done:
 				return
 			case <-ch:
-				svc.Reload(loadRules(cfg))
+				rules, err := loadRules(cfg)
+				svc.Reload(rules, err)
+				if after != nil {
+					after(err)
+				}
 			}
 		}
 	}()

@@ -292,7 +292,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv := web.New(deps)
 	defer srv.Close()
 	if svc, ok := deps.Attention.(*attend.Service); ok && cfg.Rules != "" {
-		stopHUP := reloadOnHUP(cfg, svc)
+		stopHUP := reloadOnHUP(cfg, svc, nil)
 		defer stopHUP()
 	}
 
