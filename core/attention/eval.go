@@ -56,6 +56,7 @@ type CostFunc func(models []core.ModelUsage) float64
 // streak). It is not safe for concurrent use: one goroutine feeds it.
 type Evaluator struct {
 	rules    []Rule
+	queries  bool // a query rule: cards' documents are built
 	cost     CostFunc
 	sessions map[string]*sessionState
 }
@@ -93,7 +94,11 @@ type sessionState struct {
 
 // NewEvaluator returns an evaluator of rules; cost prices budgets in usd.
 func NewEvaluator(rules []Rule, cost CostFunc) *Evaluator {
-	return &Evaluator{rules: rules, cost: cost, sessions: map[string]*sessionState{}}
+	ev := &Evaluator{rules: rules, cost: cost, sessions: map[string]*sessionState{}}
+	for _, r := range rules {
+		ev.queries = ev.queries || r.When == WhenQuery
+	}
+	return ev
 }
 
 // Rules returns the rules it evaluates.
@@ -134,7 +139,8 @@ func (ev *Evaluator) Observe(session string, events []core.Event, now time.Time)
 
 func (ev *Evaluator) observe(session string, s *sessionState, e *core.Event, now time.Time, out *Output) {
 	errorsBefore, resultsBefore := s.sum.Errors, s.sum.Results
-	s.sum.Apply(e)
+	facts := core.FactsOf(e)
+	s.sum.ApplyFacts(e, &facts)
 	s.lastEvent = now
 	// A new event ends every idle spell.
 	for k, when := range s.raised {
@@ -162,8 +168,10 @@ func (ev *Evaluator) observe(session string, s *sessionState, e *core.Event, now
 		if json.Unmarshal(e.Data, &c) != nil || c.CallID == "" {
 			break
 		}
-		p := search.Extract(e)
-		oc := &openCall{tool: c.Name, seq: e.Seq, since: now, doc: NewDoc(search.KindCall, c.Name, false, "", p.Sections)}
+		oc := &openCall{tool: c.Name, seq: e.Seq, since: now}
+		if ev.queries {
+			oc.doc = NewDoc(search.KindCall, c.Name, false, "", search.Extract(e).Sections)
+		}
 		s.calls[c.CallID] = oc
 		ck := core.CallKey(c.Name, c.Arguments)
 		s.loops[ck]++
@@ -185,15 +193,17 @@ func (ev *Evaluator) observe(session string, s *sessionState, e *core.Event, now
 			}
 		}
 	case core.EventToolResult:
-		f := core.FactsOf(e)
-		callID := f.CallID()
-		p := search.Extract(e)
+		callID := facts.CallID()
 		if oc, ok := s.calls[callID]; ok {
 			delete(s.calls, callID)
 			for _, r := range ev.rules {
 				if r.When == WhenPending {
 					ev.settle(s, out, session, key(r.Name, "call:"+callID), e.Seq)
 				}
+			}
+			var p search.Part
+			if oc.doc != nil {
+				p = search.Extract(e)
 			}
 			if p.Role == search.RoleResult {
 				oc.doc.IsError, oc.doc.Code = p.IsError, p.Code
@@ -265,7 +275,8 @@ func (ev *Evaluator) observe(session string, s *sessionState, e *core.Event, now
 	ev.budgets(session, s, e.Seq, out)
 }
 
-// budgets fires the budget rules a session's usage has passed.
+// budgets fires the budget rules a session's usage has passed (keys and
+// reasons are built only then: this runs on every event).
 func (ev *Evaluator) budgets(session string, s *sessionState, seq int64, out *Output) {
 	for i := range ev.rules {
 		r := &ev.rules[i]
@@ -273,23 +284,38 @@ func (ev *Evaluator) budgets(session string, s *sessionState, seq int64, out *Ou
 			continue
 		}
 		toks := s.sum.InputTokens + s.sum.OutputTokens
-		scope, k := "this session", key(r.Name, "budget")
 		if r.Per == PerTurn {
 			toks -= s.turnToks
-			scope, k = fmt.Sprintf("in turn %d", s.turn), key(r.Name, fmt.Sprintf("budget:turn:%d", s.turn))
 		}
+		var usd float64
 		switch {
-		case r.Tokens > 0 && toks > r.Tokens:
-			ev.raise(s, out, r, Firing{Session: session, Seq: seq, Key: k, Reason: fmt.Sprintf("%d tokens %s, over %d", toks, scope, r.Tokens)})
+		case r.Tokens > 0:
+			if toks <= r.Tokens {
+				continue
+			}
 		case r.USD > 0 && ev.cost != nil:
-			usd := ev.cost(s.sum.Models)
+			usd = ev.cost(s.sum.Models)
 			if r.Per == PerTurn {
 				usd -= s.turnCost
 			}
-			if usd > r.USD {
-				ev.raise(s, out, r, Firing{Session: session, Seq: seq, Key: k, Reason: fmt.Sprintf("$%.2f %s, over $%.2f", usd, scope, r.USD)})
+			if usd <= r.USD {
+				continue
 			}
+		default:
+			continue
 		}
+		scope, k := "this session", key(r.Name, "budget")
+		if r.Per == PerTurn {
+			scope, k = fmt.Sprintf("in turn %d", s.turn), key(r.Name, fmt.Sprintf("budget:turn:%d", s.turn))
+		}
+		if s.fired[k] {
+			continue
+		}
+		reason := fmt.Sprintf("%d tokens %s, over %d", toks, scope, r.Tokens)
+		if r.USD > 0 {
+			reason = fmt.Sprintf("$%.2f %s, over $%.2f", usd, scope, r.USD)
+		}
+		ev.raise(s, out, r, Firing{Session: session, Seq: seq, Key: k, Reason: reason})
 	}
 }
 
