@@ -1,6 +1,7 @@
 package views
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -128,4 +129,22 @@ func Ago(d time.Duration) string {
 func when(ms int64) string {
 	s, _ := stamp(ms)
 	return s
+}
+
+// SessionAttentionID is the id of the session header's attention element.
+const SessionAttentionID = "session-attention"
+
+// RenderSessionAttentionFor renders the session header's attention as t's
+// reader sees it (ok false when the page shows none).
+func RenderSessionAttentionFor(ctx context.Context, t *Timeline, l Links) (p Patch, ok bool, err error) {
+	r := NewR(t, l)
+	as := attentionViews("", r)
+	if !r.Labels && len(as) == 0 {
+		return Patch{}, false, nil
+	}
+	html, err := Render(ctx, SessionAttention(as))
+	if err != nil {
+		return Patch{}, false, err
+	}
+	return Patch{Mode: "outer", HTML: html}, true, nil
 }

@@ -85,6 +85,11 @@ type SessionHeadView struct {
 	LabelForm         *LabelForm
 	LabelChoices      []string
 	ShowLabels        bool
+	// Attention are the attention rules' open firings on the whole
+	// session (owner pages only); ShowAttention, the header holds their
+	// element (live pages update it).
+	Attention         []AttentionView
+	ShowAttention     bool
 	ID, Title, Status string
 	Cwd, Parent       string
 	Created, Updated  string
@@ -211,6 +216,8 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	r := NewR(t, l)
 	v.Labels, v.LabelForm = labelViews("", SessionLabelsID, r)
 	v.ShowLabels = r.Labels || len(v.Labels) > 0
+	v.Attention = attentionViews("", r)
+	v.ShowAttention = r.Labels || len(v.Attention) > 0
 	v.LabelChoices = labelChoices(r)
 	if l.Shared() || l.Offline() {
 		v.ParentURL = ""
