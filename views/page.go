@@ -81,10 +81,10 @@ type SessionHeadView struct {
 	// Labels are the labels on the whole session (owner pages only);
 	// ShowLabels says the header shows its labels block (with LabelForm,
 	// when set, for a new one).
-	Labels            []LabelView
-	LabelForm         *LabelForm
-	LabelChoices      []string
-	ShowLabels        bool
+	Labels       []LabelView
+	LabelForm    *LabelForm
+	LabelChoices []string
+	ShowLabels   bool
 	// Attention are the attention rules' open firings on the whole
 	// session (owner pages only); ShowAttention, the header holds their
 	// element (live pages update it).

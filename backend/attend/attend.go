@@ -81,7 +81,6 @@ type Service struct {
 	stopHooks context.CancelFunc
 	last      map[string]lastFiring
 	wake      chan struct{}
-	running   bool
 	hooksCtx  context.Context
 
 	// Owned by Run.

@@ -34,9 +34,8 @@ type receiver struct {
 }
 
 type post struct {
-	body     []byte
-	sig, id  string
-	received time.Time
+	body    []byte
+	sig, id string
 }
 
 func newReceiver(t *testing.T, status int) *receiver {

@@ -154,7 +154,7 @@ func TestErrorStreakFiresAndClears(t *testing.T) {
 	n = len(b.Events)
 	b.Call("c5", "bash", `{}`).Result("c5", "ok", false, nil, nil)
 	out = ev.Observe("s", b.Events[n:], now)
-	if len(out.Cleared) != 1 || out.Cleared[0].Key != out.Cleared[0].Key || out.Cleared[0].Seq != b.Events[len(b.Events)-1].Seq {
+	if len(out.Cleared) != 1 || out.Cleared[0].Key != "fails|streak:7" || out.Cleared[0].Seq != b.Events[len(b.Events)-1].Seq {
 		t.Fatalf("a success did not clear the streak: %+v", out)
 	}
 }

@@ -418,9 +418,9 @@ func ParseQuery(q string) (*search.Query, error) {
 		for _, t := range c.Terms {
 			switch t.Field {
 			case search.FieldStatus, search.FieldSession, search.FieldAfter, search.FieldBefore:
-				return nil, fmt.Errorf("query %q: %s: is about a whole session or a date, not a card; a rule's query may use words, phrases, tool:, error: and kind:", q, t.Field)
+				return nil, fmt.Errorf("query %q: %s: is about a whole session or a date, not a card; a rule's query may use words, phrases and the operators tool, error and kind", q, t.Field)
 			case search.FieldLabel, search.FieldHas:
-				return nil, fmt.Errorf("query %q: %s: reads notes, which a rule cannot watch; a rule's query may use words, phrases, tool:, error: and kind:", q, t.Field)
+				return nil, fmt.Errorf("query %q: %s: reads notes, which a rule cannot watch; a rule's query may use words, phrases and the operators tool, error and kind", q, t.Field)
 			}
 		}
 	}

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"prism/core"
-	"prism/core/attention"
 	"prism/core/agent"
+	"prism/core/attention"
 	"prism/core/model"
 	"prism/core/search"
 	"prism/core/tools"
