@@ -237,3 +237,29 @@ func TestQueryRuleOnNewAndCompletedCards(t *testing.T) {
 		t.Fatalf("fired %v, want rm:c1,denied:c3", got)
 	}
 }
+
+func TestBudgetInUSD(t *testing.T) {
+	rs, err := attention.Parse("r.toml", []byte("[[rule]]\nname = \"spend\"\nwhen = \"budget\"\nusd = 0.01\n"), attention.Options{Prices: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// $5 per million tokens of any model.
+	cost := func(models []core.ModelUsage) float64 {
+		var n int64
+		for _, m := range models {
+			n += m.InputTokens + m.OutputTokens
+		}
+		return float64(n) * 5 / 1e6
+	}
+	ev := attention.NewEvaluator(rs.Rules, cost)
+	b := coretest.NewBuilder(0).TurnStart().StepStart().Assistant("a") // 1285 tokens: $0.0064
+	if out := ev.Observe("s", b.Events, time.Unix(0, 0)); len(out.Fired) != 0 {
+		t.Fatalf("fired under budget: %+v", out.Fired)
+	}
+	n := len(b.Events)
+	b.Assistant("b") // 2570 tokens: $0.0129
+	out := ev.Observe("s", b.Events[n:], time.Unix(0, 0))
+	if len(out.Fired) != 1 || out.Fired[0].Reason != "$0.0129 this session, over $0.0100" {
+		t.Fatalf("fired %+v", out.Fired)
+	}
+}

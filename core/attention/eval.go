@@ -313,7 +313,7 @@ func (ev *Evaluator) budgets(session string, s *sessionState, seq int64, out *Ou
 		}
 		reason := fmt.Sprintf("%d tokens %s, over %d", toks, scope, r.Tokens)
 		if r.USD > 0 {
-			reason = fmt.Sprintf("$%.2f %s, over $%.2f", usd, scope, r.USD)
+			reason = fmt.Sprintf("%s %s, over %s", dollars(usd), scope, dollars(r.USD))
 		}
 		ev.raise(s, out, r, Firing{Session: session, Seq: seq, Key: k, Reason: reason})
 	}
@@ -401,4 +401,12 @@ func (ev *Evaluator) Summary(session string) (core.Summary, bool) {
 		return core.Summary{}, false
 	}
 	return s.sum, true
+}
+
+// dollars formats an amount: cents above a dollar, four decimals under.
+func dollars(usd float64) string {
+	if usd >= 1 {
+		return fmt.Sprintf("$%.2f", usd)
+	}
+	return fmt.Sprintf("$%.4f", usd)
 }
