@@ -21,8 +21,11 @@ type CardView struct {
 	ID, CallID, Tool string
 	// Labels are the people's labels on the call (owner pages only);
 	// LabelForm, when set, offers a new one.
-	Labels       []LabelView
-	LabelForm    *LabelForm
+	Labels    []LabelView
+	LabelForm *LabelForm
+	// Attention are the attention rules' open firings on the call at the
+	// seq the page shows (owner pages only): the card is outlined.
+	Attention    []AttentionView
 	LabelChoices []string
 	// Server is the MCP server of a tool named mcp__<server>__<tool>
 	// (Tool is then the server's tool name and FullName the whole name).
@@ -294,6 +297,9 @@ func NewCardViewIn(c *Card, r R) *CardView {
 	}
 	v.InspectURL = r.links().Call(c.CallID, "")
 	v.Labels, v.LabelForm = labelViews(c.CallID, c.ID, r)
+	if c.CallID != "" {
+		v.Attention = attentionViews(c.CallID, r)
+	}
 	if r.Labels && c.Result != nil && c.CallID != "" {
 		for i := range v.Labels {
 			v.Labels[i].TestURL = CallTestURL(sessionID, c.CallID, c.ID)

@@ -89,10 +89,15 @@ type SessionHeadView struct {
 	// Labels are the labels on the whole session (owner pages only);
 	// ShowLabels says the header shows its labels block (with LabelForm,
 	// when set, for a new one).
-	Labels            []LabelView
-	LabelForm         *LabelForm
-	LabelChoices      []string
-	ShowLabels        bool
+	Labels       []LabelView
+	LabelForm    *LabelForm
+	LabelChoices []string
+	ShowLabels   bool
+	// Attention are the attention rules' open firings on the whole
+	// session (owner pages only); ShowAttention, the header holds their
+	// element (live pages update it).
+	Attention         []AttentionView
+	ShowAttention     bool
 	ID, Title, Status string
 	Cwd, Parent       string
 	// Path is the session's ancestors, root first, when it is a subagent
@@ -229,6 +234,8 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	r := NewR(t, l)
 	v.Labels, v.LabelForm = labelViews("", SessionLabelsID, r)
 	v.ShowLabels = r.Labels || len(v.Labels) > 0
+	v.Attention = attentionViews("", r)
+	v.ShowAttention = r.Labels || len(v.Attention) > 0
 	v.LabelChoices = labelChoices(r)
 	if !l.Shared() && !l.Offline() {
 		for _, a := range t.reader.Ancestors {
@@ -533,6 +540,8 @@ type SessionRowView struct {
 	Kids   int
 	Nested bool
 	Group  string
+	// Attention are the session's open attention firings (a badge).
+	Attention []AttentionView
 }
 
 // GroupChildren orders rows so that each subagent (a row with a Parent)
@@ -653,10 +662,15 @@ type SessionListView struct {
 	Filter    ListFilter // the filters and order the rows were chosen by
 	Rows      []*SessionRowView
 	StreamURL string
-	CanRun    bool
-	CanSearch bool // the server has full-text search (/search)
-	Priced    bool // a price table is configured: the list has a cost column
-	Notice    string
+	// AttentionCount counts the sessions with an open attention firing
+	// (the attention filter's count); BoardURL, when set, links /board
+	// (sessions run).
+	AttentionCount int
+	BoardURL       string
+	CanRun         bool
+	CanSearch      bool // the server has full-text search (/search)
+	Priced         bool // a price table is configured: the list has a cost column
+	Notice         string
 	// Demo links the scripted demo session the server started on an
 	// empty database, while the list shows it (nil otherwise).
 	Demo *Link
@@ -667,7 +681,7 @@ type SessionListView struct {
 
 // Filtered reports whether any filter narrows the list.
 func (v *SessionListView) Filtered() bool {
-	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors
+	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors || v.Filter.Attention
 }
 
 // SortURL is the list with the same filters in order sort.
@@ -701,6 +715,9 @@ func (v *SessionListView) filterSummary() string {
 	}
 	if v.Filter.HasErrors {
 		parts = append(parts, "with errors")
+	}
+	if v.Filter.Attention {
+		parts = append(parts, "needing attention")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -105,6 +105,8 @@ type ListFilter struct {
 	Query, Status string
 	HasErrors     bool
 	Sort          string
+	// Attention keeps the sessions with an open attention firing.
+	Attention bool
 }
 
 func (f ListFilter) values() url.Values {
@@ -116,6 +118,9 @@ func (f ListFilter) values() url.Values {
 	}
 	if f.HasErrors {
 		q.Set(ParamHasErrors, "1")
+	}
+	if f.Attention {
+		q.Set(ParamAttention, "1")
 	}
 	return q
 }

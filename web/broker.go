@@ -151,6 +151,7 @@ func (b *Broker) Notes(sessionID string) {
 			h.notesChanged()
 		}
 	}
+	b.list.touch(sessionID) // an attention badge on its row
 }
 
 // hubsOf returns the open hubs of a session.

@@ -50,6 +50,9 @@ type ListQuery struct {
 	Sort string
 	// Limit bounds the result; 0 = the source's default.
 	Limit int
+	// Attention keeps the sessions with an open attention firing (the
+	// web server applies it; sources ignore it).
+	Attention bool
 }
 
 // SessionSummary is one session as the list shows it: its identity and
@@ -264,6 +267,9 @@ type Deps struct {
 	// Watchable are agents' session folders found on this machine that no
 	// --watch names: the list page says the server can watch them.
 	Watchable []WatchHint
+	// Attention runs the attention rules (/rules, /board's marks, the
+	// list's badges, /api/attention); nil: no rules.
+	Attention Attention
 	// Labels are the labels the cards' label form suggests (nil:
 	// views.DefaultLabels); any other text may be typed.
 	Labels []string

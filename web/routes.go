@@ -70,6 +70,13 @@ func (s *Server) routeTable() []route {
 		// Labels: a card's label forms (add, edit, remove).
 		{method: POST, pattern: views.RouteLabels, handle: s.handleLabelForm, bodyCap: maxNoteBody},
 		{method: POST, pattern: views.RouteLabel, handle: s.handleLabelForm, bodyCap: maxNoteBody},
+		// Attention rules: the read-only rules page, the board, the open
+		// firings and a person's acknowledgement.
+		{method: GET, pattern: views.RouteRules, handle: s.handleRules},
+		{method: GET, pattern: views.RouteBoard, handle: s.handleBoard},
+		{method: GET, pattern: views.RouteBoardStream, handle: s.handleBoardStream, head: s.handleStreamHead, raw: true},
+		{method: GET, pattern: views.RouteAPIAttention, handle: s.handleAPIAttention},
+		{method: POST, pattern: views.RouteAPIAttentionAck, handle: s.handleAttentionAck, bodyCap: maxNoteBody},
 		// Approvals: a card's decision form.
 		{method: POST, pattern: views.RouteApproval, handle: s.handleDecide, bodyCap: maxDecisionBody},
 		// Share links: the owner's form, preview and revoke button, and

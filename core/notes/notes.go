@@ -120,10 +120,41 @@ func KindOf(name string) (Kind, bool) {
 		return Kind{Name: name, Client: true, check: checkLabel}, true
 	case KindLink:
 		return Kind{Name: name, check: checkLink}, true
-	case KindReplayed, KindAttention:
+	case KindAttention:
+		return Kind{Name: name, check: checkAttention}, true
+	case KindReplayed:
 		return Kind{Name: name, check: checkObject}, true
 	}
 	return Kind{}, false
+}
+
+// AttentionData is the data of a KindAttention note: the rule that
+// fired, why (the badge's text), the key it is raised once by (within its
+// session) and, once a person acknowledged it, when (epoch ms) and who.
+type AttentionData struct {
+	Rule      string `json:"rule"`
+	Reason    string `json:"reason"`
+	Key       string `json:"key,omitempty"`
+	ClearedAt int64  `json:"clearedAt,omitempty"`
+	ClearedBy string `json:"clearedBy,omitempty"`
+}
+
+func checkAttention(data []byte) (Facts, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	var a AttentionData
+	if err := d.Decode(&a); err != nil {
+		return Facts{}, fmt.Errorf("data must be {rule, reason, key?, clearedAt?, clearedBy?}: %v", err)
+	}
+	switch {
+	case strings.TrimSpace(a.Rule) == "":
+		return Facts{}, fmt.Errorf("data must name its rule")
+	case a.ClearedAt < 0:
+		return Facts{}, fmt.Errorf("clearedAt must be epoch milliseconds, got %d", a.ClearedAt)
+	case !utf8.ValidString(a.Reason) || !utf8.ValidString(a.ClearedBy):
+		return Facts{}, fmt.Errorf("reason and clearedBy must be UTF-8 text")
+	}
+	return Facts{}, nil
 }
 
 // LabelData is the data of a KindLabel note.
