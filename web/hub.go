@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -540,7 +541,27 @@ func (h *hub) cardsFrame(calls []string) []byte {
 	}
 	slices.Sort(calls)
 	var patches []views.Patch
-	if calls[0] == "" {
+	var ends []int64
+	calls = slices.DeleteFunc(calls, func(c string) bool {
+		if seq, ok := strings.CutPrefix(c, turnEndKey); ok {
+			if n, err := strconv.ParseInt(seq, 10, 64); err == nil {
+				ends = append(ends, n)
+			}
+			return true
+		}
+		return false
+	})
+	if len(ends) > 0 {
+		p, ok, err := views.RenderTurnEndsFor(h.ctx, h.tl, h.v.links, ends)
+		if err != nil {
+			h.b.log.Error("live fold: turn dividers not rendered", logkey.SessionID, h.id, logkey.Err, err)
+			return nil
+		}
+		if ok {
+			patches = append(patches, p)
+		}
+	}
+	if len(calls) > 0 && calls[0] == "" {
 		calls = calls[1:]
 		p, ok, err := views.RenderSessionLabelsFor(h.ctx, h.tl, h.v.links)
 		if err != nil {
@@ -565,16 +586,26 @@ func (h *hub) cardsFrame(calls []string) []byte {
 	return formatPatches(patches, "")
 }
 
+// turnEndKey prefixes noteDigest's key of a "repair" note: the seq of the
+// turn/end whose divider it changes (never a call id: call ids have no
+// NUL).
+const turnEndKey = "\x00turn-end:"
+
 // noteDigest maps each call that has a note ("" for the session's own) to
-// a digest of its notes.
+// a digest of its notes; a "repair" note is keyed by its turn/end
+// (turnEndKey and the seq).
 func noteDigest(ns []notes.Note) map[string]string {
 	out := map[string]string{}
 	for _, n := range ns {
+		key := n.CallID
+		if n.Kind == notes.KindRepair {
+			key = turnEndKey + strconv.FormatInt(n.AtSeq, 10)
+		}
 		removed := int64(-2)
 		if n.RemovedAtSeq != nil {
 			removed = *n.RemovedAtSeq
 		}
-		out[n.CallID] += n.ID + "\x00" + string(n.Data) + "\x00" + strconv.FormatInt(removed, 10) + "\x00" + n.Author + "\x00"
+		out[key] += n.ID + "\x00" + string(n.Data) + "\x00" + strconv.FormatInt(removed, 10) + "\x00" + n.Author + "\x00"
 	}
 	return out
 }
