@@ -70,6 +70,9 @@ func NewR(t *Timeline, l Links) R {
 		// Labels never leave the owner's pages: not on a share link,
 		// not in a saved file.
 		r.Notes, r.Labels, r.LabelChoices = t.reader.Notes, t.reader.Labels, t.reader.LabelChoices
+	} else if t.reader.SharedNotes {
+		// A share link's reader holds only what the link may show.
+		r.Notes = t.reader.Notes
 	}
 	return r
 }

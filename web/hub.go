@@ -216,7 +216,7 @@ func (h *hub) timeline(hdr core.SessionHeader) *views.Timeline {
 		return h.b.timeline(hdr)
 	}
 	t := views.NewTimeline(hdr, h.b.p)
-	t.SetReader(views.Reader{ReadOnly: true})
+	t.SetReader(h.v.link.reader(h.ctx))
 	return t
 }
 
@@ -474,11 +474,16 @@ func (h *hub) take(q []core.Event) {
 // rereadNotes takes the session's notes afresh (the owner's reader) and
 // broadcasts the cards of the calls whose notes changed.
 func (h *hub) rereadNotes() {
-	if h.v.link != nil || h.b.reader == nil {
+	var rd views.Reader
+	switch {
+	case h.v.link != nil:
+		rd = h.v.link.reader(h.ctx)
+	case h.b.reader != nil:
+		rd = h.b.reader(h.id)
+	default:
 		return
 	}
 	before := noteDigest(h.tl.Reader().Notes)
-	rd := h.b.reader(h.id)
 	h.tl.SetReader(rd)
 	after := noteDigest(rd.Notes)
 	var calls []string
