@@ -12,6 +12,7 @@ import (
 	"prism/backend"
 	"prism/sources/dsh"
 	"prism/sources/otel"
+	"prism/store"
 	"prism/views"
 	"prism/web"
 )
@@ -25,15 +26,16 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dbPath := dbFlag(fs)
 	html := fs.Bool("html", false, "write one self-contained HTML file (inline CSS, no script) instead of JSONL")
 	otlp := fs.Bool("otlp", false, "write the session as OpenTelemetry GenAI spans: one OTLP/JSON ExportTraceServiceRequest (POST it to /v1/traces)")
+	withNotes := fs.Bool("with-notes", false, "write a zip in dsh's export layout (session.jsonl, subagents/<id>/session.jsonl) plus notes.jsonl, the notes beside the logs; prism import reads it back")
 	ids, err := parseInterspersed(fs, args)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if len(ids) != 1 {
-		return fmt.Errorf("%w: prism export [--db PATH] [--html | --otlp] SESSION_ID", errUsage)
+		return fmt.Errorf("%w: prism export [--db PATH] [--html | --otlp | --with-notes] SESSION_ID", errUsage)
 	}
-	if *html && *otlp {
-		return fmt.Errorf("%w: --html and --otlp exclude each other", errUsage)
+	if n := btoi(*html) + btoi(*otlp) + btoi(*withNotes); n > 1 {
+		return fmt.Errorf("%w: --html, --otlp and --with-notes exclude each other", errUsage)
 	}
 	if err := storeExists(*dbPath); err != nil {
 		return err
@@ -43,6 +45,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.Close()
+	if *withNotes {
+		return store.ExportZip(ctx, st, ids[0], stdout)
+	}
 	if !*html && !*otlp {
 		return st.Export(ctx, ids[0], stdout)
 	}
@@ -72,4 +77,12 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	return bw.Flush()
+}
+
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

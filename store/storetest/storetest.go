@@ -161,6 +161,7 @@ func Run(t *testing.T, e Engine) {
 		{"NotesGoWithTheirSession", testNotesGoWithTheirSession},
 		{"NotesSurviveAReplacedLog", testNotesSurviveAReplacedLog},
 		{"NotesSurviveAnExtendingImport", testNotesSurviveAnExtendingImport},
+		{"NotesRoundTripThroughAnExportZip", testNotesRoundTripThroughAnExportZip},
 		{"SearchFindsLabels", testSearchFindsLabels},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, e) })
