@@ -134,4 +134,3 @@ func callsOf(events []core.Event) map[string]loggedCall {
 	}
 	return out
 }
-
