@@ -178,3 +178,11 @@ func (st *Store) RemoveNote(ctx context.Context, session, id string) (notes.Note
 	}
 	return out, nil
 }
+
+// AnnotatedCount returns how many sessions have a label (a label note not
+// removed): the count of ListOptions.Annotated.
+func (st *Store) AnnotatedCount(ctx context.Context) (int, error) {
+	var n int
+	err := st.rdb.QueryRowContext(ctx, store.CountAnnotatedSQL).Scan(&n)
+	return n, translate(err, "count annotated sessions")
+}

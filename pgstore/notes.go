@@ -191,3 +191,11 @@ func notifyNotes(ctx context.Context, tx pgx.Tx, session string) error {
 	_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channelNotes, session)
 	return err
 }
+
+// AnnotatedCount returns how many sessions have a label (a label note not
+// removed): the count of ListOptions.Annotated.
+func (st *Store) AnnotatedCount(ctx context.Context) (int, error) {
+	var n int
+	err := st.pool.QueryRow(ctx, store.CountAnnotatedSQL).Scan(&n)
+	return n, translate(err, "count annotated sessions")
+}

@@ -581,6 +581,9 @@ type SessionListView struct {
 	CanSearch bool // the server has full-text search (/search)
 	Priced    bool // a price table is configured: the list has a cost column
 	Notice    string
+	// Annotated is how many sessions have a label (the "annotated"
+	// filter's count); nil when the server keeps no notes.
+	Annotated *int
 	// Demo links the scripted demo session the server started on an
 	// empty database, while the list shows it (nil otherwise).
 	Demo *Link
@@ -588,7 +591,15 @@ type SessionListView struct {
 
 // Filtered reports whether any filter narrows the list.
 func (v *SessionListView) Filtered() bool {
-	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors
+	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors || v.Filter.Annotated
+}
+
+// AnnotatedLabel is the "annotated" filter's text, with its count.
+func (v *SessionListView) AnnotatedLabel() string {
+	if v.Annotated == nil {
+		return "annotated"
+	}
+	return "annotated (" + strconv.Itoa(*v.Annotated) + ")"
 }
 
 // SortURL is the list with the same filters in order sort.
@@ -622,6 +633,9 @@ func (v *SessionListView) filterSummary() string {
 	}
 	if v.Filter.HasErrors {
 		parts = append(parts, "with errors")
+	}
+	if v.Filter.Annotated {
+		parts = append(parts, "annotated")
 	}
 	return strings.Join(parts, ", ")
 }

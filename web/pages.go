@@ -55,11 +55,18 @@ func listQuery(c echo.Context) (ListQuery, error) {
 	default:
 		return q, core.Errorf(core.CodeInvalid, "errors must be 1 (only sessions with errors) or absent, not %q", e)
 	}
+	switch a := c.QueryParam(views.ParamAnnotated); a {
+	case "", "0":
+	case "1", "on", "true":
+		q.Annotated = true
+	default:
+		return q, core.Errorf(core.CodeInvalid, "annotated must be 1 (only sessions with a label) or absent, not %q", a)
+	}
 	return q, nil
 }
 
 func (q ListQuery) filter() views.ListFilter {
-	return views.ListFilter{Query: q.Query, Status: q.Status, HasErrors: q.HasErrors, Sort: q.Sort}
+	return views.ListFilter{Query: q.Query, Status: q.Status, HasErrors: q.HasErrors, Annotated: q.Annotated, Sort: q.Sort}
 }
 
 // handleHome handles GET /?q=&status=&errors=&sort=: the session list.
@@ -85,6 +92,7 @@ func (s *Server) handleHome(c echo.Context) error {
 	if s.deps.Commits != nil {
 		v.StreamURL = views.ListFilterStreamURL(lq.filter())
 	}
+	v.Annotated = s.annotatedCount(ctx)
 	return s.render(c, http.StatusOK, views.SessionListPage(v))
 }
 

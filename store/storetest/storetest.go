@@ -162,6 +162,7 @@ func Run(t *testing.T, e Engine) {
 		{"NotesSurviveAReplacedLog", testNotesSurviveAReplacedLog},
 		{"NotesSurviveAnExtendingImport", testNotesSurviveAnExtendingImport},
 		{"NotesRoundTripThroughAnExportZip", testNotesRoundTripThroughAnExportZip},
+		{"ListAnnotated", testListAnnotated},
 		{"SearchFindsLabels", testSearchFindsLabels},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, e) })
