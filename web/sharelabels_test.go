@@ -64,6 +64,9 @@ func TestLabels_onShareLinksThatAsk(t *testing.T) {
 		if strings.Contains(got, secret) || !strings.Contains(got, "[redacted:") {
 			t.Errorf("GET %s (with labels) does not redact the label's note", path)
 		}
+		if strings.Contains(got, "API client") {
+			t.Errorf("GET %s (with labels) names who made the label", path)
+		}
 	}
 	for _, path := range []string{without.Page(), without.Events(), without.ExportHTML()} {
 		if _, got := e.get(t, path); strings.Contains(got, "zqwrong") || strings.Contains(got, "data-label") {

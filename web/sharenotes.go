@@ -16,7 +16,8 @@ import (
 )
 
 // shareNotes returns the notes link sh shows, removed ones included (time
-// travel shows each between its two seqs), redacted when sh redacts.
+// travel shows each between its two seqs), redacted when sh redacts, and
+// without their author.
 func (s *Server) shareNotes(ctx context.Context, sh share.Share) []notes.Note {
 	if s.deps.Notes == nil {
 		return nil
@@ -36,9 +37,11 @@ func (s *Server) shareNotes(ctx context.Context, sh share.Share) []notes.Note {
 		default:
 			continue
 		}
+		// Who made a note names a tab or API client (its address too):
+		// the owner's business, never a link's.
+		n.Author = ""
 		if sh.Redact && s.deps.Redactor != nil {
 			n.Data, _ = s.deps.Redactor.JSON(n.Data)
-			n.Author, _ = s.deps.Redactor.String(n.Author)
 		}
 		out = append(out, n)
 	}
