@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -40,5 +41,33 @@ func TestRepairNote_turnDividerSaysWhy(t *testing.T) {
 	}
 	if _, log := e.get(t, views.ExportURL("r")); strings.Contains(log, core.InterruptNodeLost) || strings.Contains(log, why) {
 		t.Errorf("the exported log carries the repair's reason:\n%s", log)
+	}
+}
+
+// TestRepairNote_onShareLinks: why crash repair closed a turn is shown on
+// a share link's page even without the labels box (it says what the log
+// said before the reason moved beside it), while the link still shows no
+// label.
+func TestRepairNote_onShareLinks(t *testing.T) {
+	e, _ := shareEnv(t, withNotes)
+	b := coretest.NewBuilder(t0)
+	b.TurnStart().StepStart().User("hi").Call("c1", "note", `{"title":"x"}`)
+	closers := core.InterruptedTurnClosers(b.Events)
+	e.session(t, "s", append(b.Events, closers...))
+	const why = "the store was unreachable"
+	end := closers[len(closers)-1].Seq
+	if _, err := e.store.PutNote(context.Background(), notes.Repair("s", end, core.CancelCause{Kind: core.InterruptStoreUnreachable, Reason: why})); err != nil {
+		t.Fatal(err)
+	}
+	if res, body := e.post(t, "/api/sessions/s/annotations", "application/json", `{"callId":"c1","label":"zqhidden"}`); res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST annotations: %d %s", res.StatusCode, body)
+	}
+	l, _ := shareLinksOf(t, e, `{}`)
+	_, page := e.get(t, l.Page())
+	if !strings.Contains(page, "closed by crash repair: "+why) {
+		t.Errorf("the share's page does not say why repair closed the turn")
+	}
+	if strings.Contains(page, "zqhidden") {
+		t.Errorf("the share's page (no labels box) shows a label")
 	}
 }
