@@ -441,7 +441,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 			st.Close()
 			return web.Deps{}, nil, fmt.Errorf("%w: --otlp-endpoint: %w", errUsage, err)
 		}
-		feed.OnCommit(pusher.Observe)
+		feed.OnLocalCommit(pusher.Observe) // once per commit across nodes: its own node pushes
 		wg.Go(func() { pusher.Run(bg) })
 		log.Info("pushing turns as OTLP traces", logkey.URL, cfg.OTLPEndpoint)
 	}
@@ -499,7 +499,10 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		AllowedHosts: cfg.AllowedHosts,
 	}
 	if sp, ok := st.(backend.SpanStore); ok {
-		deps.Traces = backend.Traces{Store: sp}
+		// senders counts spans per OTLP sender (service.name): the
+		// source-health view reads senders.Snapshot().
+		senders := &backend.SenderStats{}
+		deps.Traces = backend.Traces{Store: sp, Stats: senders, Logger: log}
 	} else {
 		log.Warn("the OTLP trace receiver is off: this store keeps no spans")
 	}

@@ -113,9 +113,12 @@ func (st *Store) write(ctx context.Context, fn func(*wtx) error) error {
 			return err
 		}
 	}
+	changes := t.changes()
+	st.fan.claim(changes)
 	if err := tx.Commit(ctx); err != nil {
+		st.fan.unclaim(changes)
 		return translate(err, "commit")
 	}
-	st.fan.local(t.changes())
+	st.fan.local(changes)
 	return nil
 }

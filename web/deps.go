@@ -363,6 +363,14 @@ type Tuning struct {
 	ShareStreamsPerLink int
 	ShareStreams        int
 
+	// OTLPReceives bounds the OTLP trace exports (POST /v1/traces) read
+	// and stored at once, over every listener (2); one past it is answered
+	// 429 with Retry-After at once, before its body is read, so an
+	// overloaded receiver costs a sender's retry, not memory.
+	OTLPReceives int
+	// OTLPRetryAfter is the Retry-After of that 429, in whole seconds (1s).
+	OTLPRetryAfter time.Duration
+
 	// PlaybackIdle is the longest pause between two events a playback keeps
 	// (2s at 1×, divided by the speed): longer idle gaps are compressed.
 	PlaybackIdle time.Duration
@@ -386,6 +394,12 @@ func (t Tuning) withDefaults() Tuning {
 	}
 	if t.Coalesce == 0 {
 		t.Coalesce = 50 * time.Millisecond
+	}
+	if t.OTLPReceives <= 0 {
+		t.OTLPReceives = 2
+	}
+	if t.OTLPRetryAfter < time.Second {
+		t.OTLPRetryAfter = time.Second
 	}
 	if t.PlaybackIdle <= 0 {
 		t.PlaybackIdle = 2 * time.Second
