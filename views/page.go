@@ -78,6 +78,9 @@ func NewR(t *Timeline, l Links) R {
 		// not in a saved file. Nor do nested children.
 		r.Notes, r.Labels, r.LabelChoices = t.reader.Notes, t.reader.Labels, t.reader.LabelChoices
 		r.Children, r.ChildrenUntil = t.reader.Children, t.reader.ChildrenUntil
+	} else if t.reader.SharedNotes {
+		// A share link's reader holds only what the link may show.
+		r.Notes = t.reader.Notes
 	}
 	return r
 }
@@ -671,6 +674,9 @@ type SessionListView struct {
 	CanSearch      bool // the server has full-text search (/search)
 	Priced         bool // a price table is configured: the list has a cost column
 	Notice         string
+	// Annotated is how many sessions have a label (the "annotated"
+	// filter's count); nil when the server keeps no notes.
+	Annotated *int
 	// Demo links the scripted demo session the server started on an
 	// empty database, while the list shows it (nil otherwise).
 	Demo *Link
@@ -681,7 +687,15 @@ type SessionListView struct {
 
 // Filtered reports whether any filter narrows the list.
 func (v *SessionListView) Filtered() bool {
-	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors || v.Filter.Attention
+	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors || v.Filter.Attention || v.Filter.Annotated
+}
+
+// AnnotatedLabel is the "annotated" filter's text, with its count.
+func (v *SessionListView) AnnotatedLabel() string {
+	if v.Annotated == nil {
+		return "annotated"
+	}
+	return "annotated (" + strconv.Itoa(*v.Annotated) + ")"
 }
 
 // SortURL is the list with the same filters in order sort.
@@ -718,6 +732,9 @@ func (v *SessionListView) filterSummary() string {
 	}
 	if v.Filter.Attention {
 		parts = append(parts, "needing attention")
+	}
+	if v.Filter.Annotated {
+		parts = append(parts, "annotated")
 	}
 	return strings.Join(parts, ", ")
 }

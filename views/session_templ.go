@@ -1230,7 +1230,7 @@ func segmentView(r R, s Segment) templ.Component {
 		ctx = templ.ClearChildren(ctx)
 		switch x := s.(type) {
 		case *TurnRow:
-			templ_7745c5c3_Err = turnRow(x, r.Prices, r.current(x.ElemID())).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = turnRow(x, r, r.current(x.ElemID())).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1250,7 +1250,7 @@ func segmentView(r R, s Segment) templ.Component {
 }
 
 // turnRowView is a turn's divider.
-func turnRowView(t *TurnRow, p price.Table) templ.Component {
+func turnRowView(t *TurnRow, r R) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1267,7 +1267,7 @@ func turnRowView(t *TurnRow, p price.Table) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = turnRow(t, p, false).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = turnRow(t, r, false).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1275,7 +1275,7 @@ func turnRowView(t *TurnRow, p price.Table) templ.Component {
 	})
 }
 
-func turnRow(t *TurnRow, p price.Table, current bool) templ.Component {
+func turnRow(t *TurnRow, r R, current bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1441,7 +1441,7 @@ func turnRow(t *TurnRow, p price.Table, current bool) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if msg := turnMessage(t); msg != "" {
+		if msg := turnMessage(t, r); msg != "" {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, "<span class=\"turn-msg\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1466,7 +1466,7 @@ func turnRow(t *TurnRow, p price.Table, current bool) templ.Component {
 		}
 		if t.Ended {
 			if len(t.Usage) > 0 {
-				templ_7745c5c3_Err = usageLine(t.Usage, p, "turn-usage").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = usageLine(t.Usage, r.Prices, "turn-usage").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

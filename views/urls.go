@@ -94,16 +94,18 @@ func ListStreamURL(query string) string { return withQuery(RouteListStream, "q",
 
 // The session list's query parameters.
 const (
-	ParamQuery     = "q"      // title or id contains
-	ParamStatus    = "status" // running | idle | ended | interrupted
-	ParamHasErrors = "errors" // "1": only sessions with failed calls
-	ParamSort      = "sort"   // updated (default) | created | calls | errors
+	ParamQuery     = "q"         // title or id contains
+	ParamStatus    = "status"    // running | idle | ended | interrupted
+	ParamHasErrors = "errors"    // "1": only sessions with failed calls
+	ParamAnnotated = "annotated" // "1": only sessions with a label
+	ParamSort      = "sort"      // updated (default) | created | calls | errors
 )
 
 // ListFilter is what the session list shows and in which order.
 type ListFilter struct {
 	Query, Status string
 	HasErrors     bool
+	Annotated     bool
 	Sort          string
 	// Attention keeps the sessions with an open attention firing.
 	Attention bool
@@ -121,6 +123,9 @@ func (f ListFilter) values() url.Values {
 	}
 	if f.Attention {
 		q.Set(ParamAttention, "1")
+	}
+	if f.Annotated {
+		q.Set(ParamAnnotated, "1")
 	}
 	return q
 }

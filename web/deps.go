@@ -45,6 +45,8 @@ type ListQuery struct {
 	Status string
 	// HasErrors keeps sessions with at least one failed call.
 	HasErrors bool
+	// Annotated keeps sessions with at least one label.
+	Annotated bool
 	// Sort orders the list: "updated" ("" too), "created", "calls" or
 	// "errors", largest first.
 	Sort string

@@ -165,6 +165,8 @@ func Run(t *testing.T, e Engine) {
 		{"NotesGoWithTheirSession", testNotesGoWithTheirSession},
 		{"NotesSurviveAReplacedLog", testNotesSurviveAReplacedLog},
 		{"NotesSurviveAnExtendingImport", testNotesSurviveAnExtendingImport},
+		{"NotesRoundTripThroughAnExportZip", testNotesRoundTripThroughAnExportZip},
+		{"ListAnnotated", testListAnnotated},
 		{"SearchFindsLabels", testSearchFindsLabels},
 		{"OpenNotesAcrossSessions", testOpenNotesAcrossSessions},
 	} {
