@@ -15,6 +15,7 @@ import (
 	"prism/core"
 	"prism/core/logkey"
 	"prism/core/model"
+	"prism/core/notes"
 )
 
 // Models resolves model names; *model.Catalog implements it.
@@ -63,6 +64,12 @@ type RunnerConfig struct {
 	Logger *slog.Logger
 	// Now is the clock of event times; nil means time.Now.
 	Now func() time.Time
+	// Load reads a stored session's header and log, the source of a Fork
+	// (an unknown id is core.CodeNotFound); nil: forks are refused.
+	Load func(ctx context.Context, id string) (core.SessionHeader, []core.Event, error)
+	// PutNote writes a note beside a session's log: a fork's replayed
+	// notes (nil: replayed calls get no note).
+	PutNote func(ctx context.Context, in notes.Input) error
 }
 
 // StartRequest starts a session.
@@ -198,30 +205,54 @@ func (r *Runner) Start(ctx context.Context, req StartRequest) (string, error) {
 			return "", fmt.Errorf("start session %s: %w", id, err)
 		}
 	}
+	return r.launch(ctx, launch{sess: sess, model: m, name: name, ws: ws, cleanup: cleanup, system: r.cfg.System(ws), prompt: prompt})
+}
+
+// launch is what a started or forked session runs with.
+type launch struct {
+	sess    *core.Session
+	model   model.Model
+	name    string // the model's name
+	ws      string
+	cleanup func() // removes a workspace the runner created (nil: none)
+	system  string
+	replay  *Replayer
+	prompt  string // "" for a fork without a prompt: it waits for a message
+}
+
+// launch builds the session's agent, registers it, and queues its first
+// prompt, returning once that prompt is committed (at once without one).
+func (r *Runner) launch(ctx context.Context, l launch) (string, error) {
+	sess := l.sess
 	h := sess.Header()
 	if r.cfg.OnEvent != nil {
 		onEvent, id := r.cfg.OnEvent, h.ID
 		sess.OnAppend(func(e core.Event) { onEvent(id, e) })
 	}
-	a, err := New(Config{
+	cfg := Config{
 		Session:     sess,
 		Tools:       r.cfg.Tools,
-		Model:       m,
-		System:      r.cfg.System(ws),
+		Model:       l.model,
+		System:      l.system,
 		MaxParallel: r.cfg.MaxParallel,
 		MaxSteps:    r.cfg.MaxSteps,
 		MaxTokens:   r.cfg.MaxTokens,
 		Logger:      r.logger,
-	})
+		Replay:      l.replay,
+	}
+	if l.replay != nil && r.cfg.PutNote != nil {
+		cfg.OnReplayed = r.noteReplayed(sess)
+	}
+	a, err := New(cfg)
 	if err != nil {
-		if cleanup != nil {
-			cleanup()
+		if l.cleanup != nil {
+			l.cleanup()
 		}
 		return "", fmt.Errorf("start session: %w", err)
 	}
-	info := m.Info()
-	s := &session{id: h.ID, sess: sess, agent: a, model: m, cleanup: cleanup, info: SessionStatus{
-		ID: h.ID, Model: name, Provider: info.Provider, Workspace: ws, CreatedAt: h.CreatedAt,
+	info := l.model.Info()
+	s := &session{id: h.ID, sess: sess, agent: a, model: l.model, cleanup: l.cleanup, info: SessionStatus{
+		ID: h.ID, Model: l.name, Provider: info.Provider, Workspace: l.ws, CreatedAt: h.CreatedAt,
 	}}
 	r.mu.Lock()
 	if r.closed {
@@ -232,8 +263,11 @@ func (r *Runner) Start(ctx context.Context, req StartRequest) (string, error) {
 	r.sessions[h.ID] = s
 	r.order = append(r.order, h.ID)
 	r.mu.Unlock()
-	r.logger.Info("session started", logkey.SessionID, h.ID, logkey.Model, name, logkey.Provider, info.Provider, logkey.Workspace, ws)
-	first := core.NewUserMessage(core.NewID(), prompt)
+	r.logger.Info("session started", logkey.SessionID, h.ID, logkey.Model, l.name, logkey.Provider, info.Provider, logkey.Workspace, l.ws)
+	if l.prompt == "" {
+		return h.ID, nil
+	}
+	first := core.NewUserMessage(core.NewID(), l.prompt)
 	logged := s.watchLogged(first.ID)
 	if err := r.enqueueMessage(s, first, logged); err != nil {
 		return "", err

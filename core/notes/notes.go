@@ -118,7 +118,9 @@ func KindOf(name string) (Kind, bool) {
 	switch name {
 	case KindLabel:
 		return Kind{Name: name, Client: true, check: checkLabel}, true
-	case KindLink, KindReplayed, KindAttention:
+	case KindReplayed:
+		return Kind{Name: name, check: checkReplayed}, true
+	case KindLink, KindAttention:
 		return Kind{Name: name, check: checkObject}, true
 	}
 	return Kind{}, false
@@ -159,6 +161,38 @@ func Check(in Input) (json.RawMessage, Facts, error) {
 		return nil, Facts{}, core.Errorf(core.CodeInvalid, "%s note: %v", k.Name, err)
 	}
 	return buf.Bytes(), facts, nil
+}
+
+// ReplayedData is the data of a KindReplayed note on a fork's call: the
+// call was answered with the recorded result of the source session's call
+// whose tool/call has seq SourceSeq, without running.
+type ReplayedData struct {
+	SourceSession string `json:"sourceSession"`
+	SourceSeq     int64  `json:"sourceSeq"`
+}
+
+func checkReplayed(data []byte) (Facts, error) {
+	if len(data) == 0 || data[0] != '{' {
+		return Facts{}, fmt.Errorf("data must be a JSON object {sourceSession, sourceSeq}")
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	var r struct {
+		SourceSession *string `json:"sourceSession"`
+		SourceSeq     *int64  `json:"sourceSeq"`
+	}
+	if err := d.Decode(&r); err != nil {
+		return Facts{}, fmt.Errorf("data must be {sourceSession, sourceSeq}: %v", err)
+	}
+	switch {
+	case r.SourceSession == nil || strings.TrimSpace(*r.SourceSession) == "":
+		return Facts{}, fmt.Errorf("sourceSession must name the source session")
+	case strings.ContainsFunc(*r.SourceSession, unicode.IsControl):
+		return Facts{}, fmt.Errorf("sourceSession must be text without control characters")
+	case r.SourceSeq == nil || *r.SourceSeq < 0:
+		return Facts{}, fmt.Errorf("sourceSeq must be the non-negative seq of the source's tool/call")
+	}
+	return Facts{}, nil
 }
 
 func checkObject(data []byte) (Facts, error) {
