@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 
+	"prism/core"
 	"prism/core/agent"
 	"prism/web"
 )
@@ -37,4 +38,15 @@ func (w AgentRunner) Cancel(_ context.Context, sessionID string) error {
 func (w AgentRunner) Owns(id string) bool {
 	_, err := w.Runner.Status(id)
 	return err == nil
+}
+
+var _ web.Forker = AgentRunner{}
+
+// ForkSession implements web.Forker: agent.Runner.Fork, the fork the CLI
+// makes too.
+func (w AgentRunner) ForkSession(ctx context.Context, req web.ForkRequest) (string, error) {
+	return w.Runner.Fork(ctx, agent.ForkRequest{
+		Source: req.Source, ID: req.ID, Boundary: core.ForkBoundary{AtTurn: req.AtTurn, AtSeq: req.AtSeq},
+		Prompt: req.Prompt, Model: req.Model, System: req.System, Tools: req.Tools,
+	})
 }
