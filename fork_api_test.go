@@ -1,0 +1,115 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"prism/backend"
+	"prism/core"
+	"prism/core/agent"
+	"prism/core/agent/agenttest"
+	"prism/core/model"
+	"prism/web"
+)
+
+// forkServer is the whole stack over a real SQLite file: a runner that
+// forks through the store, the web server on httptest, and the scripted
+// demo's session stored as "demo".
+func forkServer(t *testing.T) (*httptest.Server, *agent.Runner, []core.Event) {
+	t.Helper()
+	ctx := t.Context()
+	log := quietLog()
+	st, feed := openTestStore(t, log)
+	h, events := agenttest.DemoLog(t, 1767225600000)
+	h.ID = "demo"
+	if err := st.CreateSession(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendEvents(ctx, "demo", events); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := backend.Presenters(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	load, put := forkSources(st)
+	catalog := model.NewCatalog(model.CatalogConfig{Default: model.DemoModelName, DemoPacing: &model.Pacing{}, Logger: log})
+	runner, err := agent.NewRunner(agent.RunnerConfig{Store: st, Tools: reg, Models: catalog, WorkspaceRoot: t.TempDir(),
+		Logger: log, Load: load, PutNote: put})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := web.New(web.Deps{Sessions: backend.Source{Store: st}, Commits: feed, Runner: backend.AgentRunner{Runner: runner}, Presenter: reg, Logger: log})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		srv.Close()
+		runner.Close()
+	})
+	return ts, runner, events
+}
+
+// TestForkAPI: POST /api/sessions/{id}/forks answers 201 with the new
+// session, and dsh's fork codes as 4xx with their texts; the page's form
+// forks and redirects to the fork.
+func TestForkAPI(t *testing.T) {
+	ts, runner, _ := forkServer(t)
+	post := func(path, ct, body string) (int, map[string]string, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", ct)
+		res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		var out map[string]string
+		_ = json.Unmarshal(b, &out)
+		return res.StatusCode, out, res.Header.Get("Location")
+	}
+	const js = "application/json"
+	status, out, _ := post("/api/sessions/demo/forks", js, `{"atTurn":1}`)
+	if status != 201 || out["id"] == "" || out["parentSession"] != "demo" || out["url"] != "/sessions/"+out["id"] {
+		t.Fatalf("fork = %d %v", status, out)
+	}
+	if st, err := runner.Status(out["id"]); err != nil || st.Running {
+		t.Errorf("the fork without a prompt: %+v %v; want owned and idle", st, err)
+	}
+	status, out, _ = post("/api/sessions/demo/forks", js, `{"id":"mine","atTurn":0,"prompt":"again","tools":"live"}`)
+	if status != 201 || out["id"] != "mine" {
+		t.Fatalf("fork with an id = %d %v", status, out)
+	}
+	for _, tc := range []struct {
+		path, body string
+		status     int
+		code, text string
+	}{
+		{"/api/sessions/nope/forks", `{"atTurn":1}`, 404, core.CodeSessionNotFound, `cannot fork session "nope": it does not exist`},
+		{"/api/sessions/demo/forks", `{"atTurn":1,"id":"demo"}`, 409, core.CodeSessionAlreadyExists, `cannot fork session "demo" into "demo": a session with that id already exists`},
+		{"/api/sessions/demo/forks", `{"atTurn":2}`, 400, core.CodeInvalidBoundary, "past the end, the session has 1 completed turns"},
+		{"/api/sessions/demo/forks", `{"atSeq":5}`, 409, core.CodeOpenTurn, `cannot fork session "demo" at seq 5: it lies inside turn 1`},
+		{"/api/sessions/demo/forks", `{}`, 400, core.CodeInvalidBoundary, "give exactly one boundary"},
+		{"/api/sessions/demo/forks", `{"atTurn":1,"tools":"sometimes"}`, 400, core.CodeInvalid, `tools must be "replay" or "live"`},
+		{"/api/sessions/demo/forks", `{"atTurn":"one"}`, 400, core.CodeInvalid, ""},
+	} {
+		status, out, _ := post(tc.path, js, tc.body)
+		if status != tc.status || out["code"] != tc.code || !strings.Contains(out["error"], tc.text) {
+			t.Errorf("POST %s %s = %d %v; want %d %s %q", tc.path, tc.body, status, out, tc.status, tc.code, tc.text)
+		}
+	}
+	// The page's form.
+	status, _, loc := post("/sessions/demo/forks", "application/x-www-form-urlencoded", url.Values{"atTurn": {"1"}, "prompt": {"once more"}}.Encode())
+	if status != 303 || !strings.HasPrefix(loc, "/sessions/") || loc == "/sessions/demo" {
+		t.Fatalf("fork form = %d → %q", status, loc)
+	}
+	id, _ := url.PathUnescape(strings.TrimPrefix(loc, "/sessions/"))
+	if _, err := runner.Status(id); err != nil {
+		t.Errorf("the form's fork %q is not run here: %v", id, err)
+	}
+}
