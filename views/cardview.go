@@ -24,6 +24,9 @@ type CardView struct {
 	Labels       []LabelView
 	LabelForm    *LabelForm
 	LabelChoices []string
+	// Replayed is set on a fork's call answered with its source's
+	// recorded result (owner pages only, like the labels).
+	Replayed *ReplayedView
 	// Server is the MCP server of a tool named mcp__<server>__<tool>
 	// (Tool is then the server's tool name and FullName the whole name).
 	Server, FullName string
@@ -266,6 +269,7 @@ func NewCardViewIn(c *Card, r R) *CardView {
 		}
 	}
 	v.LabelChoices = labelChoices(r)
+	v.Replayed = replayedView(c.CallID, r)
 	v.Current = r.current(c.ID)
 	if c.HasCall {
 		v.Started, v.StartedISO = clock(c.CallTime)

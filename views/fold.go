@@ -75,6 +75,9 @@ type Reader struct {
 	Labels bool
 	// LabelChoices are the labels the form suggests (nil: DefaultLabels).
 	LabelChoices []string
+	// Fork offers "fork here" at each ended turn (and on the transport at
+	// a turn's end): the owner's pages on a server whose runner forks.
+	Fork bool
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are

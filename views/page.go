@@ -53,6 +53,9 @@ type R struct {
 	Labels       bool
 	LabelChoices []string
 	Seq          int64
+	// ForkURL is where the "fork here" forms post (ForksURL); "" when the
+	// page offers none (share links, saved files, no runner that forks).
+	ForkURL string
 }
 
 // current reports whether the element id is the page's current element.
@@ -70,6 +73,9 @@ func NewR(t *Timeline, l Links) R {
 		// Labels never leave the owner's pages: not on a share link,
 		// not in a saved file.
 		r.Notes, r.Labels, r.LabelChoices = t.reader.Notes, t.reader.Labels, t.reader.LabelChoices
+		if t.reader.Fork {
+			r.ForkURL = ForksURL(h.ID)
+		}
 	}
 	return r
 }

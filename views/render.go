@@ -13,7 +13,7 @@ func NodeComponent(r R, n Node) templ.Component {
 	case stepHead:
 		return stepHeadView(x.Step, r.Prices)
 	case *TurnRow:
-		return turnRowView(x, r.Prices)
+		return turnRowView(x, r.Prices, r.ForkURL)
 	case *Step:
 		return stepView(r, x)
 	case *row:

@@ -117,3 +117,10 @@ func (s *Server) handleForkForm(c echo.Context) error {
 	}
 	return c.Redirect(http.StatusSeeOther, views.SessionURL(id))
 }
+
+// canFork reports whether the owner's pages offer "fork here": the
+// server's runner forks.
+func (s *Server) canFork() bool {
+	_, ok := s.deps.Runner.(Forker)
+	return ok
+}
