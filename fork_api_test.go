@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"prism/backend"
 	"prism/core"
 	"prism/core/agent"
@@ -111,5 +113,66 @@ func TestForkAPI(t *testing.T) {
 	id, _ := url.PathUnescape(strings.TrimPrefix(loc, "/sessions/"))
 	if _, err := runner.Status(id); err != nil {
 		t.Errorf("the form's fork %q is not run here: %v", id, err)
+	}
+}
+
+// TestForkLineage: the fork's header names its parent and turn, the
+// source's header its forks, and the tree page nests a fork of a fork
+// below its parent.
+func TestForkLineage(t *testing.T) {
+	ts, runner, _ := forkServer(t)
+	ctx := t.Context()
+	one := 1
+	zero := 0
+	if _, err := runner.Fork(ctx, agent.ForkRequest{Source: "demo", ID: "f1", Boundary: core.ForkBoundary{AtTurn: &one}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runner.Fork(ctx, agent.ForkRequest{Source: "demo", ID: "f2", Boundary: core.ForkBoundary{AtTurn: &zero}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runner.Fork(ctx, agent.ForkRequest{Source: "f1", ID: "f1a", Boundary: core.ForkBoundary{AtTurn: &one}}); err != nil {
+		t.Fatal(err)
+	}
+	page := func(path string) *goquery.Document {
+		t.Helper()
+		res, err := ts.Client().Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("GET %s = %d", path, res.StatusCode)
+		}
+		d, err := goquery.NewDocumentFromReader(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if got := strings.Join(strings.Fields(page("/sessions/f1").Find(`[data-testid="fork-of"] dd`).Text()), " "); got != "demo at turn 1" {
+		t.Errorf("f1's header says %q", got)
+	}
+	if got := strings.Join(strings.Fields(page("/sessions/f2").Find(`[data-testid="fork-of"] dd`).Text()), " "); got != "demo at turn 0" {
+		t.Errorf("f2's header says %q", got)
+	}
+	forks := page("/sessions/demo").Find(`[data-testid="forks"]`)
+	if got := strings.Join(strings.Fields(forks.Find("dd").Text()), " "); got != "f1 f2 2 forks ›" {
+		t.Errorf("demo's header forks: %q", got)
+	}
+	if href, _ := forks.Find(`[data-testid="forks-tree"]`).Attr("href"); href != "/sessions/demo/forks" {
+		t.Errorf("tree link %q", href)
+	}
+	tree := page("/sessions/demo/forks")
+	var nodes []string
+	tree.Find(`[data-testid="fork-node"]`).Each(func(_ int, s *goquery.Selection) {
+		id, _ := s.Attr("data-session")
+		parent, _ := s.Parent().Closest(`[data-testid="fork-node"]`).Attr("data-session")
+		nodes = append(nodes, parent+">"+id)
+	})
+	if got := strings.Join(nodes, " "); got != ">f1 f1>f1a >f2" {
+		t.Errorf("fork tree %q", got)
+	}
+	if page("/sessions/f2/forks").Find(`[data-testid="no-forks"]`).Length() != 1 {
+		t.Error("a session without forks does not say so")
 	}
 }

@@ -78,6 +78,9 @@ type Reader struct {
 	// Fork offers "fork here" at each ended turn (and on the transport at
 	// a turn's end): the owner's pages on a server whose runner forks.
 	Fork bool
+	// Forks are the session's forks, which its header names (the
+	// owner's pages only).
+	Forks []ForkLink
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are

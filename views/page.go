@@ -118,6 +118,14 @@ type SessionHeadView struct {
 	// Replay is set on a page with a transport: the header says where the
 	// replay stands.
 	Replay bool
+	// ForkOf is the session this one was forked from (its parent, when
+	// not a subagent's) and ForkTurn the turn it was cut after; Forks are
+	// this session's forks and ForksURL the page of their tree (owner
+	// pages only).
+	ForkOf, ForkOfURL string
+	ForkTurn          int
+	Forks             []ForkLink
+	ForksURL          string
 }
 
 // EarlierView is the placeholder that loads the segments before Before.
@@ -220,6 +228,12 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	v.LabelChoices = labelChoices(r)
 	if l.Shared() || l.Offline() {
 		v.ParentURL = ""
+	}
+	if parent, turn, ok := forkOf(t); ok && !l.Shared() && !l.Offline() {
+		v.ForkOf, v.ForkOfURL, v.ForkTurn = clean(parent), SessionURL(parent), turn
+	}
+	if !l.Shared() && !l.Offline() && len(t.reader.Forks) > 0 {
+		v.Forks, v.ForksURL = t.reader.Forks, ForksURL(h.ID)
 	}
 	v.Title = displayTitle(st.Title, h.ID)
 	v.Cost, v.CostNote = SessionCost(&st, t.reader.Prices)

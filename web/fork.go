@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/views"
 )
 
@@ -123,4 +124,92 @@ func (s *Server) handleForkForm(c echo.Context) error {
 func (s *Server) canFork() bool {
 	_, ok := s.deps.Runner.(Forker)
 	return ok
+}
+
+// Lineage is an optional interface of a SessionSource: the forks of a
+// session (sessions whose parent it is that are not subagents). With it
+// the session header names the forks and /sessions/{id}/forks shows their
+// tree; backend.Source implements it.
+type Lineage interface {
+	Forks(ctx context.Context, id string) ([]ForkSummary, error)
+}
+
+// ForkSummary is one fork: its list row and how many events it inherited.
+type ForkSummary struct {
+	SessionSummary
+	SeedLength int64
+}
+
+// Bounds of the fork tree page.
+const (
+	maxForkDepth = 8
+	maxForkNodes = 500
+)
+
+// forkLinks returns the forks of session id as its header links them
+// (nil without a Lineage, or when they cannot be read: logged).
+func (s *Server) forkLinks(ctx context.Context, id string) []views.ForkLink {
+	l, ok := s.deps.Sessions.(Lineage)
+	if !ok {
+		return nil
+	}
+	fs, err := l.Forks(ctx, id)
+	if err != nil {
+		s.log.Warn("forks not read", logkey.SessionID, id, logkey.Err, err)
+		return nil
+	}
+	out := make([]views.ForkLink, len(fs))
+	for i, f := range fs {
+		out[i] = views.NewForkLink(f.ID, f.Title, f.Status, f.Calls, f.SeedLength, f.CreatedAt)
+	}
+	return out
+}
+
+// handleForksPage handles GET /sessions/:id/forks: the tree of the
+// session's forks, their forks below them (at most maxForkDepth levels
+// and maxForkNodes forks).
+func (s *Server) handleForksPage(c echo.Context) error {
+	id, err := param(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	sum, err := s.deps.Sessions.Summary(ctx, id)
+	if err != nil {
+		return err
+	}
+	v := &views.ForksPageView{ID: id, URL: views.SessionURL(id), Title: views.DisplayTitle(sum.Title, id)}
+	v.Meta = s.meta("Forks of " + v.Title)
+	if l, ok := s.deps.Sessions.(Lineage); ok {
+		nodes := 0
+		var walk func(id string, depth int) ([]views.ForkLink, error)
+		walk = func(id string, depth int) ([]views.ForkLink, error) {
+			fs, err := l.Forks(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			var out []views.ForkLink
+			for _, f := range fs {
+				if nodes >= maxForkNodes {
+					v.Cut = true
+					break
+				}
+				nodes++
+				link := views.NewForkLink(f.ID, f.Title, f.Status, f.Calls, f.SeedLength, f.CreatedAt)
+				if depth+1 < maxForkDepth {
+					if link.Forks, err = walk(f.ID, depth+1); err != nil {
+						return nil, err
+					}
+				} else if more, err := l.Forks(ctx, f.ID); err == nil && len(more) > 0 {
+					v.Cut = true
+				}
+				out = append(out, link)
+			}
+			return out, nil
+		}
+		if v.Forks, err = walk(id, 0); err != nil {
+			return err
+		}
+	}
+	return s.render(c, http.StatusOK, views.ForksPage(v))
 }

@@ -428,7 +428,8 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/api/sessions/s/annotations", "application/json", `{"callId":"c1","label":"slow"}`, map[string]want{POST: {201, ""}, GET: notAllowed, DELETE: notAllowed}},
 		{"/api/sessions/s/annotations/n1", "application/json", `{"label":"x"}`, map[string]want{PUT: notFound, DELETE: notFound, POST: notAllowed, GET: notAllowed}},
 		// Forks (fakeRunner's ForkSession: web/fork_test.go).
-		{"/sessions/s/forks", form, "atTurn=1", map[string]want{POST: {303, ""}, PUT: notAllowed, DELETE: notAllowed}},
+		{"/sessions/s/forks", form, "atTurn=1", map[string]want{POST: {303, ""}, GET: {200, ""}, HEAD: {200, ""}, PUT: notAllowed, DELETE: notAllowed}},
+		{"/sessions/nope/forks", "", "", map[string]want{GET: notFound, HEAD: {404, ""}}},
 		{"/sessions/s/forks", form, "atTurn=one", map[string]want{POST: {400, core.CodeInvalidBoundary}}},
 		{"/api/sessions/s/forks", "application/json", `{"atTurn":1}`, map[string]want{POST: {201, ""}, GET: notAllowed, PUT: notAllowed}},
 		{"/api/sessions/nope/forks", "application/json", `{"atTurn":1}`, map[string]want{POST: {404, core.CodeSessionNotFound}}},

@@ -56,6 +56,7 @@ func (s *Server) routeTable() []route {
 		{method: POST, pattern: views.RouteCancel, handle: s.handleCancel},
 		{method: POST, pattern: views.RouteDelete, handle: s.handleDelete},
 		{method: POST, pattern: views.RouteForks, handle: s.handleForkForm},
+		{method: GET, pattern: views.RouteForks, handle: s.handleForksPage},
 		{method: GET, pattern: views.RouteSearch, handle: s.handleSearch},
 		// The owner's exports.
 		{method: GET, pattern: views.RouteSessionExportHTML, handle: s.handleExportHTML, head: s.handleExportHTML},

@@ -122,7 +122,7 @@ func (s *Server) ownerSource(id string) replaySource {
 // path builds them (the live hub, a page at an event, a playback): the
 // only place the owner's price table reaches a page.
 func (s *Server) ownerReader(id string) views.Reader {
-	return views.Reader{ReadOnly: !s.canDecide(id), Prices: s.deps.Prices, Notes: s.sessionNotes(id), Labels: s.deps.Notes != nil, LabelChoices: s.deps.Labels, Fork: s.canFork()}
+	return views.Reader{ReadOnly: !s.canDecide(id), Prices: s.deps.Prices, Notes: s.sessionNotes(id), Labels: s.deps.Notes != nil, LabelChoices: s.deps.Labels, Fork: s.canFork(), Forks: s.forkLinks(context.Background(), id)}
 }
 
 // sessionNotes reads every note of session id, removed ones included (a

@@ -38,6 +38,7 @@ func TestURLsReachTheirRoutes(t *testing.T) {
 			{http.MethodPost, views.MessagesURL(id), views.RouteMessages, map[string]string{"id": id}},
 			{http.MethodPost, views.CancelURL(id), views.RouteCancel, map[string]string{"id": id}},
 			{http.MethodPost, views.ForksURL(id), views.RouteForks, map[string]string{"id": id}},
+			{http.MethodGet, views.ForksURL(id), views.RouteForks, map[string]string{"id": id}},
 			{http.MethodPost, views.APIForksURL(id), views.RouteAPIForks, map[string]string{"id": id}},
 			{http.MethodGet, views.ExportURL(id), views.RouteExport, map[string]string{"id": id}},
 			{http.MethodGet, views.StaticURL("app.css", "v1"), views.RouteStatic, nil},
