@@ -172,6 +172,16 @@ func TestForkLineage(t *testing.T) {
 	if got := strings.Join(nodes, " "); got != ">f1 f1>f1a >f2" {
 		t.Errorf("fork tree %q", got)
 	}
+	list := page("/")
+	if got := list.Find(`[data-session-id="demo"] [data-testid="row-forks"]`).Text(); got != "2 forks" {
+		t.Errorf("demo's list row says %q forks", got)
+	}
+	if got := list.Find(`[data-session-id="f1"] [data-testid="row-forks"]`).Text(); got != "1 fork" {
+		t.Errorf("f1's list row says %q forks", got)
+	}
+	if n := list.Find(`[data-session-id="f2"] [data-testid="row-forks"]`).Length(); n != 0 {
+		t.Error("f2's list row shows forks it does not have")
+	}
 	if page("/sessions/f2/forks").Find(`[data-testid="no-forks"]`).Length() != 1 {
 		t.Error("a session without forks does not say so")
 	}

@@ -2,6 +2,7 @@ package views
 
 import (
 	"encoding/json"
+	"slices"
 
 	"prism/core/notes"
 )
@@ -73,3 +74,39 @@ func NewForkLink(id, title, status string, calls, inherited, createdAt int64) Fo
 // DisplayTitle is a session's title as pages show it: its title, else
 // "Session" and the start of its id.
 func DisplayTitle(title, id string) string { return displayTitle(title, id) }
+
+// maxForkEnds bounds the turn ends the transport's "fork here" knows: past
+// them (a session of thousands of turns) it is offered at the first ones
+// only, and the turn rows still offer it everywhere.
+const maxForkEnds = 5000
+
+// transportForkOf returns the transport's fork form URL and the seqs of the
+// session's turn/end events as a JSON array ("", "" when the page offers
+// no fork).
+func transportForkOf(t *Timeline, l Links) (url, ends string) {
+	r := NewR(t, l)
+	if r.ForkURL == "" {
+		return "", ""
+	}
+	var seqs []int64
+	for _, s := range t.Segments() {
+		if tr, ok := s.(*TurnRow); ok && tr.Ended && len(seqs) < maxForkEnds {
+			seqs = append(seqs, tr.EndSeq)
+		}
+	}
+	b, _ := json.Marshal(seqs)
+	if seqs == nil {
+		b = []byte("[]")
+	}
+	return r.ForkURL, string(b)
+}
+
+// atTurnEnd reports whether the transport sits at a turn/end (At is one of
+// ends, a JSON array of seqs).
+func atTurnEnd(at int64, ends string) bool {
+	var seqs []int64
+	if json.Unmarshal([]byte(ends), &seqs) != nil {
+		return false
+	}
+	return slices.Contains(seqs, at)
+}

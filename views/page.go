@@ -524,6 +524,8 @@ type SessionRowView struct {
 	// Cost and CostNote are SessionCost's (the session header's value).
 	Priced         bool
 	Cost, CostNote string
+	// Forks counts the session's forks (its tree: ForksURL).
+	Forks int
 }
 
 // NewSessionRow builds a session's list row from its stored summary: the

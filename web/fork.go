@@ -213,3 +213,17 @@ func (s *Server) handleForksPage(c echo.Context) error {
 	}
 	return s.render(c, http.StatusOK, views.ForksPage(v))
 }
+
+// forkCount returns how many forks session id has (0 without a Lineage or
+// when they cannot be read).
+func forkCount(ctx context.Context, src SessionSource, id string) int {
+	l, ok := src.(Lineage)
+	if !ok {
+		return 0
+	}
+	fs, err := l.Forks(ctx, id)
+	if err != nil {
+		return 0
+	}
+	return len(fs)
+}

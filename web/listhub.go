@@ -120,7 +120,9 @@ func (l *listHub) frame(ctx context.Context, id string) (f listFrame, ok bool) {
 		l.b.log.Debug("list: summary unavailable", logkey.SessionID, id, logkey.Err, err)
 		return f, false
 	}
-	html, err := views.Render(ctx, views.SessionRow(rowView(&sum, l.prices)))
+	row := rowView(&sum, l.prices)
+	row.Forks = forkCount(ctx, l.b.src, id)
+	html, err := views.Render(ctx, views.SessionRow(row))
 	if err != nil {
 		l.b.log.Error("list: render failed", logkey.SessionID, id, logkey.Err, err)
 		return f, false
