@@ -110,3 +110,12 @@ func atTurnEnd(at int64, ends string) bool {
 	}
 	return slices.Contains(seqs, at)
 }
+
+// forkLabel is how a fork's header names a session: its id when short
+// enough to read, else its first eight characters.
+func forkLabel(id string) string {
+	if len(id) <= 16 {
+		return id
+	}
+	return shortID(id)
+}
