@@ -271,7 +271,7 @@ func TestFork_seedAndHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, evs := g.fork(agent.ForkRequest{Source: src, ID: "the-fork", Boundary: at(1), Prompt: "three"})
+	id, evs := g.fork(agent.ForkRequest{Source: src, ID: "the-fork", Boundary: at(1), Prompt: "three", System: "Answer in haiku."})
 	if id != "the-fork" {
 		t.Fatalf("id %q", id)
 	}
@@ -291,6 +291,26 @@ func TestFork_seedAndHeader(t *testing.T) {
 	_ = find(evs[n:], core.EventTurnStart)[0].DecodeData(&ts)
 	if ts.Turn != 2 {
 		t.Fatalf("the fork's first turn is %d, want 2", ts.Turn)
+	}
+	// The fork's own system prompt is the request header's from its
+	// first request on (the source's said the default one).
+	var rh struct {
+		Reason string           `json:"reason"`
+		Header core.EpochHeader `json:"header"`
+	}
+	hs := find(evs[n:], core.EventRequestHeader)
+	if len(hs) == 0 {
+		t.Fatal("the fork logged no request/header")
+	}
+	if err := hs[0].DecodeData(&rh); err != nil || rh.Header.System != "Answer in haiku." {
+		t.Fatalf("the fork's request header %s (%v)", hs[0].Data, err)
+	}
+	var srcHeader struct {
+		Header core.EpochHeader `json:"header"`
+	}
+	_ = find(srcEvents, core.EventRequestHeader)[0].DecodeData(&srcHeader)
+	if srcHeader.Header.System == "Answer in haiku." {
+		t.Fatal("the source had the fork's system prompt")
 	}
 }
 
