@@ -6,8 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -18,6 +21,40 @@ import (
 	"prism/core/model"
 	"prism/web"
 )
+
+// turnEnds tells a test when a session's turn ended.
+type turnEnds struct {
+	mu sync.Mutex
+	ch map[string]chan struct{}
+}
+
+func (e *turnEnds) wait(id string) chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ch == nil {
+		e.ch = map[string]chan struct{}{}
+	}
+	if e.ch[id] == nil {
+		e.ch[id] = make(chan struct{})
+	}
+	return e.ch[id]
+}
+
+func (e *turnEnds) on(id string, ev core.Event) {
+	if ev.Type != core.EventTurnEnd {
+		return
+	}
+	ch := e.wait(id)
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
+// forkTurnEnds is the turn ends of forkServer's runners (ids are unique
+// across tests).
+var forkTurnEnds turnEnds
 
 // forkServer is the whole stack over a real SQLite file: a runner that
 // forks through the store, the web server on httptest, and the scripted
@@ -42,11 +79,11 @@ func forkServer(t *testing.T) (*httptest.Server, *agent.Runner, []core.Event) {
 	load, put := forkSources(st)
 	catalog := model.NewCatalog(model.CatalogConfig{Default: model.DemoModelName, DemoPacing: &model.Pacing{}, Logger: log})
 	runner, err := agent.NewRunner(agent.RunnerConfig{Store: st, Tools: reg, Models: catalog, WorkspaceRoot: t.TempDir(),
-		Logger: log, Load: load, PutNote: put})
+		Logger: log, Load: load, PutNote: put, OnEvent: forkTurnEnds.on})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := web.New(web.Deps{Sessions: backend.Source{Store: st}, Commits: feed, Runner: backend.AgentRunner{Runner: runner}, Presenter: reg, Logger: log})
+	srv := web.New(web.Deps{Sessions: backend.Source{Store: st}, Commits: feed, Runner: backend.AgentRunner{Runner: runner}, Presenter: reg, Logger: log, Notes: st})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		ts.Close()
@@ -185,4 +222,49 @@ func TestForkLineage(t *testing.T) {
 	if page("/sessions/f2/forks").Find(`[data-testid="no-forks"]`).Length() != 1 {
 		t.Error("a session without forks does not say so")
 	}
+}
+
+// TestForkReplayedCards: a fork of the demo at turn 0 with its prompt on
+// the scripted demo model answers every call from the source; once the
+// turn ended, each of the fork's cards says "replayed from demo #seq",
+// linking the source's call.
+func TestForkReplayedCards(t *testing.T) {
+	ts, runner, events := forkServer(t)
+	zero := 0
+	id := "replay-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	ended := forkTurnEnds.wait(id)
+	if _, err := runner.Fork(t.Context(), agent.ForkRequest{Source: "demo", ID: id, Boundary: core.ForkBoundary{AtTurn: &zero},
+		Prompt: "Show me around this workspace"}); err != nil {
+		t.Fatal(err)
+	}
+	<-ended
+	_ = runner.Close() // waits for the replayed notes
+	var calls []int64
+	for _, e := range events {
+		if e.Type == core.EventToolCall {
+			calls = append(calls, e.Seq)
+		}
+	}
+	res, err := ts.Client().Get(ts.URL + "/sessions/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	d, err := goquery.NewDocumentFromReader(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks := d.Find(`[data-testid="tool-card"] [data-testid="replayed"]`)
+	if marks.Length() != len(calls) || d.Find(`[data-testid="tool-card"]`).Length() != len(calls) {
+		t.Fatalf("%d replayed marks on %d cards, want one on each of %d", marks.Length(), d.Find(`[data-testid="tool-card"]`).Length(), len(calls))
+	}
+	marks.Each(func(i int, s *goquery.Selection) {
+		want := "replayed from demo #" + strconv.FormatInt(calls[i], 10)
+		if got := strings.TrimSpace(s.Text()); got != want {
+			t.Errorf("mark %d says %q, want %q", i, got, want)
+		}
+		if href, _ := s.Attr("href"); !strings.HasPrefix(href, "/sessions/demo?") || !strings.Contains(href, strconv.FormatInt(calls[i], 10)) {
+			t.Errorf("mark %d links %q", i, href)
+		}
+	})
 }
