@@ -52,8 +52,9 @@ type ForkRequest struct {
 // SESSION_NOT_LIVE does not arise; a source whose later turns are still
 // running forks as well, at any completed turn.
 //
-// The fork works in the configured workspace (a fresh seeded one for the
-// scripted demo), with the configured model unless Model names another and
+// The fork works in the configured workspace — for the scripted demo,
+// whose workspace prism can rebuild, a freshly seeded one changed by the
+// source's successful write and edit calls up to the boundary — with the configured model unless Model names another and
 // the configured system prompt unless System gives its own. With Tools
 // "replay" (the default) its calls that repeat the source's calls after
 // the boundary, in order, are answered with the recorded results (a
@@ -134,6 +135,10 @@ func (r *Runner) Fork(ctx context.Context, req ForkRequest) (string, error) {
 		if cleanup, err = seedWorkspace(); err != nil {
 			return "", fmt.Errorf("fork session %s into %s: %w", req.Source, id, err)
 		}
+		// The demo's workspace is one prism can rebuild: seeded afresh,
+		// then changed as the source's file tools changed it up to the
+		// boundary.
+		r.rebuildWorkspace(ctx, id, ws, seed)
 	}
 	system := req.System
 	if strings.TrimSpace(system) == "" {
@@ -183,4 +188,54 @@ func (r *Runner) now() time.Time {
 		return r.cfg.Now()
 	}
 	return time.Now()
+}
+
+// rebuildTools are the tools whose recorded calls rebuild a seeded
+// workspace: the ones that change files.
+var rebuildTools = []string{"write", "edit"}
+
+// rebuildWorkspace replays, in the freshly seeded workspace ws of fork id,
+// the calls of rebuildTools the seed records as successful, in log order:
+// the workspace then is as the source's was at the boundary. They run
+// through a registry of those tools alone (no hooks, no approvals: they
+// ran already, in the source), confined to ws like any call. A call that
+// fails now is logged and skipped.
+func (r *Runner) rebuildWorkspace(ctx context.Context, id, ws string, seed []core.Event) {
+	reg := core.NewRegistry(r.logger)
+	for _, name := range rebuildTools {
+		if t, ok := r.cfg.Tools.Get(name); ok {
+			if err := reg.Register(t); err != nil {
+				r.logger.Warn("rebuild the workspace", logkey.SessionID, id, logkey.Err, err)
+				return
+			}
+		}
+	}
+	calls := map[string]core.ToolCall{}
+	for i := range seed {
+		e := &seed[i]
+		switch e.Type {
+		case core.EventToolCall:
+			var d core.ToolCall
+			if e.DecodeData(&d) == nil {
+				if _, ok := reg.Get(d.Name); ok {
+					calls[d.CallID] = d
+				}
+			}
+		case core.EventToolResult:
+			var d core.ToolResultData
+			if e.DecodeData(&d) != nil || d.Projection().IsError {
+				continue
+			}
+			c, ok := calls[d.CallID()]
+			if !ok {
+				continue
+			}
+			res := reg.Execute(ctx, core.Call{CallID: c.CallID, Name: c.Name, RawArguments: c.Arguments, SessionID: id, Cwd: ws,
+				Emit: func(context.Context, string, any) error { return nil }})
+			if res.IsError() {
+				r.logger.Warn("rebuild the workspace: a recorded call failed now", logkey.SessionID, id, logkey.CallID, c.CallID,
+					logkey.Tool, c.Name, logkey.Seq, e.Seq)
+			}
+		}
+	}
 }

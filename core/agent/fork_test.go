@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,8 +16,10 @@ import (
 
 	"prism/core"
 	"prism/core/agent"
+	"prism/core/agent/agenttest"
 	"prism/core/model"
 	"prism/core/notes"
+	"prism/core/tools"
 )
 
 // namedModels serves a fresh scripted model per session, its script chosen
@@ -340,5 +344,63 @@ func TestFork_errors(t *testing.T) {
 	defer g.store.mu.Unlock()
 	if len(g.store.headers) != 1 {
 		t.Fatalf("failed forks left sessions behind: %d stored", len(g.store.headers))
+	}
+}
+
+// demoModels serves the scripted demo, which seeds its own workspace.
+type demoModels struct{}
+
+func (demoModels) New(string) (model.Model, error) { return model.NewDemo(model.Pacing{}), nil }
+func (demoModels) Default() string                 { return "demo" }
+
+// TestFork_rebuildsTheDemoWorkspaceAtTheBoundary: a fork of the demo
+// gets a freshly seeded workspace changed as the source's write and edit
+// calls changed it up to the boundary — after turn 1, the changelog and
+// the friendlier greeting; at turn 0, neither.
+func TestFork_rebuildsTheDemoWorkspaceAtTheBoundary(t *testing.T) {
+	builtins, err := tools.Builtins(tools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := core.NewRegistry(quiet)
+	reg.MustRegister(builtins...)
+	store := newMemStore()
+	h, events := agenttest.DemoLog(t, 1767225600000)
+	h.ID = "demo"
+	if err := store.CreateSession(t.Context(), h); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.AppendEvents(t.Context(), "demo", events); err != nil {
+		t.Fatal(err)
+	}
+	r, err := agent.NewRunner(agent.RunnerConfig{Store: store, Tools: reg, Models: demoModels{}, WorkspaceRoot: t.TempDir(), Logger: quiet,
+		Load: func(context.Context, string) (core.SessionHeader, []core.Event, error) {
+			return h, store.log("demo"), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	for _, tc := range []struct {
+		turn      int
+		changelog bool
+		greeting  string
+	}{{1, true, "Ahoy, %s! Welcome aboard."}, {0, false, "Hello, %s!"}} {
+		id, err := r.Fork(t.Context(), agent.ForkRequest{Source: "demo", Boundary: at(tc.turn)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := r.Status(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, statErr := os.Stat(filepath.Join(st.Workspace, "CHANGELOG.md"))
+		greet, err := os.ReadFile(filepath.Join(st.Workspace, "greet", "greet.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (statErr == nil) != tc.changelog || !strings.Contains(string(greet), tc.greeting) {
+			t.Errorf("fork at turn %d: changelog %v, greet.go\n%s\nwant changelog %v and %q", tc.turn, statErr == nil, greet, tc.changelog, tc.greeting)
+		}
 	}
 }
