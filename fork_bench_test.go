@@ -79,10 +79,8 @@ func BenchmarkFork10k(b *testing.B) {
 		}
 		defer r.Close()
 		at := turns
-		n := 0
 		for b.Loop() {
-			n++
-			id := "fork-" + string(rune('a'+n%26)) + string(rune('a'+n/26%26)) + string(rune('a'+n/676%26))
+			id := core.NewID()
 			done := make(chan struct{})
 			mu.Lock()
 			ended[id] = done
