@@ -48,7 +48,9 @@ func Presenters(log *slog.Logger, extra ...*core.Tool) (*core.Registry, error) {
 		return nil, fmt.Errorf("presenters: %w", err)
 	}
 	reg := core.NewRegistry(log)
-	if err := reg.Register(slices.Concat(builtins, cc, cx, extra)...); err != nil {
+	// The subagent tool without a runner: its cards only (a running one is
+	// in the runner's registry).
+	if err := reg.Register(slices.Concat(builtins, cc, cx, []*core.Tool{tools.NewSubagent(nil)}, extra)...); err != nil {
 		return nil, fmt.Errorf("presenters: %w", err)
 	}
 	return reg, nil

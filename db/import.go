@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/memrelease"
 	"prism/sources/dsh"
 	"prism/store"
@@ -127,6 +128,9 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 		}
 		preps = append(preps, p)
 	}
+	if err := store.CheckFamilyCycles(file, logs); err != nil {
+		return nil, err
+	}
 	inFile := map[string]bool{}
 	for _, p := range preps {
 		inFile[p.Log.Header.ID] = true
@@ -156,7 +160,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 				}
 				return fmt.Errorf("import %s: %w", where, err)
 			}
-			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ParentSession, Entry: p.Log.Entry, Outcome: outcome,
+			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ChildOf(), Entry: p.Log.Entry, Outcome: outcome,
 				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Kept: p.Log.Notes, Revoked: revoked, Original: original, Before: before})
 		}
 		return nil
@@ -165,6 +169,11 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 		return nil, err
 	}
 	store.LogImported(ctx, st.log, file, results)
+	// The import is committed: a link that cannot be written is logged,
+	// the sessions stay.
+	if _, err := store.WriteInferredLinks(ctx, st, preps); err != nil {
+		st.log.Warn("inferred subagent links", logkey.File, file, logkey.Err, err)
+	}
 	return results, nil
 }
 

@@ -180,7 +180,7 @@ func (t *wtx) insertSession(h core.SessionHeader, source string) error {
 		return err
 	}
 	*s = sessState{exists: true, header: hj, source: source, createdAt: h.CreatedAt, sum: core.NewSummary(), lockedSeq: -1,
-		created: true, dirty: true, parent: h.ParentSession}
+		created: true, dirty: true, parent: h.ChildOf()}
 	return nil
 }
 
@@ -240,7 +240,7 @@ func (t *wtx) replaceSession(ctx context.Context, id string, h core.SessionHeade
 		return err
 	}
 	if _, err := t.tx.Exec(ctx, "UPDATE sessions SET header = $1, parent_id = NULLIF($2, ''), created_at = $3, source = $4 WHERE id = $5",
-		hj, h.ParentSession, h.CreatedAt, source, id); err != nil {
+		hj, h.ChildOf(), h.CreatedAt, source, id); err != nil {
 		return translate(err, "replace session "+id)
 	}
 	*s = sessState{exists: true, header: hj, source: source, createdAt: h.CreatedAt, sum: core.NewSummary(), lockedSeq: s.lockedSeq,

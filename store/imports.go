@@ -74,9 +74,10 @@ func (s ImportSlots) Acquire(ctx context.Context, wait bool) (release func(), er
 
 // CheckParent refuses a subagent log whose parent session is neither in
 // the same file (inFile holds the file's session ids) nor stored (exists
-// asks the store): it would be an orphan no page links to.
+// asks the store): it would be an orphan no page links to. A fork (a
+// parentSession without origin "subagent") is no child and imports alone.
 func CheckParent(file string, l *dsh.Log, inFile map[string]bool, exists func(id string) (bool, error)) error {
-	parent := l.Header.ParentSession
+	parent := l.Header.ChildOf()
 	if parent == "" || inFile[parent] {
 		return nil
 	}
@@ -203,4 +204,30 @@ func LogImported(ctx context.Context, log *slog.Logger, file string, results []I
 		log.Log(ctx, level, "imported session", logkey.File, file, logkey.SessionID, r.SessionID, logkey.Outcome, r.Outcome,
 			logkey.Events, r.Events, logkey.Added, r.Added, logkey.Repaired, r.Repaired)
 	}
+}
+
+// CheckFamilyCycles refuses a file whose sessions' parents (origin
+// "subagent" children) form a cycle — a session its own ancestor —
+// naming the sessions of the cycle: no order of import could store it.
+func CheckFamilyCycles(file string, logs []*dsh.Log) error {
+	parent := map[string]string{}
+	for _, l := range logs {
+		if p := l.Header.ChildOf(); p != "" {
+			parent[l.Header.ID] = p
+		}
+	}
+	for _, l := range logs {
+		seen := map[string]bool{}
+		path := []string{}
+		for id := l.Header.ID; id != ""; id = parent[id] {
+			if seen[id] {
+				return core.Errorf(core.CodeInvalid,
+					"%s: the sessions' parentSession links form a cycle (%s → %s): a subagent cannot be its own ancestor; nothing was imported",
+					file, strings.Join(path, " → "), id)
+			}
+			seen[id] = true
+			path = append(path, id)
+		}
+	}
+	return nil
 }

@@ -60,6 +60,9 @@ type CardView struct {
 
 	// Model is what the model received from the call (nil while pending).
 	Model *ModelView
+
+	// Child is the subagent a subagent call started, nested (nil: none).
+	Child *ChildView
 }
 
 // ImageBody is the image card: thumbnails and the result text.
@@ -270,6 +273,7 @@ func NewCardViewIn(c *Card, r R) *CardView {
 	}
 	v.LabelChoices = labelChoices(r)
 	v.Replayed = replayedView(c.CallID, r)
+	v.Child = childView(c, r)
 	v.Current = r.current(c.ID)
 	if c.HasCall {
 		v.Started, v.StartedISO = clock(c.CallTime)

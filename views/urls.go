@@ -29,6 +29,12 @@ const (
 	RouteCancel        = "/sessions/:id/cancel"
 	RouteDelete        = "/sessions/:id/delete"
 	RouteSearch        = "/search"
+	// Two sessions compared call by call, their live stream, and the
+	// picker that chooses the second (?a=ID; with &b=ID it redirects).
+	RouteCompare       = "/compare/:a/:b"
+	RouteCompareStream = "/compare/:a/:b/stream"
+	RouteComparePick   = "/compare"
+	RouteAPICompare    = "/api/compare/:a/:b"
 	// The owner's exports, whose renderers share links reuse.
 	RouteSessionExportHTML = "/sessions/:id/export.html"
 	RouteCallContent       = "/sessions/:id/calls/:callId/content.txt"
@@ -180,6 +186,20 @@ const ParamShared = "shared"
 func SessionSharedURL(id, key string) string {
 	return SessionURL(id) + "?" + ParamShared + "=" + url.QueryEscape(key) + "#share-panel"
 }
+
+// CompareURL is the page comparing session a with session b.
+func CompareURL(a, b string) string { return "/compare/" + url.PathEscape(a) + "/" + url.PathEscape(b) }
+
+// CompareStreamURL is the compare page's SSE stream.
+func CompareStreamURL(a, b string) string { return CompareURL(a, b) + "/stream" }
+
+// APICompareURL is the comparison of session a with b as JSON.
+func APICompareURL(a, b string) string {
+	return "/api/compare/" + url.PathEscape(a) + "/" + url.PathEscape(b)
+}
+
+// ComparePickURL is the page that picks a session to compare a with.
+func ComparePickURL(a string) string { return RouteComparePick + "?a=" + url.QueryEscape(a) }
 
 // SessionStreamURL is the inspector's SSE stream, resuming after seq.
 func SessionStreamURL(id string, after int64) string {

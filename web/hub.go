@@ -476,10 +476,10 @@ func (h *hub) rereadNotes() {
 	if h.v.link != nil || h.b.reader == nil {
 		return
 	}
-	before := noteDigest(h.tl.Reader().Notes)
+	before := readerDigest(h.tl.Reader())
 	rd := h.b.reader(h.id)
 	h.tl.SetReader(rd)
-	after := noteDigest(rd.Notes)
+	after := readerDigest(rd)
 	var calls []string
 	for call, d := range after {
 		if before[call] != d {
@@ -563,6 +563,33 @@ func (h *hub) cardsFrame(calls []string) []byte {
 		return nil
 	}
 	return formatPatches(patches, "")
+}
+
+// readerDigest is noteDigest of rd's notes with, for each call that
+// links a child, the child's last seq and event count (or its absence):
+// a child's commit changes its call's digest.
+func readerDigest(rd views.Reader) map[string]string {
+	out := noteDigest(rd.Notes)
+	for _, n := range rd.Notes {
+		if n.Kind != notes.KindLink {
+			continue
+		}
+		d, err := notes.ParseLink(n.Data)
+		if err != nil {
+			continue
+		}
+		c := rd.Children[d.Child]
+		if c == nil {
+			out[n.CallID] += "\x00gone"
+			continue
+		}
+		last := int64(-1)
+		if len(c.Events) > 0 {
+			last = c.Events[len(c.Events)-1].Seq
+		}
+		out[n.CallID] += "\x00" + strconv.FormatInt(last, 10) + "/" + strconv.Itoa(len(c.Events))
+	}
+	return out
 }
 
 // noteDigest maps each call that has a note ("" for the session's own) to

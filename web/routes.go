@@ -58,6 +58,10 @@ func (s *Server) routeTable() []route {
 		{method: POST, pattern: views.RouteForks, handle: s.handleForkForm},
 		{method: GET, pattern: views.RouteForks, handle: s.handleForksPage},
 		{method: GET, pattern: views.RouteSearch, handle: s.handleSearch},
+		// Two sessions compared call by call (owner only, never a share link).
+		{method: GET, pattern: views.RouteComparePick, handle: s.handleComparePick},
+		{method: GET, pattern: views.RouteCompare, handle: s.handleCompare},
+		{method: GET, pattern: views.RouteCompareStream, handle: s.handleCompareStream, head: s.handleCompareStreamHead, raw: true},
 		// The owner's exports.
 		{method: GET, pattern: views.RouteSessionExportHTML, handle: s.handleExportHTML, head: s.handleExportHTML},
 		{method: GET, pattern: views.RouteCallContent, handle: s.handleCallFile(views.CallContentFile)},
@@ -88,6 +92,7 @@ func (s *Server) routeTable() []route {
 		{method: DELETE, pattern: views.RouteAPISession, handle: s.handleAPIDelete},
 		{method: POST, pattern: views.RouteAPIForks, handle: s.handleAPIFork},
 		{method: GET, pattern: views.RouteAPISearch, handle: s.handleAPISearch},
+		{method: GET, pattern: views.RouteAPICompare, handle: s.handleAPICompare},
 		{method: GET, pattern: views.RouteAPIApprovals, handle: s.handleAPIApprovals},
 		{method: POST, pattern: views.RouteAPIApproval, handle: s.handleAPIDecide, bodyCap: maxDecisionBody},
 		{method: POST, pattern: views.RouteAPIPolicy, handle: s.handleAPIPolicy, bodyCap: maxPolicyBody},

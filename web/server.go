@@ -87,6 +87,7 @@ func New(deps Deps) *Server {
 		CSS:          views.StaticURL("app.css", static.Hash("app.css")),
 		JS:           views.StaticURL("app.js", static.Hash("app.js")),
 		Travel:       views.StaticURL("travel.js", static.Hash("travel.js")),
+		Compare:      views.StaticURL("compare.js", static.Hash("compare.js")),
 		Datastar:     views.StaticURL("datastar.js", static.Hash("datastar.js")),
 		Icon:         views.StaticURL("icon.svg", static.Hash("icon.svg")),
 		Filter:       views.StaticURL("filter.js", static.Hash("filter.js")),

@@ -10,6 +10,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/core/model"
 	"prism/core/notes"
 )
 
@@ -237,5 +238,85 @@ func (r *Runner) rebuildWorkspace(ctx context.Context, id, ws string, seed []cor
 					logkey.Tool, c.Name, logkey.Seq, e.Seq)
 			}
 		}
+	}
+}
+
+// launch is what a forked session runs with.
+type launch struct {
+	sess    *core.Session
+	model   model.Model
+	name    string // the model's name
+	ws      string
+	cleanup func() // removes a workspace the runner created (nil: none)
+	system  string
+	replay  *Replayer
+	prompt  string // "" for a fork without a prompt: it waits for a message
+}
+
+// launch builds a fork's agent, registers it, and queues its first prompt,
+// returning once that prompt is committed (at once without one) — as
+// Start does for a new session.
+func (r *Runner) launch(ctx context.Context, l launch) (string, error) {
+	sess := l.sess
+	h := sess.Header()
+	if r.cfg.OnEvent != nil {
+		onEvent, id := r.cfg.OnEvent, h.ID
+		sess.OnAppend(func(e core.Event) { onEvent(id, e) })
+	}
+	cfg := Config{
+		Session:     sess,
+		Tools:       r.cfg.Tools,
+		Model:       l.model,
+		System:      l.system,
+		MaxParallel: r.cfg.MaxParallel,
+		MaxSteps:    r.cfg.MaxSteps,
+		MaxTokens:   r.cfg.MaxTokens,
+		Logger:      r.logger,
+		Replay:      l.replay,
+	}
+	if l.replay != nil && r.cfg.PutNote != nil {
+		cfg.OnReplayed = r.noteReplayed(sess)
+	}
+	a, err := New(cfg)
+	if err != nil {
+		if l.cleanup != nil {
+			l.cleanup()
+		}
+		return "", fmt.Errorf("fork session %s: %w", h.ID, err)
+	}
+	info := l.model.Info()
+	s := &session{id: h.ID, sess: sess, agent: a, model: l.model, cleanup: l.cleanup, info: SessionStatus{
+		ID: h.ID, Model: l.name, Provider: info.Provider, Workspace: l.ws, CreatedAt: h.CreatedAt,
+	}}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		s.removeWorkspace()
+		return "", core.Errorf(core.CodeUnavailable, "fork session %s: the runner is closed", h.ID)
+	}
+	r.sessions[h.ID] = s
+	r.order = append(r.order, h.ID)
+	r.mu.Unlock()
+	r.logger.Info("session started", logkey.SessionID, h.ID, logkey.Model, l.name, logkey.Provider, info.Provider, logkey.Workspace, l.ws)
+	if l.prompt == "" {
+		return h.ID, nil
+	}
+	first := core.NewUserMessage(core.NewID(), l.prompt)
+	logged := s.watchLogged(first.ID)
+	if err := r.enqueueMessage(s, first, logged); err != nil {
+		return "", err
+	}
+	select {
+	case <-logged.done:
+		if logged.err != nil {
+			return "", fmt.Errorf("fork session %s: %w", h.ID, logged.err)
+		}
+		if err := sess.WaitDurable(ctx, logged.seq); err != nil {
+			return "", fmt.Errorf("fork session %s: the prompt was not committed: %w", h.ID, err)
+		}
+		return h.ID, nil
+	case <-ctx.Done():
+		// The turn goes on; only the caller stopped waiting.
+		return "", fmt.Errorf("fork session %s: %w", h.ID, context.Cause(ctx))
 	}
 }

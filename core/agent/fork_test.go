@@ -114,9 +114,9 @@ func newForkRig(t *testing.T, models agent.Models) *forkRig {
 	return g
 }
 
-// results returns a session's tool results in log order: call name and
+// forkResults returns a session's tool results in log order: call name and
 // arguments → content text and meta.
-func results(evs []core.Event) []string {
+func forkResults(evs []core.Event) []string {
 	calls := map[string]string{}
 	var out []string
 	for _, e := range evs {
@@ -188,7 +188,7 @@ func TestFork_replayOnTheSameModelReplaysEveryCall(t *testing.T) {
 	if got := g.runs.Load(); got != 3 {
 		t.Fatalf("the fork ran %d calls for real; want none", got-3)
 	}
-	want, got := results(srcEvents), results(evs)
+	want, got := forkResults(srcEvents), forkResults(evs)
 	if len(want) != 3 || !reflect.DeepEqual(got, want) {
 		t.Fatalf("fork results\n%s\nwant the source's\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -233,7 +233,7 @@ func TestFork_changedCallRunsFromTheFirstDifference(t *testing.T) {
 	if got := g.runs.Load() - 3; got != 2 {
 		t.Fatalf("the fork ran %d calls for real, want 2", got)
 	}
-	got := results(evs)
+	got := forkResults(evs)
 	want := []string{
 		`count {"key":"a"} → a#1 {"key":"a#1"} err=false`, // replayed: the source's first run
 		`count {"key":"B"} → B#4 {"key":"B#4"} err=false`,

@@ -118,9 +118,11 @@ func KindOf(name string) (Kind, bool) {
 	switch name {
 	case KindLabel:
 		return Kind{Name: name, Client: true, check: checkLabel}, true
+	case KindLink:
+		return Kind{Name: name, check: checkLink}, true
 	case KindReplayed:
 		return Kind{Name: name, check: checkReplayed}, true
-	case KindLink, KindAttention:
+	case KindAttention:
 		return Kind{Name: name, check: checkObject}, true
 	}
 	return Kind{}, false
@@ -191,6 +193,67 @@ func checkReplayed(data []byte) (Facts, error) {
 		return Facts{}, fmt.Errorf("sourceSession must be text without control characters")
 	case r.SourceSeq == nil || *r.SourceSeq < 0:
 		return Facts{}, fmt.Errorf("sourceSeq must be the non-negative seq of the source's tool/call")
+	}
+	return Facts{}, nil
+}
+
+// LinkData is the data of a KindLink note, written on the parent session
+// with the spawning call's id as CallID and the seq of its tool/call as
+// AtSeq: Child is the child session's id; Background says the call
+// returned at once with the child's id; Inferred says the link was not
+// recorded by the runner but matched afterwards (an imported dsh family:
+// the child's subagent/descriptor label against the call's description
+// and times).
+type LinkData struct {
+	Child      string `json:"child"`
+	Background bool   `json:"background"`
+	Inferred   bool   `json:"inferred"`
+}
+
+// Link returns the note that says call callID of session parent, logged at
+// seq atSeq, spawned the child d.Child: what prism's runner writes when a
+// child starts, and what every source that knows a child (dsh imports,
+// Claude Code and Codex subagent files, OpenTelemetry spans) writes through
+// the store's PutNote. The input is checked as a store would.
+func Link(parent, callID string, atSeq int64, d LinkData) (Input, error) {
+	data, err := json.Marshal(d)
+	if err != nil {
+		return Input{}, fmt.Errorf("link note: %w", err)
+	}
+	in := Input{Session: parent, Kind: KindLink, CallID: callID, AtSeq: &atSeq, Data: data}
+	if callID == "" {
+		return Input{}, core.Errorf(core.CodeInvalid, "link note on session %s: no spawning call id", parent)
+	}
+	if _, _, err := Check(in); err != nil {
+		return Input{}, err
+	}
+	return in, nil
+}
+
+// ParseLink decodes a link note's data (as Check accepted it).
+func ParseLink(data []byte) (LinkData, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	var l LinkData
+	if err := d.Decode(&l); err != nil {
+		return LinkData{}, fmt.Errorf("data must be {child, background, inferred}: %v", err)
+	}
+	return l, nil
+}
+
+func checkLink(data []byte) (Facts, error) {
+	if len(data) == 0 || data[0] != '{' {
+		return Facts{}, fmt.Errorf("data must be a JSON object {child, background, inferred}")
+	}
+	l, err := ParseLink(data)
+	if err != nil {
+		return Facts{}, err
+	}
+	switch {
+	case l.Child == "":
+		return Facts{}, fmt.Errorf("child is empty: a link names the child session it spawned")
+	case len(l.Child) > 128 || strings.ContainsFunc(l.Child, unicode.IsControl) || !utf8.ValidString(l.Child):
+		return Facts{}, fmt.Errorf("child %q is not a session id (at most 128 characters of text)", l.Child)
 	}
 	return Facts{}, nil
 }
