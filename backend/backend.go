@@ -282,27 +282,3 @@ func (s Search) Search(ctx context.Context, q *search.Query, o web.SearchOptions
 	}
 	return out, nil
 }
-
-var _ web.Lineage = Source{}
-
-// Forks implements web.Lineage: the sessions whose parent is id and that
-// are not subagents (origin "subagent"), oldest first.
-func (s Source) Forks(ctx context.Context, id string) ([]web.ForkSummary, error) {
-	page, err := s.Store.ListSessions(ctx, store.ListOptions{ParentID: id, Sort: store.SortCreated, Limit: 1000})
-	if err != nil {
-		return nil, err
-	}
-	var out []web.ForkSummary
-	for i := len(page.Sessions) - 1; i >= 0; i-- { // SortCreated is newest first
-		info := page.Sessions[i]
-		if info.Header.Origin == "subagent" {
-			continue
-		}
-		f := web.ForkSummary{SessionSummary: summary(info)}
-		if info.Header.SeedLength != nil {
-			f.SeedLength = *info.Header.SeedLength
-		}
-		out = append(out, f)
-	}
-	return out, nil
-}

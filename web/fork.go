@@ -10,6 +10,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/core/notes"
 	"prism/views"
 )
 
@@ -126,43 +127,55 @@ func (s *Server) canFork() bool {
 	return ok
 }
 
-// Lineage is an optional interface of a SessionSource: the forks of a
-// session (sessions whose parent it is that are not subagents). With it
-// the session header names the forks and /sessions/{id}/forks shows their
-// tree; backend.Source implements it.
-type Lineage interface {
-	Forks(ctx context.Context, id string) ([]ForkSummary, error)
-}
-
-// ForkSummary is one fork: its list row and how many events it inherited.
-type ForkSummary struct {
-	SessionSummary
-	SeedLength int64
-}
-
 // Bounds of the fork tree page.
 const (
 	maxForkDepth = 8
 	maxForkNodes = 500
 )
 
-// forkLinks returns the forks of session id as its header links them
-// (nil without a Lineage, or when they cannot be read: logged).
-func (s *Server) forkLinks(ctx context.Context, id string) []views.ForkLink {
-	l, ok := s.deps.Sessions.(Lineage)
-	if !ok {
-		return nil
+// forks returns the forks of session id that still exist, oldest first:
+// its fork notes (notes.KindFork, which agent.Runner.Fork writes on the
+// source), each with the fork's list row. None without a note store; an
+// error when the notes cannot be read.
+func (s *Server) forks(ctx context.Context, id string) ([]views.ForkLink, error) {
+	if s.deps.Notes == nil {
+		return nil, nil
 	}
-	fs, err := l.Forks(ctx, id)
+	ns, err := s.deps.Notes.Notes(ctx, id, notes.Query{Kind: notes.KindFork})
 	if err != nil {
-		s.log.Warn("forks not read", logkey.SessionID, id, logkey.Err, err)
+		return nil, err
+	}
+	var out []views.ForkLink
+	seen := map[string]bool{}
+	for _, n := range ns {
+		f, err := notes.ParseFork(n.Data)
+		if err != nil || seen[f.Session] {
+			continue
+		}
+		seen[f.Session] = true
+		sum, err := s.deps.Sessions.Summary(ctx, f.Session)
+		if core.ErrorCode(err) == core.CodeNotFound {
+			continue // deleted since
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, views.NewForkLink(sum.ID, sum.Title, sum.Status, sum.Calls, f.SeedLength, sum.CreatedAt))
+	}
+	return out, nil
+}
+
+// forkLinks returns the forks of session id as its header links them
+// (nil when they cannot be read: logged).
+func (s *Server) forkLinks(ctx context.Context, id string) []views.ForkLink {
+	fs, err := s.forks(ctx, id)
+	if err != nil {
+		if core.ErrorCode(err) != core.CodeNotFound {
+			s.log.Warn("forks not read", logkey.SessionID, id, logkey.Err, err)
+		}
 		return nil
 	}
-	out := make([]views.ForkLink, len(fs))
-	for i, f := range fs {
-		out[i] = views.NewForkLink(f.ID, f.Title, f.Status, f.Calls, f.SeedLength, f.CreatedAt)
-	}
-	return out
+	return fs
 }
 
 // handleForksPage handles GET /sessions/:id/forks: the tree of the
@@ -180,48 +193,46 @@ func (s *Server) handleForksPage(c echo.Context) error {
 	}
 	v := &views.ForksPageView{ID: id, URL: views.SessionURL(id), Title: views.DisplayTitle(sum.Title, id)}
 	v.Meta = s.meta("Forks of " + v.Title)
-	if l, ok := s.deps.Sessions.(Lineage); ok {
-		nodes := 0
-		var walk func(id string, depth int) ([]views.ForkLink, error)
-		walk = func(id string, depth int) ([]views.ForkLink, error) {
-			fs, err := l.Forks(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			var out []views.ForkLink
-			for _, f := range fs {
-				if nodes >= maxForkNodes {
-					v.Cut = true
-					break
-				}
-				nodes++
-				link := views.NewForkLink(f.ID, f.Title, f.Status, f.Calls, f.SeedLength, f.CreatedAt)
-				if depth+1 < maxForkDepth {
-					if link.Forks, err = walk(f.ID, depth+1); err != nil {
-						return nil, err
-					}
-				} else if more, err := l.Forks(ctx, f.ID); err == nil && len(more) > 0 {
-					v.Cut = true
-				}
-				out = append(out, link)
-			}
-			return out, nil
+	nodes := 0
+	seen := map[string]bool{id: true}
+	var walk func(id string, depth int) ([]views.ForkLink, error)
+	walk = func(id string, depth int) ([]views.ForkLink, error) {
+		fs, err := s.forks(ctx, id)
+		if err != nil {
+			return nil, err
 		}
-		if v.Forks, err = walk(id, 0); err != nil {
-			return err
+		var out []views.ForkLink
+		for _, f := range fs {
+			if seen[f.ID] {
+				continue
+			}
+			if nodes >= maxForkNodes {
+				v.Cut = true
+				break
+			}
+			seen[f.ID] = true
+			nodes++
+			if depth+1 < maxForkDepth {
+				if f.Forks, err = walk(f.ID, depth+1); err != nil {
+					return nil, err
+				}
+			} else if more, err := s.forks(ctx, f.ID); err == nil && len(more) > 0 {
+				v.Cut = true
+			}
+			out = append(out, f)
 		}
+		return out, nil
+	}
+	if v.Forks, err = walk(id, 0); err != nil {
+		return err
 	}
 	return s.render(c, http.StatusOK, views.ForksPage(v))
 }
 
-// forkCount returns how many forks session id has (0 without a Lineage or
-// when they cannot be read).
-func forkCount(ctx context.Context, src SessionSource, id string) int {
-	l, ok := src.(Lineage)
-	if !ok {
-		return 0
-	}
-	fs, err := l.Forks(ctx, id)
+// forkCount returns how many forks session id has (0 when they cannot
+// be read).
+func (s *Server) forkCount(ctx context.Context, id string) int {
+	fs, err := s.forks(ctx, id)
 	if err != nil {
 		return 0
 	}

@@ -20,6 +20,8 @@ type listHub struct {
 	b      *Broker
 	after  func(time.Duration, func()) // time.AfterFunc; tests step it
 	prices price.Table                 // the owner's price table: rows show costs (nil: none)
+	// forks counts a session's forks for its row (nil: none shown).
+	forks func(ctx context.Context, id string) int
 
 	mu       sync.Mutex
 	subs     map[*listSub]struct{}
@@ -121,7 +123,9 @@ func (l *listHub) frame(ctx context.Context, id string) (f listFrame, ok bool) {
 		return f, false
 	}
 	row := rowView(&sum, l.prices)
-	row.Forks = forkCount(ctx, l.b.src, id)
+	if l.forks != nil {
+		row.Forks = l.forks(ctx, id)
+	}
 	html, err := views.Render(ctx, views.SessionRow(row))
 	if err != nil {
 		l.b.log.Error("list: render failed", logkey.SessionID, id, logkey.Err, err)

@@ -77,7 +77,7 @@ func (s *Server) handleHome(c echo.Context) error {
 	v := &views.SessionListView{Meta: s.meta("sessions"), Query: lq.Query, Filter: lq.filter(), CanRun: s.deps.Runner != nil, CanSearch: s.deps.Search != nil, Priced: s.deps.Prices != nil}
 	for i := range sums {
 		v.Rows = append(v.Rows, rowView(&sums[i], s.deps.Prices))
-		v.Rows[len(v.Rows)-1].Forks = forkCount(ctx, s.deps.Sessions, sums[i].ID)
+		v.Rows[len(v.Rows)-1].Forks = s.forkCount(ctx, sums[i].ID)
 		if sums[i].ID == s.deps.DemoID {
 			r := v.Rows[len(v.Rows)-1]
 			v.Demo = &views.Link{Label: r.Title, URL: r.URL}

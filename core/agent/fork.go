@@ -145,6 +145,18 @@ func (r *Runner) Fork(ctx context.Context, req ForkRequest) (string, error) {
 	if strings.TrimSpace(system) == "" {
 		system = r.cfg.System(ws)
 	}
+	if r.cfg.PutNote != nil {
+		// The source names its fork: its header, the list and the tree
+		// of forks read this note.
+		data, err := json.Marshal(notes.ForkData{Session: id, SeedLength: int64(n)})
+		if err == nil {
+			at := int64(n) - 1
+			err = r.cfg.PutNote(ctx, notes.Input{Session: srcHeader.ID, Kind: notes.KindFork, AtSeq: &at, Data: data})
+		}
+		if err != nil {
+			r.logger.Warn("fork note on the source", logkey.SessionID, id, logkey.SourceID, srcHeader.ID, logkey.Err, err)
+		}
+	}
 	var replay *Replayer
 	if req.Tools != ToolsLive {
 		replay = NewReplayer(srcHeader.ID, events, n)

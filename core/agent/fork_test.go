@@ -291,6 +291,19 @@ func TestFork_seedAndHeader(t *testing.T) {
 	if evs[n].Type != core.EventSessionEndSeed {
 		t.Fatalf("event %d is %s, want session/end-seed", n, evs[n].Type)
 	}
+	// The source names its fork in a fork note, from the boundary on.
+	g.mu.Lock()
+	var forkNotes []notes.Input
+	for _, in := range g.notes {
+		if in.Kind == notes.KindFork {
+			forkNotes = append(forkNotes, in)
+		}
+	}
+	g.mu.Unlock()
+	if len(forkNotes) != 1 || forkNotes[0].Session != src || *forkNotes[0].AtSeq != int64(n-1) ||
+		string(forkNotes[0].Data) != fmt.Sprintf(`{"session":"the-fork","seedLength":%d}`, n) {
+		t.Fatalf("fork notes %+v", forkNotes)
+	}
 	var ts core.TurnStart
 	_ = find(evs[n:], core.EventTurnStart)[0].DecodeData(&ts)
 	if ts.Turn != 2 {

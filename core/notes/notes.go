@@ -30,6 +30,10 @@ const (
 	KindReplayed = "replayed"
 	// KindAttention records that an attention rule fired (the server's).
 	KindAttention = "attention"
+	// KindFork, on a session, names one of its forks (ForkData; the
+	// server's): what its header, the list's fork count and the tree of
+	// its forks read.
+	KindFork = "fork"
 )
 
 // MaxData is the largest data a note may hold, in bytes of JSON
@@ -122,6 +126,8 @@ func KindOf(name string) (Kind, bool) {
 		return Kind{Name: name, check: checkLink}, true
 	case KindReplayed:
 		return Kind{Name: name, check: checkReplayed}, true
+	case KindFork:
+		return Kind{Name: name, check: checkFork}, true
 	case KindAttention:
 		return Kind{Name: name, check: checkObject}, true
 	}
@@ -143,7 +149,7 @@ type LabelData struct {
 func Check(in Input) (json.RawMessage, Facts, error) {
 	k, ok := KindOf(in.Kind)
 	if !ok {
-		return nil, Facts{}, core.Errorf(core.CodeInvalid, "unknown note kind %q (known: label, link, replayed, attention)", in.Kind)
+		return nil, Facts{}, core.Errorf(core.CodeInvalid, "unknown note kind %q (known: label, link, replayed, attention, fork)", in.Kind)
 	}
 	if len(in.Data) > MaxData {
 		return nil, Facts{}, core.Errorf(core.CodeTooLarge, "note data is %d bytes, past the limit of %d", len(in.Data), MaxData)
@@ -171,6 +177,44 @@ func Check(in Input) (json.RawMessage, Facts, error) {
 type ReplayedData struct {
 	SourceSession string `json:"sourceSession"`
 	SourceSeq     int64  `json:"sourceSeq"`
+}
+
+// ForkData is the data of a KindFork note on a session: Session is a fork
+// of it, cut after SeedLength events (the note's AtSeq is the last of
+// them, the boundary's turn/end).
+type ForkData struct {
+	Session    string `json:"session"`
+	SeedLength int64  `json:"seedLength"`
+}
+
+// ParseFork decodes a fork note's data (as Check accepted it).
+func ParseFork(data []byte) (ForkData, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	var f ForkData
+	if err := d.Decode(&f); err != nil {
+		return ForkData{}, fmt.Errorf("data must be {session, seedLength}: %v", err)
+	}
+	return f, nil
+}
+
+func checkFork(data []byte) (Facts, error) {
+	if len(data) == 0 || data[0] != '{' {
+		return Facts{}, fmt.Errorf("data must be a JSON object {session, seedLength}")
+	}
+	f, err := ParseFork(data)
+	if err != nil {
+		return Facts{}, err
+	}
+	switch {
+	case strings.TrimSpace(f.Session) == "":
+		return Facts{}, fmt.Errorf("session must name the fork")
+	case len(f.Session) > 128 || strings.ContainsFunc(f.Session, unicode.IsControl) || !utf8.ValidString(f.Session):
+		return Facts{}, fmt.Errorf("session %q is not a session id (at most 128 characters of text)", f.Session)
+	case f.SeedLength < 0:
+		return Facts{}, fmt.Errorf("seedLength must be the non-negative number of inherited events")
+	}
+	return Facts{}, nil
 }
 
 func checkReplayed(data []byte) (Facts, error) {

@@ -34,3 +34,28 @@ func TestCheck_replayedData(t *testing.T) {
 		}
 	}
 }
+
+func TestCheck_forkData(t *testing.T) {
+	for _, tc := range []struct {
+		data, err string
+	}{
+		{data: `{"session":"f1","seedLength":12}`},
+		{data: `{"session":"f1","seedLength":0}`},
+		{data: `"f1"`, err: "data must be a JSON object {session, seedLength}"},
+		{data: `{"seedLength":3}`, err: "session must name the fork"},
+		{data: `{"session":"f1","seedLength":-1}`, err: "seedLength must be the non-negative number"},
+		{data: `{"session":"f\u0000","seedLength":1}`, err: "is not a session id"},
+		{data: `{"session":"f1","seedLength":1,"x":1}`, err: `unknown field "x"`},
+	} {
+		_, _, err := notes.Check(notes.Input{Session: "s", Kind: notes.KindFork, Data: []byte(tc.data)})
+		if tc.err == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.data, err)
+			}
+			continue
+		}
+		if core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: err %v, want %q", tc.data, err, tc.err)
+		}
+	}
+}
