@@ -164,6 +164,7 @@ func Run(t *testing.T, e Engine) {
 		{"NotesSurviveAnExtendingImport", testNotesSurviveAnExtendingImport},
 		{"SearchFindsLabels", testSearchFindsLabels},
 		{"OpenNotesAcrossSessions", testOpenNotesAcrossSessions},
+		{"NotesOnce", testNotesOnce},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, e) })
 	}
