@@ -210,3 +210,11 @@ func (st *Store) OpenNotes(ctx context.Context, kind string) ([]notes.Note, erro
 	}
 	return out, translate(rows.Err(), "read open "+kind+" notes")
 }
+
+// AnnotatedCount returns how many sessions have a label (a label note not
+// removed): the count of ListOptions.Annotated.
+func (st *Store) AnnotatedCount(ctx context.Context) (int, error) {
+	var n int
+	err := st.rdb.QueryRowContext(ctx, store.CountAnnotatedSQL).Scan(&n)
+	return n, translate(err, "count annotated sessions")
+}

@@ -142,22 +142,33 @@ func (st *Store) PutNote(ctx context.Context, in notes.Input) (notes.Note, error
 				return err
 			}
 		}
-		n := notes.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: lastSeq, Time: now, Author: in.Author, Data: data}
-		if in.AtSeq != nil {
-			n.AtSeq = *in.AtSeq
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO notes (id, session_id, kind, call_id, at_seq, time, author, data, label, commented)
-			VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8, $9, $10)`,
-			n.ID, n.Session, n.Kind, n.CallID, n.AtSeq, n.Time, n.Author, string(data), facts.Label, facts.Commented); err != nil {
-			return err
-		}
-		out = n
-		return notifyNotes(ctx, tx, in.Session)
+		out, err = insertNote(ctx, tx, in, lastSeq, now)
+		return err
 	})
 	if err != nil {
 		return notes.Note{}, translate(err, "write note on session "+in.Session)
 	}
 	return out, nil
+}
+
+// insertNote checks and inserts a new note in tx (AtSeq defaults to
+// lastSeq, its time is now) and NOTIFYs the note channel at commit; the
+// caller has checked the session and the call.
+func insertNote(ctx context.Context, tx pgx.Tx, in notes.Input, lastSeq, now int64) (notes.Note, error) {
+	data, facts, err := notes.Check(in)
+	if err != nil {
+		return notes.Note{}, err
+	}
+	n := notes.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: lastSeq, Time: now, Author: in.Author, Data: data}
+	if in.AtSeq != nil {
+		n.AtSeq = *in.AtSeq
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO notes (id, session_id, kind, call_id, at_seq, time, author, data, label, commented)
+		VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8, $9, $10)`,
+		n.ID, n.Session, n.Kind, n.CallID, n.AtSeq, n.Time, n.Author, string(data), facts.Label, facts.Commented); err != nil {
+		return notes.Note{}, err
+	}
+	return n, notifyNotes(ctx, tx, in.Session)
 }
 
 // RemoveNote removes a note and returns it as it is now; the rules are the
@@ -215,4 +226,12 @@ func (st *Store) OpenNotes(ctx context.Context, kind string) ([]notes.Note, erro
 		out = append(out, n)
 	}
 	return out, translate(rows.Err(), "read open "+kind+" notes")
+}
+
+// AnnotatedCount returns how many sessions have a label (a label note not
+// removed): the count of ListOptions.Annotated.
+func (st *Store) AnnotatedCount(ctx context.Context) (int, error) {
+	var n int
+	err := st.pool.QueryRow(ctx, store.CountAnnotatedSQL).Scan(&n)
+	return n, translate(err, "count annotated sessions")
 }

@@ -65,11 +65,18 @@ func listQuery(c echo.Context) (ListQuery, error) {
 	default:
 		return q, core.Errorf(core.CodeInvalid, "attention must be 1 (only sessions needing attention) or absent, not %q", a)
 	}
+	switch a := c.QueryParam(views.ParamAnnotated); a {
+	case "", "0":
+	case "1", "on", "true":
+		q.Annotated = true
+	default:
+		return q, core.Errorf(core.CodeInvalid, "annotated must be 1 (only sessions with a label) or absent, not %q", a)
+	}
 	return q, nil
 }
 
 func (q ListQuery) filter() views.ListFilter {
-	return views.ListFilter{Query: q.Query, Status: q.Status, HasErrors: q.HasErrors, Sort: q.Sort, Attention: q.Attention}
+	return views.ListFilter{Query: q.Query, Status: q.Status, HasErrors: q.HasErrors, Annotated: q.Annotated, Sort: q.Sort, Attention: q.Attention}
 }
 
 // handleHome handles GET /?q=&status=&errors=&sort=: the session list.
@@ -86,7 +93,7 @@ func (s *Server) handleHome(c echo.Context) error {
 		return err
 	}
 	v := &views.SessionListView{Meta: s.meta("sessions"), Query: lq.Query, Filter: lq.filter(), CanRun: s.deps.Runner != nil, CanSearch: s.deps.Search != nil, Priced: s.deps.Prices != nil,
-		AttentionCount: len(attn)}
+		Watchable: s.deps.Watchable, AttentionCount: len(attn)}
 	if s.deps.Runner != nil && slices.ContainsFunc(sums, func(m SessionSummary) bool { return m.Status == core.StatusRunning }) {
 		v.BoardURL = views.BoardURL()
 	}
@@ -100,6 +107,7 @@ func (s *Server) handleHome(c echo.Context) error {
 	if s.deps.Commits != nil {
 		v.StreamURL = views.ListFilterStreamURL(lq.filter())
 	}
+	v.Annotated = s.annotatedCount(ctx)
 	return s.render(c, http.StatusOK, views.SessionListPage(v))
 }
 

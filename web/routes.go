@@ -56,6 +56,11 @@ func (s *Server) routeTable() []route {
 		{method: POST, pattern: views.RouteCancel, handle: s.handleCancel},
 		{method: POST, pattern: views.RouteDelete, handle: s.handleDelete},
 		{method: GET, pattern: views.RouteSearch, handle: s.handleSearch},
+		// Two sessions compared call by call (owner only, never a share link).
+		{method: GET, pattern: views.RouteComparePick, handle: s.handleComparePick},
+		{method: GET, pattern: views.RouteCompare, handle: s.handleCompare},
+		{method: GET, pattern: views.RouteCompareStream, handle: s.handleCompareStream, head: s.handleCompareStreamHead, raw: true},
+		{method: GET, pattern: views.RouteSources, handle: s.handleSources},
 		// The owner's exports.
 		{method: GET, pattern: views.RouteSessionExportHTML, handle: s.handleExportHTML, head: s.handleExportHTML},
 		{method: GET, pattern: views.RouteCallContent, handle: s.handleCallFile(views.CallContentFile)},
@@ -92,6 +97,7 @@ func (s *Server) routeTable() []route {
 		{method: POST, pattern: views.RouteAPIImport, handle: s.handleAPIImport, upload: true},
 		{method: DELETE, pattern: views.RouteAPISession, handle: s.handleAPIDelete},
 		{method: GET, pattern: views.RouteAPISearch, handle: s.handleAPISearch},
+		{method: GET, pattern: views.RouteAPICompare, handle: s.handleAPICompare},
 		{method: GET, pattern: views.RouteAPIApprovals, handle: s.handleAPIApprovals},
 		{method: POST, pattern: views.RouteAPIApproval, handle: s.handleAPIDecide, bodyCap: maxDecisionBody},
 		{method: POST, pattern: views.RouteAPIPolicy, handle: s.handleAPIPolicy, bodyCap: maxPolicyBody},

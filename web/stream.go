@@ -426,6 +426,11 @@ func (s *Server) handleListStream(c echo.Context) error {
 			}
 		case f := <-sub.ch:
 			in, was := matches(q, &f.sum), seen[f.sum.ID]
+			if q.Annotated && !was {
+				// Labels are not in the summary: a row the annotated
+				// list did not show does not join it live.
+				in = false
+			}
 			switch {
 			case q.Attention && !f.removed:
 				// Whether a row needs attention is not in its summary:

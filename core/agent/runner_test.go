@@ -120,6 +120,7 @@ func TestRunnerDemoEndToEnd(t *testing.T) {
 				_, changelogErr = os.Stat(filepath.Join(st.Workspace, "CHANGELOG.md"))
 			}
 			r = newRunner(t, model.NewCatalog(model.CatalogConfig{DemoPacing: &model.Pacing{}}), reg, store, l)
+			reg.MustRegister(r.SubagentTool())
 			id, err := r.Start(t.Context(), agent.StartRequest{Prompt: "Show me around."})
 			if err != nil {
 				t.Fatal(err)
@@ -153,8 +154,8 @@ func TestRunnerDemoEndToEnd(t *testing.T) {
 				}
 			}
 			calls := find(evs, core.EventToolCall)
-			if len(calls) != len(results) || len(calls) != 15 {
-				t.Fatalf("calls %d, results %d, want 15 each", len(calls), len(results))
+			if len(calls) != len(results) || len(calls) != 16 {
+				t.Fatalf("calls %d, results %d, want 16 each", len(calls), len(results))
 			}
 			for i, c := range calls {
 				var tc core.ToolCall
@@ -176,6 +177,7 @@ func TestRunnerDemoEndToEnd(t *testing.T) {
 				"write": {"ok"}, "edit": {"ok", "ok"},
 				"web_search": {"UNKNOWN_TOOL"},
 				"bash":       {"ok", "ok"},
+				"subagent":   {"ok"},
 			}
 			if !bash {
 				want["bash"] = []string{"UNKNOWN_TOOL", "UNKNOWN_TOOL"}
