@@ -95,6 +95,9 @@ func TestChildren_nestedLiveAndGone(t *testing.T) {
 func TestChildren_timeAndScope(t *testing.T) {
 	e, _ := shareEnv(t, withNotes)
 	_, callSeq := family(t, e)
+	// A later parent event (after all of the child's): the page at the
+	// call is then a page in the past.
+	e.append(t, "p", core.Event{Type: "x-test/mark", Seq: callSeq + 1, Time: t0 + 10_000, Data: []byte(`{}`), Ignorable: true})
 	_, before := e.get(t, "/sessions/p?at="+strconv.FormatInt(callSeq-1, 10))
 	if strings.Contains(before, `data-testid="child"`) {
 		t.Error("the page before the spawning call nests the child")
@@ -102,6 +105,12 @@ func TestChildren_timeAndScope(t *testing.T) {
 	_, at := e.get(t, "/sessions/p?at="+strconv.FormatInt(callSeq, 10))
 	if !strings.Contains(at, `data-child="k"`) {
 		t.Error("the page at the spawning call does not nest the child")
+	}
+	// The child's events all came after the parent's event shown: at it,
+	// the nested child has none of them.
+	if ad := doc(t, at); ad.Find(`[data-testid="child-calls"]`).Text() != "0 calls" || ad.Find(`[data-testid="child"] [data-testid="tool-card"]`).Length() != 0 {
+		t.Errorf("at the spawning call the child shows %q and %d cards, want none yet",
+			ad.Find(`[data-testid="child-calls"]`).Text(), ad.Find(`[data-testid="child"] [data-testid="tool-card"]`).Length())
 	}
 	_, path := e.share(t, "p", `{}`)
 	if _, page := e.raw(t, "GET", path); strings.Contains(page, `data-testid="child"`) || strings.Contains(page, `/sessions/k`) {
