@@ -36,6 +36,19 @@ func TestBrowser_NestedChildLive(t *testing.T) {
 	if !evalIn[bool](t, b, `document.querySelector('article[data-call-id="s1"] details.child-cards').open`) {
 		t.Error("the nest closed when the live frame morphed its card")
 	}
+	shots(t, b)
+	// The list: the child is collapsed under its parent until its count
+	// is clicked.
+	b.do(t, chromedp.Navigate(e.ts.URL+"/"), chromedp.WaitReady(chromedp.CSS(`[data-session-id="p"] [data-testid="row-kids"]`)))
+	if evalIn[bool](t, b, `document.querySelector('[data-session-id="k"]').checkVisibility()`) {
+		t.Error("the child's row shows before its parent's count is clicked")
+	}
+	b.do(t, chromedp.Click(chromedp.CSS(`[data-session-id="p"] [data-testid="row-kids"]`)))
+	b.waitJS(t, `document.querySelector('[data-session-id="k"]').checkVisibility()`)
+}
+
+// shots writes screenshots of the opened nest to $PRISM_SHOTS, if set.
+func shots(t *testing.T, b *browser) {
 	dir := os.Getenv("PRISM_SHOTS")
 	if dir == "" {
 		return

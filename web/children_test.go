@@ -158,7 +158,7 @@ func TestChildren_listGroupsAndPath(t *testing.T) {
 	if got := d.Find(`[data-session-id="p"] [data-testid="row-kids"]`).Text(); strings.TrimSpace(got) != "1 subagent" {
 		t.Errorf("the parent's count = %q", got)
 	}
-	if d.Find(`[data-session-id="k"]`).AttrOr("style", "") != "display: none" {
+	if d.Find(`[data-session-id="k"]`).HasClass("open") || !strings.HasPrefix(d.Find(`[data-session-id="k"]`).AttrOr("data-class:open", ""), "$kids") {
 		t.Error("the child's row is not collapsed")
 	}
 	_, gpage := e.get(t, "/sessions/g")
