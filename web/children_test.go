@@ -169,3 +169,22 @@ func TestChildren_listGroupsAndPath(t *testing.T) {
 		t.Errorf("grandchild's path = %q %v", path.Text(), links)
 	}
 }
+
+// TestChildren_searchNamesTheParent: a search hit inside a child names
+// the session it is a subagent of.
+func TestChildren_searchNamesTheParent(t *testing.T) {
+	e := newEnv(t, withNotes)
+	family(t, e)
+	_, page := e.get(t, "/search?q=files")
+	d := doc(t, page)
+	kid := d.Find(`[data-testid="hit-group"][data-session-id="k"]`)
+	if kid.Length() != 1 {
+		t.Fatalf("no hits in the child (groups %d)", d.Find(`[data-testid="hit-group"]`).Length())
+	}
+	if a := kid.Find(`[data-testid="hit-parent"] a`); a.AttrOr("href", "") != "/sessions/p" || a.Text() != "p" {
+		t.Errorf("the child's hits name %q (%q), want p", a.Text(), a.AttrOr("href", ""))
+	}
+	if d.Find(`[data-testid="hit-group"][data-session-id="p"] [data-testid="hit-parent"]`).Length() != 0 {
+		t.Error("the parent's hits name a parent")
+	}
+}
