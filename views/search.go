@@ -64,7 +64,7 @@ type SearchGroupView struct {
 	// Parent is the session a subagent's hits belong under (its page at
 	// ParentURL); "" for a session that is no child.
 	Parent, ParentURL string
-	Hits                     []*SearchHitView
+	Hits              []*SearchHitView
 }
 
 // SearchPageView is the search page.
