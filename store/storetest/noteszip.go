@@ -65,7 +65,7 @@ func testNotesRoundTripThroughAnExportZip(t *testing.T, e Engine) {
 		t.Fatal(err)
 	}
 	child := Header("k")
-	child.ParentSession = "p"
+	child.ParentSession, child.Origin = "p", "subagent"
 	if _, _, err := src.SyncLog(ctx, child, TurnEvents(0, 2, true), store.SourceImport, false); err != nil {
 		t.Fatal(err)
 	}
