@@ -150,6 +150,9 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 				before = int(prev.sum.Events)
 			}
 			outcome, added, err := t.syncLog(h, p.Events, store.SourceImport, o.Replace)
+			if err == nil && p.Log.Source != nil {
+				err = t.putSource(h.ID, *p.Log.Source)
+			}
 			if err == nil && outcome == store.ImportReplaced {
 				revoked, err = t.revokeShares(h.ID, st.now().UnixMilli())
 			}

@@ -118,6 +118,9 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 				before = int(prev.sum.Events)
 			}
 			outcome, added, err := t.syncLog(ctx, h, p.Events, store.SourceImport, o.Replace)
+			if err == nil && p.Log.Source != nil {
+				err = t.putSource(ctx, h.ID, *p.Log.Source)
+			}
 			if err == nil && outcome == store.ImportReplaced {
 				revoked, err = t.revokeShares(ctx, h.ID, st.now().UnixMilli())
 			}
@@ -138,6 +141,9 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range results {
+		st.deleted.mark(false, r.SessionID) // created again: a watcher follows its file anew
 	}
 	store.LogImported(ctx, st.log, file, results)
 	// The import is committed: a link that cannot be written is logged,

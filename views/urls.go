@@ -107,6 +107,8 @@ type ListFilter struct {
 	HasErrors     bool
 	Annotated     bool
 	Sort          string
+	// Attention keeps the sessions with an open attention firing.
+	Attention bool
 }
 
 func (f ListFilter) values() url.Values {
@@ -118,6 +120,9 @@ func (f ListFilter) values() url.Values {
 	}
 	if f.HasErrors {
 		q.Set(ParamHasErrors, "1")
+	}
+	if f.Attention {
+		q.Set(ParamAttention, "1")
 	}
 	if f.Annotated {
 		q.Set(ParamAnnotated, "1")

@@ -150,6 +150,7 @@ func (b *Broker) Notes(sessionID string) {
 	for _, h := range b.hubsOf(sessionID) {
 		h.notesChanged()
 	}
+	b.list.touch(sessionID) // an attention badge on its row
 }
 
 // hubsOf returns the open hubs of a session.

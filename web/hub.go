@@ -576,6 +576,9 @@ func (h *hub) cardsFrame(calls []string) []byte {
 		if ok {
 			patches = append(patches, p)
 		}
+		if p, ok, err := views.RenderSessionAttentionFor(h.ctx, h.tl, h.v.links); err == nil && ok {
+			patches = append(patches, p)
+		}
 	}
 	p, ok, err := views.RenderCallCardsFor(h.ctx, h.tl, h.v.links, calls)
 	if err != nil {

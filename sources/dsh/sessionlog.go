@@ -168,6 +168,9 @@ type Log struct {
 	// Notes are what a Foreign decoder reports of lines it kept raw (a
 	// malformed line, with its number) while decoding the rest.
 	Notes []string
+	// Source is what a Foreign decoder says the session's source is,
+	// stored beside the header (nil: nothing to say).
+	Source *core.SourceInfo
 	// SideNotes are the notes beside this session's log that an export
 	// zip's notes.jsonl holds for it (prism export --with-notes), each
 	// checked (notes.Check).
