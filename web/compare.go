@@ -17,7 +17,7 @@ import (
 
 // compareRerender is the least time between two renders of a live
 // comparison: a burst of commits on either session is one re-render.
-const compareRerender = 200 * time.Millisecond
+const compareRerender = 500 * time.Millisecond
 
 // comparison reads sessions a and b and aligns their calls; it also
 // returns each side's last seq (the stream's cursor). A missing session is

@@ -3,8 +3,10 @@ package web_test
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"prism/core"
@@ -72,5 +74,32 @@ func TestCompareBrowser_nextDifference(t *testing.T) {
 				t.Errorf("at %d px the page scrolls sideways", w)
 			}
 		})
+	}
+}
+
+// TestCompareBrowser_live: comparing a running session with its source
+// updates in the browser as the running one commits a call.
+func TestCompareBrowser_live(t *testing.T) {
+	e := newEnv(t, nil)
+	full := manyReads(5, -1)
+	e.session(t, "src", full)
+	open := len(full) - 2 // b stops before its step and turn end
+	e.session(t, "run", full[:open-3])
+	b := newBrowser(t, 1280, 800)
+	if _, err := chromedp.Call(b.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: fetchProbe}); err != nil {
+		t.Fatal(err)
+	}
+	b.do(t, chromedp.Navigate(e.ts.URL+views.CompareURL("src", "run")), chromedp.WaitReady(chromedp.CSS(`[data-testid="compare-rows"]`)))
+	if got := evalIn[string](t, b, `[...document.querySelectorAll('[data-testid="compare-row"]')].map(r => r.dataset.mark).join(',')`); got != "same,same,same,same,deleted" {
+		t.Fatalf("before: marks %s", got)
+	}
+	// The stream's request has started (a commit the stream's
+	// subscription misses is still newer than the seqs the page shows,
+	// so the stream renders it at once).
+	b.waitJS(t, `window.__open === 1`)
+	e.append(t, "run", full[open-3:]...)
+	b.waitJS(t, `[...document.querySelectorAll('[data-testid="compare-row"]')].map(r => r.dataset.mark).join(',') === 'same,same,same,same,same'`)
+	if got := evalIn[string](t, b, `document.querySelector('[data-testid="compare-verdict"]').textContent`); !strings.Contains(got, "No differences") {
+		t.Errorf("verdict after the commit: %q", got)
 	}
 }
