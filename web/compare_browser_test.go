@@ -44,7 +44,7 @@ func TestCompareBrowser_nextDifference(t *testing.T) {
 	e.session(t, "b", manyReads(60, 45))
 	for _, w := range []int{1280, 390} {
 		t.Run(strconv.Itoa(w), func(t *testing.T) {
-			b := newBrowser(t, w, 800)
+			b := newBrowser(t, w, 420) // short: the differing row starts out of view
 			b.do(t, chromedp.Navigate(e.ts.URL+views.CompareURL("a", "b")), chromedp.WaitReady(chromedp.CSS(`[data-testid="compare-rows"]`)))
 			b.waitJS(t, `document.querySelector('script[src*="compare.js"]') !== null && document.readyState === 'complete'`)
 			if n := evalIn[int](t, b, `document.querySelectorAll('.cmp-row.differs').length`); n != 1 {
@@ -58,7 +58,9 @@ func TestCompareBrowser_nextDifference(t *testing.T) {
 			if got := evalIn[string](t, b, `document.activeElement.id`); got != want {
 				t.Fatalf("n: focus on %q, want the differing row %q", got, want)
 			}
-			b.waitJS(t, `(() => { const r = document.activeElement.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight })()`)
+			// Its top in view, below the sticky bar.
+			b.waitJS(t, `(() => { const r = document.activeElement.getBoundingClientRect(); const bar = document.querySelector('[data-testid="compare-nav"]').getBoundingClientRect();
+			  return r.top >= bar.bottom - 1 && r.top < innerHeight })()`)
 			if pos := evalIn[string](t, b, `document.querySelector('[data-testid="compare-pos"]').textContent`); pos != "1 of 1" {
 				t.Errorf("position %q, want 1 of 1", pos)
 			}
