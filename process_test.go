@@ -54,7 +54,7 @@ func TestMain(m *testing.M) {
 
 // prismBinary returns the path of a prism binary built from this package,
 // without -race whatever the test binary was built with.
-func prismBinary(t *testing.T) string {
+func prismBinary(t testing.TB) string {
 	t.Helper()
 	prismBin.once.Do(func() {
 		prismBin.dir, prismBin.err = os.MkdirTemp("", "prism-bin-")
@@ -84,7 +84,7 @@ func prismBinary(t *testing.T) string {
 // data-segment limit of limitMiB (RLIMIT_DATA: every heap and anonymous
 // mapping the Go runtime makes counts against it; 0 = no limit), with a
 // clean environment: no API key, so the scripted model is the default.
-func prismCmd(t *testing.T, limitMiB int, args ...string) *exec.Cmd {
+func prismCmd(t testing.TB, limitMiB int, args ...string) *exec.Cmd {
 	t.Helper()
 	bin := prismBinary(t)
 	var cmd *exec.Cmd
@@ -110,7 +110,7 @@ type server struct {
 
 // startServer starts `prism serve` on a free loopback port and waits for
 // the URL it logs.
-func startServer(t *testing.T, limitMiB int, dbPath string, extra ...string) *server {
+func startServer(t testing.TB, limitMiB int, dbPath string, extra ...string) *server {
 	t.Helper()
 	cmd := prismCmd(t, limitMiB, append([]string{"serve", "--addr", "127.0.0.1:0", "--db", dbPath, "--no-demo"}, extra...)...)
 	pr, err := cmd.StderrPipe()
@@ -172,7 +172,7 @@ func (s *server) alive() bool {
 }
 
 // stop ends the server with SIGTERM and returns its exit error.
-func (s *server) stop(t *testing.T) error {
+func (s *server) stop(t testing.TB) error {
 	t.Helper()
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
