@@ -46,3 +46,14 @@ func (w AgentRunner) Owns(id string) bool {
 func (w AgentRunner) CancelWith(sessionID string, cause core.CancelCause) error {
 	return w.Runner.CancelWith(sessionID, cause)
 }
+
+var _ web.Forker = AgentRunner{}
+
+// ForkSession implements web.Forker: agent.Runner.Fork, the fork the CLI
+// makes too.
+func (w AgentRunner) ForkSession(ctx context.Context, req web.ForkRequest) (string, error) {
+	return w.Runner.Fork(ctx, agent.ForkRequest{
+		Source: req.Source, ID: req.ID, Boundary: core.ForkBoundary{AtTurn: req.AtTurn, AtSeq: req.AtSeq},
+		Prompt: req.Prompt, Model: req.Model, System: req.System, Tools: req.Tools,
+	})
+}

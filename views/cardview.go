@@ -27,6 +27,9 @@ type CardView struct {
 	// seq the page shows (owner pages only): the card is outlined.
 	Attention    []AttentionView
 	LabelChoices []string
+	// Replayed is set on a fork's call answered with its source's
+	// recorded result (owner pages only, like the labels).
+	Replayed *ReplayedView
 	// Server is the MCP server of a tool named mcp__<server>__<tool>
 	// (Tool is then the server's tool name and FullName the whole name).
 	Server, FullName string
@@ -306,6 +309,7 @@ func NewCardViewIn(c *Card, r R) *CardView {
 		}
 	}
 	v.LabelChoices = labelChoices(r)
+	v.Replayed = replayedView(c.CallID, r)
 	v.Child = childView(c, r)
 	v.Current = r.current(c.ID)
 	if c.HasCall {

@@ -80,6 +80,12 @@ type Reader struct {
 	Labels bool
 	// LabelChoices are the labels the form suggests (nil: DefaultLabels).
 	LabelChoices []string
+	// Fork offers "fork here" at each ended turn (and on the transport at
+	// a turn's end): the owner's pages on a server whose runner forks.
+	Fork bool
+	// Forks are the session's forks, which its header names (the
+	// owner's pages only).
+	Forks []ForkLink
 	// Children are the logs of the children the Notes' link notes name,
 	// by id (a linked child missing here is shown as not found); nil nests
 	// no children. The owner's pages only.

@@ -55,6 +55,9 @@ type R struct {
 	Labels       bool
 	LabelChoices []string
 	Seq          int64
+	// ForkURL is where the "fork here" forms post (ForksURL); "" when the
+	// page offers none (share links, saved files, no runner that forks).
+	ForkURL string
 	// Children and ChildrenUntil are the Reader's: the subagents whose
 	// cards a subagent call's card nests (owner pages only).
 	Children      map[string]*ChildLog
@@ -77,6 +80,9 @@ func NewR(t *Timeline, l Links) R {
 		// Labels never leave the owner's pages: not on a share link,
 		// not in a saved file. Nor do nested children.
 		r.Notes, r.Labels, r.LabelChoices = t.reader.Notes, t.reader.Labels, t.reader.LabelChoices
+		if t.reader.Fork {
+			r.ForkURL = ForksURL(h.ID)
+		}
 		r.Children, r.ChildrenUntil = t.reader.Children, t.reader.ChildrenUntil
 	} else if t.reader.SharedNotes {
 		// A share link's reader holds only what the link may show.
@@ -135,6 +141,14 @@ type SessionHeadView struct {
 	// Replay is set on a page with a transport: the header says where the
 	// replay stands.
 	Replay bool
+	// ForkOf is the session this one was forked from (its parent, when
+	// not a subagent's) and ForkTurn the turn it was cut after; Forks are
+	// this session's forks and ForksURL the page of their tree (owner
+	// pages only).
+	ForkOf, ForkOfURL string
+	ForkTurn          int
+	Forks             []ForkLink
+	ForksURL          string
 }
 
 // EarlierView is the placeholder that loads the segments before Before.
@@ -247,6 +261,12 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	}
 	if l.Shared() || l.Offline() {
 		v.ParentURL = ""
+	}
+	if parent, turn, ok := forkOf(t); ok && !l.Shared() && !l.Offline() {
+		v.ForkOf, v.ForkOfURL, v.ForkTurn = clean(parent), SessionURL(parent), turn
+	}
+	if !l.Shared() && !l.Offline() && len(t.reader.Forks) > 0 {
+		v.Forks, v.ForksURL = t.reader.Forks, ForksURL(h.ID)
 	}
 	v.Title = displayTitle(st.Title, h.ID)
 	v.Cost, v.CostNote = SessionCost(&st, t.reader.Prices)
@@ -537,6 +557,8 @@ type SessionRowView struct {
 	// Cost and CostNote are SessionCost's (the session header's value).
 	Priced         bool
 	Cost, CostNote string
+	// Forks counts the session's forks (its tree: ForksURL).
+	Forks int
 	// Kids counts the subagents listed (collapsed) under this row; Nested
 	// marks a subagent's row listed under its parent's. Group is the
 	// signal that shows a parent's nested rows. GroupChildren sets them.

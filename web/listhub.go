@@ -23,6 +23,8 @@ type listHub struct {
 	prices price.Table                 // the owner's price table: rows show costs (nil: none)
 	// attn returns the open attention firings by session (nil: none).
 	attn func(ctx context.Context) map[string][]notes.Note
+	// forks counts a session's forks for its row (nil: none shown).
+	forks func(ctx context.Context, id string) int
 
 	mu       sync.Mutex
 	subs     map[*listSub]struct{}
@@ -127,7 +129,11 @@ func (l *listHub) frame(ctx context.Context, id string) (f listFrame, ok bool) {
 	if l.attn != nil {
 		attn = l.attn(ctx)
 	}
-	html, err := views.Render(ctx, views.SessionRow(rowViewWith(&sum, l.prices, attn)))
+	row := rowViewWith(&sum, l.prices, attn)
+	if l.forks != nil {
+		row.Forks = l.forks(ctx, id)
+	}
+	html, err := views.Render(ctx, views.SessionRow(row))
 	if err != nil {
 		l.b.log.Error("list: render failed", logkey.SessionID, id, logkey.Err, err)
 		return f, false

@@ -99,6 +99,7 @@ func (s *Server) handleHome(c echo.Context) error {
 	}
 	for i := range sums {
 		v.Rows = append(v.Rows, rowViewWith(&sums[i], s.deps.Prices, attn))
+		v.Rows[len(v.Rows)-1].Forks = s.forkCount(ctx, sums[i].ID)
 		if sums[i].ID == s.deps.DemoID {
 			r := v.Rows[len(v.Rows)-1]
 			v.Demo = &views.Link{Label: r.Title, URL: r.URL}

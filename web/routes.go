@@ -55,6 +55,8 @@ func (s *Server) routeTable() []route {
 		{method: POST, pattern: views.RouteMessages, handle: s.handleMessage},
 		{method: POST, pattern: views.RouteCancel, handle: s.handleCancel},
 		{method: POST, pattern: views.RouteDelete, handle: s.handleDelete},
+		{method: POST, pattern: views.RouteForks, handle: s.handleForkForm},
+		{method: GET, pattern: views.RouteForks, handle: s.handleForksPage},
 		{method: GET, pattern: views.RouteSearch, handle: s.handleSearch},
 		// Two sessions compared call by call (owner only, never a share link).
 		{method: GET, pattern: views.RouteComparePick, handle: s.handleComparePick},
@@ -96,6 +98,7 @@ func (s *Server) routeTable() []route {
 		{method: GET, pattern: views.RouteExport, handle: s.handleAPIEvents},
 		{method: POST, pattern: views.RouteAPIImport, handle: s.handleAPIImport, upload: true},
 		{method: DELETE, pattern: views.RouteAPISession, handle: s.handleAPIDelete},
+		{method: POST, pattern: views.RouteAPIForks, handle: s.handleAPIFork},
 		{method: GET, pattern: views.RouteAPISearch, handle: s.handleAPISearch},
 		{method: GET, pattern: views.RouteAPICompare, handle: s.handleAPICompare},
 		{method: GET, pattern: views.RouteAPIApprovals, handle: s.handleAPIApprovals},

@@ -125,7 +125,7 @@ func (s *Server) ownerSource(id string) replaySource {
 func (s *Server) ownerReader(id string) views.Reader {
 	ns := s.sessionNotes(id)
 	return views.Reader{ReadOnly: !s.canDecide(id), Prices: s.deps.Prices, Notes: ns, Labels: s.deps.Notes != nil, LabelChoices: s.deps.Labels,
-		Children: s.sessionChildren(id, ns), Ancestors: s.ancestors(id)}
+		Children: s.sessionChildren(id, ns), Ancestors: s.ancestors(id), Fork: s.canFork(), Forks: s.forkLinks(context.Background(), id)}
 }
 
 // ancestors returns session id's parent, its parent's parent and so on

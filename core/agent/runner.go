@@ -71,6 +71,12 @@ type RunnerConfig struct {
 	// starts, before its first turn, so pages nest the child while the
 	// call is pending (nil: no notes are written).
 	Links func(ctx context.Context, in notes.Input) error
+	// Load reads a stored session's header and log, the source of a Fork
+	// (an unknown id is core.CodeNotFound); nil: forks are refused.
+	Load func(ctx context.Context, id string) (core.SessionHeader, []core.Event, error)
+	// PutNote writes a note beside a session's log: a fork's replayed
+	// notes and the fork note on its source (nil: none are written).
+	PutNote func(ctx context.Context, in notes.Input) error
 }
 
 // StartRequest starts a session.

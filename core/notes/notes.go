@@ -35,6 +35,10 @@ const (
 	// dsh's turn/end{interrupted} carries no reason, so the log stays
 	// plain dsh and the why lives here.
 	KindRepair = "repair"
+	// KindFork, on a session, names one of its forks (ForkData; the
+	// server's): what its header, the list's fork count and the tree of
+	// its forks read.
+	KindFork = "fork"
 )
 
 // MaxData is the largest data a note may hold, in bytes of JSON
@@ -85,6 +89,29 @@ type Input struct {
 	// seq); ignored when ID is set.
 	AtSeq *int64
 	Data  json.RawMessage
+	// Once, for a new note whose data has a string member "key", writes
+	// it only if the session has no note of its kind, removed or not,
+	// with the same key: otherwise PutNote fails with core.CodeConflict
+	// (OnceConflict). Checked and written in one transaction, so of two
+	// nodes raising the same attention firing one writes it.
+	Once bool
+}
+
+// OnceKey returns the "key" member of a note's data ("" when none).
+func OnceKey(data json.RawMessage) string {
+	var d struct {
+		Key string `json:"key"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return ""
+	}
+	return d.Key
+}
+
+// OnceConflict is the error of a note written Once whose key the session
+// has already.
+func OnceConflict(session, kind, key, id string) error {
+	return core.Errorf(core.CodeConflict, "session %s has a %s note with key %q already (%s)", session, kind, key, id)
 }
 
 // Query selects a session's notes (Notes).
@@ -128,7 +155,9 @@ func KindOf(name string) (Kind, bool) {
 	case KindAttention:
 		return Kind{Name: name, check: checkAttention}, true
 	case KindReplayed:
-		return Kind{Name: name, check: checkObject}, true
+		return Kind{Name: name, check: checkReplayed}, true
+	case KindFork:
+		return Kind{Name: name, check: checkFork}, true
 	case KindRepair:
 		return Kind{Name: name, check: checkRepair}, true
 	}
@@ -179,7 +208,7 @@ type LabelData struct {
 func Check(in Input) (json.RawMessage, Facts, error) {
 	k, ok := KindOf(in.Kind)
 	if !ok {
-		return nil, Facts{}, core.Errorf(core.CodeInvalid, "unknown note kind %q (known: label, link, replayed, attention, repair)", in.Kind)
+		return nil, Facts{}, core.Errorf(core.CodeInvalid, "unknown note kind %q (known: label, link, replayed, attention, repair, fork)", in.Kind)
 	}
 	if len(in.Data) > MaxData {
 		return nil, Facts{}, core.Errorf(core.CodeTooLarge, "note data is %d bytes, past the limit of %d", len(in.Data), MaxData)
@@ -199,6 +228,76 @@ func Check(in Input) (json.RawMessage, Facts, error) {
 		return nil, Facts{}, core.Errorf(core.CodeInvalid, "%s note: %v", k.Name, err)
 	}
 	return buf.Bytes(), facts, nil
+}
+
+// ReplayedData is the data of a KindReplayed note on a fork's call: the
+// call was answered with the recorded result of the source session's call
+// whose tool/call has seq SourceSeq, without running.
+type ReplayedData struct {
+	SourceSession string `json:"sourceSession"`
+	SourceSeq     int64  `json:"sourceSeq"`
+}
+
+// ForkData is the data of a KindFork note on a session: Session is a fork
+// of it, cut after SeedLength events (the note's AtSeq is the last of
+// them, the boundary's turn/end).
+type ForkData struct {
+	Session    string `json:"session"`
+	SeedLength int64  `json:"seedLength"`
+}
+
+// ParseFork decodes a fork note's data (as Check accepted it).
+func ParseFork(data []byte) (ForkData, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	var f ForkData
+	if err := d.Decode(&f); err != nil {
+		return ForkData{}, fmt.Errorf("data must be {session, seedLength}: %v", err)
+	}
+	return f, nil
+}
+
+func checkFork(data []byte) (Facts, error) {
+	if len(data) == 0 || data[0] != '{' {
+		return Facts{}, fmt.Errorf("data must be a JSON object {session, seedLength}")
+	}
+	f, err := ParseFork(data)
+	if err != nil {
+		return Facts{}, err
+	}
+	switch {
+	case strings.TrimSpace(f.Session) == "":
+		return Facts{}, fmt.Errorf("session must name the fork")
+	case len(f.Session) > 128 || strings.ContainsFunc(f.Session, unicode.IsControl) || !utf8.ValidString(f.Session):
+		return Facts{}, fmt.Errorf("session %q is not a session id (at most 128 characters of text)", f.Session)
+	case f.SeedLength < 0:
+		return Facts{}, fmt.Errorf("seedLength must be the non-negative number of inherited events")
+	}
+	return Facts{}, nil
+}
+
+func checkReplayed(data []byte) (Facts, error) {
+	if len(data) == 0 || data[0] != '{' {
+		return Facts{}, fmt.Errorf("data must be a JSON object {sourceSession, sourceSeq}")
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	var r struct {
+		SourceSession *string `json:"sourceSession"`
+		SourceSeq     *int64  `json:"sourceSeq"`
+	}
+	if err := d.Decode(&r); err != nil {
+		return Facts{}, fmt.Errorf("data must be {sourceSession, sourceSeq}: %v", err)
+	}
+	switch {
+	case r.SourceSession == nil || strings.TrimSpace(*r.SourceSession) == "":
+		return Facts{}, fmt.Errorf("sourceSession must name the source session")
+	case strings.ContainsFunc(*r.SourceSession, unicode.IsControl):
+		return Facts{}, fmt.Errorf("sourceSession must be text without control characters")
+	case r.SourceSeq == nil || *r.SourceSeq < 0:
+		return Facts{}, fmt.Errorf("sourceSeq must be the non-negative seq of the source's tool/call")
+	}
+	return Facts{}, nil
 }
 
 // LinkData is the data of a KindLink note, written on the parent session
@@ -258,13 +357,6 @@ func checkLink(data []byte) (Facts, error) {
 		return Facts{}, fmt.Errorf("child is empty: a link names the child session it spawned")
 	case len(l.Child) > 128 || strings.ContainsFunc(l.Child, unicode.IsControl) || !utf8.ValidString(l.Child):
 		return Facts{}, fmt.Errorf("child %q is not a session id (at most 128 characters of text)", l.Child)
-	}
-	return Facts{}, nil
-}
-
-func checkObject(data []byte) (Facts, error) {
-	if len(data) == 0 || data[0] != '{' {
-		return Facts{}, fmt.Errorf("data must be a JSON object")
 	}
 	return Facts{}, nil
 }
