@@ -104,8 +104,8 @@ type SessionHeadView struct {
 	// Path is the session's ancestors, root first, when it is a subagent
 	// (parent › child › grandchild; Reader.Ancestors); the owner's pages
 	// only.
-	Path []Link
-	Created, Updated  string
+	Path             []Link
+	Created, Updated string
 	// Cost is the session's cost under the server's price table ("" with
 	// none); CostNote names models the table does not price.
 	Cost, CostNote string
