@@ -40,6 +40,13 @@ func (w AgentRunner) Owns(id string) bool {
 	return err == nil
 }
 
+// CancelWith cancels the running turn of a session this process runs with
+// a cause its turn/end records (an attention rule's hook cause);
+// core.CodeNotFound for a session it does not run.
+func (w AgentRunner) CancelWith(sessionID string, cause core.CancelCause) error {
+	return w.Runner.CancelWith(sessionID, cause)
+}
+
 var _ web.Forker = AgentRunner{}
 
 // ForkSession implements web.Forker: agent.Runner.Fork, the fork the CLI

@@ -316,6 +316,12 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	})
 }
 
+// writableSchema begins a migration that rewrites a table's CREATE
+// statement in sqlite_schema (SQLite's documented procedure for widening a
+// CHECK constraint): migrateOne runs it with writable_schema on and bumps
+// schema_version after it, so every connection reloads the schema.
+const writableSchema = "-- prism:writable_schema\n"
+
 // migrateOne runs one migration and records it, in one transaction.
 func migrateOne(ctx context.Context, db *sql.DB, name, body string) error {
 	tx, err := db.BeginTx(ctx, nil)
@@ -323,8 +329,26 @@ func migrateOne(ctx context.Context, db *sql.DB, name, body string) error {
 		return fmt.Errorf("migration %s: %w", name, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	rewrite := strings.HasPrefix(body, writableSchema)
+	var version int64
+	if rewrite {
+		if err := tx.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&version); err != nil {
+			return fmt.Errorf("migration %s: schema version: %w", name, err)
+		}
+		if _, err := tx.ExecContext(ctx, "PRAGMA writable_schema = ON"); err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, body); err != nil {
 		return fmt.Errorf("migration %s: %w", name, err)
+	}
+	if rewrite {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA schema_version = %d", version+1)); err != nil {
+			return fmt.Errorf("migration %s: bump schema version: %w", name, err)
+		}
+		if _, err := tx.ExecContext(ctx, "PRAGMA writable_schema = OFF"); err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", name, time.Now().UnixMilli()); err != nil {
 		return fmt.Errorf("migration %s: record: %w", name, err)

@@ -343,9 +343,9 @@ func (t *wtx) commits() []store.Commit {
 		s := t.touched[id]
 		switch {
 		case s.deleted:
-			out = append(out, store.Commit{SessionID: id, Deleted: true})
+			out = append(out, store.Commit{SessionID: id, Deleted: true, Local: true})
 		case s.created || s.replaced || len(s.appended) > 0 || s.notes:
-			out = append(out, store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended, Notes: s.notes})
+			out = append(out, store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended, Notes: s.notes, Local: true})
 		}
 	}
 	return out

@@ -83,6 +83,9 @@ type wtx struct {
 	order   []string
 	ev      eventCols
 	idx     searchIndex
+	// late are writes that need the flushed rows (notes of a session the
+	// transaction creates); they run after the flush, before the commit.
+	late []func(ctx context.Context) error
 }
 
 func newWtx(tx pgx.Tx) *wtx { return &wtx{tx: tx, touched: map[string]*sessState{}} }
@@ -403,7 +406,7 @@ func (t *wtx) changes() []change {
 		case s.deleted:
 			out = append(out, change{Commit: store.Commit{SessionID: id, Deleted: true}})
 		case s.created || s.replaced || len(s.appended) > 0:
-			out = append(out, change{Commit: store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended},
+			out = append(out, change{Commit: store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended, Local: true},
 				lastSeq: s.sum.LastSeq, gen: s.gen})
 		}
 	}

@@ -68,8 +68,13 @@ type Reader struct {
 	Prices price.Table
 	// Notes are the session's notes as the reader may see them, removed
 	// ones included: a card shows the labels that apply at the seq its
-	// page shows (notes.Note.AppliesAt). The owner's pages only.
+	// page shows (notes.Note.AppliesAt). The owner's pages, or a share
+	// link's when SharedNotes is set.
 	Notes []notes.Note
+	// SharedNotes says Notes were chosen (and redacted) for a share link:
+	// a share's pages and its saved page show them. Without it, a page
+	// rendered with a link's or a saved file's URLs shows no note.
+	SharedNotes bool
 	// Labels offers the cards' label form (add, edit, remove): the owner's
 	// live pages on a server that keeps notes.
 	Labels bool

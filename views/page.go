@@ -84,6 +84,9 @@ func NewR(t *Timeline, l Links) R {
 			r.ForkURL = ForksURL(h.ID)
 		}
 		r.Children, r.ChildrenUntil = t.reader.Children, t.reader.ChildrenUntil
+	} else if t.reader.SharedNotes {
+		// A share link's reader holds only what the link may show.
+		r.Notes = t.reader.Notes
 	}
 	return r
 }
@@ -95,16 +98,24 @@ type SessionHeadView struct {
 	// Labels are the labels on the whole session (owner pages only);
 	// ShowLabels says the header shows its labels block (with LabelForm,
 	// when set, for a new one).
-	Labels            []LabelView
-	LabelForm         *LabelForm
-	LabelChoices      []string
-	ShowLabels        bool
+	Labels       []LabelView
+	LabelForm    *LabelForm
+	LabelChoices []string
+	ShowLabels   bool
+	// Attention are the attention rules' open firings on the whole
+	// session (owner pages only); ShowAttention, the header holds their
+	// element (live pages update it).
+	Attention         []AttentionView
+	ShowAttention     bool
 	ID, Title, Status string
 	Cwd, Parent       string
 	// Path is the session's ancestors, root first, when it is a subagent
 	// (parent › child › grandchild; Reader.Ancestors); the owner's pages
 	// only.
-	Path             []Link
+	Path []Link
+	// Source says what the session was read from, small beside the title
+	// (nil: a session of prism's own, or dsh's; owner pages only).
+	Source           *SourceLineView
 	Created, Updated string
 	// Cost is the session's cost under the server's price table ("" with
 	// none); CostNote names models the table does not price.
@@ -240,6 +251,8 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	r := NewR(t, l)
 	v.Labels, v.LabelForm = labelViews("", SessionLabelsID, r)
 	v.ShowLabels = r.Labels || len(v.Labels) > 0
+	v.Attention = attentionViews("", r)
+	v.ShowAttention = r.Labels || len(v.Attention) > 0
 	v.LabelChoices = labelChoices(r)
 	if !l.Shared() && !l.Offline() {
 		for _, a := range t.reader.Ancestors {
@@ -552,6 +565,8 @@ type SessionRowView struct {
 	Kids   int
 	Nested bool
 	Group  string
+	// Attention are the session's open attention firings (a badge).
+	Attention []AttentionView
 }
 
 // GroupChildren orders rows so that each subagent (a row with a Parent)
@@ -672,18 +687,37 @@ type SessionListView struct {
 	Filter    ListFilter // the filters and order the rows were chosen by
 	Rows      []*SessionRowView
 	StreamURL string
-	CanRun    bool
-	CanSearch bool // the server has full-text search (/search)
-	Priced    bool // a price table is configured: the list has a cost column
-	Notice    string
+	// AttentionCount counts the sessions with an open attention firing
+	// (the attention filter's count); BoardURL, when set, links /board
+	// (sessions run).
+	AttentionCount int
+	BoardURL       string
+	CanRun         bool
+	CanSearch      bool // the server has full-text search (/search)
+	Priced         bool // a price table is configured: the list has a cost column
+	Notice         string
+	// Annotated is how many sessions have a label (the "annotated"
+	// filter's count); nil when the server keeps no notes.
+	Annotated *int
 	// Demo links the scripted demo session the server started on an
 	// empty database, while the list shows it (nil otherwise).
 	Demo *Link
+	// Watchable are agents' session folders found on this machine that
+	// the server does not watch (the newcomer's hint).
+	Watchable []WatchHint
 }
 
 // Filtered reports whether any filter narrows the list.
 func (v *SessionListView) Filtered() bool {
-	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors
+	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors || v.Filter.Attention || v.Filter.Annotated
+}
+
+// AnnotatedLabel is the "annotated" filter's text, with its count.
+func (v *SessionListView) AnnotatedLabel() string {
+	if v.Annotated == nil {
+		return "annotated"
+	}
+	return "annotated (" + strconv.Itoa(*v.Annotated) + ")"
 }
 
 // SortURL is the list with the same filters in order sort.
@@ -717,6 +751,12 @@ func (v *SessionListView) filterSummary() string {
 	}
 	if v.Filter.HasErrors {
 		parts = append(parts, "with errors")
+	}
+	if v.Filter.Attention {
+		parts = append(parts, "needing attention")
+	}
+	if v.Filter.Annotated {
+		parts = append(parts, "annotated")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -169,6 +169,7 @@ func TestBodyLimit_everyPOSTRoute(t *testing.T) {
 		{path: "/api/sessions/s/annotations", ct: js, small: `{"label":"x","note":"` + pad(100) + `"}`, big: `{"label":"x","note":"` + pad(limit) + `"}`, smallCode: 201, limitText: "64 KiB"},
 		{path: "/sessions/s/forks", ct: form, small: "atTurn=1&prompt=" + pad(100), big: "atTurn=1&prompt=" + pad(limit), smallCode: 303, limitText: "64 KiB"},
 		{path: "/api/sessions/s/forks", ct: js, small: `{"atTurn":1,"prompt":"` + pad(100) + `"}`, big: `{"atTurn":1,"prompt":"` + pad(limit) + `"}`, smallCode: 201, limitText: "64 KiB"},
+		{path: "/api/attention/n1/ack", ct: form, small: "x=" + pad(100), big: "x=" + pad(limit), smallCode: 404, limitText: "64 KiB", unread: true},
 		// The policy route's own cap is stricter than the server's.
 		{path: "/api/sessions/s/approval-policy", ct: js, small: `{"policy":"ask"}`, big: `{"policy":"` + pad(4<<10) + `"}`, smallCode: 200, limitText: "4 KiB"},
 	}
@@ -353,6 +354,11 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/compare?a=nope", "", "", map[string]want{GET: notFound}},
 		{"/api/compare/s/s", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
 		{"/api/compare/s/nope", "", "", map[string]want{GET: notFound}},
+		{"/board", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
+		{"/board/stream", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
+		{"/rules", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
+		{"/api/attention", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
+		{"/api/attention/n1/ack", form, "", map[string]want{POST: notFound, GET: notAllowed}},
 		{"/sessions/s/earlier?before=999", "", "", map[string]want{GET: notFound, HEAD: {404, ""}, POST: notAllowed}},
 		{"/sessions/s/earlier?before=x", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
 		// Time travel: the page at an event, jumps, the transport's moves,
@@ -414,6 +420,7 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/api/sessions/s/approval-policy", "application/json", `{"policy":"sometimes"}`, map[string]want{POST: {400, core.CodeInvalid}}},
 		{"/api/sessions/s/approval-policy", "application/json", ``, map[string]want{POST: {400, core.CodeInvalid}}},
 		{"/search", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, DELETE: notAllowed}},
+		{"/sources", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, DELETE: notAllowed}},
 		{"/search?q=tool:read", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}}},
 		{"/api/search?q=tool:read", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, PUT: notAllowed}},
 		{"/api/search", "", "", map[string]want{GET: {400, core.CodeInvalid}}},

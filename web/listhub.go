@@ -8,6 +8,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/core/notes"
 	"prism/core/price"
 	"prism/views"
 )
@@ -22,6 +23,8 @@ type listHub struct {
 	prices price.Table                 // the owner's price table: rows show costs (nil: none)
 	// forks counts a session's forks for its row (nil: none shown).
 	forks func(ctx context.Context, id string) int
+	// attn returns the open attention firings by session (nil: none).
+	attn func(ctx context.Context) map[string][]notes.Note
 
 	mu       sync.Mutex
 	subs     map[*listSub]struct{}
@@ -122,7 +125,11 @@ func (l *listHub) frame(ctx context.Context, id string) (f listFrame, ok bool) {
 		l.b.log.Debug("list: summary unavailable", logkey.SessionID, id, logkey.Err, err)
 		return f, false
 	}
-	row := rowView(&sum, l.prices)
+	var attn map[string][]notes.Note
+	if l.attn != nil {
+		attn = l.attn(ctx)
+	}
+	row := rowViewWith(&sum, l.prices, attn)
 	if l.forks != nil {
 		row.Forks = l.forks(ctx, id)
 	}

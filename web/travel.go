@@ -241,6 +241,7 @@ func (s *Server) sessionPage(c echo.Context, id string, p views.Place) (*views.S
 	if err != nil {
 		return nil, err
 	}
+	s.sourceLine(c.Request().Context(), id, v)
 	v.Meta = s.meta(v.Head.Title)
 	v.CanRun = s.owns(id)
 	if v.Share, err = s.sharePanel(c, id, r.T.LastSeq()); err != nil {

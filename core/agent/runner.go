@@ -367,6 +367,12 @@ func (r *Runner) Send(_ context.Context, id, text string) error {
 // user}}) and drops its queued messages. Cancelling an idle session does
 // nothing. CodeNotFound for an unknown session.
 func (r *Runner) Cancel(id string) error {
+	return r.CancelWith(id, core.CancelCause{Kind: CauseUser})
+}
+
+// CancelWith is Cancel with the cause its turn/end records: {kind: hook,
+// reason: "rule spend: …"} when an attention rule cancels the turn.
+func (r *Runner) CancelWith(id string, cause core.CancelCause) error {
 	s, err := r.get(id)
 	if err != nil {
 		return err
@@ -376,8 +382,8 @@ func (r *Runner) Cancel(id string) error {
 	cancel := s.cancel
 	s.mu.Unlock()
 	if cancel != nil {
-		cancel(Cancel(CauseUser))
-		r.logger.Info("turn cancelled", logkey.SessionID, id)
+		cancel(&CancelError{Cause: cause})
+		r.logger.Info("turn cancelled", logkey.SessionID, id, logkey.Reason, cause.Kind)
 	}
 	return nil
 }

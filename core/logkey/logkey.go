@@ -45,6 +45,10 @@ const (
 	Attempt   = "attempt" // a retry's number
 	// RetryAfter is a provider's retry-after delay.
 	RetryAfter = "retry_after"
+	// Rule is an attention rule's name.
+	Rule = "rule"
+	// Rules is a number of attention rules.
+	Rules = "rules"
 )
 
 // Places, requests and configuration.

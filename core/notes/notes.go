@@ -34,6 +34,11 @@ const (
 	// server's): what its header, the list's fork count and the tree of
 	// its forks read.
 	KindFork = "fork"
+	// KindRepair says why a running prism closed a turn by crash repair
+	// (RepairData), on the turn/end the repair appended (the server's):
+	// dsh's turn/end{interrupted} carries no reason, so the log stays
+	// plain dsh and the why lives here.
+	KindRepair = "repair"
 )
 
 // MaxData is the largest data a note may hold, in bytes of JSON
@@ -124,14 +129,45 @@ func KindOf(name string) (Kind, bool) {
 		return Kind{Name: name, Client: true, check: checkLabel}, true
 	case KindLink:
 		return Kind{Name: name, check: checkLink}, true
-	case KindReplayed:
-		return Kind{Name: name, check: checkReplayed}, true
+	case KindAttention:
+		return Kind{Name: name, check: checkAttention}, true
 	case KindFork:
 		return Kind{Name: name, check: checkFork}, true
-	case KindAttention:
-		return Kind{Name: name, check: checkObject}, true
+	case KindReplayed:
+		return Kind{Name: name, check: checkReplayed}, true
+	case KindRepair:
+		return Kind{Name: name, check: checkRepair}, true
 	}
 	return Kind{}, false
+}
+
+// AttentionData is the data of a KindAttention note: the rule that
+// fired, why (the badge's text), the key it is raised once by (within its
+// session) and, once a person acknowledged it, when (epoch ms) and who.
+type AttentionData struct {
+	Rule      string `json:"rule"`
+	Reason    string `json:"reason"`
+	Key       string `json:"key,omitempty"`
+	ClearedAt int64  `json:"clearedAt,omitempty"`
+	ClearedBy string `json:"clearedBy,omitempty"`
+}
+
+func checkAttention(data []byte) (Facts, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	var a AttentionData
+	if err := d.Decode(&a); err != nil {
+		return Facts{}, fmt.Errorf("data must be {rule, reason, key?, clearedAt?, clearedBy?}: %v", err)
+	}
+	switch {
+	case strings.TrimSpace(a.Rule) == "":
+		return Facts{}, fmt.Errorf("data must name its rule")
+	case a.ClearedAt < 0:
+		return Facts{}, fmt.Errorf("clearedAt must be epoch milliseconds, got %d", a.ClearedAt)
+	case !utf8.ValidString(a.Reason) || !utf8.ValidString(a.ClearedBy):
+		return Facts{}, fmt.Errorf("reason and clearedBy must be UTF-8 text")
+	}
+	return Facts{}, nil
 }
 
 // LabelData is the data of a KindLabel note.
@@ -149,7 +185,7 @@ type LabelData struct {
 func Check(in Input) (json.RawMessage, Facts, error) {
 	k, ok := KindOf(in.Kind)
 	if !ok {
-		return nil, Facts{}, core.Errorf(core.CodeInvalid, "unknown note kind %q (known: label, link, replayed, attention, fork)", in.Kind)
+		return nil, Facts{}, core.Errorf(core.CodeInvalid, "unknown note kind %q (known: label, link, replayed, attention, repair, fork)", in.Kind)
 	}
 	if len(in.Data) > MaxData {
 		return nil, Facts{}, core.Errorf(core.CodeTooLarge, "note data is %d bytes, past the limit of %d", len(in.Data), MaxData)
@@ -331,6 +367,59 @@ func checkLabel(data []byte) (Facts, error) {
 		return Facts{}, fmt.Errorf("note must be UTF-8 text")
 	}
 	return Facts{Label: strings.ToLower(label), Commented: strings.TrimSpace(l.Note) != ""}, nil
+}
+
+// RepairData is the data of a KindRepair note: why crash repair closed
+// the turn whose turn/end is at the note's AtSeq — Reason.Kind one of
+// core.InterruptStoreUnreachable, core.InterruptNodeLost,
+// core.InterruptStoreRefused, Reason.Reason the text a page shows.
+type RepairData struct {
+	Reason core.CancelCause `json:"reason"`
+}
+
+// Repair returns the note that records why crash repair closed a turn
+// whose turn/end has seq atSeq.
+func Repair(session string, atSeq int64, why core.CancelCause) Input {
+	data, err := json.Marshal(RepairData{Reason: why})
+	if err != nil { // a struct of strings always encodes
+		panic(fmt.Sprintf("notes: repair data: %v", err))
+	}
+	return Input{Session: session, Kind: KindRepair, AtSeq: &atSeq, Data: data}
+}
+
+// RepairReason returns why crash repair closed the turn whose turn/end
+// has seq endSeq, from a session's notes that apply at seq (ok false:
+// no such note).
+func RepairReason(ns []Note, endSeq, seq int64) (core.CancelCause, bool) {
+	for _, n := range ns {
+		if n.Kind != KindRepair || n.AtSeq != endSeq || !n.AppliesAt(seq) {
+			continue
+		}
+		var d RepairData
+		if json.Unmarshal(n.Data, &d) == nil && d.Reason.Kind != "" {
+			return d.Reason, true
+		}
+	}
+	return core.CancelCause{}, false
+}
+
+func checkRepair(data []byte) (Facts, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	var r RepairData
+	if err := d.Decode(&r); err != nil {
+		return Facts{}, fmt.Errorf("data must be {reason: {kind, reason?}}: %v", err)
+	}
+	switch r.Reason.Kind {
+	case core.InterruptStoreUnreachable, core.InterruptNodeLost, core.InterruptStoreRefused:
+	default:
+		return Facts{}, fmt.Errorf("reason kind %q is not one of %s, %s, %s", r.Reason.Kind,
+			core.InterruptStoreUnreachable, core.InterruptNodeLost, core.InterruptStoreRefused)
+	}
+	if !utf8.ValidString(r.Reason.Reason) || strings.ContainsFunc(r.Reason.Reason, unicode.IsControl) {
+		return Facts{}, fmt.Errorf("reason text must be text without control characters")
+	}
+	return Facts{}, nil
 }
 
 // CheckLabel validates a label's text and returns it trimmed: 1 to
