@@ -338,13 +338,6 @@ func checkLink(data []byte) (Facts, error) {
 	return Facts{}, nil
 }
 
-func checkObject(data []byte) (Facts, error) {
-	if len(data) == 0 || data[0] != '{' {
-		return Facts{}, fmt.Errorf("data must be a JSON object")
-	}
-	return Facts{}, nil
-}
-
 func checkLabel(data []byte) (Facts, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return Facts{}, fmt.Errorf("data must be a JSON object {label, score?, note?}")
