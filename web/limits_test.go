@@ -167,9 +167,9 @@ func TestBodyLimit_everyPOSTRoute(t *testing.T) {
 		{path: "/sessions/s/labels/n1", ct: form, small: "label=x&note=" + pad(100), big: "label=x&note=" + pad(limit), smallCode: 404, limitText: "64 KiB"},
 		{path: "/api/sessions/s/notes", ct: js, small: `{"kind":"label","data":{"label":"x","note":"` + pad(100) + `"}}`, big: `{"kind":"label","data":{"label":"x","note":"` + pad(limit) + `"}}`, smallCode: 201, limitText: "64 KiB"},
 		{path: "/api/sessions/s/annotations", ct: js, small: `{"label":"x","note":"` + pad(100) + `"}`, big: `{"label":"x","note":"` + pad(limit) + `"}`, smallCode: 201, limitText: "64 KiB"},
+		{path: "/api/attention/n1/ack", ct: form, small: "x=" + pad(100), big: "x=" + pad(limit), smallCode: 404, limitText: "64 KiB", unread: true},
 		{path: "/sessions/s/forks", ct: form, small: "atTurn=1&prompt=" + pad(100), big: "atTurn=1&prompt=" + pad(limit), smallCode: 303, limitText: "64 KiB"},
 		{path: "/api/sessions/s/forks", ct: js, small: `{"atTurn":1,"prompt":"` + pad(100) + `"}`, big: `{"atTurn":1,"prompt":"` + pad(limit) + `"}`, smallCode: 201, limitText: "64 KiB"},
-		{path: "/api/attention/n1/ack", ct: form, small: "x=" + pad(100), big: "x=" + pad(limit), smallCode: 404, limitText: "64 KiB", unread: true},
 		// The policy route's own cap is stricter than the server's.
 		{path: "/api/sessions/s/approval-policy", ct: js, small: `{"policy":"ask"}`, big: `{"policy":"` + pad(4<<10) + `"}`, smallCode: 200, limitText: "4 KiB"},
 	}

@@ -21,10 +21,10 @@ type listHub struct {
 	b      *Broker
 	after  func(time.Duration, func()) // time.AfterFunc; tests step it
 	prices price.Table                 // the owner's price table: rows show costs (nil: none)
-	// forks counts a session's forks for its row (nil: none shown).
-	forks func(ctx context.Context, id string) int
 	// attn returns the open attention firings by session (nil: none).
 	attn func(ctx context.Context) map[string][]notes.Note
+	// forks counts a session's forks for its row (nil: none shown).
+	forks func(ctx context.Context, id string) int
 
 	mu       sync.Mutex
 	subs     map[*listSub]struct{}

@@ -30,15 +30,15 @@ const (
 	KindReplayed = "replayed"
 	// KindAttention records that an attention rule fired (the server's).
 	KindAttention = "attention"
-	// KindFork, on a session, names one of its forks (ForkData; the
-	// server's): what its header, the list's fork count and the tree of
-	// its forks read.
-	KindFork = "fork"
 	// KindRepair says why a running prism closed a turn by crash repair
 	// (RepairData), on the turn/end the repair appended (the server's):
 	// dsh's turn/end{interrupted} carries no reason, so the log stays
 	// plain dsh and the why lives here.
 	KindRepair = "repair"
+	// KindFork, on a session, names one of its forks (ForkData; the
+	// server's): what its header, the list's fork count and the tree of
+	// its forks read.
+	KindFork = "fork"
 )
 
 // MaxData is the largest data a note may hold, in bytes of JSON
@@ -89,6 +89,29 @@ type Input struct {
 	// seq); ignored when ID is set.
 	AtSeq *int64
 	Data  json.RawMessage
+	// Once, for a new note whose data has a string member "key", writes
+	// it only if the session has no note of its kind, removed or not,
+	// with the same key: otherwise PutNote fails with core.CodeConflict
+	// (OnceConflict). Checked and written in one transaction, so of two
+	// nodes raising the same attention firing one writes it.
+	Once bool
+}
+
+// OnceKey returns the "key" member of a note's data ("" when none).
+func OnceKey(data json.RawMessage) string {
+	var d struct {
+		Key string `json:"key"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return ""
+	}
+	return d.Key
+}
+
+// OnceConflict is the error of a note written Once whose key the session
+// has already.
+func OnceConflict(session, kind, key, id string) error {
+	return core.Errorf(core.CodeConflict, "session %s has a %s note with key %q already (%s)", session, kind, key, id)
 }
 
 // Query selects a session's notes (Notes).
@@ -131,10 +154,10 @@ func KindOf(name string) (Kind, bool) {
 		return Kind{Name: name, check: checkLink}, true
 	case KindAttention:
 		return Kind{Name: name, check: checkAttention}, true
-	case KindFork:
-		return Kind{Name: name, check: checkFork}, true
 	case KindReplayed:
 		return Kind{Name: name, check: checkReplayed}, true
+	case KindFork:
+		return Kind{Name: name, check: checkFork}, true
 	case KindRepair:
 		return Kind{Name: name, check: checkRepair}, true
 	}
