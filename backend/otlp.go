@@ -3,7 +3,6 @@ package backend
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -137,15 +136,6 @@ type LinkNotes interface {
 	RemoveNote(ctx context.Context, session, id string) (notes.Note, error)
 }
 
-// linkData is a link note's data: the child session, whether it ran in
-// the background, whether the link was inferred rather than recorded (a
-// span's parent is a record).
-type linkData struct {
-	Child      string `json:"child"`
-	Background bool   `json:"background"`
-	Inferred   bool   `json:"inferred"`
-}
-
 // writeLinks gives each subagent session the batch created or changed a
 // "link" note on its parent's spawning call (notes.KindLink, callId the
 // call, atSeq its tool/call): written once, moved when a rebuild moved
@@ -171,8 +161,8 @@ func writeLinks(ctx context.Context, ln LinkNotes, receipt store.SpanReceipt, li
 		}
 		done := false
 		for _, n := range have {
-			var d linkData
-			if json.Unmarshal(n.Data, &d) != nil || d.Child != r.SessionID {
+			d, err := notes.ParseLink(n.Data)
+			if err != nil || d.Child != r.SessionID {
 				continue
 			}
 			if n.CallID == l.CallID && n.AtSeq == l.AtSeq && !done {
@@ -186,12 +176,12 @@ func writeLinks(ctx context.Context, ln LinkNotes, receipt store.SpanReceipt, li
 		if done {
 			continue
 		}
-		data, err := json.Marshal(linkData{Child: r.SessionID})
+		// A span's parent is a record: the link is not inferred.
+		in, err := notes.Link(l.Parent, l.CallID, l.AtSeq, notes.LinkData{Child: r.SessionID})
 		if err != nil {
-			return fmt.Errorf("encode link note: %w", err)
+			return fmt.Errorf("link note of %s: %w", r.SessionID, err)
 		}
-		at := l.AtSeq
-		if _, err := ln.PutNote(ctx, notes.Input{Session: l.Parent, Kind: notes.KindLink, CallID: l.CallID, AtSeq: &at, Data: data}); err != nil {
+		if _, err := ln.PutNote(ctx, in); err != nil {
 			return fmt.Errorf("write link note of %s: %w", r.SessionID, err)
 		}
 	}
