@@ -19,6 +19,7 @@ import (
 	"prism/core/model"
 	"prism/core/notes"
 	"prism/core/tools"
+	"prism/store"
 	"prism/web"
 )
 
@@ -220,8 +221,11 @@ func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID 
 	}
 	logger.Info("agent runner", logkey.DefaultModel, catalog.Default(), logkey.BaseURL, model.RedactURL(f.baseURL),
 		logkey.APIKey, key != "", logkey.Bash, f.allowBash, logkey.Workspace, f.workspace, logkey.AskRules, len(rules))
+	load, putNote := forkSources(store)
 	return agent.RunnerConfig{
 		Store:              store,
+		Load:               load,
+		PutNote:            putNote,
 		Tools:              reg,
 		Models:             catalog,
 		Workspace:          f.workspace,
@@ -232,6 +236,28 @@ func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID 
 		OnEvent:            onEvent,
 		Logger:             logger,
 	}, nil
+}
+
+// forkSources returns what a fork reads and writes beside the events
+// when the runner's store is a whole store.Store: the source session's
+// log and the replayed notes (nil, nil otherwise).
+func forkSources(es core.EventStore) (func(context.Context, string) (core.SessionHeader, []core.Event, error), func(context.Context, notes.Input) error) {
+	st, ok := es.(store.Store)
+	if !ok {
+		return nil, nil
+	}
+	load := func(ctx context.Context, id string) (core.SessionHeader, []core.Event, error) {
+		l, err := st.LoadSession(ctx, id)
+		if err != nil {
+			return core.SessionHeader{}, nil, err
+		}
+		return l.Info.Header, l.Events, nil
+	}
+	put := func(ctx context.Context, in notes.Input) error {
+		_, err := st.PutNote(ctx, in)
+		return err
+	}
+	return load, put
 }
 
 // allowedWorkspaces returns the roots a requested workspace must lie in:

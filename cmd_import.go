@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"prism/sources/watch"
 	"prism/store"
 )
 
@@ -57,11 +58,19 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			continue
 		}
+		var children []string
 		for _, r := range res {
 			fmt.Fprintf(stdout, "%s\t%s\t%d events\n", r.SessionID, r.Outcome, r.Events)
 			for _, n := range r.Notes() {
 				fmt.Fprintf(stderr, "prism import: %s: %s\n", f, n)
 			}
+			if r.ParentID != "" {
+				children = append(children, r.SessionID)
+			}
+		}
+		// Another agent's subagents: the link note on each spawning call.
+		for _, err := range watch.LinkImported(ctx, st, children) {
+			fmt.Fprintf(stderr, "prism import: %s: %v\n", f, err)
 		}
 	}
 	if failed > 0 {

@@ -19,7 +19,9 @@ import (
 	"time"
 
 	"prism/backend"
+	"prism/backend/attend"
 	"prism/core"
+	"prism/core/attention"
 	"prism/core/logkey"
 	"prism/core/model"
 	"prism/core/notes"
@@ -44,8 +46,10 @@ type serveConfig struct {
 	LogLevel string
 	// SyncNormal relaxes SQLite's synchronous=FULL to NORMAL.
 	SyncNormal bool
-	// Watch is a dsh sessions directory to tail into the store ("" = none).
-	Watch string
+	// Watch are the folders to tail into the store (--watch, repeatable;
+	// claude and codex name their default places): dsh sessions, Claude
+	// Code projects, Codex sessions, each file's kind told by content.
+	Watch []string
 	// NoDemo skips the demo session on an empty database.
 	NoDemo bool
 	// Prices is a price table: inline JSON or a file's path ("" = no
@@ -89,6 +93,12 @@ type serveConfig struct {
 	PublicURL string
 	// RedactRules are the user's redaction rules (regular expressions).
 	RedactRules []string
+	// Rules is the attention rules file ("" = none); SIGHUP reads it again.
+	Rules string
+	// rules and prices are the parsed rules file and price table
+	// (runServe fills them before openBackend).
+	rules  *attention.Rules
+	prices price.Table
 	// OwnerToken is PRISM_OWNER_TOKEN (environment only, never a flag).
 	OwnerToken string
 	// agent configures the agent runner.
@@ -106,7 +116,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&cfg.DB, "db", envOr("PRISM_DB", "./prism.db"), dbUsage)
 	fs.StringVar(&cfg.LogLevel, "log-level", envOr("PRISM_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env PRISM_LOG_LEVEL)")
 	fs.BoolVar(&cfg.SyncNormal, "sync-normal", envBool("PRISM_SYNC_NORMAL"), "relax SQLite synchronous=FULL to NORMAL: faster, may lose the last commits on power loss (env PRISM_SYNC_NORMAL=1)")
-	fs.StringVar(&cfg.Watch, "watch", os.Getenv("PRISM_WATCH"), "tail this dsh sessions directory into the store, e.g. ~/.dsh/sessions (env PRISM_WATCH)")
+	fs.Var(newWatchFlag(&cfg.Watch, os.Getenv("PRISM_WATCH")), "watch", "tail this folder into the store, repeatable: dsh sessions, Claude Code projects, Codex sessions, told apart by content; claude = ~/.claude/projects (CLAUDE_CONFIG_DIR), codex = ~/.codex/sessions (CODEX_HOME); a folder named claude is ./claude (env PRISM_WATCH, a list separated by "+string(os.PathListSeparator)+")")
 	fs.BoolVar(&cfg.NoDemo, "no-demo", envBool("PRISM_NO_DEMO"), "do not start the demo session on an empty database (env PRISM_NO_DEMO=1)")
 	fs.StringVar(&cfg.Labels, "labels", os.Getenv("PRISM_LABELS"), "comma-separated labels the cards' label form suggests (default wrong,slow,good,flaky; any other text may be typed) (env PRISM_LABELS)")
 	fs.StringVar(&cfg.Prices, "prices", os.Getenv("PRISM_PRICES"), "price table, USD per 1M tokens per model: inline JSON ({\"deepseek-chat\": {\"input\": 0.27, \"output\": 1.10}}) or the path of a file holding it; session pages show costs (env PRISM_PRICES)")
@@ -131,6 +141,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 		cfg.RedactRules = append(cfg.RedactRules, v)
 		return nil
 	})
+	fs.StringVar(&cfg.Rules, "rules", os.Getenv("PRISM_RULES"), "attention rules: a TOML file of [[rule]] tables (pending, approval-waiting, loop, error-streak, budget, idle, query) with badge, webhook and cancel actions; SIGHUP reads it again (env PRISM_RULES)")
 	cfg.OwnerToken = os.Getenv("PRISM_OWNER_TOKEN")
 	cfg.agent = addAgentFlags(fs)
 	cfg.mcp = addMCPFlags(fs)
@@ -214,6 +225,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("%w: --labels: %v", errUsage, err)
 	}
+	cfg.prices = prices
+	if cfg.Rules != "" {
+		if cfg.rules, err = loadRules(cfg); err != nil {
+			return fmt.Errorf("%w: --rules: %v", errUsage, err)
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -276,6 +293,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv := web.New(deps)
 	defer srv.Close()
+	if svc, ok := deps.Attention.(*attend.Service); ok && cfg.Rules != "" {
+		stopHUP := reloadOnHUP(cfg, svc, nil)
+		defer stopHUP()
+	}
 
 	// The listeners stop when any does.
 	ctx, stop := context.WithCancel(ctx)
@@ -397,9 +418,9 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		return web.Deps{}, nil, err
 	}
 	watched, _ := st.(watch.Store)
-	if cfg.Watch != "" && watched == nil {
+	if len(cfg.Watch) > 0 && watched == nil {
 		st.Close()
-		return web.Deps{}, nil, fmt.Errorf("%w: --watch needs a SQLite --db (tailing dsh sessions into PostgreSQL is not supported yet)", errUsage)
+		return web.Deps{}, nil, fmt.Errorf("%w: --watch: this store cannot be watched into", errUsage)
 	}
 	if repaired, err := st.RepairOpenTurns(ctx); err != nil {
 		log.Warn("crash repair of open sessions failed", logkey.Err, err)
@@ -426,6 +447,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		st.Close()
 		return web.Deps{}, nil, err
 	}
+	local := runner // this process's runner: the attention rules' cancel
 	var decider web.Approvals = approvals
 	if c, ok := st.(backend.Cluster); ok {
 		runner, decider = backend.NewClusterRunner(runner.(backend.AgentRunner), approvals, c, log)
@@ -445,14 +467,17 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		wg.Go(func() { pusher.Run(bg) })
 		log.Info("pushing turns as OTLP traces", logkey.URL, cfg.OTLPEndpoint)
 	}
-	if cfg.Watch != "" {
-		w := watch.New(watched, cfg.Watch, watch.Options{Logger: log})
-		wg.Go(func() {
-			if err := w.Run(bg); err != nil {
-				log.Error("watch stopped", logkey.Dir, cfg.Watch, logkey.Err, err)
-			}
-		})
-		log.Info("watching dsh sessions", logkey.Dir, cfg.Watch)
+	var reporters []core.SourceReporter
+	for _, w := range startWatchers(bg, &wg, watched, cfg.Watch, log) {
+		reporters = append(reporters, w)
+	}
+	var attn *attend.Service
+	if cfg.rules != nil {
+		attn = newAttention(cfg, st, local, log)
+		feed.OnCommit(attn.Observe)
+		feed.OnReplace(attn.Replaced)
+		wg.Go(func() { attn.Run(bg) })
+		log.Info("attention rules", logkey.File, cfg.Rules, logkey.Rules, len(cfg.rules.Rules))
 	}
 	if cfg.Retain > 0 {
 		wg.Go(func() { backend.Retain(bg, st, cfg.Retain, time.Now, log) })
@@ -495,8 +520,13 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		Shares:    st,
 		Notes:     st,
 		DemoID:    demoID,
+		Sources:   reporters,
+		Watchable: watchHints(cfg.Watch),
 
 		AllowedHosts: cfg.AllowedHosts,
+	}
+	if attn != nil {
+		deps.Attention = attn
 	}
 	if sp, ok := st.(backend.SpanStore); ok {
 		// senders counts spans per OTLP sender (service.name): the

@@ -60,7 +60,7 @@ var layerRules = []rule{
 	{layer: "prism/web", allowOurs: []string{"prism/core", "prism/views", "prism/static", "prism/web", dshFormat},
 		forbid: concat([]string{"testing", "net/http/httptest"}, dbLibs, pgLibs)},
 	{layer: "prism/static", allowOurs: []string{"prism/static"}, forbid: []string{"net/http/httptest", "testing"}},
-	{layer: "prism/engine", allowOurs: []string{"prism/core", "prism/store", "prism/db", "prism/pgstore", "prism/engine", dshFormat, "prism/sources/claudecode"},
+	{layer: "prism/engine", allowOurs: []string{"prism/core", "prism/store", "prism/db", "prism/pgstore", "prism/engine", dshFormat, "prism/sources/claudecode", "prism/sources/codex"},
 		forbid: concat([]string{"testing"}, webLibs)},
 	{layer: "prism/backend", allowOurs: []string{"prism/core", "prism/store", "prism/mcp", "prism/views", "prism/static", "prism/web", "prism/backend", dshFormat, "prism/sources/claudecode", "prism/sources/codex", "prism/sources/otel"},
 		forbid: []string{"testing", "net/http/httptest"}},

@@ -10,11 +10,13 @@
 //	                               import prism JSONL, dsh session.jsonl(.zstd) or a dsh export .zip
 //	prism delete [--db PATH] ID…   delete sessions (events, share links, subagents)
 //	prism export [--db PATH] [--html] ID  write a session as JSONL (or one HTML file) to stdout
-//	prism watch [--db PATH] [DIR]  tail a dsh sessions directory into the store
+//	prism watch [--db PATH] [DIR…]  tail folders (dsh, Claude Code, Codex; claude, codex) into the store
 //	prism migrate --from prism.db --to postgres://…  copy a SQLite store into PostgreSQL
 //	prism testgen [--db PATH] ID CALLID -o DIR  write a Go test of a recorded call's cards
 //	prism testgen [--db PATH] --label L -o DIR  … of every call labelled L
 //	prism compare [--db PATH] [--json] A B  compare two sessions call by call (exit 0 same, 1 differ, 2 error)
+//	prism fork [--db PATH] ID --at-turn N [--as NEW_ID] [--prompt …] [--model …] [--system …] [--tools replay|live]
+//	                               fork a session at a completed turn (and run a prompt)
 //	prism help [COMMAND]           list the commands, or one command's flags (also prism --help)
 //
 // --db (or PRISM_DB) is a SQLite file or a postgres:// URL: several prism
@@ -52,10 +54,11 @@ func commands() []command {
 		{"import", "import session logs", runImport},
 		{"delete", "delete sessions", runDelete},
 		{"export", "export a session as JSONL, as one HTML file (--html), or as OTLP/JSON GenAI spans (--otlp)", runExport},
-		{"watch", "tail a dsh sessions directory", runWatch},
+		{"watch", "tail folders of dsh, Claude Code and Codex sessions", runWatch},
 		{"migrate", "copy a SQLite store into PostgreSQL", runMigrate},
 		{"testgen", "write a Go test of a recorded call's cards (save as test)", runTestgen},
 		{"compare", "compare two sessions call by call (exit 0: the same, 1: they differ, 2: an error)", runCompare},
+		{"fork", "fork a stored session at a completed turn, optionally running a new prompt", runFork},
 	}
 }
 

@@ -160,7 +160,7 @@ func summary(s store.SessionInfo) web.SessionSummary {
 
 // ListSessions implements web.SessionSource.
 func (s Source) ListSessions(ctx context.Context, q web.ListQuery) ([]web.SessionSummary, error) {
-	page, err := s.Store.ListSessions(ctx, store.ListOptions{Query: q.Query, Status: q.Status, HasErrors: q.HasErrors, Sort: q.Sort, Limit: q.Limit})
+	page, err := s.Store.ListSessions(ctx, store.ListOptions{Query: q.Query, Status: q.Status, HasErrors: q.HasErrors, Annotated: q.Annotated, Sort: q.Sort, Limit: q.Limit})
 	if err != nil {
 		return nil, err
 	}

@@ -139,7 +139,7 @@ func (t *wtx) deleteTree(id string) (Deleted, error) {
 	if _, err := t.tx.Exec("DELETE FROM search_fts WHERE docid IN (SELECT id FROM search_docs WHERE session_id IN "+in+")", args...); err != nil {
 		return d, translate(err, fmt.Sprintf("delete session %s: search_fts", id))
 	}
-	for _, table := range []string{"search_docs", "search_sessions", "shares", "notes", "events"} {
+	for _, table := range []string{"search_docs", "search_sessions", "shares", "notes", "session_sources", "events"} {
 		if _, err := t.tx.Exec("DELETE FROM "+table+" WHERE session_id IN "+in, args...); err != nil {
 			return d, translate(err, fmt.Sprintf("delete session %s: %s", id, table))
 		}

@@ -150,8 +150,14 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 				before = int(prev.sum.Events)
 			}
 			outcome, added, err := t.syncLog(h, p.Events, store.SourceImport, o.Replace)
+			if err == nil && p.Log.Source != nil {
+				err = t.putSource(h.ID, *p.Log.Source)
+			}
 			if err == nil && outcome == store.ImportReplaced {
 				revoked, err = t.revokeShares(h.ID, st.now().UnixMilli())
+			}
+			if err == nil {
+				err = t.importNotes(h.ID, p.Log, original != "")
 			}
 			if err != nil {
 				where := file
@@ -268,4 +274,34 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 		return "", 0, err
 	}
 	return plan.Outcome, len(evs), t.insertEvents(h.ID, s, evs, nil)
+}
+
+// importNotes stores the notes an export zip holds beside log l
+// (store.SideNotes) in the import's transaction; a note already stored (by
+// id) is left as it is. Open pages are told at commit.
+func (t *wtx) importNotes(id string, l *dsh.Log, renamed bool) error {
+	ns, err := store.SideNotes(id, l, renamed)
+	if err != nil || len(ns) == 0 {
+		return err
+	}
+	s, err := t.state(id)
+	if err != nil {
+		return err
+	}
+	for _, n := range ns {
+		var call, removedAt any
+		if n.CallID != "" {
+			call = n.CallID
+		}
+		if n.RemovedAt != 0 {
+			removedAt = n.RemovedAt
+		}
+		if _, err := t.tx.Exec(`INSERT INTO notes (id, session_id, kind, call_id, at_seq, time, author, data, label, commented, removed_at, removed_at_seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			n.ID, n.Session, n.Kind, call, n.AtSeq, n.Time, n.Author, string(n.Data), n.Facts.Label, b2i(n.Facts.Commented), removedAt, n.RemovedAtSeq); err != nil {
+			return translate(err, "import note "+n.ID+" of session "+id)
+		}
+	}
+	s.notes = true
+	return nil
 }

@@ -406,7 +406,9 @@ type hitRow struct {
 // matchCTE is the words' matches, computed once (MATERIALIZED): joined
 // directly, the planner may walk documents by a filter's index and run the
 // full-text query again for each one.
-const matchCTE = "WITH m AS MATERIALIZED (SELECT docid FROM search_fts WHERE search_fts MATCH ?) "
+// k is how many there are (computed only when read: newestMatches'
+// walkTime reads it).
+const matchCTE = "WITH m AS MATERIALIZED (SELECT docid FROM search_fts WHERE search_fts MATCH ?), k AS MATERIALIZED (SELECT count(*) AS n FROM m) "
 
 // candidatesSQL reads a ranked search's candidates — the most recent
 // matches (by time, then id), at most the plan's bound, after the
@@ -422,8 +424,8 @@ const candidatesSQL = matchCTE + `, c AS MATERIALIZED (%s)
 // matches to read and sort (an index step costs about a quarter of a
 // match joined and sorted: 4·m² > n·docs). A common word then costs about
 // the same however long the history grows, as it must at a million events;
-// a rare one keeps the join. The counts are computed once per statement.
-const walkTime = "(SELECT count(*) FROM m) * (SELECT count(*) FROM m) * 4 > ? * (SELECT ifnull(max(id), 0) FROM search_docs)"
+// a rare one keeps the join. The count (k) is computed once per statement.
+const walkTime = "(SELECT n * n FROM k) * 4 > ? * (SELECT ifnull(max(id), 0) FROM search_docs)"
 
 // newestMatches returns a query of the ids (and times) of the n most
 // recent documents of matchCTE's m (by time, then id) under the

@@ -15,6 +15,7 @@ import (
 	"prism/db"
 	"prism/pgstore"
 	"prism/sources/claudecode"
+	"prism/sources/codex"
 	"prism/sources/dsh"
 	"prism/store"
 )
@@ -61,7 +62,8 @@ func Open(ctx context.Context, dsn string, o Options) (store.Store, error) {
 }
 
 // Formats are the other agents' transcript formats prism imports, each
-// detected by content: Claude Code's.
+// detected by content: Claude Code's transcripts and Codex CLI's rollouts
+// (plain or .jsonl.zst).
 func Formats() []dsh.Foreign {
-	return []dsh.Foreign{claudecode.Format()}
+	return []dsh.Foreign{claudecode.Format(), codex.Format()}
 }

@@ -30,6 +30,7 @@ func (st *Store) DeleteSession(ctx context.Context, id string) (store.Deleted, e
 	if err != nil {
 		return store.Deleted{}, err
 	}
+	st.deleted.mark(true, append([]string{out.SessionID}, out.Subagents...)...)
 	st.log.Info("deleted session", logkey.SessionID, id, logkey.Events, out.Events, logkey.Subagents, len(out.Subagents), logkey.Shares, out.Shares)
 	return out, nil
 }
@@ -87,7 +88,7 @@ func (t *wtx) deleteTree(ctx context.Context, id string) (store.Deleted, error) 
 	// Rows that refer to a session are deleted explicitly, children
 	// first, rather than trusting ON DELETE CASCADE alone (a table that
 	// joins later must be listed here too).
-	for _, table := range []string{"search_docs", "search_sessions", "shares", "notes", "session_commands", "events"} {
+	for _, table := range []string{"search_docs", "search_sessions", "shares", "notes", "session_sources", "session_commands", "events"} {
 		if _, err := t.tx.Exec(ctx, "DELETE FROM "+table+" WHERE session_id = ANY($1)", gone); err != nil {
 			return d, translate(err, "delete session "+id+": "+table)
 		}

@@ -116,6 +116,9 @@ type Store struct {
 	orph *orphans // nil without Options.RepairInterval
 	// imports holds one token per import decoding now (Options.MaxImports).
 	imports store.ImportSlots
+	// deleted are the sessions deleted through this Store during its run
+	// (a watcher skips their files meanwhile; watch.go).
+	deleted deletedSet
 
 	stop context.CancelFunc // ends the background goroutines
 	bg   sync.WaitGroup

@@ -83,6 +83,9 @@ type wtx struct {
 	order   []string
 	ev      eventCols
 	idx     searchIndex
+	// late are writes that need the flushed rows (notes of a session the
+	// transaction creates); they run after the flush, before the commit.
+	late []func(ctx context.Context) error
 }
 
 func newWtx(tx pgx.Tx) *wtx { return &wtx{tx: tx, touched: map[string]*sessState{}} }

@@ -9,6 +9,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/core/notes"
 	"prism/sources/dsh"
 )
 
@@ -204,6 +205,34 @@ func LogImported(ctx context.Context, log *slog.Logger, file string, results []I
 		log.Log(ctx, level, "imported session", logkey.File, file, logkey.SessionID, r.SessionID, logkey.Outcome, r.Outcome,
 			logkey.Events, r.Events, logkey.Added, r.Added, logkey.Repaired, r.Repaired)
 	}
+}
+
+// SideNote is a note an import stores beside a session's log, with what
+// search keeps of it.
+type SideNote struct {
+	notes.Note
+	Facts notes.Facts
+}
+
+// SideNotes returns the notes an import stores beside log l (an export
+// zip's notes.jsonl), under session id: each checked again (notes.Check),
+// with a fresh id when the log was imported under another id (renamed), so
+// that they never collide with the original's. A note the store already
+// holds (by id) is left as it is: importing the same zip again adds none.
+func SideNotes(id string, l *dsh.Log, renamed bool) ([]SideNote, error) {
+	out := make([]SideNote, 0, len(l.SideNotes))
+	for _, n := range l.SideNotes {
+		data, facts, err := notes.Check(notes.Input{Session: id, Kind: n.Kind, CallID: n.CallID, Author: n.Author, Data: n.Data})
+		if err != nil {
+			return nil, fmt.Errorf("note %s of session %s: %w", n.ID, id, err)
+		}
+		n.Session, n.Data = id, data
+		if renamed {
+			n.ID = core.NewID()
+		}
+		out = append(out, SideNote{Note: n, Facts: facts})
+	}
+	return out, nil
 }
 
 // CheckFamilyCycles refuses a file whose sessions' parents (origin

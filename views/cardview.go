@@ -21,9 +21,15 @@ type CardView struct {
 	ID, CallID, Tool string
 	// Labels are the people's labels on the call (owner pages only);
 	// LabelForm, when set, offers a new one.
-	Labels       []LabelView
-	LabelForm    *LabelForm
+	Labels    []LabelView
+	LabelForm *LabelForm
+	// Attention are the attention rules' open firings on the call at the
+	// seq the page shows (owner pages only): the card is outlined.
+	Attention    []AttentionView
 	LabelChoices []string
+	// Replayed is set on a fork's call answered with its source's
+	// recorded result (owner pages only, like the labels).
+	Replayed *ReplayedView
 	// Server is the MCP server of a tool named mcp__<server>__<tool>
 	// (Tool is then the server's tool name and FullName the whole name).
 	Server, FullName string
@@ -294,12 +300,16 @@ func NewCardViewIn(c *Card, r R) *CardView {
 	}
 	v.InspectURL = r.links().Call(c.CallID, "")
 	v.Labels, v.LabelForm = labelViews(c.CallID, c.ID, r)
+	if c.CallID != "" {
+		v.Attention = attentionViews(c.CallID, r)
+	}
 	if r.Labels && c.Result != nil && c.CallID != "" {
 		for i := range v.Labels {
 			v.Labels[i].TestURL = CallTestURL(sessionID, c.CallID, c.ID)
 		}
 	}
 	v.LabelChoices = labelChoices(r)
+	v.Replayed = replayedView(c.CallID, r)
 	v.Child = childView(c, r)
 	v.Current = r.current(c.ID)
 	if c.HasCall {

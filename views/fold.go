@@ -68,13 +68,24 @@ type Reader struct {
 	Prices price.Table
 	// Notes are the session's notes as the reader may see them, removed
 	// ones included: a card shows the labels that apply at the seq its
-	// page shows (notes.Note.AppliesAt). The owner's pages only.
+	// page shows (notes.Note.AppliesAt). The owner's pages, or a share
+	// link's when SharedNotes is set.
 	Notes []notes.Note
+	// SharedNotes says Notes were chosen (and redacted) for a share link:
+	// a share's pages and its saved page show them. Without it, a page
+	// rendered with a link's or a saved file's URLs shows no note.
+	SharedNotes bool
 	// Labels offers the cards' label form (add, edit, remove): the owner's
 	// live pages on a server that keeps notes.
 	Labels bool
 	// LabelChoices are the labels the form suggests (nil: DefaultLabels).
 	LabelChoices []string
+	// Fork offers "fork here" at each ended turn (and on the transport at
+	// a turn's end): the owner's pages on a server whose runner forks.
+	Fork bool
+	// Forks are the session's forks, which its header names (the
+	// owner's pages only).
+	Forks []ForkLink
 	// Children are the logs of the children the Notes' link notes name,
 	// by id (a linked child missing here is shown as not found); nil nests
 	// no children. The owner's pages only.

@@ -55,6 +55,9 @@ type R struct {
 	Labels       bool
 	LabelChoices []string
 	Seq          int64
+	// ForkURL is where the "fork here" forms post (ForksURL); "" when the
+	// page offers none (share links, saved files, no runner that forks).
+	ForkURL string
 	// Children and ChildrenUntil are the Reader's: the subagents whose
 	// cards a subagent call's card nests (owner pages only).
 	Children      map[string]*ChildLog
@@ -77,7 +80,13 @@ func NewR(t *Timeline, l Links) R {
 		// Labels never leave the owner's pages: not on a share link,
 		// not in a saved file. Nor do nested children.
 		r.Notes, r.Labels, r.LabelChoices = t.reader.Notes, t.reader.Labels, t.reader.LabelChoices
+		if t.reader.Fork {
+			r.ForkURL = ForksURL(h.ID)
+		}
 		r.Children, r.ChildrenUntil = t.reader.Children, t.reader.ChildrenUntil
+	} else if t.reader.SharedNotes {
+		// A share link's reader holds only what the link may show.
+		r.Notes = t.reader.Notes
 	}
 	return r
 }
@@ -89,17 +98,25 @@ type SessionHeadView struct {
 	// Labels are the labels on the whole session (owner pages only);
 	// ShowLabels says the header shows its labels block (with LabelForm,
 	// when set, for a new one).
-	Labels            []LabelView
-	LabelForm         *LabelForm
-	LabelChoices      []string
-	ShowLabels        bool
+	Labels       []LabelView
+	LabelForm    *LabelForm
+	LabelChoices []string
+	ShowLabels   bool
+	// Attention are the attention rules' open firings on the whole
+	// session (owner pages only); ShowAttention, the header holds their
+	// element (live pages update it).
+	Attention         []AttentionView
+	ShowAttention     bool
 	ID, Title, Status string
 	Cwd, Parent       string
 	// Path is the session's ancestors, root first, when it is a subagent
 	// (parent › child › grandchild; Reader.Ancestors); the owner's pages
 	// only.
 	Path []Link
-	Created, Updated  string
+	// Source says what the session was read from, small beside the title
+	// (nil: a session of prism's own, or dsh's; owner pages only).
+	Source           *SourceLineView
+	Created, Updated string
 	// Cost is the session's cost under the server's price table ("" with
 	// none); CostNote names models the table does not price.
 	Cost, CostNote string
@@ -124,6 +141,14 @@ type SessionHeadView struct {
 	// Replay is set on a page with a transport: the header says where the
 	// replay stands.
 	Replay bool
+	// ForkOf is the session this one was forked from (its parent, when
+	// not a subagent's) and ForkTurn the turn it was cut after; Forks are
+	// this session's forks and ForksURL the page of their tree (owner
+	// pages only).
+	ForkOf, ForkOfURL string
+	ForkTurn          int
+	Forks             []ForkLink
+	ForksURL          string
 }
 
 // EarlierView is the placeholder that loads the segments before Before.
@@ -226,6 +251,8 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	r := NewR(t, l)
 	v.Labels, v.LabelForm = labelViews("", SessionLabelsID, r)
 	v.ShowLabels = r.Labels || len(v.Labels) > 0
+	v.Attention = attentionViews("", r)
+	v.ShowAttention = r.Labels || len(v.Attention) > 0
 	v.LabelChoices = labelChoices(r)
 	if !l.Shared() && !l.Offline() {
 		for _, a := range t.reader.Ancestors {
@@ -234,6 +261,12 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	}
 	if l.Shared() || l.Offline() {
 		v.ParentURL = ""
+	}
+	if parent, turn, ok := forkOf(t); ok && !l.Shared() && !l.Offline() {
+		v.ForkOf, v.ForkOfURL, v.ForkTurn = clean(parent), SessionURL(parent), turn
+	}
+	if !l.Shared() && !l.Offline() && len(t.reader.Forks) > 0 {
+		v.Forks, v.ForksURL = t.reader.Forks, ForksURL(h.ID)
 	}
 	v.Title = displayTitle(st.Title, h.ID)
 	v.Cost, v.CostNote = SessionCost(&st, t.reader.Prices)
@@ -524,12 +557,16 @@ type SessionRowView struct {
 	// Cost and CostNote are SessionCost's (the session header's value).
 	Priced         bool
 	Cost, CostNote string
+	// Forks counts the session's forks (its tree: ForksURL).
+	Forks int
 	// Kids counts the subagents listed (collapsed) under this row; Nested
 	// marks a subagent's row listed under its parent's. Group is the
 	// signal that shows a parent's nested rows. GroupChildren sets them.
 	Kids   int
 	Nested bool
 	Group  string
+	// Attention are the session's open attention firings (a badge).
+	Attention []AttentionView
 }
 
 // GroupChildren orders rows so that each subagent (a row with a Parent)
@@ -650,18 +687,37 @@ type SessionListView struct {
 	Filter    ListFilter // the filters and order the rows were chosen by
 	Rows      []*SessionRowView
 	StreamURL string
-	CanRun    bool
-	CanSearch bool // the server has full-text search (/search)
-	Priced    bool // a price table is configured: the list has a cost column
-	Notice    string
+	// AttentionCount counts the sessions with an open attention firing
+	// (the attention filter's count); BoardURL, when set, links /board
+	// (sessions run).
+	AttentionCount int
+	BoardURL       string
+	CanRun         bool
+	CanSearch      bool // the server has full-text search (/search)
+	Priced         bool // a price table is configured: the list has a cost column
+	Notice         string
+	// Annotated is how many sessions have a label (the "annotated"
+	// filter's count); nil when the server keeps no notes.
+	Annotated *int
 	// Demo links the scripted demo session the server started on an
 	// empty database, while the list shows it (nil otherwise).
 	Demo *Link
+	// Watchable are agents' session folders found on this machine that
+	// the server does not watch (the newcomer's hint).
+	Watchable []WatchHint
 }
 
 // Filtered reports whether any filter narrows the list.
 func (v *SessionListView) Filtered() bool {
-	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors
+	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors || v.Filter.Attention || v.Filter.Annotated
+}
+
+// AnnotatedLabel is the "annotated" filter's text, with its count.
+func (v *SessionListView) AnnotatedLabel() string {
+	if v.Annotated == nil {
+		return "annotated"
+	}
+	return "annotated (" + strconv.Itoa(*v.Annotated) + ")"
 }
 
 // SortURL is the list with the same filters in order sort.
@@ -695,6 +751,12 @@ func (v *SessionListView) filterSummary() string {
 	}
 	if v.Filter.HasErrors {
 		parts = append(parts, "with errors")
+	}
+	if v.Filter.Attention {
+		parts = append(parts, "needing attention")
+	}
+	if v.Filter.Annotated {
+		parts = append(parts, "annotated")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -94,17 +94,21 @@ func ListStreamURL(query string) string { return withQuery(RouteListStream, "q",
 
 // The session list's query parameters.
 const (
-	ParamQuery     = "q"      // title or id contains
-	ParamStatus    = "status" // running | idle | ended | interrupted
-	ParamHasErrors = "errors" // "1": only sessions with failed calls
-	ParamSort      = "sort"   // updated (default) | created | calls | errors
+	ParamQuery     = "q"         // title or id contains
+	ParamStatus    = "status"    // running | idle | ended | interrupted
+	ParamHasErrors = "errors"    // "1": only sessions with failed calls
+	ParamAnnotated = "annotated" // "1": only sessions with a label
+	ParamSort      = "sort"      // updated (default) | created | calls | errors
 )
 
 // ListFilter is what the session list shows and in which order.
 type ListFilter struct {
 	Query, Status string
 	HasErrors     bool
+	Annotated     bool
 	Sort          string
+	// Attention keeps the sessions with an open attention firing.
+	Attention bool
 }
 
 func (f ListFilter) values() url.Values {
@@ -116,6 +120,12 @@ func (f ListFilter) values() url.Values {
 	}
 	if f.HasErrors {
 		q.Set(ParamHasErrors, "1")
+	}
+	if f.Attention {
+		q.Set(ParamAttention, "1")
+	}
+	if f.Annotated {
+		q.Set(ParamAnnotated, "1")
 	}
 	return q
 }

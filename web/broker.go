@@ -142,15 +142,15 @@ func (b *Broker) Replace(sessionID string) {
 }
 
 // Notes tells the live path that a session's notes changed (what a
-// NoteFeed's OnNotes calls): the owner's hubs of the session read them
-// again and send every subscriber the cards whose labels changed. Share
-// links' hubs show no labels, so they are not told.
+// NoteFeed's OnNotes calls): the session's hubs read them again and send
+// every subscriber the cards whose labels changed — a share link's hub
+// only what the link shows (Server.shareNotes), so a link without labels
+// is sent nothing for a label.
 func (b *Broker) Notes(sessionID string) {
 	for _, h := range b.hubsOf(sessionID) {
-		if h.v.link == nil {
-			h.notesChanged()
-		}
+		h.notesChanged()
 	}
+	b.list.touch(sessionID) // an attention badge on its row
 }
 
 // hubsOf returns the open hubs of a session.

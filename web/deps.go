@@ -45,11 +45,16 @@ type ListQuery struct {
 	Status string
 	// HasErrors keeps sessions with at least one failed call.
 	HasErrors bool
+	// Annotated keeps sessions with at least one label.
+	Annotated bool
 	// Sort orders the list: "updated" ("" too), "created", "calls" or
 	// "errors", largest first.
 	Sort string
 	// Limit bounds the result; 0 = the source's default.
 	Limit int
+	// Attention keeps the sessions with an open attention firing (the
+	// web server applies it; sources ignore it).
+	Attention bool
 }
 
 // SessionSummary is one session as the list shows it: its identity and
@@ -257,6 +262,16 @@ type Deps struct {
 	// annotations API, the cards' labels); without it those routes
 	// answer 503 and cards show no labels.
 	Notes NoteStore
+	// Sources are the feeds the source-health page (/sources) reports:
+	// each watched folder (sources/watch.Watcher), and any other feed that
+	// reports rows (the OTLP receiver). Nil: the page says there are none.
+	Sources []core.SourceReporter
+	// Watchable are agents' session folders found on this machine that no
+	// --watch names: the list page says the server can watch them.
+	Watchable []WatchHint
+	// Attention runs the attention rules (/rules, /board's marks, the
+	// list's badges, /api/attention); nil: no rules.
+	Attention Attention
 	// Labels are the labels the cards' label form suggests (nil:
 	// views.DefaultLabels); any other text may be typed.
 	Labels []string

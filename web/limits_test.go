@@ -167,6 +167,9 @@ func TestBodyLimit_everyPOSTRoute(t *testing.T) {
 		{path: "/sessions/s/labels/n1", ct: form, small: "label=x&note=" + pad(100), big: "label=x&note=" + pad(limit), smallCode: 404, limitText: "64 KiB"},
 		{path: "/api/sessions/s/notes", ct: js, small: `{"kind":"label","data":{"label":"x","note":"` + pad(100) + `"}}`, big: `{"kind":"label","data":{"label":"x","note":"` + pad(limit) + `"}}`, smallCode: 201, limitText: "64 KiB"},
 		{path: "/api/sessions/s/annotations", ct: js, small: `{"label":"x","note":"` + pad(100) + `"}`, big: `{"label":"x","note":"` + pad(limit) + `"}`, smallCode: 201, limitText: "64 KiB"},
+		{path: "/api/attention/n1/ack", ct: form, small: "x=" + pad(100), big: "x=" + pad(limit), smallCode: 404, limitText: "64 KiB", unread: true},
+		{path: "/sessions/s/forks", ct: form, small: "atTurn=1&prompt=" + pad(100), big: "atTurn=1&prompt=" + pad(limit), smallCode: 303, limitText: "64 KiB"},
+		{path: "/api/sessions/s/forks", ct: js, small: `{"atTurn":1,"prompt":"` + pad(100) + `"}`, big: `{"atTurn":1,"prompt":"` + pad(limit) + `"}`, smallCode: 201, limitText: "64 KiB"},
 		// The policy route's own cap is stricter than the server's.
 		{path: "/api/sessions/s/approval-policy", ct: js, small: `{"policy":"ask"}`, big: `{"policy":"` + pad(4<<10) + `"}`, smallCode: 200, limitText: "4 KiB"},
 	}
@@ -351,6 +354,11 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/compare?a=nope", "", "", map[string]want{GET: notFound}},
 		{"/api/compare/s/s", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
 		{"/api/compare/s/nope", "", "", map[string]want{GET: notFound}},
+		{"/board", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
+		{"/board/stream", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
+		{"/rules", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
+		{"/api/attention", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed}},
+		{"/api/attention/n1/ack", form, "", map[string]want{POST: notFound, GET: notAllowed}},
 		{"/sessions/s/earlier?before=999", "", "", map[string]want{GET: notFound, HEAD: {404, ""}, POST: notAllowed}},
 		{"/sessions/s/earlier?before=x", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
 		// Time travel: the page at an event, jumps, the transport's moves,
@@ -412,6 +420,7 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/api/sessions/s/approval-policy", "application/json", `{"policy":"sometimes"}`, map[string]want{POST: {400, core.CodeInvalid}}},
 		{"/api/sessions/s/approval-policy", "application/json", ``, map[string]want{POST: {400, core.CodeInvalid}}},
 		{"/search", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, DELETE: notAllowed}},
+		{"/sources", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, DELETE: notAllowed}},
 		{"/search?q=tool:read", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}}},
 		{"/api/search?q=tool:read", "", "", map[string]want{GET: {200, ""}, HEAD: {200, ""}, POST: notAllowed, PUT: notAllowed}},
 		{"/api/search", "", "", map[string]want{GET: {400, core.CodeInvalid}}},
@@ -436,6 +445,13 @@ func TestStatusCodes_everyRouteAndMethod(t *testing.T) {
 		{"/api/sessions/s/notes/n1", "application/json", `{"kind":"label","data":{"label":"x"}}`, map[string]want{PUT: notFound, DELETE: notFound, GET: notAllowed, POST: notAllowed}},
 		{"/api/sessions/s/annotations", "application/json", `{"callId":"c1","label":"slow"}`, map[string]want{POST: {201, ""}, GET: notAllowed, DELETE: notAllowed}},
 		{"/api/sessions/s/annotations/n1", "application/json", `{"label":"x"}`, map[string]want{PUT: notFound, DELETE: notFound, POST: notAllowed, GET: notAllowed}},
+		// Forks (fakeRunner's ForkSession: web/fork_test.go).
+		{"/sessions/s/forks", form, "atTurn=1", map[string]want{POST: {303, ""}, GET: {200, ""}, HEAD: {200, ""}, PUT: notAllowed, DELETE: notAllowed}},
+		{"/sessions/nope/forks", "", "", map[string]want{GET: notFound, HEAD: {404, ""}}},
+		{"/sessions/s/forks", form, "atTurn=one", map[string]want{POST: {400, core.CodeInvalidBoundary}}},
+		{"/api/sessions/s/forks", "application/json", `{"atTurn":1}`, map[string]want{POST: {201, ""}, GET: notAllowed, PUT: notAllowed}},
+		{"/api/sessions/nope/forks", "application/json", `{"atTurn":1}`, map[string]want{POST: {404, core.CodeSessionNotFound}}},
+		{"/api/sessions/s/forks", form, "atTurn=1", map[string]want{POST: {415, core.CodeUnsupportedMediaType}}},
 		// Without an owner token there is no one to sign in.
 		{"/login", form, "token=x", map[string]want{GET: {303, ""}, HEAD: {303, ""}, POST: {303, ""}, PUT: notAllowed}},
 		{"/logout", form, "", map[string]want{POST: {303, ""}, GET: notAllowed}},

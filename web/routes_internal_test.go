@@ -73,7 +73,7 @@ func TestRouteTable(t *testing.T) {
 	if u := strings.Join(trueKeys(s.classes.upload), " "); u != "/api/sessions/import /v1/traces" {
 		t.Errorf("upload routes: %s, want /api/sessions/import /v1/traces", u)
 	}
-	if r := strings.Join(trueKeys(s.classes.raw), " "); r != "/compare/:a/:b/stream /healthz /sessions/:id/stream /stream" {
+	if r := strings.Join(trueKeys(s.classes.raw), " "); r != "/board/stream /compare/:a/:b/stream /healthz /sessions/:id/stream /stream" {
 		t.Errorf("raw routes: %s", r)
 	}
 }

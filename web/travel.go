@@ -125,7 +125,7 @@ func (s *Server) ownerSource(id string) replaySource {
 func (s *Server) ownerReader(id string) views.Reader {
 	ns := s.sessionNotes(id)
 	return views.Reader{ReadOnly: !s.canDecide(id), Prices: s.deps.Prices, Notes: ns, Labels: s.deps.Notes != nil, LabelChoices: s.deps.Labels,
-		Children: s.sessionChildren(id, ns), Ancestors: s.ancestors(id)}
+		Children: s.sessionChildren(id, ns), Ancestors: s.ancestors(id), Fork: s.canFork(), Forks: s.forkLinks(context.Background(), id)}
 }
 
 // ancestors returns session id's parent, its parent's parent and so on
@@ -241,6 +241,7 @@ func (s *Server) sessionPage(c echo.Context, id string, p views.Place) (*views.S
 	if err != nil {
 		return nil, err
 	}
+	s.sourceLine(c.Request().Context(), id, v)
 	v.Meta = s.meta(v.Head.Title)
 	v.CanRun = s.owns(id)
 	if v.Share, err = s.sharePanel(c, id, r.T.LastSeq()); err != nil {

@@ -71,6 +71,12 @@ type RunnerConfig struct {
 	// starts, before its first turn, so pages nest the child while the
 	// call is pending (nil: no notes are written).
 	Links func(ctx context.Context, in notes.Input) error
+	// Load reads a stored session's header and log, the source of a Fork
+	// (an unknown id is core.CodeNotFound); nil: forks are refused.
+	Load func(ctx context.Context, id string) (core.SessionHeader, []core.Event, error)
+	// PutNote writes a note beside a session's log: a fork's replayed
+	// notes and the fork note on its source (nil: none are written).
+	PutNote func(ctx context.Context, in notes.Input) error
 }
 
 // StartRequest starts a session.
@@ -361,6 +367,12 @@ func (r *Runner) Send(_ context.Context, id, text string) error {
 // user}}) and drops its queued messages. Cancelling an idle session does
 // nothing. CodeNotFound for an unknown session.
 func (r *Runner) Cancel(id string) error {
+	return r.CancelWith(id, core.CancelCause{Kind: CauseUser})
+}
+
+// CancelWith is Cancel with the cause its turn/end records: {kind: hook,
+// reason: "rule spend: …"} when an attention rule cancels the turn.
+func (r *Runner) CancelWith(id string, cause core.CancelCause) error {
 	s, err := r.get(id)
 	if err != nil {
 		return err
@@ -370,8 +382,8 @@ func (r *Runner) Cancel(id string) error {
 	cancel := s.cancel
 	s.mu.Unlock()
 	if cancel != nil {
-		cancel(Cancel(CauseUser))
-		r.logger.Info("turn cancelled", logkey.SessionID, id)
+		cancel(&CancelError{Cause: cause})
+		r.logger.Info("turn cancelled", logkey.SessionID, id, logkey.Reason, cause.Kind)
 	}
 	return nil
 }

@@ -55,6 +55,7 @@ package claudecode
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -86,6 +87,9 @@ type Info struct {
 	Version   string // the CLI version of the first line that has one
 	Cwd       string
 	GitBranch string
+	// Title is the title the transcript's title lines give (custom-title,
+	// ai-title, an old summary line), "" when none did.
+	Title string
 }
 
 // LineError is a line that could not be decoded; it is kept as a source/raw
@@ -116,6 +120,8 @@ type Decoder struct {
 	pendingOrder []string         // the open step's call ids, in call order
 	group        *group
 	compaction   string // open compaction id
+	titleRank    int    // the rank of info.Title's line (noteSource)
+	sidechain    bool   // a subagent's transcript: its isSidechain lines are its own
 }
 
 // group is the assistant lines of one message.id not yet written.
@@ -171,6 +177,10 @@ type envelope struct {
 	Cwd              string          `json:"cwd"`
 	Version          string          `json:"version"`
 	GitBranch        string          `json:"gitBranch"`
+	CustomTitle      string          `json:"customTitle"`
+	AITitle          string          `json:"aiTitle"`
+	Title            string          `json:"title"`
+	Summary          string          `json:"summary"`
 	IsSidechain      bool            `json:"isSidechain"`
 	IsMeta           bool            `json:"isMeta"`
 	IsCompactSummary bool            `json:"isCompactSummary"`
@@ -227,7 +237,7 @@ func (d *Decoder) Line(n int, line []byte) error {
 	}
 	t, _ := d.timeOf(env.Timestamp)
 	d.noteSource(&env)
-	if env.IsSidechain {
+	if env.IsSidechain && !d.sidechain {
 		return d.raw(n, line, t)
 	}
 	switch env.Type {
@@ -269,6 +279,20 @@ func (d *Decoder) noteSource(env *envelope) {
 	}
 	if d.info.GitBranch == "" {
 		d.info.GitBranch = env.GitBranch
+	}
+	// Title lines: a person's custom title wins over the AI's, which wins
+	// over an old summary line's; the latest of a rank wins.
+	title, rank := "", 0
+	switch env.Type {
+	case "custom-title":
+		title, rank = cmp.Or(env.CustomTitle, env.Title), 3
+	case "ai-title":
+		title, rank = cmp.Or(env.AITitle, env.Title), 2
+	case "summary":
+		title, rank = env.Summary, 1
+	}
+	if title = strings.TrimSpace(title); title != "" && rank >= d.titleRank {
+		d.info.Title, d.titleRank = title, rank
 	}
 }
 

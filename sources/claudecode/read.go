@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"prism/core"
 	"prism/sources/dsh"
 )
 
@@ -48,15 +49,41 @@ func Detect(head []byte) bool {
 // Format is the Claude Code transcript as a dsh.Foreign, for import:
 // ReadFileWith and DecodeNamed detect it by content.
 func Format() dsh.Foreign {
-	return dsh.Foreign{Name: "claude-code", Detect: Detect, Read: readLogs}
+	return dsh.Foreign{Name: Source, Detect: Detect, Read: readLogs, ReadPath: readPath, Related: related}
 }
 
-func readLogs(r *bufio.Reader, lim dsh.Limits) ([]*dsh.Log, error) {
-	l, err := ReadLog(r, lim)
+// readPath reads the transcript at path: the main one of a session, or a
+// subagent's (agent-<id>.jsonl), which becomes a child session (see
+// ReadFile).
+func readPath(path string, r *bufio.Reader, lim dsh.Limits) ([]*dsh.Log, error) {
+	agent := AgentID(path)
+	if agent == "" {
+		return readMain(r, lim, path)
+	}
+	l, err := readLog(r, lim, true, nil)
 	if err != nil {
 		return nil, err
 	}
+	l.Source.File = path
+	asChild(l, path, agent)
 	return []*dsh.Log{l}, nil
+}
+
+func readLogs(r *bufio.Reader, lim dsh.Limits) ([]*dsh.Log, error) {
+	return readMain(r, lim, "")
+}
+
+// readMain reads a main transcript (from the file at path, "" when
+// unknown): its session, then a child session per inline sidechain.
+func readMain(r *bufio.Reader, lim dsh.Limits, path string) ([]*dsh.Log, error) {
+	side := newSidechains()
+	l, err := readLog(r, lim, false, side)
+	if err != nil {
+		return nil, err
+	}
+	l.Source.File = path
+	side.noteCalls(l.Events)
+	return append([]*dsh.Log{l}, side.logs(l.Header.ID, path)...), nil
 }
 
 // eventOverhead is what one decoded event costs beyond its data, as
@@ -71,8 +98,15 @@ const eventOverhead = 160
 // a torn tail (Torn), left out. A transcript with no sessionId anywhere is
 // an error.
 func ReadLog(r *bufio.Reader, lim dsh.Limits) (*dsh.Log, error) {
+	return readLog(r, lim, false, nil)
+}
+
+// readLog is ReadLog; sidechain decodes a subagent's own transcript, whose
+// lines are all isSidechain.
+func readLog(r *bufio.Reader, lim dsh.Limits, sidechain bool, side *sidechains) (*dsh.Log, error) {
 	lim = withDefaults(lim)
 	d := NewDecoder()
+	d.sidechain = sidechain
 	l := &dsh.Log{}
 	var total int64
 	var mem int64
@@ -110,6 +144,9 @@ func ReadLog(r *bufio.Reader, lim dsh.Limits) (*dsh.Log, error) {
 			l.Torn = fmt.Sprintf("line %d: incomplete last line (%d bytes, no newline)", n, len(buf))
 			break
 		}
+		if side != nil {
+			side.line(n, buf)
+		}
 		before := len(d.events)
 		if lerr := d.Line(n, buf); lerr != nil {
 			l.Notes = append(l.Notes, lerr.Error()+" (kept raw)")
@@ -136,6 +173,8 @@ func ReadLog(r *bufio.Reader, lim dsh.Limits) (*dsh.Log, error) {
 		return nil, &dsh.FormatError{Frame: -1, Offset: -1, Reason: "no line of this Claude Code transcript names its sessionId"}
 	}
 	l.Header, l.Events = h, d.Events()
+	info := d.Info()
+	l.Source = &core.SourceInfo{Kind: Source, Version: info.Version, Cwd: info.Cwd, GitBranch: info.GitBranch, Title: info.Title}
 	return l, nil
 }
 

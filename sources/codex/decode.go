@@ -50,12 +50,15 @@ type Rollout struct {
 	Lines int
 
 	// From the first session_meta:
-	Originator, CLIVersion, Provider string
+	Originator, CLIVersion, Provider, GitBranch string
 	// Source is session_meta.source as written ("cli", "exec", or an
 	// object for a subagent).
 	Source json.RawMessage
 	// ForkedFromID is the rollout this one was forked from (forked_from_id).
 	ForkedFromID string
+	// SeedLines is the number of lines of a fork's inherited prefix (0:
+	// not a fork).
+	SeedLines int
 	// ParentThreadID is the thread that spawned this one
 	// (source.subagent.thread_spawn.parent_thread_id, or the older top-level
 	// parent_thread_id).
@@ -130,6 +133,11 @@ type Decoder struct {
 	markers  bool // the rollout writes task_started
 	step     int  // the last step number of the open turn
 	st       *stepBuf
+
+	// seed decodes a fork's inherited prefix (the lines under the parent's
+	// repeated session_meta) as the parent's own rollout, until the fork's
+	// session_meta comes again.
+	seed *Decoder
 }
 
 // stepBuf is the open step, emitted whole when it closes.
@@ -148,7 +156,24 @@ type call struct {
 	id, name, args string
 	time           int64
 	answered       bool
+	asks           bool // a request for a person (AsksPerson): approval/asked follows its tool/call
 }
+
+// Tools whose call waits for a person: until its output lands the call is
+// shown awaiting (approval/asked), read-only in prism.
+const (
+	ToolRequestPermissions = "request_permissions"
+	ToolRequestUserInput   = "request_user_input"
+)
+
+// AsksPerson reports whether a call of the named tool waits for a person.
+func AsksPerson(name string) bool {
+	return name == ToolRequestPermissions || name == ToolRequestUserInput
+}
+
+// approvalID is the id of the approval/asked a call that waits for a
+// person gets.
+func approvalID(callID string) string { return "codex-ask-" + callID }
 
 type pendingEvent struct {
 	typ       string
@@ -188,11 +213,25 @@ func (d *Decoder) Line(b []byte) {
 	d.out.Lines = d.lineNo
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
+		if d.seed != nil {
+			d.seed.Line(b)
+		}
 		return
 	}
 	var env envelope
 	if err := json.Unmarshal(b, &env); err != nil {
+		if d.seed != nil {
+			d.seed.Line(b)
+			return
+		}
 		d.malformed(b, fmt.Errorf("not a JSON object: %w", err))
+		return
+	}
+	if env.Type == "session_meta" && d.meta && d.forkMeta(b, env.Payload) {
+		return
+	}
+	if d.seed != nil {
+		d.seed.Line(b)
 		return
 	}
 	if t, ok := parseTime(env.Timestamp); ok {
@@ -315,6 +354,9 @@ type sessionMetaWire struct {
 	Source         json.RawMessage `json:"source"`
 	ForkedFromID   string          `json:"forked_from_id"`
 	ParentThreadID string          `json:"parent_thread_id"`
+	Git            *struct {
+		Branch string `json:"branch"`
+	} `json:"git"`
 }
 
 func (d *Decoder) sessionMeta(p json.RawMessage) (bool, error) {
@@ -340,6 +382,9 @@ func (d *Decoder) sessionMeta(p json.RawMessage) (bool, error) {
 	}
 	o := &d.out
 	o.Originator, o.CLIVersion, o.ForkedFromID = m.Originator, m.CLIVersion, m.ForkedFromID
+	if m.Git != nil {
+		o.GitBranch = m.Git.Branch
+	}
 	if m.ModelProvider != "" {
 		o.Provider, d.provider = m.ModelProvider, m.ModelProvider
 	}
@@ -451,6 +496,10 @@ func (d *Decoder) closeStep(final, aborted bool) {
 	}
 	for _, c := range st.calls {
 		if !c.answered {
+			if c.asks {
+				d.emit(pendingEvent{typ: core.EventApprovalDecided, time: d.now, data: core.ApprovalDecided{
+					ID: approvalID(c.id), Outcome: core.ApprovalCancelled, Reason: "the turn ended before an answer came"}})
+			}
 			d.emit(pendingEvent{typ: core.EventToolResult, time: d.now, surface: true,
 				data: unansweredResult(d.turn, d.step, c, aborted, int64(len(d.out.Events)))})
 		}
@@ -472,6 +521,12 @@ func (d *Decoder) writeStep(st *stepBuf) {
 		d.emit(pendingEvent{typ: core.EventToolCall, time: c.time,
 			data: core.ToolCall{Turn: d.turn, Step: d.step, CallID: c.id, Name: c.name, Arguments: c.args}})
 	}
+	for _, c := range st.calls {
+		if c.asks {
+			d.emit(pendingEvent{typ: core.EventApprovalAsked, time: c.time,
+				data: core.ApprovalAsked{ID: approvalID(c.id), ToolName: c.name, CallID: c.id, Reason: "Codex asks the user"}})
+		}
+	}
 	for _, ev := range st.tail {
 		if r, ok := ev.data.(*core.ToolResultData); ok {
 			r.Turn, r.Step = d.turn, d.step
@@ -480,10 +535,63 @@ func (d *Decoder) writeStep(st *stepBuf) {
 	}
 }
 
+// forkMeta handles a repeated session_meta line b (payload p): one naming
+// another session starts the fork's seed, decoded as that session's own
+// rollout (so the seed equals the parent's prefix); the fork's own again
+// ends it (seedLength, session/end-seed). It reports whether the line was
+// taken.
+func (d *Decoder) forkMeta(b []byte, p json.RawMessage) bool {
+	var m struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(p, &m) != nil || m.ID == "" {
+		return false
+	}
+	switch {
+	case d.seed == nil && m.ID != d.out.Header.ID && len(d.out.Events) == 0:
+		d.seed = NewDecoder(Options{ID: m.ID})
+		d.seed.Line(b)
+		if d.out.ForkedFromID == "" {
+			d.out.ForkedFromID = m.ID
+		}
+		return true
+	case d.seed != nil && m.ID == d.out.Header.ID:
+		d.endSeed()
+		return true
+	case d.seed != nil:
+		d.seed.Line(b)
+		return true
+	}
+	return false
+}
+
+// endSeed closes the seed: its events become the fork's first, then
+// session/end-seed; the header names the parent (no origin: a fork is not
+// a child) and the seed's length.
+func (d *Decoder) endSeed() {
+	seed := d.seed
+	d.seed = nil
+	ro, err := seed.Finish()
+	if err != nil {
+		return
+	}
+	d.out.Events = append(d.out.Events, ro.Events...)
+	n := int64(len(d.out.Events))
+	d.out.Header.SeedLength = &n
+	d.out.Header.ParentSession = d.out.ForkedFromID
+	d.out.SeedLines = seed.lineNo
+	d.emit(pendingEvent{typ: core.EventSessionEndSeed, time: seed.now, data: struct{}{}})
+	d.turn, d.now = seed.turn, max(d.now, seed.now)
+	d.provider, d.model = seed.provider, seed.model
+}
+
 // Finish closes the input and returns the rollout. The open step's events
 // are written, leaving it and its turn open in the log: a session still
 // running, or cut short (import's crash repair closes it).
 func (d *Decoder) Finish() (*Rollout, error) {
+	if d.seed != nil {
+		d.endSeed() // the fork's own lines never came: all of it is seed
+	}
 	if d.out.Header.ID == "" {
 		return nil, ErrNoSessionID
 	}
@@ -574,7 +682,7 @@ func (d *Decoder) addCall(id, name, args string) {
 	if name == "" {
 		name = "unknown"
 	}
-	c := &call{id: id, name: name, args: args, time: d.now}
+	c := &call{id: id, name: name, args: args, time: d.now, asks: AsksPerson(name)}
 	st.calls = append(st.calls, c)
 	st.byID[id] = c
 	st.blocks = append(st.blocks, &core.ToolCallBlock{ID: id, Name: name, Arguments: args})
@@ -605,6 +713,10 @@ func (d *Decoder) output(p json.RawMessage) (bool, error) {
 	c.answered = true
 	st.results++
 	st.last = d.now
+	if c.asks {
+		st.tail = append(st.tail, pendingEvent{typ: core.EventApprovalDecided, time: d.now,
+			data: core.ApprovalDecided{ID: approvalID(c.id), Outcome: core.ApprovalAllowedOnce, By: "codex", Reason: "the answer landed in the rollout"}})
+	}
 	st.tail = append(st.tail, pendingEvent{typ: core.EventToolResult, time: d.now, surface: true, data: res})
 	return true, nil
 }

@@ -3,9 +3,11 @@ package dsh
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"prism/core"
@@ -28,6 +30,94 @@ type Foreign struct {
 	Name   string
 	Detect func(head []byte) bool
 	Read   func(r *bufio.Reader, lim Limits) ([]*Log, error)
+	// ReadPath, when set, is Read for a file whose path is known (a file
+	// read by ReadFileWith, or tailed by the watcher): the path may give
+	// what the content does not (a child's id, its parent's file).
+	ReadPath func(path string, r *bufio.Reader, lim Limits) ([]*Log, error)
+	// Related, when set, names the files that belong with the file at
+	// path and that ReadFileWith reads after it, into the same result (a
+	// transcript's subagent files). A watcher, which sees every file,
+	// does not use it.
+	Related func(path string) []string
+}
+
+// ReadForeign decodes the stream r of the file at path (name "" when
+// unknown) with f: ReadPath when it is set and the path known, else Read.
+func (f *Foreign) ReadForeign(path string, r *bufio.Reader, lim Limits) ([]*Log, error) {
+	if f.ReadPath != nil && path != "" {
+		return f.ReadPath(path, r, lim)
+	}
+	return f.Read(r, lim)
+}
+
+// DetectForeign returns the one of foreign that claims head (a file's
+// first bytes, its text once decompressed), or nil.
+func DetectForeign(head []byte, foreign []Foreign) *Foreign {
+	for i := range foreign {
+		if foreign[i].Detect(head) {
+			return &foreign[i]
+		}
+	}
+	return nil
+}
+
+// zstdForeign reports which of foreign claims the text of the zstd file at
+// path (a Codex .jsonl.zst archive is one zstd stream of JSONL lines), or
+// nil: its first 64 KiB are decompressed in a pass of their own. A file
+// of which not one byte decompresses is a corrupt archive (err); one that
+// decompresses in part is claimed by none when its text is not foreign
+// (dsh's zstd decoder then says what is wrong with it).
+func zstdForeign(path string, foreign []Foreign) (*Foreign, error) {
+	if len(foreign) == 0 {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil
+	}
+	defer f.Close()
+	dec := getDecoder()
+	defer putDecoder(dec)
+	if err := dec.Reset(bufio.NewReaderSize(f, 64<<10)); err != nil {
+		return nil, &FormatError{Frame: -1, Offset: -1, Reason: "corrupt zstd archive: " + err.Error()}
+	}
+	head := make([]byte, 64<<10)
+	n, err := io.ReadFull(dec, head)
+	if n == 0 && err != nil && err != io.EOF {
+		return nil, &FormatError{Frame: -1, Offset: -1, Reason: "corrupt zstd archive: " + err.Error()}
+	}
+	return DetectForeign(head[:n], foreign), nil
+}
+
+// readZstdForeign decodes the zstd file f (of size bytes) with fg: the
+// compressed input is capped at lim.MaxFileBytes, the text by fg's own
+// limits. A corrupt archive fails naming the line it reached.
+func readZstdForeign(path string, f *os.File, fg *Foreign, lim Limits) ([]*Log, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	dec := getDecoder()
+	defer putDecoder(dec)
+	capped := &countingReader{r: bufio.NewReaderSize(f, 64<<10), limit: lim.MaxFileBytes}
+	if err := dec.Reset(capped); err != nil {
+		return nil, &FormatError{Frame: -1, Offset: -1, Reason: "zstd: " + err.Error()}
+	}
+	logs, err := fg.ReadForeign(path, bufio.NewReaderSize(zstdErrors{dec}, 64<<10), lim)
+	if capped.over {
+		return nil, tooLarge(lim)
+	}
+	return logs, err
+}
+
+// zstdErrors names a decompression failure as one.
+type zstdErrors struct{ r io.Reader }
+
+func (z zstdErrors) Read(p []byte) (int, error) {
+	n, err := z.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("corrupt zstd archive: %w", err)
+	}
+	return n, err
 }
 
 // detectForeign returns the first of foreign that claims br's head.
@@ -64,9 +154,14 @@ func ReadFileWith(path string, lim Limits, foreign []Foreign) ([]*Log, Format, e
 	peek, _ := br.Peek(4)
 	head := bytes.Clone(peek)
 	format := Detect(head)
-	var fg *Foreign
-	if format == FormatJSONL {
+	var fg, zfg *Foreign
+	switch format {
+	case FormatJSONL:
 		fg = detectForeign(br, foreign)
+	case FormatZstd:
+		if zfg, err = zstdForeign(path, foreign); err != nil {
+			return nil, format, withFile(err, path, "")
+		}
 	}
 	var logs []*Log
 	switch {
@@ -74,16 +169,43 @@ func ReadFileWith(path string, lim Limits, foreign []Foreign) ([]*Log, Format, e
 		err = tooLarge(lim)
 	case format == FormatZip:
 		logs, err = DecodeZip(f, st.Size(), lim)
+	case zfg != nil:
+		format = FormatForeign
+		logs, err = readZstdForeign(path, f, zfg, lim)
 	case fg != nil:
 		format = FormatForeign
-		logs, err = fg.Read(br, lim)
+		logs, err = fg.ReadForeign(path, br, lim)
+		if err == nil && fg.Related != nil {
+			logs, err = readRelated(logs, fg, path, lim)
+		}
 	default:
 		logs, err = decodeStream(format, br, lim)
 	}
 	if err != nil {
+		if zfg != nil { // a zstd file indeed: no "not a zstd file"
+			return nil, format, withFile(err, path, "")
+		}
 		return nil, format, withFile(misnamed(err, path, head, format), path, "")
 	}
 	return logs, format, nil
+}
+
+// readRelated appends to logs the logs of the files fg names as related to
+// path (a transcript's subagent files), each read with fg.
+func readRelated(logs []*Log, fg *Foreign, path string, lim Limits) ([]*Log, error) {
+	for _, rel := range fg.Related(path) {
+		f, err := os.Open(rel)
+		if err != nil {
+			return nil, withFile(err, rel, "")
+		}
+		more, err := fg.ReadForeign(rel, bufio.NewReaderSize(f, 64<<10), lim)
+		f.Close()
+		if err != nil {
+			return nil, withFile(err, rel, "")
+		}
+		logs = append(logs, more...)
+	}
+	return logs, nil
 }
 
 // Decode decodes a session log read from r (size bytes long when known, or
@@ -229,4 +351,75 @@ func WriteJSONL(w io.Writer, h core.SessionHeader, events []core.Event) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// FileKind is what a session file holds, as SniffFile tells from its
+// content.
+type FileKind int
+
+const (
+	// KindUndecided: too little of the file is written to tell (empty, or
+	// its first line still incomplete).
+	KindUndecided FileKind = iota
+	// KindUnknown: not a session log prism reads.
+	KindUnknown
+	// KindDsh: a prism or dsh session log (JSONL or zstd), tailed by Tail.
+	KindDsh
+	// KindForeign: another agent's transcript, read by a Foreign.
+	KindForeign
+)
+
+// SniffFile tells what the file f at path holds, by its content: a dsh or
+// prism log (a name of dsh's layout, session.jsonl or session.jsonl.zstd,
+// or a first line that is a session header), one of foreign (compressed
+// says the file is zstd: a .jsonl.zst archive), or neither.
+func SniffFile(path string, f io.ReaderAt, foreign []Foreign) (kind FileKind, fg *Foreign, compressed bool) {
+	head := make([]byte, 64<<10)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) || n == 0 {
+		return KindUndecided, nil, false
+	}
+	head = head[:n]
+	base := filepath.Base(path)
+	dshName := base == "session.jsonl" || base == "session.jsonl.zstd"
+	switch Detect(head) {
+	case FormatZip:
+		return KindUnknown, nil, false
+	case FormatZstd:
+		zfg, err := zstdForeign(path, foreign)
+		switch {
+		case zfg != nil:
+			return KindForeign, zfg, true
+		case dshName || strings.HasSuffix(base, ".zstd"):
+			return KindDsh, nil, true
+		case err != nil:
+			return KindUndecided, nil, true
+		}
+		return KindUnknown, nil, true
+	}
+	trimmed := bytes.TrimLeft(head, " \t\r\n\ufeff")
+	if !bytes.Contains(trimmed, []byte("\n")) && n < len(head[:cap(head)]) {
+		return KindUndecided, nil, false // the first line is still being written
+	}
+	if fg := DetectForeign(trimmed, foreign); fg != nil {
+		return KindForeign, fg, false
+	}
+	line, _, _ := bytes.Cut(trimmed, []byte("\n"))
+	if dshName || bytes.Contains(line, []byte(`"type":"session"`)) {
+		return KindDsh, nil, false
+	}
+	return KindUnknown, nil, false
+}
+
+// ReadFileAt decodes the first size bytes of the file f at path with fg
+// (the file is a zstd archive when compressed): what the watcher reads of
+// a transcript still being written, up to its last complete line.
+func (fg *Foreign) ReadFileAt(path string, f *os.File, size int64, compressed bool, lim Limits) ([]*Log, error) {
+	lim = lim.orDefault()
+	if compressed {
+		logs, err := readZstdForeign(path, f, fg, lim)
+		return logs, withFile(err, path, "")
+	}
+	logs, err := fg.ReadForeign(path, bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10), lim)
+	return logs, withFile(err, path, "")
 }

@@ -1,9 +1,12 @@
-// Package watch tails a folder of session files into the store, through
+// Package watch tails folders of session files into the store, through
 // the store contract (store.Store) and what tailing adds to it (Store):
-// today dsh's sessions directory ($DSH_HOME/sessions), decoded by
-// sources/dsh. It is the one watcher of the sources folder: a source's
+// dsh's sessions directory ($DSH_HOME/sessions), Claude Code's projects
+// (~/.claude/projects), Codex CLI's sessions (~/.codex/sessions), or any
+// folder mixing them — each file's kind is told by its content
+// (dsh.SniffFile). It is the one watcher of the sources folder: a source's
 // decoders stay pure (they import core only), this package polls the
-// files and writes what they decode.
+// files and writes what they decode, and reports each folder's health
+// (core.SourceHealth) per kind of source.
 package watch
 
 import (
@@ -11,10 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -46,6 +52,13 @@ type Store interface {
 	ImportLimits() dsh.Limits
 }
 
+// SourceInfoStore is a store that keeps what a session's source is beside
+// its header (db and pgstore do): the watcher records it for the sessions
+// it reads from other agents' files.
+type SourceInfoStore interface {
+	PutSourceInfo(ctx context.Context, id string, info core.SourceInfo) error
+}
+
 // Options configure a Watcher.
 type Options struct {
 	// Logger receives the watcher's logs (default slog.Default()).
@@ -56,12 +69,20 @@ type Options struct {
 	// Synced, if set, is called after each file change has been stored
 	// (or has failed), from the Watcher's goroutine.
 	Synced func(Sync)
+	// Foreign are the other agents' transcript formats read beside dsh's,
+	// each detected by content (engine.Formats()); nil: dsh's only.
+	Foreign []dsh.Foreign
+	// Now is the clock of the health report (default time.Now).
+	Now func() time.Time
 }
 
 // Sync reports what one poll did with one file.
 type Sync struct {
 	Path      string
 	SessionID string
+	// Kind is the file's kind of source: "dsh", or the Foreign's name
+	// ("claude-code", "codex").
+	Kind string
 	// Outcome is "created", "appended", "unchanged", "extended",
 	// "replaced", "skipped" (the session was deleted during this run) or
 	// "failed".
@@ -93,6 +114,40 @@ type Watcher struct {
 	opts  Options
 	log   *slog.Logger
 	files map[string]*watchedFile
+	// kinds are the files' kinds, told once per file (device and inode).
+	kinds map[string]*fileKind
+
+	// pendingLinks are the children whose link note waits for the
+	// parent's spawning call to be stored; linked those written.
+	pendingLinks map[string]pendingLink
+	linked       map[string]bool
+	started      time.Time // when New made the Watcher (lag counts from it at most)
+
+	mu     sync.Mutex
+	health map[string]*kindHealth // by kind
+	dirErr string                 // the folder's latest walk error
+	dirAt  time.Time
+}
+
+// fileKind is what one file holds.
+type fileKind struct {
+	dev, ino   uint64
+	kind       dsh.FileKind
+	fg         *dsh.Foreign
+	compressed bool
+	// A foreign file: the signature last synced (or failed), and the
+	// offset of the end of its last complete line read.
+	seen, failed [3]int64
+	end          int64
+	sessions     []string
+	infos        map[string]core.SourceInfo // the source info recorded per session
+}
+
+// kindHealth is one kind's row of the folder's health.
+type kindHealth struct {
+	row      core.SourceHealth
+	sessions map[string]bool
+	files    map[string]bool
 }
 
 type watchedFile struct {
@@ -129,8 +184,15 @@ func New(st Store, dir string, o Options) *Watcher {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Watcher{st: st, dir: dir, opts: o, log: o.Logger.With(logkey.Watch, dir), files: map[string]*watchedFile{}}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Watcher{st: st, dir: dir, opts: o, log: o.Logger.With(logkey.Watch, dir), files: map[string]*watchedFile{}, started: o.Now(),
+		kinds: map[string]*fileKind{}, health: map[string]*kindHealth{}, pendingLinks: map[string]pendingLink{}, linked: map[string]bool{}}
 }
+
+// Dir is the watched folder.
+func (w *Watcher) Dir() string { return w.dir }
 
 // DefaultDshSessionsDir returns $DSH_HOME/sessions, else ~/.dsh/sessions.
 func DefaultDshSessionsDir() (string, error) {
@@ -165,12 +227,16 @@ func (w *Watcher) Run(ctx context.Context) error {
 // replaced files. It returns an error only when ctx ends or the store is
 // closed.
 func (w *Watcher) Scan(ctx context.Context) error {
-	var paths []string
-	for _, pattern := range []string{"*/*/session.jsonl.zstd", "*/*/session.jsonl"} {
-		m, _ := filepath.Glob(filepath.Join(w.dir, pattern)) // only ErrBadPattern
-		paths = append(paths, m...)
-	}
-	sort.Strings(paths)
+	paths := w.list()
+	// Subagent transcripts after the others: a child's parent is then
+	// stored first.
+	sort.Slice(paths, func(i, j int) bool {
+		ci, cj := isChildFile(paths[i]), isChildFile(paths[j])
+		if ci != cj {
+			return cj
+		}
+		return paths[i] < paths[j]
+	})
 	seen := map[string]bool{}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
@@ -188,10 +254,91 @@ func (w *Watcher) Scan(ctx context.Context) error {
 			delete(w.files, p)
 		}
 	}
+	w.linkPending(ctx)
+	for p, k := range w.kinds {
+		if !seen[p] {
+			delete(w.kinds, p)
+			if k.kind == dsh.KindDsh || k.kind == dsh.KindForeign {
+				w.gone(p, k)
+			}
+		}
+	}
 	return nil
 }
 
+// maxDepth is how deep under the folder session files are looked for:
+// dsh's <project>/<session>/session.jsonl is 3, Codex's YYYY/MM/DD/rollout
+// 4, Claude Code's <project>/<session>/subagents/workflows/<id>/agent 6.
+const maxDepth = 6
+
+// isCandidate reports whether a file name may hold a session log.
+func isCandidate(name string) bool {
+	return strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.zst") || strings.HasSuffix(name, ".jsonl.zstd")
+}
+
+// list walks the folder for candidate files. A folder that cannot be read
+// (the watched one missing, a subfolder without permission) is reported in
+// the health view and the log, once per new error, and the walk goes on.
+func (w *Watcher) list() []string {
+	var paths []string
+	var errs []string
+	root := filepath.Clean(w.dir)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root && errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Sprintf("%s does not exist (yet)", root))
+				return fs.SkipAll
+			}
+			errs = append(errs, err.Error())
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if rel, _ := filepath.Rel(root, p); rel != "." && strings.Count(rel, string(filepath.Separator)) >= maxDepth-1 {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && isCandidate(d.Name()) {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
+	msg := strings.Join(errs, "; ")
+	w.mu.Lock()
+	changed := msg != w.dirErr
+	w.dirErr = msg
+	if changed && msg != "" {
+		w.dirAt = w.opts.Now()
+	}
+	w.mu.Unlock()
+	if changed && msg != "" {
+		w.log.Warn("watch: cannot read part of the folder; going on with the rest", logkey.Dir, w.dir, logkey.Err, msg)
+	}
+	return paths
+}
+
 func (w *Watcher) report(s Sync) {
+	if s.Kind == "" {
+		s.Kind = "dsh"
+	}
+	w.mu.Lock()
+	h := w.row(s.Kind)
+	if s.Err != nil {
+		h.row.LastError, h.row.LastErrorAt = s.Err.Error(), w.opts.Now()
+	} else if s.Kind == "dsh" && s.SessionID != "" {
+		h.sessions[s.SessionID] = true
+		h.files[s.Path] = true
+		if s.Added > 0 || s.Outcome == store.ImportCreated {
+			h.row.LastRead, h.row.LastPath = w.opts.Now(), s.Path
+		}
+	}
+	w.mu.Unlock()
 	if s.Err != nil {
 		w.log.Warn("watch: cannot ingest session log", logkey.Path, s.Path, logkey.SessionID, s.SessionID, logkey.Err, s.Err)
 	} else if s.Added > 0 || s.Outcome == store.ImportCreated {
@@ -204,9 +351,12 @@ func (w *Watcher) report(s Sync) {
 
 // syncFile brings one file's session up to date.
 func (w *Watcher) syncFile(ctx context.Context, path string) error {
-	f, err := os.Open(path) // read-only: dsh's files are never written
+	f, err := os.Open(path) // read-only: the agents' files are never written
 	if err != nil {
-		return nil // vanished between glob and open
+		if !errors.Is(err, fs.ErrNotExist) { // else vanished between walk and open
+			w.report(Sync{Path: path, Outcome: "failed", Err: fmt.Errorf("open %s: %w", path, err)})
+		}
+		return nil
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -219,6 +369,29 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 	}
 	size := fi.Size()
 	sig := statSig(fi)
+	k := w.kinds[path]
+	if k == nil || k.dev != dev || k.ino != ino || k.kind == dsh.KindUnknown && k.seen != sig {
+		if k != nil && k.kind == dsh.KindForeign {
+			w.gone(path, k) // replaced: its sessions are re-read below
+		}
+		kind, fg, compressed := dsh.SniffFile(path, f, w.opts.Foreign)
+		if kind == dsh.KindUndecided {
+			return nil // too little written yet
+		}
+		k = &fileKind{dev: dev, ino: ino, kind: kind, fg: fg, compressed: compressed}
+		w.kinds[path] = k
+		if kind == dsh.KindUnknown {
+			k.seen = sig
+			w.skip(path, "not a session log of a kind prism reads")
+			return nil
+		}
+	}
+	switch k.kind {
+	case dsh.KindUnknown:
+		return nil
+	case dsh.KindForeign:
+		return w.syncForeign(ctx, path, f, fi, k)
+	}
 	wf := w.files[path]
 	if wf != nil && wf.skipped {
 		if w.st.WasDeleted(wf.sessionID) {
@@ -349,4 +522,268 @@ func orDefaultFileBytes(l dsh.Limits) int64 {
 		return l.MaxFileBytes
 	}
 	return dsh.DefaultLimits().MaxFileBytes
+}
+
+// syncForeign brings the sessions of another agent's transcript up to
+// date: when the file changed, it is decoded again up to its last complete
+// line (a line still being written is read once complete) and each session
+// it holds is reconciled with the store (SyncWatched: an unchanged prefix
+// is kept and only new events are appended; a log that diverges, as when
+// the decoder closed a step that has now grown, replaces the watched
+// session's log).
+func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi os.FileInfo, k *fileKind) error {
+	sig := statSig(fi)
+	if sig == k.seen || sig == k.failed {
+		return nil
+	}
+	kind := k.fg.Name
+	lim := w.st.ImportLimits()
+	if max := orDefaultFileBytes(lim); fi.Size() > max {
+		k.failed = sig
+		w.report(Sync{Path: path, Kind: kind, Outcome: "failed", Err: fmt.Errorf("%s: file is larger than the limit of %d bytes", path, max)})
+		return nil
+	}
+	end := fi.Size()
+	if !k.compressed {
+		var err error
+		if end, err = lastLineEnd(f, fi.Size()); err != nil {
+			k.failed = sig
+			w.report(Sync{Path: path, Kind: kind, Outcome: "failed", Err: fmt.Errorf("read %s: %w", path, err)})
+			return nil
+		}
+		if end == k.end && k.end > 0 {
+			k.seen = sig // only a partial line was added: read it once complete
+			return nil
+		}
+		if end == 0 {
+			return nil
+		}
+	}
+	release, err := w.st.AcquireImport(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer release()
+	logs, err := k.fg.ReadFileAt(path, f, end, k.compressed, lim)
+	if err != nil {
+		k.failed = sig
+		w.report(Sync{Path: path, Kind: kind, Outcome: "failed", Err: err})
+		return nil
+	}
+	k.sessions = k.sessions[:0]
+	var lastLine int
+	for _, l := range logs {
+		if n := len(l.Pos); n > 0 && l.Pos[n-1].Line > lastLine {
+			lastLine = l.Pos[n-1].Line
+		}
+		id := l.Header.ID
+		k.sessions = append(k.sessions, id)
+		if w.st.WasDeleted(id) {
+			continue
+		}
+		outcome, added, err := w.st.SyncWatched(ctx, l.Header, l.Events)
+		if err != nil {
+			k.failed = sig
+			w.report(Sync{Path: path, Kind: kind, SessionID: id, Outcome: "failed", Err: fmt.Errorf("%s: %w", path, err)})
+			if errors.Is(err, store.ErrClosed) || ctx.Err() != nil {
+				return err
+			}
+			return nil
+		}
+		if outcome == store.ImportSkipped {
+			w.log.Info("watch: skipping a session deleted during this run; restart the watch to import it again", logkey.Path, path, logkey.SessionID, id)
+		}
+		if l.Source != nil && outcome != store.ImportSkipped {
+			if err := w.putSource(ctx, k, id, *l.Source); err != nil {
+				w.report(Sync{Path: path, Kind: kind, SessionID: id, Outcome: "failed", Err: fmt.Errorf("%s: %w", path, err)})
+			}
+			if sp := l.Source.SpawnedBy; sp != nil && l.Header.ParentSession != "" && !w.linked[id] {
+				w.pendingLinks[id] = pendingLink{parent: l.Header.ParentSession, spawn: *sp}
+			}
+		}
+		raw, why := rawLines(l)
+		w.note(kind, path, id, lastLine, fi.ModTime(), raw, why)
+		w.report(Sync{Path: path, Kind: kind, SessionID: id, Outcome: outcome, Added: added})
+	}
+	k.seen, k.failed, k.end = sig, [3]int64{}, end
+	return nil
+}
+
+// putSource records a session's source info when the store keeps it and
+// it changed since last recorded.
+func (w *Watcher) putSource(ctx context.Context, k *fileKind, id string, info core.SourceInfo) error {
+	ss, ok := w.st.(SourceInfoStore)
+	if !ok || k.infos[id] == info {
+		return nil
+	}
+	if err := ss.PutSourceInfo(ctx, id, info); err != nil {
+		return err
+	}
+	if k.infos == nil {
+		k.infos = map[string]core.SourceInfo{}
+	}
+	k.infos[id] = info
+	return nil
+}
+
+// rawLines counts the log's source/raw events (lines kept raw) and says
+// why the latest malformed one was kept.
+func rawLines(l *dsh.Log) (int, string) {
+	n := 0
+	for _, e := range l.Events {
+		if e.Type == "source/raw" {
+			n++
+		}
+	}
+	why := ""
+	if len(l.Notes) > 0 {
+		why = l.Notes[len(l.Notes)-1]
+	}
+	return n, why
+}
+
+// lastLineEnd returns the offset just past the last newline among the
+// first size bytes of f (0: no complete line yet).
+func lastLineEnd(f *os.File, size int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for end := size; end > 0; {
+		start := max(end-int64(len(buf)), 0)
+		n, err := f.ReadAt(buf[:end-start], start)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		if i := lastIndexByte(buf[:n], '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
+}
+
+func lastIndexByte(b []byte, c byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// row returns the health row of kind, made on first use. w.mu is held.
+func (w *Watcher) row(kind string) *kindHealth {
+	h := w.health[kind]
+	if h == nil {
+		h = &kindHealth{row: core.SourceHealth{Feed: w.dir, Kind: kind}, sessions: map[string]bool{}, files: map[string]bool{}}
+		w.health[kind] = h
+	}
+	return h
+}
+
+// note records a sync of a foreign file's session in the health view.
+func (w *Watcher) note(kind, path, id string, line int, modified time.Time, raw int, why string) {
+	now := w.opts.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h := w.row(kind)
+	h.sessions[id] = true
+	h.files[path] = true
+	h.row.LastRead, h.row.LastPath, h.row.LastLine = now, path, line
+	// A file last written before the watch started was caught up on, not
+	// lagged behind: its lag counts from the start.
+	if modified.Before(w.started) {
+		modified = w.started
+	}
+	h.row.Lag = max(now.Sub(modified), 0)
+	h.row.Raw = raw
+	if why != "" {
+		h.row.RawWhy = why
+	}
+}
+
+// skip records a file left out, and why.
+func (w *Watcher) skip(path, why string) {
+	w.mu.Lock()
+	h := w.row("other")
+	first := !h.files[path]
+	h.files[path] = true
+	h.row.Skipped = len(h.files)
+	h.row.SkippedWhy = filepath.Base(path) + ": " + why
+	w.mu.Unlock()
+	if first {
+		w.log.Info("watch: leaving out a file", logkey.Path, path, logkey.Reason, why)
+	}
+}
+
+// gone forgets a file that was deleted, rotated or replaced: it is
+// reported in the health view; its sessions stay stored.
+func (w *Watcher) gone(path string, k *fileKind) {
+	kind := "dsh"
+	if k.fg != nil {
+		kind = k.fg.Name
+	}
+	w.mu.Lock()
+	h := w.row(kind)
+	delete(h.files, path)
+	h.row.LastError, h.row.LastErrorAt = fmt.Sprintf("%s was deleted or replaced; its sessions stay stored", path), w.opts.Now()
+	w.mu.Unlock()
+	w.log.Info("watch: a file was deleted or replaced", logkey.Path, path)
+}
+
+// SourceHealth reports the folder's rows, one per kind of source seen in
+// it (and "other" for files left out); a folder that cannot be read has a
+// row saying so.
+func (w *Watcher) SourceHealth() []core.SourceHealth {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var rows []core.SourceHealth
+	for _, h := range w.health {
+		r := h.row
+		r.Sessions = len(h.sessions)
+		if h.row.Kind != "other" {
+			r.Files = len(h.files)
+		}
+		rows = append(rows, r)
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Kind < rows[j].Kind })
+	if w.dirErr != "" {
+		if len(rows) == 0 {
+			rows = append(rows, core.SourceHealth{Feed: w.dir, Kind: "folder"})
+		}
+		for i := range rows {
+			if rows[i].LastError == "" || w.dirAt.After(rows[i].LastErrorAt) {
+				rows[i].LastError, rows[i].LastErrorAt = w.dirErr, w.dirAt
+			}
+		}
+	}
+	if len(rows) == 0 {
+		rows = append(rows, core.SourceHealth{Feed: w.dir, Kind: "folder", SkippedWhy: "no session files yet"})
+	}
+	return rows
+}
+
+// pendingLink is a child's link note still to write.
+type pendingLink struct {
+	parent string
+	spawn  core.Spawn
+}
+
+// isChildFile reports whether path is a subagent's transcript
+// (agent-<id>.jsonl).
+func isChildFile(path string) bool {
+	return strings.HasPrefix(filepath.Base(path), "agent-")
+}
+
+// linkPending writes the link notes whose parent call is now stored.
+func (w *Watcher) linkPending(ctx context.Context) {
+	for child, pl := range w.pendingLinks {
+		ok, err := LinkChild(ctx, w.st, pl.parent, child, pl.spawn)
+		if err != nil {
+			w.log.Warn("watch: cannot link a subagent to its call", logkey.SessionID, child, logkey.Err, err)
+			continue
+		}
+		if ok {
+			delete(w.pendingLinks, child)
+			w.linked[child] = true
+		}
+	}
 }

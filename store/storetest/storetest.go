@@ -54,6 +54,7 @@ type Store interface {
 	Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error)
 	PutNote(ctx context.Context, in notes.Input) (notes.Note, error)
 	RemoveNote(ctx context.Context, session, id string) (notes.Note, error)
+	OpenNotes(ctx context.Context, kind string) ([]notes.Note, error)
 	Close() error
 }
 
@@ -164,7 +165,11 @@ func Run(t *testing.T, e Engine) {
 		{"NotesGoWithTheirSession", testNotesGoWithTheirSession},
 		{"NotesSurviveAReplacedLog", testNotesSurviveAReplacedLog},
 		{"NotesSurviveAnExtendingImport", testNotesSurviveAnExtendingImport},
+		{"NotesRoundTripThroughAnExportZip", testNotesRoundTripThroughAnExportZip},
+		{"ListAnnotated", testListAnnotated},
 		{"SearchFindsLabels", testSearchFindsLabels},
+		{"OpenNotesAcrossSessions", testOpenNotesAcrossSessions},
+		{"NotesOnce", testNotesOnce},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, e) })
 	}

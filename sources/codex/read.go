@@ -1,0 +1,147 @@
+package codex
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"prism/core"
+	"prism/sources/dsh"
+)
+
+// Detect reports whether head, the first bytes of a file, is a Codex
+// rollout: its first non-blank line is a session_meta line (or the earliest
+// rollouts' flat header), as Sniff says. A first line longer than head is
+// judged by its opening: a "session_meta" type and no prism or dsh session
+// header.
+func Detect(head []byte) bool {
+	head = bytes.TrimLeft(head, " \t\r\n\ufeff")
+	if len(head) == 0 || head[0] != '{' {
+		return false
+	}
+	line, _, found := bytes.Cut(head, []byte("\n"))
+	if !found && !json.Valid(line) { // a first line longer than head
+		return bytes.Contains(line, []byte(`"type":"session_meta"`)) && bytes.Contains(line, []byte(`"payload":`))
+	}
+	return Sniff(line)
+}
+
+// Format is the Codex rollout as a dsh.Foreign, for import and watch: it is
+// detected by content, in plain rollouts and in .jsonl.zst archives.
+func Format() dsh.Foreign {
+	return dsh.Foreign{Name: SourceName, Detect: Detect, Read: func(r *bufio.Reader, lim dsh.Limits) ([]*dsh.Log, error) {
+		_, l, err := ReadLog(r, lim, "")
+		if err != nil {
+			return nil, err
+		}
+		return []*dsh.Log{l}, nil
+	}, ReadPath: func(path string, r *bufio.Reader, lim dsh.Limits) ([]*dsh.Log, error) {
+		ro, l, err := ReadLog(r, lim, IDFromFileName(path))
+		if err != nil {
+			return nil, err
+		}
+		l.Source.File = path
+		if ro.ParentThreadID != "" && ro.ParentThreadID != l.Header.ID {
+			asChild(l, path, ro.ParentThreadID)
+		}
+		return []*dsh.Log{l}, nil
+	}}
+}
+
+// eventOverhead is what one decoded event costs beyond its data, as
+// sessionlog counts it against Limits.MaxMemoryBytes.
+const eventOverhead = 160
+
+// ReadLog decodes a whole rollout read from r within lim (zero fields:
+// sessionlog's defaults): a line longer than MaxLineBytes, a text longer
+// than MaxLogBytes or decoded events past MaxMemoryBytes fail the file
+// naming the line. A malformed line is kept as source/raw and reported in
+// the log's Notes; a last line without its newline that is not JSON is a
+// torn tail (Torn), left out. id is the session id when no session_meta
+// names one (IDFromFileName).
+func ReadLog(r *bufio.Reader, lim dsh.Limits, id string) (*Rollout, *dsh.Log, error) {
+	lim = withDefaults(lim)
+	d := NewDecoder(Options{ID: id})
+	l := &dsh.Log{}
+	var total, mem int64
+	n := 0
+	var buf []byte
+	for {
+		line, err := r.ReadSlice('\n')
+		buf = append(buf[:0], line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			if len(buf) > lim.MaxLineBytes {
+				return nil, nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n + 1,
+					Reason: fmt.Sprintf("line is longer than the limit of %d bytes", lim.MaxLineBytes)}
+			}
+			line, err = r.ReadSlice('\n')
+			buf = append(buf, line...)
+		}
+		if err != nil && err != io.EOF {
+			return nil, nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n + 1, Reason: "read: " + err.Error()}
+		}
+		if len(buf) == 0 && err == io.EOF {
+			break
+		}
+		n++
+		if len(buf) > lim.MaxLineBytes+1 {
+			return nil, nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
+				Reason: fmt.Sprintf("line is longer than the limit of %d bytes", lim.MaxLineBytes)}
+		}
+		if total += int64(len(buf)); total > lim.MaxLogBytes {
+			return nil, nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
+				Reason: fmt.Sprintf("rollout is longer than the limit of %d bytes", lim.MaxLogBytes)}
+		}
+		last := err == io.EOF
+		text := bytes.TrimSpace(buf)
+		if last && len(text) > 0 && !json.Valid(text) {
+			l.Torn = fmt.Sprintf("line %d: incomplete last line (%d bytes, no newline)", n, len(buf))
+			break
+		}
+		before := len(d.out.Events)
+		malformed := len(d.out.Malformed)
+		d.Line(buf)
+		for _, e := range d.out.Malformed[malformed:] {
+			l.Notes = append(l.Notes, e.Error()+" (kept raw)")
+		}
+		for _, e := range d.out.Events[before:] {
+			mem += int64(len(e.Data)) + eventOverhead
+			l.Pos = append(l.Pos, dsh.Position{Frame: -1, Line: n})
+		}
+		if mem > lim.MaxMemoryBytes {
+			return nil, nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
+				Reason: fmt.Sprintf("decoded events exceed the memory budget of %d MiB (--import-memory)", lim.MaxMemoryBytes>>20)}
+		}
+		if last {
+			break
+		}
+	}
+	ro, err := d.Finish()
+	if err != nil {
+		return nil, nil, &dsh.FormatError{Frame: -1, Offset: -1, Reason: err.Error()}
+	}
+	l.Header, l.Events = ro.Header, ro.Events
+	l.Source = &core.SourceInfo{Kind: SourceName, Version: ro.CLIVersion, Cwd: ro.Header.Cwd, GitBranch: ro.GitBranch, ForkedFrom: ro.ForkedFromID}
+	for len(l.Pos) < len(l.Events) {
+		l.Pos = append(l.Pos, dsh.Position{Frame: -1, Line: n})
+	}
+	return ro, l, nil
+}
+
+// withDefaults fills the zero limits with sessionlog's defaults.
+func withDefaults(l dsh.Limits) dsh.Limits {
+	d := dsh.DefaultLimits()
+	if l.MaxLineBytes > 0 {
+		d.MaxLineBytes = l.MaxLineBytes
+	}
+	if l.MaxLogBytes > 0 {
+		d.MaxLogBytes = l.MaxLogBytes
+	}
+	if l.MaxMemoryBytes > 0 {
+		d.MaxMemoryBytes = l.MaxMemoryBytes
+	}
+	return d
+}

@@ -1,0 +1,81 @@
+package watch_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"prism/core"
+	"prism/internal/pgtest"
+	"prism/pgstore"
+	"prism/sources/watch"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// The PostgreSQL store is one a watcher writes into.
+var _ watch.Store = (*pgstore.Store)(nil)
+
+// TestWatchIntoPostgres tails a Codex rollout into a PostgreSQL store
+// through the same watcher: the session is created, grows, and a session
+// deleted during the run is skipped while its file changes.
+func TestWatchIntoPostgres(t *testing.T) {
+	ctx := context.Background()
+	st, err := pgstore.Open(ctx, pgtest.DB(t), pgstore.Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	root := t.TempDir()
+	text, err := os.ReadFile("../codex/testdata/plain.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+	path := filepath.Join(root, "2026", "05", "01", "rollout-2026-05-01T10-00-00-"+id+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	half := len(text) / 2
+	for half > 0 && text[half-1] != '\n' {
+		half--
+	}
+	if err := os.WriteFile(path, text[:half], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var syncs []watch.Sync
+	w := watch.New(st, root, watch.Options{Logger: quietLogger(), Foreign: foreignFormats(), Synced: func(s watch.Sync) { syncs = append(syncs, s) }})
+	if err := w.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.LoadSession(ctx, id)
+	if err != nil {
+		t.Fatalf("after the first scan: %v (syncs %+v)", err, syncs)
+	}
+	first := len(l.Events)
+	if err := os.WriteFile(path, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = st.LoadSession(ctx, id); err != nil || len(l.Events) <= first || l.Events[len(l.Events)-1].Type != "source/raw" {
+		t.Fatalf("grown rollout: %d events (was %d), err %v", len(l.Events), first, err)
+	}
+	if _, err := st.DeleteSession(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"timestamp":"2026-05-01T10:01:00.000Z","type":"world_state","payload":{}}` + "\n")
+	f.Close()
+	if err := w.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.LoadSession(ctx, id); core.ErrorCode(err) != core.CodeNotFound {
+		t.Errorf("a session deleted during the run came back: %v", err)
+	}
+}
