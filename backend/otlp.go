@@ -94,7 +94,10 @@ func (t Traces) ReceiveTraces(ctx context.Context, body []byte, isJSON bool) (*c
 		if t.Now != nil {
 			now = t.Now()
 		}
-		type counts struct{ ok, bad int }
+		type counts struct {
+			ok, bad int
+			why     string
+		}
 		per := map[string]*counts{}
 		get := func(svc string) *counts {
 			if per[svc] == nil {
@@ -106,10 +109,12 @@ func (t Traces) ReceiveTraces(ctx context.Context, body []byte, isJSON bool) (*c
 			get(s.Service).ok++
 		}
 		for _, r := range rejected {
-			get(r.Service).bad++
+			c := get(r.Service)
+			c.bad++
+			c.why = r.Reason
 		}
 		for svc, c := range per {
-			t.Stats.record(svc, c.ok, c.bad, now)
+			t.Stats.record(svc, c.ok, c.bad, c.why, now)
 		}
 	}
 	resp := &coltracepb.ExportTraceServiceResponse{}
