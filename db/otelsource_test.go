@@ -44,7 +44,7 @@ func TestMigrateOTelSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
-		"DELETE FROM migrations WHERE name >= '0011'",
+		"DELETE FROM migrations WHERE name IN ('0011_sessions_source_otel.sql', '0012_otel_sessions.sql')",
 		"DROP TABLE otel_sessions",
 		"PRAGMA writable_schema = ON",
 		`UPDATE sqlite_schema SET sql = replace(sql, '''live'', ''import'', ''watch'', ''otel'')', '''live'', ''import'', ''watch'')') WHERE type = 'table' AND name = 'sessions'`,
