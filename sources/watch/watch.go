@@ -414,7 +414,7 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 		if k != nil && k.kind == dsh.KindForeign {
 			w.gone(path, k) // replaced: its sessions are re-read below
 		}
-		kind, fg, compressed := dsh.SniffFile(path, f, w.opts.Foreign)
+		kind, fg, compressed, serr := dsh.SniffFile(path, f, w.opts.Foreign)
 		if kind == dsh.KindUndecided {
 			return nil // too little written yet
 		}
@@ -422,6 +422,11 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 		w.kinds[path] = k
 		if kind == dsh.KindUnknown {
 			k.seen = sig
+			if serr != nil {
+				w.report(Sync{Path: path, Kind: "other", Outcome: "failed", Err: serr})
+				w.skip(path, serr.Error())
+				return nil
+			}
 			w.skip(path, "not a session log of a kind prism reads")
 			return nil
 		}
