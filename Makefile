@@ -96,6 +96,10 @@ check-static: ## prove the Dockerfile's build without a container engine (static
 bench: generate ## the benchmarks reported in BENCHMARKS.md
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+.PHONY: bench-growth
+bench-growth: generate ## how costs grow: 300 and 3,000 text-heavy sessions (~100k and ~1M events, built once, cached in $TMPDIR/prism-growth)
+	$(GO) test -run '^$$' -bench '^BenchmarkGrowth$$' -benchtime 1x -timeout 60m .
+
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each
 	@for pkg in $$($(GO) list ./...); do \

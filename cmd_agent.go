@@ -17,7 +17,9 @@ import (
 	"prism/core/approval"
 	"prism/core/logkey"
 	"prism/core/model"
+	"prism/core/notes"
 	"prism/core/tools"
+	"prism/store"
 	"prism/web"
 )
 
@@ -31,6 +33,8 @@ type agentFlags struct {
 	roots     string
 	allowBash bool
 	maxSteps  int
+	// maxDepth caps how deep subagents nest.
+	maxDepth int
 	// Approvals: the tools and argument patterns whose calls ask a
 	// person, how long a call waits, and the sessions' default policy.
 	ask             listFlag
@@ -64,6 +68,7 @@ func (l *listFlag) Set(v string) error {
 //	--workspace DIR     PRISM_WORKSPACE default workspace of sessions on a real model
 //	--allow-bash        PRISM_ALLOW_BASH=1 registers the bash tool
 //	--max-steps N       PRISM_MAX_STEPS  steps per turn before the guard stops it
+//	--max-delegation-depth N  PRISM_MAX_DELEGATION_DEPTH  how deep subagents nest (default 3)
 //	--ask TOOLS         PRISM_ASK        calls of these tools wait for a person's approval
 //	--ask-rule RULE     PRISM_ASK_RULES  calls whose arguments match wait too (repeatable; env: one per line)
 //	--approval-timeout  PRISM_APPROVAL_TIMEOUT  how long a call waits (default: no limit)
@@ -84,6 +89,8 @@ func addAgentFlags(fs *flag.FlagSet) *agentFlags {
 		"register the bash tool: commands run with the server's authority (env PRISM_ALLOW_BASH=1)")
 	fs.IntVar(&f.maxSteps, "max-steps", envInt("PRISM_MAX_STEPS", agent.DefaultMaxSteps),
 		"model steps one turn may take before it is stopped (env PRISM_MAX_STEPS)")
+	fs.IntVar(&f.maxDepth, "max-delegation-depth", envInt("PRISM_MAX_DELEGATION_DEPTH", tools.DefaultMaxDelegationDepth),
+		"how deep subagents may nest: a session at this depth gets a tool error when it delegates (env PRISM_MAX_DELEGATION_DEPTH)")
 	fs.Var(&f.ask, "ask",
 		`comma-separated tools whose every call waits for a person's approval in the browser, e.g. write,edit,bash ("*": every tool); repeatable (env PRISM_ASK)`)
 	fs.Var(&f.askRules, "ask-rule",
@@ -209,18 +216,48 @@ func (f *agentFlags) runnerConfig(store core.EventStore, onEvent func(sessionID 
 	if f.maxSteps <= 0 {
 		return agent.RunnerConfig{}, fmt.Errorf("--max-steps must be positive, got %d", f.maxSteps)
 	}
+	if f.maxDepth <= 0 {
+		return agent.RunnerConfig{}, fmt.Errorf("--max-delegation-depth must be positive, got %d", f.maxDepth)
+	}
 	logger.Info("agent runner", logkey.DefaultModel, catalog.Default(), logkey.BaseURL, model.RedactURL(f.baseURL),
 		logkey.APIKey, key != "", logkey.Bash, f.allowBash, logkey.Workspace, f.workspace, logkey.AskRules, len(rules))
+	load, putNote := forkSources(store)
 	return agent.RunnerConfig{
-		Store:             store,
-		Tools:             reg,
-		Models:            catalog,
-		Workspace:         f.workspace,
-		AllowedWorkspaces: f.allowedWorkspaces(),
-		MaxSteps:          f.maxSteps,
-		OnEvent:           onEvent,
-		Logger:            logger,
+		Store:              store,
+		Load:               load,
+		PutNote:            putNote,
+		Tools:              reg,
+		Models:             catalog,
+		Workspace:          f.workspace,
+		AllowedWorkspaces:  f.allowedWorkspaces(),
+		MaxSteps:           f.maxSteps,
+		MaxDelegationDepth: f.maxDepth,
+		Links:              linkWriter(store),
+		OnEvent:            onEvent,
+		Logger:             logger,
 	}, nil
+}
+
+// forkSources returns what a fork reads and writes beside the events
+// when the runner's store is a whole store.Store: the source session's
+// log and the replayed notes (nil, nil otherwise).
+func forkSources(es core.EventStore) (func(context.Context, string) (core.SessionHeader, []core.Event, error), func(context.Context, notes.Input) error) {
+	st, ok := es.(store.Store)
+	if !ok {
+		return nil, nil
+	}
+	load := func(ctx context.Context, id string) (core.SessionHeader, []core.Event, error) {
+		l, err := st.LoadSession(ctx, id)
+		if err != nil {
+			return core.SessionHeader{}, nil, err
+		}
+		return l.Info.Header, l.Events, nil
+	}
+	put := func(ctx context.Context, in notes.Input) error {
+		_, err := st.PutNote(ctx, in)
+		return err
+	}
+	return load, put
 }
 
 // allowedWorkspaces returns the roots a requested workspace must lie in:
@@ -268,6 +305,10 @@ func (f *agentFlags) newAgentRunner(store core.EventStore, logger *slog.Logger, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if err := cfg.Tools.Register(r.SubagentTool()); err != nil {
+		_ = r.Close()
+		return nil, nil, nil, fmt.Errorf("agent tools: %w", err)
+	}
 	timeout, _ := f.timeout() // checked by runnerConfig
 	svc, err := approval.NewService(approval.Config{Sessions: r, Timeout: timeout, Policy: f.approvalPolicy, Logger: logger})
 	if err != nil {
@@ -276,6 +317,21 @@ func (f *agentFlags) newAgentRunner(store core.EventStore, logger *slog.Logger, 
 	}
 	cfg.Tools.SetApprover(svc)
 	return backend.AgentRunner{Runner: r}, svc, func() { _ = r.Close(); svc.Close() }, nil
+}
+
+// linkWriter returns how the runner writes a subagent's link note: the
+// store's PutNote when it keeps notes, else nothing.
+func linkWriter(st core.EventStore) func(context.Context, notes.Input) error {
+	n, ok := st.(interface {
+		PutNote(context.Context, notes.Input) (notes.Note, error)
+	})
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, in notes.Input) error {
+		_, err := n.PutNote(ctx, in)
+		return err
+	}
 }
 
 // demoWorkspacePrefix begins the name of a demo session's workspace (the

@@ -9,13 +9,17 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
+	"time"
 
+	"prism/core/notes"
 	"prism/db"
 	"prism/pgstore"
 	"prism/store"
 )
 
-// runMigrate copies every session of a SQLite file, with its share links,
+// runMigrate copies every session of a SQLite file, with its share links
+// and its notes (labels, links…; removed ones too, ids and times kept), the
+// received OpenTelemetry spans and the owner logins that have not expired,
 // into a PostgreSQL database:
 //
 //	prism migrate --from prism.db --to postgres://…
@@ -25,8 +29,9 @@ import (
 // already in the target is left (same log), extended (the target has a
 // prefix of it: an interrupted run, or a session that grew) or reported as
 // a conflict (a different log), so running the command again after an
-// interruption resumes it. At the end the counts of sessions, events and
-// share links are compared. Stop the prism that writes the SQLite file
+// interruption resumes it. Notes, spans and logins already in the target
+// are left. At the end the counts of sessions, events, share links, notes
+// and spans are compared. Stop the prism that writes the SQLite file
 // first: sessions that change during the copy may be missed.
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
@@ -64,8 +69,8 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := m.run(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "copied %d sessions (%d created, %d extended, %d already there), %d events, %d share links; counts and last seqs verified\n",
-		m.sessions, m.created, m.extended, m.unchanged, m.events, m.shares)
+	fmt.Fprintf(stdout, "copied %d sessions (%d created, %d extended, %d already there), %d events, %d share links, %d notes, %d spans, %d owner logins; counts and last seqs verified\n",
+		m.sessions, m.created, m.extended, m.unchanged, m.events, m.shares, m.notes, m.spans, m.logins)
 	return nil
 }
 
@@ -76,7 +81,7 @@ type migration struct {
 	out io.Writer
 
 	sessions, created, extended, unchanged int
-	events, shares                         int64
+	events, shares, notes, spans, logins   int64
 	conflicts                              []error
 }
 
@@ -112,6 +117,17 @@ func (m *migration) run(ctx context.Context) error {
 	if len(m.conflicts) > 0 {
 		return fmt.Errorf("%d sessions were not copied: %w", len(m.conflicts), errors.Join(m.conflicts...))
 	}
+	if err := m.copySpans(ctx); err != nil {
+		return err
+	}
+	logins, err := m.src.OwnerLogins(ctx, time.Now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	if err := m.dst.PutOwnerLogins(ctx, logins); err != nil {
+		return err
+	}
+	m.logins = int64(len(logins))
 	got, err := m.dst.Counts(ctx)
 	if err != nil {
 		return err
@@ -127,7 +143,37 @@ func (m *migration) run(ctx context.Context) error {
 	return nil
 }
 
-// copy copies one session and its links, then checks the target's row.
+// copySpans copies every stored span, a page at a time, then checks the
+// target holds at least as many.
+func (m *migration) copySpans(ctx context.Context) error {
+	trace, span := "", ""
+	for {
+		page, err := m.src.SpanRecords(ctx, trace, span, 1000)
+		if err != nil {
+			return err
+		}
+		if len(page) == 0 {
+			break
+		}
+		if _, err := m.dst.PutSpanRecords(ctx, page); err != nil {
+			return err
+		}
+		m.spans += int64(len(page))
+		last := page[len(page)-1]
+		trace, span = last.TraceID, last.SpanID
+	}
+	got, err := m.dst.CountSpans(ctx)
+	if err != nil {
+		return err
+	}
+	if got < m.spans {
+		return fmt.Errorf("verify: the target holds %d spans, the source %d", got, m.spans)
+	}
+	return nil
+}
+
+// copy copies one session, its links and its notes, then checks the
+// target's row.
 func (m *migration) copy(ctx context.Context, info store.SessionInfo) error {
 	l, err := m.src.LoadSession(ctx, info.ID)
 	if err != nil {
@@ -159,9 +205,24 @@ func (m *migration) copy(ctx context.Context, info store.SessionInfo) error {
 	if len(links) < len(recs) {
 		return fmt.Errorf("verify session %s: %d share links in the target, %d in the source", info.ID, len(links), len(recs))
 	}
+	ns, err := m.src.Notes(ctx, info.ID, notes.Query{Removed: true})
+	if err != nil {
+		return err
+	}
+	if _, err := m.dst.PutNoteRecords(ctx, ns); err != nil {
+		return fmt.Errorf("session %s: %w", info.ID, err)
+	}
+	copied, err := m.dst.Notes(ctx, info.ID, notes.Query{Removed: true})
+	if err != nil {
+		return err
+	}
+	if len(copied) < len(ns) {
+		return fmt.Errorf("verify session %s: %d notes in the target, %d in the source", info.ID, len(copied), len(ns))
+	}
 	m.sessions++
 	m.events += int64(len(l.Events))
 	m.shares += int64(len(recs))
+	m.notes += int64(len(ns))
 	switch outcome {
 	case store.ImportCreated:
 		m.created++

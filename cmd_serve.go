@@ -19,7 +19,9 @@ import (
 	"time"
 
 	"prism/backend"
+	"prism/backend/attend"
 	"prism/core"
+	"prism/core/attention"
 	"prism/core/logkey"
 	"prism/core/model"
 	"prism/core/notes"
@@ -95,6 +97,12 @@ type serveConfig struct {
 	PublicURL string
 	// RedactRules are the user's redaction rules (regular expressions).
 	RedactRules []string
+	// Rules is the attention rules file ("" = none); SIGHUP reads it again.
+	Rules string
+	// rules and prices are the parsed rules file and price table
+	// (runServe fills them before openBackend).
+	rules  *attention.Rules
+	prices price.Table
 	// OwnerToken is PRISM_OWNER_TOKEN (environment only, never a flag).
 	OwnerToken string
 	// agent configures the agent runner.
@@ -138,6 +146,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 		cfg.RedactRules = append(cfg.RedactRules, v)
 		return nil
 	})
+	fs.StringVar(&cfg.Rules, "rules", os.Getenv("PRISM_RULES"), "attention rules: a TOML file of [[rule]] tables (pending, approval-waiting, loop, error-streak, budget, idle, query) with badge, webhook and cancel actions; SIGHUP reads it again (env PRISM_RULES)")
 	cfg.OwnerToken = os.Getenv("PRISM_OWNER_TOKEN")
 	cfg.agent = addAgentFlags(fs)
 	cfg.mcp = addMCPFlags(fs)
@@ -221,6 +230,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("%w: --labels: %v", errUsage, err)
 	}
+	cfg.prices = prices
+	if cfg.Rules != "" {
+		if cfg.rules, err = loadRules(cfg); err != nil {
+			return fmt.Errorf("%w: --rules: %v", errUsage, err)
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -283,6 +298,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv := web.New(deps)
 	defer srv.Close()
+	if svc, ok := deps.Attention.(*attend.Service); ok && cfg.Rules != "" {
+		stopHUP := reloadOnHUP(cfg, svc, nil)
+		defer stopHUP()
+	}
 
 	// The listeners stop when any does.
 	ctx, stop := context.WithCancel(ctx)
@@ -433,6 +452,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		st.Close()
 		return web.Deps{}, nil, err
 	}
+	local := runner // this process's runner: the attention rules' cancel
 	var decider web.Approvals = approvals
 	if c, ok := st.(backend.Cluster); ok {
 		runner, decider = backend.NewClusterRunner(runner.(backend.AgentRunner), approvals, c, log)
@@ -448,13 +468,21 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 			st.Close()
 			return web.Deps{}, nil, fmt.Errorf("%w: --otlp-endpoint: %w", errUsage, err)
 		}
-		feed.OnCommit(pusher.Observe)
+		feed.OnLocalCommit(pusher.Observe) // once per commit across nodes: its own node pushes
 		wg.Go(func() { pusher.Run(bg) })
 		log.Info("pushing turns as OTLP traces", logkey.URL, cfg.OTLPEndpoint)
 	}
 	var reporters []core.SourceReporter
 	for _, w := range startWatchers(bg, &wg, watched, cfg.Watch, cfg.WatchShared, log) {
 		reporters = append(reporters, w)
+	}
+	var attn *attend.Service
+	if cfg.rules != nil {
+		attn = newAttention(cfg, st, local, log)
+		feed.OnCommit(attn.Observe)
+		feed.OnReplace(attn.Replaced)
+		wg.Go(func() { attn.Run(bg) })
+		log.Info("attention rules", logkey.File, cfg.Rules, logkey.Rules, len(cfg.rules.Rules))
 	}
 	if cfg.Retain > 0 {
 		wg.Go(func() { backend.Retain(bg, st, cfg.Retain, time.Now, log) })
@@ -502,8 +530,14 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 
 		AllowedHosts: cfg.AllowedHosts,
 	}
+	if attn != nil {
+		deps.Attention = attn
+	}
 	if sp, ok := st.(backend.SpanStore); ok {
-		deps.Traces = backend.Traces{Store: sp}
+		// senders counts spans per OTLP sender (service.name): the
+		// source-health view reads senders.Snapshot().
+		senders := &backend.SenderStats{}
+		deps.Traces = backend.Traces{Store: sp, Stats: senders, Logger: log}
 	} else {
 		log.Warn("the OTLP trace receiver is off: this store keeps no spans")
 	}

@@ -14,6 +14,9 @@
 //	prism migrate --from prism.db --to postgres://…  copy a SQLite store into PostgreSQL
 //	prism testgen [--db PATH] ID CALLID -o DIR  write a Go test of a recorded call's cards
 //	prism testgen [--db PATH] --label L -o DIR  … of every call labelled L
+//	prism compare [--db PATH] [--json] A B  compare two sessions call by call (exit 0 same, 1 differ, 2 error)
+//	prism fork [--db PATH] ID --at-turn N [--as NEW_ID] [--prompt …] [--model …] [--system …] [--tools replay|live]
+//	                               fork a session at a completed turn (and run a prompt)
 //	prism help [COMMAND]           list the commands, or one command's flags (also prism --help)
 //
 // --db (or PRISM_DB) is a SQLite file or a postgres:// URL: several prism
@@ -54,6 +57,8 @@ func commands() []command {
 		{"watch", "tail folders of dsh, Claude Code and Codex sessions", runWatch},
 		{"migrate", "copy a SQLite store into PostgreSQL", runMigrate},
 		{"testgen", "write a Go test of a recorded call's cards (save as test)", runTestgen},
+		{"compare", "compare two sessions call by call (exit 0: the same, 1: they differ, 2: an error)", runCompare},
+		{"fork", "fork a stored session at a completed turn, optionally running a new prompt", runFork},
 	}
 }
 

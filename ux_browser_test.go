@@ -239,6 +239,8 @@ func TestAccessibility(t *testing.T) {
 				{"search (help)", s.owner.URL + views.SearchURL("", "", ""), `[data-testid="search-help"]`},
 				{"search (hits)", s.owner.URL + views.SearchURL("README tool:read", "", ""), `[data-testid="hit"] [data-testid="snippet"]`},
 				{"search (refused query)", s.owner.URL + views.SearchURL(`"unclosed`, "", ""), `[data-testid="search-error"]`},
+				{"compare", s.owner.URL + views.CompareURL(s.demoID, s.demoID), `[data-testid="compare-row"]`},
+				{"compare (pick)", s.owner.URL + views.ComparePickURL(s.demoID), `[data-testid="compare-pick"]`},
 			}
 			for _, p := range pages {
 				if err := chromedp.Do(ctx, chromedp.Navigate(p.url), chromedp.WaitReady(chromedp.CSS(p.ready))); err != nil {
@@ -513,7 +515,7 @@ func TestSessionHeader(t *testing.T) {
 			// The actions are buttons inside the header's box; the first
 			// card's head shows above the transport bar.
 			if got := evalJS(`(() => { const h = document.getElementById('session-head').getBoundingClientRect(); const out = [];
-			  for (const id of ['share-button', 'export-button', 'delete-button']) { const b = document.querySelector('[data-testid="' + id + '"]'); if (!b) { out.push(id + ' missing'); continue }
+			  for (const id of ['share-button', 'export-button', 'delete-button', 'compare-with']) { const b = document.querySelector('[data-testid="' + id + '"]'); if (!b) { out.push(id + ' missing'); continue }
 			    const r = b.getBoundingClientRect(); if (r.top < h.top || r.bottom > h.bottom || r.left < h.left || r.right > h.right) out.push(id + ' outside the header') }
 			  if (document.querySelector('.sh-action[open]')) out.push('a form is open')
 			  return out.join('; ') })()`); got != "" {

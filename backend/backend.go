@@ -48,7 +48,9 @@ func Presenters(log *slog.Logger, extra ...*core.Tool) (*core.Registry, error) {
 		return nil, fmt.Errorf("presenters: %w", err)
 	}
 	reg := core.NewRegistry(log)
-	if err := reg.Register(slices.Concat(builtins, cc, cx, extra)...); err != nil {
+	// The subagent tool without a runner: its cards only (a running one is
+	// in the runner's registry).
+	if err := reg.Register(slices.Concat(builtins, cc, cx, []*core.Tool{tools.NewSubagent(nil)}, extra)...); err != nil {
 		return nil, fmt.Errorf("presenters: %w", err)
 	}
 	return reg, nil
@@ -65,9 +67,11 @@ type Feed struct {
 	subs []*feedSub
 }
 
-// feedSub is one registered function: fn for appends, replace, or notes.
+// feedSub is one registered function: fn for appends (local: only this
+// node's own), replace, or notes.
 type feedSub struct {
 	fn      func(sessionID string, events []core.Event)
+	local   bool
 	replace func(sessionID string)
 	notes   func(sessionID string)
 }
@@ -86,6 +90,13 @@ func (f *Feed) OnNotes(fn func(sessionID string)) (remove func()) {
 // OnCommit implements web.CommitFeed.
 func (f *Feed) OnCommit(fn func(sessionID string, events []core.Event)) (remove func()) {
 	return f.add(&feedSub{fn: fn})
+}
+
+// OnLocalCommit is OnCommit for this node's own commits only
+// (store.Commit.Local): on several PostgreSQL nodes, each commit reaches the
+// fn of exactly one node, the one that made it.
+func (f *Feed) OnLocalCommit(fn func(sessionID string, events []core.Event)) (remove func()) {
+	return f.add(&feedSub{fn: fn, local: true})
 }
 
 // OnReplace implements web.CommitFeed.
@@ -122,7 +133,7 @@ func (f *Feed) Publish(c store.Commit) {
 		case notesOnly:
 		case (c.Replaced || c.Deleted) && s.replace != nil:
 			s.replace(c.SessionID)
-		case !c.Replaced && !c.Deleted && s.fn != nil:
+		case !c.Replaced && !c.Deleted && s.fn != nil && (c.Local || !s.local):
 			s.fn(c.SessionID, c.Events)
 		}
 	}
@@ -149,7 +160,7 @@ func summary(s store.SessionInfo) web.SessionSummary {
 
 // ListSessions implements web.SessionSource.
 func (s Source) ListSessions(ctx context.Context, q web.ListQuery) ([]web.SessionSummary, error) {
-	page, err := s.Store.ListSessions(ctx, store.ListOptions{Query: q.Query, Status: q.Status, HasErrors: q.HasErrors, Sort: q.Sort, Limit: q.Limit})
+	page, err := s.Store.ListSessions(ctx, store.ListOptions{Query: q.Query, Status: q.Status, HasErrors: q.HasErrors, Annotated: q.Annotated, Sort: q.Sort, Limit: q.Limit})
 	if err != nil {
 		return nil, err
 	}

@@ -119,6 +119,16 @@ func (c clusterRunner) StartSession(ctx context.Context, req web.StartRequest) (
 	return c.local.StartSession(ctx, req)
 }
 
+// ForkSession implements web.Forker: a fork runs on the node that made
+// it, as a started session does.
+func (c clusterRunner) ForkSession(ctx context.Context, req web.ForkRequest) (string, error) {
+	f, ok := c.local.(web.Forker)
+	if !ok {
+		return "", core.Errorf(core.CodeUnavailable, "this node's runner cannot fork sessions")
+	}
+	return f.ForkSession(ctx, req)
+}
+
 // runsHere reports whether this node runs session id: its runner started
 // it and the node still holds the session's lock — not when an append
 // failed (the database was unreachable, say): the session's turn is over

@@ -3,14 +3,20 @@ package backend
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"log/slog"
+	"sort"
 	"strings"
+	"time"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
 	"prism/core"
+	"prism/core/logkey"
+	"prism/core/notes"
 	"prism/sources/otel"
 	"prism/store"
 	"prism/web"
@@ -24,7 +30,19 @@ type SpanStore interface {
 // Traces adapts a SpanStore to web.TraceReceiver: it decodes an OTLP
 // request, refuses the spans otel.CheckSpan refuses (partial_success), and
 // stores the rest, whose sessions the store derives with DeriveSpans.
-type Traces struct{ Store SpanStore }
+// When Stats is set, each export's spans are counted there per sender
+// (service.name): accepted once stored, rejected as partial_success names
+// them.
+type Traces struct {
+	Store SpanStore
+	Stats *SenderStats
+	// Now is the clock of Stats' last-seen times (nil: time.Now).
+	Now func() time.Time
+	// Logger logs a subagent link note that could not be written (nil:
+	// discarded); the spans and sessions are stored by then, so the
+	// request still succeeds.
+	Logger *slog.Logger
+}
 
 var _ web.TraceReceiver = Traces{}
 
@@ -54,8 +72,45 @@ func (t Traces) ReceiveTraces(ctx context.Context, body []byte, isJSON bool) (*c
 			ConversationID: otel.ConversationID(s.Span), Service: s.Service, Body: b})
 	}
 	if len(recs) > 0 {
-		if _, err := t.Store.ReceiveSpans(ctx, recs, DeriveSpans); err != nil {
+		// The derivation's subagent links, by child session: the store's
+		// last call derives every span it holds after the batch.
+		var links map[string]otel.Link
+		derive := func(recs []store.SpanRecord) ([]store.DerivedLog, error) {
+			out, l, err := deriveSpans(recs)
+			links = l
+			return out, err
+		}
+		receipt, err := t.Store.ReceiveSpans(ctx, recs, derive)
+		if err != nil {
 			return nil, fmt.Errorf("store spans: %w", err)
+		}
+		if ln, ok := t.Store.(LinkNotes); ok {
+			if err := writeLinks(ctx, ln, receipt, links); err != nil && t.Logger != nil {
+				t.Logger.WarnContext(ctx, "otlp: a subagent's link note was not written", logkey.Err, err)
+			}
+		}
+	}
+	if t.Stats != nil {
+		now := time.Now()
+		if t.Now != nil {
+			now = t.Now()
+		}
+		type counts struct{ ok, bad int }
+		per := map[string]*counts{}
+		get := func(svc string) *counts {
+			if per[svc] == nil {
+				per[svc] = &counts{}
+			}
+			return per[svc]
+		}
+		for _, s := range spans {
+			get(s.Service).ok++
+		}
+		for _, r := range rejected {
+			get(r.Service).bad++
+		}
+		for svc, c := range per {
+			t.Stats.record(svc, c.ok, c.bad, now)
 		}
 	}
 	resp := &coltracepb.ExportTraceServiceResponse{}
@@ -73,24 +128,105 @@ func (t Traces) ReceiveTraces(ctx context.Context, body []byte, isJSON bool) (*c
 	return resp, nil
 }
 
+// LinkNotes is what Traces writes subagent links through, when its
+// SpanStore offers it (both stores do): the parent session's "link" note
+// on the call that spawned a subagent's session.
+type LinkNotes interface {
+	Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error)
+	PutNote(ctx context.Context, in notes.Input) (notes.Note, error)
+	RemoveNote(ctx context.Context, session, id string) (notes.Note, error)
+}
+
+// linkData is a link note's data: the child session, whether it ran in
+// the background, whether the link was inferred rather than recorded (a
+// span's parent is a record).
+type linkData struct {
+	Child      string `json:"child"`
+	Background bool   `json:"background"`
+	Inferred   bool   `json:"inferred"`
+}
+
+// writeLinks gives each subagent session the batch created or changed a
+// "link" note on its parent's spawning call (notes.KindLink, callId the
+// call, atSeq its tool/call): written once, moved when a rebuild moved
+// the call.
+func writeLinks(ctx context.Context, ln LinkNotes, receipt store.SpanReceipt, links map[string]otel.Link) error {
+	changed := map[string]bool{}
+	for _, r := range receipt.Sessions {
+		changed[r.SessionID] = true
+	}
+	children := make([]string, 0, len(links))
+	for child, l := range links {
+		if changed[child] || changed[l.Parent] {
+			children = append(children, child)
+		}
+	}
+	sort.Strings(children)
+	for _, child := range children {
+		l := links[child]
+		r := store.ImportResult{SessionID: child}
+		have, err := ln.Notes(ctx, l.Parent, notes.Query{Kind: notes.KindLink})
+		if err != nil {
+			return fmt.Errorf("read link notes of %s: %w", l.Parent, err)
+		}
+		done := false
+		for _, n := range have {
+			var d linkData
+			if json.Unmarshal(n.Data, &d) != nil || d.Child != r.SessionID {
+				continue
+			}
+			if n.CallID == l.CallID && n.AtSeq == l.AtSeq && !done {
+				done = true
+				continue
+			}
+			if _, err := ln.RemoveNote(ctx, l.Parent, n.ID); err != nil {
+				return fmt.Errorf("move link note of %s: %w", r.SessionID, err)
+			}
+		}
+		if done {
+			continue
+		}
+		data, err := json.Marshal(linkData{Child: r.SessionID})
+		if err != nil {
+			return fmt.Errorf("encode link note: %w", err)
+		}
+		at := l.AtSeq
+		if _, err := ln.PutNote(ctx, notes.Input{Session: l.Parent, Kind: notes.KindLink, CallID: l.CallID, AtSeq: &at, Data: data}); err != nil {
+			return fmt.Errorf("write link note of %s: %w", r.SessionID, err)
+		}
+	}
+	return nil
+}
+
 // DeriveSpans is the store.SpanDeriver of OpenTelemetry GenAI spans: it
 // decodes the stored records and maps them with otel.Derive.
 func DeriveSpans(recs []store.SpanRecord) ([]store.DerivedLog, error) {
+	out, _, err := deriveSpans(recs)
+	return out, err
+}
+
+// deriveSpans is DeriveSpans that also returns the subagents' links, by
+// child session id.
+func deriveSpans(recs []store.SpanRecord) ([]store.DerivedLog, map[string]otel.Link, error) {
 	spans := make([]otel.Span, 0, len(recs))
 	for _, r := range recs {
 		s := &tracepb.Span{}
 		if err := proto.Unmarshal(r.Body, s); err != nil {
-			return nil, fmt.Errorf("decode stored span %s/%s: %w", r.TraceID, r.SpanID, err)
+			return nil, nil, fmt.Errorf("decode stored span %s/%s: %w", r.TraceID, r.SpanID, err)
 		}
 		spans = append(spans, otel.Span{Service: r.Service, Span: s})
 	}
 	logs, err := otel.Derive(spans)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]store.DerivedLog, len(logs))
+	links := map[string]otel.Link{}
 	for i, l := range logs {
-		out[i] = store.DerivedLog{Header: l.Header, Events: l.Events}
+		out[i] = store.DerivedLog{Header: l.Header, Events: l.Events, Traces: l.Traces}
+		if l.Link != nil {
+			links[l.Header.ID] = *l.Link
+		}
 	}
-	return out, nil
+	return out, links, nil
 }

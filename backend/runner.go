@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 
+	"prism/core"
 	"prism/core/agent"
 	"prism/web"
 )
@@ -37,4 +38,22 @@ func (w AgentRunner) Cancel(_ context.Context, sessionID string) error {
 func (w AgentRunner) Owns(id string) bool {
 	_, err := w.Runner.Status(id)
 	return err == nil
+}
+
+// CancelWith cancels the running turn of a session this process runs with
+// a cause its turn/end records (an attention rule's hook cause);
+// core.CodeNotFound for a session it does not run.
+func (w AgentRunner) CancelWith(sessionID string, cause core.CancelCause) error {
+	return w.Runner.CancelWith(sessionID, cause)
+}
+
+var _ web.Forker = AgentRunner{}
+
+// ForkSession implements web.Forker: agent.Runner.Fork, the fork the CLI
+// makes too.
+func (w AgentRunner) ForkSession(ctx context.Context, req web.ForkRequest) (string, error) {
+	return w.Runner.Fork(ctx, agent.ForkRequest{
+		Source: req.Source, ID: req.ID, Boundary: core.ForkBoundary{AtTurn: req.AtTurn, AtSeq: req.AtSeq},
+		Prompt: req.Prompt, Model: req.Model, System: req.System, Tools: req.Tools,
+	})
 }

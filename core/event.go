@@ -280,3 +280,19 @@ type SessionHeader struct {
 	DelegationDepth *int64 `json:"delegationDepth,omitempty"`
 	AgentPreset     string `json:"agentPreset,omitempty"`
 }
+
+// OriginSubagent is the Origin of a child session: one a subagent call of
+// its ParentSession started (dsh-spec §7.1).
+const OriginSubagent = "subagent"
+
+// ChildOf returns the session h is a subagent child of: its ParentSession
+// when its Origin is OriginSubagent, else "". A fork also names its source
+// in ParentSession (with SeedLength) but is no child: it is listed on its
+// own, outlives its source and imports without it. This is the one mark of
+// a child (lists, cascade delete, retention, import's orphan refusal).
+func (h SessionHeader) ChildOf() string {
+	if h.Origin != OriginSubagent {
+		return ""
+	}
+	return h.ParentSession
+}

@@ -29,9 +29,9 @@ const (
 // TurnEndReason says why a turn ended.
 type TurnEndReason struct {
 	Kind string `json:"kind"`
-	// Reason is the cancel cause of an aborted turn: {kind: user|parent|hook|disposed|legacy};
-	// on an interrupted turn that a running prism closed, why
-	// (InterruptStoreUnreachable, InterruptNodeLost, with a text).
+	// Reason is the cancel cause of an aborted turn: {kind: user|parent|hook|disposed|legacy}.
+	// An interrupted turn has none (why a running prism closed it is a
+	// "repair" note beside the log); logs written before that may carry one.
 	Reason *CancelCause `json:"reason,omitempty"`
 	// Error is the model failure of an errored turn.
 	Error *LLMFailure `json:"error,omitempty"`

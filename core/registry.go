@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -196,4 +197,29 @@ func (r *Registry) PresentResult(name, rawArgs string, res ToolResult) ResultVie
 		}
 	}
 	return &GenericResultView{Content: res.Content}
+}
+
+// Subset returns a registry holding only the named tools of r (in r's
+// order) with r's hooks, guards, observers and approver as they are now
+// (a subagent limited to some of its parent's tools). A name r does not
+// hold is an error naming it; no names gives an empty registry.
+func (r *Registry) Subset(names []string) (*Registry, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	want := map[string]bool{}
+	for _, n := range names {
+		if r.tools[n] == nil {
+			return nil, fmt.Errorf("tool %q is not one of the available tools (%s)", n, strings.Join(r.order, ", "))
+		}
+		want[n] = true
+	}
+	s := &Registry{logger: r.logger, tools: map[string]*Tool{}, pre: r.pre, wrap: r.wrap, post: r.post,
+		guards: r.guards, observers: r.observers, approver: r.approver}
+	for _, n := range r.order {
+		if want[n] {
+			s.tools[n] = r.tools[n]
+			s.order = append(s.order, n)
+		}
+	}
+	return s, nil
 }

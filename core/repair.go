@@ -99,29 +99,11 @@ func (p *pendingCalls) clear() { *p = pendingCalls{} }
 // still waiting is first decided as cancelled (approval/decided with
 // ApprovalInterruptedReason), so no approval is left open. A granted call
 // may have run: TOOL_OUTCOME_UNKNOWN as usual.
-func InterruptedTurnClosers(events []Event) []Event { return InterruptedTurnClosersWhy(events, nil) }
-
-// Why a turn was closed by repair while prism ran (prism's addition: dsh's
-// turn/end{interrupted} carries no reason). They are the kinds of the
-// reason InterruptedTurnClosersWhy puts on turn/end{interrupted}.
-const (
-	// InterruptStoreUnreachable: the node running the session could not
-	// commit its events because the store was unreachable (a database
-	// outage); the session refused further appends.
-	InterruptStoreUnreachable = "store-unreachable"
-	// InterruptNodeLost: the node running the session stopped (or lost its
-	// database connection) without closing the turn.
-	InterruptNodeLost = "node-lost"
-	// InterruptStoreRefused: the store refused the session's events for
-	// another reason than being unreachable; the session refused further
-	// appends.
-	InterruptStoreRefused = "store-refused"
-)
-
-// InterruptedTurnClosersWhy is InterruptedTurnClosers whose turn/end
-// carries why the turn was closed (why nil: no reason, as startup repair
-// and import write it): {kind: interrupted, reason: why}.
-func InterruptedTurnClosersWhy(events []Event, why *CancelCause) []Event {
+//
+// The turn/end is plain dsh, {kind: interrupted} without a reason: why a
+// running prism closed the turn (the Interrupt* kinds) is a note beside
+// the log (notes.KindRepair), never in it.
+func InterruptedTurnClosers(events []Event) []Event {
 	var (
 		openTurn *int
 		openStep *int
@@ -236,6 +218,23 @@ func InterruptedTurnClosersWhy(events []Event, why *CancelCause) []Event {
 	if openStep != nil {
 		add(EventStepEnd, StepBoundary{Turn: *openTurn, Step: *openStep}, nil, nil)
 	}
-	add(EventTurnEnd, TurnEnd{Turn: *openTurn, Reason: TurnEndReason{Kind: TurnInterrupted, Reason: why}}, nil, nil)
+	add(EventTurnEnd, TurnEnd{Turn: *openTurn, Reason: TurnEndReason{Kind: TurnInterrupted}}, nil, nil)
 	return closers
 }
+
+// Why a turn was closed by crash repair while prism ran (prism's addition:
+// dsh's turn/end{interrupted} carries no reason, so the why is recorded as
+// a note of kind "repair" beside the log, never in it).
+const (
+	// InterruptStoreUnreachable: the node running the session could not
+	// commit its events because the store was unreachable (a database
+	// outage); the session refused further appends.
+	InterruptStoreUnreachable = "store-unreachable"
+	// InterruptNodeLost: the node running the session stopped (or lost its
+	// database connection) without closing the turn.
+	InterruptNodeLost = "node-lost"
+	// InterruptStoreRefused: the store refused the session's events for
+	// another reason than being unreachable; the session refused further
+	// appends.
+	InterruptStoreRefused = "store-refused"
+)

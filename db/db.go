@@ -112,6 +112,10 @@ type Options struct {
 	Now func() time.Time
 }
 
+// readStmtCache is how many prepared statements each read connection
+// keeps (go-sqlite3's _stmt_cache_size).
+const readStmtCache = 32
+
 // Store is a SQLite session store. It implements core.EventStore. Its
 // methods are safe for concurrent use.
 type Store struct {
@@ -170,7 +174,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	base := "file:" + (&url.URL{Path: path}).EscapedPath()
 	busy := fmt.Sprintf("_busy_timeout=%d", opts.BusyTimeout.Milliseconds())
 	wdsn := base + "?" + busy + "&_journal_mode=WAL&_synchronous=" + sync + "&_foreign_keys=1&_txlock=immediate"
-	rdsn := base + "?" + busy + "&_foreign_keys=1&_query_only=1"
+	// Each read connection keeps its last readStmtCache statements
+	// prepared (go-sqlite3's cache, keyed by the SQL text): a search or a
+	// page runs the same few statements again and again, and preparing one
+	// cost about a third of a tool: search.
+	rdsn := base + "?" + busy + "&_foreign_keys=1&_query_only=1&_stmt_cache_size=" + fmt.Sprint(readStmtCache)
 
 	wdb, err := sql.Open("sqlite3", wdsn)
 	if err != nil {
@@ -308,6 +316,12 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	})
 }
 
+// writableSchema begins a migration that rewrites a table's CREATE
+// statement in sqlite_schema (SQLite's documented procedure for widening a
+// CHECK constraint): migrateOne runs it with writable_schema on and bumps
+// schema_version after it, so every connection reloads the schema.
+const writableSchema = "-- prism:writable_schema\n"
+
 // migrateOne runs one migration and records it, in one transaction.
 func migrateOne(ctx context.Context, db *sql.DB, name, body string) error {
 	tx, err := db.BeginTx(ctx, nil)
@@ -315,8 +329,26 @@ func migrateOne(ctx context.Context, db *sql.DB, name, body string) error {
 		return fmt.Errorf("migration %s: %w", name, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	rewrite := strings.HasPrefix(body, writableSchema)
+	var version int64
+	if rewrite {
+		if err := tx.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&version); err != nil {
+			return fmt.Errorf("migration %s: schema version: %w", name, err)
+		}
+		if _, err := tx.ExecContext(ctx, "PRAGMA writable_schema = ON"); err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, body); err != nil {
 		return fmt.Errorf("migration %s: %w", name, err)
+	}
+	if rewrite {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA schema_version = %d", version+1)); err != nil {
+			return fmt.Errorf("migration %s: bump schema version: %w", name, err)
+		}
+		if _, err := tx.ExecContext(ctx, "PRAGMA writable_schema = OFF"); err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", name, time.Now().UnixMilli()); err != nil {
 		return fmt.Errorf("migration %s: record: %w", name, err)

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/memrelease"
 	"prism/sources/dsh"
 	"prism/store"
@@ -127,6 +128,9 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 		}
 		preps = append(preps, p)
 	}
+	if err := store.CheckFamilyCycles(file, logs); err != nil {
+		return nil, err
+	}
 	inFile := map[string]bool{}
 	for _, p := range preps {
 		inFile[p.Log.Header.ID] = true
@@ -152,6 +156,9 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 			if err == nil && outcome == store.ImportReplaced {
 				revoked, err = t.revokeShares(h.ID, st.now().UnixMilli())
 			}
+			if err == nil {
+				err = t.importNotes(h.ID, p.Log, original != "")
+			}
 			if err != nil {
 				where := file
 				if p.Log.Entry != "" {
@@ -159,7 +166,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 				}
 				return fmt.Errorf("import %s: %w", where, err)
 			}
-			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ParentSession, Entry: p.Log.Entry, Outcome: outcome,
+			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ChildOf(), Entry: p.Log.Entry, Outcome: outcome,
 				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Kept: p.Log.Notes, Revoked: revoked, Original: original, Before: before})
 		}
 		return nil
@@ -168,6 +175,11 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 		return nil, err
 	}
 	store.LogImported(ctx, st.log, file, results)
+	// The import is committed: a link that cannot be written is logged,
+	// the sessions stay.
+	if _, err := store.WriteInferredLinks(ctx, st, preps); err != nil {
+		st.log.Warn("inferred subagent links", logkey.File, file, logkey.Err, err)
+	}
 	return results, nil
 }
 
@@ -262,4 +274,34 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 		return "", 0, err
 	}
 	return plan.Outcome, len(evs), t.insertEvents(h.ID, s, evs, nil)
+}
+
+// importNotes stores the notes an export zip holds beside log l
+// (store.SideNotes) in the import's transaction; a note already stored (by
+// id) is left as it is. Open pages are told at commit.
+func (t *wtx) importNotes(id string, l *dsh.Log, renamed bool) error {
+	ns, err := store.SideNotes(id, l, renamed)
+	if err != nil || len(ns) == 0 {
+		return err
+	}
+	s, err := t.state(id)
+	if err != nil {
+		return err
+	}
+	for _, n := range ns {
+		var call, removedAt any
+		if n.CallID != "" {
+			call = n.CallID
+		}
+		if n.RemovedAt != 0 {
+			removedAt = n.RemovedAt
+		}
+		if _, err := t.tx.Exec(`INSERT INTO notes (id, session_id, kind, call_id, at_seq, time, author, data, label, commented, removed_at, removed_at_seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			n.ID, n.Session, n.Kind, call, n.AtSeq, n.Time, n.Author, string(n.Data), n.Facts.Label, b2i(n.Facts.Commented), removedAt, n.RemovedAtSeq); err != nil {
+			return translate(err, "import note "+n.ID+" of session "+id)
+		}
+	}
+	s.notes = true
+	return nil
 }

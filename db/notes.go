@@ -178,3 +178,33 @@ func (st *Store) RemoveNote(ctx context.Context, session, id string) (notes.Note
 	}
 	return out, nil
 }
+
+// OpenNotes returns the notes of kind not removed, across sessions, in the
+// order they were made; a note on a call its log no longer has is not
+// returned.
+func (st *Store) OpenNotes(ctx context.Context, kind string) ([]notes.Note, error) {
+	cols := "n." + strings.ReplaceAll(noteCols, ", ", ", n.")
+	rows, err := st.rdb.QueryContext(ctx, "SELECT "+cols+" FROM notes n WHERE n.kind = ? AND n.removed_at IS NULL"+
+		" AND (n.call_id IS NULL OR EXISTS (SELECT 1 FROM events e WHERE e.session_id = n.session_id AND e.call_id = n.call_id)) ORDER BY n.rowid", kind)
+	if err != nil {
+		return nil, translate(err, "read open "+kind+" notes")
+	}
+	defer rows.Close()
+	out := []notes.Note{}
+	for rows.Next() {
+		n, err := scanNote(rows)
+		if err != nil {
+			return nil, translate(err, "read open "+kind+" notes")
+		}
+		out = append(out, n)
+	}
+	return out, translate(rows.Err(), "read open "+kind+" notes")
+}
+
+// AnnotatedCount returns how many sessions have a label (a label note not
+// removed): the count of ListOptions.Annotated.
+func (st *Store) AnnotatedCount(ctx context.Context) (int, error) {
+	var n int
+	err := st.rdb.QueryRowContext(ctx, store.CountAnnotatedSQL).Scan(&n)
+	return n, translate(err, "count annotated sessions")
+}

@@ -51,24 +51,43 @@ func fillCorpus(b *testing.B, st *Store, sessions, perSession int) int64 {
 // word, a phrase, tool:, error:, in rank and time order, 20 hits with
 // their snippets), and reports the database's size with and without the
 // index (the same events stored twice, the second time without it).
+//
+// PRISM_SEARCH_DB names a database of the same corpus to search instead
+// (copied first; e.g. BenchmarkGrowth's cached one of 3,000 sessions, a
+// million events): the size is then that file's alone.
 func BenchmarkSearch(b *testing.B) {
 	const sessions, perSession = 300, 334
 	dir := b.TempDir()
-	st, err := Open(context.Background(), filepath.Join(dir, "search.db"), Options{Logger: quietLogger(), SyncNormal: true})
+	path := filepath.Join(dir, "search.db")
+	var with, without int64
+	var fill time.Duration
+	if src := os.Getenv("PRISM_SEARCH_DB"); src != "" {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		with = int64(len(data))
+	}
+	st, err := Open(context.Background(), path, Options{Logger: quietLogger(), SyncNormal: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	start := time.Now()
-	with := fillCorpus(b, st, sessions, perSession)
-	fill := time.Since(start)
-	plain, err := Open(context.Background(), filepath.Join(dir, "plain.db"), Options{Logger: quietLogger(), SyncNormal: true})
-	if err != nil {
-		b.Fatal(err)
+	if with == 0 {
+		start := time.Now()
+		with = fillCorpus(b, st, sessions, perSession)
+		fill = time.Since(start)
+		plain, err := Open(context.Background(), filepath.Join(dir, "plain.db"), Options{Logger: quietLogger(), SyncNormal: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		plain.w.noIndex = true
+		without = fillCorpus(b, plain, sessions, perSession)
+		plain.Close()
 	}
-	plain.w.noIndex = true
-	without := fillCorpus(b, plain, sessions, perSession)
-	plain.Close()
 	var docs, events int64
 	st.rdb.QueryRow("SELECT count(*) FROM search_docs").Scan(&docs)
 	st.rdb.QueryRow("SELECT count(*) FROM events").Scan(&events)
@@ -145,8 +164,10 @@ func searchFloor(q *search.Query, order string) func(context.Context, *sql.DB) e
 	if s.match == "" || order == OrderTime {
 		query, args := "SELECT d.id FROM search_docs d"+join+where(s.where)+" ORDER BY d.time DESC, d.id DESC LIMIT 21", s.args
 		if s.match != "" {
-			query = matchCTE + "SELECT d.id FROM m JOIN search_docs d ON d.id = m.docid" + join + where(s.where) + " ORDER BY d.time DESC, d.id DESC LIMIT 21"
-			args = append([]any{s.match}, s.args...)
+			// The matches' newest 21, by the search's own plan.
+			q, qargs := newestMatches(s, nil, nil, 21)
+			query = matchCTE + "SELECT id FROM (" + q + ")"
+			args = append([]any{s.match}, qargs...)
 		}
 		return func(ctx context.Context, rdb *sql.DB) error {
 			var id int64
@@ -154,8 +175,9 @@ func searchFloor(q *search.Query, order string) func(context.Context, *sql.DB) e
 			return drain(rows, err, func(r *sql.Rows) error { return r.Scan(&id) })
 		}
 	}
-	query := fmt.Sprintf(candidatesSQL, join+where(s.where))
-	args := append(append([]any{s.match}, s.args...), store.RankCandidates, s.match)
+	c, cargs := newestMatches(s, nil, nil, store.RankCandidates)
+	query := fmt.Sprintf(candidatesSQL, c)
+	args := append(append([]any{s.match}, cargs...), s.match)
 	return func(ctx context.Context, rdb *sql.DB) error {
 		type scored struct {
 			doc  int64

@@ -238,21 +238,34 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 	if err := st.catchUpIndex(ctx); err != nil {
 		return SearchPage{}, err
 	}
+	if order == OrderTime {
+		// One statement reads the page and what its snippets are made
+		// from: one snapshot, no transaction around it.
+		found, err := newestHits(ctx, st.rdb, s, after, limit+1)
+		if err != nil {
+			return SearchPage{}, translate(err, "search")
+		}
+		return st.page(ctx, st.rdb, q, plan, found, 0, nil)
+	}
 	tx, err := st.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return SearchPage{}, translate(err, "search")
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-	var found []hitRow
-	among := 0
-	if order == OrderRank {
-		found, among, err = rankedHits(ctx, tx, s, after, limit+1, plan.Candidates)
-	} else {
-		found, err = newestHits(ctx, tx, s, after, limit+1)
-	}
+	found, among, err := rankedHits(ctx, tx, s, after, limit+1, plan.Candidates)
 	if err != nil {
 		return SearchPage{}, translate(err, "search")
 	}
+	return st.page(ctx, tx, q, plan, found, among, tx)
+}
+
+// page makes the page of a search from the documents found (one more
+// than the page when there is a next one): the cursor, and each hit's
+// snippet — from the events its row brought with it (newestHits), else
+// from its events read in one query through tx (hitsEvents), else one by
+// one (hitSections names an event the log lacks).
+func (st *Store) page(ctx context.Context, rq querier, parsed *search.Query, plan store.SearchPlan, found []hitRow, among int, tx *sql.Tx) (SearchPage, error) {
+	limit, order := plan.Limit, plan.Order
 	page := SearchPage{Hits: make([]SearchHit, 0, min(len(found), limit))}
 	if order == OrderRank && among >= plan.Candidates {
 		page.RankedAmong = plan.Candidates
@@ -262,21 +275,29 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 		page.NextCursor = store.SearchCursor{Order: order, Key: last.key, Doc: last.doc}.Encode()
 		found = found[:limit]
 	}
-	hl := q.Highlights()
-	events, err := hitsEvents(ctx, tx, found)
-	if err != nil {
-		return SearchPage{}, translate(err, "search: snippets")
+	hl := parsed.Highlights()
+	var events map[eventKey]core.Event
+	if tx != nil {
+		var err error
+		if events, err = hitsEvents(ctx, tx, found); err != nil {
+			return SearchPage{}, translate(err, "search: snippets")
+		}
 	}
 	for _, r := range found {
 		var secs []search.Section
-		if seqs := store.HitSeqs(&r.hit); events != nil && len(seqs) > 0 {
+		var err error
+		seqs := store.HitSeqs(&r.hit)
+		switch {
+		case r.read:
+			secs, err = store.HitSections(&r.hit, r.header, r.events)
+		case events != nil && len(seqs) > 0:
 			evs := make([]core.Event, len(seqs))
 			for i, q := range seqs {
 				evs[i] = events[eventKey{r.hit.SessionID, q}]
 			}
 			secs, err = store.HitSections(&r.hit, "", evs)
-		} else {
-			secs, err = hitSections(ctx, tx, &r.hit)
+		default:
+			secs, err = hitSections(ctx, rq, &r.hit)
 		}
 		if err != nil {
 			return SearchPage{}, translate(err, "search: snippet of session "+r.hit.SessionID)
@@ -338,11 +359,22 @@ func hitsEvents(ctx context.Context, tx *sql.Tx, hits []hitRow) (map[eventKey]co
 }
 
 // hitSections re-reads what a hit's document was built from.
-func hitSections(ctx context.Context, tx *sql.Tx, h *SearchHit) ([]search.Section, error) {
+func hitSections(ctx context.Context, tx querier, h *SearchHit) ([]search.Section, error) {
 	var header string
 	var events []core.Event
 	if seqs := store.HitSeqs(h); len(seqs) == 0 {
-		if err := tx.QueryRowContext(ctx, "SELECT header FROM sessions WHERE id = ?", h.SessionID).Scan(&header); err != nil {
+		rows, err := tx.QueryContext(ctx, "SELECT header FROM sessions WHERE id = ?", h.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		if !rows.Next() {
+			if err := rows.Err(); err != nil {
+				return nil, err
+			}
+			return nil, sql.ErrNoRows
+		}
+		if err := rows.Scan(&header); err != nil {
 			return nil, err
 		}
 	} else {
@@ -364,19 +396,66 @@ type hitRow struct {
 	hit SearchHit
 	doc int64
 	key float64
+	// read is set when the row brought what its snippet is made from:
+	// its session's header (a session's own document) or its events.
+	read   bool
+	header string
+	events []core.Event
 }
 
 // matchCTE is the words' matches, computed once (MATERIALIZED): joined
 // directly, the planner may walk documents by a filter's index and run the
 // full-text query again for each one.
-const matchCTE = "WITH m AS MATERIALIZED (SELECT docid FROM search_fts WHERE search_fts MATCH ?) "
+// k is how many there are (computed only when read: newestMatches'
+// walkTime reads it).
+const matchCTE = "WITH m AS MATERIALIZED (SELECT docid FROM search_fts WHERE search_fts MATCH ?), k AS MATERIALIZED (SELECT count(*) AS n FROM m) "
 
 // candidatesSQL reads a ranked search's candidates — the most recent
 // matches (by time, then id), at most the plan's bound, after the
 // conditions — and their match statistics for bm25: matchinfo runs for the
-// candidates only, not for every match.
-const candidatesSQL = matchCTE + `, c AS MATERIALIZED (SELECT d.id FROM m JOIN search_docs d ON d.id = m.docid%s ORDER BY d.time DESC, d.id DESC LIMIT ?)
+// candidates only, not for every match. Its %s is the candidates' ids
+// (newestMatches).
+const candidatesSQL = matchCTE + `, c AS MATERIALIZED (%s)
 	SELECT docid, matchinfo(search_fts, 'pcnalx') FROM search_fts WHERE search_fts MATCH ? AND docid IN (SELECT id FROM c)`
+
+// walkTime is the condition under which newestMatches walks the time
+// index rather than joining every match: when the matches are so many
+// that the walk meets its n newest after fewer steps than the join has
+// matches to read and sort (an index step costs about a quarter of a
+// match joined and sorted: 4·m² > n·docs). A common word then costs about
+// the same however long the history grows, as it must at a million events;
+// a rare one keeps the join. The count (k) is computed once per statement.
+const walkTime = "(SELECT n * n FROM k) * 4 > ? * (SELECT ifnull(max(id), 0) FROM search_docs)"
+
+// newestMatches returns a query of the ids (and times) of the n most
+// recent documents of matchCTE's m (by time, then id) under the
+// conditions, and its arguments after the match's. With no conditions on
+// anything but time and id (extra: the cursor's) the plan is chosen at run
+// time (walkTime) by the LIMITs, which SQLite evaluates once before a
+// loop (a LIMIT of 0 runs nothing; a condition in WHERE would be tested
+// on every row): the time index walked newest first, each document looked
+// up in m, stopping at the n-th; or the matches joined and sorted (a
+// CROSS JOIN, m first: beside the walk the planner does not know m is
+// small, and would walk the time index there too). Otherwise the join,
+// which a filter's own index may drive.
+func newestMatches(s searchSQL, extra []string, extraArgs []any, n int) (string, []any) {
+	if len(s.where) == 0 && !s.sessions {
+		conds := where(extra)
+		and := " AND "
+		if conds == "" {
+			and = " WHERE "
+		}
+		q := "SELECT id, time FROM (SELECT d.id, d.time FROM search_docs d INDEXED BY search_docs_time_idx" + conds + and +
+			"d.id IN m ORDER BY d.time DESC, d.id DESC LIMIT CASE WHEN " + walkTime + " THEN ? ELSE 0 END)" +
+			" UNION ALL SELECT id, time FROM (SELECT d.id, d.time FROM m CROSS JOIN search_docs d ON d.id = m.docid" + conds +
+			" ORDER BY d.time DESC, d.id DESC LIMIT CASE WHEN " + walkTime + " THEN 0 ELSE ? END)"
+		args := append(append(append([]any{}, extraArgs...), n, n), extraArgs...)
+		return q, append(args, n, n)
+	}
+	conds := append(s.where[:len(s.where):len(s.where)], extra...)
+	return "SELECT d.id, d.time FROM m JOIN search_docs d ON d.id = m.docid" + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?",
+		append(append(append([]any{}, s.args...), extraArgs...), n)
+}
 
 // where returns " WHERE …" for the conditions, or "".
 func where(conds []string) string {
@@ -387,36 +466,121 @@ func where(conds []string) string {
 }
 
 // newestHits returns up to n documents newest first (by event time, then
-// document id), after the cursor. The page's ids are chosen first and only
-// they are read whole: SQLite computes a row's result columns before its
-// sorter sees it, so hitCols' card ordinal would run for every match.
-func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.SearchCursor, n int) ([]hitRow, error) {
+// document id), after the cursor, each with what its snippet is made from
+// (its events, or its session's header), in one statement. The page's ids
+// are chosen first and only they are read whole: SQLite computes a row's
+// result columns before its sorter sees it, so hitCols' card ordinal would
+// run for every match.
+func newestHits(ctx context.Context, q querier, s searchSQL, after *store.SearchCursor, n int) ([]hitRow, error) {
 	var sb strings.Builder
 	var args []any
-	from := "search_docs d"
+	var extra []string
+	var extraArgs []any
+	if after != nil {
+		extra = []string{"(d.time < ? OR (d.time = ? AND d.id < ?))"}
+		extraArgs = []any{int64(after.Key), int64(after.Key), after.Doc}
+	}
+	var top string
 	if s.match != "" {
 		sb.WriteString(matchCTE)
-		args = append(args, s.match)
-		from = "m JOIN search_docs d ON d.id = m.docid"
+		q, qargs := newestMatches(s, extra, extraArgs, n)
+		top = q
+		args = append(append(args, s.match), qargs...)
+	} else {
+		conds := append(s.where[:len(s.where):len(s.where)], extra...)
+		top = "SELECT d.id, d.time FROM search_docs d" + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?"
+		args = append(append(append(args, s.args...), extraArgs...), n)
 	}
-	conds := s.where
-	args = append(args, s.args...)
-	if after != nil {
-		conds = append(conds[:len(conds):len(conds)], "(d.time < ? OR (d.time = ? AND d.id < ?))")
-		args = append(args, int64(after.Key), int64(after.Key), after.Doc)
-	}
-	sb.WriteString("SELECT " + hitCols + " FROM (SELECT d.id, d.time FROM " + from + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?) top" +
-		" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id ORDER BY top.time DESC, top.id DESC")
-	args = append(args, n)
-	rows, err := tx.QueryContext(ctx, sb.String(), args...)
+	sb.WriteString("SELECT " + hitCols + ", " + hitEventCols + " FROM (" + top + ") top" +
+		" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id" + hitEventsJoin + " ORDER BY top.time DESC, top.id DESC")
+	rows, err := q.QueryContext(ctx, sb.String(), args...)
 	if err != nil {
 		return nil, err
 	}
-	found, err := scanHits(rows)
-	for i := range found {
-		found[i].key = float64(found[i].hit.Time)
+	defer rows.Close()
+	var found []hitRow
+	var e [2]nullEvent
+	var header sql.NullString
+	for rows.Next() {
+		var r hitRow
+		h := &r.hit
+		var errCol sql.NullString
+		dest := []any{&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
+			&h.SessionTitle, &h.SessionStatus, &header}
+		dest = append(append(dest, e[0].dest()...), e[1].dest()...)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
+		r.key = float64(h.Time)
+		r.header = header.String
+		r.read = true
+		for _, q := range store.HitSeqs(h) {
+			i := 0
+			if q != h.Seq {
+				i = 1
+			}
+			ev, ok, err := e[i].event()
+			if err != nil {
+				return nil, err
+			}
+			if !ok || ev.Seq != q {
+				r.read = false // the log lacks it: hitSections names it
+				break
+			}
+			r.events = append(r.events, ev)
+		}
+		found = append(found, r)
 	}
-	return found, err
+	return found, rows.Err()
+}
+
+// hitEventCols are, after hitCols, what a hit's snippet is made from: its
+// session's header for a session's own document, its event (e1) and a
+// card's result event (e2), each as eventsSQL's columns (NULL when the
+// join finds none); hitEventsJoin joins them.
+const (
+	hitEventCols = `CASE WHEN d.seq < 0 THEN s.header END,
+	e1.seq, e1.type, e1.time, e1.data, e1.ignorable, e1.surface_op IS '"append"', CASE WHEN e1.surface_op IS '"append"' THEN NULL ELSE e1.surface_op END, e1.source_event_seqs,
+	e2.seq, e2.type, e2.time, e2.data, e2.ignorable, e2.surface_op IS '"append"', CASE WHEN e2.surface_op IS '"append"' THEN NULL ELSE e2.surface_op END, e2.source_event_seqs`
+	hitEventsJoin = " LEFT JOIN events e1 ON e1.session_id = d.session_id AND e1.seq = d.seq AND d.seq >= 0" +
+		" LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq"
+)
+
+// nullEvent is an event's columns (eventsSQL's) from an outer join: all
+// NULL when there is none.
+type nullEvent struct {
+	seq, at          sql.NullInt64
+	typ, data        sql.NullString
+	ign, appendOp    sql.NullInt64
+	surface, sources sql.NullString
+}
+
+func (n *nullEvent) dest() []any {
+	return []any{&n.seq, &n.typ, &n.at, &n.data, &n.ign, &n.appendOp, &n.surface, &n.sources}
+}
+
+// event returns the event, or ok false when the join found none.
+func (n *nullEvent) event() (e core.Event, ok bool, err error) {
+	if !n.seq.Valid {
+		return e, false, nil
+	}
+	e = core.Event{Seq: n.seq.Int64, Type: n.typ.String, Time: n.at.Int64, Data: []byte(n.data.String), Ignorable: n.ign.Int64 == 1}
+	if n.appendOp.Int64 == 1 {
+		e.SurfaceOp = &core.SurfaceOp{} // core.AppendOp()'s value
+	} else if n.surface.Valid {
+		op := new(core.SurfaceOp)
+		if err := op.UnmarshalJSON([]byte(n.surface.String)); err != nil {
+			return e, false, fmt.Errorf("event %d: stored surfaceOp: %w", e.Seq, err)
+		}
+		e.SurfaceOp = op
+	}
+	if n.sources.Valid {
+		if e.SourceEventSeqs, err = store.DecodeSeqs(n.sources.String); err != nil {
+			return e, false, fmt.Errorf("event %d: stored sourceEventSeqs: %w", e.Seq, err)
+		}
+	}
+	return e, true, nil
 }
 
 // rankedHits returns up to n documents best match first (BM25, then
@@ -424,8 +588,9 @@ func newestHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 // matches: the candidates' ids and match statistics are read, scored in
 // Go, and the best n read whole. among is how many candidates there were.
 func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.SearchCursor, n, candidates int) (found []hitRow, among int, err error) {
-	args := append(append([]any{s.match}, s.args...), candidates, s.match)
-	rows, err := tx.QueryContext(ctx, fmt.Sprintf(candidatesSQL, s.sessionsJoin()+where(s.where)), args...)
+	c, cargs := newestMatches(s, nil, nil, candidates)
+	args := append(append([]any{s.match}, cargs...), s.match)
+	rows, err := tx.QueryContext(ctx, fmt.Sprintf(candidatesSQL, c), args...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -11,13 +11,13 @@ import (
 	"prism/store"
 )
 
-const shareCols = `id, session_id, label, created_at, expires_at, up_to_seq, redact, revoked_at, views, last_viewed_at`
+const shareCols = `id, session_id, label, created_at, expires_at, up_to_seq, redact, revoked_at, views, last_viewed_at, labels`
 
 func scanShare(row interface{ Scan(...any) error }) (share.Share, error) {
 	var s share.Share
 	var expires, upTo, revoked, viewed sql.NullInt64
-	var redact int
-	if err := row.Scan(&s.ID, &s.SessionID, &s.Label, &s.CreatedAt, &expires, &upTo, &redact, &revoked, &s.Views, &viewed); err != nil {
+	var redact, labels int
+	if err := row.Scan(&s.ID, &s.SessionID, &s.Label, &s.CreatedAt, &expires, &upTo, &redact, &revoked, &s.Views, &viewed, &labels); err != nil {
 		return s, err
 	}
 	s.ExpiresAt, s.RevokedAt, s.LastViewedAt = expires.Int64, revoked.Int64, viewed.Int64
@@ -25,7 +25,7 @@ func scanShare(row interface{ Scan(...any) error }) (share.Share, error) {
 		n := upTo.Int64
 		s.UpToSeq = &n
 	}
-	s.Redact = redact == 1
+	s.Redact, s.Labels = redact == 1, labels == 1
 	return s, nil
 }
 
@@ -43,7 +43,7 @@ func (st *Store) CreateShare(ctx context.Context, spec share.Spec) (share.Share,
 	}
 	tok, hash := share.NewToken()
 	s := share.Share{ID: core.NewID(), SessionID: spec.SessionID, Label: label, CreatedAt: now,
-		ExpiresAt: spec.ExpiresAt, UpToSeq: spec.UpToSeq, Redact: spec.Redact}
+		ExpiresAt: spec.ExpiresAt, UpToSeq: spec.UpToSeq, Redact: spec.Redact, Labels: spec.Labels}
 	err = st.write(ctx, func(t *wtx) error {
 		var lastSeq int64
 		err := t.tx.QueryRow("SELECT last_seq FROM sessions WHERE id = ?", spec.SessionID).Scan(&lastSeq)
@@ -56,9 +56,9 @@ func (st *Store) CreateShare(ctx context.Context, spec share.Spec) (share.Share,
 		if err := spec.CheckSeq(lastSeq); err != nil {
 			return err
 		}
-		_, err = t.tx.Exec(`INSERT INTO shares (id, session_id, token_hash, label, created_at, expires_at, up_to_seq, redact)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			s.ID, s.SessionID, hash[:], s.Label, s.CreatedAt, nullInt(s.ExpiresAt), s.UpToSeq, b2i(s.Redact))
+		_, err = t.tx.Exec(`INSERT INTO shares (id, session_id, token_hash, label, created_at, expires_at, up_to_seq, redact, labels)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			s.ID, s.SessionID, hash[:], s.Label, s.CreatedAt, nullInt(s.ExpiresAt), s.UpToSeq, b2i(s.Redact), b2i(s.Labels))
 		return translate(err, "create share for session "+spec.SessionID)
 	})
 	if err != nil {

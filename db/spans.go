@@ -18,13 +18,15 @@ const maxSpanTraces = 10000
 // inserts the spans it does not hold yet (a span already stored, by trace
 // and span id, is left as it is), loads every stored span of the traces the
 // new spans belong to and of the traces sharing a conversation id with
-// them, and derives their sessions with derive, before and after the batch.
-// Each session derived after is synced as the watcher syncs a file (source
-// watch): created, extended when its stored log is a prefix of the new one,
-// replaced when a late span changed what came before (share links stay).
-// A session derived before and not after is deleted. A batch of spans that
-// were all stored already changes nothing. A session deleted by its owner
-// while this store is open is not recreated.
+// them, and derives their sessions with derive, once. Each session derived
+// is synced as the watcher syncs a file (source otel): created, extended
+// when its stored log is a prefix of the new one, replaced when a late span
+// changed what came before (share links stay). A session these traces were
+// derived into before (otel_sessions) that the derivation no longer gives
+// is deleted; for traces stored before otel_sessions existed, the spans
+// held before the batch are derived as well to find them. A batch of spans
+// that were all stored already changes nothing. A session deleted by its
+// owner while this store is open is not recreated.
 func (st *Store) ReceiveSpans(ctx context.Context, spans []store.SpanRecord, derive store.SpanDeriver) (store.SpanReceipt, error) {
 	var out store.SpanReceipt
 	now := st.now().UnixMilli()
@@ -59,19 +61,16 @@ func (st *Store) ReceiveSpans(ctx context.Context, spans []store.SpanRecord, der
 		if err != nil {
 			return err
 		}
-		var before []store.SpanRecord
-		for _, r := range all {
-			if !added[[2]string{r.TraceID, r.SpanID}] {
-				before = append(before, r)
-			}
-		}
-		oldLogs, err := derive(before)
+		oldIDs, err := t.derivedBefore(traces, all, added, derive)
 		if err != nil {
-			return fmt.Errorf("derive sessions from spans: %w", err)
+			return err
 		}
 		newLogs, err := derive(all)
 		if err != nil {
 			return fmt.Errorf("derive sessions from spans: %w", err)
+		}
+		if err := t.recordDerived(traces, newLogs); err != nil {
+			return err
 		}
 		keep := map[string]bool{}
 		for _, l := range newLogs {
@@ -84,7 +83,7 @@ func (st *Store) ReceiveSpans(ctx context.Context, spans []store.SpanRecord, der
 				continue
 			}
 			before := int(s.sum.LastSeq + 1)
-			outcome, n, err := t.syncLog(l.Header, l.Events, store.SourceWatch, true)
+			outcome, n, err := t.syncLog(l.Header, l.Events, store.SourceOTel, true)
 			if err != nil {
 				return fmt.Errorf("sync session %s from spans: %w", l.Header.ID, err)
 			}
@@ -93,21 +92,21 @@ func (st *Store) ReceiveSpans(ctx context.Context, spans []store.SpanRecord, der
 					Events: len(l.Events), Added: n, Before: before})
 			}
 		}
-		for _, l := range oldLogs {
-			if keep[l.Header.ID] {
+		for _, id := range oldIDs {
+			if keep[id] {
 				continue
 			}
-			s, err := t.state(l.Header.ID)
+			s, err := t.state(id)
 			if err != nil {
 				return err
 			}
-			if !s.exists || s.deleted || s.source != store.SourceWatch {
+			if !s.exists || s.deleted || s.source != store.SourceOTel {
 				continue
 			}
-			if _, err := t.deleteTree(l.Header.ID); err != nil {
+			if _, err := t.deleteTree(id); err != nil {
 				return err
 			}
-			out.Removed = append(out.Removed, l.Header.ID)
+			out.Removed = append(out.Removed, id)
 		}
 		return nil
 	})
@@ -115,6 +114,74 @@ func (st *Store) ReceiveSpans(ctx context.Context, spans []store.SpanRecord, der
 		return store.SpanReceipt{}, err
 	}
 	return out, nil
+}
+
+// derivedBefore returns the sessions traces were derived into before this
+// batch, sorted: those otel_sessions records, and, when some trace that
+// had spans before the batch has no record (stored before the table
+// existed), those of deriving the spans held before the batch.
+func (t *wtx) derivedBefore(traces map[string]bool, all []store.SpanRecord, added map[[2]string]bool, derive store.SpanDeriver) ([]string, error) {
+	rows, err := t.column(`SELECT trace_id || ' ' || session_id FROM otel_sessions WHERE trace_id IN `, keys(traces))
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]bool{}
+	recorded := map[string]bool{}
+	for _, r := range rows {
+		tr, id, _ := strings.Cut(r, " ")
+		recorded[tr], ids[id] = true, true
+	}
+	var before []store.SpanRecord
+	legacy := false
+	for _, r := range all {
+		if !added[[2]string{r.TraceID, r.SpanID}] {
+			before = append(before, r)
+			legacy = legacy || !recorded[r.TraceID]
+		}
+	}
+	if legacy {
+		old, err := derive(before)
+		if err != nil {
+			return nil, fmt.Errorf("derive sessions from spans: %w", err)
+		}
+		for _, l := range old {
+			ids[l.Header.ID] = true
+		}
+	}
+	return keys(ids), nil
+}
+
+// recordDerived makes otel_sessions say which of logs each of traces was
+// derived into.
+func (t *wtx) recordDerived(traces map[string]bool, logs []store.DerivedLog) error {
+	tr := keys(traces)
+	for len(tr) > 0 {
+		n := min(len(tr), 500)
+		chunk := make([]any, n)
+		for i := range chunk {
+			chunk[i] = tr[i]
+		}
+		tr = tr[n:]
+		if _, err := t.tx.Exec(`DELETE FROM otel_sessions WHERE trace_id IN (?`+strings.Repeat(",?", n-1)+`)`, chunk...); err != nil {
+			return translate(err, "record derived sessions")
+		}
+	}
+	ins, err := t.tx.Prepare(`INSERT INTO otel_sessions (trace_id, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING`)
+	if err != nil {
+		return translate(err, "record derived sessions")
+	}
+	defer ins.Close()
+	for _, l := range logs {
+		for _, trace := range l.Traces {
+			if !traces[trace] {
+				continue
+			}
+			if _, err := ins.Exec(trace, l.Header.ID); err != nil {
+				return translate(err, "record derived sessions")
+			}
+		}
+	}
+	return nil
 }
 
 // conversationTraces adds to traces every trace that shares a conversation

@@ -187,8 +187,8 @@ func (t *wtx) insertSession(s *sessState, h core.SessionHeader, source string) e
 		return err
 	}
 	var parent any
-	if h.ParentSession != "" {
-		parent = h.ParentSession
+	if c := h.ChildOf(); c != "" {
+		parent = c
 	}
 	if _, err := t.insSess.Exec(h.ID, hj, parent, source, h.CreatedAt, h.CreatedAt, core.SummaryVersion); err != nil {
 		return translate(err, "create session "+h.ID)
@@ -212,8 +212,8 @@ func (t *wtx) replaceSession(s *sessState, id string, h core.SessionHeader, sour
 		return err
 	}
 	var parent any
-	if h.ParentSession != "" {
-		parent = h.ParentSession
+	if c := h.ChildOf(); c != "" {
+		parent = c
 	}
 	if _, err := t.tx.Exec("UPDATE sessions SET header = ?, parent_id = ?, created_at = ?, source = ? WHERE id = ?", hj, parent, h.CreatedAt, source, id); err != nil {
 		return translate(err, "replace session "+id)
@@ -343,9 +343,9 @@ func (t *wtx) commits() []store.Commit {
 		s := t.touched[id]
 		switch {
 		case s.deleted:
-			out = append(out, store.Commit{SessionID: id, Deleted: true})
+			out = append(out, store.Commit{SessionID: id, Deleted: true, Local: true})
 		case s.created || s.replaced || len(s.appended) > 0 || s.notes:
-			out = append(out, store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended, Notes: s.notes})
+			out = append(out, store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended, Notes: s.notes, Local: true})
 		}
 	}
 	return out

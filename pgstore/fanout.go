@@ -75,6 +75,10 @@ type fanout struct {
 	working bool
 
 	seen map[string]cursor // owned by the deliverer
+	// mine holds the seqs, per session, of this node's commits not yet
+	// delivered (claim); guarded by mineMu.
+	mineMu sync.Mutex
+	mine   map[string]map[int64]bool
 	// gone holds the sessions whose deletion was delivered (and that were
 	// not created again since), so a deletion this node hears of twice —
 	// its own commit and its own NOTIFY — is delivered once. Owned by the
@@ -336,12 +340,15 @@ func (f *fanout) process(ctx context.Context, q []hint) {
 			case c.Deleted:
 				f.emitDeleted(h.id)
 			case c.Replaced:
+				f.takeMine(h.id, c.lastSeq)
 				f.emit(c.Commit)
 				f.seen[h.id] = cursor{seq: c.lastSeq, gen: c.gen}
 			case c.Created && !known:
+				f.takeMine(h.id, c.lastSeq)
 				f.emit(c.Commit)
 				f.seen[h.id] = cursor{seq: c.lastSeq, gen: c.gen}
 			case known && cur.gen == c.gen && len(c.Events) > 0 && c.Events[0].Seq == cur.seq+1:
+				f.takeMine(h.id, c.lastSeq)
 				f.emit(c.Commit)
 				f.seen[h.id] = cursor{seq: c.lastSeq, gen: c.gen}
 			case known && cur.gen == c.gen && c.lastSeq <= cur.seq:
@@ -363,7 +370,8 @@ func (f *fanout) process(ctx context.Context, q []hint) {
 // catchUp reads what this node has not delivered of sessions ids and
 // delivers it: a session it never saw as created with its whole log, a
 // session whose log was replaced as replaced, else the events after its
-// cursor.
+// cursor. Events this node claimed (its own commits, claim) go out in
+// commits of their own, with Local set.
 func (f *fanout) catchUp(ctx context.Context, ids []string, deletedHere map[string]bool) {
 	after := make([]int64, len(ids))
 	for i, id := range ids {
@@ -447,13 +455,24 @@ func (f *fanout) catchUp(ctx context.Context, ids []string, deletedHere map[stri
 			}
 			continue
 		}
+		mine := f.takeMine(id, g.last)
 		switch {
 		case !known:
-			f.emit(store.Commit{SessionID: id, Created: true, Events: g.events})
+			// Created with the log's first run, the rest appended: a run
+			// of this node's own events is Local.
+			runs := localRuns(g.events, mine)
+			if len(runs) == 0 {
+				runs = []eventRun{{}}
+			}
+			for i, run := range runs {
+				f.emit(store.Commit{SessionID: id, Created: i == 0, Events: run.events, Local: run.local})
+			}
 		case cur.gen != g.gen:
 			f.emit(store.Commit{SessionID: id, Replaced: true})
 		case len(g.events) > 0:
-			f.emit(store.Commit{SessionID: id, Events: g.events})
+			for _, run := range localRuns(g.events, mine) {
+				f.emit(store.Commit{SessionID: id, Events: run.events, Local: run.local})
+			}
 		default:
 			continue
 		}
@@ -461,6 +480,80 @@ func (f *fanout) catchUp(ctx context.Context, ids []string, deletedHere map[stri
 		// last_seq.
 		f.seen[id] = cursor{seq: g.last, gen: g.gen}
 	}
+}
+
+// claim records the events of changes as this node's own before their
+// transaction commits — its NOTIFY may reach the LISTEN connection before
+// local hands the changes over — so a read of the table that delivers them
+// still marks them Local. unclaim undoes it when the commit failed.
+func (f *fanout) claim(changes []change) {
+	f.mineMu.Lock()
+	defer f.mineMu.Unlock()
+	for _, c := range changes {
+		if len(c.Events) == 0 {
+			continue
+		}
+		if f.mine == nil {
+			f.mine = map[string]map[int64]bool{}
+		}
+		if f.mine[c.SessionID] == nil {
+			f.mine[c.SessionID] = map[int64]bool{}
+		}
+		for _, e := range c.Events {
+			f.mine[c.SessionID][e.Seq] = true
+		}
+	}
+}
+
+func (f *fanout) unclaim(changes []change) {
+	f.mineMu.Lock()
+	defer f.mineMu.Unlock()
+	for _, c := range changes {
+		for _, e := range c.Events {
+			delete(f.mine[c.SessionID], e.Seq)
+		}
+		if len(f.mine[c.SessionID]) == 0 {
+			delete(f.mine, c.SessionID)
+		}
+	}
+}
+
+// takeMine returns the claimed seqs of session id up to last (what a
+// delivery up to last covers) and forgets them.
+func (f *fanout) takeMine(id string, last int64) map[int64]bool {
+	f.mineMu.Lock()
+	defer f.mineMu.Unlock()
+	out := map[int64]bool{}
+	for seq := range f.mine[id] {
+		if seq <= last {
+			out[seq] = true
+			delete(f.mine[id], seq)
+		}
+	}
+	if len(f.mine[id]) == 0 {
+		delete(f.mine, id)
+	}
+	return out
+}
+
+type eventRun struct {
+	events []core.Event
+	local  bool
+}
+
+// localRuns splits events into runs of this node's own (local) and other
+// nodes' events, in order.
+func localRuns(events []core.Event, local map[int64]bool) []eventRun {
+	var out []eventRun
+	for i, e := range events {
+		l := local[e.Seq]
+		if i == 0 || out[len(out)-1].local != l {
+			out = append(out, eventRun{local: l, events: events[i:i:len(events)]})
+		}
+		r := &out[len(out)-1]
+		r.events = r.events[:len(r.events)+1]
+	}
+	return out
 }
 
 // emitDeleted delivers the deletion of session id once.

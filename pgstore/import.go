@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"prism/core"
+	"prism/core/logkey"
 	"prism/core/memrelease"
 	"prism/sources/dsh"
 	"prism/store"
@@ -83,6 +84,9 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 		}
 		preps = append(preps, p)
 	}
+	if err := store.CheckFamilyCycles(file, logs); err != nil {
+		return nil, err
+	}
 	inFile := map[string]bool{}
 	for _, p := range preps {
 		inFile[p.Log.Header.ID] = true
@@ -120,6 +124,9 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 			if err == nil && outcome == store.ImportReplaced {
 				revoked, err = t.revokeShares(ctx, h.ID, st.now().UnixMilli())
 			}
+			if err == nil {
+				err = t.importNotes(h.ID, p.Log, original != "")
+			}
 			if err != nil {
 				where := file
 				if p.Log.Entry != "" {
@@ -127,7 +134,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 				}
 				return fmt.Errorf("import %s: %w", where, err)
 			}
-			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ParentSession, Entry: p.Log.Entry, Outcome: outcome,
+			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ChildOf(), Entry: p.Log.Entry, Outcome: outcome,
 				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Kept: p.Log.Notes, Revoked: revoked, Original: original, Before: before})
 		}
 		return nil
@@ -139,6 +146,11 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 		st.deleted.mark(false, r.SessionID) // created again: a watcher follows its file anew
 	}
 	store.LogImported(ctx, st.log, file, results)
+	// The import is committed: a link that cannot be written is logged,
+	// the sessions stay.
+	if _, err := store.WriteInferredLinks(ctx, st, preps); err != nil {
+		st.log.Warn("inferred subagent links", logkey.File, file, logkey.Err, err)
+	}
 	return results, nil
 }
 
@@ -186,4 +198,25 @@ func (t *wtx) syncLog(ctx context.Context, h core.SessionHeader, events []core.E
 		}
 	}
 	return plan.Outcome, len(events) - plan.From, t.append(h.ID, events[plan.From:])
+}
+
+// importNotes stores the notes an export zip holds beside log l
+// (store.SideNotes) once the session's rows are flushed, in the import's
+// transaction; a note already stored (by id) is left as it is.
+func (t *wtx) importNotes(id string, l *dsh.Log, renamed bool) error {
+	ns, err := store.SideNotes(id, l, renamed)
+	if err != nil || len(ns) == 0 {
+		return err
+	}
+	t.late = append(t.late, func(ctx context.Context) error {
+		for _, n := range ns {
+			if _, err := t.tx.Exec(ctx, `INSERT INTO notes (id, session_id, kind, call_id, at_seq, time, author, data, label, commented, removed_at, removed_at_seq)
+				VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8, $9, $10, NULLIF($11::bigint, 0), $12) ON CONFLICT (id) DO NOTHING`,
+				n.ID, n.Session, n.Kind, n.CallID, n.AtSeq, n.Time, n.Author, string(n.Data), n.Facts.Label, n.Facts.Commented, n.RemovedAt, n.RemovedAtSeq); err != nil {
+				return translate(err, "import note "+n.ID+" of session "+id)
+			}
+		}
+		return notifyNotes(ctx, t.tx, id)
+	})
+	return nil
 }

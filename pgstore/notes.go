@@ -127,22 +127,33 @@ func (st *Store) PutNote(ctx context.Context, in notes.Input) (notes.Note, error
 				return notes.CallNotFound(in.Session, in.CallID)
 			}
 		}
-		n := notes.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: lastSeq, Time: now, Author: in.Author, Data: data}
-		if in.AtSeq != nil {
-			n.AtSeq = *in.AtSeq
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO notes (id, session_id, kind, call_id, at_seq, time, author, data, label, commented)
-			VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8, $9, $10)`,
-			n.ID, n.Session, n.Kind, n.CallID, n.AtSeq, n.Time, n.Author, string(data), facts.Label, facts.Commented); err != nil {
-			return err
-		}
-		out = n
-		return notifyNotes(ctx, tx, in.Session)
+		out, err = insertNote(ctx, tx, in, lastSeq, now)
+		return err
 	})
 	if err != nil {
 		return notes.Note{}, translate(err, "write note on session "+in.Session)
 	}
 	return out, nil
+}
+
+// insertNote checks and inserts a new note in tx (AtSeq defaults to
+// lastSeq, its time is now) and NOTIFYs the note channel at commit; the
+// caller has checked the session and the call.
+func insertNote(ctx context.Context, tx pgx.Tx, in notes.Input, lastSeq, now int64) (notes.Note, error) {
+	data, facts, err := notes.Check(in)
+	if err != nil {
+		return notes.Note{}, err
+	}
+	n := notes.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: lastSeq, Time: now, Author: in.Author, Data: data}
+	if in.AtSeq != nil {
+		n.AtSeq = *in.AtSeq
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO notes (id, session_id, kind, call_id, at_seq, time, author, data, label, commented)
+		VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8, $9, $10)`,
+		n.ID, n.Session, n.Kind, n.CallID, n.AtSeq, n.Time, n.Author, string(data), facts.Label, facts.Commented); err != nil {
+		return notes.Note{}, err
+	}
+	return n, notifyNotes(ctx, tx, in.Session)
 }
 
 // RemoveNote removes a note and returns it as it is now; the rules are the
@@ -179,4 +190,33 @@ func (st *Store) RemoveNote(ctx context.Context, session, id string) (notes.Note
 func notifyNotes(ctx context.Context, tx pgx.Tx, session string) error {
 	_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channelNotes, session)
 	return err
+}
+
+// OpenNotes returns the notes of kind not removed, across sessions, oldest
+// first; the rules are the SQLite store's.
+func (st *Store) OpenNotes(ctx context.Context, kind string) ([]notes.Note, error) {
+	cols := "n." + strings.ReplaceAll(noteCols, ", ", ", n.")
+	rows, err := st.pool.Query(ctx, "SELECT "+cols+" FROM notes n WHERE n.kind = $1 AND n.removed_at IS NULL"+
+		" AND (n.call_id IS NULL OR EXISTS (SELECT 1 FROM events e WHERE e.session_id = n.session_id AND e.call_id = n.call_id)) ORDER BY n.ord", kind)
+	if err != nil {
+		return nil, translate(err, "read open "+kind+" notes")
+	}
+	defer rows.Close()
+	out := []notes.Note{}
+	for rows.Next() {
+		n, err := scanNote(rows)
+		if err != nil {
+			return nil, translate(err, "read open "+kind+" notes")
+		}
+		out = append(out, n)
+	}
+	return out, translate(rows.Err(), "read open "+kind+" notes")
+}
+
+// AnnotatedCount returns how many sessions have a label (a label note not
+// removed): the count of ListOptions.Annotated.
+func (st *Store) AnnotatedCount(ctx context.Context) (int, error) {
+	var n int
+	err := st.pool.QueryRow(ctx, store.CountAnnotatedSQL).Scan(&n)
+	return n, translate(err, "count annotated sessions")
 }

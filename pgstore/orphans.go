@@ -36,7 +36,7 @@ const nodeLostReason = "the node running it stopped or lost its database connect
 // about 6 s of the node's death) is repaired in a transaction that takes the session's lock
 // (pg_try_advisory_xact_lock: skipped if anyone holds it), locks its row
 // and re-checks that it is still running, then appends
-// core.InterruptedTurnClosersWhy (reason core.InterruptNodeLost) through
+// core.InterruptedTurnClosers (and a "repair" note, reason core.InterruptNodeLost) through
 // the ordinary commit path — NOTIFY included, so every node's open pages
 // fold the closers and the list shows the session interrupted — and
 // releases the lock with the commit. Two nodes sweeping together repair a
@@ -125,7 +125,7 @@ func (o *orphans) sweep(ctx context.Context) error {
 		return err
 	}
 	for id, why := range o.st.own.failures() {
-		if _, err := o.st.repairOne(ctx, id, "repaired a session whose events could not be stored", closeTurn(why)); err != nil {
+		if _, err := o.st.repairOne(ctx, id, "repaired a session whose events could not be stored", closeTurn(why, o.st.now().UnixMilli())); err != nil {
 			return err
 		}
 		o.st.own.repaired(id)
@@ -160,7 +160,7 @@ func (o *orphans) sweep(ctx context.Context) error {
 		if now.Sub(since) < 2*o.interval-o.interval/4 {
 			continue
 		}
-		if _, err := o.st.repairOne(ctx, id, "repaired a session whose node is gone", repairOrphan); err != nil {
+		if _, err := o.st.repairOne(ctx, id, "repaired a session whose node is gone", repairOrphan(o.st.now().UnixMilli())); err != nil {
 			return err
 		}
 		delete(o.freeSince, id)
@@ -198,12 +198,14 @@ func (st *Store) heldLocks(ctx context.Context) (map[int64]bool, error) {
 
 // repairOrphan is the repair of a session whose node is gone: removed if
 // it never logged an event (as startup repair does), else its open turn
-// closed.
-func repairOrphan(ctx context.Context, t *wtx, id string, s *sessState) (bool, error) {
-	if s.sum.Events == 0 {
-		return removeUnstarted(ctx, t, id, s)
+// closed with a "repair" note saying the node is gone (made at now).
+func repairOrphan(now int64) repairFix {
+	return func(ctx context.Context, t *wtx, id string, s *sessState) (bool, error) {
+		if s.sum.Events == 0 {
+			return removeUnstarted(ctx, t, id, s)
+		}
+		return closeTurn(&core.CancelCause{Kind: core.InterruptNodeLost, Reason: nodeLostReason}, now)(ctx, t, id, s)
 	}
-	return closeTurn(&core.CancelCause{Kind: core.InterruptNodeLost, Reason: nodeLostReason})(ctx, t, id, s)
 }
 
 // Holds reports whether this node runs session id: it created the session

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"prism/core"
+	"prism/core/notes"
 	"prism/internal/pgcluster"
 	"prism/store"
 	"prism/store/storetest"
@@ -109,11 +110,13 @@ func TestSweepRepairsSessionsWhoseNodeIsGone(t *testing.T) {
 		t.Errorf("repaired %s after the node died, want within 10 s", took)
 	}
 	end := turnEnd(t, got)
-	if end.Reason.Kind != core.TurnInterrupted || end.Reason.Reason == nil || end.Reason.Reason.Kind != core.InterruptNodeLost ||
-		!strings.Contains(end.Reason.Reason.Reason, "node running it stopped") {
-		t.Errorf("repair's turn/end = %+v, want interrupted because the node is gone", end)
+	if end.Reason.Kind != core.TurnInterrupted || end.Reason.Reason != nil {
+		t.Errorf("repair's turn/end = %+v, want plain dsh {kind: interrupted}", end)
 	}
-	checkClosers(t, turn[:5], got, end.Reason.Reason)
+	if why := repairNote(t, b, "s", got); why.Kind != core.InterruptNodeLost || !strings.Contains(why.Reason, "node running it stopped") {
+		t.Errorf("repair note's reason = %+v, want the node is gone", why)
+	}
+	checkClosers(t, turn[:5], got)
 	fc.waitFor(t, "s", len(got)) // another node's pages see it too
 	if info, _ := b.Session(ctx, "s"); info.Status != core.StatusInterrupted {
 		t.Errorf("status %s after the repair, want interrupted", info.Status)
@@ -179,10 +182,13 @@ func TestOutageRepairsFailedSessions(t *testing.T) {
 
 	got := fa.waitFor(t, "failed", 5+len(store.Closers(turn[:5])))
 	end := turnEnd(t, got)
-	if end.Reason.Reason == nil || end.Reason.Reason.Kind != core.InterruptStoreUnreachable || end.Reason.Reason.Reason != "the store was unreachable" {
-		t.Errorf("repair's turn/end = %+v, want interrupted because the store was unreachable", end)
+	if end.Reason.Kind != core.TurnInterrupted || end.Reason.Reason != nil {
+		t.Errorf("repair's turn/end = %+v, want plain dsh {kind: interrupted}", end)
 	}
-	checkClosers(t, turn[:5], got, end.Reason.Reason)
+	if why := repairNote(t, a, "failed", got); why.Kind != core.InterruptStoreUnreachable || why.Reason != "the store was unreachable" {
+		t.Errorf("repair note's reason = %+v, want the store was unreachable", why)
+	}
+	checkClosers(t, turn[:5], got)
 	if info, err := a.Session(ctx, "failed"); err != nil || info.Status != core.StatusInterrupted {
 		t.Errorf("failed session: %+v %v, want interrupted", info, err)
 	}
@@ -230,9 +236,27 @@ func asUnavailable(err error, target **store.UnavailableError) bool {
 
 // checkClosers holds a repaired log to its prefix before and crash
 // repair's closers with reason why.
-func checkClosers(t *testing.T, before, after []core.Event, why *core.CancelCause) {
+// repairNote returns the reason of session id's one "repair" note, which
+// must sit on the closing turn/end of the repaired log got.
+func repairNote(t *testing.T, st *Store, id string, got []core.Event) core.CancelCause {
 	t.Helper()
-	want := core.InterruptedTurnClosersWhy(before, why)
+	ns, err := st.Notes(context.Background(), id, notes.Query{Kind: notes.KindRepair})
+	if err != nil || len(ns) != 1 {
+		t.Fatalf("repair notes of %s: %+v, %v; want one", id, ns, err)
+	}
+	if end := got[len(got)-1]; ns[0].AtSeq != end.Seq || end.Type != core.EventTurnEnd || ns[0].CallID != "" {
+		t.Errorf("repair note at seq %d on call %q, want on the closing turn/end (seq %d, %s)", ns[0].AtSeq, ns[0].CallID, end.Seq, end.Type)
+	}
+	why, ok := notes.RepairReason(ns, got[len(got)-1].Seq, got[len(got)-1].Seq)
+	if !ok {
+		t.Fatalf("repair note %s has no reason: %s", ns[0].ID, ns[0].Data)
+	}
+	return why
+}
+
+func checkClosers(t *testing.T, before, after []core.Event) {
+	t.Helper()
+	want := core.InterruptedTurnClosers(before)
 	if len(want) == 0 || len(after) != len(before)+len(want) {
 		t.Fatalf("%d events after the repair of %d, want %d closers", len(after), len(before), len(want))
 	}

@@ -61,6 +61,9 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 	if o.HasErrors {
 		where = append(where, "errors > 0")
 	}
+	if o.Annotated {
+		where = append(where, store.AnnotatedSQL)
+	}
 	if o.TopLevel {
 		where = append(where, "parent_id IS NULL")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/core/notes"
 )
 
 // RepairOpenTurns applies crash repair to the sessions prism itself
@@ -26,7 +27,7 @@ func (st *Store) RepairOpenTurns(ctx context.Context) ([]string, error) {
 		return removed, err
 	}
 	repaired, err := st.repairEach(ctx, "SELECT id FROM sessions WHERE source = 'live' AND status = 'running' ORDER BY id",
-		"repaired an interrupted turn", closeTurn(nil))
+		"repaired an interrupted turn", closeTurn(nil, 0))
 	return append(removed, repaired...), err
 }
 
@@ -44,9 +45,11 @@ func removeUnstarted(ctx context.Context, t *wtx, id string, s *sessState) (bool
 	return true, t.deleteSession(ctx, id)
 }
 
-// closeTurn returns the fix that appends core.InterruptedTurnClosersWhy
-// (with why on its turn/end) to a session whose status is running.
-func closeTurn(why *core.CancelCause) repairFix {
+// closeTurn returns the fix that appends core.InterruptedTurnClosers to a
+// session whose status is running and, when why is set, records why in
+// the same transaction as a "repair" note on the closing turn/end (made
+// at now, epoch milliseconds): the log stays plain dsh.
+func closeTurn(why *core.CancelCause, now int64) repairFix {
 	return func(ctx context.Context, t *wtx, id string, s *sessState) (bool, error) {
 		if s.sum.Status != core.StatusRunning {
 			return false, nil
@@ -55,14 +58,24 @@ func closeTurn(why *core.CancelCause) repairFix {
 		if err != nil {
 			return false, err
 		}
-		closers := core.InterruptedTurnClosersWhy(events, why)
+		closers := core.InterruptedTurnClosers(events)
 		for i := range closers {
 			closers[i].Seq = int64(len(events) + i)
 		}
 		if len(closers) == 0 {
 			return false, nil
 		}
-		return true, t.append(id, closers)
+		if err := t.append(id, closers); err != nil {
+			return false, err
+		}
+		if why == nil {
+			return true, nil
+		}
+		end := closers[len(closers)-1].Seq
+		if _, err := insertNote(ctx, t.tx, notes.Repair(id, end, *why), end, now); err != nil {
+			return false, fmt.Errorf("record why repair closed the turn: %w", err)
+		}
+		return true, nil
 	}
 }
 

@@ -45,8 +45,12 @@ type searchSQL struct {
 	match    string
 	matchArg string // match's placeholder, once matchConds added it
 	sessions bool   // a condition reads the sessions row (s)
-	where    []string
-	args     []any
+	// words is set when the query has words (to match, to exclude, or in
+	// a clause with operators): its best plan depends on how common they
+	// are.
+	words bool
+	where []string
+	args  []any
 }
 
 // arg adds a parameter and returns its placeholder.
@@ -126,6 +130,7 @@ func compile(q *search.Query) searchSQL {
 		var ors []string
 		for _, t := range c.Terms {
 			if t.Field == search.FieldText {
+				s.words = true
 				ors = append(ors, "d.terms @@ "+s.arg(tsPhrase(t))+"::tsquery")
 				continue
 			}
@@ -137,6 +142,7 @@ func compile(q *search.Query) searchSQL {
 		}
 		s.where = append(s.where, cond)
 	}
+	s.words = s.words || len(match) > 0 || len(exclude) > 0
 	switch {
 	case len(match) > 0:
 		s.match = strings.Join(match, " & ")
@@ -246,19 +252,29 @@ func whereSQL(conds []string) string {
 	return " WHERE " + strings.Join(conds, " AND ")
 }
 
-// searchSQL compiles a parsed query for the plan's order.
-func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, plan store.SearchPlan, err error) {
+// querySQL compiles a parsed query for the plan's order. mode is how to
+// run it: a query with words is planned for its values every time
+// (QueryExecModeExec: a cached generic plan cannot tell a rare word, for
+// the GIN index, from a common one, for the time index); one of operators
+// alone (tool:, error:, …) walks the same index whatever its values, so it
+// runs as a statement prepared once per connection — planning the page's
+// joins cost several times the query itself.
+func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, plan store.SearchPlan, mode pgx.QueryExecMode, err error) {
 	s := compile(q)
 	plan, err = store.PlanSearch(o, s.match != "")
 	if err != nil {
-		return "", nil, plan, err
+		return "", nil, plan, 0, err
 	}
 	if plan.Order == store.OrderRank {
 		sql = s.rankedSQL(plan)
 	} else {
 		sql = s.newestSQL(plan)
 	}
-	return sql, s.args, plan, nil
+	mode = pgx.QueryExecModeExec
+	if !s.words {
+		mode = pgx.QueryExecModeCacheStatement
+	}
+	return sql, s.args, plan, mode, nil
 }
 
 // Search runs a parsed query over the index and returns a page of hits
@@ -267,14 +283,11 @@ func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, p
 // (the SQLite store ranks by BM25: the orders of equally good hits may
 // differ), among the most recent store.RankCandidates matches.
 func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error) {
-	query, args, plan, err := querySQL(q, o)
+	query, args, plan, mode, err := querySQL(q, o)
 	if err != nil {
 		return store.SearchPage{}, err
 	}
-	// An unnamed statement (QueryExecModeExec) is planned for its values
-	// every time: a cached generic plan cannot tell a rare word (the GIN
-	// index) from a common one (the time index).
-	rows, err := st.pool.Query(ctx, query, append([]any{pgx.QueryExecModeExec}, args...)...)
+	rows, err := st.pool.Query(ctx, query, append([]any{mode}, args...)...)
 	if err != nil {
 		return store.SearchPage{}, translate(err, "search")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -67,22 +68,19 @@ func (st *Store) ReceiveSpans(ctx context.Context, spans []store.SpanRecord, der
 		if err != nil {
 			return translate(err, "read spans")
 		}
-		var before []store.SpanRecord
-		for _, r := range all {
-			if !added[[2]string{r.TraceID, r.SpanID}] {
-				before = append(before, r)
-			}
-		}
-		oldLogs, err := derive(before)
+		oldIDs, err := t.derivedBefore(ctx, traces, all, added, derive)
 		if err != nil {
-			return fmt.Errorf("derive sessions from spans: %w", err)
+			return err
 		}
 		newLogs, err := derive(all)
 		if err != nil {
 			return fmt.Errorf("derive sessions from spans: %w", err)
 		}
-		var ids []string
-		for _, l := range append(slices.Clone(oldLogs), newLogs...) {
+		if err := t.recordDerived(ctx, traces, newLogs); err != nil {
+			return err
+		}
+		ids := slices.Clone(oldIDs)
+		for _, l := range newLogs {
 			ids = append(ids, l.Header.ID)
 		}
 		if err := t.lock(ctx, ids); err != nil {
@@ -96,7 +94,7 @@ func (st *Store) ReceiveSpans(ctx context.Context, spans []store.SpanRecord, der
 				continue
 			}
 			before := int(s.sum.LastSeq + 1)
-			outcome, n, err := t.syncLog(ctx, l.Header, l.Events, store.SourceWatch, true)
+			outcome, n, err := t.syncLog(ctx, l.Header, l.Events, store.SourceOTel, true)
 			if err != nil {
 				return fmt.Errorf("sync session %s from spans: %w", l.Header.ID, err)
 			}
@@ -105,15 +103,15 @@ func (st *Store) ReceiveSpans(ctx context.Context, spans []store.SpanRecord, der
 					Events: len(l.Events), Added: n, Before: before})
 			}
 		}
-		for _, l := range oldLogs {
-			s := t.touched[l.Header.ID]
-			if keep[l.Header.ID] || !s.exists || s.deleted || s.source != store.SourceWatch {
+		for _, id := range oldIDs {
+			s := t.touched[id]
+			if keep[id] || !s.exists || s.deleted || s.source != store.SourceOTel {
 				continue
 			}
-			if _, err := t.deleteTree(ctx, l.Header.ID); err != nil {
+			if _, err := t.deleteTree(ctx, id); err != nil {
 				return err
 			}
-			out.Removed = append(out.Removed, l.Header.ID)
+			out.Removed = append(out.Removed, id)
 		}
 		return nil
 	})
@@ -121,6 +119,64 @@ func (st *Store) ReceiveSpans(ctx context.Context, spans []store.SpanRecord, der
 		return store.SpanReceipt{}, err
 	}
 	return out, nil
+}
+
+// derivedBefore returns the sessions traces were derived into before this
+// batch, sorted: those otel_sessions records, and, when some trace that
+// had spans before the batch has no record (stored before the table
+// existed), those of deriving the spans held before the batch.
+func (t *wtx) derivedBefore(ctx context.Context, traces map[string]bool, all []store.SpanRecord, added map[[2]string]bool, derive store.SpanDeriver) ([]string, error) {
+	rows, err := t.strings(ctx, `SELECT trace_id || ' ' || session_id FROM otel_sessions WHERE trace_id = ANY($1)`, sortedKeys(traces))
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]bool{}
+	recorded := map[string]bool{}
+	for _, r := range rows {
+		tr, id, _ := strings.Cut(r, " ")
+		recorded[tr], ids[id] = true, true
+	}
+	var before []store.SpanRecord
+	legacy := false
+	for _, r := range all {
+		if !added[[2]string{r.TraceID, r.SpanID}] {
+			before = append(before, r)
+			legacy = legacy || !recorded[r.TraceID]
+		}
+	}
+	if legacy {
+		old, err := derive(before)
+		if err != nil {
+			return nil, fmt.Errorf("derive sessions from spans: %w", err)
+		}
+		for _, l := range old {
+			ids[l.Header.ID] = true
+		}
+	}
+	return sortedKeys(ids), nil
+}
+
+// recordDerived makes otel_sessions say which of logs each of traces was
+// derived into.
+func (t *wtx) recordDerived(ctx context.Context, traces map[string]bool, logs []store.DerivedLog) error {
+	if _, err := t.tx.Exec(ctx, `DELETE FROM otel_sessions WHERE trace_id = ANY($1)`, sortedKeys(traces)); err != nil {
+		return translate(err, "record derived sessions")
+	}
+	var tr, id []string
+	for _, l := range logs {
+		for _, trace := range l.Traces {
+			if traces[trace] {
+				tr, id = append(tr, trace), append(id, l.Header.ID)
+			}
+		}
+	}
+	if len(tr) == 0 {
+		return nil
+	}
+	if _, err := t.tx.Exec(ctx, `INSERT INTO otel_sessions (trace_id, session_id) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING`, tr, id); err != nil {
+		return translate(err, "record derived sessions")
+	}
+	return nil
 }
 
 // conversationTraces adds to traces every trace that shares a conversation

@@ -108,9 +108,17 @@ func (st *Store) write(ctx context.Context, fn func(*wtx) error) error {
 	if err := t.flush(ctx); err != nil {
 		return err
 	}
+	for _, f := range t.late {
+		if err := f(ctx); err != nil {
+			return err
+		}
+	}
+	changes := t.changes()
+	st.fan.claim(changes)
 	if err := tx.Commit(ctx); err != nil {
+		st.fan.unclaim(changes)
 		return translate(err, "commit")
 	}
-	st.fan.local(t.changes())
+	st.fan.local(changes)
 	return nil
 }

@@ -83,6 +83,9 @@ type wtx struct {
 	order   []string
 	ev      eventCols
 	idx     searchIndex
+	// late are writes that need the flushed rows (notes of a session the
+	// transaction creates); they run after the flush, before the commit.
+	late []func(ctx context.Context) error
 }
 
 func newWtx(tx pgx.Tx) *wtx { return &wtx{tx: tx, touched: map[string]*sessState{}} }
@@ -180,7 +183,7 @@ func (t *wtx) insertSession(h core.SessionHeader, source string) error {
 		return err
 	}
 	*s = sessState{exists: true, header: hj, source: source, createdAt: h.CreatedAt, sum: core.NewSummary(), lockedSeq: -1,
-		created: true, dirty: true, parent: h.ParentSession}
+		created: true, dirty: true, parent: h.ChildOf()}
 	return nil
 }
 
@@ -240,7 +243,7 @@ func (t *wtx) replaceSession(ctx context.Context, id string, h core.SessionHeade
 		return err
 	}
 	if _, err := t.tx.Exec(ctx, "UPDATE sessions SET header = $1, parent_id = NULLIF($2, ''), created_at = $3, source = $4 WHERE id = $5",
-		hj, h.ParentSession, h.CreatedAt, source, id); err != nil {
+		hj, h.ChildOf(), h.CreatedAt, source, id); err != nil {
 		return translate(err, "replace session "+id)
 	}
 	*s = sessState{exists: true, header: hj, source: source, createdAt: h.CreatedAt, sum: core.NewSummary(), lockedSeq: s.lockedSeq,
@@ -403,7 +406,7 @@ func (t *wtx) changes() []change {
 		case s.deleted:
 			out = append(out, change{Commit: store.Commit{SessionID: id, Deleted: true}})
 		case s.created || s.replaced || len(s.appended) > 0:
-			out = append(out, change{Commit: store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended},
+			out = append(out, change{Commit: store.Commit{SessionID: id, Created: s.created, Replaced: s.replaced, Events: s.appended, Local: true},
 				lastSeq: s.sum.LastSeq, gen: s.gen})
 		}
 	}

@@ -182,7 +182,10 @@ func (w *writer) tryBatch(batch []*request) (results []error, err error) {
 	if err := t.flush(ctx); err != nil {
 		return nil, err
 	}
+	changes := t.changes()
+	w.st.fan.claim(changes)
 	if err := tx.Commit(ctx); err != nil {
+		w.st.fan.unclaim(changes)
 		// The commit's fate is unknown when the connection broke during it.
 		if w.conn.IsClosed() {
 			w.st.log.Error("the connection broke while committing: the outcome of this commit is unknown", logkey.Err, err)
@@ -190,6 +193,6 @@ func (w *writer) tryBatch(batch []*request) (results []error, err error) {
 		return nil, translate(err, "commit")
 	}
 	w.commits.Add(1)
-	w.st.fan.local(t.changes())
+	w.st.fan.local(changes)
 	return results, nil
 }

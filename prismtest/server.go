@@ -54,7 +54,7 @@ type Options struct {
 // Server is the whole prism stack for one test: the SQLite store on a file
 // in t.TempDir(), the agent runner over Options.Tools on the scripted model
 // playing Options.Script, and the web server — pages, SSE streams, the JSON
-// API — on an httptest server at URL. NewServer registers its shutdown with
+// API, share links, notes (labels on cards) — on an httptest server at URL. NewServer registers its shutdown with
 // t.Cleanup: open streams end, running turns are cancelled and logged, the
 // store closes.
 type Server struct {
@@ -120,6 +120,7 @@ func NewServer(t testing.TB, opts Options) *Server {
 		Runner:    &countingRunner{r: runner, turns: s.turns},
 		Importer:  backend.Importer{Store: store},
 		Shares:    store,
+		Notes:     store,
 		Redactor:  redactor,
 		Logger:    log,
 	}

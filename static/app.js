@@ -27,3 +27,28 @@ document.addEventListener('click', (ev) => {
     ta.remove()
   }
 })
+
+// A nested child's <details data-keep-open> stays as its reader left it
+// when a live frame morphs its card (the server's HTML never says open):
+// a click on its summary records the reader's choice by the element's
+// id, and a morph that changes it is undone.
+const keepOpen = new Map()
+document.addEventListener('click', (ev) => {
+  const s = ev.target instanceof Element ? ev.target.closest('details[data-keep-open] > summary') : null
+  if (!s || (ev.target instanceof Element && ev.target.closest('a'))) return
+  const d = s.parentElement
+  if (d.id) keepOpen.set(d.id, !d.open)
+})
+new MutationObserver((records) => {
+  for (const r of records) {
+    const nodes = r.type === 'attributes' ? [r.target] : Array.from(r.addedNodes)
+    for (const n of nodes) {
+      if (!(n instanceof Element)) continue
+      const ds = n.matches('details[data-keep-open]') ? [n] : Array.from(n.querySelectorAll('details[data-keep-open]'))
+      for (const d of ds) {
+        const want = keepOpen.get(d.id)
+        if (want !== undefined && d.open !== want) d.open = want
+      }
+    }
+  }
+}).observe(document.documentElement, { subtree: true, childList: true, attributes: true, attributeFilter: ['open'] })

@@ -18,7 +18,7 @@ import (
 
 // FS holds every asset, at the root (app.css, app.js, datastar.js, …).
 //
-//go:embed app.css app.js filter.js travel.js icon.svg datastar.js datastar.js.map
+//go:embed app.css app.js filter.js travel.js compare.js icon.svg datastar.js datastar.js.map
 var FS embed.FS
 
 // Hash returns a short content hash of the named asset, for cache-busting

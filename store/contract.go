@@ -95,6 +95,10 @@ type Store interface {
 	Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error)
 	PutNote(ctx context.Context, in notes.Input) (notes.Note, error)
 	RemoveNote(ctx context.Context, session, id string) (notes.Note, error)
+	// OpenNotes returns the notes of one kind not removed, across
+	// sessions, oldest first (a note on a call its log no longer has is
+	// not returned): the open attention firings /api/attention lists.
+	OpenNotes(ctx context.Context, kind string) ([]notes.Note, error)
 
 	// Close drains queued writes and releases the store; writes after
 	// Close fail with ErrClosed.

@@ -9,6 +9,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/core/notes"
 	"prism/sources/dsh"
 )
 
@@ -74,9 +75,10 @@ func (s ImportSlots) Acquire(ctx context.Context, wait bool) (release func(), er
 
 // CheckParent refuses a subagent log whose parent session is neither in
 // the same file (inFile holds the file's session ids) nor stored (exists
-// asks the store): it would be an orphan no page links to.
+// asks the store): it would be an orphan no page links to. A fork (a
+// parentSession without origin "subagent") is no child and imports alone.
 func CheckParent(file string, l *dsh.Log, inFile map[string]bool, exists func(id string) (bool, error)) error {
-	parent := l.Header.ParentSession
+	parent := l.Header.ChildOf()
 	if parent == "" || inFile[parent] {
 		return nil
 	}
@@ -203,4 +205,58 @@ func LogImported(ctx context.Context, log *slog.Logger, file string, results []I
 		log.Log(ctx, level, "imported session", logkey.File, file, logkey.SessionID, r.SessionID, logkey.Outcome, r.Outcome,
 			logkey.Events, r.Events, logkey.Added, r.Added, logkey.Repaired, r.Repaired)
 	}
+}
+
+// SideNote is a note an import stores beside a session's log, with what
+// search keeps of it.
+type SideNote struct {
+	notes.Note
+	Facts notes.Facts
+}
+
+// SideNotes returns the notes an import stores beside log l (an export
+// zip's notes.jsonl), under session id: each checked again (notes.Check),
+// with a fresh id when the log was imported under another id (renamed), so
+// that they never collide with the original's. A note the store already
+// holds (by id) is left as it is: importing the same zip again adds none.
+func SideNotes(id string, l *dsh.Log, renamed bool) ([]SideNote, error) {
+	out := make([]SideNote, 0, len(l.SideNotes))
+	for _, n := range l.SideNotes {
+		data, facts, err := notes.Check(notes.Input{Session: id, Kind: n.Kind, CallID: n.CallID, Author: n.Author, Data: n.Data})
+		if err != nil {
+			return nil, fmt.Errorf("note %s of session %s: %w", n.ID, id, err)
+		}
+		n.Session, n.Data = id, data
+		if renamed {
+			n.ID = core.NewID()
+		}
+		out = append(out, SideNote{Note: n, Facts: facts})
+	}
+	return out, nil
+}
+
+// CheckFamilyCycles refuses a file whose sessions' parents (origin
+// "subagent" children) form a cycle — a session its own ancestor —
+// naming the sessions of the cycle: no order of import could store it.
+func CheckFamilyCycles(file string, logs []*dsh.Log) error {
+	parent := map[string]string{}
+	for _, l := range logs {
+		if p := l.Header.ChildOf(); p != "" {
+			parent[l.Header.ID] = p
+		}
+	}
+	for _, l := range logs {
+		seen := map[string]bool{}
+		path := []string{}
+		for id := l.Header.ID; id != ""; id = parent[id] {
+			if seen[id] {
+				return core.Errorf(core.CodeInvalid,
+					"%s: the sessions' parentSession links form a cycle (%s → %s): a subagent cannot be its own ancestor; nothing was imported",
+					file, strings.Join(path, " → "), id)
+			}
+			seen[id] = true
+			path = append(path, id)
+		}
+	}
+	return nil
 }

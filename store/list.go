@@ -28,6 +28,9 @@ type ListOptions struct {
 	Status string
 	// HasErrors keeps only sessions with at least one failed call.
 	HasErrors bool
+	// Annotated keeps only sessions with at least one label (a label note
+	// not removed, on a call or on the session).
+	Annotated bool
 	// Sort orders the list: SortUpdated ("" too), SortCreated, SortCalls
 	// or SortErrors, largest first.
 	Sort string
@@ -44,6 +47,13 @@ type ListOptions struct {
 	Cursor string
 	Offset int
 }
+
+// AnnotatedSQL is the condition, over a sessions row, of
+// ListOptions.Annotated (both engines' schemas).
+const AnnotatedSQL = "EXISTS (SELECT 1 FROM notes n WHERE n.session_id = sessions.id AND n.kind = 'label' AND n.removed_at IS NULL)"
+
+// CountAnnotatedSQL counts the sessions ListOptions.Annotated keeps.
+const CountAnnotatedSQL = "SELECT count(DISTINCT session_id) FROM notes WHERE kind = 'label' AND removed_at IS NULL"
 
 // SessionPage is one page of a session list.
 type SessionPage struct {

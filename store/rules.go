@@ -226,8 +226,8 @@ func Reconcile(s Stored, h core.SessionHeader, events []core.Event, source strin
 	if hj != s.Header {
 		same, diffAt = false, -1
 	}
-	if source == SourceWatch && s.Source != SourceWatch {
-		replace = false // a watched file never replaces a session prism runs or imported
+	if (source == SourceWatch || source == SourceOTel) && s.Source != source {
+		replace = false // a watched file (or spans) never replaces a session of another source
 	}
 	switch {
 	case same && len(s.Events) == len(events):

@@ -12,22 +12,30 @@ type SpanRecord struct {
 	ConversationID  string
 	Service         string
 	Body            []byte
+	// ReceivedAt is when it was received (epoch milliseconds), as a store
+	// lists it for prism migrate; ReceiveSpans ignores it (now).
+	ReceivedAt int64
 }
 
-// DerivedLog is one session derived from stored spans: its header and its
-// whole log.
+// DerivedLog is one session derived from stored spans: its header, its
+// whole log, and the traces (hex ids) whose spans it holds. A store
+// remembers the sessions each trace was derived into, so the next batch of
+// a trace derives once and still deletes the sessions it no longer gives.
 type DerivedLog struct {
 	Header core.SessionHeader
 	Events []core.Event
+	Traces []string
 }
 
 // SpanDeriver maps the stored spans of some traces (every span of each
 // trace, and of every trace sharing a conversation id with them) to the
 // sessions they make. It must be a pure function of the set of records:
-// the store calls it on the spans it held before a batch and on those it
-// holds after, and deletes a session the first gave and the second does
-// not (a trace's session absorbed by its conversation's once a span naming
-// the conversation arrived).
+// the store calls it once per batch on the spans it holds after it, and
+// deletes a session that a trace of the batch was derived into before and
+// that the new derivation does not give (a trace's session absorbed by its
+// conversation's once a span naming the conversation arrived). For traces
+// stored before the store kept that record, it also derives the spans it
+// held before the batch.
 type SpanDeriver func([]SpanRecord) ([]DerivedLog, error)
 
 // SpanReceipt says what storing a batch of spans did.

@@ -25,6 +25,10 @@ const (
 	SourceImport = "import"
 	// SourceWatch: tailed from a dsh sessions directory.
 	SourceWatch = "watch"
+	// SourceOTel: derived from received OpenTelemetry spans (ids begin
+	// "otel-"); only a span receipt writes or deletes it, and the watcher
+	// never replaces it.
+	SourceOTel = "otel"
 )
 
 // SessionInfo is one session as a list shows it: its header, where its log
@@ -35,7 +39,7 @@ type SessionInfo struct {
 	ID       string             `json:"id"`
 	Header   core.SessionHeader `json:"header"`
 	ParentID string             `json:"parentId,omitempty"`
-	Source   string             `json:"source"` // live | import | watch
+	Source   string             `json:"source"` // live | import | watch | otel
 	// CreatedAt is the header's; UpdatedAt the latest event time, or
 	// CreatedAt while the log is empty (the list's order).
 	CreatedAt int64 `json:"createdAt"`
@@ -62,6 +66,11 @@ type Commit struct {
 	Notes bool
 	// Events are the events the commit appended, in seq order.
 	Events []core.Event
+	// Local is set when this node's own transaction made the change (on
+	// SQLite, always); a change a PostgreSQL node learned from another
+	// node's commit is not Local. What must happen once per commit across
+	// nodes (pushing a turn to a collector) follows Local commits only.
+	Local bool
 }
 
 // Import outcomes.

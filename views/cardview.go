@@ -21,9 +21,15 @@ type CardView struct {
 	ID, CallID, Tool string
 	// Labels are the people's labels on the call (owner pages only);
 	// LabelForm, when set, offers a new one.
-	Labels       []LabelView
-	LabelForm    *LabelForm
+	Labels    []LabelView
+	LabelForm *LabelForm
+	// Attention are the attention rules' open firings on the call at the
+	// seq the page shows (owner pages only): the card is outlined.
+	Attention    []AttentionView
 	LabelChoices []string
+	// Replayed is set on a fork's call answered with its source's
+	// recorded result (owner pages only, like the labels).
+	Replayed *ReplayedView
 	// Server is the MCP server of a tool named mcp__<server>__<tool>
 	// (Tool is then the server's tool name and FullName the whole name).
 	Server, FullName string
@@ -57,6 +63,9 @@ type CardView struct {
 
 	// Model is what the model received from the call (nil while pending).
 	Model *ModelView
+
+	// Child is the subagent a subagent call started, nested (nil: none).
+	Child *ChildView
 }
 
 // ImageBody is the image card: thumbnails and the result text.
@@ -181,6 +190,37 @@ type GenericBody struct {
 	OutError bool
 	HasOut   bool
 	Images   []string // image attachments, described
+	// InNotRecorded: the call's arguments were not recorded (its
+	// argument string is empty, as an importer writes it when the source
+	// did not capture them: OpenTelemetry spans without content capture).
+	// OutNotRecorded: neither was its result (the result's meta says
+	// MetaResultNotRecorded). The card says so, never an empty box.
+	InNotRecorded, OutNotRecorded bool
+}
+
+// MetaResultNotRecorded is the key of a tool result's meta that says the
+// source did not record the result ({"resultNotRecorded": true}): the card
+// says "result not recorded" instead of "no output".
+const MetaResultNotRecorded = "resultNotRecorded"
+
+// argsNotRecorded reports whether a card's call has an empty argument
+// string: never what a model sends (no arguments are "{}"), but what an
+// importer writes when its source did not record them.
+func argsNotRecorded(c *Card) bool {
+	return c.HasCall && c.Args == ""
+}
+
+// resultNotRecorded reports whether a result's meta says its source did
+// not record it (MetaResultNotRecorded).
+func resultNotRecorded(meta json.RawMessage) bool {
+	if len(meta) == 0 || !bytes.Contains(meta, []byte(MetaResultNotRecorded)) {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(meta, &m) != nil {
+		return false
+	}
+	return string(m[MetaResultNotRecorded]) == "true"
 }
 
 // ApprovalView is a card's approval: why the call asks, and either the
@@ -260,12 +300,17 @@ func NewCardViewIn(c *Card, r R) *CardView {
 	}
 	v.InspectURL = r.links().Call(c.CallID, "")
 	v.Labels, v.LabelForm = labelViews(c.CallID, c.ID, r)
+	if c.CallID != "" {
+		v.Attention = attentionViews(c.CallID, r)
+	}
 	if r.Labels && c.Result != nil && c.CallID != "" {
 		for i := range v.Labels {
 			v.Labels[i].TestURL = CallTestURL(sessionID, c.CallID, c.ID)
 		}
 	}
 	v.LabelChoices = labelChoices(r)
+	v.Replayed = replayedView(c.CallID, r)
+	v.Child = childView(c, r)
 	v.Current = r.current(c.ID)
 	if c.HasCall {
 		v.Started, v.StartedISO = clock(c.CallTime)
@@ -382,7 +427,11 @@ func (v *CardView) pendingBody(c *Card, cv core.CallView, cwd string) {
 			return
 		}
 	}
-	v.Kind, v.Body = core.CardGeneric, &GenericBody{In: inputClip(c, cv)}
+	g := &GenericBody{In: inputClip(c, cv)}
+	if argsNotRecorded(c) {
+		g.In, g.InNotRecorded = Clip{Empty: true}, true
+	}
+	v.Kind, v.Body = core.CardGeneric, g
 }
 
 // resultBody builds the body of a completed card: its result view's row of
@@ -577,6 +626,9 @@ func newGenericResultBody(rv core.ResultView, in bodyInput) CardBody {
 	g := &GenericBody{OutError: res.IsError, HasOut: true}
 	if _, single := cv.(*core.DiffCallView); !single {
 		g.In = inputClip(c, cv)
+		if argsNotRecorded(c) {
+			g.In, g.InNotRecorded = Clip{Empty: true}, true
+		}
 	} else {
 		g.In = Clip{Empty: true}
 	}
@@ -599,6 +651,7 @@ func newGenericResultBody(rv core.ResultView, in bodyInput) CardBody {
 		out = c.Result.Error.Name + ": " + c.Result.Error.Code
 	}
 	g.Out = newClip(out, maxLines)
+	g.OutNotRecorded = g.Out.Empty && len(g.Images) == 0 && resultNotRecorded(res.Meta)
 	return g
 }
 

@@ -68,13 +68,34 @@ type Reader struct {
 	Prices price.Table
 	// Notes are the session's notes as the reader may see them, removed
 	// ones included: a card shows the labels that apply at the seq its
-	// page shows (notes.Note.AppliesAt). The owner's pages only.
+	// page shows (notes.Note.AppliesAt). The owner's pages, or a share
+	// link's when SharedNotes is set.
 	Notes []notes.Note
+	// SharedNotes says Notes were chosen (and redacted) for a share link:
+	// a share's pages and its saved page show them. Without it, a page
+	// rendered with a link's or a saved file's URLs shows no note.
+	SharedNotes bool
 	// Labels offers the cards' label form (add, edit, remove): the owner's
 	// live pages on a server that keeps notes.
 	Labels bool
 	// LabelChoices are the labels the form suggests (nil: DefaultLabels).
 	LabelChoices []string
+	// Fork offers "fork here" at each ended turn (and on the transport at
+	// a turn's end): the owner's pages on a server whose runner forks.
+	Fork bool
+	// Forks are the session's forks, which its header names (the
+	// owner's pages only).
+	Forks []ForkLink
+	// Children are the logs of the children the Notes' link notes name,
+	// by id (a linked child missing here is shown as not found); nil nests
+	// no children. The owner's pages only.
+	Children map[string]*ChildLog
+	// Ancestors are a subagent's parent, its parent's parent and so on,
+	// root first (the session page's path). The owner's pages only.
+	Ancestors []string
+	// ChildrenUntil, when set, is the time of the parent's event the page
+	// shows: a nested child shows only its events up to it.
+	ChildrenUntil int64
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are
@@ -106,23 +127,7 @@ func Fold(h core.SessionHeader, events []core.Event, p Presenter) *Timeline {
 // batch is decoded in parallel (decoding is most of a fold's work) before
 // it is applied in order.
 func (t *Timeline) ApplyAll(events []core.Event) {
-	superseded := make([]bool, len(events)) // chunks a later message of the batch finalizes
-	for i := 0; i < len(events); {
-		if events[i].Type != core.EventAssistantChunk {
-			i++
-			continue
-		}
-		j := i
-		for j < len(events) && events[j].Type == core.EventAssistantChunk {
-			j++
-		}
-		if j < len(events) && events[j].Type == core.EventAssistantMessage && !(events[j].SurfaceOp != nil && events[j].SurfaceOp.Replace) {
-			for k := i; k < j; k++ {
-				superseded[k] = true
-			}
-		}
-		i = j
-	}
+	superseded := supersededChunks(events)
 	pre := predecode(events, superseded, t.lastSeq)
 	for i := range events {
 		e := &events[i]
@@ -141,6 +146,29 @@ func (t *Timeline) ApplyAll(events []core.Event) {
 		}
 		t.apply(e, dec)
 	}
+}
+
+// supersededChunks marks the chunks of a batch that a later message of
+// the batch finalizes.
+func supersededChunks(events []core.Event) []bool {
+	superseded := make([]bool, len(events))
+	for i := 0; i < len(events); {
+		if events[i].Type != core.EventAssistantChunk {
+			i++
+			continue
+		}
+		j := i
+		for j < len(events) && events[j].Type == core.EventAssistantChunk {
+			j++
+		}
+		if j < len(events) && events[j].Type == core.EventAssistantMessage && !(events[j].SurfaceOp != nil && events[j].SurfaceOp.Replace) {
+			for k := i; k < j; k++ {
+				superseded[k] = true
+			}
+		}
+		i = j
+	}
+	return superseded
 }
 
 // parallelDecodeMin is the batch size from which ApplyAll decodes in
@@ -181,6 +209,32 @@ func predecode(events []core.Event, superseded []bool, lastSeq int64) []decoded 
 	}
 	wg.Wait()
 	return pre
+}
+
+// Decode decodes a log's events as a fold of the whole log does (in
+// parallel when it is large, the chunks a later message finalizes
+// skipped) and discards the values: the fold's input cost, which a page's
+// benchmarks measure beside the page. It returns how many events did not
+// decode.
+func Decode(events []core.Event) int {
+	superseded := supersededChunks(events)
+	pre := predecode(events, superseded, -1)
+	bad := 0
+	for i := range events {
+		if superseded[i] {
+			continue
+		}
+		d := decoded{}
+		if pre != nil {
+			d = pre[i]
+		} else {
+			d = decodeEvent(&events[i])
+		}
+		if d.err != nil {
+			bad++
+		}
+	}
+	return bad
 }
 
 // skip records an event without decoding it for the transcript.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"prism/core"
+	"prism/core/notes"
 )
 
 func statusText(code int) string {
@@ -41,15 +42,26 @@ func turnLabel(t *TurnRow) string {
 	return clean(t.End.Kind)
 }
 
-func turnMessage(t *TurnRow) string {
+// turnMessage is the divider's text of turn t as r shows it: why crash
+// repair closed it comes from the session's "repair" note on its turn/end
+// (notes.KindRepair), or from the reason an older prism wrote into the
+// turn/end itself.
+func turnMessage(t *TurnRow, r R) string {
+	if t.Ended && t.End.Kind == core.TurnInterrupted {
+		if why, ok := notes.RepairReason(r.Notes, t.EndSeq, r.Seq); ok {
+			if why.Reason == "" {
+				why.Reason = strings.ReplaceAll(why.Kind, "-", " ")
+			}
+			return firstLine(clean("closed by crash repair: "+why.Reason), 200)
+		}
+	}
 	switch {
 	case !t.Ended:
 		return ""
 	case t.End.Error != nil:
 		return firstLine(clean(t.End.Error.Code+": "+t.End.Error.Message), 200)
 	case t.End.Kind == core.TurnInterrupted && t.End.Reason != nil && t.End.Reason.Reason != "":
-		// Closed by a running prism: why (the store was unreachable, the
-		// node running it stopped).
+		// Closed by an older prism that wrote why into the log.
 		return firstLine(clean("closed by crash repair: "+t.End.Reason.Reason), 200)
 	case t.End.Reason != nil:
 		return firstLine(clean(t.End.Reason.Kind+" "+t.End.Reason.Reason), 200)

@@ -21,6 +21,8 @@ type Assets struct {
 	Filter                                string // the session page's filter bar
 	// Travel is the session page's navigation module (static/travel.js).
 	Travel string
+	// Compare is the compare page's module (static/compare.js).
+	Compare string
 }
 
 // PageMeta is what every page's layout needs.
@@ -53,6 +55,14 @@ type R struct {
 	Labels       bool
 	LabelChoices []string
 	Seq          int64
+	// ForkURL is where the "fork here" forms post (ForksURL); "" when the
+	// page offers none (share links, saved files, no runner that forks).
+	ForkURL string
+	// Children and ChildrenUntil are the Reader's: the subagents whose
+	// cards a subagent call's card nests (owner pages only).
+	Children      map[string]*ChildLog
+	ChildrenUntil int64
+	presenter     Presenter
 }
 
 // current reports whether the element id is the page's current element.
@@ -65,11 +75,18 @@ func (r R) current(id string) bool { return r.Current != "" && r.Current == id }
 func NewR(t *Timeline, l Links) R {
 	h := t.Header()
 	ro := t.reader.ReadOnly || l.Shared() || l.Offline()
-	r := R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: ro, Prices: t.reader.Prices, Seq: t.LastSeq()}
+	r := R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: ro, Prices: t.reader.Prices, Seq: t.LastSeq(), presenter: t.p}
 	if !l.Shared() && !l.Offline() {
 		// Labels never leave the owner's pages: not on a share link,
-		// not in a saved file.
+		// not in a saved file. Nor do nested children.
 		r.Notes, r.Labels, r.LabelChoices = t.reader.Notes, t.reader.Labels, t.reader.LabelChoices
+		if t.reader.Fork {
+			r.ForkURL = ForksURL(h.ID)
+		}
+		r.Children, r.ChildrenUntil = t.reader.Children, t.reader.ChildrenUntil
+	} else if t.reader.SharedNotes {
+		// A share link's reader holds only what the link may show.
+		r.Notes = t.reader.Notes
 	}
 	return r
 }
@@ -81,12 +98,21 @@ type SessionHeadView struct {
 	// Labels are the labels on the whole session (owner pages only);
 	// ShowLabels says the header shows its labels block (with LabelForm,
 	// when set, for a new one).
-	Labels            []LabelView
-	LabelForm         *LabelForm
-	LabelChoices      []string
-	ShowLabels        bool
+	Labels       []LabelView
+	LabelForm    *LabelForm
+	LabelChoices []string
+	ShowLabels   bool
+	// Attention are the attention rules' open firings on the whole
+	// session (owner pages only); ShowAttention, the header holds their
+	// element (live pages update it).
+	Attention         []AttentionView
+	ShowAttention     bool
 	ID, Title, Status string
 	Cwd, Parent       string
+	// Path is the session's ancestors, root first, when it is a subagent
+	// (parent › child › grandchild; Reader.Ancestors); the owner's pages
+	// only.
+	Path []Link
 	// Source says what the session was read from, small beside the title
 	// (nil: a session of prism's own, or dsh's; owner pages only).
 	Source           *SourceLineView
@@ -115,6 +141,14 @@ type SessionHeadView struct {
 	// Replay is set on a page with a transport: the header says where the
 	// replay stands.
 	Replay bool
+	// ForkOf is the session this one was forked from (its parent, when
+	// not a subagent's) and ForkTurn the turn it was cut after; Forks are
+	// this session's forks and ForksURL the page of their tree (owner
+	// pages only).
+	ForkOf, ForkOfURL string
+	ForkTurn          int
+	Forks             []ForkLink
+	ForksURL          string
 }
 
 // EarlierView is the placeholder that loads the segments before Before.
@@ -157,6 +191,9 @@ type SessionPageView struct {
 	Later     *LaterView
 	StreamURL string // "" for a page without a live stream
 	CanRun    bool   // show the follow-up and cancel controls (the runner owns the session)
+	// CompareURL, on the owner's page, picks a session to compare this
+	// one with ("" elsewhere).
+	CompareURL string
 	// Where the follow-up and cancel forms post.
 	MessagesURL, CancelURL string
 	// Share is the owner's share panel (nil on a share link's page, or
@@ -196,7 +233,7 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 		Title:   clean(st.Title),
 		Status:  clean(st.Status),
 		Cwd:     clean(h.Cwd),
-		Parent:  clean(h.ParentSession),
+		Parent:  clean(h.ChildOf()),
 		Summary: st,
 		Pending: t.Pending(),
 		LastSeq: t.LastSeq(),
@@ -204,7 +241,7 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 		At:      -1,
 		Of:      t.LastSeq(),
 
-		ParentURL:     SessionURL(h.ParentSession),
+		ParentURL:     SessionURL(h.ChildOf()),
 		ExportURL:     l.Events(),
 		ExportHTMLURL: l.ExportHTML(),
 		Shared:        l.Shared(),
@@ -214,9 +251,22 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	r := NewR(t, l)
 	v.Labels, v.LabelForm = labelViews("", SessionLabelsID, r)
 	v.ShowLabels = r.Labels || len(v.Labels) > 0
+	v.Attention = attentionViews("", r)
+	v.ShowAttention = r.Labels || len(v.Attention) > 0
 	v.LabelChoices = labelChoices(r)
+	if !l.Shared() && !l.Offline() {
+		for _, a := range t.reader.Ancestors {
+			v.Path = append(v.Path, Link{Label: clean(a), URL: SessionURL(a)})
+		}
+	}
 	if l.Shared() || l.Offline() {
 		v.ParentURL = ""
+	}
+	if parent, turn, ok := forkOf(t); ok && !l.Shared() && !l.Offline() {
+		v.ForkOf, v.ForkOfURL, v.ForkTurn = clean(parent), SessionURL(parent), turn
+	}
+	if !l.Shared() && !l.Offline() && len(t.reader.Forks) > 0 {
+		v.Forks, v.ForksURL = t.reader.Forks, ForksURL(h.ID)
 	}
 	v.Title = displayTitle(st.Title, h.ID)
 	v.Cost, v.CostNote = SessionCost(&st, t.reader.Prices)
@@ -507,6 +557,66 @@ type SessionRowView struct {
 	// Cost and CostNote are SessionCost's (the session header's value).
 	Priced         bool
 	Cost, CostNote string
+	// Forks counts the session's forks (its tree: ForksURL).
+	Forks int
+	// Kids counts the subagents listed (collapsed) under this row; Nested
+	// marks a subagent's row listed under its parent's. Group is the
+	// signal that shows a parent's nested rows. GroupChildren sets them.
+	Kids   int
+	Nested bool
+	Group  string
+	// Attention are the session's open attention firings (a badge).
+	Attention []AttentionView
+}
+
+// GroupChildren orders rows so that each subagent (a row with a Parent)
+// whose parent is among rows comes right after its parent, collapsed: the
+// parent counts them (Kids) and they are Nested under its Group. A child
+// whose parent is not among rows stays where it is ("child of …").
+func GroupChildren(rows []*SessionRowView) []*SessionRowView {
+	on := map[string]bool{}
+	for _, r := range rows {
+		on[r.ID] = true
+	}
+	kids := map[string][]*SessionRowView{}
+	for _, r := range rows {
+		if r.Parent != "" && r.Parent != r.ID && on[r.Parent] {
+			kids[r.Parent] = append(kids[r.Parent], r)
+		}
+	}
+	if len(kids) == 0 {
+		return rows
+	}
+	out := make([]*SessionRowView, 0, len(rows))
+	placed := map[string]bool{}
+	var place func(r *SessionRowView, group string, depth int)
+	place = func(r *SessionRowView, group string, depth int) {
+		if placed[r.ID] || depth > 16 {
+			return
+		}
+		placed[r.ID] = true
+		c := *r
+		c.Nested, c.Group, c.Kids = group != "", group, len(kids[r.ID])
+		if c.Kids > 0 && group == "" {
+			c.Group = "kids" + strconv.Itoa(len(out))
+		}
+		out = append(out, &c)
+		for _, k := range kids[r.ID] {
+			place(k, c.Group, depth+1)
+		}
+	}
+	for _, r := range rows {
+		if r.Parent != "" && r.Parent != r.ID && on[r.Parent] {
+			continue // placed under its parent
+		}
+		place(r, "", 0)
+	}
+	for _, r := range rows { // a cycle of parents: list them flat
+		if !placed[r.ID] {
+			place(r, "", 0)
+		}
+	}
+	return out
 }
 
 // NewSessionRow builds a session's list row from its stored summary: the
@@ -577,10 +687,18 @@ type SessionListView struct {
 	Filter    ListFilter // the filters and order the rows were chosen by
 	Rows      []*SessionRowView
 	StreamURL string
-	CanRun    bool
-	CanSearch bool // the server has full-text search (/search)
-	Priced    bool // a price table is configured: the list has a cost column
-	Notice    string
+	// AttentionCount counts the sessions with an open attention firing
+	// (the attention filter's count); BoardURL, when set, links /board
+	// (sessions run).
+	AttentionCount int
+	BoardURL       string
+	CanRun         bool
+	CanSearch      bool // the server has full-text search (/search)
+	Priced         bool // a price table is configured: the list has a cost column
+	Notice         string
+	// Annotated is how many sessions have a label (the "annotated"
+	// filter's count); nil when the server keeps no notes.
+	Annotated *int
 	// Demo links the scripted demo session the server started on an
 	// empty database, while the list shows it (nil otherwise).
 	Demo *Link
@@ -591,7 +709,15 @@ type SessionListView struct {
 
 // Filtered reports whether any filter narrows the list.
 func (v *SessionListView) Filtered() bool {
-	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors
+	return v.Filter.Query != "" || v.Filter.Status != "" || v.Filter.HasErrors || v.Filter.Attention || v.Filter.Annotated
+}
+
+// AnnotatedLabel is the "annotated" filter's text, with its count.
+func (v *SessionListView) AnnotatedLabel() string {
+	if v.Annotated == nil {
+		return "annotated"
+	}
+	return "annotated (" + strconv.Itoa(*v.Annotated) + ")"
 }
 
 // SortURL is the list with the same filters in order sort.
@@ -625,6 +751,12 @@ func (v *SessionListView) filterSummary() string {
 	}
 	if v.Filter.HasErrors {
 		parts = append(parts, "with errors")
+	}
+	if v.Filter.Attention {
+		parts = append(parts, "needing attention")
+	}
+	if v.Filter.Annotated {
+		parts = append(parts, "annotated")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -13,7 +14,7 @@ func NodeComponent(r R, n Node) templ.Component {
 	case stepHead:
 		return stepHeadView(x.Step, r.Prices)
 	case *TurnRow:
-		return turnRowView(x, r.Prices)
+		return turnRowView(x, r)
 	case *Step:
 		return stepView(r, x)
 	case *row:
@@ -130,6 +131,30 @@ func RenderCallCardsFor(ctx context.Context, t *Timeline, l Links, calls []strin
 			if err := CardComponent(NewCardViewIn(c, r)).Render(ctx, &b); err != nil {
 				return Patch{}, false, err
 			}
+		}
+	}
+	if b.Len() == 0 {
+		return Patch{}, false, nil
+	}
+	return Patch{Mode: "outer", HTML: b.String()}, true, nil
+}
+
+// RenderTurnEndsFor renders, as t's reader sees them, the dividers of the
+// turns whose turn/end has one of the seqs ends (a "repair" note on it
+// changed what the divider says); ok false when none is in the fold.
+func RenderTurnEndsFor(ctx context.Context, t *Timeline, l Links, ends []int64) (p Patch, ok bool, err error) {
+	r := NewR(t, l)
+	var b strings.Builder
+	for _, s := range t.Segments() {
+		row, isTurn := s.(*TurnRow)
+		if !isTurn || !row.Ended || !slices.Contains(ends, row.EndSeq) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		if err := turnRowView(row, r).Render(ctx, &b); err != nil {
+			return Patch{}, false, err
 		}
 	}
 	if b.Len() == 0 {

@@ -72,11 +72,13 @@ type ShareRowView struct {
 	Created, Expiry string
 	Scope           string
 	Redact          bool
-	Views           int64
-	LastViewed      string
-	Revoked         bool
-	Expired         bool
-	RevokeURL       string
+	// Labels says the link shows the session's labels.
+	Labels     bool
+	Views      int64
+	LastViewed string
+	Revoked    bool
+	Expired    bool
+	RevokeURL  string
 }
 
 // NewShareRow describes a link for its owner at now.
@@ -84,7 +86,7 @@ func NewShareRow(s share.Share, now time.Time) ShareRowView {
 	r := ShareRowView{ID: s.ID, Label: clean(s.Label), Created: dateTime(s.CreatedAt), Redact: s.Redact,
 		Views: s.Views, LastViewed: dateTime(s.LastViewedAt), Revoked: s.RevokedAt != 0,
 		Expired: s.ExpiresAt != 0 && now.UnixMilli() >= s.ExpiresAt, RevokeURL: shareRevokeURL(s.ID)}
-	r.Scope = scopeText(s.UpToSeq)
+	r.Scope, r.Labels = scopeText(s.UpToSeq), s.Labels
 	if s.ExpiresAt != 0 {
 		r.Expiry = dateTime(s.ExpiresAt)
 	} else {

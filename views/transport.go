@@ -29,6 +29,11 @@ type TransportView struct {
 
 	// Endpoints the page's script requests.
 	SeekBase, StreamBase string
+
+	// ForkURL is where the transport's "fork here" posts ("" on pages
+	// that offer no fork); TurnEnds are the seqs of the turn/end events,
+	// where it is shown (a JSON array for the page's expression).
+	ForkURL, TurnEnds string
 }
 
 // Lane is one kind of chapter mark on the scrubber: errors on top,
@@ -77,6 +82,7 @@ func newTransport(r *Replay, l Links, current string) *TransportView {
 		SeekBase:   l.SeekBase(),
 		StreamBase: l.StreamBase(),
 	}
+	v.ForkURL, v.TurnEnds = transportForkOf(r.T, l)
 	ch := &r.Chapters
 	at := r.At
 	page := func(seq int64, card string) string {

@@ -242,6 +242,10 @@ type Replay struct {
 func (r *Replay) setReader() {
 	rd := r.reader
 	rd.ReadOnly = rd.ReadOnly || r.At >= 0
+	if r.At >= 0 && r.At < r.Of {
+		// At an event, nested children show what they had by then.
+		rd.ChildrenUntil = max(r.T.Summary().LastTime, 1)
+	}
 	r.T.SetReader(rd)
 }
 

@@ -29,6 +29,12 @@ const (
 	RouteCancel        = "/sessions/:id/cancel"
 	RouteDelete        = "/sessions/:id/delete"
 	RouteSearch        = "/search"
+	// Two sessions compared call by call, their live stream, and the
+	// picker that chooses the second (?a=ID; with &b=ID it redirects).
+	RouteCompare       = "/compare/:a/:b"
+	RouteCompareStream = "/compare/:a/:b/stream"
+	RouteComparePick   = "/compare"
+	RouteAPICompare    = "/api/compare/:a/:b"
 	// The owner's exports, whose renderers share links reuse.
 	RouteSessionExportHTML = "/sessions/:id/export.html"
 	RouteCallContent       = "/sessions/:id/calls/:callId/content.txt"
@@ -88,17 +94,21 @@ func ListStreamURL(query string) string { return withQuery(RouteListStream, "q",
 
 // The session list's query parameters.
 const (
-	ParamQuery     = "q"      // title or id contains
-	ParamStatus    = "status" // running | idle | ended | interrupted
-	ParamHasErrors = "errors" // "1": only sessions with failed calls
-	ParamSort      = "sort"   // updated (default) | created | calls | errors
+	ParamQuery     = "q"         // title or id contains
+	ParamStatus    = "status"    // running | idle | ended | interrupted
+	ParamHasErrors = "errors"    // "1": only sessions with failed calls
+	ParamAnnotated = "annotated" // "1": only sessions with a label
+	ParamSort      = "sort"      // updated (default) | created | calls | errors
 )
 
 // ListFilter is what the session list shows and in which order.
 type ListFilter struct {
 	Query, Status string
 	HasErrors     bool
+	Annotated     bool
 	Sort          string
+	// Attention keeps the sessions with an open attention firing.
+	Attention bool
 }
 
 func (f ListFilter) values() url.Values {
@@ -110,6 +120,12 @@ func (f ListFilter) values() url.Values {
 	}
 	if f.HasErrors {
 		q.Set(ParamHasErrors, "1")
+	}
+	if f.Attention {
+		q.Set(ParamAttention, "1")
+	}
+	if f.Annotated {
+		q.Set(ParamAnnotated, "1")
 	}
 	return q
 }
@@ -180,6 +196,20 @@ const ParamShared = "shared"
 func SessionSharedURL(id, key string) string {
 	return SessionURL(id) + "?" + ParamShared + "=" + url.QueryEscape(key) + "#share-panel"
 }
+
+// CompareURL is the page comparing session a with session b.
+func CompareURL(a, b string) string { return "/compare/" + url.PathEscape(a) + "/" + url.PathEscape(b) }
+
+// CompareStreamURL is the compare page's SSE stream.
+func CompareStreamURL(a, b string) string { return CompareURL(a, b) + "/stream" }
+
+// APICompareURL is the comparison of session a with b as JSON.
+func APICompareURL(a, b string) string {
+	return "/api/compare/" + url.PathEscape(a) + "/" + url.PathEscape(b)
+}
+
+// ComparePickURL is the page that picks a session to compare a with.
+func ComparePickURL(a string) string { return RouteComparePick + "?a=" + url.QueryEscape(a) }
 
 // SessionStreamURL is the inspector's SSE stream, resuming after seq.
 func SessionStreamURL(id string, after int64) string {

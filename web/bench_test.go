@@ -16,6 +16,7 @@ import (
 
 	"prism/core"
 	"prism/core/coretest"
+	"prism/views"
 	"prism/web"
 )
 
@@ -116,6 +117,34 @@ func BenchmarkFirstPaint10k(b *testing.B) {
 		b.ReportMetric(float64(cold.Microseconds())/1000, "cold-ms")
 		b.ReportMetric(float64(plain), "bytes")
 		b.ReportMetric(float64(gzBytes), "gzip-bytes")
+	})
+	// The page beside its floor in the same run, alternating: reading the
+	// session's events from the store and decoding them as the fold does
+	// (its input), nothing rendered.
+	b.Run("vs-read-decode", func(b *testing.B) {
+		ctx := context.Background()
+		var page, floor []time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			serve(true)
+			page = append(page, time.Since(t0))
+			t0 = time.Now()
+			log, err := e.store.LoadSession(ctx, "big")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if bad := views.Decode(log.Events); bad != 0 {
+				b.Fatalf("%d events did not decode", bad)
+			}
+			floor = append(floor, time.Since(t0))
+		}
+		slices.Sort(page)
+		slices.Sort(floor)
+		p50 := func(l []time.Duration) float64 { return float64(l[len(l)/2].Microseconds()) / 1000 }
+		b.ReportMetric(p50(page), "page-p50-ms")
+		b.ReportMetric(p50(floor), "read-decode-p50-ms")
+		b.ReportMetric(p50(page)/max(p50(floor), 0.001), "x-read-decode")
+		b.ReportMetric(0, "ns/op")
 	})
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 	b.Run("loopback", func(b *testing.B) {

@@ -53,6 +53,43 @@ type Broker struct {
 	// (Server.ownerReader; nil: the zero Reader); set before the first
 	// subscription.
 	reader func(sessionID string) views.Reader
+
+	// parents maps a child session to the parents whose pages nest it
+	// (watchChildren): a child's commit is news to its parents' hubs.
+	parents map[string]map[string]bool
+}
+
+// watchChildren records that parent's pages nest children: their commits,
+// replacements and deletions reach parent's owner hubs as a change of
+// parent's notes.
+func (b *Broker) watchChildren(parent string, children []string) {
+	if len(children) == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.parents == nil {
+		b.parents = map[string]map[string]bool{}
+	}
+	for _, c := range children {
+		if b.parents[c] == nil {
+			b.parents[c] = map[string]bool{}
+		}
+		b.parents[c][parent] = true
+	}
+}
+
+// childChanged tells the owner hubs of child's parents that it changed.
+func (b *Broker) childChanged(child string) {
+	b.mu.Lock()
+	var parents []string
+	for p := range b.parents[child] {
+		parents = append(parents, p)
+	}
+	b.mu.Unlock()
+	for _, p := range parents {
+		b.Notes(p)
+	}
 }
 
 // timeline returns an empty fold of session h as its pages render it.
@@ -87,6 +124,7 @@ func (b *Broker) Publish(sessionID string, events []core.Event) {
 		for _, h := range b.hubsOf(sessionID) {
 			h.enqueue(events)
 		}
+		b.childChanged(sessionID)
 	}
 	b.list.touch(sessionID)
 }
@@ -99,19 +137,20 @@ func (b *Broker) Replace(sessionID string) {
 	for _, h := range b.hubsOf(sessionID) {
 		h.replaced()
 	}
+	b.childChanged(sessionID)
 	b.list.touch(sessionID)
 }
 
 // Notes tells the live path that a session's notes changed (what a
-// NoteFeed's OnNotes calls): the owner's hubs of the session read them
-// again and send every subscriber the cards whose labels changed. Share
-// links' hubs show no labels, so they are not told.
+// NoteFeed's OnNotes calls): the session's hubs read them again and send
+// every subscriber the cards whose labels changed — a share link's hub
+// only what the link shows (Server.shareNotes), so a link without labels
+// is sent nothing for a label.
 func (b *Broker) Notes(sessionID string) {
 	for _, h := range b.hubsOf(sessionID) {
-		if h.v.link == nil {
-			h.notesChanged()
-		}
+		h.notesChanged()
 	}
+	b.list.touch(sessionID) // an attention badge on its row
 }
 
 // hubsOf returns the open hubs of a session.

@@ -45,11 +45,16 @@ type ListQuery struct {
 	Status string
 	// HasErrors keeps sessions with at least one failed call.
 	HasErrors bool
+	// Annotated keeps sessions with at least one label.
+	Annotated bool
 	// Sort orders the list: "updated" ("" too), "created", "calls" or
 	// "errors", largest first.
 	Sort string
 	// Limit bounds the result; 0 = the source's default.
 	Limit int
+	// Attention keeps the sessions with an open attention firing (the
+	// web server applies it; sources ignore it).
+	Attention bool
 }
 
 // SessionSummary is one session as the list shows it: its identity and
@@ -264,6 +269,9 @@ type Deps struct {
 	// Watchable are agents' session folders found on this machine that no
 	// --watch names: the list page says the server can watch them.
 	Watchable []WatchHint
+	// Attention runs the attention rules (/rules, /board's marks, the
+	// list's badges, /api/attention); nil: no rules.
+	Attention Attention
 	// Labels are the labels the cards' label form suggests (nil:
 	// views.DefaultLabels); any other text may be typed.
 	Labels []string
@@ -368,6 +376,14 @@ type Tuning struct {
 	ShareStreamsPerLink int
 	ShareStreams        int
 
+	// OTLPReceives bounds the OTLP trace exports (POST /v1/traces) read
+	// and stored at once, over every listener (2); one past it is answered
+	// 429 with Retry-After at once, before its body is read, so an
+	// overloaded receiver costs a sender's retry, not memory.
+	OTLPReceives int
+	// OTLPRetryAfter is the Retry-After of that 429, in whole seconds (1s).
+	OTLPRetryAfter time.Duration
+
 	// PlaybackIdle is the longest pause between two events a playback keeps
 	// (2s at 1×, divided by the speed): longer idle gaps are compressed.
 	PlaybackIdle time.Duration
@@ -391,6 +407,12 @@ func (t Tuning) withDefaults() Tuning {
 	}
 	if t.Coalesce == 0 {
 		t.Coalesce = 50 * time.Millisecond
+	}
+	if t.OTLPReceives <= 0 {
+		t.OTLPReceives = 2
+	}
+	if t.OTLPRetryAfter < time.Second {
+		t.OTLPRetryAfter = time.Second
 	}
 	if t.PlaybackIdle <= 0 {
 		t.PlaybackIdle = 2 * time.Second

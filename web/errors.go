@@ -127,6 +127,11 @@ var codeStatus = map[string]int{
 	core.CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
 	core.CodeTooManyRequests:      http.StatusTooManyRequests,
 	core.CodeUnavailable:          http.StatusServiceUnavailable,
+	// A fork's refusals (dsh's SessionForkError codes).
+	core.CodeOpenTurn:             http.StatusConflict,
+	core.CodeSessionNotFound:      http.StatusNotFound,
+	core.CodeSessionAlreadyExists: http.StatusConflict,
+	core.CodeInvalidBoundary:      http.StatusBadRequest,
 }
 
 // statusCodes is codeStatus read backwards, for errors that carry only a
@@ -134,7 +139,10 @@ var codeStatus = map[string]int{
 var statusCodes = func() map[int]string {
 	m := map[int]string{}
 	for code, status := range codeStatus {
-		if code != core.CodeInvalidArgs { // 400 reads as INVALID
+		switch code {
+		case core.CodeInvalidArgs, // 400 reads as INVALID
+			core.CodeOpenTurn, core.CodeSessionNotFound, core.CodeSessionAlreadyExists, core.CodeInvalidBoundary: // a fork's own
+		default:
 			m[status] = code
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -215,7 +216,7 @@ func (h *hub) timeline(hdr core.SessionHeader) *views.Timeline {
 		return h.b.timeline(hdr)
 	}
 	t := views.NewTimeline(hdr, h.b.p)
-	t.SetReader(views.Reader{ReadOnly: true})
+	t.SetReader(h.v.link.reader(h.ctx))
 	return t
 }
 
@@ -473,13 +474,18 @@ func (h *hub) take(q []core.Event) {
 // rereadNotes takes the session's notes afresh (the owner's reader) and
 // broadcasts the cards of the calls whose notes changed.
 func (h *hub) rereadNotes() {
-	if h.v.link != nil || h.b.reader == nil {
+	var rd views.Reader
+	switch {
+	case h.v.link != nil:
+		rd = h.v.link.reader(h.ctx)
+	case h.b.reader != nil:
+		rd = h.b.reader(h.id)
+	default:
 		return
 	}
-	before := noteDigest(h.tl.Reader().Notes)
-	rd := h.b.reader(h.id)
+	before := readerDigest(h.tl.Reader())
 	h.tl.SetReader(rd)
-	after := noteDigest(rd.Notes)
+	after := readerDigest(rd)
 	var calls []string
 	for call, d := range after {
 		if before[call] != d {
@@ -540,7 +546,27 @@ func (h *hub) cardsFrame(calls []string) []byte {
 	}
 	slices.Sort(calls)
 	var patches []views.Patch
-	if calls[0] == "" {
+	var ends []int64
+	calls = slices.DeleteFunc(calls, func(c string) bool {
+		if seq, ok := strings.CutPrefix(c, turnEndKey); ok {
+			if n, err := strconv.ParseInt(seq, 10, 64); err == nil {
+				ends = append(ends, n)
+			}
+			return true
+		}
+		return false
+	})
+	if len(ends) > 0 {
+		p, ok, err := views.RenderTurnEndsFor(h.ctx, h.tl, h.v.links, ends)
+		if err != nil {
+			h.b.log.Error("live fold: turn dividers not rendered", logkey.SessionID, h.id, logkey.Err, err)
+			return nil
+		}
+		if ok {
+			patches = append(patches, p)
+		}
+	}
+	if len(calls) > 0 && calls[0] == "" {
 		calls = calls[1:]
 		p, ok, err := views.RenderSessionLabelsFor(h.ctx, h.tl, h.v.links)
 		if err != nil {
@@ -548,6 +574,9 @@ func (h *hub) cardsFrame(calls []string) []byte {
 			return nil
 		}
 		if ok {
+			patches = append(patches, p)
+		}
+		if p, ok, err := views.RenderSessionAttentionFor(h.ctx, h.tl, h.v.links); err == nil && ok {
 			patches = append(patches, p)
 		}
 	}
@@ -565,16 +594,53 @@ func (h *hub) cardsFrame(calls []string) []byte {
 	return formatPatches(patches, "")
 }
 
+// turnEndKey prefixes noteDigest's key of a "repair" note: the seq of the
+// turn/end whose divider it changes (never a call id: call ids have no
+// NUL).
+const turnEndKey = "\x00turn-end:"
+
+// readerDigest is noteDigest of rd's notes with, for each call that
+// links a child, the child's last seq and event count (or its absence):
+// a child's commit changes its call's digest.
+func readerDigest(rd views.Reader) map[string]string {
+	out := noteDigest(rd.Notes)
+	for _, n := range rd.Notes {
+		if n.Kind != notes.KindLink {
+			continue
+		}
+		d, err := notes.ParseLink(n.Data)
+		if err != nil {
+			continue
+		}
+		c := rd.Children[d.Child]
+		if c == nil {
+			out[n.CallID] += "\x00gone"
+			continue
+		}
+		last := int64(-1)
+		if len(c.Events) > 0 {
+			last = c.Events[len(c.Events)-1].Seq
+		}
+		out[n.CallID] += "\x00" + strconv.FormatInt(last, 10) + "/" + strconv.Itoa(len(c.Events))
+	}
+	return out
+}
+
 // noteDigest maps each call that has a note ("" for the session's own) to
-// a digest of its notes.
+// a digest of its notes; a "repair" note is keyed by its turn/end
+// (turnEndKey and the seq).
 func noteDigest(ns []notes.Note) map[string]string {
 	out := map[string]string{}
 	for _, n := range ns {
+		key := n.CallID
+		if n.Kind == notes.KindRepair {
+			key = turnEndKey + strconv.FormatInt(n.AtSeq, 10)
+		}
 		removed := int64(-2)
 		if n.RemovedAtSeq != nil {
 			removed = *n.RemovedAtSeq
 		}
-		out[n.CallID] += n.ID + "\x00" + string(n.Data) + "\x00" + strconv.FormatInt(removed, 10) + "\x00" + n.Author + "\x00"
+		out[key] += n.ID + "\x00" + string(n.Data) + "\x00" + strconv.FormatInt(removed, 10) + "\x00" + n.Author + "\x00"
 	}
 	return out
 }

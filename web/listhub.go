@@ -8,6 +8,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/core/notes"
 	"prism/core/price"
 	"prism/views"
 )
@@ -20,6 +21,10 @@ type listHub struct {
 	b      *Broker
 	after  func(time.Duration, func()) // time.AfterFunc; tests step it
 	prices price.Table                 // the owner's price table: rows show costs (nil: none)
+	// attn returns the open attention firings by session (nil: none).
+	attn func(ctx context.Context) map[string][]notes.Note
+	// forks counts a session's forks for its row (nil: none shown).
+	forks func(ctx context.Context, id string) int
 
 	mu       sync.Mutex
 	subs     map[*listSub]struct{}
@@ -120,7 +125,15 @@ func (l *listHub) frame(ctx context.Context, id string) (f listFrame, ok bool) {
 		l.b.log.Debug("list: summary unavailable", logkey.SessionID, id, logkey.Err, err)
 		return f, false
 	}
-	html, err := views.Render(ctx, views.SessionRow(rowView(&sum, l.prices)))
+	var attn map[string][]notes.Note
+	if l.attn != nil {
+		attn = l.attn(ctx)
+	}
+	row := rowViewWith(&sum, l.prices, attn)
+	if l.forks != nil {
+		row.Forks = l.forks(ctx, id)
+	}
+	html, err := views.Render(ctx, views.SessionRow(row))
 	if err != nil {
 		l.b.log.Error("list: render failed", logkey.SessionID, id, logkey.Err, err)
 		return f, false

@@ -335,3 +335,24 @@ func (s *Server) handleLabelForm(c echo.Context) error {
 	}
 	return nil
 }
+
+// AnnotatedCounter is an optional interface of a NoteStore: how many
+// sessions have a label (the session list's "annotated" filter shows it).
+type AnnotatedCounter interface {
+	AnnotatedCount(ctx context.Context) (int, error)
+}
+
+// annotatedCount is the "annotated" filter's count (nil: the server keeps
+// no notes, or cannot count them now).
+func (s *Server) annotatedCount(ctx context.Context) *int {
+	c, ok := s.deps.Notes.(AnnotatedCounter)
+	if !ok {
+		return nil
+	}
+	n, err := c.AnnotatedCount(ctx)
+	if err != nil {
+		s.log.Warn("annotated sessions not counted", logkey.Err, err)
+		return nil
+	}
+	return &n
+}

@@ -8,7 +8,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -44,8 +46,8 @@ type TraceReceiver interface {
 // says: a protobuf or JSON ExportTraceServiceRequest, optionally gzipped;
 // 200 with an ExportTraceServiceResponse, else a google.rpc.Status in the
 // request's encoding — 400 malformed, 413 past maxOTLPBody, 415 another
-// content type or encoding, 503 with Retry-After when the store cannot take
-// it now.
+// content type or encoding, 429 with Retry-After past Tuning.OTLPReceives
+// exports at once, 503 with Retry-After when the store cannot take it now.
 func (s *Server) handleOTLPTraces(c echo.Context) error {
 	r := c.Request()
 	mt, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
@@ -60,6 +62,17 @@ func (s *Server) handleOTLPTraces(c echo.Context) error {
 	if s.deps.Traces == nil {
 		c.Response().Header().Set("Retry-After", "60")
 		return otlpStatus(c, isJSON, http.StatusServiceUnavailable, code.Code_UNAVAILABLE, "this server does not receive traces")
+	}
+	select {
+	case s.otlpSlots <- struct{}{}:
+		defer func() { <-s.otlpSlots }()
+	default:
+		// Overloaded: the sender retries after Retry-After (OTLP/HTTP's
+		// retryable 429), its body unread.
+		r.Close = true
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(s.tune.OTLPRetryAfter/time.Second)))
+		return otlpStatus(c, isJSON, http.StatusTooManyRequests, code.Code_RESOURCE_EXHAUSTED,
+			fmt.Sprintf("this server is receiving %d trace exports already: retry later", cap(s.otlpSlots)))
 	}
 	var in io.Reader = io.LimitReader(r.Body, maxOTLPBody+1)
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get(echo.HeaderContentEncoding))); enc {

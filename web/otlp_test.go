@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -23,6 +24,7 @@ import (
 
 	"prism/backend"
 	"prism/core"
+	"prism/core/notes"
 	"prism/sources/otel"
 	"prism/store"
 	"prism/views"
@@ -32,7 +34,7 @@ import (
 
 // otlpEnv is a server whose trace receiver stores into its SQLite store;
 // more may adjust its Deps.
-func otlpEnv(t *testing.T, more ...func(*web.Deps)) *env {
+func otlpEnv(t testing.TB, more ...func(*web.Deps)) *env {
 	t.Helper()
 	var e *env
 	e = newEnv(t, func(d *web.Deps) {
@@ -51,10 +53,22 @@ func (l lazySpans) ReceiveSpans(ctx context.Context, spans []store.SpanRecord, d
 	return (*l.e).store.ReceiveSpans(ctx, spans, derive)
 }
 
+func (l lazySpans) Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error) {
+	return (*l.e).store.Notes(ctx, session, q)
+}
+
+func (l lazySpans) PutNote(ctx context.Context, in notes.Input) (notes.Note, error) {
+	return (*l.e).store.PutNote(ctx, in)
+}
+
+func (l lazySpans) RemoveNote(ctx context.Context, session, id string) (notes.Note, error) {
+	return (*l.e).store.RemoveNote(ctx, session, id)
+}
+
 // sdk is a tracer provider of the real OpenTelemetry SDK exporting each span
 // as it ends (a synchronous processor) with the OTLP/HTTP protobuf exporter
 // to the env's /v1/traces; rec records what was exported.
-func sdk(t *testing.T, e *env, opts ...otlptracehttp.Option) (trace.Tracer, sdktrace.SpanExporter, *tracetest.SpanRecorder) {
+func sdk(t testing.TB, e *env, opts ...otlptracehttp.Option) (trace.Tracer, sdktrace.SpanExporter, *tracetest.SpanRecorder) {
 	t.Helper()
 	exp, err := otlptracehttp.New(context.Background(), append([]otlptracehttp.Option{otlptracehttp.WithEndpointURL(e.base() + views.OTLPTracesURL()),
 		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false})}, opts...)...)
@@ -304,4 +318,192 @@ func (e *env) storeCount(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(list.Sessions)
+}
+
+// blockingTraces is a TraceReceiver that holds each export until release
+// is closed, telling entered when one began.
+type blockingTraces struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b blockingTraces) ReceiveTraces(ctx context.Context, body []byte, isJSON bool) (*coltracepb.ExportTraceServiceResponse, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+// TestOTLP_overloaded: past Tuning.OTLPReceives exports at once the
+// receiver answers 429 with Retry-After and a google.rpc.Status, before
+// reading the body; once a slot is free it takes exports again.
+func TestOTLP_overloaded(t *testing.T) {
+	bt := blockingTraces{entered: make(chan struct{}, 2), release: make(chan struct{})}
+	e := newEnv(t, func(d *web.Deps) {
+		d.Traces = bt
+		d.Tuning.OTLPReceives = 2
+		d.Tuning.OTLPRetryAfter = 3 * time.Second
+	})
+	done := make(chan int, 2)
+	for range 2 {
+		go func() {
+			res, err := e.client().Post(e.base()+views.OTLPTracesURL(), "application/x-protobuf", nil)
+			if err != nil {
+				done <- 0
+				return
+			}
+			res.Body.Close()
+			done <- res.StatusCode
+		}()
+	}
+	<-bt.entered
+	<-bt.entered // both slots are held
+	for _, ct := range []string{"application/x-protobuf", "application/json"} {
+		res, body := postOTLP(t, e, ct, nil)
+		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != "3" || res.Header.Get("Content-Type") != ct {
+			t.Fatalf("%s: %d Retry-After %q %s, want 429 with Retry-After 3 in the request's encoding", ct, res.StatusCode, res.Header.Get("Retry-After"), res.Header.Get("Content-Type"))
+		}
+		var st statuspb.Status
+		var err error
+		if ct == "application/json" {
+			err = protojson.Unmarshal(body, &st)
+		} else {
+			err = proto.Unmarshal(body, &st)
+		}
+		if err != nil || !strings.Contains(st.GetMessage(), "retry later") {
+			t.Fatalf("%s: body is not the google.rpc.Status: %v %q", ct, err, body)
+		}
+	}
+	close(bt.release)
+	for range 2 {
+		if code := <-done; code != http.StatusOK {
+			t.Fatalf("a held export ended %d, want 200", code)
+		}
+	}
+	if res, body := postOTLP(t, e, "application/x-protobuf", nil); res.StatusCode != http.StatusOK {
+		t.Fatalf("after the slots freed: %d %s", res.StatusCode, body)
+	}
+}
+
+// TestOTLP_contentNotCaptured: spans of a sender whose content capture is
+// off (no messages, no tool arguments or result attributes) give cards
+// that say "arguments not recorded" and "result not recorded", never an
+// empty box; captured ones do not say it.
+func TestOTLP_contentNotCaptured(t *testing.T) {
+	e := otlpEnv(t)
+	tr, _, _ := sdk(t, e)
+	ctx, agent := tr.Start(context.Background(), "invoke_agent quiet", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpInvokeAgent), attribute.String(otel.AttrConversationID, "conv-quiet")))
+	_, chat := tr.Start(ctx, "chat m", trace.WithAttributes(attribute.String(otel.AttrOperation, otel.OpChat), attribute.String(otel.AttrRequestModel, "m")))
+	chat.End()
+	_, tool := tr.Start(ctx, "execute_tool lookup", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpExecuteTool), attribute.String(otel.AttrToolName, "lookup"), attribute.String(otel.AttrToolCallID, "call_Q")))
+	tool.End()
+	_, seen := tr.Start(ctx, "execute_tool lookup", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpExecuteTool), attribute.String(otel.AttrToolName, "lookup"), attribute.String(otel.AttrToolCallID, "call_S"),
+		attribute.String(otel.AttrToolArguments, `{"q":"x"}`), attribute.String(otel.AttrToolResult, "found x")))
+	seen.End()
+	agent.End()
+	got := otlpCards(t, e, otel.ConversationSessionID("conv-quiet"))
+	q := got["call_Q"]
+	if !strings.Contains(q, `data-state="ok"`) || !strings.Contains(q, "arguments not recorded") || !strings.Contains(q, "result not recorded") || strings.Contains(q, "no output") {
+		t.Errorf("call_Q's card does not say its content was not recorded:\n%s", q)
+	}
+	if s := got["call_S"]; strings.Contains(s, "not recorded") || !strings.Contains(s, "found x") {
+		t.Errorf("call_S's captured content:\n%s", s)
+	}
+}
+
+// TestOTLP_pendingArgsNotRecorded: a chat span asks for a call without
+// its arguments: the pending card says "arguments not recorded".
+func TestOTLP_pendingArgsNotRecorded(t *testing.T) {
+	e := otlpEnv(t)
+	tr, _, _ := sdk(t, e)
+	ctx, agent := tr.Start(context.Background(), "invoke_agent a", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpInvokeAgent), attribute.String(otel.AttrConversationID, "conv-pend")))
+	defer agent.End()
+	_, chat := tr.Start(ctx, "chat m", trace.WithAttributes(attribute.String(otel.AttrOperation, otel.OpChat), attribute.String(otel.AttrRequestModel, "m"),
+		attribute.String(otel.AttrConversationID, "conv-pend"), attribute.String(otel.AttrOutputMessages, `[{"role":"assistant","parts":[{"type":"tool_call","id":"call_P","name":"lookup"}]}]`)))
+	chat.End()
+	p := otlpCards(t, e, otel.ConversationSessionID("conv-pend"))["call_P"]
+	if !strings.Contains(p, `data-state="pending"`) || !strings.Contains(p, "arguments not recorded") {
+		t.Errorf("call_P's pending card:\n%s", p)
+	}
+}
+
+// sendNested sends, with the real SDK, an agent whose delegate tool runs a
+// nested invoke_agent (the subagent) that calls grep; it returns the
+// parent's session id.
+func sendNested(t testing.TB, tr trace.Tracer) string {
+	ctx, agent := tr.Start(context.Background(), "invoke_agent coder", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpInvokeAgent), attribute.String(otel.AttrConversationID, "conv-nested")))
+	_, chat := tr.Start(ctx, "chat m", trace.WithAttributes(attribute.String(otel.AttrOperation, otel.OpChat), attribute.String(otel.AttrRequestModel, "m"),
+		attribute.String(otel.AttrConversationID, "conv-nested"),
+		attribute.String(otel.AttrOutputMessages, `[{"role":"assistant","parts":[{"type":"tool_call","id":"call_D","name":"delegate","arguments":{"task":"find the bug"}}]}]`)))
+	chat.End()
+	tctx, del := tr.Start(ctx, "execute_tool delegate", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpExecuteTool), attribute.String(otel.AttrToolName, "delegate"), attribute.String(otel.AttrToolCallID, "call_D"),
+		attribute.String(otel.AttrToolArguments, `{"task":"find the bug"}`)))
+	sctx, sub := tr.Start(tctx, "invoke_agent explorer", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpInvokeAgent), attribute.String(otel.AttrAgentName, "explorer")))
+	_, schat := tr.Start(sctx, "chat m", trace.WithAttributes(attribute.String(otel.AttrOperation, otel.OpChat), attribute.String(otel.AttrRequestModel, "m")))
+	schat.End()
+	_, grep := tr.Start(sctx, "execute_tool grep", trace.WithAttributes(
+		attribute.String(otel.AttrOperation, otel.OpExecuteTool), attribute.String(otel.AttrToolName, "grep"), attribute.String(otel.AttrToolCallID, "call_G"),
+		attribute.String(otel.AttrToolArguments, `{"pattern":"bug"}`), attribute.String(otel.AttrToolResult, "main.go:7: bug")))
+	grep.End()
+	sub.End()
+	del.SetAttributes(attribute.String(otel.AttrToolResult, "the bug is in main.go:7"))
+	del.End()
+	agent.End()
+	return otel.ConversationSessionID("conv-nested")
+}
+
+// TestOTLP_nestedAgentLinked: a nested invoke_agent sent by the real SDK
+// is a child session (origin subagent, its parent's id) and the parent has
+// a link note on the delegate call, at its tool/call, naming the child —
+// written once, whatever more batches arrive.
+func TestOTLP_nestedAgentLinked(t *testing.T) {
+	e := otlpEnv(t)
+	tr, exp, rec := sdk(t, e)
+	ctx := context.Background()
+	parent := sendNested(t, tr)
+	list, err := e.store.ListSessions(ctx, store.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var child store.SessionInfo
+	for _, s := range list.Sessions {
+		if s.ID != parent {
+			child = s
+		}
+	}
+	if len(list.Sessions) != 2 || child.Header.Origin != "subagent" || child.Header.ParentSession != parent || child.Source != store.SourceOTel {
+		t.Fatalf("sessions %+v, want %s and its subagent", list.Sessions, parent)
+	}
+	if got := otlpCards(t, e, child.ID); !strings.Contains(got["call_G"], "main.go:7: bug") {
+		t.Errorf("the child's grep card: %v", got)
+	}
+	check := func() {
+		t.Helper()
+		ns, err := e.store.Notes(ctx, parent, notes.Query{Kind: notes.KindLink})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ns) != 1 || ns[0].CallID != "call_D" || !strings.Contains(string(ns[0].Data), `"child":"`+child.ID+`"`) {
+			t.Fatalf("link notes of the parent %+v", ns)
+		}
+		l, err := e.store.LoadSession(ctx, parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := l.Events[ns[0].AtSeq]
+		if at.Type != core.EventToolCall || !strings.Contains(string(at.Data), `"callId":"call_D"`) {
+			t.Fatalf("the link note's atSeq %d is %s %s, not call_D's tool/call", ns[0].AtSeq, at.Type, at.Data)
+		}
+	}
+	check()
+	if err := exp.ExportSpans(ctx, rec.Ended()); err != nil { // a retry of everything
+		t.Fatal(err)
+	}
+	check()
 }

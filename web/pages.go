@@ -1,6 +1,8 @@
 package web
 
 import (
+	"cmp"
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -9,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"prism/core"
+	"prism/core/notes"
 	"prism/core/price"
 	"prism/views"
 )
@@ -55,11 +58,25 @@ func listQuery(c echo.Context) (ListQuery, error) {
 	default:
 		return q, core.Errorf(core.CodeInvalid, "errors must be 1 (only sessions with errors) or absent, not %q", e)
 	}
+	switch a := c.QueryParam(views.ParamAttention); a {
+	case "", "0":
+	case "1", "on", "true":
+		q.Attention = true
+	default:
+		return q, core.Errorf(core.CodeInvalid, "attention must be 1 (only sessions needing attention) or absent, not %q", a)
+	}
+	switch a := c.QueryParam(views.ParamAnnotated); a {
+	case "", "0":
+	case "1", "on", "true":
+		q.Annotated = true
+	default:
+		return q, core.Errorf(core.CodeInvalid, "annotated must be 1 (only sessions with a label) or absent, not %q", a)
+	}
 	return q, nil
 }
 
 func (q ListQuery) filter() views.ListFilter {
-	return views.ListFilter{Query: q.Query, Status: q.Status, HasErrors: q.HasErrors, Sort: q.Sort}
+	return views.ListFilter{Query: q.Query, Status: q.Status, HasErrors: q.HasErrors, Annotated: q.Annotated, Sort: q.Sort, Attention: q.Attention}
 }
 
 // handleHome handles GET /?q=&status=&errors=&sort=: the session list.
@@ -70,14 +87,19 @@ func (s *Server) handleHome(c echo.Context) error {
 		return err
 	}
 	lq.Limit = listLimit
-	sums, err := s.deps.Sessions.ListSessions(ctx, lq)
+	attn := s.openAttention(ctx)
+	sums, err := s.listSessions(ctx, lq, attn)
 	if err != nil {
 		return err
 	}
 	v := &views.SessionListView{Meta: s.meta("sessions"), Query: lq.Query, Filter: lq.filter(), CanRun: s.deps.Runner != nil, CanSearch: s.deps.Search != nil, Priced: s.deps.Prices != nil,
-		Watchable: s.deps.Watchable}
+		Watchable: s.deps.Watchable, AttentionCount: len(attn)}
+	if s.deps.Runner != nil && slices.ContainsFunc(sums, func(m SessionSummary) bool { return m.Status == core.StatusRunning }) {
+		v.BoardURL = views.BoardURL()
+	}
 	for i := range sums {
-		v.Rows = append(v.Rows, rowView(&sums[i], s.deps.Prices))
+		v.Rows = append(v.Rows, rowViewWith(&sums[i], s.deps.Prices, attn))
+		v.Rows[len(v.Rows)-1].Forks = s.forkCount(ctx, sums[i].ID)
 		if sums[i].ID == s.deps.DemoID {
 			r := v.Rows[len(v.Rows)-1]
 			v.Demo = &views.Link{Label: r.Title, URL: r.URL}
@@ -86,7 +108,35 @@ func (s *Server) handleHome(c echo.Context) error {
 	if s.deps.Commits != nil {
 		v.StreamURL = views.ListFilterStreamURL(lq.filter())
 	}
+	v.Annotated = s.annotatedCount(ctx)
 	return s.render(c, http.StatusOK, views.SessionListPage(v))
+}
+
+// listSessions lists the sessions lq selects; with lq.Attention, those
+// with an open attention firing (attn), most recently updated first.
+func (s *Server) listSessions(ctx context.Context, lq ListQuery, attn map[string][]notes.Note) ([]SessionSummary, error) {
+	if !lq.Attention {
+		return s.deps.Sessions.ListSessions(ctx, lq)
+	}
+	var out []SessionSummary
+	for id := range attn {
+		m, err := s.deps.Sessions.Summary(ctx, id)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		if matches(lq, &m) {
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b SessionSummary) int { return cmp.Compare(b.UpdatedAt, a.UpdatedAt) })
+	return out, nil
+}
+
+// rowViewWith is rowView with the session's open attention firings.
+func rowViewWith(m *SessionSummary, p price.Table, attn map[string][]notes.Note) *views.SessionRowView {
+	r := rowView(m, p)
+	r.Attention = views.AttentionOf(attn[m.ID])
+	return r
 }
 
 // rowView is a session's list row, priced by p (nil: no cost column).

@@ -55,7 +55,13 @@ func (s *Server) routeTable() []route {
 		{method: POST, pattern: views.RouteMessages, handle: s.handleMessage},
 		{method: POST, pattern: views.RouteCancel, handle: s.handleCancel},
 		{method: POST, pattern: views.RouteDelete, handle: s.handleDelete},
+		{method: POST, pattern: views.RouteForks, handle: s.handleForkForm},
+		{method: GET, pattern: views.RouteForks, handle: s.handleForksPage},
 		{method: GET, pattern: views.RouteSearch, handle: s.handleSearch},
+		// Two sessions compared call by call (owner only, never a share link).
+		{method: GET, pattern: views.RouteComparePick, handle: s.handleComparePick},
+		{method: GET, pattern: views.RouteCompare, handle: s.handleCompare},
+		{method: GET, pattern: views.RouteCompareStream, handle: s.handleCompareStream, head: s.handleCompareStreamHead, raw: true},
 		{method: GET, pattern: views.RouteSources, handle: s.handleSources},
 		// The owner's exports.
 		{method: GET, pattern: views.RouteSessionExportHTML, handle: s.handleExportHTML, head: s.handleExportHTML},
@@ -66,6 +72,13 @@ func (s *Server) routeTable() []route {
 		// Labels: a card's label forms (add, edit, remove).
 		{method: POST, pattern: views.RouteLabels, handle: s.handleLabelForm, bodyCap: maxNoteBody},
 		{method: POST, pattern: views.RouteLabel, handle: s.handleLabelForm, bodyCap: maxNoteBody},
+		// Attention rules: the read-only rules page, the board, the open
+		// firings and a person's acknowledgement.
+		{method: GET, pattern: views.RouteRules, handle: s.handleRules},
+		{method: GET, pattern: views.RouteBoard, handle: s.handleBoard},
+		{method: GET, pattern: views.RouteBoardStream, handle: s.handleBoardStream, head: s.handleStreamHead, raw: true},
+		{method: GET, pattern: views.RouteAPIAttention, handle: s.handleAPIAttention},
+		{method: POST, pattern: views.RouteAPIAttentionAck, handle: s.handleAttentionAck, bodyCap: maxNoteBody},
 		// Approvals: a card's decision form.
 		{method: POST, pattern: views.RouteApproval, handle: s.handleDecide, bodyCap: maxDecisionBody},
 		// Share links: the owner's form, preview and revoke button, and
@@ -85,7 +98,9 @@ func (s *Server) routeTable() []route {
 		{method: GET, pattern: views.RouteExport, handle: s.handleAPIEvents},
 		{method: POST, pattern: views.RouteAPIImport, handle: s.handleAPIImport, upload: true},
 		{method: DELETE, pattern: views.RouteAPISession, handle: s.handleAPIDelete},
+		{method: POST, pattern: views.RouteAPIForks, handle: s.handleAPIFork},
 		{method: GET, pattern: views.RouteAPISearch, handle: s.handleAPISearch},
+		{method: GET, pattern: views.RouteAPICompare, handle: s.handleAPICompare},
 		{method: GET, pattern: views.RouteAPIApprovals, handle: s.handleAPIApprovals},
 		{method: POST, pattern: views.RouteAPIApproval, handle: s.handleAPIDecide, bodyCap: maxDecisionBody},
 		{method: POST, pattern: views.RouteAPIPolicy, handle: s.handleAPIPolicy, bodyCap: maxPolicyBody},

@@ -64,7 +64,7 @@ func TestRouteTable(t *testing.T) {
 		"/s/AAAA": true, "/s/AAAA/stream": true, "/static/app.css": true, "/static/highlight.css": true,
 		"/login": true, "/logout": true, "/healthz": true,
 		"/": false, "/stream": false, "/sessions/x": false, "/api/sessions": false, "/search": false,
-		"/api/search": false, "/shares/x/revoke": false, "/loginx": false, "/healthz/": false, "/s": false,
+		"/api/search": false, "/shares/x/revoke": false, "/compare/a/b": false, "/compare/a/b/stream": false, "/compare": false, "/loginx": false, "/healthz/": false, "/s": false,
 	} {
 		if s.classes.public(path) != public {
 			t.Errorf("public(%q) = %v, want %v", path, !public, public)
@@ -73,7 +73,7 @@ func TestRouteTable(t *testing.T) {
 	if u := strings.Join(trueKeys(s.classes.upload), " "); u != "/api/sessions/import /v1/traces" {
 		t.Errorf("upload routes: %s, want /api/sessions/import /v1/traces", u)
 	}
-	if r := strings.Join(trueKeys(s.classes.raw), " "); r != "/healthz /sessions/:id/stream /stream" {
+	if r := strings.Join(trueKeys(s.classes.raw), " "); r != "/board/stream /compare/:a/:b/stream /healthz /sessions/:id/stream /stream" {
 		t.Errorf("raw routes: %s", r)
 	}
 }

@@ -59,6 +59,9 @@ type Server struct {
 	buildTag  string
 	shareEcho *echo.Echo // the --share-addr listener's handler
 	otlpEcho  *echo.Echo // the --otlp-addr listener's handler
+	// otlpSlots holds one token per OTLP export being received
+	// (Tuning.OTLPReceives).
+	otlpSlots chan struct{}
 	// wait paces playback: it waits d or until ctx is done (false).
 	wait     func(ctx context.Context, d time.Duration) bool
 	chapters chapterCache
@@ -81,12 +84,14 @@ func New(deps Deps) *Server {
 		panic("web.New: Deps.Redactor is required with Deps.Shares")
 	}
 	s := &Server{deps: deps, tune: deps.Tuning.withDefaults(), log: deps.Logger, wait: waitFor}
+	s.otlpSlots = make(chan struct{}, s.tune.OTLPReceives)
 	s.hosts.Store(newHostPolicy(nil, deps.AllowedHosts))
 	s.hlCSS = []byte(views.HighlightCSS())
 	s.assets = views.Assets{
 		CSS:          views.StaticURL("app.css", static.Hash("app.css")),
 		JS:           views.StaticURL("app.js", static.Hash("app.js")),
 		Travel:       views.StaticURL("travel.js", static.Hash("travel.js")),
+		Compare:      views.StaticURL("compare.js", static.Hash("compare.js")),
 		Datastar:     views.StaticURL("datastar.js", static.Hash("datastar.js")),
 		Icon:         views.StaticURL("icon.svg", static.Hash("icon.svg")),
 		Filter:       views.StaticURL("filter.js", static.Hash("filter.js")),
@@ -99,6 +104,8 @@ func New(deps Deps) *Server {
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
 	s.broker.reader = s.ownerReader
 	s.broker.list.prices = deps.Prices
+	s.broker.list.attn = s.openAttention
+	s.broker.list.forks = s.forkCount
 	if deps.Commits != nil {
 		removeCommit := deps.Commits.OnCommit(s.broker.Publish)
 		removeReplace := deps.Commits.OnReplace(func(id string) {

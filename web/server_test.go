@@ -133,15 +133,15 @@ func TestPages(t *testing.T) {
 	})
 	// The demo's calls in script order: note, glob, grep, three reads,
 	// write, two edits, two commands (the second exits 1: completed, not
-	// an error), then the four failure classes.
+	// an error), the four failure classes, then the subagent.
 	want := map[string]string{}
-	for i := 1; i <= 15; i++ {
-		want["call_demo_"+itoa(int64(i))] = map[bool]string{true: "ok", false: "error"}[i <= 11]
+	for i := 1; i <= 16; i++ {
+		want["call_demo_"+itoa(int64(i))] = map[bool]string{true: "ok", false: "error"}[i <= 11 || i == 16]
 	}
 	if diff := cmp.Diff(want, states); diff != "" {
 		t.Errorf("card states (-want +got):\n%s", diff)
 	}
-	if init, _ := d.Find("#stream").Attr("data-init"); init != "@get('/sessions/demo/stream?after=152', {requestCancellation: 'cleanup'})" {
+	if init, _ := d.Find("#stream").Attr("data-init"); init != "@get('/sessions/demo/stream?after=165', {requestCancellation: 'cleanup'})" {
 		t.Errorf("stream opener = %q", init)
 	}
 	goldenPage(t, "session", body)
@@ -249,7 +249,7 @@ func TestAPI(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &list); err != nil || res.StatusCode != 200 {
 		t.Fatalf("GET /api/sessions = %d %v", res.StatusCode, err)
 	}
-	if len(list) != 1 || list[0].ID != "demo" || list[0].Calls != 15 || list[0].Errors != 4 || list[0].Title != model.DemoPrompt {
+	if len(list) != 1 || list[0].ID != "demo" || list[0].Calls != 16 || list[0].Errors != 4 || list[0].Title != model.DemoPrompt {
 		t.Errorf("list = %+v", list)
 	}
 

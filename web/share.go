@@ -16,10 +16,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -307,6 +309,12 @@ func (s *Server) shareNotModified(c echo.Context, sr shareReq, what string) (tag
 	if sr.sh.UpToSeq != nil {
 		fmt.Fprintf(h, "%d", *sr.sh.UpToSeq)
 	}
+	// The notes the link shows decide its bytes too (repair's why; its
+	// labels when it shows them).
+	digest := noteDigest(s.shareNotes(c.Request().Context(), sr.sh))
+	for _, call := range slices.Sorted(maps.Keys(digest)) {
+		fmt.Fprintf(h, "\x00%s\x00%s", call, digest[call])
+	}
 	if err := json.NewEncoder(h).Encode(sum); err != nil {
 		return "", false, fmt.Errorf("share validator of %s: %w", sr.sh.ID, err)
 	}
@@ -344,7 +352,7 @@ func (s *Server) shareSource(sr shareReq) replaySource {
 			return s.shareLog(ctx, sr.sh)
 		},
 		follow: !sr.sh.Scoped() && s.deps.Commits != nil,
-		reader: views.Reader{ReadOnly: true},
+		reader: s.shareReader(context.Background(), sr.sh),
 	}
 }
 
@@ -391,7 +399,9 @@ func (s *Server) shareFold(ctx context.Context, sh share.Share) (*views.Timeline
 	if err != nil {
 		return nil, err
 	}
-	return views.Fold(h, events, s.deps.Presenter), nil
+	t := views.Fold(h, events, s.deps.Presenter)
+	t.SetReader(s.shareReader(ctx, sh))
+	return t, nil
 }
 
 // shareCard returns the card of callID that the link shows (?card= picks
@@ -643,7 +653,7 @@ const shareEndedMessage = "This link was revoked or has expired: live updates st
 // the link still grants access.
 func (s *Server) linkView(sr shareReq) view {
 	v := view{key: linkKey(sr.sh.ID, sr.sh.Redact), session: sr.sh.SessionID, links: sr.links,
-		link: &linkView{id: sr.sh.ID, active: func(ctx context.Context) error {
+		link: &linkView{id: sr.sh.ID, reader: func(ctx context.Context) views.Reader { return s.shareReader(ctx, sr.sh) }, active: func(ctx context.Context) error {
 			_, err := s.resolveShare(ctx, sr.token)
 			if errors.Is(err, errShareNotFound) {
 				return errLinkEnded

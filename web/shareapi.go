@@ -39,6 +39,8 @@ type shareRequest struct {
 	ExpiresAt int64  `json:"expiresAt"`
 	UpToSeq   *int64 `json:"upToSeq"`
 	Redact    *bool  `json:"redact"`
+	// Labels shows the session's labels on the link (off by default).
+	Labels bool `json:"labels"`
 }
 
 // shareCreated is the answer to a created link: its URL is shown once.
@@ -50,6 +52,7 @@ type shareCreated struct {
 	ExpiresAt int64  `json:"expiresAt,omitempty"`
 	UpToSeq   *int64 `json:"upToSeq"`
 	Redact    bool   `json:"redact"`
+	Labels    bool   `json:"labels"`
 }
 
 // decodeShareJSON reads a share request's JSON body (decodeJSON, with
@@ -98,17 +101,18 @@ func (s *Server) handleAPIShareCreate(c echo.Context) error {
 		return err
 	}
 	var req shareRequest
-	if err := decodeShareJSON(c, &req, "{label?, expiresAt?, upToSeq?, redact?}"); err != nil {
+	if err := decodeShareJSON(c, &req, "{label?, expiresAt?, upToSeq?, redact?, labels?}"); err != nil {
 		return err
 	}
-	spec := share.Spec{SessionID: id, Label: req.Label, ExpiresAt: req.ExpiresAt, UpToSeq: req.UpToSeq, Redact: req.Redact == nil || *req.Redact}
+	spec := share.Spec{SessionID: id, Label: req.Label, ExpiresAt: req.ExpiresAt, UpToSeq: req.UpToSeq, Redact: req.Redact == nil || *req.Redact,
+		Labels: req.Labels}
 	sh, u, err := s.createShare(c, spec)
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusCreated, shareCreated{ID: sh.ID, URL: u, Label: sh.Label, CreatedAt: sh.CreatedAt,
-		ExpiresAt: sh.ExpiresAt, UpToSeq: sh.UpToSeq, Redact: sh.Redact})
+		ExpiresAt: sh.ExpiresAt, UpToSeq: sh.UpToSeq, Redact: sh.Redact, Labels: sh.Labels})
 }
 
 // handleAPIShareList handles GET /api/sessions/:id/shares: the session's
@@ -272,6 +276,7 @@ func (s *Server) formSpec(c echo.Context, id string) (share.Spec, error) {
 		return share.Spec{}, err
 	}
 	spec := share.Spec{SessionID: id, Label: form.Get("label"), Redact: form.Get("redact") != ""}
+	spec.Labels = form.Get("labels") != ""
 	now := s.now()
 	switch v := form.Get("expires"); v {
 	case "":

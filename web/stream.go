@@ -381,7 +381,8 @@ func (s *Server) handleListStream(c echo.Context) error {
 	defer s.broker.list.unsubscribe(sub)
 	seen := map[string]bool{}
 	full := func() bool {
-		sums, err := s.deps.Sessions.ListSessions(ctx, q)
+		attn := s.openAttention(ctx)
+		sums, err := s.listSessions(ctx, q, attn)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.fail("session list unavailable: " + messageOf(err, statusOf(err)))
@@ -391,7 +392,7 @@ func (s *Server) handleListStream(c echo.Context) error {
 		rows := make([]*views.SessionRowView, len(sums))
 		clear(seen)
 		for i := range sums {
-			rows[i] = rowView(&sums[i], s.deps.Prices)
+			rows[i] = rowViewWith(&sums[i], s.deps.Prices, attn)
 			seen[sums[i].ID] = true
 		}
 		html, err := views.Render(ctx, views.SessionRows(rows))
@@ -425,7 +426,18 @@ func (s *Server) handleListStream(c echo.Context) error {
 			}
 		case f := <-sub.ch:
 			in, was := matches(q, &f.sum), seen[f.sum.ID]
+			if q.Annotated && !was {
+				// Labels are not in the summary: a row the annotated
+				// list did not show does not join it live.
+				in = false
+			}
 			switch {
+			case q.Attention && !f.removed:
+				// Whether a row needs attention is not in its summary:
+				// the filtered list is sent again.
+				if !full() {
+					return nil
+				}
 			case f.removed:
 				// A deleted session: its row goes, wherever it was.
 				if was {

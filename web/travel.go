@@ -7,6 +7,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -122,7 +123,58 @@ func (s *Server) ownerSource(id string) replaySource {
 // path builds them (the live hub, a page at an event, a playback): the
 // only place the owner's price table reaches a page.
 func (s *Server) ownerReader(id string) views.Reader {
-	return views.Reader{ReadOnly: !s.canDecide(id), Prices: s.deps.Prices, Notes: s.sessionNotes(id), Labels: s.deps.Notes != nil, LabelChoices: s.deps.Labels}
+	ns := s.sessionNotes(id)
+	return views.Reader{ReadOnly: !s.canDecide(id), Prices: s.deps.Prices, Notes: ns, Labels: s.deps.Notes != nil, LabelChoices: s.deps.Labels,
+		Children: s.sessionChildren(id, ns), Ancestors: s.ancestors(id), Fork: s.canFork(), Forks: s.forkLinks(context.Background(), id)}
+}
+
+// ancestors returns session id's parent, its parent's parent and so on
+// (at most maxAncestors), root first; nil for a session that is no child.
+func (s *Server) ancestors(id string) []string {
+	const maxAncestors = 16
+	var out []string
+	seen := map[string]bool{id: true}
+	for range maxAncestors {
+		sum, err := s.deps.Sessions.Summary(context.Background(), id)
+		if err != nil || sum.ParentID == "" || seen[sum.ParentID] {
+			break
+		}
+		id = sum.ParentID
+		seen[id] = true
+		out = append(out, id)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// sessionChildren loads the logs of the children that session id's link
+// notes name (a child that cannot be loaded is left out: its card says
+// "child not found"), and has the broker tell id's hubs when one of them
+// commits, so the parent's page shows its children live over its own
+// stream.
+func (s *Server) sessionChildren(id string, ns []notes.Note) map[string]*views.ChildLog {
+	out := map[string]*views.ChildLog{}
+	var ids []string
+	for _, n := range ns {
+		if n.Kind != notes.KindLink {
+			continue
+		}
+		d, err := notes.ParseLink(n.Data)
+		if err != nil || out[d.Child] != nil {
+			continue
+		}
+		ids = append(ids, d.Child)
+		h, events, err := s.deps.Sessions.LoadSession(context.Background(), d.Child)
+		if err != nil {
+			if core.ErrorCode(err) != core.CodeNotFound {
+				s.log.Warn("child not read", logkey.SessionID, d.Child, logkey.Err, err)
+			}
+			continue
+		}
+		out[d.Child] = &views.ChildLog{Header: h, Events: events}
+	}
+	s.broker.watchChildren(id, ids)
+	return out
 }
 
 // sessionNotes reads every note of session id, removed ones included (a
@@ -196,6 +248,7 @@ func (s *Server) sessionPage(c echo.Context, id string, p views.Place) (*views.S
 		return nil, err
 	}
 	v.Delete = s.deletePanel(id, v.Head.Live, v.Share)
+	v.CompareURL = views.ComparePickURL(id)
 	return v, nil
 }
 

@@ -30,6 +30,9 @@ type linkView struct {
 	// redactor redacts what the link shows; nil when the link shows the
 	// log as it was logged.
 	redactor *redact.Redactor
+	// reader is what the link's pages show their reader (the notes it
+	// shows, read again when they change).
+	reader func(ctx context.Context) views.Reader
 	// active reports errLinkEnded once the link no longer grants access
 	// (revoked, expired), another error when it cannot tell; the hub asks
 	// every Tuning.ShareCheck.

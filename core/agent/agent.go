@@ -92,6 +92,24 @@ type Config struct {
 	ChunkBytes    int
 	// Logger receives the loop's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// Replay, when set, answers the calls that repeat a fork's source
+	// with the source's recorded results instead of running them (a fork's
+	// tools "replay"); nil runs every call.
+	Replay *Replayer
+	// OnReplayed is told of each replayed call once its tool/result is
+	// appended (not yet committed: wait with Session.WaitDurable before
+	// writing about it). It must not block.
+	OnReplayed func(Replayed)
+}
+
+// Replayed is one call of a fork answered with its source's recorded
+// result.
+type Replayed struct {
+	CallID    string
+	CallSeq   int64 // the fork's tool/call
+	ResultSeq int64 // the fork's tool/result
+	Source    string
+	SourceSeq int64 // the source's tool/call
 }
 
 // Agent runs turns over one session. Turns are serialized: a Turn waits

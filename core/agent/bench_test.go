@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
@@ -87,27 +88,9 @@ func benchmarkNoteSession(b *testing.B, perStep int, newStore func(testing.TB) c
 	for range b.N {
 		b.StopTimer()
 		store := &timedStore{inner: newStore(b)}
-		sess, err := core.NewSession(context.Background(), core.SessionHeader{Cwd: b.TempDir()},
-			core.SessionOptions{Store: store, Logger: quiet})
-		if err != nil {
-			b.Fatal(err)
-		}
-		a, err := agent.New(agent.Config{
-			Session: sess, Tools: reg, Logger: quiet, MaxSteps: calls + 1,
-			Model: model.NewScripted(model.ScriptedConfig{Script: script}),
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		store.nanos.Store(0)
 		b.StartTimer()
-		start := time.Now()
-		r, err := a.Turn(context.Background(), core.NewUserMessage(core.NewID(), "take notes"))
-		elapsed := time.Since(start)
+		elapsed := runNoteSession(b, reg, script, calls, store)
 		b.StopTimer()
-		if err != nil || r.Kind != core.TurnCompleted {
-			b.Fatalf("turn: %+v %v", r, err)
-		}
 		total += elapsed
 		storeNanos += time.Duration(store.nanos.Load())
 		events += store.events.Load()
@@ -119,6 +102,125 @@ func benchmarkNoteSession(b *testing.B, perStep int, newStore func(testing.TB) c
 	b.ReportMetric(100*storeNanos.Seconds()/total.Seconds(), "storage-%")
 	b.ReportMetric(float64(events)/float64(b.N), "events/session")
 	b.ReportMetric(float64(events)/float64(batches), "events/commit")
+}
+
+// runNoteSession runs one scripted session through store and returns the
+// turn's time (the session's creation is not counted).
+func runNoteSession(b *testing.B, reg *core.Registry, script model.Script, calls int, store *timedStore) time.Duration {
+	sess, err := core.NewSession(context.Background(), core.SessionHeader{Cwd: b.TempDir()},
+		core.SessionOptions{Store: store, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{
+		Session: sess, Tools: reg, Logger: quiet, MaxSteps: calls + 1,
+		Model: model.NewScripted(model.ScriptedConfig{Script: script}),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	store.nanos.Store(0)
+	start := time.Now()
+	r, err := a.Turn(context.Background(), core.NewUserMessage(core.NewID(), "take notes"))
+	elapsed := time.Since(start)
+	if err != nil || r.Kind != core.TurnCompleted {
+		b.Fatalf("turn: %+v %v", r, err)
+	}
+	return elapsed
+}
+
+// BenchmarkDurableStep measures the loop through SQLite (synchronous=FULL)
+// beside its bound, in the same run, alternating: the in-memory store's
+// step plus one bare FULL commit of the step's rows — the same session's
+// events, split into one transaction per model step, committed with plain
+// prepared INSERTs through a connection of its own to a migrated file (no
+// store: no summary, no index). 1,000 note calls a session, at 1 and 10
+// calls per step. x-bound is the loop's calls/s over the bound's.
+func BenchmarkDurableStep(b *testing.B) {
+	const calls = 1000
+	reg := core.NewRegistry(quiet)
+	reg.MustRegister(tools.NewNote())
+	for _, perStep := range []int{1, 10} {
+		b.Run(fmt.Sprintf("calls-per-step=%d", perStep), func(b *testing.B) {
+			script := noteScript(calls, perStep)
+			steps := len(script.Steps)
+			var memT, sqlT, rawT time.Duration
+			var rows int
+			for range b.N {
+				mem := newMemStore()
+				memT += runNoteSession(b, reg, script, calls, &timedStore{inner: mem})
+				dir := b.TempDir()
+				st, err := db.Open(context.Background(), filepath.Join(dir, "loop.db"), db.Options{Logger: quiet})
+				if err != nil {
+					b.Fatal(err)
+				}
+				sqlT += runNoteSession(b, reg, script, calls, &timedStore{inner: st})
+				st.Close()
+				var log []core.Event
+				for _, evs := range mem.events {
+					log = evs
+				}
+				rows = len(log)
+				rawT += bareCommits(b, filepath.Join(dir, "raw.db"), log, steps)
+			}
+			n := float64(b.N)
+			memStep := memT.Seconds() / n / float64(steps)
+			commit := rawT.Seconds() / n / float64(steps)
+			bound := float64(calls) / (float64(steps) * (memStep + commit))
+			loop := float64(calls) * n / sqlT.Seconds()
+			b.ReportMetric(loop, "calls/s")
+			b.ReportMetric(bound, "bound-calls/s")
+			b.ReportMetric(loop/bound, "x-bound")
+			b.ReportMetric(float64(calls)*n/memT.Seconds(), "mem-calls/s")
+			b.ReportMetric(memStep*1000, "mem-step-ms")
+			b.ReportMetric(commit*1000, "bare-commit-ms")
+			b.ReportMetric(float64(rows)/float64(steps), "rows/step")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// bareCommits commits log's events in steps transactions of consecutive
+// rows (synchronous=FULL, plain prepared INSERTs) into a fresh migrated
+// file, and returns the time of the commits.
+func bareCommits(b *testing.B, path string, log []core.Event, steps int) time.Duration {
+	ctx := context.Background()
+	st, err := db.Open(ctx, path, db.Options{Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.CreateSession(ctx, core.SessionHeader{ID: "raw", Cwd: "/work"}); err != nil {
+		b.Fatal(err)
+	}
+	st.Close()
+	raw, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=5000&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetMaxOpenConns(1)
+	ins, err := raw.Prepare(`INSERT INTO events (session_id, seq, type, time, data, ignorable) VALUES (?, ?, ?, ?, ?, 0)`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ins.Close()
+	start := time.Now()
+	for k := 0; k < steps; k++ {
+		tx, err := raw.Begin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := tx.Stmt(ins)
+		for _, e := range log[k*len(log)/steps : (k+1)*len(log)/steps] {
+			if _, err := s.Exec("raw", e.Seq, e.Type, e.Time, string(e.Data)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start)
 }
 
 // BenchmarkNoteSession: 1,000 note calls per session, with 1, 10 or 1,000

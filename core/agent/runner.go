@@ -15,6 +15,7 @@ import (
 	"prism/core"
 	"prism/core/logkey"
 	"prism/core/model"
+	"prism/core/notes"
 )
 
 // Models resolves model names; *model.Catalog implements it.
@@ -63,6 +64,19 @@ type RunnerConfig struct {
 	Logger *slog.Logger
 	// Now is the clock of event times; nil means time.Now.
 	Now func() time.Time
+	// MaxDelegationDepth caps how deep subagents nest (Spawn): a session
+	// at this depth may not delegate (0 = tools.DefaultMaxDelegationDepth).
+	MaxDelegationDepth int
+	// Links writes a link note (notes.Link) on the parent when a subagent
+	// starts, before its first turn, so pages nest the child while the
+	// call is pending (nil: no notes are written).
+	Links func(ctx context.Context, in notes.Input) error
+	// Load reads a stored session's header and log, the source of a Fork
+	// (an unknown id is core.CodeNotFound); nil: forks are refused.
+	Load func(ctx context.Context, id string) (core.SessionHeader, []core.Event, error)
+	// PutNote writes a note beside a session's log: a fork's replayed
+	// notes and the fork note on its source (nil: none are written).
+	PutNote func(ctx context.Context, in notes.Input) error
 }
 
 // StartRequest starts a session.
@@ -185,54 +199,11 @@ func (r *Runner) Start(ctx context.Context, req StartRequest) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("start session: %w", err)
 	}
-	sess, err := core.NewSession(ctx, core.SessionHeader{ID: id, Cwd: ws},
-		core.SessionOptions{Store: r.cfg.Store, Now: r.cfg.Now, Logger: r.logger})
+	s, err := r.open(ctx, core.SessionHeader{ID: id, Cwd: ws}, m, name, r.cfg.Tools, seed, nil)
 	if err != nil {
-		return "", fmt.Errorf("start session: %w", err)
+		return "", err
 	}
-	var cleanup func()
-	if seed != nil {
-		// Only now that the session row exists: a failed start leaves no
-		// directory behind.
-		if cleanup, err = seed(); err != nil {
-			return "", fmt.Errorf("start session %s: %w", id, err)
-		}
-	}
-	h := sess.Header()
-	if r.cfg.OnEvent != nil {
-		onEvent, id := r.cfg.OnEvent, h.ID
-		sess.OnAppend(func(e core.Event) { onEvent(id, e) })
-	}
-	a, err := New(Config{
-		Session:     sess,
-		Tools:       r.cfg.Tools,
-		Model:       m,
-		System:      r.cfg.System(ws),
-		MaxParallel: r.cfg.MaxParallel,
-		MaxSteps:    r.cfg.MaxSteps,
-		MaxTokens:   r.cfg.MaxTokens,
-		Logger:      r.logger,
-	})
-	if err != nil {
-		if cleanup != nil {
-			cleanup()
-		}
-		return "", fmt.Errorf("start session: %w", err)
-	}
-	info := m.Info()
-	s := &session{id: h.ID, sess: sess, agent: a, model: m, cleanup: cleanup, info: SessionStatus{
-		ID: h.ID, Model: name, Provider: info.Provider, Workspace: ws, CreatedAt: h.CreatedAt,
-	}}
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		s.removeWorkspace()
-		return "", core.Errorf(core.CodeUnavailable, "start session: the runner is closed")
-	}
-	r.sessions[h.ID] = s
-	r.order = append(r.order, h.ID)
-	r.mu.Unlock()
-	r.logger.Info("session started", logkey.SessionID, h.ID, logkey.Model, name, logkey.Provider, info.Provider, logkey.Workspace, ws)
+	h := s.sess.Header()
 	first := core.NewUserMessage(core.NewID(), prompt)
 	logged := s.watchLogged(first.ID)
 	if err := r.enqueueMessage(s, first, logged); err != nil {
@@ -247,7 +218,7 @@ func (r *Runner) Start(ctx context.Context, req StartRequest) (string, error) {
 		// acknowledgement is one. The prompt's observer runs after its
 		// commit, so this returns at once; it states the rule, and holds
 		// should the prompt have been found in the log before its commit.
-		if err := sess.WaitDurable(ctx, logged.seq); err != nil {
+		if err := s.sess.WaitDurable(ctx, logged.seq); err != nil {
 			return "", fmt.Errorf("start session %s: the prompt was not committed: %w", h.ID, err)
 		}
 		return h.ID, nil
@@ -255,6 +226,71 @@ func (r *Runner) Start(ctx context.Context, req StartRequest) (string, error) {
 		// The turn goes on; only the caller stopped waiting.
 		return "", fmt.Errorf("start session %s: %w", h.ID, context.Cause(ctx))
 	}
+}
+
+// open creates a session with header h through the store and registers it
+// with the runner, its agent running on model m (named name) over tools.
+// seed, when set, creates the workspace once the session row exists;
+// before, when set, appends the events that precede the first turn (a
+// subagent's descriptor).
+func (r *Runner) open(ctx context.Context, h core.SessionHeader, m model.Model, name string, tools *core.Registry,
+	seed func() (func(), error), before func(*core.Session) error) (*session, error) {
+	sess, err := core.NewSession(ctx, h, core.SessionOptions{Store: r.cfg.Store, Now: r.cfg.Now, Logger: r.logger})
+	if err != nil {
+		return nil, fmt.Errorf("start session: %w", err)
+	}
+	var cleanup func()
+	if seed != nil {
+		// Only now that the session row exists: a failed start leaves no
+		// directory behind.
+		if cleanup, err = seed(); err != nil {
+			return nil, fmt.Errorf("start session %s: %w", h.ID, err)
+		}
+	}
+	h = sess.Header()
+	if r.cfg.OnEvent != nil {
+		onEvent, id := r.cfg.OnEvent, h.ID
+		sess.OnAppend(func(e core.Event) { onEvent(id, e) })
+	}
+	if before != nil {
+		if err := before(sess); err != nil {
+			if cleanup != nil {
+				cleanup()
+			}
+			return nil, fmt.Errorf("start session %s: %w", h.ID, err)
+		}
+	}
+	a, err := New(Config{
+		Session:     sess,
+		Tools:       tools,
+		Model:       m,
+		System:      r.cfg.System(h.Cwd),
+		MaxParallel: r.cfg.MaxParallel,
+		MaxSteps:    r.cfg.MaxSteps,
+		MaxTokens:   r.cfg.MaxTokens,
+		Logger:      r.logger,
+	})
+	if err != nil {
+		if cleanup != nil {
+			cleanup()
+		}
+		return nil, fmt.Errorf("start session: %w", err)
+	}
+	info := m.Info()
+	s := &session{id: h.ID, sess: sess, agent: a, model: m, cleanup: cleanup, info: SessionStatus{
+		ID: h.ID, Model: name, Provider: info.Provider, Workspace: h.Cwd, CreatedAt: h.CreatedAt,
+	}}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		s.removeWorkspace()
+		return nil, core.Errorf(core.CodeUnavailable, "start session: the runner is closed")
+	}
+	r.sessions[h.ID] = s
+	r.order = append(r.order, h.ID)
+	r.mu.Unlock()
+	r.logger.Info("session started", logkey.SessionID, h.ID, logkey.Model, name, logkey.Provider, info.Provider, logkey.Workspace, h.Cwd)
+	return s, nil
 }
 
 // logWaiter is closed once a queued user message is committed to the log,
@@ -331,6 +367,12 @@ func (r *Runner) Send(_ context.Context, id, text string) error {
 // user}}) and drops its queued messages. Cancelling an idle session does
 // nothing. CodeNotFound for an unknown session.
 func (r *Runner) Cancel(id string) error {
+	return r.CancelWith(id, core.CancelCause{Kind: CauseUser})
+}
+
+// CancelWith is Cancel with the cause its turn/end records: {kind: hook,
+// reason: "rule spend: …"} when an attention rule cancels the turn.
+func (r *Runner) CancelWith(id string, cause core.CancelCause) error {
 	s, err := r.get(id)
 	if err != nil {
 		return err
@@ -340,8 +382,8 @@ func (r *Runner) Cancel(id string) error {
 	cancel := s.cancel
 	s.mu.Unlock()
 	if cancel != nil {
-		cancel(Cancel(CauseUser))
-		r.logger.Info("turn cancelled", logkey.SessionID, id)
+		cancel(&CancelError{Cause: cause})
+		r.logger.Info("turn cancelled", logkey.SessionID, id, logkey.Reason, cause.Kind)
 	}
 	return nil
 }
@@ -414,6 +456,9 @@ func dropQueue(s *session) {
 		if q.logged != nil {
 			q.logged.finish(0, core.Errorf(core.CodeUnavailable, "session %s: the runner is closed", s.id))
 		}
+		if q.ended != nil {
+			q.ended <- turnOutcome{err: core.Errorf(core.CodeUnavailable, "session %s: its turn was dropped before it ran (cancelled, or the runner closed)", s.id)}
+		}
 	}
 	s.queue = nil
 }
@@ -463,6 +508,18 @@ func (s *session) status() SessionStatus {
 type queued struct {
 	msg    core.Message
 	logged *logWaiter
+	// parent, when set, is the context of the subagent call that queued
+	// the message: its end cancels the turn ({kind: parent}).
+	parent context.Context
+	// ended, when set, receives how the message's turn ended (or why it
+	// never ran); buffered.
+	ended chan turnOutcome
+}
+
+// turnOutcome is how one turn ended.
+type turnOutcome struct {
+	reason core.TurnEndReason
+	err    error
 }
 
 // enqueue queues a message and starts the session's driver if it is idle.
@@ -471,6 +528,10 @@ func (r *Runner) enqueue(s *session, text string) error {
 }
 
 func (r *Runner) enqueueMessage(s *session, msg core.Message, logged *logWaiter) error {
+	return r.enqueueQueued(s, queued{msg: msg, logged: logged})
+}
+
+func (r *Runner) enqueueQueued(s *session, q queued) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -478,7 +539,7 @@ func (r *Runner) enqueueMessage(s *session, msg core.Message, logged *logWaiter)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.queue = append(s.queue, queued{msg: msg, logged: logged})
+	s.queue = append(s.queue, q)
 	if !s.running {
 		s.running = true
 		r.wg.Add(1)
@@ -504,8 +565,16 @@ func (r *Runner) drive(s *session) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		s.cancel = cancel
 		s.mu.Unlock()
+		stop := func() bool { return false }
+		if q.parent != nil {
+			stop = context.AfterFunc(q.parent, func() { cancel(Cancel(CauseParent)) })
+		}
 
 		reason, err := s.agent.Turn(ctx, q.msg)
+		stop()
+		if q.ended != nil {
+			q.ended <- turnOutcome{reason: reason, err: err}
+		}
 		if q.logged != nil {
 			// Usually the observer told the waiter already. If not, either
 			// its delivery is still under way or the turn ended (failed,

@@ -120,6 +120,7 @@ func TestRunnerDemoEndToEnd(t *testing.T) {
 				_, changelogErr = os.Stat(filepath.Join(st.Workspace, "CHANGELOG.md"))
 			}
 			r = newRunner(t, model.NewCatalog(model.CatalogConfig{DemoPacing: &model.Pacing{}}), reg, store, l)
+			reg.MustRegister(r.SubagentTool())
 			id, err := r.Start(t.Context(), agent.StartRequest{Prompt: "Show me around."})
 			if err != nil {
 				t.Fatal(err)
@@ -153,8 +154,8 @@ func TestRunnerDemoEndToEnd(t *testing.T) {
 				}
 			}
 			calls := find(evs, core.EventToolCall)
-			if len(calls) != len(results) || len(calls) != 15 {
-				t.Fatalf("calls %d, results %d, want 15 each", len(calls), len(results))
+			if len(calls) != len(results) || len(calls) != 16 {
+				t.Fatalf("calls %d, results %d, want 16 each", len(calls), len(results))
 			}
 			for i, c := range calls {
 				var tc core.ToolCall
@@ -176,6 +177,7 @@ func TestRunnerDemoEndToEnd(t *testing.T) {
 				"write": {"ok"}, "edit": {"ok", "ok"},
 				"web_search": {"UNKNOWN_TOOL"},
 				"bash":       {"ok", "ok"},
+				"subagent":   {"ok"},
 			}
 			if !bash {
 				want["bash"] = []string{"UNKNOWN_TOOL", "UNKNOWN_TOOL"}
@@ -548,5 +550,41 @@ func TestRunnerDemoWorkspaceLifecycle(t *testing.T) {
 	}
 	if got := entries(root); len(got) != 0 {
 		t.Errorf("workspaces after Close = %q, want none", got)
+	}
+}
+
+// TestRunnerCancelWithRecordsTheCause: a cancel with a cause (an attention
+// rule's) ends the running turn with turn/end {aborted, {kind: hook,
+// reason}} naming the rule.
+func TestRunnerCancelWithRecordsTheCause(t *testing.T) {
+	g := newGate()
+	reg := core.NewRegistry(quiet)
+	reg.MustRegister(gatedTool("wait", g, true))
+	steps := []model.Step{{Calls: []model.ScriptCall{{Name: "wait", Arguments: `{"key":"long"}`}}}, {Text: "never"}}
+	l := newEventLog()
+	r := newRunner(t, scriptModels{steps}, reg, newMemStore(), l)
+	id, err := r.Start(t.Context(), agent.StartRequest{Prompt: "spend"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.waitStarted(t, "long")
+	cause := core.CancelCause{Kind: agent.CauseHook, Reason: "rule spend: 2570 tokens this session, over 2000"}
+	if err := r.CancelWith(id, cause); err != nil {
+		t.Fatal(err)
+	}
+	evs := l.waitTurns(t, id, 1)
+	ends := find(evs, core.EventTurnEnd)
+	if len(ends) != 1 {
+		t.Fatalf("turn ends: %d", len(ends))
+	}
+	var end core.TurnEnd
+	if err := json.Unmarshal(ends[0].Data, &end); err != nil {
+		t.Fatal(err)
+	}
+	if end.Reason.Kind != core.TurnAborted || end.Reason.Reason == nil || *end.Reason.Reason != cause {
+		t.Fatalf("turn/end = %+v, want aborted with %+v", end.Reason, cause)
+	}
+	if err := r.CancelWith("nope", cause); core.ErrorCode(err) != core.CodeNotFound {
+		t.Errorf("CancelWith of an unknown session: %v", err)
 	}
 }

@@ -54,6 +54,10 @@ type slot struct {
 	callSeq int64
 	ready   bool  // prepared to a final or post result, dispatched, or cancelled
 	err     error // its tool/call never became durable: the body did not run
+	// replayed: result is the source's recorded one (Config.Replay), from
+	// the source's tool/call sourceSeq.
+	replayed  bool
+	sourceSeq int64
 }
 
 // runGroup runs one exclusive barrier or one parallel pool (dsh's
@@ -87,8 +91,15 @@ func (t *turn) runGroup(group []*core.ToolCallBlock, mode core.Mode) groupOutcom
 			if r == nil {
 				r = s.pending.Complete(t.ctx)
 			}
-			if err := t.appendResult(group[committed], r, s.callSeq); err != nil {
+			seq, err := t.appendResult(group[committed], r, s.callSeq)
+			if err != nil {
 				return err
+			}
+			if s.replayed && t.a.cfg.OnReplayed != nil {
+				t.a.cfg.OnReplayed(Replayed{
+					CallID: group[committed].ID, CallSeq: s.callSeq, ResultSeq: seq,
+					Source: t.a.cfg.Replay.Source(), SourceSeq: s.sourceSeq,
+				})
 			}
 			t.a.pending = append(t.a.pending, r.Contexts()...)
 			if sr, ok := r.(*core.Success); ok && sr.ConcludesTurn {
@@ -128,6 +139,14 @@ func (t *turn) runGroup(group []*core.ToolCallBlock, mode core.Mode) groupOutcom
 			if aborted { // cancelled while an earlier call of the batch prepared
 				s.result, s.ready = core.AbortedBeforeDispatch(), true
 				continue
+			}
+			if rp := t.a.cfg.Replay; rp != nil {
+				// A fork's call that repeats the source's: its recorded
+				// result, without running the tool.
+				if res, src, ok := rp.Next(group[k].Name, group[k].Arguments); ok {
+					s.result, s.ready, s.replayed, s.sourceSeq = res, true, true, src
+					continue
+				}
 			}
 			p := reg.Prepare(t.ctx, t.call(group[k]))
 			s.pending = p
@@ -265,8 +284,9 @@ func (t *turn) appendCall(b *core.ToolCallBlock) (int64, error) {
 	return e.Seq, err
 }
 
-// appendResult appends a call's tool/result citing its tool/call.
-func (t *turn) appendResult(b *core.ToolCallBlock, r core.Result, callSeq int64) error {
+// appendResult appends a call's tool/result citing its tool/call and
+// returns its seq.
+func (t *turn) appendResult(b *core.ToolCallBlock, r core.Result, callSeq int64) (int64, error) {
 	p := r.Projection()
 	data := core.ToolResultData{
 		Turn:    t.n,
@@ -277,8 +297,8 @@ func (t *turn) appendResult(b *core.ToolCallBlock, r core.Result, callSeq int64)
 	if f, ok := r.(*core.Failure); ok {
 		data.Error = f.Error.Info
 	}
-	_, err := t.append(core.EventToolResult, data, core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{callSeq}})
-	return err
+	e, err := t.append(core.EventToolResult, data, core.AppendOptions{SurfaceOp: core.AppendOp(), SourceEventSeqs: []int64{callSeq}})
+	return e.Seq, err
 }
 
 // appendSkipped records a call that never started because the turn was
@@ -289,5 +309,6 @@ func (t *turn) appendSkipped(b *core.ToolCallBlock) error {
 	if err != nil {
 		return err
 	}
-	return t.appendResult(b, core.AbortedBeforeDispatch(), seq)
+	_, err = t.appendResult(b, core.AbortedBeforeDispatch(), seq)
+	return err
 }

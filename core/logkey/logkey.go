@@ -11,6 +11,7 @@ const (
 	ShareID   = "share_id"   // one share link (never its token)
 	NoteID    = "note_id"    // one note beside a session's log
 	NoteKind  = "note_kind"  // a note's kind (label, link, …)
+	SourceID  = "source_id"  // the session a fork was cut from
 	Tool      = "tool"       // a tool's name
 	Seq       = "seq"        // an event's seq
 	After     = "after"      // a seq a read resumes after
@@ -44,6 +45,10 @@ const (
 	Attempt   = "attempt" // a retry's number
 	// RetryAfter is a provider's retry-after delay.
 	RetryAfter = "retry_after"
+	// Rule is an attention rule's name.
+	Rule = "rule"
+	// Rules is a number of attention rules.
+	Rules = "rules"
 )
 
 // Places, requests and configuration.

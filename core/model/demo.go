@@ -18,6 +18,19 @@ const demoRoot = "demo/_workspace"
 // DemoModelName is the catalog name of the scripted demo model.
 const DemoModelName = "scripted"
 
+// DemoChild is the description of the demo's one subagent call: the
+// label of the child session it starts.
+const DemoChild = "Check the greeting's test"
+
+// demoChildScript is what the demo's subagent plays: one read of the test
+// (edited by then), one answer.
+func demoChildScript() Script {
+	return Script{Steps: []Step{
+		{Text: "Let me read the test.", Calls: []ScriptCall{{Name: "read", Arguments: `{"file_path":"greet/greet_test.go"}`}}},
+		{Text: "`TestHello` expects `Hello(\"\")` to return `\"Ahoy, sailor! Welcome aboard.\"`: the test agrees with the new greeting."},
+	}}
+}
+
 // DemoPrompt is the prompt the demo session starts with: what DemoScript
 // answers (its narration and summary speak to it).
 const DemoPrompt = "Show me around this workspace: its files, loose ends, a small fix, and failures."
@@ -81,10 +94,12 @@ func NewDemo(p Pacing) *Demo {
 //  7. the failure classes: invalid JSON arguments (INVALID_ARGS), an
 //     unknown tool (UNKNOWN_TOOL), a schema violation (INVALID_ARGS) and a
 //     tool error (a missing file);
-//  8. a final summary (markdown), every claim of which the page shows
+//  8. subagent: a child session of its own reads the greeting's test and
+//     answers in one line (the card nests the child's cards; DemoChild);
+//  9. a final summary (markdown), every claim of which the page shows
 //     (web's TestDemo_SummaryHolds checks them).
 func DemoScript() Script {
-	return Script{Steps: []Step{
+	return Script{Children: map[string]Script{DemoChild: demoChildScript()}, Steps: []Step{
 		{
 			Reasoning: "The user wants a tour of the workspace: what is in it, its loose ends, a small fix, and what failures look like. I'll note a plan first, then use each tool in turn.",
 			Text:      "Hi! I'm prism's **scripted demo model**. Nothing here talks to a real LLM: every step is scripted, but every tool call runs for real in a fresh copy of a small Go package. Let me note a plan first.",
@@ -139,6 +154,12 @@ func DemoScript() Script {
 			},
 		},
 		{
+			Text: "Last, I'll hand a small job to a **subagent**: a helper agent in a session of its own, in this same workspace. Its card shows the helper's calls as it works, and its answer comes back as the result.",
+			Calls: []ScriptCall{
+				{Name: "subagent", Arguments: `{"description":"` + DemoChild + `","prompt":"Read greet/greet_test.go and say in one line what the test expects."}`},
+			},
+		},
+		{
 			Text: "That's the tour. Here is what happened:\n\n" +
 				"| step | tools | what you saw |\n" +
 				"|---|---|---|\n" +
@@ -147,7 +168,8 @@ func DemoScript() Script {
 				"| read | `read` ×3 | line-numbered files, one read as a window of lines |\n" +
 				"| change | `write`, `edit` ×2 | a new `CHANGELOG.md` and two diffs |\n" +
 				"| verify | `bash` ×2 | a command that succeeds and one that exits with code 1 (or, with bash switched off, two `UNKNOWN_TOOL` failures) |\n" +
-				"| fail | four calls | `INVALID_ARGS` twice, `UNKNOWN_TOOL`, and a tool error (`FS_NOT_FOUND`) |\n\n" +
+				"| fail | four calls | `INVALID_ARGS` twice, `UNKNOWN_TOOL`, and a tool error (`FS_NOT_FOUND`) |\n" +
+				"| delegate | `subagent` | a child session that read the test and answered in one line |\n\n" +
 				"The greeting is now:\n\n" +
 				"```go\nreturn fmt.Sprintf(\"Ahoy, %s! Welcome aboard.\", name)\n```\n\n" +
 				"Every card on this page is drawn from the session's durable log: reload the page and the same cards come back. " +

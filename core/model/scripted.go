@@ -17,6 +17,16 @@ import (
 // one step per model call.
 type Script struct {
 	Steps []Step `json:"steps"`
+	// Children are the scripts of the subagents this script delegates to,
+	// by the subagent call's description (ChildModel).
+	Children map[string]Script `json:"children,omitempty"`
+}
+
+// ChildModeler is a model that chooses its subagents' model itself (the
+// scripted model plays a child's script): ChildModel returns the model of
+// the child a subagent call with this description starts.
+type ChildModeler interface {
+	ChildModel(description string) Model
 }
 
 // Step is one scripted assistant response.
@@ -125,6 +135,14 @@ func NewScripted(cfg ScriptedConfig) *Scripted {
 // Info implements Model.
 func (m *Scripted) Info() Info {
 	return Info{Provider: m.cfg.Provider, Model: m.cfg.Model}
+}
+
+// ChildModel implements ChildModeler: a fresh player, with this model's
+// pacing and names, of the script's child for description (an empty
+// script when it has none: the child echoes its prompt).
+func (m *Scripted) ChildModel(description string) Model {
+	return NewScripted(ScriptedConfig{Script: m.cfg.Script.Children[description], Pacing: m.cfg.Pacing,
+		Provider: m.cfg.Provider, Model: m.cfg.Model})
 }
 
 // Remaining returns how many scripted steps are still to be played.

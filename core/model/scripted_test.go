@@ -165,7 +165,7 @@ func TestDemoScriptCoversEveryCardAndFailure(t *testing.T) {
 			}
 		}
 	}
-	for _, n := range []string{"note", "read", "write", "edit", "grep", "glob", "bash", "web_search"} {
+	for _, n := range []string{"note", "read", "write", "edit", "grep", "glob", "bash", "web_search", "subagent"} {
 		if names[n] == 0 {
 			t.Errorf("the demo never calls %s", n)
 		}

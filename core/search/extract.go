@@ -8,6 +8,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	"prism/core"
 )
 
@@ -102,13 +105,23 @@ func ExtractFacts(e *core.Event, f *core.EventFacts) Part {
 	return Extract(e)
 }
 
+// unmarshalV1 is json.Unmarshal — encoding/json's semantics (names
+// matched in any case, duplicates and invalid UTF-8 allowed), so what an
+// event contributes does not change — run by the JSON v2 engine, which
+// validates and decodes in one pass over the text instead of encoding/json's
+// check, skip and decode of every level: a search's snippets decode each
+// hit's events again, and results are most of their bytes.
+func unmarshalV1(data []byte, v any) error {
+	return jsonv2.Unmarshal(data, v, jsonv1.DefaultOptionsV1())
+}
+
 // decodeTexts decodes the words of e's data; ok is false for a type with
 // none and for data that does not decode.
 func decodeTexts(e *core.Event) (*core.EventTexts, bool) {
 	switch e.Type {
 	case core.EventUserMessage:
 		var m messageJSON
-		if json.Unmarshal(e.Data, &m) != nil {
+		if unmarshalV1(e.Data, &m) != nil {
 			return nil, false
 		}
 		return &core.EventTexts{Blocks: m.Content, SourceKind: m.Source.Kind}, true
@@ -116,13 +129,13 @@ func decodeTexts(e *core.Event) (*core.EventTexts, bool) {
 		var d struct {
 			Message messageJSON `json:"message"`
 		}
-		if json.Unmarshal(e.Data, &d) != nil {
+		if unmarshalV1(e.Data, &d) != nil {
 			return nil, false
 		}
 		return &core.EventTexts{Blocks: d.Message.Content}, true
 	case core.EventToolCall:
 		var d core.ToolCall
-		if json.Unmarshal(e.Data, &d) != nil {
+		if unmarshalV1(e.Data, &d) != nil {
 			return nil, false
 		}
 		return &core.EventTexts{CallID: d.CallID, Name: d.Name, Arguments: d.Arguments}, true
@@ -131,19 +144,19 @@ func decodeTexts(e *core.Event) (*core.EventTexts, bool) {
 			Message messageJSON     `json:"message"`
 			Error   *core.ErrorInfo `json:"error"`
 		}
-		if json.Unmarshal(e.Data, &d) != nil {
+		if unmarshalV1(e.Data, &d) != nil {
 			return nil, false
 		}
 		return &core.EventTexts{Blocks: d.Message.Content, ResultCallID: d.Message.Source.CallID, Error: d.Error}, true
 	case core.EventSessionTitle:
 		var d core.SessionTitle
-		if json.Unmarshal(e.Data, &d) != nil {
+		if unmarshalV1(e.Data, &d) != nil {
 			return nil, false
 		}
 		return &core.EventTexts{Title: d.Title}, true
 	case core.EventTurnEnd:
 		var d core.TurnEnd
-		if json.Unmarshal(e.Data, &d) != nil {
+		if unmarshalV1(e.Data, &d) != nil {
 			return nil, false
 		}
 		return &core.EventTexts{Failure: d.Reason.Error}, true

@@ -66,6 +66,10 @@ type Spec struct {
 	UpToSeq *int64
 	// Redact renders the session through the redaction pass.
 	Redact bool
+	// Labels shows the session's labels (notes of kind label, redacted as
+	// the rest when Redact is set); off, the link carries no trace of
+	// one.
+	Labels bool
 }
 
 // Check validates a spec at time now (epoch ms) as every store does before
@@ -105,11 +109,13 @@ type Share struct {
 	CreatedAt int64  `json:"createdAt"`
 	ExpiresAt int64  `json:"expiresAt,omitempty"`
 	// UpToSeq is the last event the link shows (nil: the whole session, live).
-	UpToSeq      *int64 `json:"upToSeq"`
-	Redact       bool   `json:"redact"`
-	RevokedAt    int64  `json:"revokedAt,omitempty"`
-	Views        int64  `json:"views"`
-	LastViewedAt int64  `json:"lastViewedAt,omitempty"`
+	UpToSeq *int64 `json:"upToSeq"`
+	Redact  bool   `json:"redact"`
+	// Labels says the link shows the session's labels (Spec.Labels).
+	Labels       bool  `json:"labels"`
+	RevokedAt    int64 `json:"revokedAt,omitempty"`
+	Views        int64 `json:"views"`
+	LastViewedAt int64 `json:"lastViewedAt,omitempty"`
 }
 
 // Active reports whether the link still grants access at now: it is not

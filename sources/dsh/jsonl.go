@@ -36,6 +36,9 @@ type scanner struct {
 }
 
 func (s *scanner) headerLine(line []byte, pos Position) error {
+	if IsLabelsDataset(line) {
+		return errAt(pos, "a labels dataset, not a session log (prism export --labels writes it; import reads session logs)")
+	}
 	h, err := DecodeHeader(line)
 	if err != nil {
 		return errAt(pos, "%v", err)
@@ -121,6 +124,22 @@ func seqMismatch(want, got int64) string {
 		return fmt.Sprintf("duplicate seq: seq %d appears again (expected seq %d)", got, want)
 	}
 	return fmt.Sprintf("seq gap: expected seq %d, got %d", want, got)
+}
+
+// LabelsDataset is the "dataset" of every line of prism's labels dataset
+// (prism export --labels): what tells such a file apart from a session
+// log, by content.
+const LabelsDataset = "prism.labels/v1"
+
+// IsLabelsDataset reports whether a line is a row of the labels dataset.
+func IsLabelsDataset(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"dataset"`)) {
+		return false
+	}
+	var row struct {
+		Dataset string `json:"dataset"`
+	}
+	return json.Unmarshal(line, &row) == nil && row.Dataset == LabelsDataset
 }
 
 // sessionMarker is in every session header line: DecodeHeader takes the

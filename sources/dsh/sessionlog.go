@@ -33,6 +33,7 @@ import (
 	"strings"
 
 	"prism/core"
+	"prism/core/notes"
 )
 
 // Format identifies an on-disk session log encoding.
@@ -170,6 +171,10 @@ type Log struct {
 	// Source is what a Foreign decoder says the session's source is,
 	// stored beside the header (nil: nothing to say).
 	Source *core.SourceInfo
+	// SideNotes are the notes beside this session's log that an export
+	// zip's notes.jsonl holds for it (prism export --with-notes), each
+	// checked (notes.Check).
+	SideNotes []notes.Note
 }
 
 // FormatError is a decoding failure with its location. It is a core.Coded

@@ -5,11 +5,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+
+	"prism/core/notes"
 )
 
 // isSessionEntry reports whether a zip entry holds a session log: the root
@@ -26,9 +29,16 @@ func isSessionEntry(name string) (root, ok bool) {
 	return false, false
 }
 
+// NotesEntry is the entry of an export zip that holds the notes beside
+// its sessions' logs (prism export --with-notes): one notes.Note as JSON
+// per line.
+const NotesEntry = "notes.jsonl"
+
 // DecodeZip decodes a dsh session export archive: the root session.jsonl
-// and every subagents/<id>/session.jsonl (media/ and other entries are
-// ignored). The root log comes first, then subagents with each parent before
+// and every subagents/<id>/session.jsonl, and prism's notes.jsonl (each
+// note goes to its session's Log.SideNotes; a note of a session the zip
+// does not hold, or one its kind refuses, fails the whole zip naming its
+// line). media/ and other entries are ignored. The root log comes first, then subagents with each parent before
 // its children. Entry count and decompressed size are capped (lim), both as
 // declared by the central directory and as actually read.
 func DecodeZip(r io.ReaderAt, size int64, lim Limits) ([]*Log, error) {
@@ -48,9 +58,20 @@ func DecodeZip(r io.ReaderAt, size int64, lim Limits) ([]*Log, error) {
 		return fail("", "zip has %d entries, over the limit of %d", len(zr.File), lim.MaxZipEntries)
 	}
 	var entries []*zip.File
+	var notesFile *zip.File
 	var declared uint64
 	haveRoot := false
 	for _, f := range zr.File {
+		if f.Name == NotesEntry && !f.FileInfo().IsDir() {
+			if notesFile != nil {
+				return fail(f.Name, "zip holds more than one %s", NotesEntry)
+			}
+			if f.UncompressedSize64 > uint64(lim.MaxLogBytes) {
+				return fail(f.Name, "entry declares %d bytes, over the limit of %d", f.UncompressedSize64, lim.MaxLogBytes)
+			}
+			notesFile = f
+			continue
+		}
 		root, ok := isSessionEntry(f.Name)
 		if !ok || f.FileInfo().IsDir() {
 			continue
@@ -94,7 +115,70 @@ func DecodeZip(r io.ReaderAt, size int64, lim Limits) ([]*Log, error) {
 		seen[l.Header.ID] = f.Name
 		logs = append(logs, l)
 	}
+	if notesFile != nil {
+		if err := zipNotes(notesFile, lim, logs); err != nil {
+			return nil, err
+		}
+	}
 	return orderLogs(logs), nil
+}
+
+// zipNotes reads an export zip's notes.jsonl into the SideNotes of the
+// logs whose session each note names.
+func zipNotes(f *zip.File, lim Limits, logs []*Log) error {
+	fail := func(line int, format string, args ...any) error {
+		return &FormatError{Entry: f.Name, Frame: -1, Offset: -1, Line: line, Reason: fmt.Sprintf(format, args...)}
+	}
+	byID := map[string]*Log{}
+	for _, l := range logs {
+		byID[l.Header.ID] = l
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return fail(0, "cannot open entry: %v", err)
+	}
+	defer rc.Close()
+	r := &countingReader{r: rc, limit: int64(min(f.UncompressedSize64, uint64(lim.MaxLogBytes)))}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), notes.MaxData+64<<10)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		d := json.NewDecoder(bytes.NewReader(text))
+		d.DisallowUnknownFields()
+		var n notes.Note
+		if err := d.Decode(&n); err != nil {
+			return fail(line, "not a note: %v", err)
+		}
+		l := byID[n.Session]
+		switch {
+		case n.ID == "":
+			return fail(line, "note has no id")
+		case l == nil:
+			return fail(line, "note %s is of session %q, which the archive does not hold", n.ID, n.Session)
+		case n.RemovedAtSeq != nil && *n.RemovedAtSeq < n.AtSeq:
+			return fail(line, "note %s is removed at seq %d, before it applies (%d)", n.ID, *n.RemovedAtSeq, n.AtSeq)
+		}
+		data, _, err := notes.Check(notes.Input{Session: n.Session, Kind: n.Kind, CallID: n.CallID, Author: n.Author, Data: n.Data})
+		if err != nil {
+			return fail(line, "note %s: %v", n.ID, err)
+		}
+		n.Data = data
+		l.SideNotes = append(l.SideNotes, n)
+	}
+	switch {
+	case r.over:
+		return fail(0, "entry inflates past its declared size of %d bytes", f.UncompressedSize64)
+	case sc.Err() != nil:
+		return fail(line+1, "%v", sc.Err())
+	case r.err != nil:
+		return fail(0, "corrupt entry: %v", r.err)
+	}
+	return nil
 }
 
 // orderLogs puts the root first, then each parent before its children

@@ -1,6 +1,7 @@
 package otel
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -25,7 +26,8 @@ const NotReceived = "no execute_tool span was received for this call"
 // logBuilder appends events with contiguous seqs.
 type logBuilder struct {
 	events []core.Event
-	used   map[string]bool // call ids of the session
+	used   map[string]bool    // call ids of the session
+	calls  map[string]callRef // tool span key → its call
 	err    error
 }
 
@@ -68,7 +70,7 @@ func buildLog(id string, turns []*turn) (Log, error) {
 	if created < 0 {
 		created = 0
 	}
-	b := &logBuilder{used: map[string]bool{}}
+	b := &logBuilder{used: map[string]bool{}, calls: map[string]callRef{}}
 	traces := map[string]bool{}
 	for i, t := range turns {
 		traces[t.trace] = true
@@ -77,7 +79,7 @@ func buildLog(id string, turns []*turn) (Log, error) {
 	if b.err != nil {
 		return Log{}, b.err
 	}
-	l := Log{Header: core.SessionHeader{Version: core.SessionFormatVersion, ID: id, CreatedAt: created}, Events: b.events}
+	l := Log{Header: core.SessionHeader{Version: core.SessionFormatVersion, ID: id, CreatedAt: created}, Events: b.events, calls: b.calls}
 	for tr := range traces {
 		l.Traces = append(l.Traces, tr)
 	}
@@ -278,6 +280,9 @@ func (b *logBuilder) step(turn, num int, s *step, responses map[string]string, c
 			name = "unknown"
 		}
 		callSeq[i] = b.add(core.EventToolCall, when, core.ToolCall{Turn: turn, Step: num, CallID: id, Name: name, Arguments: args}, false)
+		if c.tool != nil {
+			b.calls[c.tool.key] = callRef{id: id, seq: callSeq[i]}
+		}
 	}
 	// Results in the order the tools ended.
 	order := make([]int, 0, len(s.calls))
@@ -289,11 +294,14 @@ func (b *logBuilder) step(turn, num int, s *step, responses map[string]string, c
 	sort.SliceStable(order, func(x, y int) bool { return less(endFirst(s.calls[order[x]].tool), endFirst(s.calls[order[y]].tool)) })
 	for _, i := range order {
 		c := s.calls[i]
-		text, isError := resultText(c, responses)
+		text, isError, recorded := resultText(c, responses)
 		d := core.ToolResultData{Turn: turn, Step: num,
 			Message: core.NewToolResultMessage("otel-"+c.tool.id+"-result", ids[i], core.Text(text), isError)}
 		if text == "" {
 			d.Message = core.NewToolResultMessage("otel-"+c.tool.id+"-result", ids[i], core.Content{}, isError)
+		}
+		if !recorded {
+			d.Meta = json.RawMessage(`{"` + MetaResultNotRecorded + `":true}`)
 		}
 		b.resultEvent(c.tool.end, d, callSeq[i])
 		end = max(end, c.tool.end)
@@ -332,16 +340,25 @@ func spanIDOr(n *node, i int) string {
 	return fmt.Sprint(i)
 }
 
+// MetaResultNotRecorded is the key of the meta of a tool result whose
+// content was not captured ({"resultNotRecorded": true}): the card says
+// "result not recorded" (views.MetaResultNotRecorded), never an empty box.
+// A call whose arguments were not captured has an empty argument string,
+// and its card says "arguments not recorded".
+const MetaResultNotRecorded = "resultNotRecorded"
+
 // resultText is a tool span's result: the failure's text on an error, else
-// gen_ai.tool.call.result, else the tool_call_response part of its id.
-func resultText(c *call, responses map[string]string) (string, bool) {
+// gen_ai.tool.call.result, else the tool_call_response part of its id;
+// recorded is false when none of them is there (content capture off).
+func resultText(c *call, responses map[string]string) (text string, isError, recorded bool) {
 	if msg, _, failed := failure(c.tool); failed {
-		return msg, true
+		return msg, true, true
 	}
 	if r, ok := c.tool.a.text(AttrToolResult); ok {
-		return r, false
+		return r, false, true
 	}
-	return responses[c.id], false
+	r, ok := responses[c.id]
+	return r, false, ok
 }
 
 // failure reports whether a span failed (status ERROR or error.type set),

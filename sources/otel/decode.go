@@ -134,6 +134,7 @@ func convertIDs(v any, depth int, conv func(string) (string, error)) error {
 type Rejection struct {
 	TraceID, SpanID string // hex, as received
 	Reason          string
+	Service         string // the service.name of the resource that sent it
 }
 
 // Spans flattens a request into its spans, each with its resource's
@@ -147,7 +148,7 @@ func Spans(req *coltracepb.ExportTraceServiceRequest) ([]Span, []Rejection) {
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {
 				if why := CheckSpan(s); why != "" {
-					rejected = append(rejected, Rejection{TraceID: hex.EncodeToString(s.GetTraceId()), SpanID: hex.EncodeToString(s.GetSpanId()), Reason: why})
+					rejected = append(rejected, Rejection{TraceID: hex.EncodeToString(s.GetTraceId()), SpanID: hex.EncodeToString(s.GetSpanId()), Reason: why, Service: service})
 					continue
 				}
 				capAttributes(s.Attributes)

@@ -99,6 +99,27 @@ type Log struct {
 	Header core.SessionHeader
 	Events []core.Event
 	Traces []string
+	// Link, on a subagent's session, is the call of its parent's log that
+	// spawned it (the execute_tool span above the nested invoke_agent),
+	// when that call is in the parent's log; nil otherwise.
+	Link *Link
+
+	calls map[string]callRef // tool span key → its call in this log
+}
+
+// Link is the call of a parent session that spawned a subagent's session:
+// what the parent's "link" note (notes.KindLink) says, on CallID from
+// AtSeq (the seq of the call's tool/call event).
+type Link struct {
+	Parent string
+	CallID string
+	AtSeq  int64
+}
+
+// callRef is a tool span's call in a derived log.
+type callRef struct {
+	id  string
+	seq int64
 }
 
 // ConversationID returns the span's own gen_ai.conversation.id ("" when it
@@ -262,6 +283,7 @@ func Derive(spans []Span) ([]Log, error) {
 		return ids[i] < ids[j]
 	})
 	logs := make([]Log, 0, len(ids))
+	at := map[string]int{}
 	for _, id := range ids {
 		l, err := buildLog(id, sessions[id])
 		if err != nil {
@@ -270,7 +292,29 @@ func Derive(spans []Span) ([]Log, error) {
 		if p := parentOf[id]; p != "" {
 			l.Header.ParentSession, l.Header.Origin = p, "subagent"
 		}
+		at[id] = len(logs)
 		logs = append(logs, l)
+	}
+	// Each subagent's link: the nearest tool span above its invoke_agent
+	// whose call is in the parent's log (parents come first).
+	for o, id := range childOf {
+		p, ok := at[parentOf[id]]
+		if !ok {
+			continue
+		}
+		parent := logs[p]
+		n := nodes[nodes[o].parentKey]
+		if n == nil {
+			continue
+		}
+		ancestors(n, nodes, func(a *node) {
+			if logs[at[id]].Link != nil || !a.isTool() {
+				return
+			}
+			if ref, ok := parent.calls[a.key]; ok {
+				logs[at[id]].Link = &Link{Parent: parent.Header.ID, CallID: ref.id, AtSeq: ref.seq}
+			}
+		})
 	}
 	return logs, nil
 }

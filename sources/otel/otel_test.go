@@ -425,12 +425,21 @@ func TestDerive_subagent(t *testing.T) {
 	if len(cc) != 1 || cc["call_G"] == nil || cc["call_G"].result != "a.go:1" {
 		t.Errorf("child calls %v", cc)
 	}
+	// The child's link: the delegate call of the parent, at its tool/call.
+	l := child.Link
+	if l == nil || l.Parent != parent.Header.ID || l.CallID != "call_D" || parent.Events[l.AtSeq].Type != core.EventToolCall ||
+		!strings.Contains(string(parent.Events[l.AtSeq].Data), `"callId":"call_D"`) {
+		t.Errorf("child link %+v", l)
+	}
+	if parent.Link != nil {
+		t.Errorf("the parent has a link %+v", parent.Link)
+	}
 	rev := append([]otel.Span(nil), spans...)
 	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
 		rev[i], rev[j] = rev[j], rev[i]
 	}
 	again := derive(t, rev)
-	if again[1].Header != child.Header || !bytes.Equal(encode(t, again[1].Events), encode(t, child.Events)) {
+	if again[1].Header != child.Header || !bytes.Equal(encode(t, again[1].Events), encode(t, child.Events)) || again[1].Link == nil || *again[1].Link != *child.Link {
 		t.Error("another order gives another child session")
 	}
 }

@@ -71,7 +71,7 @@ func testListAndEventQueries(t *testing.T, e Engine) {
 		id := fmt.Sprintf("s%d", i)
 		h := Header(id)
 		if i == 6 {
-			h.ParentSession = "s0"
+			h.ParentSession, h.Origin = "s0", core.OriginSubagent
 		}
 		if err := st.CreateSession(ctx, h); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"prism/core"
 	"prism/core/agent"
+	"prism/core/attention"
 	"prism/core/model"
 	"prism/core/search"
 	"prism/core/tools"
@@ -442,6 +443,40 @@ func testSearchQueries(t *testing.T, e Engine) {
 		return out
 	}
 	has := func(s, sub string) bool { return strings.Contains(strings.ToLower(s), sub) }
+	// An attention rule's query runs in memory over the same cards
+	// (attention.Match on the card's search document, as a call is new
+	// and once it completed): where the rules allow the query, it must
+	// fire on exactly the cards the engine finds.
+	logs := map[string][]core.Event{}
+	for id := range sessions {
+		l, err := st.LoadSession(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs[id] = l.Events
+	}
+	ruleHits := func(q string) ([]string, bool) {
+		parsed, err := attention.ParseQuery(q)
+		if err != nil {
+			return nil, false // a session-level operator: refused in rules
+		}
+		ev := attention.NewEvaluator([]attention.Rule{{Name: "q", When: attention.WhenQuery, Query: q, Parsed: parsed}}, nil)
+		var out []string
+		for id, events := range logs {
+			callSeq := map[string]int64{}
+			for i := range events {
+				if events[i].Type == core.EventToolCall {
+					f := core.FactsOf(&events[i])
+					callSeq[f.CallID()] = events[i].Seq
+				}
+			}
+			for _, f := range ev.Observe(id, events, time.Unix(0, 0)).Fired {
+				out = append(out, fmt.Sprintf("%s/%d", id, callSeq[f.CallID]))
+			}
+		}
+		slices.Sort(out)
+		return out, true
+	}
 	for _, tc := range []struct {
 		q    string
 		keep func(d doc) bool
@@ -477,6 +512,9 @@ func testSearchQueries(t *testing.T, e Engine) {
 			got := searchSeqs(t, st, tc.q)
 			if w := want(tc.keep); !slices.Equal(got, w) {
 				t.Errorf("%s: hits %v, want %v", tc.q, got, w)
+			}
+			if fired, ok := ruleHits(tc.q); ok && !slices.Equal(fired, got) {
+				t.Errorf("%s: a query rule fires on %v, the engine finds %v", tc.q, fired, got)
 			}
 		})
 	}

@@ -31,16 +31,25 @@ func deriveBySpan(recs []store.SpanRecord) ([]store.DerivedLog, error) {
 		}
 	}
 	byID := map[string][]store.SpanRecord{}
+	tracesOf := map[string]map[string]bool{}
 	for _, r := range recs {
 		key := conv[r.TraceID]
 		if key == "" {
 			key = r.TraceID
 		}
 		byID["otel-"+key] = append(byID["otel-"+key], r)
+		if tracesOf["otel-"+key] == nil {
+			tracesOf["otel-"+key] = map[string]bool{}
+		}
+		tracesOf["otel-"+key][r.TraceID] = true
 	}
 	var out []store.DerivedLog
 	for id, rs := range byID {
 		l := store.DerivedLog{Header: core.SessionHeader{ID: id, CreatedAt: 1}}
+		for tr := range tracesOf[id] {
+			l.Traces = append(l.Traces, tr)
+		}
+		sort.Strings(l.Traces)
 		add := func(typ string, data any, surface bool) {
 			raw, _ := json.Marshal(data)
 			e := core.Event{Type: typ, Seq: int64(len(l.Events)), Time: 1, Data: raw}
@@ -71,9 +80,14 @@ func span(trace, id, conv, body string) store.SpanRecord {
 func testReceiveSpans(t *testing.T, e Engine) {
 	ctx := context.Background()
 	st := e.open(t)
+	derives := 0
 	recv := func(spans ...store.SpanRecord) store.SpanReceipt {
 		t.Helper()
-		r, err := st.ReceiveSpans(ctx, spans, deriveBySpan)
+		derives = 0
+		r, err := st.ReceiveSpans(ctx, spans, func(recs []store.SpanRecord) ([]store.DerivedLog, error) {
+			derives++
+			return deriveBySpan(recs)
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,6 +130,9 @@ func testReceiveSpans(t *testing.T, e Engine) {
 		len(r.Removed) != 1 || r.Removed[0] != traceA {
 		t.Fatalf("conversation span: %+v", r)
 	}
+	if derives != 1 {
+		t.Errorf("the batch derived its sessions %d times, want once", derives)
+	}
 	if _, err := st.Session(ctx, traceA); core.ErrorCode(err) != core.CodeNotFound {
 		t.Errorf("the trace's session is still there: %v", err)
 	}
@@ -142,8 +159,19 @@ func testReceiveSpans(t *testing.T, e Engine) {
 	if got := texts("otel-c1"); got != "root chat tool agent next" {
 		t.Errorf("otel-c1: %q", got)
 	}
+	if derives != 1 {
+		t.Errorf("the batch derived its sessions %d times, want once", derives)
+	}
 	info, err := st.Session(ctx, "otel-c1")
-	if err != nil || info.Source != store.SourceWatch {
-		t.Errorf("session row %+v %v", info, err)
+	if err != nil || info.Source != store.SourceOTel {
+		t.Errorf("session row %+v %v, want source otel", info, err)
+	}
+	// A watched file of the same id never replaces a session derived from
+	// spans.
+	if _, _, err := st.SyncLog(ctx, core.SessionHeader{ID: "otel-c1", CreatedAt: 1}, TurnEvents(0, 1, true), store.SourceWatch, true); core.ErrorCode(err) != core.CodeConflict {
+		t.Errorf("a watched file over a session derived from spans: %v, want a conflict", err)
+	}
+	if got := texts("otel-c1"); got != "root chat tool agent next" {
+		t.Errorf("otel-c1 after the watched file: %q", got)
 	}
 }

@@ -54,6 +54,7 @@ type Store interface {
 	Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error)
 	PutNote(ctx context.Context, in notes.Input) (notes.Note, error)
 	RemoveNote(ctx context.Context, session, id string) (notes.Note, error)
+	OpenNotes(ctx context.Context, kind string) ([]notes.Note, error)
 	Close() error
 }
 
@@ -130,6 +131,9 @@ func Run(t *testing.T, e Engine) {
 		{"ImportValidateLogRefuses", testImportValidateLogRefuses},
 		{"ImportConcurrencyLimit", testImportConcurrencyLimit},
 		{"ImportOrphanSubagentRefused", testImportOrphanSubagentRefused},
+		{"ForkIsNotAChild", testForkIsNotAChild},
+		{"ImportInfersLinks", testImportInfersLinks},
+		{"ImportParentCycleRefused", testImportParentCycleRefused},
 		{"RepairRemovesSessionsThatNeverLoggedATurn", testRepairRemovesSessionsThatNeverLoggedATurn},
 		{"ImportAsAndReplace", testImportAsAndReplace},
 		{"ImportReplaceFailureLeavesAll", testImportReplaceFailureLeavesAll},
@@ -161,7 +165,10 @@ func Run(t *testing.T, e Engine) {
 		{"NotesGoWithTheirSession", testNotesGoWithTheirSession},
 		{"NotesSurviveAReplacedLog", testNotesSurviveAReplacedLog},
 		{"NotesSurviveAnExtendingImport", testNotesSurviveAnExtendingImport},
+		{"NotesRoundTripThroughAnExportZip", testNotesRoundTripThroughAnExportZip},
+		{"ListAnnotated", testListAnnotated},
 		{"SearchFindsLabels", testSearchFindsLabels},
+		{"OpenNotesAcrossSessions", testOpenNotesAcrossSessions},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, e) })
 	}

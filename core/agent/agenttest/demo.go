@@ -76,16 +76,16 @@ func play() (core.SessionHeader, []core.Event, error) {
 		return core.SessionHeader{}, nil, err
 	}
 	defer os.RemoveAll(root)
-	ended := make(chan struct{}, 1)
+	ended := make(chan string, 64) // the sessions whose turn ended: the demo's and its subagent's
 	r, err := agent.NewRunner(agent.RunnerConfig{
 		Tools:         reg,
 		WorkspaceRoot: root,
 		Models:        demoModels{},
 		Logger:        log,
-		OnEvent: func(_ string, e core.Event) {
+		OnEvent: func(id string, e core.Event) {
 			if e.Type == core.EventTurnEnd {
 				select {
-				case ended <- struct{}{}:
+				case ended <- id:
 				default:
 				}
 			}
@@ -95,15 +95,22 @@ func play() (core.SessionHeader, []core.Event, error) {
 		return core.SessionHeader{}, nil, err
 	}
 	defer r.Close()
+	if err := reg.Register(r.SubagentTool()); err != nil {
+		return core.SessionHeader{}, nil, err
+	}
 	ctx := context.Background()
 	id, err := r.Start(ctx, agent.StartRequest{Prompt: DemoPrompt, Model: model.DemoModelName})
 	if err != nil {
 		return core.SessionHeader{}, nil, err
 	}
-	select {
-	case <-ended:
-	case <-time.After(2 * time.Minute):
-		return core.SessionHeader{}, nil, context.DeadlineExceeded
+	timeout := time.After(2 * time.Minute) // a failure guard, not synchronization
+	for done := false; !done; {
+		select {
+		case s := <-ended:
+			done = s == id
+		case <-timeout:
+			return core.SessionHeader{}, nil, context.DeadlineExceeded
+		}
 	}
 	s, err := r.Session(id)
 	if err != nil {

@@ -1,0 +1,334 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"prism/core"
+	"prism/core/logkey"
+	"prism/core/model"
+	"prism/core/notes"
+)
+
+// Tool modes of a fork (ForkRequest.Tools).
+const (
+	// ToolsReplay answers each call that repeats the source's call at the
+	// same position with the source's recorded result (the default).
+	ToolsReplay = "replay"
+	// ToolsLive runs every call.
+	ToolsLive = "live"
+)
+
+// ForkRequest forks a stored session.
+type ForkRequest struct {
+	// Source is the session to fork. Required.
+	Source string
+	// ID is the fork's id ("" = a new one).
+	ID string
+	// Boundary is where the source is cut: after a turn's turn/end.
+	Boundary core.ForkBoundary
+	// Prompt, when set, runs as the fork's first turn; without it the fork
+	// waits for a message.
+	Prompt string
+	// Model names the fork's model ("" = the default).
+	Model string
+	// System is the fork's own system prompt ("" = the configured one for
+	// its workspace).
+	System string
+	// Tools is ToolsReplay ("" too) or ToolsLive.
+	Tools string
+}
+
+// Fork makes a new session from a stored one, as dsh's SessionStore.fork
+// does, and runs it here: the source's prefix through the turn/end of the
+// boundary's turn (core.ForkPrefix), then session/end-seed; the header's
+// parentSession is the source (no origin: a fork is not a subagent) and
+// its seedLength the number of inherited events; the seed is validated as
+// any seed (core.ForkSeed). The fork is cut from the stored log
+// (RunnerConfig.Load), never from a running session object, so dsh's
+// SESSION_NOT_LIVE does not arise; a source whose later turns are still
+// running forks as well, at any completed turn.
+//
+// The fork works in the configured workspace — for the scripted demo,
+// whose workspace prism can rebuild, a freshly seeded one changed by the
+// source's successful write and edit calls up to the boundary — with the configured model unless Model names another and
+// the configured system prompt unless System gives its own. With Tools
+// "replay" (the default) its calls that repeat the source's calls after
+// the boundary, in order, are answered with the recorded results (a
+// Replayer); each gets a replayed note (notes.ReplayedData). With a Prompt it
+// runs a turn at once; Fork returns once the prompt is committed, like
+// Start.
+//
+// Errors carry dsh's fork codes (core.ForkError): SESSION_NOT_FOUND for an
+// unknown source, SESSION_ALREADY_EXISTS for a taken id, OPEN_TURN and
+// INVALID_BOUNDARY for a boundary that is not a completed turn's end;
+// other bad requests are core.CodeInvalid.
+func (r *Runner) Fork(ctx context.Context, req ForkRequest) (string, error) {
+	if r.cfg.Load == nil {
+		return "", core.Errorf(core.CodeUnavailable, "fork session %s: this runner cannot read stored sessions", req.Source)
+	}
+	if r.isClosed() {
+		return "", core.Errorf(core.CodeUnavailable, "fork session %s: the runner is closed", req.Source)
+	}
+	switch req.Tools {
+	case "", ToolsReplay, ToolsLive:
+	default:
+		return "", core.Errorf(core.CodeInvalid, "fork session %s: tools must be %q or %q, not %q", req.Source, ToolsReplay, ToolsLive, req.Tools)
+	}
+	if req.Source == "" {
+		return "", core.ForkError(core.CodeSessionNotFound, "cannot fork: no source session given")
+	}
+	srcHeader, events, err := r.cfg.Load(ctx, req.Source)
+	if err != nil {
+		if core.ErrorCode(err) == core.CodeNotFound {
+			return "", core.ForkError(core.CodeSessionNotFound, "cannot fork session %q: it does not exist", req.Source)
+		}
+		return "", fmt.Errorf("fork session %s: %w", req.Source, err)
+	}
+	n, err := core.ForkPrefix(req.Source, events, req.Boundary)
+	if err != nil {
+		return "", err
+	}
+	id := strings.TrimSpace(req.ID)
+	if id == "" {
+		id = core.NewID()
+	} else if _, err := r.get(id); err == nil {
+		return "", core.ForkError(core.CodeSessionAlreadyExists, "cannot fork session %q into %q: a session with that id already exists", req.Source, id)
+	}
+	name := req.Model
+	if name == "" {
+		name = r.cfg.Models.Default()
+	}
+	m, err := r.cfg.Models.New(name)
+	if err != nil {
+		return "", fmt.Errorf("fork session %s: %w", req.Source, err)
+	}
+	ws, seedWorkspace, err := r.workspace(m, id, "")
+	if err != nil {
+		return "", fmt.Errorf("fork session %s: %w", req.Source, err)
+	}
+	now := r.now().UnixMilli()
+	h, seed, err := core.ForkSeed(core.SessionHeader{ID: id, CreatedAt: now, Cwd: ws, ParentSession: srcHeader.ID}, events, n, now)
+	if err != nil {
+		return "", err
+	}
+	if r.cfg.Store != nil {
+		if err := r.cfg.Store.CreateSession(ctx, h); err != nil {
+			if core.ErrorCode(err) == core.CodeConflict {
+				return "", core.ForkError(core.CodeSessionAlreadyExists, "cannot fork session %q into %q: a session with that id already exists", req.Source, id)
+			}
+			return "", fmt.Errorf("fork session %s into %s: %w", req.Source, id, err)
+		}
+		if err := r.cfg.Store.AppendEvents(ctx, id, seed); err != nil {
+			return "", fmt.Errorf("fork session %s into %s: write the seed: %w", req.Source, id, err)
+		}
+	}
+	sess, err := core.OpenSession(h, seed, core.SessionOptions{Store: r.cfg.Store, Now: r.cfg.Now, Logger: r.logger})
+	if err != nil {
+		return "", fmt.Errorf("fork session %s into %s: %w", req.Source, id, err)
+	}
+	var cleanup func()
+	if seedWorkspace != nil {
+		if cleanup, err = seedWorkspace(); err != nil {
+			return "", fmt.Errorf("fork session %s into %s: %w", req.Source, id, err)
+		}
+		// The demo's workspace is one prism can rebuild: seeded afresh,
+		// then changed as the source's file tools changed it up to the
+		// boundary.
+		r.rebuildWorkspace(ctx, id, ws, seed)
+	}
+	system := req.System
+	if strings.TrimSpace(system) == "" {
+		system = r.cfg.System(ws)
+	}
+	if r.cfg.PutNote != nil {
+		// The source names its fork: its header, the list and the tree
+		// of forks read this note.
+		data, err := json.Marshal(notes.ForkData{Session: id, SeedLength: int64(n)})
+		if err == nil {
+			at := int64(n) - 1
+			err = r.cfg.PutNote(ctx, notes.Input{Session: srcHeader.ID, Kind: notes.KindFork, AtSeq: &at, Data: data})
+		}
+		if err != nil {
+			r.logger.Warn("fork note on the source", logkey.SessionID, id, logkey.SourceID, srcHeader.ID, logkey.Err, err)
+		}
+	}
+	var replay *Replayer
+	if req.Tools != ToolsLive {
+		replay = NewReplayer(srcHeader.ID, events, n)
+	}
+	r.logger.Info("session forked", logkey.SessionID, id, logkey.SourceID, srcHeader.ID, logkey.Seq, n)
+	return r.launch(ctx, launch{sess: sess, model: m, name: name, ws: ws, cleanup: cleanup, system: system,
+		replay: replay, prompt: strings.TrimSpace(req.Prompt)})
+}
+
+// noteReplayed returns the OnReplayed of a fork's agent: once the
+// replayed call's tool/result is committed, a KindReplayed note on the
+// call (from its tool/call's seq) names the source's call. It runs in the
+// background; the runner's Close waits for it.
+func (r *Runner) noteReplayed(sess *core.Session) func(Replayed) {
+	id := sess.Header().ID
+	return func(rp Replayed) {
+		data, err := json.Marshal(notes.ReplayedData{SourceSession: rp.Source, SourceSeq: rp.SourceSeq})
+		if err != nil {
+			r.logger.Error("replayed note", logkey.SessionID, id, logkey.Err, err)
+			return
+		}
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			ctx := context.Background()
+			if err := sess.WaitDurable(ctx, rp.ResultSeq); err != nil {
+				r.logger.Warn("replayed note: the result was not committed", logkey.SessionID, id, logkey.Err, err)
+				return
+			}
+			at := rp.CallSeq
+			err := r.cfg.PutNote(ctx, notes.Input{Session: id, Kind: notes.KindReplayed, CallID: rp.CallID, AtSeq: &at, Data: data})
+			if err != nil && !errors.Is(err, context.Canceled) {
+				r.logger.Error("replayed note", logkey.SessionID, id, logkey.Err, err)
+			}
+		}()
+	}
+}
+
+// now is the runner's clock.
+func (r *Runner) now() time.Time {
+	if r.cfg.Now != nil {
+		return r.cfg.Now()
+	}
+	return time.Now()
+}
+
+// rebuildTools are the tools whose recorded calls rebuild a seeded
+// workspace: the ones that change files.
+var rebuildTools = []string{"write", "edit"}
+
+// rebuildWorkspace replays, in the freshly seeded workspace ws of fork id,
+// the calls of rebuildTools the seed records as successful, in log order:
+// the workspace then is as the source's was at the boundary. They run
+// through a registry of those tools alone (no hooks, no approvals: they
+// ran already, in the source), confined to ws like any call. A call that
+// fails now is logged and skipped.
+func (r *Runner) rebuildWorkspace(ctx context.Context, id, ws string, seed []core.Event) {
+	reg := core.NewRegistry(r.logger)
+	for _, name := range rebuildTools {
+		if t, ok := r.cfg.Tools.Get(name); ok {
+			if err := reg.Register(t); err != nil {
+				r.logger.Warn("rebuild the workspace", logkey.SessionID, id, logkey.Err, err)
+				return
+			}
+		}
+	}
+	calls := map[string]core.ToolCall{}
+	for i := range seed {
+		e := &seed[i]
+		switch e.Type {
+		case core.EventToolCall:
+			var d core.ToolCall
+			if e.DecodeData(&d) == nil {
+				if _, ok := reg.Get(d.Name); ok {
+					calls[d.CallID] = d
+				}
+			}
+		case core.EventToolResult:
+			var d core.ToolResultData
+			if e.DecodeData(&d) != nil || d.Projection().IsError {
+				continue
+			}
+			c, ok := calls[d.CallID()]
+			if !ok {
+				continue
+			}
+			res := reg.Execute(ctx, core.Call{CallID: c.CallID, Name: c.Name, RawArguments: c.Arguments, SessionID: id, Cwd: ws,
+				Emit: func(context.Context, string, any) error { return nil }})
+			if res.IsError() {
+				r.logger.Warn("rebuild the workspace: a recorded call failed now", logkey.SessionID, id, logkey.CallID, c.CallID,
+					logkey.Tool, c.Name, logkey.Seq, e.Seq)
+			}
+		}
+	}
+}
+
+// launch is what a forked session runs with.
+type launch struct {
+	sess    *core.Session
+	model   model.Model
+	name    string // the model's name
+	ws      string
+	cleanup func() // removes a workspace the runner created (nil: none)
+	system  string
+	replay  *Replayer
+	prompt  string // "" for a fork without a prompt: it waits for a message
+}
+
+// launch builds a fork's agent, registers it, and queues its first prompt,
+// returning once that prompt is committed (at once without one) — as
+// Start does for a new session.
+func (r *Runner) launch(ctx context.Context, l launch) (string, error) {
+	sess := l.sess
+	h := sess.Header()
+	if r.cfg.OnEvent != nil {
+		onEvent, id := r.cfg.OnEvent, h.ID
+		sess.OnAppend(func(e core.Event) { onEvent(id, e) })
+	}
+	cfg := Config{
+		Session:     sess,
+		Tools:       r.cfg.Tools,
+		Model:       l.model,
+		System:      l.system,
+		MaxParallel: r.cfg.MaxParallel,
+		MaxSteps:    r.cfg.MaxSteps,
+		MaxTokens:   r.cfg.MaxTokens,
+		Logger:      r.logger,
+		Replay:      l.replay,
+	}
+	if l.replay != nil && r.cfg.PutNote != nil {
+		cfg.OnReplayed = r.noteReplayed(sess)
+	}
+	a, err := New(cfg)
+	if err != nil {
+		if l.cleanup != nil {
+			l.cleanup()
+		}
+		return "", fmt.Errorf("fork session %s: %w", h.ID, err)
+	}
+	info := l.model.Info()
+	s := &session{id: h.ID, sess: sess, agent: a, model: l.model, cleanup: l.cleanup, info: SessionStatus{
+		ID: h.ID, Model: l.name, Provider: info.Provider, Workspace: l.ws, CreatedAt: h.CreatedAt,
+	}}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		s.removeWorkspace()
+		return "", core.Errorf(core.CodeUnavailable, "fork session %s: the runner is closed", h.ID)
+	}
+	r.sessions[h.ID] = s
+	r.order = append(r.order, h.ID)
+	r.mu.Unlock()
+	r.logger.Info("session started", logkey.SessionID, h.ID, logkey.Model, l.name, logkey.Provider, info.Provider, logkey.Workspace, l.ws)
+	if l.prompt == "" {
+		return h.ID, nil
+	}
+	first := core.NewUserMessage(core.NewID(), l.prompt)
+	logged := s.watchLogged(first.ID)
+	if err := r.enqueueMessage(s, first, logged); err != nil {
+		return "", err
+	}
+	select {
+	case <-logged.done:
+		if logged.err != nil {
+			return "", fmt.Errorf("fork session %s: %w", h.ID, logged.err)
+		}
+		if err := sess.WaitDurable(ctx, logged.seq); err != nil {
+			return "", fmt.Errorf("fork session %s: the prompt was not committed: %w", h.ID, err)
+		}
+		return h.ID, nil
+	case <-ctx.Done():
+		// The turn goes on; only the caller stopped waiting.
+		return "", fmt.Errorf("fork session %s: %w", h.ID, context.Cause(ctx))
+	}
+}

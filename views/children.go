@@ -1,0 +1,121 @@
+package views
+
+import (
+	"strconv"
+	"sync"
+
+	"prism/core"
+	"prism/core/notes"
+)
+
+// ChildLog is a subagent's log as its parent's pages nest it (Reader.
+// Children): the child's header and events, folded once on demand.
+type ChildLog struct {
+	Header core.SessionHeader
+	Events []core.Event
+
+	mu   sync.Mutex
+	full *Timeline // the fold of every event, once needed
+}
+
+// foldUntil returns the child's fold of the events at or before time
+// until (0: all of them).
+func (c *ChildLog) foldUntil(until int64, p Presenter) *Timeline {
+	if until <= 0 || len(c.Events) == 0 || c.Events[len(c.Events)-1].Time <= until {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.full == nil {
+			c.full = Fold(c.Header, c.Events, p)
+		}
+		return c.full
+	}
+	// A child event belongs to the first parent event at or after its own
+	// time, clamped to be monotone: once one event is past until, the
+	// rest are too.
+	n := 0
+	for n < len(c.Events) && c.Events[n].Time <= until {
+		n++
+	}
+	return Fold(c.Header, c.Events[:n], p)
+}
+
+// Cards returns every card of the fold in the order they were opened.
+func (t *Timeline) Cards() []*Card { return t.cards }
+
+// ChildView is the nested child of a subagent call's card: a summary
+// line that expands into the child's own cards, and the way to its page.
+type ChildView struct {
+	ID  string
+	URL string
+	// Found is false when the linked child does not exist (deleted, or
+	// never stored): the card says "child not found".
+	Found      bool
+	Background bool
+	Inferred   bool
+	Calls      int64
+	Errors     int64
+	Tokens     string
+	// Status is running, finished or interrupted.
+	Status   string
+	Duration string
+	// DetailsID is the id of the expanding element (its open state
+	// survives morphs: static/app.js).
+	DetailsID string
+	Cards     []*CardView
+}
+
+// childStatus words a child's status on its parent's card: running,
+// interrupted, else finished (a one-shot child's ended, or idle between
+// turns).
+func childStatus(s string) string {
+	switch s {
+	case core.StatusRunning, core.StatusInterrupted:
+		return s
+	}
+	return "finished"
+}
+
+// childView returns the nested child of card c (nil when no link note
+// applies to its call at the seq the page shows, or the reader nests no
+// children: share links, saved files).
+func childView(c *Card, r R) *ChildView {
+	if r.Children == nil || c.CallID == "" {
+		return nil
+	}
+	var link *notes.LinkData
+	for _, n := range r.Notes {
+		if n.Kind != notes.KindLink || n.CallID != c.CallID || !n.AppliesAt(r.Seq) {
+			continue
+		}
+		if d, err := notes.ParseLink(n.Data); err == nil {
+			link = &d
+		}
+	}
+	if link == nil {
+		return nil
+	}
+	v := &ChildView{ID: clean(link.Child), URL: SessionURL(link.Child), Background: link.Background, Inferred: link.Inferred,
+		DetailsID: "child-" + c.ID}
+	cl := r.Children[link.Child]
+	if cl == nil {
+		return v
+	}
+	v.Found = true
+	tl := cl.foldUntil(r.ChildrenUntil, r.presenter)
+	sum := tl.Summary()
+	v.Calls, v.Errors = sum.Calls, sum.Errors
+	v.Tokens = strconv.FormatInt(sum.InputTokens+sum.OutputTokens, 10)
+	v.Status = childStatus(sum.Status)
+	if sum.LastTime > sum.FirstTime && sum.FirstTime > 0 {
+		v.Duration = duration(sum.LastTime - sum.FirstTime)
+	}
+	cr := R{SessionID: link.Child, Cwd: cl.Header.Cwd, Links: SessionLinks(link.Child), ReadOnly: true, Prices: r.Prices,
+		Seq: tl.LastSeq(), presenter: r.presenter}
+	for _, cc := range tl.Cards() {
+		cv := NewCardViewIn(cc, cr)
+		cv.ID = v.DetailsID + "-" + cc.ID // unique on the parent's page
+		cv.InspectURL = ""
+		v.Cards = append(v.Cards, cv)
+	}
+	return v
+}

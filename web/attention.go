@@ -1,0 +1,280 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"prism/core"
+	"prism/core/logkey"
+	"prism/core/notes"
+	"prism/views"
+)
+
+// Attention is the attention rules' service (backend/attend.Service):
+// the open firings across sessions, a person's acknowledgement, and the
+// /rules page's model. Without it /rules says there are no rules and the
+// list shows no attention marks.
+type Attention interface {
+	// Open returns the open firings (notes of kind attention), oldest
+	// first.
+	Open(ctx context.Context) ([]notes.Note, error)
+	// Ack clears one by a person (by), recording who and when;
+	// core.CodeNotFound when it is not open.
+	Ack(ctx context.Context, id, by string) (notes.Note, error)
+	// Page is the /rules page (never the webhook's secret).
+	Page() views.RulesPage
+}
+
+// apiAttention is one open firing in GET /api/attention.
+type apiAttention struct {
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	CallID  string `json:"callId,omitempty"`
+	AtSeq   int64  `json:"atSeq"`
+	Time    int64  `json:"time"`
+	Rule    string `json:"rule"`
+	Reason  string `json:"reason"`
+	URL     string `json:"url"`
+}
+
+// openAttention returns the open firings by session (nil without rules).
+func (s *Server) openAttention(ctx context.Context) map[string][]notes.Note {
+	if s.deps.Attention == nil {
+		return nil
+	}
+	ns, err := s.deps.Attention.Open(ctx)
+	if err != nil {
+		s.log.Warn("open attention not read", logkey.Err, err)
+		return nil
+	}
+	out := map[string][]notes.Note{}
+	for _, n := range ns {
+		out[n.Session] = append(out[n.Session], n)
+	}
+	return out
+}
+
+// handleAPIAttention handles GET /api/attention: the open firings across
+// sessions, oldest first.
+func (s *Server) handleAPIAttention(c echo.Context) error {
+	out := []apiAttention{}
+	if s.deps.Attention != nil {
+		ns, err := s.deps.Attention.Open(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		for _, n := range ns {
+			var d notes.AttentionData
+			_ = json.Unmarshal(n.Data, &d)
+			u := views.SessionURL(n.Session)
+			if n.CallID != "" {
+				u = views.CardURL(n.Session, views.CallElemID(n.CallID))
+			}
+			out = append(out, apiAttention{ID: n.ID, Session: n.Session, CallID: n.CallID, AtSeq: n.AtSeq, Time: n.Time, Rule: d.Rule, Reason: d.Reason, URL: u})
+		}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// handleAttentionAck handles POST /api/attention/:id/ack: a person clears
+// a firing (who and when are recorded). A form post (the card's and the
+// board's button) is redirected to the session's page; an API call gets
+// the cleared note.
+func (s *Server) handleAttentionAck(c echo.Context) error {
+	id, err := param(c, "id")
+	if err != nil {
+		return err
+	}
+	if s.deps.Attention == nil {
+		return core.Errorf(core.CodeNotFound, "attention %s not found: no rules run on this server", id)
+	}
+	r := c.Request()
+	form := strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEApplicationForm)
+	n, err := s.deps.Attention.Ack(r.Context(), id, s.decider(r, !form))
+	if err != nil {
+		return err
+	}
+	if form {
+		return c.Redirect(http.StatusSeeOther, views.SessionURL(n.Session))
+	}
+	return c.JSON(http.StatusOK, n)
+}
+
+// handleRules handles GET /rules: the rules in force, read-only.
+func (s *Server) handleRules(c echo.Context) error {
+	var p views.RulesPage
+	if s.deps.Attention != nil {
+		p = s.deps.Attention.Page()
+	}
+	return s.render(c, http.StatusOK, views.RulesPageView(s.meta("rules"), p))
+}
+
+// boardLimit bounds the running sessions the board shows.
+const boardLimit = 500
+
+// boardView builds the board: running sessions, those that wait for a
+// person (an approval, an attention) first, then the most recently
+// updated.
+func (s *Server) boardView(ctx context.Context) (*views.BoardView, error) {
+	sums, err := s.deps.Sessions.ListSessions(ctx, ListQuery{Status: core.StatusRunning, Limit: boardLimit})
+	if err != nil {
+		return nil, err
+	}
+	attn := s.openAttention(ctx)
+	var pending []approvalOf
+	if s.deps.Approvals != nil {
+		for _, p := range s.deps.Approvals.Pending() {
+			pending = append(pending, approvalOf{session: p.SessionID, row: views.BoardApproval{Tool: p.ToolName, Reason: p.Reason, DecideURL: views.ApprovalURL(p.SessionID, p.ID)}})
+		}
+	}
+	now := time.Now()
+	v := &views.BoardView{Meta: s.meta("board"), Priced: s.deps.Prices != nil}
+	for i := range sums {
+		m := &sums[i]
+		row := rowView(m, s.deps.Prices)
+		b := &views.BoardRow{ID: m.ID, Title: row.Title, Status: m.Status, URL: row.URL, Tokens: row.Tokens, Cost: row.Cost,
+			Attention: views.AttentionOf(attn[m.ID])}
+		for _, p := range pending {
+			if p.session == m.ID {
+				b.Approvals = append(b.Approvals, p.row)
+			}
+		}
+		if call, at, ok := s.callInFlight(ctx, m); ok {
+			b.Call, b.Age = call, views.Ago(now.Sub(time.UnixMilli(at)))
+		}
+		v.Rows = append(v.Rows, b)
+	}
+	slices.SortStableFunc(v.Rows, func(a, b *views.BoardRow) int {
+		switch {
+		case a.NeedsPerson() == b.NeedsPerson():
+			return 0
+		case a.NeedsPerson():
+			return -1
+		}
+		return 1
+	})
+	if s.deps.Commits != nil {
+		v.StreamURL = views.BoardStreamURL()
+	}
+	return v, nil
+}
+
+type approvalOf struct {
+	session string
+	row     views.BoardApproval
+}
+
+// inFlightTail is how many of a session's last events the board reads to
+// find its call in flight.
+const inFlightTail = 64
+
+// callInFlight returns the latest call of a running session still waiting
+// for its result among its last events: its tool and when it started.
+func (s *Server) callInFlight(ctx context.Context, m *SessionSummary) (string, int64, bool) {
+	if m.Calls == m.Results {
+		return "", 0, false
+	}
+	events, err := s.deps.Sessions.EventsAfter(ctx, m.ID, m.LastSeq-inFlightTail)
+	if err != nil {
+		return "", 0, false
+	}
+	open := map[string]int{}
+	type call struct {
+		name string
+		at   int64
+	}
+	var calls []call
+	for i := range events {
+		e := &events[i]
+		switch e.Type {
+		case core.EventToolCall:
+			var d core.ToolCall
+			if json.Unmarshal(e.Data, &d) == nil {
+				open[d.CallID] = len(calls)
+				calls = append(calls, call{d.Name, e.Time})
+			}
+		case core.EventToolResult:
+			f := core.FactsOf(e)
+			if j, ok := open[f.CallID()]; ok {
+				calls[j].name = ""
+				delete(open, f.CallID())
+			}
+		}
+	}
+	for i := len(calls) - 1; i >= 0; i-- {
+		if calls[i].name != "" {
+			return calls[i].name, calls[i].at, true
+		}
+	}
+	return "", 0, false
+}
+
+// handleBoard handles GET /board.
+func (s *Server) handleBoard(c echo.Context) error {
+	v, err := s.boardView(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.BoardPage(v))
+}
+
+// boardRefresh is how often the board's stream renders again without a
+// change (the ages of calls in flight move).
+const boardRefresh = 5 * time.Second
+
+// handleBoardStream handles GET /board/stream: the board's rows, rendered
+// again when any session changes (the list's change feed, throttled) and
+// every boardRefresh.
+func (s *Server) handleBoardStream(c echo.Context) error {
+	ctx := c.Request().Context()
+	release, err := s.takeStreamSlot(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	startSSE(c)
+	w := s.newStreamConn(c)
+	sub := s.broker.list.subscribe()
+	defer s.broker.list.unsubscribe(sub)
+	send := func() bool {
+		v, err := s.boardView(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.fail("board unavailable: " + messageOf(err, statusOf(err)))
+			}
+			return false
+		}
+		html, err := views.Render(ctx, views.BoardRows(v))
+		if err != nil {
+			return false
+		}
+		return w.write(formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, ""))
+	}
+	tick := time.NewTicker(boardRefresh)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.broker.list.done:
+			w.fail(stoppedMessage)
+			return nil
+		case <-tick.C:
+		case <-sub.kick:
+		case <-sub.ch:
+		}
+		// Everything that changed meanwhile is in this one render.
+		for len(sub.ch) > 0 {
+			<-sub.ch
+		}
+		if !send() {
+			return nil
+		}
+	}
+}

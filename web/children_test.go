@@ -1,0 +1,162 @@
+package web_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"prism/core"
+	"prism/core/coretest"
+	"prism/core/notes"
+)
+
+// family is a parent "p" whose subagent call "s1" (pending) linked child
+// "k", whose own call "kc1" is pending too; it returns the child's builder
+// to go on with and the seq of the parent's tool/call.
+func family(t *testing.T, e *env) (*coretest.Builder, int64) {
+	t.Helper()
+	ctx := context.Background()
+	pb := coretest.NewBuilder(t0)
+	pb.TurnStart().StepStart().User("delegate").Call("s1", "subagent", `{"description":"count files","prompt":"Count."}`)
+	e.session(t, "p", pb.Events)
+	callSeq := pb.Events[len(pb.Events)-1].Seq
+	one := int64(1)
+	if err := e.store.CreateSession(ctx, core.SessionHeader{ID: "k", CreatedAt: t0 + 100, Cwd: "/work", ParentSession: "p",
+		Origin: core.OriginSubagent, DelegationDepth: &one}); err != nil {
+		t.Fatal(err)
+	}
+	kb := coretest.NewBuilder(t0 + 100)
+	kb.AddRaw(core.EventSubagentDescr, []byte(`{"version":2,"mode":"one-shot","label":"count files"}`), nil)
+	kb.TurnStart().StepStart().User("Count.").Call("kc1", "note", `{"title":"files"}`)
+	e.append(t, "k", kb.Events...)
+	in, err := notes.Link("p", "s1", callSeq, notes.LinkData{Child: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.PutNote(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	return kb, callSeq
+}
+
+// TestChildren_nestedLiveAndGone: the subagent call's card nests its child
+// (status, its calls, the way to its page) while the call is pending; the
+// child's commits reach the parent's page over the parent's own stream;
+// the child's deletion turns the nest into "child not found".
+func TestChildren_nestedLiveAndGone(t *testing.T) {
+	e := newEnv(t, withNotes)
+	kb, _ := family(t, e)
+	_, page := e.get(t, "/sessions/p")
+	d := doc(t, page)
+	child := d.Find(`[data-call-id="s1"] [data-testid="child"]`)
+	if child.AttrOr("data-child", "") != "k" || child.AttrOr("data-child-status", "") != "running" {
+		t.Fatalf("the pending call's child = %q status %q, want k running", child.AttrOr("data-child", ""), child.AttrOr("data-child-status", ""))
+	}
+	if got := child.Find(`[data-testid="child-calls"]`).Text(); got != "1 call" {
+		t.Errorf("child calls = %q", got)
+	}
+	if href := child.Find(`[data-testid="child-open"]`).AttrOr("href", ""); href != "/sessions/k" {
+		t.Errorf("open = %q", href)
+	}
+	nested := child.Find(`[data-testid="tool-card"]`)
+	if nested.Length() != 1 || nested.AttrOr("data-call-id", "") != "kc1" || nested.AttrOr("data-state", "") != "pending" {
+		t.Errorf("nested cards = %d (%s %s)", nested.Length(), nested.AttrOr("data-call-id", ""), nested.AttrOr("data-state", ""))
+	}
+
+	// Live: the child's result and turn end come over the parent's stream.
+	s := e.stream(t, "/sessions/p/stream?after=-1")
+	s.next(t)
+	kb.Result("kc1", "two files", false, nil, nil).StepEnd().TurnEnd(core.TurnCompleted)
+	e.append(t, "k", kb.Events[len(kb.Events)-3:]...)
+	s.until(t, func(ev sseEvent) bool {
+		el := ev.Elements()
+		return strings.Contains(el, `data-child-status="finished"`) && strings.Contains(el, `data-call-id="kc1"`) &&
+			strings.Contains(el, `data-state="ok"`)
+	})
+
+	// The child is deleted while the parent's page is open.
+	if _, err := e.store.DeleteSession(context.Background(), "k"); err != nil {
+		t.Fatal(err)
+	}
+	s.until(t, func(ev sseEvent) bool { return strings.Contains(ev.Elements(), `data-testid="child-missing"`) })
+	_, page = e.get(t, "/sessions/p")
+	if got := doc(t, page).Find(`[data-testid="child-missing"]`).Text(); !strings.Contains(got, "child not found") || !strings.Contains(got, "k") {
+		t.Errorf("after the child's deletion the card says %q", got)
+	}
+}
+
+// TestChildren_timeAndScope: at an event before the link's atSeq the card
+// nests nothing; at the call it does; a share link of the parent never
+// nests the child (nor names it), and the child's own share page does not
+// reveal its parent.
+func TestChildren_timeAndScope(t *testing.T) {
+	e, _ := shareEnv(t, withNotes)
+	_, callSeq := family(t, e)
+	_, before := e.get(t, "/sessions/p?at="+strconv.FormatInt(callSeq-1, 10))
+	if strings.Contains(before, `data-testid="child"`) {
+		t.Error("the page before the spawning call nests the child")
+	}
+	_, at := e.get(t, "/sessions/p?at="+strconv.FormatInt(callSeq, 10))
+	if !strings.Contains(at, `data-child="k"`) {
+		t.Error("the page at the spawning call does not nest the child")
+	}
+	_, path := e.share(t, "p", `{}`)
+	if _, page := e.raw(t, "GET", path); strings.Contains(page, `data-testid="child"`) || strings.Contains(page, `/sessions/k`) {
+		t.Error("the parent's share link nests or links its child")
+	}
+	_, kpath := e.share(t, "k", `{}`)
+	if _, page := e.raw(t, "GET", kpath); strings.Contains(page, `/sessions/p"`) || strings.Contains(page, `>p</a>`) {
+		t.Error("the child's share page reveals its parent")
+	}
+}
+
+// TestChildren_listGroupsAndPath: the list shows a child under its
+// parent, collapsed behind a count, and a grandchild's page shows the
+// path parent › child › grandchild.
+func TestChildren_listGroupsAndPath(t *testing.T) {
+	e := newEnv(t, withNotes)
+	family(t, e)
+	two := int64(2)
+	ctx := context.Background()
+	if err := e.store.CreateSession(ctx, core.SessionHeader{ID: "g", CreatedAt: t0 + 200, Cwd: "/work", ParentSession: "k",
+		Origin: core.OriginSubagent, DelegationDepth: &two}); err != nil {
+		t.Fatal(err)
+	}
+	seed := int64(1)
+	if err := e.store.CreateSession(ctx, core.SessionHeader{ID: "f", CreatedAt: t0 + 300, Cwd: "/work", ParentSession: "p", SeedLength: &seed}); err != nil {
+		t.Fatal(err)
+	}
+	_, page := e.get(t, "/")
+	d := doc(t, page)
+	var order, nested []string
+	d.Find(`[data-testid="session-row"]`).Each(func(_ int, s *goquery.Selection) {
+		id := s.AttrOr("data-session-id", "")
+		order = append(order, id)
+		if s.HasClass("nested") {
+			nested = append(nested, id)
+		}
+	})
+	pos := map[string]int{}
+	for i, id := range order {
+		pos[id] = i
+	}
+	if pos["k"] != pos["p"]+1 || pos["g"] != pos["k"]+1 || strings.Join(nested, ",") != "k,g" {
+		t.Errorf("rows %v (nested %v): want k then g right under p, nested; the fork f on its own", order, nested)
+	}
+	if got := d.Find(`[data-session-id="p"] [data-testid="row-kids"]`).Text(); strings.TrimSpace(got) != "1 subagent" {
+		t.Errorf("the parent's count = %q", got)
+	}
+	if d.Find(`[data-session-id="k"]`).AttrOr("style", "") != "display: none" {
+		t.Error("the child's row is not collapsed")
+	}
+	_, gpage := e.get(t, "/sessions/g")
+	path := doc(t, gpage).Find(`[data-testid="session-path"] dd`)
+	var links []string
+	path.Find("a").Each(func(_ int, a *goquery.Selection) { links = append(links, a.AttrOr("href", "")) })
+	if strings.Join(links, " ") != "/sessions/p /sessions/k" || !strings.Contains(path.Text(), "g") {
+		t.Errorf("grandchild's path = %q %v", path.Text(), links)
+	}
+}
