@@ -2,10 +2,12 @@ package main
 
 import (
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -18,7 +20,7 @@ import (
 // the whole stack and a real browser: the session appears on the open
 // list; its Agent call shows pending on the open session page; the
 // subagent's transcript (current layout, linked by its .meta.json) appears
-// on the list as a child of the session; and the call completes on the
+// on the list nested under the session (its "1 subagent" button); and the call completes on the
 // page when its result line lands — all live, without a reload.
 func TestWatchSubagentInBrowser(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "projects")
@@ -73,9 +75,24 @@ func TestWatchSubagentInBrowser(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(project, sid, "subagents", "agent-c1.jsonl"), []byte(c.childLines("c1", "Find the regression")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The watcher stores the child within a poll or two: wait for the
+	// list to have it (each GET is a round trip, no sleeping).
+	for deadline := time.Now().Add(time.Minute); ; {
+		res, err := http.Get(ts.URL + "/sessions/" + child)
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the watcher never stored the child %s", child)
+		}
+	}
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(ts.URL+"/"),
-		chromedp.WaitVisible(`[data-session-id="`+child+`"] .parent`),
+		chromedp.WaitVisible(`[data-session-id="`+sid+`"] [data-testid="row-kids"]`),
+		chromedp.WaitReady(`[data-session-id="`+child+`"][data-parent="`+sid+`"]`),
 		chromedp.Navigate(ts.URL+"/sessions/"+sid),
 		chromedp.WaitVisible(`[data-call-id="toolu_1"][data-state="pending"]`),
 	); err != nil {
