@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"prism/backend"
 	"prism/backend/attend"
@@ -49,9 +51,19 @@ func newAttention(cfg serveConfig, st store.Store, runner web.Runner, log *slog.
 	if c, ok := runner.(attend.Canceller); ok {
 		o.Cancel = c
 	}
-	if _, cluster := st.(backend.Cluster); cluster {
-		if owner, ok := runner.(web.SessionOwner); ok {
-			o.Evaluates = owner.Owns
+	if c, cluster := st.(backend.Cluster); cluster {
+		// A live session is evaluated by the node that runs it (its
+		// cancel works there); any other (imported, watched, idle) by
+		// every node, a firing written once (notes.Input.Once) and its
+		// actions run by the node that wrote it.
+		o.Evaluates = func(id string) bool {
+			if c.Holds(id) {
+				return true
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			running, err := c.Running(ctx, id)
+			return err == nil && !running
 		}
 	}
 	return attend.New(o)

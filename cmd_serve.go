@@ -534,10 +534,11 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		deps.Attention = attn
 	}
 	if sp, ok := st.(backend.SpanStore); ok {
-		// senders counts spans per OTLP sender (service.name): the
-		// source-health view reads senders.Snapshot().
+		// senders counts spans per OTLP sender (service.name): a row each
+		// on the source-health page.
 		senders := &backend.SenderStats{}
 		deps.Traces = backend.Traces{Store: sp, Stats: senders, Logger: log}
+		deps.Sources = append(deps.Sources, senders)
 	} else {
 		log.Warn("the OTLP trace receiver is off: this store keeps no spans")
 	}

@@ -25,8 +25,9 @@ import (
 // (OTLP/HTTP protobuf, a synchronous span processor) sends to a prism
 // whose session page is open in Chromium: the delegate call's card shows
 // pending once the chat span asked for it and turns completed live when
-// its span arrives; the nested agent is a child session reachable from the
-// list, whose page shows its grep card and links back to its parent.
+// its span arrives, nesting the nested agent's child session (the link
+// note); the child is reachable from the list under its parent, and its
+// page shows its grep card and links back to its parent.
 func TestOTLPBrowser(t *testing.T) {
 	cfg, err := parseServeFlags([]string{"--db", filepath.Join(t.TempDir(), "prism.db"), "--no-demo"}, io.Discard)
 	if err != nil {
@@ -97,21 +98,38 @@ func TestOTLPBrowser(t *testing.T) {
 	if nav, err := chromedp.Run(ctx, chromedp.Evaluate[int](`performance.getEntriesByType('navigation').length`)); err != nil || nav != 1 {
 		t.Errorf("the page reloaded (%d navigations, %v)", nav, err)
 	}
-	// The child session, from the list: its row says whose child it is;
-	// its link is followed by a click.
-	row := `[data-testid="session-row"]:has(.parent)`
-	if err := chromedp.Do(ctx, chromedp.Navigate(hs.URL+"/"), chromedp.WaitReady(chromedp.CSS(row))); err != nil {
-		t.Fatalf("the list has no child session: %v", err)
+	// The delegate card nests its child (the link note): the child's grep
+	// card inside, and a link that opens the child.
+	nested := card + ` [data-testid="child"]`
+	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(nested+` [data-call-id="call_G"]`))); err != nil {
+		t.Fatalf("the delegate card does not nest its child: %v", err)
 	}
-	text, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+row+` .parent').textContent`))
-	if err != nil || !strings.Contains(text, parent) {
-		t.Fatalf("the child row says %q (%v), want its parent %s", text, err, parent)
+	childURL, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+nested+` [data-testid="child-open"]').getAttribute('href')`))
+	if err != nil || !strings.HasPrefix(childURL, "/sessions/otel-") {
+		t.Fatalf("the nested child's open link %q (%v)", childURL, err)
+	}
+	// From the list: the parent's row counts one subagent; unfolded, the
+	// child's row links to it.
+	kids := `[data-session-id="` + parent + `"] [data-testid="row-kids"]`
+	if err := chromedp.Do(ctx, chromedp.Navigate(hs.URL+"/"), chromedp.WaitReady(chromedp.CSS(kids))); err != nil {
+		t.Fatalf("the list: %v", err)
+	}
+	text, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+kids+`').textContent`))
+	if err != nil || !strings.Contains(text, "1 subagent") {
+		t.Fatalf("the parent's row says %q (%v), want 1 subagent", text, err)
+	}
+	row := `tr[data-parent="` + parent + `"]`
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('`+kids+`').click()`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(row+` td.title a[href="`+childURL+`"]`))); err != nil {
+		t.Fatalf("the child's row under its parent: %v", err)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('`+row+` td.title a').click()`)); err != nil {
 		t.Fatal(err)
 	}
 	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(`[data-call-id="call_G"][data-state="ok"]`)),
-		chromedp.WaitReady(chromedp.CSS(`dd a[href="`+views.SessionURL(parent)+`"]`))); err != nil {
+		chromedp.WaitReady(chromedp.CSS(`a[href="`+views.SessionURL(parent)+`"]`))); err != nil {
 		t.Fatalf("the child's page (its grep card, its parent's link): %v", err)
 	}
 	text, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-call-id="call_G"]').textContent`))

@@ -3,7 +3,6 @@ package backend
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -95,7 +94,10 @@ func (t Traces) ReceiveTraces(ctx context.Context, body []byte, isJSON bool) (*c
 		if t.Now != nil {
 			now = t.Now()
 		}
-		type counts struct{ ok, bad int }
+		type counts struct {
+			ok, bad int
+			why     string
+		}
 		per := map[string]*counts{}
 		get := func(svc string) *counts {
 			if per[svc] == nil {
@@ -107,10 +109,12 @@ func (t Traces) ReceiveTraces(ctx context.Context, body []byte, isJSON bool) (*c
 			get(s.Service).ok++
 		}
 		for _, r := range rejected {
-			get(r.Service).bad++
+			c := get(r.Service)
+			c.bad++
+			c.why = r.Reason
 		}
 		for svc, c := range per {
-			t.Stats.record(svc, c.ok, c.bad, now)
+			t.Stats.record(svc, c.ok, c.bad, c.why, now)
 		}
 	}
 	resp := &coltracepb.ExportTraceServiceResponse{}
@@ -135,15 +139,6 @@ type LinkNotes interface {
 	Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error)
 	PutNote(ctx context.Context, in notes.Input) (notes.Note, error)
 	RemoveNote(ctx context.Context, session, id string) (notes.Note, error)
-}
-
-// linkData is a link note's data: the child session, whether it ran in
-// the background, whether the link was inferred rather than recorded (a
-// span's parent is a record).
-type linkData struct {
-	Child      string `json:"child"`
-	Background bool   `json:"background"`
-	Inferred   bool   `json:"inferred"`
 }
 
 // writeLinks gives each subagent session the batch created or changed a
@@ -171,8 +166,8 @@ func writeLinks(ctx context.Context, ln LinkNotes, receipt store.SpanReceipt, li
 		}
 		done := false
 		for _, n := range have {
-			var d linkData
-			if json.Unmarshal(n.Data, &d) != nil || d.Child != r.SessionID {
+			d, err := notes.ParseLink(n.Data)
+			if err != nil || d.Child != r.SessionID {
 				continue
 			}
 			if n.CallID == l.CallID && n.AtSeq == l.AtSeq && !done {
@@ -186,12 +181,12 @@ func writeLinks(ctx context.Context, ln LinkNotes, receipt store.SpanReceipt, li
 		if done {
 			continue
 		}
-		data, err := json.Marshal(linkData{Child: r.SessionID})
+		// A span's parent is a record: the link is not inferred.
+		in, err := notes.Link(l.Parent, l.CallID, l.AtSeq, notes.LinkData{Child: r.SessionID})
 		if err != nil {
-			return fmt.Errorf("encode link note: %w", err)
+			return fmt.Errorf("link note of %s: %w", r.SessionID, err)
 		}
-		at := l.AtSeq
-		if _, err := ln.PutNote(ctx, notes.Input{Session: l.Parent, Kind: notes.KindLink, CallID: l.CallID, AtSeq: &at, Data: data}); err != nil {
+		if _, err := ln.PutNote(ctx, in); err != nil {
 			return fmt.Errorf("write link note of %s: %w", r.SessionID, err)
 		}
 	}

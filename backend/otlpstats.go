@@ -1,9 +1,12 @@
 package backend
 
 import (
+	"fmt"
 	"sort"
 	"sync"
 	"time"
+
+	"prism/core"
 )
 
 // SenderStat is what the trace receiver saw of one OTLP sender (a
@@ -14,6 +17,29 @@ type SenderStat struct {
 	Received int64     `json:"received"`
 	Rejected int64     `json:"rejected"`
 	LastSeen time.Time `json:"lastSeen"`
+	// LastRejection is why the latest rejected span was ("" when none).
+	LastRejection string `json:"lastRejection,omitempty"`
+}
+
+var _ core.SourceReporter = (*SenderStats)(nil)
+
+// SourceHealth implements core.SourceReporter: a row per sender, kind
+// "otlp", its feed naming the endpoint, the sender and the spans it sent
+// and that were stored; rejected spans are its skipped records.
+func (s *SenderStats) SourceHealth() []core.SourceHealth {
+	var out []core.SourceHealth
+	for _, st := range s.Snapshot() {
+		name := st.Service
+		if name == "" {
+			name = "(no service.name)"
+		}
+		out = append(out, core.SourceHealth{
+			Feed:     fmt.Sprintf("OTLP /v1/traces · %s · %d spans received", name, st.Received),
+			Kind:     "otlp",
+			LastRead: st.LastSeen, Skipped: int(st.Rejected), SkippedWhy: st.LastRejection,
+		})
+	}
+	return out
 }
 
 // SenderStats counts spans per OTLP sender for the source-health view.
@@ -29,8 +55,9 @@ type SenderStats struct {
 // by the sender): past it, new names are counted under "(other)".
 const maxSenders = 1000
 
-// record adds one export's accepted and rejected spans of service.
-func (s *SenderStats) record(service string, received, rejected int, at time.Time) {
+// record adds one export's accepted and rejected spans of service (why:
+// the reason of its latest rejected one).
+func (s *SenderStats) record(service string, received, rejected int, why string, at time.Time) {
 	if s == nil || received == 0 && rejected == 0 {
 		return
 	}
@@ -52,6 +79,9 @@ func (s *SenderStats) record(service string, received, rejected int, at time.Tim
 	}
 	st.Received += int64(received)
 	st.Rejected += int64(rejected)
+	if why != "" {
+		st.LastRejection = why
+	}
 	if at.After(st.LastSeen) {
 		st.LastSeen = at
 	}

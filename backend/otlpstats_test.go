@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,10 +53,16 @@ func TestSenderStats(t *testing.T) {
 	if len(snap) != 2 {
 		t.Fatalf("want two senders: %+v", snap)
 	}
-	if s := snap[0]; s.Service != "other-agent" || s.Received != 1 || s.Rejected != 1 || !s.LastSeen.Equal(now) {
-		t.Fatalf("the newest sender first, 1 received and 1 rejected: %+v", s)
+	if s := snap[0]; s.Service != "other-agent" || s.Received != 1 || s.Rejected != 1 || !s.LastSeen.Equal(now) || !strings.Contains(s.LastRejection, "times") {
+		t.Fatalf("the newest sender first, 1 received and 1 rejected with its reason: %+v", s)
 	}
 	if s := snap[1]; s.Service != service || s.Received != received || !s.LastSeen.Equal(now.Add(-time.Minute)) {
 		t.Fatalf("the first sender unchanged: %+v", s)
+	}
+	// The source-health rows: one per sender, kind otlp.
+	rows := stats.SourceHealth()
+	if len(rows) != 2 || rows[0].Kind != "otlp" || !strings.Contains(rows[0].Feed, "other-agent · 1 spans received") ||
+		rows[0].Skipped != 1 || rows[0].SkippedWhy == "" || !rows[0].LastRead.Equal(now) {
+		t.Fatalf("source-health rows %+v", rows)
 	}
 }

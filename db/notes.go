@@ -122,6 +122,16 @@ func (st *Store) PutNote(ctx context.Context, in notes.Input) (notes.Note, error
 				return notes.CallNotFound(in.Session, in.CallID)
 			}
 		}
+		if key := notes.OnceKey(data); in.Once && key != "" {
+			var id string
+			err := t.tx.QueryRow("SELECT id FROM notes WHERE session_id = ? AND kind = ? AND json_extract(data, '$.key') = ?", in.Session, in.Kind, key).Scan(&id)
+			switch {
+			case err == nil:
+				return notes.OnceConflict(in.Session, in.Kind, key, id)
+			case !errors.Is(err, sql.ErrNoRows):
+				return translate(err, "find note key "+key)
+			}
+		}
 		n := notes.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: s.sum.LastSeq, Time: now, Author: in.Author, Data: data}
 		if in.AtSeq != nil {
 			n.AtSeq = *in.AtSeq

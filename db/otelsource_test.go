@@ -11,7 +11,7 @@ import (
 	"prism/store/storetest"
 )
 
-// TestMigrateOTelSource: a database from before migrations 0011 and 0012
+// TestMigrateOTelSource: a database from before migrations 0013 and 0014
 // (sessions derived from spans stored as source watch, the CHECK without
 // otel) opens: the CHECK takes otel on every connection, the otel-
 // sessions move to source otel, a dsh file's watched session stays watch,
@@ -30,7 +30,7 @@ func TestMigrateOTelSource(t *testing.T) {
 	}
 	st.Close()
 
-	// Back to the schema before 0011: the old CHECK, no otel_sessions.
+	// Back to the schema before 0013: the old CHECK, no otel_sessions.
 	raw, err := sql.Open("sqlite3", path+"?_foreign_keys=1")
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestMigrateOTelSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
-		"DELETE FROM migrations WHERE name >= '0011'",
+		"DELETE FROM migrations WHERE name IN ('0013_sessions_source_otel.sql', '0014_otel_sessions.sql')",
 		"DROP TABLE otel_sessions",
 		"PRAGMA writable_schema = ON",
 		`UPDATE sqlite_schema SET sql = replace(sql, '''live'', ''import'', ''watch'', ''otel'')', '''live'', ''import'', ''watch'')') WHERE type = 'table' AND name = 'sessions'`,

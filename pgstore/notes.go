@@ -127,6 +127,21 @@ func (st *Store) PutNote(ctx context.Context, in notes.Input) (notes.Note, error
 				return notes.CallNotFound(in.Session, in.CallID)
 			}
 		}
+		if key := notes.OnceKey(data); in.Once && key != "" {
+			// One writer per key at a time, across nodes: the check and
+			// the insert below are one step.
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "prism-note-once|"+in.Session+"|"+in.Kind+"|"+key); err != nil {
+				return err
+			}
+			var id string
+			err := tx.QueryRow(ctx, "SELECT id FROM notes WHERE session_id = $1 AND kind = $2 AND (data::jsonb)->>'key' = $3 LIMIT 1", in.Session, in.Kind, key).Scan(&id)
+			switch {
+			case err == nil:
+				return notes.OnceConflict(in.Session, in.Kind, key, id)
+			case !errors.Is(err, pgx.ErrNoRows):
+				return err
+			}
+		}
 		out, err = insertNote(ctx, tx, in, lastSeq, now)
 		return err
 	})

@@ -18,7 +18,7 @@ function init (bar, transcript) {
   let cursor = null // the card the error buttons last moved to
   let note = '' // where the error buttons stand, shown until the filters change
 
-  const cardsOf = () => [...transcript.querySelectorAll('[data-testid="tool-card"]')]
+  const cardsOf = () => [...transcript.querySelectorAll('[data-testid="tool-card"]')].filter((c) => !c.closest('.child-body')) // a nested subagent's cards are its own
   const itemsOf = () => [...transcript.querySelectorAll('.items > [id], .transcript > [id]:not(.earlier):not(.step):not(.turn), .earlier > [id]:not(.earlier):not(.step):not(.turn)')]
   const failed = (c) => c.dataset.filterState === 'error' || c.dataset.filterState === 'interrupted'
 

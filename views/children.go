@@ -61,8 +61,16 @@ type ChildView struct {
 	// DetailsID is the id of the expanding element (its open state
 	// survives morphs: static/app.js).
 	DetailsID string
-	Cards     []*CardView
+	// Cards are the child's latest MaxNestedCards cards; Earlier counts
+	// those before them (on the child's own page).
+	Cards   []*CardView
+	Earlier int
 }
+
+// MaxNestedCards bounds the cards a parent's page nests per child: a
+// parent of many long children stays light (the rest are on the child's
+// page, one click away).
+const MaxNestedCards = 10
 
 // childStatus words a child's status on its parent's card: running,
 // interrupted, else finished (a one-shot child's ended, or idle between
@@ -109,9 +117,14 @@ func childView(c *Card, r R) *ChildView {
 	if sum.LastTime > sum.FirstTime && sum.FirstTime > 0 {
 		v.Duration = duration(sum.LastTime - sum.FirstTime)
 	}
+	cards := tl.Cards()
+	if len(cards) > MaxNestedCards {
+		v.Earlier = len(cards) - MaxNestedCards
+		cards = cards[v.Earlier:]
+	}
 	cr := R{SessionID: link.Child, Cwd: cl.Header.Cwd, Links: SessionLinks(link.Child), ReadOnly: true, Prices: r.Prices,
 		Seq: tl.LastSeq(), presenter: r.presenter}
-	for _, cc := range tl.Cards() {
+	for _, cc := range cards {
 		cv := NewCardViewIn(cc, cr)
 		cv.ID = v.DetailsID + "-" + cc.ID // unique on the parent's page
 		cv.InspectURL = ""

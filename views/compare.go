@@ -72,8 +72,10 @@ type ComparePageView struct {
 	A, B CompareHead
 	// Self: a session compared with itself.
 	Self bool
-	// Rows are the alignment's pairs, in order.
-	Rows []CompareRow
+	// Rows are the alignment's pairs, in order; Blocks the same rows as
+	// the page lays them out: a long run of same rows folds into one.
+	Rows   []CompareRow
+	Blocks []CompareBlock
 	// Differences counts the rows that differ; Counts the rows by mark.
 	Differences int
 	Counts      []CompareCount
@@ -91,6 +93,44 @@ type CompareHead struct {
 	Tokens, Cost, Duration string
 	FilesWritten           int
 	FilesTitle             string
+}
+
+// CompareBlock is one row, or a folded run of rows that are the same.
+type CompareBlock struct {
+	Row  *CompareRow
+	Fold []CompareRow
+}
+
+// foldEdge is how many same rows stay shown at each end of a folded run;
+// a run folds when it hides more than foldEdge rows.
+const foldEdge = 2
+
+// compareBlocks lays rows out: each run of same rows longer than
+// 3×foldEdge keeps foldEdge rows shown at each end and folds the rest.
+func compareBlocks(rows []CompareRow) []CompareBlock {
+	var out []CompareBlock
+	for i := 0; i < len(rows); {
+		j := i
+		for j < len(rows) && rows[j].Mark == string(compare.Same) {
+			j++
+		}
+		if j-i > 3*foldEdge {
+			for k := i; k < i+foldEdge; k++ {
+				out = append(out, CompareBlock{Row: &rows[k]})
+			}
+			out = append(out, CompareBlock{Fold: rows[i+foldEdge : j-foldEdge]})
+			i = j - foldEdge
+		}
+		if i == j {
+			out = append(out, CompareBlock{Row: &rows[i]})
+			i++
+			continue
+		}
+		for ; i < j; i++ {
+			out = append(out, CompareBlock{Row: &rows[i]})
+		}
+	}
+	return out
 }
 
 // CompareCount is how many rows have a mark.
@@ -161,6 +201,7 @@ func NewComparePage(meta PageMeta, c *compare.Comparison, statusA, statusB strin
 		}
 		v.Rows = append(v.Rows, r)
 	}
+	v.Blocks = compareBlocks(v.Rows)
 	for _, m := range []compare.Mark{compare.Same, compare.ArgsDiffer, compare.ResultDiffers, compare.ErrorDiffers, compare.Inserted, compare.Deleted, compare.Pending} {
 		if counts[m] > 0 {
 			v.Counts = append(v.Counts, CompareCount{Mark: string(m), Class: markClass(m), N: counts[m]})

@@ -1,7 +1,9 @@
 package views_test
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"prism/core/agent/agenttest"
@@ -48,5 +50,24 @@ func TestCompareSide(t *testing.T) {
 	c := compare.Compare(s, views.CompareSide("demo", views.Fold(h, events, presenters(t)), nil), compare.Options{})
 	if c.Differences != 0 || len(c.Pairs) != len(s.Calls) {
 		t.Fatalf("the demo against itself: %d differences in %d pairs", c.Differences, len(c.Pairs))
+	}
+}
+
+// TestComparePage_boundNote: past the alignment's bound the page says so
+// above the rows.
+func TestComparePage_boundNote(t *testing.T) {
+	h, events := agenttest.DemoLog(t, 1767225600000)
+	s := views.CompareSide("demo", views.Fold(h, events, presenters(t)), nil)
+	other := s
+	other.Calls = slices.Clone(s.Calls)
+	other.Calls[0].Args = `{"title":"another"}` // nothing is set aside as an equal head
+	other.Calls[len(other.Calls)-1].Args = `{"file_path":"other.md"}`
+	c := compare.Compare(s, other, compare.Options{MaxCells: 1})
+	html, err := views.Render(context.Background(), views.ComparePage(views.NewComparePage(views.PageMeta{}, c, "idle", "idle")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(html, `data-testid="compare-note"`) || !strings.Contains(html, "past the alignment&#39;s bound of 1 cells") {
+		t.Fatalf("no note of the bound:\n%s", html)
 	}
 }

@@ -61,7 +61,10 @@ type SearchHitView struct {
 type SearchGroupView struct {
 	SessionID, Title, Status string
 	URL                      string
-	Hits                     []*SearchHitView
+	// Parent is the session a subagent's hits belong under (its page at
+	// ParentURL); "" for a session that is no child.
+	Parent, ParentURL string
+	Hits              []*SearchHitView
 }
 
 // SearchPageView is the search page.

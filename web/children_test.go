@@ -95,6 +95,9 @@ func TestChildren_nestedLiveAndGone(t *testing.T) {
 func TestChildren_timeAndScope(t *testing.T) {
 	e, _ := shareEnv(t, withNotes)
 	_, callSeq := family(t, e)
+	// A later parent event (after all of the child's): the page at the
+	// call is then a page in the past.
+	e.append(t, "p", core.Event{Type: "x-test/mark", Seq: callSeq + 1, Time: t0 + 10_000, Data: []byte(`{}`), Ignorable: true})
 	_, before := e.get(t, "/sessions/p?at="+strconv.FormatInt(callSeq-1, 10))
 	if strings.Contains(before, `data-testid="child"`) {
 		t.Error("the page before the spawning call nests the child")
@@ -102,6 +105,12 @@ func TestChildren_timeAndScope(t *testing.T) {
 	_, at := e.get(t, "/sessions/p?at="+strconv.FormatInt(callSeq, 10))
 	if !strings.Contains(at, `data-child="k"`) {
 		t.Error("the page at the spawning call does not nest the child")
+	}
+	// The child's events all came after the parent's event shown: at it,
+	// the nested child has none of them.
+	if ad := doc(t, at); ad.Find(`[data-testid="child-calls"]`).Text() != "0 calls" || ad.Find(`[data-testid="child"] [data-testid="tool-card"]`).Length() != 0 {
+		t.Errorf("at the spawning call the child shows %q and %d cards, want none yet",
+			ad.Find(`[data-testid="child-calls"]`).Text(), ad.Find(`[data-testid="child"] [data-testid="tool-card"]`).Length())
 	}
 	_, path := e.share(t, "p", `{}`)
 	if _, page := e.raw(t, "GET", path); strings.Contains(page, `data-testid="child"`) || strings.Contains(page, `/sessions/k`) {
@@ -149,7 +158,7 @@ func TestChildren_listGroupsAndPath(t *testing.T) {
 	if got := d.Find(`[data-session-id="p"] [data-testid="row-kids"]`).Text(); strings.TrimSpace(got) != "1 subagent" {
 		t.Errorf("the parent's count = %q", got)
 	}
-	if d.Find(`[data-session-id="k"]`).AttrOr("style", "") != "display: none" {
+	if d.Find(`[data-session-id="k"]`).HasClass("open") || !strings.HasPrefix(d.Find(`[data-session-id="k"]`).AttrOr("data-class:open", ""), "$kids") {
 		t.Error("the child's row is not collapsed")
 	}
 	_, gpage := e.get(t, "/sessions/g")
@@ -158,5 +167,24 @@ func TestChildren_listGroupsAndPath(t *testing.T) {
 	path.Find("a").Each(func(_ int, a *goquery.Selection) { links = append(links, a.AttrOr("href", "")) })
 	if strings.Join(links, " ") != "/sessions/p /sessions/k" || !strings.Contains(path.Text(), "g") {
 		t.Errorf("grandchild's path = %q %v", path.Text(), links)
+	}
+}
+
+// TestChildren_searchNamesTheParent: a search hit inside a child names
+// the session it is a subagent of.
+func TestChildren_searchNamesTheParent(t *testing.T) {
+	e := newEnv(t, withNotes)
+	family(t, e)
+	_, page := e.get(t, "/search?q=files")
+	d := doc(t, page)
+	kid := d.Find(`[data-testid="hit-group"][data-session-id="k"]`)
+	if kid.Length() != 1 {
+		t.Fatalf("no hits in the child (groups %d)", d.Find(`[data-testid="hit-group"]`).Length())
+	}
+	if a := kid.Find(`[data-testid="hit-parent"] a`); a.AttrOr("href", "") != "/sessions/p" || a.Text() != "p" {
+		t.Errorf("the child's hits name %q (%q), want p", a.Text(), a.AttrOr("href", ""))
+	}
+	if d.Find(`[data-testid="hit-group"][data-session-id="p"] [data-testid="hit-parent"]`).Length() != 0 {
+		t.Error("the parent's hits name a parent")
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 // compareRerender is the least time between two renders of a live
 // comparison: a burst of commits on either session is one re-render.
-const compareRerender = 200 * time.Millisecond
+const compareRerender = 500 * time.Millisecond
 
 // comparison reads sessions a and b and aligns their calls; it also
 // returns each side's last seq (the stream's cursor). A missing session is
@@ -210,19 +210,19 @@ func (s *Server) handleCompareStream(c echo.Context) error {
 	}
 	render := func() bool {
 		v, seqs, err := s.comparison(ctx, a, b)
-		if err != nil {
-			if ctx.Err() == nil {
-				err = sessionGone(err)
-				w.fail("live updates stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
+		if err == nil {
+			var html string
+			if html, err = views.Render(ctx, views.CompareBody(v)); err == nil {
+				shown, shownGens = seqs, gens
+				return w.write(formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, ""))
 			}
-			return false
 		}
-		html, err := views.Render(ctx, views.CompareBody(v))
-		if err != nil {
-			return false
+		if ctx.Err() == nil {
+			// A missing session's error names it ("session b not found").
+			s.log.ErrorContext(ctx, "compare stream: re-render failed", logkey.SessionID, a, logkey.Err, err)
+			w.fail("live updates stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
 		}
-		shown, shownGens = seqs, gens
-		return w.write(formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, ""))
+		return false
 	}
 	for i := range 2 {
 		shownGens[i] = subs[i].gen

@@ -3,8 +3,10 @@ package web_test
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"prism/core"
@@ -42,7 +44,7 @@ func TestCompareBrowser_nextDifference(t *testing.T) {
 	e.session(t, "b", manyReads(60, 45))
 	for _, w := range []int{1280, 390} {
 		t.Run(strconv.Itoa(w), func(t *testing.T) {
-			b := newBrowser(t, w, 800)
+			b := newBrowser(t, w, 420) // short: the differing row starts out of view
 			b.do(t, chromedp.Navigate(e.ts.URL+views.CompareURL("a", "b")), chromedp.WaitReady(chromedp.CSS(`[data-testid="compare-rows"]`)))
 			b.waitJS(t, `document.querySelector('script[src*="compare.js"]') !== null && document.readyState === 'complete'`)
 			if n := evalIn[int](t, b, `document.querySelectorAll('.cmp-row.differs').length`); n != 1 {
@@ -56,7 +58,9 @@ func TestCompareBrowser_nextDifference(t *testing.T) {
 			if got := evalIn[string](t, b, `document.activeElement.id`); got != want {
 				t.Fatalf("n: focus on %q, want the differing row %q", got, want)
 			}
-			b.waitJS(t, `(() => { const r = document.activeElement.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight })()`)
+			// Its top in view, below the sticky bar.
+			b.waitJS(t, `(() => { const r = document.activeElement.getBoundingClientRect(); const bar = document.querySelector('[data-testid="compare-nav"]').getBoundingClientRect();
+			  return r.top >= bar.bottom - 1 && r.top < innerHeight })()`)
 			if pos := evalIn[string](t, b, `document.querySelector('[data-testid="compare-pos"]').textContent`); pos != "1 of 1" {
 				t.Errorf("position %q, want 1 of 1", pos)
 			}
@@ -72,5 +76,32 @@ func TestCompareBrowser_nextDifference(t *testing.T) {
 				t.Errorf("at %d px the page scrolls sideways", w)
 			}
 		})
+	}
+}
+
+// TestCompareBrowser_live: comparing a running session with its source
+// updates in the browser as the running one commits a call.
+func TestCompareBrowser_live(t *testing.T) {
+	e := newEnv(t, nil)
+	full := manyReads(5, -1)
+	e.session(t, "src", full)
+	open := len(full) - 2 // b stops before its step and turn end
+	e.session(t, "run", full[:open-3])
+	b := newBrowser(t, 1280, 800)
+	if _, err := chromedp.Call(b.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: fetchProbe}); err != nil {
+		t.Fatal(err)
+	}
+	b.do(t, chromedp.Navigate(e.ts.URL+views.CompareURL("src", "run")), chromedp.WaitReady(chromedp.CSS(`[data-testid="compare-rows"]`)))
+	if got := evalIn[string](t, b, `[...document.querySelectorAll('[data-testid="compare-row"]')].map(r => r.dataset.mark).join(',')`); got != "same,same,same,same,deleted" {
+		t.Fatalf("before: marks %s", got)
+	}
+	// The stream's request has started (a commit the stream's
+	// subscription misses is still newer than the seqs the page shows,
+	// so the stream renders it at once).
+	b.waitJS(t, `window.__open === 1`)
+	e.append(t, "run", full[open-3:]...)
+	b.waitJS(t, `[...document.querySelectorAll('[data-testid="compare-row"]')].map(r => r.dataset.mark).join(',') === 'same,same,same,same,same'`)
+	if got := evalIn[string](t, b, `document.querySelector('[data-testid="compare-verdict"]').textContent`); !strings.Contains(got, "No differences") {
+		t.Errorf("verdict after the commit: %q", got)
 	}
 }

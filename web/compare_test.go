@@ -234,3 +234,27 @@ func TestCompareStream_deleted(t *testing.T) {
 		return strings.Contains(ev.Elements(), "live updates stopped: session b was deleted.")
 	})
 }
+
+// TestComparePage_folds: a long run of same rows folds, its ends shown;
+// every row is still in the page.
+func TestComparePage_folds(t *testing.T) {
+	e := newEnv(t, nil)
+	e.session(t, "a", manyReads(20, -1))
+	e.session(t, "b", manyReads(20, 10))
+	doc, _ := compareDoc(t, e, "a", "b")
+	if n := doc.Find(`[data-testid="compare-row"]`).Length(); n != 20 {
+		t.Fatalf("%d rows, want 20", n)
+	}
+	var folds []string
+	doc.Find(`[data-testid="compare-fold"]`).Each(func(_ int, s *goquery.Selection) {
+		folds = append(folds, s.Find("summary").Text()+" ("+strconv.Itoa(s.Find(`[data-testid="compare-row"]`).Length())+" rows)")
+	})
+	// Rows 0–9 same, 10 differs, 11–19 same: each run keeps 2 rows at
+	// each end.
+	if got := strings.Join(folds, "; "); got != "6 more calls the same (6 rows); 5 more calls the same (5 rows)" {
+		t.Fatalf("folds: %s", got)
+	}
+	if doc.Find(`[data-testid="compare-fold"] .differs`).Length() != 0 {
+		t.Fatal("a differing row is folded")
+	}
+}

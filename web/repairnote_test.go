@@ -44,10 +44,9 @@ func TestRepairNote_turnDividerSaysWhy(t *testing.T) {
 	}
 }
 
-// TestRepairNote_onShareLinks: why crash repair closed a turn is shown on
-// a share link's page even without the labels box (it says what the log
-// said before the reason moved beside it), while the link still shows no
-// label.
+// TestRepairNote_onShareLinks: why crash repair closed a turn, and that
+// a fork's call was replayed, are shown on a share link's page even
+// without the labels box, while the link still shows no label.
 func TestRepairNote_onShareLinks(t *testing.T) {
 	e, _ := shareEnv(t, withNotes)
 	b := coretest.NewBuilder(t0)
@@ -62,10 +61,17 @@ func TestRepairNote_onShareLinks(t *testing.T) {
 	if res, body := e.post(t, "/api/sessions/s/annotations", "application/json", `{"callId":"c1","label":"zqhidden"}`); res.StatusCode != http.StatusCreated {
 		t.Fatalf("POST annotations: %d %s", res.StatusCode, body)
 	}
+	if _, err := e.store.PutNote(context.Background(), notes.Input{Session: "s", Kind: notes.KindReplayed, CallID: "c1", AtSeq: &end,
+		Data: []byte(`{"sourceSession":"zqsource","sourceSeq":3}`)}); err != nil {
+		t.Fatal(err)
+	}
 	l, _ := shareLinksOf(t, e, `{}`)
 	_, page := e.get(t, l.Page())
 	if !strings.Contains(page, "closed by crash repair: "+why) {
 		t.Errorf("the share's page does not say why repair closed the turn")
+	}
+	if !strings.Contains(page, `data-testid="replayed"`) {
+		t.Errorf("the share's page does not say the call was replayed")
 	}
 	if strings.Contains(page, "zqhidden") {
 		t.Errorf("the share's page (no labels box) shows a label")

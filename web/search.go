@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -68,6 +69,7 @@ func (s *Server) handleSearch(c echo.Context) error {
 			var res SearchResults
 			if res, err = src.Search(c.Request().Context(), parsed, o); err == nil {
 				page := views.NewSearchPage(v.Meta, q, o.Order, res.Hits)
+				s.nameParents(c.Request().Context(), page)
 				page.RankedAmong = res.RankedAmong
 				if res.NextCursor != "" {
 					page.MoreURL = views.SearchURL(q, o.Order, res.NextCursor)
@@ -159,4 +161,14 @@ func firstRunes(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// nameParents has each group of hits inside a subagent name the session it
+// is a child of (a summary read per group; one that fails names none).
+func (s *Server) nameParents(ctx context.Context, page *views.SearchPageView) {
+	for _, g := range page.Groups {
+		if sum, err := s.deps.Sessions.Summary(ctx, g.SessionID); err == nil && sum.ParentID != "" {
+			g.Parent, g.ParentURL = sum.ParentID, views.SessionURL(sum.ParentID)
+		}
+	}
 }

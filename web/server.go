@@ -35,16 +35,19 @@ import (
 // Server is prism's web server. Build it with New; serve Handler(), or
 // Serve a listener.
 type Server struct {
-	deps    Deps
-	tune    Tuning
-	log     *slog.Logger
-	e       *echo.Echo
-	broker  *Broker
-	assets  views.Assets
-	hlCSS   []byte
-	remove  func()
-	hosts   atomic.Pointer[hostPolicy]
-	streams streamSlots
+	// children keeps the nested children's logs (and their folds) by id
+	// while their last seq stands (sessionChildren).
+	children childCache
+	deps     Deps
+	tune     Tuning
+	log      *slog.Logger
+	e        *echo.Echo
+	broker   *Broker
+	assets   views.Assets
+	hlCSS    []byte
+	remove   func()
+	hosts    atomic.Pointer[hostPolicy]
+	streams  streamSlots
 
 	share404     []byte // the one answer to every share read not granted
 	exportCSS    string // the stylesheets an export.html inlines

@@ -1,7 +1,8 @@
 package web
 
 // What of a session's notes a share link shows: the why of crash repair
-// always (it says no more than the log did), labels only on a link made
+// and a fork's replayed calls always (they say why a turn stopped and
+// where a result came from, nothing more), labels only on a link made
 // asking for them, redacted as the rest of the link; attention notes and
 // every other kind never.
 
@@ -32,7 +33,7 @@ func (s *Server) shareNotes(ctx context.Context, sh share.Share) []notes.Note {
 	var out []notes.Note
 	for _, n := range all {
 		switch {
-		case n.Kind == notes.KindRepair:
+		case n.Kind == notes.KindRepair, n.Kind == notes.KindReplayed:
 		case n.Kind == notes.KindLabel && sh.Labels:
 		default:
 			continue

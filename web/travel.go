@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -128,6 +129,51 @@ func (s *Server) ownerReader(id string) views.Reader {
 		Children: s.sessionChildren(id, ns), Ancestors: s.ancestors(id), Fork: s.canFork(), Forks: s.forkLinks(context.Background(), id)}
 }
 
+// childCache keeps the logs of nested children, each with its fold, while
+// their last seq is the stored one: a parent's pages and hubs read their
+// children on every render of their reader, and a child that did not move
+// is neither loaded nor folded again.
+type childCache struct {
+	mu sync.Mutex
+	m  map[string]*views.ChildLog
+}
+
+// maxCachedChildren bounds childCache (past it, it starts over).
+const maxCachedChildren = 256
+
+// childLog returns child's log (nil when it cannot be read: deleted, say).
+func (s *Server) childLog(child string) *views.ChildLog {
+	ctx := context.Background()
+	sum, err := s.deps.Sessions.Summary(ctx, child)
+	if err != nil {
+		if core.ErrorCode(err) != core.CodeNotFound {
+			s.log.Warn("child not read", logkey.SessionID, child, logkey.Err, err)
+		}
+		return nil
+	}
+	s.children.mu.Lock()
+	c := s.children.m[child]
+	s.children.mu.Unlock()
+	if c != nil && lastSeqOf(c.Events) == sum.LastSeq {
+		return c
+	}
+	h, events, err := s.deps.Sessions.LoadSession(ctx, child)
+	if err != nil {
+		if core.ErrorCode(err) != core.CodeNotFound {
+			s.log.Warn("child not read", logkey.SessionID, child, logkey.Err, err)
+		}
+		return nil
+	}
+	c = &views.ChildLog{Header: h, Events: events}
+	s.children.mu.Lock()
+	if s.children.m == nil || len(s.children.m) >= maxCachedChildren {
+		s.children.m = map[string]*views.ChildLog{}
+	}
+	s.children.m[child] = c
+	s.children.mu.Unlock()
+	return c
+}
+
 // ancestors returns session id's parent, its parent's parent and so on
 // (at most maxAncestors), root first; nil for a session that is no child.
 func (s *Server) ancestors(id string) []string {
@@ -164,14 +210,9 @@ func (s *Server) sessionChildren(id string, ns []notes.Note) map[string]*views.C
 			continue
 		}
 		ids = append(ids, d.Child)
-		h, events, err := s.deps.Sessions.LoadSession(context.Background(), d.Child)
-		if err != nil {
-			if core.ErrorCode(err) != core.CodeNotFound {
-				s.log.Warn("child not read", logkey.SessionID, d.Child, logkey.Err, err)
-			}
-			continue
+		if c := s.childLog(d.Child); c != nil {
+			out[d.Child] = c
 		}
-		out[d.Child] = &views.ChildLog{Header: h, Events: events}
 	}
 	s.broker.watchChildren(id, ids)
 	return out

@@ -372,13 +372,19 @@ func (s *Service) fire(ctx context.Context, f attention.Firing) {
 		return
 	}
 	seq := f.Seq
-	in := notes.Input{Session: f.Session, Kind: notes.KindAttention, CallID: f.CallID, Author: "rule " + f.Rule, AtSeq: &seq, Data: data}
+	in := notes.Input{Session: f.Session, Kind: notes.KindAttention, CallID: f.CallID, Author: "rule " + f.Rule, AtSeq: &seq, Data: data, Once: true}
 	n, err := s.o.Store.PutNote(ctx, in)
 	if err != nil && in.CallID != "" && core.ErrorCode(err) == core.CodeNotFound {
 		// The call is not in the stored log (a result without its call):
 		// the firing is about the session.
 		in.CallID = ""
 		n, err = s.o.Store.PutNote(ctx, in)
+	}
+	if core.ErrorCode(err) == core.CodeConflict {
+		// Raised already (by another node watching the same session, or
+		// a run whose state this one did not read): its actions ran there.
+		s.adopt(ctx, f.Session, f.Key)
+		return
 	}
 	if err != nil {
 		s.o.Log.Warn("attention: record a firing", logkey.Rule, f.Rule, logkey.SessionID, f.Session, logkey.Err, err)
@@ -402,6 +408,20 @@ func (s *Service) fire(ctx context.Context, f attention.Firing) {
 		cause := core.CancelCause{Kind: CauseHook, Reason: fmt.Sprintf("rule %s: %s", f.Rule, f.Reason)}
 		if err := s.o.Cancel.CancelWith(f.Session, cause); err != nil {
 			s.o.Log.Info("attention: cancel skipped (a session this server does not run)", logkey.Rule, f.Rule, logkey.SessionID, f.Session, logkey.Err, err)
+		}
+	}
+}
+
+// adopt remembers the open note of a firing another writer raised, so
+// its condition ending clears it here too.
+func (s *Service) adopt(ctx context.Context, session, key string) {
+	ns, err := s.o.Store.Notes(ctx, session, notes.Query{Kind: notes.KindAttention})
+	if err != nil {
+		return
+	}
+	for _, n := range ns {
+		if notes.OnceKey(n.Data) == key {
+			s.remember(session, key, n.ID)
 		}
 	}
 }

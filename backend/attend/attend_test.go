@@ -357,3 +357,31 @@ func TestRestartClearsWhatEndedMeanwhile(t *testing.T) {
 		t.Fatalf("still open after a restart: %+v", open)
 	}
 }
+
+// TestTwoWatchersRaiseOnce: two services watching the same sessions (two
+// nodes on one database, an imported session each node evaluates) write
+// a firing once, and only its writer posts the webhook.
+func TestTwoWatchersRaiseOnce(t *testing.T) {
+	rcv := newReceiver(t, http.StatusOK)
+	rules := parse(t, "[[rule]]\nname = \"repeat\"\nwhen = \"loop\"\ncount = 2\nactions = [\"webhook\"]\n[webhook]\nurl = \""+rcv.srv.URL+"\"\nsecret = \"k\"\n")
+	f := start(t, nil, nil, rules, nil)
+	g := start(t, f.st, f.feed, rules, nil)
+	ctx := context.Background()
+	storetest.MustCreate(t, f.st, "s")
+	b := coretest.NewBuilder(0).TurnStart().StepStart().Call("c1", "read", `{"path":"a"}`).Result("c1", "x", false, nil, nil).Call("c2", "read", `{"path":"a"}`)
+	f.append(t, "s", b.Events)
+	g.waitSeq(t, b.Events[len(b.Events)-1].Seq)
+	all, err := f.st.Notes(ctx, "s", notes.Query{Kind: notes.KindAttention, Removed: true})
+	if err != nil || len(all) != 1 {
+		t.Fatalf("notes = %+v, %v; want one firing", all, err)
+	}
+	p := <-rcv.got
+	if p.id != all[0].ID {
+		t.Errorf("delivery %q, want %q", p.id, all[0].ID)
+	}
+	// Only the writer ran the rule's actions: one of the two counts the
+	// firing (and enqueued its webhook), the other met the conflict.
+	if n := f.svc.Page().Rules[0].Fired + g.svc.Page().Rules[0].Fired; n != 1 {
+		t.Fatalf("the two services count %d firings, want 1", n)
+	}
+}

@@ -89,6 +89,29 @@ type Input struct {
 	// seq); ignored when ID is set.
 	AtSeq *int64
 	Data  json.RawMessage
+	// Once, for a new note whose data has a string member "key", writes
+	// it only if the session has no note of its kind, removed or not,
+	// with the same key: otherwise PutNote fails with core.CodeConflict
+	// (OnceConflict). Checked and written in one transaction, so of two
+	// nodes raising the same attention firing one writes it.
+	Once bool
+}
+
+// OnceKey returns the "key" member of a note's data ("" when none).
+func OnceKey(data json.RawMessage) string {
+	var d struct {
+		Key string `json:"key"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return ""
+	}
+	return d.Key
+}
+
+// OnceConflict is the error of a note written Once whose key the session
+// has already.
+func OnceConflict(session, kind, key, id string) error {
+	return core.Errorf(core.CodeConflict, "session %s has a %s note with key %q already (%s)", session, kind, key, id)
 }
 
 // Query selects a session's notes (Notes).

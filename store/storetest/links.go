@@ -16,7 +16,6 @@ import (
 // label is the call's description, the child was created during the
 // call), at the call's seq; importing it again adds no second note.
 func testImportInfersLinks(t *testing.T, e Engine) {
-	ctx := context.Background()
 	st := e.open(t)
 	zip := filepath.Join(Fixtures, "export/session-export.zip")
 	for range 2 {
@@ -34,7 +33,6 @@ func testImportInfersLinks(t *testing.T, e Engine) {
 	if got := mustNotes(t, st, ChildID, notes.Query{Kind: notes.KindLink}); len(got) != 0 {
 		t.Errorf("the child got link notes: %+v", got)
 	}
-	_ = ctx
 }
 
 // testImportParentCycleRefused: sessions whose parentSession links form a

@@ -65,7 +65,8 @@ func testNotesRoundTripThroughAnExportZip(t *testing.T, e Engine) {
 		t.Fatal(err)
 	}
 	child := Header("k")
-	child.ParentSession = "p"
+	one := int64(1)
+	child.ParentSession, child.Origin, child.DelegationDepth = "p", core.OriginSubagent, &one // a subagent: origin "subagent" marks a child
 	if _, _, err := src.SyncLog(ctx, child, TurnEvents(0, 2, true), store.SourceImport, false); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"prism/core"
 	"prism/core/notes"
 )
 
@@ -52,5 +53,55 @@ func testOpenNotesAcrossSessions(t *testing.T, e Engine) {
 	labels, err := st.OpenNotes(ctx, notes.KindLabel)
 	if err != nil || len(labels) != 1 || labels[0].Session != "b" {
 		t.Fatalf("OpenNotes(label) = %+v, %v", labels, err)
+	}
+}
+
+// testNotesOnce: a note written Once is written for the first of its key
+// only — of concurrent writers exactly one succeeds, the others get
+// core.CodeConflict — even after the first was removed.
+func testNotesOnce(t *testing.T, e Engine) {
+	ctx := context.Background()
+	st := e.open(t)
+	MustCreate(t, st, "s")
+	if err := st.AppendEvents(ctx, "s", TurnEvents(0, 1, false)); err != nil {
+		t.Fatal(err)
+	}
+	in := notes.Input{Session: "s", Kind: notes.KindAttention, Once: true, Data: json.RawMessage(`{"rule":"stuck","reason":"r","key":"stuck|call:call_1"}`)}
+	const writers = 8
+	errs := make(chan error, writers)
+	for range writers {
+		go func() {
+			_, err := st.PutNote(ctx, in)
+			errs <- err
+		}()
+	}
+	var ok, conflicts int
+	for range writers {
+		switch err := <-errs; {
+		case err == nil:
+			ok++
+		case core.ErrorCode(err) == core.CodeConflict:
+			conflicts++
+		default:
+			t.Fatalf("PutNote: %v", err)
+		}
+	}
+	if ok != 1 || conflicts != writers-1 {
+		t.Fatalf("%d written, %d conflicts; want 1 and %d", ok, conflicts, writers-1)
+	}
+	open := mustNotes(t, st, "s", notes.Query{Kind: notes.KindAttention})
+	if len(open) != 1 {
+		t.Fatalf("notes = %v", noteIDs(open))
+	}
+	if _, err := st.RemoveNote(ctx, "s", open[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.PutNote(ctx, in); core.ErrorCode(err) != core.CodeConflict {
+		t.Errorf("Once after the first was removed: %v, want a conflict", err)
+	}
+	other := in
+	other.Data = json.RawMessage(`{"rule":"stuck","reason":"r","key":"stuck|call:call_2"}`)
+	if _, err := st.PutNote(ctx, other); err != nil {
+		t.Errorf("another key: %v", err)
 	}
 }

@@ -169,6 +169,7 @@ func Run(t *testing.T, e Engine) {
 		{"ListAnnotated", testListAnnotated},
 		{"SearchFindsLabels", testSearchFindsLabels},
 		{"OpenNotesAcrossSessions", testOpenNotesAcrossSessions},
+		{"NotesOnce", testNotesOnce},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, e) })
 	}
