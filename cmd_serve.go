@@ -50,6 +50,10 @@ type serveConfig struct {
 	// claude and codex name their default places): dsh sessions, Claude
 	// Code projects, Codex sessions, each file's kind told by content.
 	Watch []string
+	// WatchShared: the watched folders are seen by every node of a
+	// PostgreSQL store, and one node at a time tails each (an advisory
+	// lock; another takes over when the holder dies).
+	WatchShared bool
 	// NoDemo skips the demo session on an empty database.
 	NoDemo bool
 	// Prices is a price table: inline JSON or a file's path ("" = no
@@ -117,6 +121,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&cfg.LogLevel, "log-level", envOr("PRISM_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env PRISM_LOG_LEVEL)")
 	fs.BoolVar(&cfg.SyncNormal, "sync-normal", envBool("PRISM_SYNC_NORMAL"), "relax SQLite synchronous=FULL to NORMAL: faster, may lose the last commits on power loss (env PRISM_SYNC_NORMAL=1)")
 	fs.Var(newWatchFlag(&cfg.Watch, os.Getenv("PRISM_WATCH")), "watch", "tail this folder into the store, repeatable: dsh sessions, Claude Code projects, Codex sessions, told apart by content; claude = ~/.claude/projects (CLAUDE_CONFIG_DIR), codex = ~/.codex/sessions (CODEX_HOME); a folder named claude is ./claude (env PRISM_WATCH, a list separated by "+string(os.PathListSeparator)+")")
+	fs.BoolVar(&cfg.WatchShared, "watch-shared", envBool("PRISM_WATCH_SHARED"), "PostgreSQL: the --watch folders are on a volume every node sees; one node at a time tails each, another takes over when it dies (env PRISM_WATCH_SHARED=1)")
 	fs.BoolVar(&cfg.NoDemo, "no-demo", envBool("PRISM_NO_DEMO"), "do not start the demo session on an empty database (env PRISM_NO_DEMO=1)")
 	fs.StringVar(&cfg.Labels, "labels", os.Getenv("PRISM_LABELS"), "comma-separated labels the cards' label form suggests (default wrong,slow,good,flaky; any other text may be typed) (env PRISM_LABELS)")
 	fs.StringVar(&cfg.Prices, "prices", os.Getenv("PRISM_PRICES"), "price table, USD per 1M tokens per model: inline JSON ({\"deepseek-chat\": {\"input\": 0.27, \"output\": 1.10}}) or the path of a file holding it; session pages show costs (env PRISM_PRICES)")
@@ -468,7 +473,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (web.De
 		log.Info("pushing turns as OTLP traces", logkey.URL, cfg.OTLPEndpoint)
 	}
 	var reporters []core.SourceReporter
-	for _, w := range startWatchers(bg, &wg, watched, cfg.Watch, log) {
+	for _, w := range startWatchers(bg, &wg, watched, cfg.Watch, cfg.WatchShared, log) {
 		reporters = append(reporters, w)
 	}
 	var attn *attend.Service

@@ -9,6 +9,7 @@ import (
 
 	"prism/core/logkey"
 	"prism/engine"
+	"prism/pgstore"
 	"prism/sources/watch"
 	"prism/web"
 )
@@ -66,19 +67,40 @@ func resolveWatch(args []string) ([]string, error) {
 	return dirs, nil
 }
 
+// folderLocker is a store whose nodes can share watched folders
+// (pgstore: one node at a time holds each, by an advisory lock).
+type folderLocker interface {
+	FolderLock(dir string) *pgstore.FolderLock
+}
+
 // startWatchers starts one watcher per folder, each reading every format
-// prism knows, and returns them (their health rows feed /sources).
-func startWatchers(ctx context.Context, wg *sync.WaitGroup, st watch.Store, args []string, log *slog.Logger) []*watch.Watcher {
+// prism knows, and returns them (their health rows feed /sources). With
+// shared, the folders are seen by every node of a PostgreSQL store and
+// one node at a time tails each.
+func startWatchers(ctx context.Context, wg *sync.WaitGroup, st watch.Store, args []string, shared bool, log *slog.Logger) []*watch.Watcher {
 	dirs, err := resolveWatch(args)
 	if err != nil {
 		log.Error("watch: cannot resolve the folders", logkey.Err, err)
 		return nil
 	}
 	var ws []*watch.Watcher
+	locker, _ := st.(folderLocker)
+	if shared && locker == nil {
+		log.Warn("--watch-shared needs a PostgreSQL --db; each folder is watched by this node alone")
+	}
 	for _, dir := range dirs {
-		w := watch.New(st, dir, watch.Options{Logger: log, Foreign: engine.Formats()})
+		o := watch.Options{Logger: log, Foreign: engine.Formats()}
+		var lock *pgstore.FolderLock
+		if shared && locker != nil {
+			lock = locker.FolderLock(dir)
+			o.Shared = lock
+		}
+		w := watch.New(st, dir, o)
 		ws = append(ws, w)
 		wg.Go(func() {
+			if lock != nil {
+				defer lock.Close()
+			}
 			if err := w.Run(ctx); err != nil {
 				log.Error("watch stopped", logkey.Dir, dir, logkey.Err, err)
 			}

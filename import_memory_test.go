@@ -133,7 +133,30 @@ func writeHostileFiles(t *testing.T, dir string) []hostileFile {
 		}
 		return nil
 	})
+	// The same for a Codex rollout: a 20 MB line, and lines kept raw that
+	// outgrow the memory budget.
+	cxLine := `{"timestamp":"2026-11-02T09:00:00Z","type":"session_meta","payload":{"id":"0199c000-0000-7000-8000-00000000d00d","timestamp":"2026-11-02T09:00:00Z","cwd":"/w"}}` + "\n"
+	create("long-line-codex.jsonl", func(w io.Writer) error {
+		io.WriteString(w, cxLine)
+		io.WriteString(w, `{"timestamp":"2026-11-02T09:00:01Z","type":"world_state","payload":{"pad":"`)
+		chunk := bytes.Repeat([]byte{'a'}, 1<<20)
+		for range 20 {
+			w.Write(chunk)
+		}
+		_, err := io.WriteString(w, `"}}`+"\n")
+		return err
+	})
+	create("huge-codex.jsonl", func(w io.Writer) error {
+		io.WriteString(w, cxLine)
+		pad := strings.Repeat("p", 1000)
+		for i := range 70_000 {
+			fmt.Fprintf(w, `{"timestamp":"2026-11-02T09:00:01Z","type":"world_state","payload":{"n":%d,"pad":"%s"}}`+"\n", i, pad)
+		}
+		return nil
+	})
 	return []hostileFile{
+		{"long-line-codex.jsonl", "line 2: line is longer than the limit", true},
+		{"huge-codex.jsonl", "memory budget", true},
 		{"many-sessions.jsonl", "sessions so far and their decoded events need more than the import memory budget", false},
 		{"newlines.jsonl.zstd", "line 2: not valid JSON", false},
 		{"long-line.zip", "line 2: line is longer than the limit", false},

@@ -40,7 +40,10 @@
 //     trigger?, preTokens?}; the following isCompactSummary user line →
 //     compaction/summary {compactionId, summary} and compaction/end
 //     {compactionId};
-//   - every other line (the other 14 types, system subtypes, sidechain
+//   - title lines (custom-title, ai-title, an old summary line) →
+//     session/title, when they outrank the title so far (a person's custom
+//     title over the AI's over a summary's); Info.Title holds it too;
+//   - every other line (the other types, system subtypes, sidechain
 //     lines, lines without a type) → one log-only event source/raw
 //     {source: "claude-code", line, record} written ignorable: true;
 //   - a line that is not a JSON object (or holds a number a log cannot
@@ -236,7 +239,13 @@ func (d *Decoder) Line(n int, line []byte) error {
 		return d.malformed(n, line, fmt.Sprintf("not a JSON record: %v", err))
 	}
 	t, _ := d.timeOf(env.Timestamp)
-	d.noteSource(&env)
+	if d.noteSource(&env) {
+		// A title line: the session's title (the list's and the
+		// header's), as dsh's session/title.
+		d.flushGroup()
+		d.append(core.EventSessionTitle, t, core.SessionTitle{Title: d.info.Title}, false, nil)
+		return nil
+	}
 	if env.IsSidechain && !d.sidechain {
 		return d.raw(n, line, t)
 	}
@@ -259,8 +268,9 @@ func (d *Decoder) Line(n int, line []byte) error {
 }
 
 // noteSource takes the header and source facts from the first lines that
-// carry them.
-func (d *Decoder) noteSource(env *envelope) {
+// carry them. It reports whether the line is a title line that gave the
+// session its title.
+func (d *Decoder) noteSource(env *envelope) bool {
 	if !d.haveHeader && env.SessionID != "" {
 		d.header = core.SessionHeader{Version: core.SessionFormatVersion, ID: env.SessionID}
 		if d.timed && d.firstTime >= 0 {
@@ -293,7 +303,9 @@ func (d *Decoder) noteSource(env *envelope) {
 	}
 	if title = strings.TrimSpace(title); title != "" && rank >= d.titleRank {
 		d.info.Title, d.titleRank = title, rank
+		return true
 	}
+	return false
 }
 
 // timeOf parses an ISO timestamp to epoch ms; without one, the last time.

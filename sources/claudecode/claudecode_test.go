@@ -286,9 +286,18 @@ func TestCompaction(t *testing.T) {
 func TestUnknownAndMalformedLines(t *testing.T) {
 	l := readFixture(t, "unknown.jsonl")
 	es := typedEvents(t, l)
-	want := "source/raw turn/start step/start user/message source/raw source/raw assistant/message step/end turn/end source/raw source/raw source/raw"
+	// The summary and custom-title lines are title lines: session/title,
+	// the person's custom title winning.
+	want := "session/title turn/start step/start user/message source/raw source/raw assistant/message step/end turn/end source/raw session/title source/raw"
 	if got := types(es); got != want {
 		t.Fatalf("types:\n got %s\nwant %s", got, want)
+	}
+	sum := core.NewSummary()
+	for i := range l.Events {
+		sum.Apply(&l.Events[i])
+	}
+	if sum.Title != "Greeting" {
+		t.Errorf("title %q, want the custom title", sum.Title)
 	}
 	for _, e := range es {
 		if e.Type == claudecode.EventSourceRaw && !e.Ignorable {

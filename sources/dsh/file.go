@@ -372,43 +372,44 @@ const (
 // SniffFile tells what the file f at path holds, by its content: a dsh or
 // prism log (a name of dsh's layout, session.jsonl or session.jsonl.zstd,
 // or a first line that is a session header), one of foreign (compressed
-// says the file is zstd: a .jsonl.zst archive), or neither.
-func SniffFile(path string, f io.ReaderAt, foreign []Foreign) (kind FileKind, fg *Foreign, compressed bool) {
+// says the file is zstd: a .jsonl.zst archive), or neither. A zstd file
+// of which nothing decompresses is KindUnknown with err saying so.
+func SniffFile(path string, f io.ReaderAt, foreign []Foreign) (kind FileKind, fg *Foreign, compressed bool, err error) {
 	head := make([]byte, 64<<10)
-	n, err := f.ReadAt(head, 0)
-	if err != nil && !errors.Is(err, io.EOF) || n == 0 {
-		return KindUndecided, nil, false
+	n, rerr := f.ReadAt(head, 0)
+	if rerr != nil && !errors.Is(rerr, io.EOF) || n == 0 {
+		return KindUndecided, nil, false, nil
 	}
 	head = head[:n]
 	base := filepath.Base(path)
 	dshName := base == "session.jsonl" || base == "session.jsonl.zstd"
 	switch Detect(head) {
 	case FormatZip:
-		return KindUnknown, nil, false
+		return KindUnknown, nil, false, nil
 	case FormatZstd:
 		zfg, err := zstdForeign(path, foreign)
 		switch {
 		case zfg != nil:
-			return KindForeign, zfg, true
+			return KindForeign, zfg, true, nil
 		case dshName || strings.HasSuffix(base, ".zstd"):
-			return KindDsh, nil, true
+			return KindDsh, nil, true, nil
 		case err != nil:
-			return KindUndecided, nil, true
+			return KindUnknown, nil, true, withFile(err, path, "")
 		}
-		return KindUnknown, nil, true
+		return KindUnknown, nil, true, nil
 	}
 	trimmed := bytes.TrimLeft(head, " \t\r\n\ufeff")
 	if !bytes.Contains(trimmed, []byte("\n")) && n < len(head[:cap(head)]) {
-		return KindUndecided, nil, false // the first line is still being written
+		return KindUndecided, nil, false, nil // the first line is still being written
 	}
 	if fg := DetectForeign(trimmed, foreign); fg != nil {
-		return KindForeign, fg, false
+		return KindForeign, fg, false, nil
 	}
 	line, _, _ := bytes.Cut(trimmed, []byte("\n"))
 	if dshName || bytes.Contains(line, []byte(`"type":"session"`)) {
-		return KindDsh, nil, false
+		return KindDsh, nil, false, nil
 	}
-	return KindUnknown, nil, false
+	return KindUnknown, nil, false, nil
 }
 
 // ReadFileAt decodes the first size bytes of the file f at path with fg

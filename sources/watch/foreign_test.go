@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"prism/core"
 	"prism/sources/claudecode"
 	"prism/sources/codex"
@@ -208,5 +210,48 @@ func TestWatchGoesOn(t *testing.T) {
 	}
 	if _, err := st.LoadSession(ctx, l.Header.ID); err != nil {
 		t.Errorf("the deleted file's session is gone: %v", err)
+	}
+}
+
+// TestWatchCodexArchive reads a Codex .jsonl.zst archive in a watched
+// folder like the plain rollout, and reports a corrupt archive while going
+// on with the rest.
+func TestWatchCodexArchive(t *testing.T) {
+	ctx := context.Background()
+	st := newTestStore(t)
+	root := t.TempDir()
+	text, err := os.ReadFile("../codex/testdata/plain.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	enc, err := zstd.NewWriter(&z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc.Write(text)
+	enc.Close()
+	const id = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+	if err := os.WriteFile(filepath.Join(root, "rollout-2026-05-01T10-00-00-"+id+".jsonl.zst"), z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := append(append([]byte{}, z.Bytes()[:8]...), bytes.Repeat([]byte{0xff}, 32)...)
+	if err := os.WriteFile(filepath.Join(root, "rollout-2026-05-02T10-00-00-0199a1b2-c3d4-7e5f-8a9b-00000000bad0.jsonl.zst"), bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var failed []watch.Sync
+	w := watch.New(st, root, watch.Options{Logger: quietLogger(), Foreign: foreignFormats(), Synced: func(s watch.Sync) {
+		if s.Err != nil {
+			failed = append(failed, s)
+		}
+	}})
+	if err := w.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := st.LoadSession(ctx, id); err != nil || len(l.Events) == 0 {
+		t.Fatalf("archive: %v", err)
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0].Err.Error(), "bad0.jsonl.zst") || !strings.Contains(failed[0].Err.Error(), "corrupt zstd archive") {
+		t.Errorf("the corrupt archive's report: %+v", failed)
 	}
 }

@@ -79,3 +79,55 @@ func TestWatchIntoPostgres(t *testing.T) {
 		t.Errorf("a session deleted during the run came back: %v", err)
 	}
 }
+
+// TestWatchSharedFolder runs two nodes of one PostgreSQL store on a folder
+// both see (--watch-shared): one holds it and tails it, the other reads
+// nothing; when the holder dies (its lock's connection ends), the other
+// takes the folder over on its next polls and tails it.
+func TestWatchSharedFolder(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	open := func() *pgstore.Store {
+		st, err := pgstore.Open(ctx, url, pgstore.Options{Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	a, b := open(), open()
+	root := t.TempDir()
+	lockA, lockB := a.FolderLock(root), b.FolderLock(root)
+	defer lockB.Close()
+	wa := watch.New(a, root, watch.Options{Logger: quietLogger(), Foreign: foreignFormats(), Shared: lockA})
+	wb := watch.New(b, root, watch.Options{Logger: quietLogger(), Foreign: foreignFormats(), Shared: lockB})
+	if held, err := wa.Poll(ctx); err != nil || !held {
+		t.Fatalf("node A: held %v, err %v", held, err)
+	}
+	if held, err := wb.Poll(ctx); err != nil || held {
+		t.Fatalf("node B while A holds the folder: held %v, err %v", held, err)
+	}
+	text, err := os.ReadFile("../codex/testdata/plain.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+	if err := os.WriteFile(filepath.Join(root, "rollout-2026-05-01T10-00-00-"+id+".jsonl"), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lockA.Close() // node A dies: its lock's connection ends
+	// PostgreSQL frees the lock once A's backend has gone: B's polls take
+	// it (each poll is a round trip to the server, no sleeping).
+	held := false
+	for i := 0; i < 10000 && !held; i++ {
+		if held, err = wb.Poll(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !held {
+		t.Fatal("node B never took the folder over")
+	}
+	if _, err := b.LoadSession(ctx, id); err != nil {
+		t.Errorf("node B did not tail the folder it took over: %v", err)
+	}
+}

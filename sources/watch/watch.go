@@ -74,6 +74,19 @@ type Options struct {
 	Foreign []dsh.Foreign
 	// Now is the clock of the health report (default time.Now).
 	Now func() time.Time
+	// Shared, when set, is the folder's claim among nodes that all see it
+	// (prism serve --watch-shared on PostgreSQL): the Watcher tails the
+	// folder only while it holds the claim, and tries to take it on every
+	// poll otherwise, so another node takes over when the holder dies.
+	Shared Holder
+}
+
+// Holder is a claim on a folder shared by several nodes (pgstore's
+// FolderLock).
+type Holder interface {
+	// TryHold reports whether this node holds the folder, taking it when
+	// it is free.
+	TryHold(ctx context.Context) (bool, error)
 }
 
 // Sync reports what one poll did with one file.
@@ -122,6 +135,7 @@ type Watcher struct {
 	pendingLinks map[string]pendingLink
 	linked       map[string]bool
 	started      time.Time // when New made the Watcher (lag counts from it at most)
+	holding      bool      // this node holds the shared folder (Options.Shared)
 
 	mu     sync.Mutex
 	health map[string]*kindHealth // by kind
@@ -212,7 +226,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	t := time.NewTicker(w.opts.Interval)
 	defer t.Stop()
 	for {
-		if err := w.Scan(ctx); err != nil && ctx.Err() == nil {
+		if _, err := w.Poll(ctx); err != nil && ctx.Err() == nil {
 			return err
 		}
 		select {
@@ -221,6 +235,32 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// Poll is one of Run's polls: with Options.Shared, it first makes sure
+// this node holds the folder (holding false: another node does, nothing
+// is read), then Scans.
+func (w *Watcher) Poll(ctx context.Context) (holding bool, err error) {
+	if w.opts.Shared != nil {
+		held, err := w.opts.Shared.TryHold(ctx)
+		if err != nil {
+			w.mu.Lock()
+			w.dirErr, w.dirAt = err.Error(), w.opts.Now()
+			w.mu.Unlock()
+			return false, nil // a database hiccup: try again on the next poll
+		}
+		w.mu.Lock()
+		changed := held != w.holding
+		w.holding = held
+		w.mu.Unlock()
+		if changed && held {
+			w.log.Info("watch: this node now holds the folder", logkey.Dir, w.dir)
+		}
+		if !held {
+			return false, nil
+		}
+	}
+	return true, w.Scan(ctx)
 }
 
 // Scan makes one pass over the directory: new files, grown files, shrunk or
@@ -374,7 +414,7 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 		if k != nil && k.kind == dsh.KindForeign {
 			w.gone(path, k) // replaced: its sessions are re-read below
 		}
-		kind, fg, compressed := dsh.SniffFile(path, f, w.opts.Foreign)
+		kind, fg, compressed, serr := dsh.SniffFile(path, f, w.opts.Foreign)
 		if kind == dsh.KindUndecided {
 			return nil // too little written yet
 		}
@@ -382,6 +422,11 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 		w.kinds[path] = k
 		if kind == dsh.KindUnknown {
 			k.seen = sig
+			if serr != nil {
+				w.report(Sync{Path: path, Kind: "other", Outcome: "failed", Err: serr})
+				w.skip(path, serr.Error())
+				return nil
+			}
 			w.skip(path, "not a session log of a kind prism reads")
 			return nil
 		}
@@ -755,7 +800,9 @@ func (w *Watcher) SourceHealth() []core.SourceHealth {
 			}
 		}
 	}
-	if len(rows) == 0 {
+	if w.opts.Shared != nil && !w.holding {
+		rows = append(rows, core.SourceHealth{Feed: w.dir, Kind: "folder", SkippedWhy: "another node holds this folder (--watch-shared); this one takes over if it dies"})
+	} else if len(rows) == 0 {
 		rows = append(rows, core.SourceHealth{Feed: w.dir, Kind: "folder", SkippedWhy: "no session files yet"})
 	}
 	return rows
