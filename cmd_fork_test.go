@@ -114,6 +114,14 @@ func TestCLI_forkReplaysTheDemo(t *testing.T) {
 	}
 	st.Close()
 
+	// A replay fork on the same model compares with its source as fully
+	// aligned: prism compare finds no difference and exits 0.
+	out.Reset()
+	errOut.Reset()
+	if code := run(ctx, []string{"compare", "--db", dbPath, "demo", "f1"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "# 0 differences") {
+		t.Errorf("compare demo f1: exit %d, want 0 and no differences:\n%s%s", code, out.String(), errOut.String())
+	}
+
 	for _, tc := range []struct {
 		args []string
 		text string

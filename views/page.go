@@ -146,9 +146,12 @@ type SessionHeadView struct {
 	// this session's forks and ForksURL the page of their tree (owner
 	// pages only).
 	ForkOf, ForkOfURL string
-	ForkTurn          int
-	Forks             []ForkLink
-	ForksURL          string
+	// CompareSourceURL compares a fork with its source (/compare/SOURCE/FORK);
+	// set with ForkOf.
+	CompareSourceURL string
+	ForkTurn         int
+	Forks            []ForkLink
+	ForksURL         string
 }
 
 // EarlierView is the placeholder that loads the segments before Before.
@@ -264,6 +267,7 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	}
 	if parent, turn, ok := forkOf(t); ok && !l.Shared() && !l.Offline() {
 		v.ForkOf, v.ForkOfURL, v.ForkTurn = clean(parent), SessionURL(parent), turn
+		v.CompareSourceURL = CompareURL(parent, h.ID)
 	}
 	if !l.Shared() && !l.Offline() && len(t.reader.Forks) > 0 {
 		v.Forks, v.ForksURL = t.reader.Forks, ForksURL(h.ID)
