@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -130,30 +129,7 @@ func (t *wtx) derivedBefore(ctx context.Context, traces map[string]bool, all []s
 	if err != nil {
 		return nil, err
 	}
-	ids := map[string]bool{}
-	recorded := map[string]bool{}
-	for _, r := range rows {
-		tr, id, _ := strings.Cut(r, " ")
-		recorded[tr], ids[id] = true, true
-	}
-	var before []store.SpanRecord
-	legacy := false
-	for _, r := range all {
-		if !added[[2]string{r.TraceID, r.SpanID}] {
-			before = append(before, r)
-			legacy = legacy || !recorded[r.TraceID]
-		}
-	}
-	if legacy {
-		old, err := derive(before)
-		if err != nil {
-			return nil, fmt.Errorf("derive sessions from spans: %w", err)
-		}
-		for _, l := range old {
-			ids[l.Header.ID] = true
-		}
-	}
-	return sortedKeys(ids), nil
+	return store.DerivedBefore(rows, all, added, derive)
 }
 
 // recordDerived makes otel_sessions say which of logs each of traces was

@@ -1,6 +1,13 @@
 package store
 
-import "prism/core"
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"prism/core"
+)
 
 // SpanRecord is one received OpenTelemetry span as a store keeps it: its
 // ids (hex), its own gen_ai.conversation.id ("" when it has none; the store
@@ -49,4 +56,38 @@ type SpanReceipt struct {
 	Sessions []ImportResult
 	// Removed are the sessions the batch made obsolete and deleted.
 	Removed []string
+}
+
+// DerivedBefore returns, sorted, the ids of the sessions a batch's traces
+// were derived into before the batch: records are the engine's
+// otel_sessions rows of those traces as "TRACE SESSION"; all are the
+// traces' stored spans and added those the batch added. When some trace
+// that had spans before the batch has no record (stored before the table
+// existed), the sessions of deriving the spans held before the batch are
+// added. Both engines call it after their own query.
+func DerivedBefore(records []string, all []SpanRecord, added map[[2]string]bool, derive SpanDeriver) ([]string, error) {
+	ids := map[string]bool{}
+	recorded := map[string]bool{}
+	for _, r := range records {
+		tr, id, _ := strings.Cut(r, " ")
+		recorded[tr], ids[id] = true, true
+	}
+	var before []SpanRecord
+	legacy := false
+	for _, r := range all {
+		if !added[[2]string{r.TraceID, r.SpanID}] {
+			before = append(before, r)
+			legacy = legacy || !recorded[r.TraceID]
+		}
+	}
+	if legacy {
+		old, err := derive(before)
+		if err != nil {
+			return nil, fmt.Errorf("derive sessions from spans: %w", err)
+		}
+		for _, l := range old {
+			ids[l.Header.ID] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(ids)), nil
 }
