@@ -192,6 +192,9 @@ func TestForkLineage(t *testing.T) {
 	if got := strings.Join(strings.Fields(page("/sessions/f2").Find(`[data-testid="fork-of"] dd`).Text()), " "); got != "demo at turn 0" {
 		t.Errorf("f2's header says %q", got)
 	}
+	if href, _ := page("/sessions/f1").Find(`[data-testid="compare-source"] a`).Attr("href"); href != "/compare/demo/f1" {
+		t.Errorf("f1's header compares with %q, want /compare/demo/f1", href)
+	}
 	forks := page("/sessions/demo").Find(`[data-testid="forks"]`)
 	if got := strings.Join(strings.Fields(forks.Find("dd").Text()), " "); got != "f1 f2 2 forks ›" {
 		t.Errorf("demo's header forks: %q", got)
