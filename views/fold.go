@@ -88,7 +88,8 @@ type Reader struct {
 	Forks []ForkLink
 	// Children are the logs of the children the Notes' link notes name,
 	// by id (a linked child missing here is shown as not found); nil nests
-	// no children. The owner's pages only.
+	// no children. The owner's pages, and a share link's made with its
+	// children (their logs redacted as the link's).
 	Children map[string]*ChildLog
 	// Ancestors are a subagent's parent, its parent's parent and so on,
 	// root first (the session page's path). The owner's pages only.

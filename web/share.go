@@ -209,6 +209,7 @@ func (s *Server) shareLogOwn(ctx context.Context, sh share.Share) (core.SessionH
 	if err != nil {
 		return h, nil, err
 	}
+	h = shareHeader(h)
 	if sh.UpToSeq != nil { // the source's contract, held here too: nothing later leaves
 		n := 0
 		for n < len(events) && events[n].Seq <= *sh.UpToSeq {
