@@ -97,6 +97,10 @@ type Reader struct {
 	// ChildrenUntil, when set, is the time of the parent's event the page
 	// shows: a nested child shows only its events up to it.
 	ChildrenUntil int64
+	// ScopedChildren (a share link scoped at an event) has nested children
+	// show what they had by the last event the reader may see, as at an
+	// event of time travel; the replay sets ChildrenUntil from it.
+	ScopedChildren bool
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are

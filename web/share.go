@@ -401,7 +401,11 @@ func (s *Server) shareFold(ctx context.Context, sh share.Share) (*views.Timeline
 		return nil, err
 	}
 	t := views.Fold(h, events, s.deps.Presenter)
-	t.SetReader(s.shareReader(ctx, sh))
+	rd := s.shareReader(ctx, sh)
+	if rd.ScopedChildren {
+		rd.ChildrenUntil = max(t.Summary().LastTime, 1)
+	}
+	t.SetReader(rd)
 	return t, nil
 }
 

@@ -82,10 +82,12 @@ func TestShareChildren_onlyWithTheBox(t *testing.T) {
 		}
 	}
 	// Scoped at the spawning call: the child's events all came later.
-	_, got := e.get(t, scoped.Page())
-	if sd := doc(t, got); sd.Find(`[data-testid="child"]`).Length() != 1 || sd.Find(`[data-testid="child-calls"]`).Text() != "0 calls" ||
-		strings.Contains(got, "zqkid") {
-		t.Errorf("the link scoped at the spawning call shows the child as %q, want nested with 0 calls", sd.Find(`[data-testid="child-calls"]`).Text())
+	for _, path := range []string{scoped.Page(), scoped.ExportHTML()} {
+		_, got := e.get(t, path)
+		if sd := doc(t, got); sd.Find(`[data-testid="child"]`).Length() != 1 || sd.Find(`[data-testid="child-calls"]`).Text() != "0 calls" ||
+			strings.Contains(got, "zqkid") {
+			t.Errorf("GET %s (scoped at the spawning call) shows the child as %q, want nested with 0 calls", path, sd.Find(`[data-testid="child-calls"]`).Text())
+		}
 	}
 
 	// The child's own link, even made with children, never names its parent.

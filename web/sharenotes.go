@@ -57,8 +57,7 @@ func (s *Server) shareNotes(ctx context.Context, sh share.Share) []notes.Note {
 func (s *Server) shareReader(ctx context.Context, sh share.Share) views.Reader {
 	rd := views.Reader{ReadOnly: true, Notes: s.shareNotes(ctx, sh), SharedNotes: true}
 	if sh.Children {
-		rd.Children = s.shareChildren(sh, rd.Notes)
-		rd.ChildrenUntil = s.shareUntil(ctx, sh)
+		rd.Children, rd.ScopedChildren = s.shareChildren(sh, rd.Notes), sh.Scoped()
 	}
 	return rd
 }
@@ -93,23 +92,6 @@ func (s *Server) redactedChild(c *views.ChildLog) *views.ChildLog {
 	}
 	s.redactedChildren.m[c] = r
 	return r
-}
-
-// shareUntil is the time of the last event a scoped link shows (its
-// children show what they had by then); 0 for a live link, whose
-// children show all they have.
-func (s *Server) shareUntil(ctx context.Context, sh share.Share) int64 {
-	if sh.UpToSeq == nil {
-		return 0
-	}
-	events, err := s.deps.Sessions.EventsAfter(ctx, sh.SessionID, *sh.UpToSeq-1)
-	if err != nil || len(events) == 0 || events[0].Seq != *sh.UpToSeq {
-		if err != nil {
-			s.log.Warn("share: scope's time not read", logkey.SessionID, sh.SessionID, logkey.ShareID, sh.ID, logkey.Err, err)
-		}
-		return 1 // no child event is shown rather than a later one
-	}
-	return max(events[0].Time, 1)
 }
 
 // shareHeader is header h as a share link shows it: a child's without its
