@@ -39,22 +39,22 @@ type Server struct {
 	// children keeps the nested children's logs (and their folds) by id
 	// while their last seq stands (sessionChildren).
 	children childCache
-	// redactedChildren keeps those logs redacted for the share links that
-	// nest them, by the cached log they redact.
+	deps     Deps
+	tune     Tuning
+	log      *slog.Logger
+	e        *echo.Echo
+	broker   *Broker
+	assets   views.Assets
+	hlCSS    []byte
+	remove   func()
+	hosts    atomic.Pointer[hostPolicy]
+	streams  streamSlots
+	// redactedChildren keeps the children's logs redacted for the share
+	// links that nest them, by the cached log they redact.
 	redactedChildren struct {
 		mu sync.Mutex
 		m  map[*views.ChildLog]*views.ChildLog
 	}
-	deps    Deps
-	tune    Tuning
-	log     *slog.Logger
-	e       *echo.Echo
-	broker  *Broker
-	assets  views.Assets
-	hlCSS   []byte
-	remove  func()
-	hosts   atomic.Pointer[hostPolicy]
-	streams streamSlots
 
 	share404     []byte // the one answer to every share read not granted
 	exportCSS    string // the stylesheets an export.html inlines
