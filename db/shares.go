@@ -11,13 +11,13 @@ import (
 	"prism/store"
 )
 
-const shareCols = `id, session_id, label, created_at, expires_at, up_to_seq, redact, revoked_at, views, last_viewed_at, labels`
+const shareCols = `id, session_id, label, created_at, expires_at, up_to_seq, redact, revoked_at, views, last_viewed_at, labels, children`
 
 func scanShare(row interface{ Scan(...any) error }) (share.Share, error) {
 	var s share.Share
 	var expires, upTo, revoked, viewed sql.NullInt64
-	var redact, labels int
-	if err := row.Scan(&s.ID, &s.SessionID, &s.Label, &s.CreatedAt, &expires, &upTo, &redact, &revoked, &s.Views, &viewed, &labels); err != nil {
+	var redact, labels, children int
+	if err := row.Scan(&s.ID, &s.SessionID, &s.Label, &s.CreatedAt, &expires, &upTo, &redact, &revoked, &s.Views, &viewed, &labels, &children); err != nil {
 		return s, err
 	}
 	s.ExpiresAt, s.RevokedAt, s.LastViewedAt = expires.Int64, revoked.Int64, viewed.Int64
@@ -25,7 +25,7 @@ func scanShare(row interface{ Scan(...any) error }) (share.Share, error) {
 		n := upTo.Int64
 		s.UpToSeq = &n
 	}
-	s.Redact, s.Labels = redact == 1, labels == 1
+	s.Redact, s.Labels, s.Children = redact == 1, labels == 1, children == 1
 	return s, nil
 }
 
@@ -43,7 +43,7 @@ func (st *Store) CreateShare(ctx context.Context, spec share.Spec) (share.Share,
 	}
 	tok, hash := share.NewToken()
 	s := share.Share{ID: core.NewID(), SessionID: spec.SessionID, Label: label, CreatedAt: now,
-		ExpiresAt: spec.ExpiresAt, UpToSeq: spec.UpToSeq, Redact: spec.Redact, Labels: spec.Labels}
+		ExpiresAt: spec.ExpiresAt, UpToSeq: spec.UpToSeq, Redact: spec.Redact, Labels: spec.Labels, Children: spec.Children}
 	err = st.write(ctx, func(t *wtx) error {
 		var lastSeq int64
 		err := t.tx.QueryRow("SELECT last_seq FROM sessions WHERE id = ?", spec.SessionID).Scan(&lastSeq)
@@ -56,9 +56,9 @@ func (st *Store) CreateShare(ctx context.Context, spec share.Spec) (share.Share,
 		if err := spec.CheckSeq(lastSeq); err != nil {
 			return err
 		}
-		_, err = t.tx.Exec(`INSERT INTO shares (id, session_id, token_hash, label, created_at, expires_at, up_to_seq, redact, labels)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			s.ID, s.SessionID, hash[:], s.Label, s.CreatedAt, nullInt(s.ExpiresAt), s.UpToSeq, b2i(s.Redact), b2i(s.Labels))
+		_, err = t.tx.Exec(`INSERT INTO shares (id, session_id, token_hash, label, created_at, expires_at, up_to_seq, redact, labels, children)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			s.ID, s.SessionID, hash[:], s.Label, s.CreatedAt, nullInt(s.ExpiresAt), s.UpToSeq, b2i(s.Redact), b2i(s.Labels), b2i(s.Children))
 		return translate(err, "create share for session "+spec.SessionID)
 	})
 	if err != nil {

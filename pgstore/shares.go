@@ -11,12 +11,12 @@ import (
 	"prism/store"
 )
 
-const shareCols = `id, session_id, label, created_at, expires_at, up_to_seq, redact, revoked_at, views, last_viewed_at, labels`
+const shareCols = `id, session_id, label, created_at, expires_at, up_to_seq, redact, revoked_at, views, last_viewed_at, labels, children`
 
 func scanShare(row pgx.Row) (share.Share, error) {
 	var s share.Share
 	var expires, revoked, viewed *int64
-	if err := row.Scan(&s.ID, &s.SessionID, &s.Label, &s.CreatedAt, &expires, &s.UpToSeq, &s.Redact, &revoked, &s.Views, &viewed, &s.Labels); err != nil {
+	if err := row.Scan(&s.ID, &s.SessionID, &s.Label, &s.CreatedAt, &expires, &s.UpToSeq, &s.Redact, &revoked, &s.Views, &viewed, &s.Labels, &s.Children); err != nil {
 		return s, err
 	}
 	for _, p := range []struct {
@@ -41,7 +41,7 @@ func (st *Store) CreateShare(ctx context.Context, spec share.Spec) (share.Share,
 	}
 	tok, hash := share.NewToken()
 	s := share.Share{ID: core.NewID(), SessionID: spec.SessionID, Label: label, CreatedAt: now,
-		ExpiresAt: spec.ExpiresAt, UpToSeq: spec.UpToSeq, Redact: spec.Redact, Labels: spec.Labels}
+		ExpiresAt: spec.ExpiresAt, UpToSeq: spec.UpToSeq, Redact: spec.Redact, Labels: spec.Labels, Children: spec.Children}
 	err = pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
 		var lastSeq int64
 		err := tx.QueryRow(ctx, "SELECT last_seq FROM sessions WHERE id = $1 FOR SHARE", spec.SessionID).Scan(&lastSeq)
@@ -58,8 +58,8 @@ func (st *Store) CreateShare(ctx context.Context, spec share.Spec) (share.Share,
 		if s.ExpiresAt != 0 {
 			expires = &s.ExpiresAt
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO shares (id, session_id, token_hash, label, created_at, expires_at, up_to_seq, redact, labels)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, s.ID, s.SessionID, hash[:], s.Label, s.CreatedAt, expires, s.UpToSeq, s.Redact, s.Labels)
+		_, err = tx.Exec(ctx, `INSERT INTO shares (id, session_id, token_hash, label, created_at, expires_at, up_to_seq, redact, labels, children)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, s.ID, s.SessionID, hash[:], s.Label, s.CreatedAt, expires, s.UpToSeq, s.Redact, s.Labels, s.Children)
 		return err
 	})
 	if err != nil {
@@ -139,9 +139,9 @@ func (st *Store) PutShares(ctx context.Context, recs []store.ShareRecord) (int, 
 		added = 0
 		for _, r := range recs {
 			s := r.Share
-			tag, err := tx.Exec(ctx, `INSERT INTO shares (id, session_id, token_hash, label, created_at, expires_at, up_to_seq, redact, revoked_at, views, last_viewed_at, labels)
-				VALUES ($1, $2, $3, $4, $5, NULLIF($6::bigint, 0), $7, $8, NULLIF($9::bigint, 0), $10, NULLIF($11::bigint, 0), $12) ON CONFLICT (id) DO NOTHING`,
-				s.ID, s.SessionID, r.TokenHash[:], s.Label, s.CreatedAt, s.ExpiresAt, s.UpToSeq, s.Redact, s.RevokedAt, s.Views, s.LastViewedAt, s.Labels)
+			tag, err := tx.Exec(ctx, `INSERT INTO shares (id, session_id, token_hash, label, created_at, expires_at, up_to_seq, redact, revoked_at, views, last_viewed_at, labels, children)
+				VALUES ($1, $2, $3, $4, $5, NULLIF($6::bigint, 0), $7, $8, NULLIF($9::bigint, 0), $10, NULLIF($11::bigint, 0), $12, $13) ON CONFLICT (id) DO NOTHING`,
+				s.ID, s.SessionID, r.TokenHash[:], s.Label, s.CreatedAt, s.ExpiresAt, s.UpToSeq, s.Redact, s.RevokedAt, s.Views, s.LastViewedAt, s.Labels, s.Children)
 			if err != nil {
 				return err
 			}

@@ -45,7 +45,9 @@ func (t *Timeline) Cards() []*Card { return t.cards }
 // ChildView is the nested child of a subagent call's card: a summary
 // line that expands into the child's own cards, and the way to its page.
 type ChildView struct {
-	ID  string
+	ID string
+	// URL is the child's page ("" on a share link, which nests the child
+	// without revealing where its owner reads it).
 	URL string
 	// Found is false when the linked child does not exist (deleted, or
 	// never stored): the card says "child not found".
@@ -102,8 +104,13 @@ func childView(c *Card, r R) *ChildView {
 	if link == nil {
 		return nil
 	}
-	v := &ChildView{ID: clean(link.Child), URL: SessionURL(link.Child), Background: link.Background, Inferred: link.Inferred,
-		DetailsID: "child-" + c.ID}
+	// A share link's pages (and their saved file) nest the child without
+	// a way to it: its page is the owner's, which a link never reveals.
+	shared := r.Links.Shared() || r.Links.Offline()
+	v := &ChildView{ID: clean(link.Child), Background: link.Background, Inferred: link.Inferred, DetailsID: "child-" + c.ID}
+	if !shared {
+		v.URL = SessionURL(link.Child)
+	}
 	cl := r.Children[link.Child]
 	if cl == nil {
 		return v
@@ -124,6 +131,9 @@ func childView(c *Card, r R) *ChildView {
 	}
 	cr := R{SessionID: link.Child, Cwd: cl.Header.Cwd, Links: SessionLinks(link.Child), ReadOnly: true, Prices: r.Prices,
 		Seq: tl.LastSeq(), presenter: r.presenter}
+	if shared {
+		cr.Links = OfflineLinks() // no download of the child's calls: their URLs are the owner's
+	}
 	for _, cc := range cards {
 		cv := NewCardViewIn(cc, cr)
 		cv.ID = v.DetailsID + "-" + cc.ID // unique on the parent's page

@@ -88,7 +88,8 @@ type Reader struct {
 	Forks []ForkLink
 	// Children are the logs of the children the Notes' link notes name,
 	// by id (a linked child missing here is shown as not found); nil nests
-	// no children. The owner's pages only.
+	// no children. The owner's pages, and a share link's made with its
+	// children (their logs redacted as the link's).
 	Children map[string]*ChildLog
 	// Ancestors are a subagent's parent, its parent's parent and so on,
 	// root first (the session page's path). The owner's pages only.
@@ -96,6 +97,10 @@ type Reader struct {
 	// ChildrenUntil, when set, is the time of the parent's event the page
 	// shows: a nested child shows only its events up to it.
 	ChildrenUntil int64
+	// ScopedChildren (a share link scoped at an event) has nested children
+	// show what they had by the last event the reader may see, as at an
+	// event of time travel; the replay sets ChildrenUntil from it.
+	ScopedChildren bool
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are

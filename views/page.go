@@ -59,7 +59,8 @@ type R struct {
 	// page offers none (share links, saved files, no runner that forks).
 	ForkURL string
 	// Children and ChildrenUntil are the Reader's: the subagents whose
-	// cards a subagent call's card nests (owner pages only).
+	// cards a subagent call's card nests (owner pages, and share links
+	// made with their children).
 	Children      map[string]*ChildLog
 	ChildrenUntil int64
 	presenter     Presenter
@@ -85,8 +86,10 @@ func NewR(t *Timeline, l Links) R {
 		}
 		r.Children, r.ChildrenUntil = t.reader.Children, t.reader.ChildrenUntil
 	} else if t.reader.SharedNotes {
-		// A share link's reader holds only what the link may show.
+		// A share link's reader holds only what the link may show: its
+		// children only when the link nests them, redacted as the rest.
 		r.Notes = t.reader.Notes
+		r.Children, r.ChildrenUntil = t.reader.Children, t.reader.ChildrenUntil
 	}
 	return r
 }
@@ -264,6 +267,11 @@ func newSessionHeadFor(t *Timeline, l Links) SessionHeadView {
 	}
 	if l.Shared() || l.Offline() {
 		v.ParentURL = ""
+	}
+	if l.Shared() || t.reader.SharedNotes {
+		// A share link's pages and its saved page never name the parent:
+		// a child's link reveals nothing beyond the child.
+		v.Parent = ""
 	}
 	if parent, turn, ok := forkOf(t); ok && !l.Shared() && !l.Offline() {
 		v.ForkOf, v.ForkOfURL, v.ForkTurn = clean(parent), SessionURL(parent), turn

@@ -73,7 +73,9 @@ type ShareRowView struct {
 	Scope           string
 	Redact          bool
 	// Labels says the link shows the session's labels.
-	Labels     bool
+	Labels bool
+	// Children says the link nests the session's subagents.
+	Children   bool
 	Views      int64
 	LastViewed string
 	Revoked    bool
@@ -86,7 +88,7 @@ func NewShareRow(s share.Share, now time.Time) ShareRowView {
 	r := ShareRowView{ID: s.ID, Label: clean(s.Label), Created: dateTime(s.CreatedAt), Redact: s.Redact,
 		Views: s.Views, LastViewed: dateTime(s.LastViewedAt), Revoked: s.RevokedAt != 0,
 		Expired: s.ExpiresAt != 0 && now.UnixMilli() >= s.ExpiresAt, RevokeURL: shareRevokeURL(s.ID)}
-	r.Scope, r.Labels = scopeText(s.UpToSeq), s.Labels
+	r.Scope, r.Labels, r.Children = scopeText(s.UpToSeq), s.Labels, s.Children
 	if s.ExpiresAt != 0 {
 		r.Expiry = dateTime(s.ExpiresAt)
 	} else {

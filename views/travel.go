@@ -245,6 +245,9 @@ func (r *Replay) setReader() {
 	if r.At >= 0 && r.At < r.Of {
 		// At an event, nested children show what they had by then.
 		rd.ChildrenUntil = max(r.T.Summary().LastTime, 1)
+	} else if rd.ScopedChildren {
+		// The whole of a scoped link: its children as of its last event.
+		rd.ChildrenUntil = max(r.T.Summary().LastTime, 1)
 	}
 	r.T.SetReader(rd)
 }

@@ -187,6 +187,7 @@ func (h *hub) load() (core.SessionHeader, []core.Event, error) {
 	if err != nil || h.v.link == nil {
 		return hdr, events, err
 	}
+	hdr = shareHeader(hdr)
 	h.walker = nil
 	if r := h.v.link.redactor; r != nil {
 		h.walker = r.Walker()

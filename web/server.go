@@ -19,6 +19,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +49,12 @@ type Server struct {
 	remove   func()
 	hosts    atomic.Pointer[hostPolicy]
 	streams  streamSlots
+	// redactedChildren keeps the children's logs redacted for the share
+	// links that nest them, by the cached log they redact.
+	redactedChildren struct {
+		mu sync.Mutex
+		m  map[*views.ChildLog]*views.ChildLog
+	}
 
 	share404     []byte // the one answer to every share read not granted
 	exportCSS    string // the stylesheets an export.html inlines

@@ -209,6 +209,7 @@ func (s *Server) shareLogOwn(ctx context.Context, sh share.Share) (core.SessionH
 	if err != nil {
 		return h, nil, err
 	}
+	h = shareHeader(h)
 	if sh.UpToSeq != nil { // the source's contract, held here too: nothing later leaves
 		n := 0
 		for n < len(events) && events[n].Seq <= *sh.UpToSeq {
@@ -400,7 +401,11 @@ func (s *Server) shareFold(ctx context.Context, sh share.Share) (*views.Timeline
 		return nil, err
 	}
 	t := views.Fold(h, events, s.deps.Presenter)
-	t.SetReader(s.shareReader(ctx, sh))
+	rd := s.shareReader(ctx, sh)
+	if rd.ScopedChildren {
+		rd.ChildrenUntil = max(t.Summary().LastTime, 1)
+	}
+	t.SetReader(rd)
 	return t, nil
 }
 

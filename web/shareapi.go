@@ -41,6 +41,8 @@ type shareRequest struct {
 	Redact    *bool  `json:"redact"`
 	// Labels shows the session's labels on the link (off by default).
 	Labels bool `json:"labels"`
+	// Children nests the session's subagents on the link (off by default).
+	Children bool `json:"children"`
 }
 
 // shareCreated is the answer to a created link: its URL is shown once.
@@ -53,6 +55,7 @@ type shareCreated struct {
 	UpToSeq   *int64 `json:"upToSeq"`
 	Redact    bool   `json:"redact"`
 	Labels    bool   `json:"labels"`
+	Children  bool   `json:"children"`
 }
 
 // decodeShareJSON reads a share request's JSON body (decodeJSON, with
@@ -101,18 +104,18 @@ func (s *Server) handleAPIShareCreate(c echo.Context) error {
 		return err
 	}
 	var req shareRequest
-	if err := decodeShareJSON(c, &req, "{label?, expiresAt?, upToSeq?, redact?, labels?}"); err != nil {
+	if err := decodeShareJSON(c, &req, "{label?, expiresAt?, upToSeq?, redact?, labels?, children?}"); err != nil {
 		return err
 	}
 	spec := share.Spec{SessionID: id, Label: req.Label, ExpiresAt: req.ExpiresAt, UpToSeq: req.UpToSeq, Redact: req.Redact == nil || *req.Redact,
-		Labels: req.Labels}
+		Labels: req.Labels, Children: req.Children}
 	sh, u, err := s.createShare(c, spec)
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusCreated, shareCreated{ID: sh.ID, URL: u, Label: sh.Label, CreatedAt: sh.CreatedAt,
-		ExpiresAt: sh.ExpiresAt, UpToSeq: sh.UpToSeq, Redact: sh.Redact, Labels: sh.Labels})
+		ExpiresAt: sh.ExpiresAt, UpToSeq: sh.UpToSeq, Redact: sh.Redact, Labels: sh.Labels, Children: sh.Children})
 }
 
 // handleAPIShareList handles GET /api/sessions/:id/shares: the session's
@@ -276,7 +279,7 @@ func (s *Server) formSpec(c echo.Context, id string) (share.Spec, error) {
 		return share.Spec{}, err
 	}
 	spec := share.Spec{SessionID: id, Label: form.Get("label"), Redact: form.Get("redact") != ""}
-	spec.Labels = form.Get("labels") != ""
+	spec.Labels, spec.Children = form.Get("labels") != "", form.Get("children") != ""
 	now := s.now()
 	switch v := form.Get("expires"); v {
 	case "":

@@ -15,7 +15,13 @@ import (
 // shareLinksOf makes a link to session s from body and returns its URLs.
 func shareLinksOf(t *testing.T, e *env, body string) (views.Links, map[string]any) {
 	t.Helper()
-	res, got := e.post(t, "/api/sessions/s/shares", "application/json", body)
+	return shareLinksOf2(t, e, "s", body)
+}
+
+// shareLinksOf2 makes a link to session id from body and returns its URLs.
+func shareLinksOf2(t *testing.T, e *env, id, body string) (views.Links, map[string]any) {
+	t.Helper()
+	res, got := e.post(t, "/api/sessions/"+id+"/shares", "application/json", body)
 	if res.StatusCode != http.StatusCreated {
 		t.Fatalf("share %s: %d %s", body, res.StatusCode, got)
 	}

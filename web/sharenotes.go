@@ -3,8 +3,10 @@ package web
 // What of a session's notes a share link shows: the why of crash repair
 // and a fork's replayed calls always (they say why a turn stopped and
 // where a result came from, nothing more), labels only on a link made
-// asking for them, redacted as the rest of the link; attention notes and
-// every other kind never.
+// asking for them, redacted as the rest of the link; links to subagents
+// only on a link made with its children (which it nests, redacted and
+// without their owner's URLs); attention notes and every other kind
+// never.
 
 import (
 	"context"
@@ -35,6 +37,7 @@ func (s *Server) shareNotes(ctx context.Context, sh share.Share) []notes.Note {
 		switch {
 		case n.Kind == notes.KindRepair, n.Kind == notes.KindReplayed:
 		case n.Kind == notes.KindLabel && sh.Labels:
+		case n.Kind == notes.KindLink && sh.Children:
 		default:
 			continue
 		}
@@ -52,5 +55,51 @@ func (s *Server) shareNotes(ctx context.Context, sh share.Share) []notes.Note {
 // shareReader is what link sh's pages show their reader: read-only, with
 // the notes the link shows.
 func (s *Server) shareReader(ctx context.Context, sh share.Share) views.Reader {
-	return views.Reader{ReadOnly: true, Notes: s.shareNotes(ctx, sh), SharedNotes: true}
+	rd := views.Reader{ReadOnly: true, Notes: s.shareNotes(ctx, sh), SharedNotes: true}
+	if sh.Children {
+		rd.Children, rd.ScopedChildren = s.shareChildren(sh, rd.Notes), sh.Scoped()
+	}
+	return rd
+}
+
+// shareChildren returns the logs of the children that link sh nests (the
+// link notes it shows name them), redacted when sh redacts: each child's
+// log redacted once per last seq (sharedChildren), the cache of
+// sessionChildren's logs beside it.
+func (s *Server) shareChildren(sh share.Share, ns []notes.Note) map[string]*views.ChildLog {
+	out := s.sessionChildren(sh.SessionID, ns)
+	if !sh.Redact {
+		return out
+	}
+	for id, c := range out {
+		out[id] = s.redactedChild(c)
+	}
+	return out
+}
+
+// redactedChild returns child log c redacted by the links' redactor,
+// cached while c is the stored log.
+func (s *Server) redactedChild(c *views.ChildLog) *views.ChildLog {
+	s.redactedChildren.mu.Lock()
+	defer s.redactedChildren.mu.Unlock()
+	if r := s.redactedChildren.m[c]; r != nil {
+		return r
+	}
+	h, events, _ := s.deps.Redactor.Session(c.Header, c.Events)
+	r := &views.ChildLog{Header: h, Events: events}
+	if s.redactedChildren.m == nil || len(s.redactedChildren.m) >= maxCachedChildren {
+		s.redactedChildren.m = map[*views.ChildLog]*views.ChildLog{}
+	}
+	s.redactedChildren.m[c] = r
+	return r
+}
+
+// shareHeader is header h as a share link shows it: a child's without its
+// parent (a child's link never reveals its parent; its origin still says
+// it is a subagent).
+func shareHeader(h core.SessionHeader) core.SessionHeader {
+	if h.ChildOf() != "" {
+		h.ParentSession = ""
+	}
+	return h
 }

@@ -70,6 +70,10 @@ type Spec struct {
 	// the rest when Redact is set); off, the link carries no trace of
 	// one.
 	Labels bool
+	// Children nests the session's subagents in their spawning calls'
+	// cards (redacted as the rest, scoped as the link); off, the link
+	// carries no trace of a child.
+	Children bool
 }
 
 // Check validates a spec at time now (epoch ms) as every store does before
@@ -112,7 +116,9 @@ type Share struct {
 	UpToSeq *int64 `json:"upToSeq"`
 	Redact  bool   `json:"redact"`
 	// Labels says the link shows the session's labels (Spec.Labels).
-	Labels       bool  `json:"labels"`
+	Labels bool `json:"labels"`
+	// Children says the link nests the session's subagents (Spec.Children).
+	Children     bool  `json:"children"`
 	RevokedAt    int64 `json:"revokedAt,omitempty"`
 	Views        int64 `json:"views"`
 	LastViewedAt int64 `json:"lastViewedAt,omitempty"`

@@ -18,11 +18,11 @@ func testSharesLifecycle(t *testing.T, e Engine) {
 	st, clk, reopen := newShareStore(t, e)
 	expires := clk.Now().Add(time.Hour).UnixMilli()
 
-	s, tok, err := st.CreateShare(ctx, share.Spec{SessionID: "s1", Label: "  for review ", ExpiresAt: expires, UpToSeq: seq(4), Redact: true, Labels: true})
+	s, tok, err := st.CreateShare(ctx, share.Spec{SessionID: "s1", Label: "  for review ", ExpiresAt: expires, UpToSeq: seq(4), Redact: true, Labels: true, Children: true})
 	if err != nil {
 		t.Fatalf("CreateShare: %v", err)
 	}
-	want := share.Share{ID: s.ID, SessionID: "s1", Label: "for review", CreatedAt: clk.Now().UnixMilli(), ExpiresAt: expires, UpToSeq: seq(4), Redact: true, Labels: true}
+	want := share.Share{ID: s.ID, SessionID: "s1", Label: "for review", CreatedAt: clk.Now().UnixMilli(), ExpiresAt: expires, UpToSeq: seq(4), Redact: true, Labels: true, Children: true}
 	if diff := cmp.Diff(want, s); diff != "" {
 		t.Errorf("created share (-want +got):\n%s", diff)
 	}
@@ -48,7 +48,7 @@ func testSharesLifecycle(t *testing.T, e Engine) {
 	// The list has both, oldest first, never a token.
 	list, err := st.Shares(ctx, "s1")
 	if err != nil || len(list) != 2 || list[0].ID != s.ID || list[1].ID != live.ID || list[1].UpToSeq != nil || list[1].Redact ||
-		!list[0].Labels || list[1].Labels {
+		!list[0].Labels || list[1].Labels || !list[0].Children || list[1].Children {
 		t.Fatalf("Shares = %+v, %v", list, err)
 	}
 	if other, _ := st.Shares(ctx, "nope"); len(other) != 0 {
