@@ -53,7 +53,7 @@ func commands() []command {
 		{"exec", "run one tool call and print its projections", runExec},
 		{"import", "import session logs", runImport},
 		{"delete", "delete sessions", runDelete},
-		{"export", "export a session as JSONL, as one HTML file (--html), or as OTLP/JSON GenAI spans (--otlp)", runExport},
+		{"export", "export a session as JSONL, one HTML file (--html), OTLP/JSON GenAI spans (--otlp) or a zip with its notes (--with-notes); the labels dataset (--labels)", runExport},
 		{"watch", "tail folders of dsh, Claude Code and Codex sessions", runWatch},
 		{"migrate", "copy a SQLite store into PostgreSQL", runMigrate},
 		{"testgen", "write a Go test of a recorded call's cards (save as test)", runTestgen},
