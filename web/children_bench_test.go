@@ -3,11 +3,16 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strconv"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"prism/core"
 	"prism/core/coretest"
 	"prism/core/notes"
+	"prism/web"
 )
 
 // BenchmarkParentFirstPaint: the first paint of a parent whose 20
@@ -71,4 +76,136 @@ func BenchmarkParentFirstPaint(b *testing.B) {
 			b.ReportMetric(float64(size)/1024, "KB/page")
 		})
 	}
+}
+
+var nestedCall = regexp.MustCompile(`data-call-id="x(\d+)"`)
+
+// BenchmarkChildFanout: 100 viewers of a parent's page stream while 100
+// calls are appended to the child its pending subagent call nests, at 50
+// events/s; each call has its own id ("x<i>"), so a parent viewer knows an
+// event reached it when a frame's nested cards show that call (or a later
+// one). Reports child commit → parent page patch received p50/p99 and the
+// allocations of the whole process (server and the viewers' readers) per
+// event, beside — in the same run, as the baseline — 100 viewers of the
+// child's own page receiving the same events at the same rate, from a
+// fresh server.
+func BenchmarkChildFanout(b *testing.B) {
+	const (
+		viewers = 100
+		rate    = 50
+		total   = 100 // 2 s at rate
+	)
+	type phase struct {
+		e      *env
+		commit []atomic.Int64
+		events []core.Event
+		base   int64
+	}
+	setup := func(b *testing.B) *phase {
+		p := &phase{commit: make([]atomic.Int64, total)}
+		kb := coretest.NewBuilder(t0 + 100)
+		kb.TurnStart().StepStart().User("Do it.")
+		p.base = int64(len(kb.Events))
+		for i := range total {
+			kb.Call("x"+itoa(int64(i)), "note", `{"title":"x"}`)
+		}
+		p.events = kb.Events[p.base:]
+		p.e = newEnv(b, func(d *web.Deps) {
+			withNotes(d)
+			d.Commits.OnCommit(func(id string, evs []core.Event) {
+				if id != "k" {
+					return
+				}
+				now := time.Now().UnixNano()
+				for _, ev := range evs {
+					if i := ev.Seq - p.base; i >= 0 && i < total {
+						p.commit[i].Store(now)
+					}
+				}
+			})
+		})
+		ctx := context.Background()
+		pb := coretest.NewBuilder(t0)
+		pb.TurnStart().StepStart().User("delegate").Call("s1", "subagent", `{"description":"task","prompt":"Do it."}`)
+		p.e.session(b, "p", pb.Events)
+		one := int64(1)
+		if err := p.e.store.CreateSession(ctx, core.SessionHeader{ID: "k", CreatedAt: t0 + 100, Cwd: "/work", ParentSession: "p",
+			Origin: core.OriginSubagent, DelegationDepth: &one}); err != nil {
+			b.Fatal(err)
+		}
+		p.e.append(b, "k", kb.Events[:p.base]...)
+		in, err := notes.Link("p", "s1", pb.Events[len(pb.Events)-1].Seq, notes.LinkData{Child: "k"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.e.store.PutNote(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+		return p
+	}
+	publish := func(b *testing.B, p *phase) func() int {
+		return func() int {
+			return pace(rate, total, func(i int) { p.e.append(b, "k", p.events[i]) })
+		}
+	}
+	// at returns the latency of event j received at now: 0 for an event
+	// a render read before the commit hook stamped it.
+	at := func(p *phase, j int, now int64) time.Duration {
+		if c := p.commit[j].Load(); c > 0 && c < now {
+			return time.Duration(now - c)
+		}
+		return 0
+	}
+
+	var parent, child fanResult
+	var parentFrames, childFrames float64
+	for b.Loop() {
+		// The parent's page: a frame delivers every call up to the
+		// latest nested one it shows.
+		p := setup(b)
+		parent = fanViewers(b, p.e.ts.URL, viewers, viewers*total,
+			func(int) string { return "/sessions/p/stream?after=3" },
+			func(int) func(string, string, int64) ([]time.Duration, bool) {
+				seen := -1
+				return func(_, data string, now int64) ([]time.Duration, bool) {
+					var lat []time.Duration
+					for _, m := range nestedCall.FindAllStringSubmatch(data, -1) {
+						k, _ := strconv.Atoi(m[1])
+						for j := seen + 1; j <= k && j < total; j++ {
+							lat = append(lat, at(p, j, now))
+						}
+						seen = max(seen, k)
+					}
+					return lat, seen >= total-1
+				}
+			}, publish(b, p))
+		parentFrames = float64(parent.frames) / viewers / total
+
+		// The child's own page: a frame delivers every event up to its id.
+		p = setup(b)
+		child = fanViewers(b, p.e.ts.URL, viewers, viewers*total,
+			func(int) string { return "/sessions/k/stream?after=" + itoa(p.base-1) },
+			func(int) func(string, string, int64) ([]time.Duration, bool) {
+				prev, last := p.base-1, p.base+total-1
+				return func(id, _ string, now int64) ([]time.Duration, bool) {
+					seq, err := strconv.ParseInt(id, 10, 64)
+					if err != nil {
+						return nil, false
+					}
+					var lat []time.Duration
+					for q := prev + 1; q <= seq && q <= last; q++ {
+						lat = append(lat, at(p, int(q-p.base), now))
+					}
+					prev = max(prev, seq)
+					return lat, seq >= last
+				}
+			}, publish(b, p))
+		childFrames = float64(child.frames) / viewers / total
+	}
+	parent.report(b, "parent")
+	child.report(b, "child")
+	b.ReportMetric(parentFrames, "parent-frames/event")
+	b.ReportMetric(childFrames, "child-frames/event")
+	b.ReportMetric(pct(parent.lat, 0.50)/max(pct(child.lat, 0.50), 0.001), "x-child-p50")
+	b.ReportMetric(0, "ns/op")
 }
