@@ -60,6 +60,21 @@ func (s *Server) openAttention(ctx context.Context) map[string][]notes.Note {
 	return out
 }
 
+// sessionAttention returns session id's open attention firings — one
+// session's notes, for the list row a commit re-renders (openAttention
+// reads every session's).
+func (s *Server) sessionAttention(ctx context.Context, id string) []notes.Note {
+	if s.deps.Attention == nil || s.deps.Notes == nil {
+		return nil
+	}
+	ns, err := s.deps.Notes.Notes(ctx, id, notes.Query{Kind: notes.KindAttention})
+	if err != nil {
+		s.log.Warn("open attention not read", logkey.SessionID, id, logkey.Err, err)
+		return nil
+	}
+	return ns
+}
+
 // handleAPIAttention handles GET /api/attention: the open firings across
 // sessions, oldest first.
 func (s *Server) handleAPIAttention(c echo.Context) error {

@@ -238,3 +238,38 @@ func (s *Server) forkCount(ctx context.Context, id string) int {
 	}
 	return len(fs)
 }
+
+// OpenNoter is an optional interface of a NoteStore: the notes of one
+// kind not removed, across sessions (db.Store and pgstore.Store).
+type OpenNoter interface {
+	OpenNotes(ctx context.Context, kind string) ([]notes.Note, error)
+}
+
+// forkCounts counts the forks of every session that has any, for the
+// list's rows, from one read of the fork notes across sessions (a fork
+// deleted since is not counted). Nil when the store cannot list them:
+// the rows then show no count.
+func (s *Server) forkCounts(ctx context.Context) map[string]int {
+	o, ok := s.deps.Notes.(OpenNoter)
+	if !ok {
+		return nil
+	}
+	ns, err := o.OpenNotes(ctx, notes.KindFork)
+	if err != nil {
+		s.log.Warn("fork counts not read", logkey.Err, err)
+		return nil
+	}
+	out := map[string]int{}
+	seen := map[[2]string]bool{}
+	for _, n := range ns {
+		f, err := notes.ParseFork(n.Data)
+		if err != nil || seen[[2]string{n.Session, f.Session}] {
+			continue
+		}
+		seen[[2]string{n.Session, f.Session}] = true
+		if _, err := s.deps.Sessions.Summary(ctx, f.Session); err == nil {
+			out[n.Session]++
+		}
+	}
+	return out
+}

@@ -21,8 +21,8 @@ type listHub struct {
 	b      *Broker
 	after  func(time.Duration, func()) // time.AfterFunc; tests step it
 	prices price.Table                 // the owner's price table: rows show costs (nil: none)
-	// attn returns the open attention firings by session (nil: none).
-	attn func(ctx context.Context) map[string][]notes.Note
+	// attn returns a session's open attention firings (nil: none).
+	attn func(ctx context.Context, id string) []notes.Note
 	// forks counts a session's forks for its row (nil: none shown).
 	forks func(ctx context.Context, id string) int
 
@@ -125,11 +125,10 @@ func (l *listHub) frame(ctx context.Context, id string) (f listFrame, ok bool) {
 		l.b.log.Debug("list: summary unavailable", logkey.SessionID, id, logkey.Err, err)
 		return f, false
 	}
-	var attn map[string][]notes.Note
+	row := rowView(&sum, l.prices)
 	if l.attn != nil {
-		attn = l.attn(ctx)
+		row.Attention = views.AttentionOf(l.attn(ctx, id))
 	}
-	row := rowViewWith(&sum, l.prices, attn)
 	if l.forks != nil {
 		row.Forks = l.forks(ctx, id)
 	}

@@ -97,9 +97,10 @@ func (s *Server) handleHome(c echo.Context) error {
 	if s.deps.Runner != nil && slices.ContainsFunc(sums, func(m SessionSummary) bool { return m.Status == core.StatusRunning }) {
 		v.BoardURL = views.BoardURL()
 	}
+	forks := s.forkCounts(ctx)
 	for i := range sums {
 		v.Rows = append(v.Rows, rowViewWith(&sums[i], s.deps.Prices, attn))
-		v.Rows[len(v.Rows)-1].Forks = s.forkCount(ctx, sums[i].ID)
+		v.Rows[len(v.Rows)-1].Forks = forks[sums[i].ID]
 		if sums[i].ID == s.deps.DemoID {
 			r := v.Rows[len(v.Rows)-1]
 			v.Demo = &views.Link{Label: r.Title, URL: r.URL}

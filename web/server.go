@@ -114,7 +114,7 @@ func New(deps Deps) *Server {
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
 	s.broker.reader = s.ownerReader
 	s.broker.list.prices = deps.Prices
-	s.broker.list.attn = s.openAttention
+	s.broker.list.attn = s.sessionAttention
 	s.broker.list.forks = s.forkCount
 	if deps.Commits != nil {
 		removeCommit := deps.Commits.OnCommit(s.broker.Publish)

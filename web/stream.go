@@ -391,8 +391,10 @@ func (s *Server) handleListStream(c echo.Context) error {
 		}
 		rows := make([]*views.SessionRowView, len(sums))
 		clear(seen)
+		forks := s.forkCounts(ctx)
 		for i := range sums {
 			rows[i] = rowViewWith(&sums[i], s.deps.Prices, attn)
+			rows[i].Forks = forks[sums[i].ID]
 			seen[sums[i].ID] = true
 		}
 		html, err := views.Render(ctx, views.SessionRows(rows))
