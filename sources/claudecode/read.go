@@ -104,7 +104,7 @@ func ReadLog(r *bufio.Reader, lim dsh.Limits) (*dsh.Log, error) {
 // readLog is ReadLog; sidechain decodes a subagent's own transcript, whose
 // lines are all isSidechain.
 func readLog(r *bufio.Reader, lim dsh.Limits, sidechain bool, side *sidechains) (*dsh.Log, error) {
-	lim = withDefaults(lim)
+	lim = lim.OrDefault()
 	d := NewDecoder()
 	d.sidechain = sidechain
 	l := &dsh.Log{}
@@ -176,19 +176,4 @@ func readLog(r *bufio.Reader, lim dsh.Limits, sidechain bool, side *sidechains) 
 	info := d.Info()
 	l.Source = &core.SourceInfo{Kind: Source, Version: info.Version, Cwd: info.Cwd, GitBranch: info.GitBranch, Title: info.Title}
 	return l, nil
-}
-
-// withDefaults fills the zero limits with sessionlog's defaults.
-func withDefaults(l dsh.Limits) dsh.Limits {
-	d := dsh.DefaultLimits()
-	if l.MaxLineBytes > 0 {
-		d.MaxLineBytes = l.MaxLineBytes
-	}
-	if l.MaxLogBytes > 0 {
-		d.MaxLogBytes = l.MaxLogBytes
-	}
-	if l.MaxMemoryBytes > 0 {
-		d.MaxMemoryBytes = l.MaxMemoryBytes
-	}
-	return d
 }

@@ -63,7 +63,7 @@ const eventOverhead = 160
 // torn tail (Torn), left out. id is the session id when no session_meta
 // names one (IDFromFileName).
 func ReadLog(r *bufio.Reader, lim dsh.Limits, id string) (*Rollout, *dsh.Log, error) {
-	lim = withDefaults(lim)
+	lim = lim.OrDefault()
 	d := NewDecoder(Options{ID: id})
 	l := &dsh.Log{}
 	var total, mem int64
@@ -129,19 +129,4 @@ func ReadLog(r *bufio.Reader, lim dsh.Limits, id string) (*Rollout, *dsh.Log, er
 		l.Pos = append(l.Pos, dsh.Position{Frame: -1, Line: n})
 	}
 	return ro, l, nil
-}
-
-// withDefaults fills the zero limits with sessionlog's defaults.
-func withDefaults(l dsh.Limits) dsh.Limits {
-	d := dsh.DefaultLimits()
-	if l.MaxLineBytes > 0 {
-		d.MaxLineBytes = l.MaxLineBytes
-	}
-	if l.MaxLogBytes > 0 {
-		d.MaxLogBytes = l.MaxLogBytes
-	}
-	if l.MaxMemoryBytes > 0 {
-		d.MaxMemoryBytes = l.MaxMemoryBytes
-	}
-	return d
 }

@@ -137,7 +137,7 @@ func detectForeign(br *bufio.Reader, foreign []Foreign) *Foreign {
 // ReadFileWith is ReadFile that also reads the foreign formats given, each
 // detected by content when the file is not zstd or zip.
 func ReadFileWith(path string, lim Limits, foreign []Foreign) ([]*Log, Format, error) {
-	lim = lim.orDefault()
+	lim = lim.OrDefault()
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, err
@@ -223,7 +223,7 @@ func Decode(r io.Reader, size int64, lim Limits) ([]*Log, Format, error) {
 // ".zstd", ".zip") holds something else that fails to decode, the error
 // says the file is not what its name says. Errors name the file.
 func DecodeNamed(name string, r io.Reader, size int64, lim Limits, foreign []Foreign) ([]*Log, Format, error) {
-	lim = lim.orDefault()
+	lim = lim.OrDefault()
 	br := bufio.NewReaderSize(r, 64<<10)
 	peek, _ := br.Peek(4)
 	head := bytes.Clone(peek)
@@ -416,7 +416,7 @@ func SniffFile(path string, f io.ReaderAt, foreign []Foreign) (kind FileKind, fg
 // (the file is a zstd archive when compressed): what the watcher reads of
 // a transcript still being written, up to its last complete line.
 func (fg *Foreign) ReadFileAt(path string, f *os.File, size int64, compressed bool, lim Limits) ([]*Log, error) {
-	lim = lim.orDefault()
+	lim = lim.OrDefault()
 	if compressed {
 		logs, err := readZstdForeign(path, f, fg, lim)
 		return logs, withFile(err, path, "")

@@ -163,7 +163,7 @@ func isHeaderLine(line []byte) bool {
 // the torn-tail rule. It reads one session: a second session header is an
 // error (Decode and ReadFile read every session of a prism JSONL file).
 func DecodeJSONL(r io.Reader, lim Limits) (*Log, error) {
-	lim = lim.orDefault()
+	lim = lim.OrDefault()
 	logs, err := decodeJSONL(r, lim, newBudget(lim.MaxMemoryBytes), false)
 	if err != nil {
 		return nil, err

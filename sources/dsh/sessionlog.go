@@ -120,7 +120,9 @@ func DefaultLimits() Limits {
 	}
 }
 
-func (l Limits) orDefault() Limits {
+// OrDefault is l with each zero limit set to DefaultLimits's: what every
+// decoder of a session file, dsh's and the foreign formats', reads with.
+func (l Limits) OrDefault() Limits {
 	d := DefaultLimits()
 	if l.MaxLineBytes > 0 {
 		d.MaxLineBytes = l.MaxLineBytes

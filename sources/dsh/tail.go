@@ -30,7 +30,7 @@ type Tail struct {
 // NewTail returns a Tail for a FormatJSONL or FormatZstd file read from its
 // beginning.
 func NewTail(format Format, lim Limits) *Tail {
-	return &Tail{format: format, lim: lim.orDefault(), s: scanner{mode: modeStrict}}
+	return &Tail{format: format, lim: lim.OrDefault(), s: scanner{mode: modeStrict}}
 }
 
 // Offset returns the number of bytes consumed: the committed offset.

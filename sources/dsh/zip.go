@@ -42,7 +42,7 @@ const NotesEntry = "notes.jsonl"
 // its children. Entry count and decompressed size are capped (lim), both as
 // declared by the central directory and as actually read.
 func DecodeZip(r io.ReaderAt, size int64, lim Limits) ([]*Log, error) {
-	lim = lim.orDefault()
+	lim = lim.OrDefault()
 	fail := func(entry, format string, args ...any) ([]*Log, error) {
 		return nil, &FormatError{Entry: entry, Frame: -1, Offset: -1, Reason: fmt.Sprintf(format, args...)}
 	}

@@ -370,7 +370,7 @@ func zstdReason(err error) string {
 
 // DecodeZstd decodes a dsh session.jsonl.zstd file held in data.
 func DecodeZstd(data []byte, lim Limits) (*Log, error) {
-	lim = lim.orDefault()
+	lim = lim.OrDefault()
 	return decodeZstd(bufio.NewReaderSize(bytes.NewReader(data), 4<<10), lim, newBudget(lim.MaxMemoryBytes))
 }
 
