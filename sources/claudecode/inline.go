@@ -152,7 +152,7 @@ func (s *sidechains) logs(sid string, file string) []*dsh.Log {
 		l.Source = &core.SourceInfo{Kind: Source, Version: info.Version, Cwd: info.Cwd, GitBranch: info.GitBranch, File: file}
 		if sp, ok := s.spawns[g.key]; ok {
 			l.Source.SpawnedBy = &sp
-		} else if p := firstPrompt(l); p != "" {
+		} else if p := l.FirstPrompt(); p != "" {
 			for _, c := range s.calls {
 				if c.prompt == p {
 					l.Source.SpawnedBy = &core.Spawn{CallID: c.id, Inferred: true}

@@ -73,7 +73,7 @@ func asChild(l *dsh.Log, path, agentID string) {
 	}
 	l.Header.ParentSession = sid
 	l.Header.Origin = "subagent"
-	l.Source.SpawnedBy = spawnOf(path, parent, agentID, firstPrompt(l))
+	l.Source.SpawnedBy = spawnOf(path, parent, agentID, l.FirstPrompt())
 }
 
 // spawnOf finds the parent's call that spawned the child: the sidecar's
@@ -187,20 +187,6 @@ func eachLine(path string, fn func(line []byte)) {
 	for sc.Scan() {
 		fn(sc.Bytes())
 	}
-}
-
-// firstPrompt is the text of the child log's first user message.
-func firstPrompt(l *dsh.Log) string {
-	for _, e := range l.Events {
-		if e.Type != core.EventUserMessage {
-			continue
-		}
-		var m core.Message
-		if json.Unmarshal(e.Data, &m) == nil && m.Source.Kind == core.SourceUser {
-			return m.Content.PlainText()
-		}
-	}
-	return ""
 }
 
 // subagentFiles lists the subagent transcripts of the main transcript at

@@ -34,7 +34,7 @@ func asChild(l *dsh.Log, path, parent string) {
 	}
 	l.Header.ParentSession = parent
 	l.Header.Origin = "subagent"
-	l.Source.SpawnedBy = spawnOf(pf, l.Header.ID, firstPrompt(l))
+	l.Source.SpawnedBy = spawnOf(pf, l.Header.ID, l.FirstPrompt())
 }
 
 // findRollout looks for the rollout of session id in the sessions tree
@@ -112,19 +112,4 @@ func spawnOf(path, child, prompt string) *core.Spawn {
 		return found
 	}
 	return inferred
-}
-
-// firstPrompt is the text of the log's first prompt (a user's message,
-// not context).
-func firstPrompt(l *dsh.Log) string {
-	for _, e := range l.Events {
-		if e.Type != core.EventUserMessage {
-			continue
-		}
-		var m core.Message
-		if json.Unmarshal(e.Data, &m) == nil && m.Source.Kind == core.SourceUser {
-			return m.Content.PlainText()
-		}
-	}
-	return ""
 }

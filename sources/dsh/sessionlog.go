@@ -28,6 +28,7 @@ package dsh
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -255,4 +256,20 @@ func withFile(err error, file, entry string) error {
 		return err
 	}
 	return &FormatError{File: file, Entry: entry, Frame: -1, Offset: -1, Reason: err.Error()}
+}
+
+// FirstPrompt is the text of the log's first prompt: its first user
+// message a person wrote (not context); "" when it has none. Foreign
+// decoders match a subagent with its spawning call by it.
+func (l *Log) FirstPrompt() string {
+	for _, e := range l.Events {
+		if e.Type != core.EventUserMessage {
+			continue
+		}
+		var m core.Message
+		if json.Unmarshal(e.Data, &m) == nil && m.Source.Kind == core.SourceUser {
+			return m.Content.PlainText()
+		}
+	}
+	return ""
 }
