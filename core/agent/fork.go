@@ -313,22 +313,8 @@ func (r *Runner) launch(ctx context.Context, l launch) (string, error) {
 	if l.prompt == "" {
 		return h.ID, nil
 	}
-	first := core.NewUserMessage(core.NewID(), l.prompt)
-	logged := s.watchLogged(first.ID)
-	if err := r.enqueueMessage(s, first, logged); err != nil {
+	if err := r.sendFirst(ctx, s, l.prompt, "fork"); err != nil {
 		return "", err
 	}
-	select {
-	case <-logged.done:
-		if logged.err != nil {
-			return "", fmt.Errorf("fork session %s: %w", h.ID, logged.err)
-		}
-		if err := sess.WaitDurable(ctx, logged.seq); err != nil {
-			return "", fmt.Errorf("fork session %s: the prompt was not committed: %w", h.ID, err)
-		}
-		return h.ID, nil
-	case <-ctx.Done():
-		// The turn goes on; only the caller stopped waiting.
-		return "", fmt.Errorf("fork session %s: %w", h.ID, context.Cause(ctx))
-	}
+	return h.ID, nil
 }

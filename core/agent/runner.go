@@ -203,28 +203,38 @@ func (r *Runner) Start(ctx context.Context, req StartRequest) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	h := s.sess.Header()
+	if err := r.sendFirst(ctx, s, prompt, "start"); err != nil {
+		return "", err
+	}
+	return s.id, nil
+}
+
+// sendFirst queues a new session's first prompt and waits until it is
+// committed: the acknowledgement of Start and of a fork with a prompt (verb
+// names which in errors). The turn goes on if ctx ends first.
+func (r *Runner) sendFirst(ctx context.Context, s *session, prompt, verb string) error {
+	id := s.id
 	first := core.NewUserMessage(core.NewID(), prompt)
 	logged := s.watchLogged(first.ID)
 	if err := r.enqueueMessage(s, first, logged); err != nil {
-		return "", err
+		return err
 	}
 	select {
 	case <-logged.done:
 		if logged.err != nil {
-			return "", fmt.Errorf("start session %s: %w", h.ID, logged.err)
+			return fmt.Errorf("%s session %s: %w", verb, id, logged.err)
 		}
 		// Appends commit at durability points, not one by one: the
 		// acknowledgement is one. The prompt's observer runs after its
 		// commit, so this returns at once; it states the rule, and holds
 		// should the prompt have been found in the log before its commit.
 		if err := s.sess.WaitDurable(ctx, logged.seq); err != nil {
-			return "", fmt.Errorf("start session %s: the prompt was not committed: %w", h.ID, err)
+			return fmt.Errorf("%s session %s: the prompt was not committed: %w", verb, id, err)
 		}
-		return h.ID, nil
+		return nil
 	case <-ctx.Done():
 		// The turn goes on; only the caller stopped waiting.
-		return "", fmt.Errorf("start session %s: %w", h.ID, context.Cause(ctx))
+		return fmt.Errorf("%s session %s: %w", verb, id, context.Cause(ctx))
 	}
 }
 
