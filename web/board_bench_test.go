@@ -159,7 +159,11 @@ func pace(rate, total int, f func(i int)) int {
 	return total
 }
 
-var boardCall = regexp.MustCompile(`<code>t(\d+)</code>`)
+var (
+	boardCall = regexp.MustCompile(`<code>t(\d+)</code>`)
+	// listCalls finds a list row's session and its count of calls.
+	listCalls = regexp.MustCompile(`data-session-id="b(\d+)"[^\x00]*?data-testid="row-calls">([\d,]+)<`)
+)
 
 // BenchmarkBoardFanout: 100 viewers of /board/stream while 1,000 tool
 // calls are appended at 500 events/s round-robin across 20 running
@@ -170,7 +174,9 @@ var boardCall = regexp.MustCompile(`<code>t(\d+)</code>`)
 // run, as the baseline — the session pages' fan-out of the same events at
 // the same rate to the same number of viewers (each on one session's
 // /sessions/{id}/stream, spread evenly over the 20 sessions: each event
-// reaches 5 of them), from a fresh server.
+// reaches 5 of them), and the session list's fan-out to 100 viewers of
+// /stream (an event reached a list viewer when its session's row counts
+// its call), each phase from a fresh server.
 func BenchmarkBoardFanout(b *testing.B) {
 	const (
 		viewers  = 100
@@ -233,7 +239,7 @@ func BenchmarkBoardFanout(b *testing.B) {
 	}
 	lastSeq := func(p *phase) int64 { return p.base + total/sessions - 1 }
 
-	var board, pages fanResult
+	var board, pages, list fanResult
 	for b.Loop() {
 		// The board: every event reaches every viewer.
 		p := setup(b)
@@ -257,6 +263,41 @@ func BenchmarkBoardFanout(b *testing.B) {
 							// A render may read an event the store has
 							// committed before its commit hook stamped it:
 							// received at once (0).
+							var d time.Duration
+							if c := p.commit[j].Load(); c > 0 && c < now {
+								d = time.Duration(now - c)
+							}
+							lat = append(lat, d)
+							if j >= total-sessions {
+								left--
+							}
+						}
+						seen[s] = max(seen[s], k)
+					}
+					return lat, left == 0
+				}
+			}, publish(b, p))
+
+		// The list: every event reaches every viewer as its row's count.
+		p = setup(b)
+		list = fanViewers(b, p.e.ts.URL, viewers, viewers*total,
+			func(int) string { return "/stream" },
+			func(int) func(string, string, int64) ([]time.Duration, bool) {
+				seen := make([]int, sessions)
+				for s := range seen {
+					seen[s] = s - sessions
+				}
+				left := sessions
+				return func(_, data string, now int64) ([]time.Duration, bool) {
+					var lat []time.Duration
+					for _, m := range listCalls.FindAllStringSubmatch(data, -1) {
+						s, _ := strconv.Atoi(m[1])
+						calls, _ := strconv.Atoi(strings.ReplaceAll(m[2], ",", ""))
+						if s >= sessions || calls == 0 {
+							continue
+						}
+						k := min((calls-1)*sessions+s, total-sessions+s)
+						for j := seen[s] + sessions; j <= k; j += sessions {
 							var d time.Duration
 							if c := p.commit[j].Load(); c > 0 && c < now {
 								d = time.Duration(now - c)
@@ -299,8 +340,11 @@ func BenchmarkBoardFanout(b *testing.B) {
 	}
 	board.report(b, "board")
 	pages.report(b, "page")
+	list.report(b, "list")
 	b.ReportMetric(float64(board.frames)/float64(viewers)/float64(total), "board-frames/event")
 	b.ReportMetric(float64(pages.frames)/float64(viewers)/float64(total/sessions), "page-frames/event")
+	b.ReportMetric(float64(list.frames)/float64(viewers)/float64(total), "list-frames/event")
 	b.ReportMetric(pct(board.lat, 0.50)/max(pct(pages.lat, 0.50), 0.001), "x-page-p50")
+	b.ReportMetric(pct(board.lat, 0.50)/max(pct(list.lat, 0.50), 0.001), "x-list-p50")
 	b.ReportMetric(0, "ns/op")
 }

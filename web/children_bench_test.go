@@ -209,3 +209,94 @@ func BenchmarkChildFanout(b *testing.B) {
 	b.ReportMetric(pct(parent.lat, 0.50)/max(pct(child.lat, 0.50), 0.001), "x-child-p50")
 	b.ReportMetric(0, "ns/op")
 }
+
+// BenchmarkChildEventAllocs: the cost of one child commit to the open
+// pages of its parent, whatever the child's log length. A parent's
+// subagent call nests child "k", whose log already holds 10 or 1,000
+// calls; 10 viewers follow the parent's page stream while 50 more calls
+// are appended to the child one at a time, each appended once every
+// viewer has received the previous one (so each is its own frame).
+// Reports the allocations of the whole process (server and the viewers'
+// readers) per child event for both lengths, in the same run, and their
+// ratio (1 when a child event costs the same at any length).
+func BenchmarkChildEventAllocs(b *testing.B) {
+	const (
+		viewers = 10
+		total   = 50
+	)
+	lengths := []int{10, 1000}
+	run := func(b *testing.B, length int) fanResult {
+		kb := coretest.NewBuilder(t0 + 100)
+		kb.TurnStart().StepStart().User("Do it.")
+		for i := range length {
+			kb.Call("y"+itoa(int64(i)), "note", `{"title":"y"}`)
+		}
+		base := len(kb.Events)
+		for i := range total {
+			kb.Call("x"+itoa(int64(i)), "note", `{"title":"x"}`)
+		}
+		e := newEnv(b, withNotes)
+		ctx := context.Background()
+		pb := coretest.NewBuilder(t0)
+		pb.TurnStart().StepStart().User("delegate").Call("s1", "subagent", `{"description":"task","prompt":"Do it."}`)
+		e.session(b, "p", pb.Events)
+		one := int64(1)
+		if err := e.store.CreateSession(ctx, core.SessionHeader{ID: "k", CreatedAt: t0 + 100, Cwd: "/work", ParentSession: "p",
+			Origin: core.OriginSubagent, DelegationDepth: &one}); err != nil {
+			b.Fatal(err)
+		}
+		e.append(b, "k", kb.Events[:base]...)
+		in, err := notes.Link("p", "s1", pb.Events[len(pb.Events)-1].Seq, notes.LinkData{Child: "k"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.store.PutNote(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+		// got[i] counts the viewers that have seen call x<i>; done[i]
+		// closes when all have.
+		got := make([]atomic.Int64, total)
+		done := make([]chan struct{}, total)
+		for i := range done {
+			done[i] = make(chan struct{})
+		}
+		return fanViewers(b, e.ts.URL, viewers, 0,
+			func(int) string { return "/sessions/p/stream?after=" + itoa(pb.Events[len(pb.Events)-1].Seq) },
+			func(int) func(string, string, int64) ([]time.Duration, bool) {
+				seen := -1
+				return func(_, data string, _ int64) ([]time.Duration, bool) {
+					for _, m := range nestedCall.FindAllStringSubmatch(data, -1) {
+						k, _ := strconv.Atoi(m[1])
+						for j := seen + 1; j <= k && j < total; j++ {
+							if got[j].Add(1) == viewers {
+								close(done[j])
+							}
+						}
+						seen = max(seen, k)
+					}
+					return nil, seen >= total-1
+				}
+			}, func() int {
+				for i := range total {
+					e.append(b, "k", kb.Events[base+i])
+					select {
+					case <-done[i]:
+					case <-time.After(10 * time.Second):
+						b.Fatalf("log %d: call x%d did not reach every viewer of the parent", length, i)
+					}
+				}
+				return total
+			})
+	}
+	res := make([]fanResult, len(lengths))
+	for b.Loop() {
+		for i, n := range lengths {
+			res[i] = run(b, n)
+		}
+	}
+	for i, n := range lengths {
+		b.ReportMetric(float64(res[i].mallocs)/float64(max(res[i].events, 1)), fmt.Sprintf("log%d-allocs/event", n))
+	}
+	b.ReportMetric(float64(res[1].mallocs)/float64(max(res[1].events, 1))/max(float64(res[0].mallocs)/float64(max(res[0].events, 1)), 1), "x-log1000/log10")
+	b.ReportMetric(0, "ns/op")
+}
