@@ -136,7 +136,7 @@ const boardLimit = 500
 // boardView builds the board: running sessions, those that wait for a
 // person (an approval, an attention) first, then the most recently
 // updated.
-func (s *Server) boardView(ctx context.Context) (*views.BoardView, error) {
+func (s *Server) boardView(ctx context.Context, inFlight inFlightFunc) (*views.BoardView, error) {
 	sums, err := s.deps.Sessions.ListSessions(ctx, ListQuery{Status: core.StatusRunning, Limit: boardLimit})
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func (s *Server) boardView(ctx context.Context) (*views.BoardView, error) {
 				b.Approvals = append(b.Approvals, p.row)
 			}
 		}
-		if call, at, ok := s.callInFlight(ctx, m); ok {
+		if call, at, ok := inFlight(ctx, m); ok {
 			b.Call, b.Age = call, views.Ago(now.Sub(time.UnixMilli(at)))
 		}
 		v.Rows = append(v.Rows, b)
@@ -191,6 +191,8 @@ const inFlightTail = 64
 
 // callInFlight returns the latest call of a running session still waiting
 // for its result among its last events: its tool and when it started.
+// GET /board reads it per session; the board's stream keeps the tails in
+// memory instead (boardHub).
 func (s *Server) callInFlight(ctx context.Context, m *SessionSummary) (string, int64, bool) {
 	if m.Calls == m.Results {
 		return "", 0, false
@@ -232,20 +234,34 @@ func (s *Server) callInFlight(ctx context.Context, m *SessionSummary) (string, i
 
 // handleBoard handles GET /board.
 func (s *Server) handleBoard(c echo.Context) error {
-	v, err := s.boardView(c.Request().Context())
+	v, err := s.boardView(c.Request().Context(), s.callInFlight)
 	if err != nil {
 		return err
 	}
 	return s.render(c, http.StatusOK, views.BoardPage(v))
 }
 
-// boardRefresh is how often the board's stream renders again without a
-// change (the ages of calls in flight move).
+// boardFrame renders the board's rows as one SSE frame (the board hub's
+// render).
+func (s *Server) boardFrame(ctx context.Context, inFlight inFlightFunc) ([]byte, error) {
+	v, err := s.boardView(ctx, inFlight)
+	if err != nil {
+		return nil, err
+	}
+	html, err := views.Render(ctx, views.BoardRows(v))
+	if err != nil {
+		return nil, err
+	}
+	return formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, ""), nil
+}
+
+// boardRefresh is how often the board renders again without a change
+// (the ages of calls in flight move).
 const boardRefresh = 5 * time.Second
 
 // handleBoardStream handles GET /board/stream: the board's rows, rendered
-// again when any session changes (the list's change feed, throttled) and
-// every boardRefresh.
+// once per change for every viewer by the board hub (and every
+// boardRefresh), each stream writing the latest render it has not sent.
 func (s *Server) handleBoardStream(c echo.Context) error {
 	ctx := c.Request().Context()
 	release, err := s.takeStreamSlot(c)
@@ -253,26 +269,11 @@ func (s *Server) handleBoardStream(c echo.Context) error {
 		return err
 	}
 	defer release()
+	board := s.broker.board
+	sub := board.subscribe() // before the headers: a change after them is sent
+	defer board.unsubscribe(sub)
 	startSSE(c)
 	w := s.newStreamConn(c)
-	sub := s.broker.list.subscribe()
-	defer s.broker.list.unsubscribe(sub)
-	send := func() bool {
-		v, err := s.boardView(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				w.fail("board unavailable: " + messageOf(err, statusOf(err)))
-			}
-			return false
-		}
-		html, err := views.Render(ctx, views.BoardRows(v))
-		if err != nil {
-			return false
-		}
-		return w.write(formatPatches([]views.Patch{{Mode: "outer", HTML: html}}, ""))
-	}
-	tick := time.NewTicker(boardRefresh)
-	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -280,15 +281,20 @@ func (s *Server) handleBoardStream(c echo.Context) error {
 		case <-s.broker.list.done:
 			w.fail(stoppedMessage)
 			return nil
-		case <-tick.C:
 		case <-sub.kick:
-		case <-sub.ch:
 		}
-		// Everything that changed meanwhile is in this one render.
-		for len(sub.ch) > 0 {
-			<-sub.ch
+		frame, version, err := board.current()
+		if version == sub.seen {
+			continue
 		}
-		if !send() {
+		sub.seen = version
+		if err != nil {
+			if ctx.Err() == nil {
+				w.fail("board unavailable: " + messageOf(err, statusOf(err)))
+			}
+			return nil
+		}
+		if !w.write(frame) {
 			return nil
 		}
 	}

@@ -1,14 +1,17 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"prism/backend"
 	"prism/core"
 	"prism/core/approval"
 	"prism/core/coretest"
@@ -118,6 +121,76 @@ func BenchmarkBoardFirstPaint(b *testing.B) {
 					b.Fatalf("GET %s: %d", path, resp.StatusCode)
 				}
 			}
+		})
+	}
+}
+
+// boardSource counts the reads the board makes: lists of sessions and
+// tails of logs.
+type boardSource struct {
+	backend.Source
+	lists, tails atomic.Int64
+}
+
+func (s *boardSource) ListSessions(ctx context.Context, q web.ListQuery) ([]web.SessionSummary, error) {
+	s.lists.Add(1)
+	return s.Source.ListSessions(ctx, q)
+}
+
+func (s *boardSource) EventsAfter(ctx context.Context, id string, after int64) ([]core.Event, error) {
+	s.tails.Add(1)
+	return s.Source.EventsAfter(ctx, id, after)
+}
+
+// TestBoardStream_oneRenderPerChange: five viewers of /board/stream see
+// each change, rendered once for all of them: one read of the running
+// sessions per change (not one per viewer), and a session's tail read
+// once, later changes taken from the commits themselves.
+func TestBoardStream_oneRenderPerChange(t *testing.T) {
+	var src *boardSource
+	e := newEnv(t, func(d *web.Deps) {
+		d.Runner = &fakeRunner{}
+		src = &boardSource{Source: d.Sessions.(backend.Source)}
+		d.Sessions = src
+	})
+	b := coretest.NewBuilder(t0)
+	b.TurnStart().StepStart().User("go")
+	e.session(t, "a", b.Events)
+	const viewers = 5
+	streams := make([]*sseClient, viewers)
+	for i := range streams {
+		streams[i] = e.stream(t, "/board/stream")
+	}
+	change := func(call, tool string) {
+		t.Helper()
+		lists, tails := src.lists.Load(), src.tails.Load()
+		n := len(b.Events)
+		b.Call(call, tool, `{}`)
+		e.append(t, "a", b.Events[n:]...)
+		for i, s := range streams {
+			evs := s.until(t, func(ev sseEvent) bool { return strings.Contains(ev.Elements(), "<code>"+tool+"</code>") })
+			if len(evs) != 1 {
+				t.Errorf("viewer %d read %d frames for one change, want 1", i, len(evs))
+			}
+		}
+		if got := src.lists.Load() - lists; got != 1 {
+			t.Errorf("call %s: %d reads of the running sessions for %d viewers, want 1 (one render per change)", call, got, viewers)
+		}
+		if call != "c1" {
+			if got := src.tails.Load() - tails; got != 0 {
+				t.Errorf("call %s: %d reads of the session's tail, want 0 (the commit is the tail)", call, got)
+			}
+		}
+	}
+	change("c1", "read")
+	change("c2", "grep")
+	// A result: the call before is in flight again.
+	n := len(b.Events)
+	b.Result("c2", "found", false, nil, nil)
+	e.append(t, "a", b.Events[n:]...)
+	for _, s := range streams {
+		s.until(t, func(ev sseEvent) bool {
+			return strings.Contains(ev.Elements(), "<code>read</code>") && !strings.Contains(ev.Elements(), "<code>grep</code>")
 		})
 	}
 }

@@ -41,6 +41,7 @@ type Broker struct {
 	hubs   map[string]*hub
 	closed bool
 	list   *listHub
+	board  *boardHub
 
 	// sessions indexes hubs by the session they fold: a session's owner
 	// hub and the hubs of its live share links all take its commits.
@@ -112,6 +113,7 @@ func newBroker(src SessionSource, p views.Presenter, tune Tuning, log *slog.Logg
 	b := &Broker{src: src, p: p, tune: tune, log: log, hubs: map[string]*hub{}}
 	b.list = &listHub{b: b, subs: map[*listSub]struct{}{}, dirty: map[string]bool{}, done: make(chan struct{}),
 		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
+	b.board = newBoardHub(b)
 	return b
 }
 
@@ -127,6 +129,7 @@ func (b *Broker) Publish(sessionID string, events []core.Event) {
 		b.childChanged(sessionID)
 	}
 	b.list.touch(sessionID)
+	b.board.touch(sessionID, events)
 }
 
 // Replace tells the live path that a session's whole log was replaced (what
@@ -139,6 +142,7 @@ func (b *Broker) Replace(sessionID string) {
 	}
 	b.childChanged(sessionID)
 	b.list.touch(sessionID)
+	b.board.replaced(sessionID)
 }
 
 // Notes tells the live path that a session's notes changed (what a
@@ -151,6 +155,7 @@ func (b *Broker) Notes(sessionID string) {
 		h.notesChanged()
 	}
 	b.list.touch(sessionID) // an attention badge on its row
+	b.board.touch(sessionID, nil)
 }
 
 // hubsOf returns the open hubs of a session.

@@ -116,6 +116,7 @@ func New(deps Deps) *Server {
 	s.broker.list.prices = deps.Prices
 	s.broker.list.attn = s.sessionAttention
 	s.broker.list.forks = s.forkCount
+	s.broker.board.render = s.boardFrame
 	if deps.Commits != nil {
 		removeCommit := deps.Commits.OnCommit(s.broker.Publish)
 		removeReplace := deps.Commits.OnReplace(func(id string) {

@@ -1,0 +1,291 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"prism/core"
+	"prism/core/logkey"
+)
+
+// boardHub renders the operators' board (/board/stream) once per change
+// and hands the same bytes to every viewer, as a session's hub does for
+// its pages: N viewers cost one render, not N.
+//
+// It runs while the board has viewers. Committed events (Broker.Publish)
+// mark it dirty and feed its in-memory tails — per running session, the
+// calls still waiting for their result — so a render reads the store once
+// for the running sessions' summaries and reads a session's events only
+// when its tail is not known yet or lags its summary. Renders are at
+// least Tuning.FrameInterval apart (and twice the last render's time, so
+// a slow render cannot take the server), and every boardRefresh without
+// a change (the ages of calls in flight move).
+type boardHub struct {
+	b *Broker
+	// render renders the board's rows as one SSE frame, a session's call
+	// in flight found by inFlight (Server.boardFrame).
+	render func(ctx context.Context, inFlight inFlightFunc) ([]byte, error)
+
+	mu      sync.Mutex
+	subs    map[*boardSub]struct{}
+	queue   map[string][]core.Event // published since the last render, per session
+	reset   map[string]bool         // sessions whose log was replaced since
+	dirty   bool
+	wake    chan struct{}
+	cancel  context.CancelFunc // the running loop's; nil when none runs
+	frame   []byte             // the latest render
+	err     error              // why the latest render failed
+	version uint64             // counts renders (and failures)
+	renders uint64             // counts renders, for tests
+}
+
+// inFlightFunc returns a running session's latest call still waiting for
+// its result: its tool and when it started (ok false: none).
+type inFlightFunc func(ctx context.Context, m *SessionSummary) (call string, at int64, ok bool)
+
+// boardSub is one board stream: kicked when a new render is ready.
+type boardSub struct {
+	kick chan struct{}
+	seen uint64 // the version the stream wrote last; owned by the stream
+}
+
+func newBoardHub(b *Broker) *boardHub {
+	return &boardHub{b: b, subs: map[*boardSub]struct{}{}, queue: map[string][]core.Event{}, reset: map[string]bool{}, wake: make(chan struct{}, 1)}
+}
+
+// subscribe adds a board stream, starting the render loop for the first.
+func (h *boardHub) subscribe() *boardSub {
+	s := &boardSub{kick: make(chan struct{}, 1)}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.seen = h.version
+	h.subs[s] = struct{}{}
+	if h.cancel == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		h.cancel = cancel
+		go h.run(ctx)
+	}
+	return s
+}
+
+// unsubscribe removes a board stream; the last one stops the loop and
+// drops what it held.
+func (h *boardHub) unsubscribe(s *boardSub) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.subs, s)
+	if len(h.subs) == 0 && h.cancel != nil {
+		h.cancel()
+		h.cancel = nil
+		h.queue, h.reset = map[string][]core.Event{}, map[string]bool{}
+		h.dirty = false
+		h.frame, h.err = nil, nil
+	}
+}
+
+// current returns the latest render, its version, and why it failed.
+func (h *boardHub) current() ([]byte, uint64, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.frame, h.version, h.err
+}
+
+// touch tells the board that session id committed events (none: its
+// summary or notes changed). It never blocks and renders nothing.
+func (h *boardHub) touch(id string, events []core.Event) { h.changed(id, events, false) }
+
+// replaced tells the board that session id's whole log was replaced: what
+// it knew of its tail is dropped.
+func (h *boardHub) replaced(id string) { h.changed(id, nil, true) }
+
+func (h *boardHub) changed(id string, events []core.Event, replaced bool) {
+	h.mu.Lock()
+	if h.cancel == nil {
+		h.mu.Unlock()
+		return
+	}
+	if replaced {
+		delete(h.queue, id)
+		h.reset[id] = true
+	}
+	if len(events) > 0 {
+		h.queue[id] = append(h.queue[id], events...)
+	}
+	h.dirty = true
+	h.mu.Unlock()
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run is the render loop: one render per change (changes that come
+// while one is due are in it), every viewer sent the same bytes.
+func (h *boardHub) run(ctx context.Context) {
+	tails := map[string]*callTail{}
+	tick := time.NewTicker(boardRefresh)
+	defer tick.Stop()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var last time.Time
+	gap := h.b.tune.FrameInterval
+	for {
+		force := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.wake:
+		case <-timer.C:
+		case <-tick.C:
+			force = true
+		}
+		if wait := time.Until(last.Add(gap)); wait > 0 && !force {
+			timer.Reset(wait)
+			continue
+		}
+		h.mu.Lock()
+		q, reset, dirty := h.queue, h.reset, h.dirty
+		h.queue, h.reset, h.dirty = map[string][]core.Event{}, map[string]bool{}, false
+		h.mu.Unlock()
+		for id := range reset {
+			delete(tails, id)
+		}
+		for id, evs := range q {
+			if t := tails[id]; t != nil && !t.take(evs) {
+				delete(tails, id) // a gap: read again when needed
+			}
+		}
+		if !dirty && !force {
+			continue
+		}
+		start := time.Now()
+		frame, err := h.renderOnce(ctx, tails)
+		if ctx.Err() != nil {
+			return
+		}
+		last = time.Now()
+		gap = max(h.b.tune.FrameInterval, 2*last.Sub(start))
+		if err != nil {
+			h.b.log.Warn("board: not rendered", logkey.Err, err)
+		}
+		h.mu.Lock()
+		h.frame, h.err = frame, err
+		h.version++
+		h.renders++
+		for s := range h.subs {
+			select {
+			case s.kick <- struct{}{}:
+			default:
+			}
+		}
+		h.mu.Unlock()
+	}
+}
+
+// renderOnce renders the board, finding calls in flight in tails (read
+// from the store for a session not tracked yet, or whose tail lags its
+// summary); tails keeps only the sessions the board shows.
+func (h *boardHub) renderOnce(ctx context.Context, tails map[string]*callTail) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	shown := map[string]bool{}
+	frame, err := h.render(ctx, func(ctx context.Context, m *SessionSummary) (string, int64, bool) {
+		shown[m.ID] = true
+		t := tails[m.ID]
+		switch {
+		case m.Calls == m.Results:
+			// Nothing in flight at m.LastSeq: known without a read.
+			if t == nil || t.last <= m.LastSeq {
+				tails[m.ID] = &callTail{last: m.LastSeq}
+				return "", 0, false
+			}
+		case t == nil || t.last < m.LastSeq:
+			from := max(m.LastSeq-inFlightTail, -1)
+			if t != nil && t.last >= from {
+				from = t.last
+			} else {
+				t = &callTail{last: from}
+			}
+			events, err := h.b.src.EventsAfter(ctx, m.ID, from)
+			if err != nil {
+				delete(tails, m.ID)
+				return "", 0, false
+			}
+			if !t.take(events) {
+				delete(tails, m.ID)
+				return "", 0, false
+			}
+			tails[m.ID] = t
+		}
+		return t.inFlight()
+	})
+	for id := range tails {
+		if !shown[id] {
+			delete(tails, id)
+		}
+	}
+	return frame, err
+}
+
+// callTail is what the board knows of a running session's log: the seq
+// it has seen up to and its calls still waiting for their result, oldest
+// first (at most inFlightTail of them).
+type callTail struct {
+	last int64
+	open []openCall
+}
+
+type openCall struct {
+	id, name string
+	at       int64
+}
+
+// take applies events that continue the tail (those at or before last
+// are skipped). It returns false on a gap: the tail is no longer known.
+func (t *callTail) take(events []core.Event) bool {
+	for i := range events {
+		e := &events[i]
+		switch {
+		case e.Seq <= t.last:
+			continue
+		case e.Seq > t.last+1:
+			return false
+		}
+		t.last = e.Seq
+		switch e.Type {
+		case core.EventToolCall:
+			var d struct {
+				CallID string `json:"callId"`
+				Name   string `json:"name"`
+			}
+			if json.Unmarshal(e.Data, &d) == nil {
+				if len(t.open) >= inFlightTail {
+					t.open = append(t.open[:0], t.open[1:]...)
+				}
+				t.open = append(t.open, openCall{id: d.CallID, name: d.Name, at: e.Time})
+			}
+		case core.EventToolResult:
+			f := core.FactsOf(e)
+			id := f.CallID()
+			for j := range t.open {
+				if t.open[j].id == id {
+					t.open = append(t.open[:j], t.open[j+1:]...)
+					break
+				}
+			}
+		}
+	}
+	return true
+}
+
+// inFlight returns the latest call still waiting.
+func (t *callTail) inFlight() (string, int64, bool) {
+	if len(t.open) == 0 {
+		return "", 0, false
+	}
+	c := t.open[len(t.open)-1]
+	return c.name, c.at, true
+}
