@@ -9,7 +9,11 @@ import (
 )
 
 // ChildLog is a subagent's log as its parent's pages nest it (Reader.
-// Children): the child's header and events, folded once on demand.
+// Children): the child's header and events, folded once on demand. A
+// live child grows in place (Extend): the parent's pages and hubs that
+// hold it see its new events without loading or folding the log again.
+// Events is the log as it was built; once a ChildLog may be extended, read
+// it with Log.
 type ChildLog struct {
 	Header core.SessionHeader
 	Events []core.Event
@@ -18,12 +22,62 @@ type ChildLog struct {
 	full *Timeline // the fold of every event, once needed
 }
 
+// Log returns the child's events as they are now (the slice is never
+// written again: a reader may keep it).
+func (c *ChildLog) Log() []core.Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Events[:len(c.Events):len(c.Events)]
+}
+
+// LastSeq returns the seq of the child's last event (-1: none).
+func (c *ChildLog) LastSeq() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.Events) == 0 {
+		return -1
+	}
+	return c.Events[len(c.Events)-1].Seq
+}
+
+// Extend appends events that continue the child's log — those at or
+// before its last seq are skipped — and folds them into its fold when it
+// has one: the cost of the new events, whatever the log's length. It is
+// safe beside the pages reading the child. It returns false, taking
+// nothing, when the events do not continue the log (a gap).
+func (c *ChildLog) Extend(events []core.Event) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last := int64(-1)
+	if len(c.Events) > 0 {
+		last = c.Events[len(c.Events)-1].Seq
+	}
+	from := 0
+	for from < len(events) && events[from].Seq <= last {
+		from++
+	}
+	for i, e := range events[from:] {
+		if e.Seq != last+1+int64(i) {
+			return false
+		}
+	}
+	events = events[from:]
+	if len(events) == 0 {
+		return true
+	}
+	// Appending never writes what an earlier Log returned: those slices
+	// end at their length, and the array only grows past it.
+	c.Events = append(c.Events, events...)
+	if c.full != nil {
+		c.full.ApplyAll(events)
+	}
+	return true
+}
+
 // foldUntil returns the child's fold of the events at or before time
-// until (0: all of them).
+// until (0: all of them). c.mu is held: the fold is read under it.
 func (c *ChildLog) foldUntil(until int64, p Presenter) *Timeline {
 	if until <= 0 || len(c.Events) == 0 || c.Events[len(c.Events)-1].Time <= until {
-		c.mu.Lock()
-		defer c.mu.Unlock()
 		if c.full == nil {
 			c.full = Fold(c.Header, c.Events, p)
 		}
@@ -116,6 +170,10 @@ func childView(c *Card, r R) *ChildView {
 		return v
 	}
 	v.Found = true
+	// The fold is read under the child's lock: a live child may be
+	// extended meanwhile (ChildLog.Extend).
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
 	tl := cl.foldUntil(r.ChildrenUntil, r.presenter)
 	sum := tl.Summary()
 	v.Calls, v.Errors = sum.Calls, sum.Errors

@@ -58,6 +58,10 @@ type Broker struct {
 	// parents maps a child session to the parents whose pages nest it
 	// (watchChildren): a child's commit is news to its parents' hubs.
 	parents map[string]map[string]bool
+
+	// child returns a nested child's log as it is now (Server.childLog;
+	// nil: children are not nested live).
+	child func(id string) *views.ChildLog
 }
 
 // watchChildren records that parent's pages nest children: their commits,
@@ -80,16 +84,25 @@ func (b *Broker) watchChildren(parent string, children []string) {
 	}
 }
 
-// childChanged tells the owner hubs of child's parents that it changed.
+// childChanged tells the hubs of child's parents that it changed: an
+// owner's hub takes the child's new events into the cards that nest it
+// (hub.childMoved: the parent's notes are not read again); a share link's
+// reads its reader again (its children are redacted with it).
 func (b *Broker) childChanged(child string) {
 	b.mu.Lock()
-	var parents []string
+	var hubs []*hub
 	for p := range b.parents[child] {
-		parents = append(parents, p)
+		for h := range b.sessions[p] {
+			hubs = append(hubs, h)
+		}
 	}
 	b.mu.Unlock()
-	for _, p := range parents {
-		b.Notes(p)
+	for _, h := range hubs {
+		if h.v.link == nil {
+			h.childMoved(child)
+		} else {
+			h.notesChanged()
+		}
 	}
 }
 

@@ -4,13 +4,16 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
 
+	"prism/backend"
 	"prism/core"
 	"prism/core/coretest"
 	"prism/core/notes"
+	"prism/web"
 )
 
 // family is a parent "p" whose subagent call "s1" (pending) linked child
@@ -186,5 +189,79 @@ func TestChildren_searchNamesTheParent(t *testing.T) {
 	}
 	if d.Find(`[data-testid="hit-group"][data-session-id="p"] [data-testid="hit-parent"]`).Length() != 0 {
 		t.Error("the parent's hits name a parent")
+	}
+}
+
+// readCounter counts, per session, the notes reads and whole-log loads
+// the server makes.
+type readCounter struct {
+	backend.Source
+	notes web.NoteStore
+	mu    sync.Mutex
+	n     map[string]int // "notes:<id>", "load:<id>"
+}
+
+func (c *readCounter) count(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n[key]++
+}
+
+func (c *readCounter) get(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[key]
+}
+
+func (c *readCounter) LoadSession(ctx context.Context, id string) (core.SessionHeader, []core.Event, error) {
+	c.count("load:" + id)
+	return c.Source.LoadSession(ctx, id)
+}
+
+func (c *readCounter) Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error) {
+	c.count("notes:" + session)
+	return c.notes.Notes(ctx, session, q)
+}
+
+func (c *readCounter) PutNote(ctx context.Context, in notes.Input) (notes.Note, error) {
+	return c.notes.PutNote(ctx, in)
+}
+
+func (c *readCounter) RemoveNote(ctx context.Context, session, id string) (notes.Note, error) {
+	return c.notes.RemoveNote(ctx, session, id)
+}
+
+// TestChildren_childCommitCostsItsNewEvents: each of a child's commits
+// reaches the open parent page as the nesting card in its new state,
+// without reading the parent's notes again (they did not change) and
+// without loading the child's whole log again: the nested child takes
+// only its new events, so a child commit costs the same at any log
+// length.
+func TestChildren_childCommitCostsItsNewEvents(t *testing.T) {
+	var rc *readCounter
+	e := newEnv(t, func(d *web.Deps) {
+		withNotes(d)
+		rc = &readCounter{Source: d.Sessions.(backend.Source), notes: d.Notes, n: map[string]int{}}
+		d.Sessions, d.Notes = rc, rc
+	})
+	kb, _ := family(t, e)
+	s := e.stream(t, "/sessions/p/stream?after=-1")
+	s.next(t)
+	notesBefore, loadsBefore := rc.get("notes:p"), rc.get("load:k")
+	for i := range 5 {
+		id := "kx" + strconv.Itoa(i)
+		n := len(kb.Events)
+		kb.Call(id, "note", `{"title":"x"}`)
+		e.append(t, "k", kb.Events[n:]...)
+		s.until(t, func(ev sseEvent) bool {
+			el := ev.Elements()
+			return strings.Contains(el, `data-call-id="`+id+`"`) && strings.Contains(el, `data-testid="child-calls">`+strconv.Itoa(i+2)+` calls<`)
+		})
+	}
+	if got := rc.get("notes:p") - notesBefore; got != 0 {
+		t.Errorf("5 child commits read the parent's notes %d times, want 0 (its notes did not change)", got)
+	}
+	if got := rc.get("load:k") - loadsBefore; got != 0 {
+		t.Errorf("5 child commits loaded the child's whole log %d times, want 0 (only its new events)", got)
 	}
 }

@@ -58,12 +58,16 @@ type hub struct {
 	// noted call first.
 	notes    bool
 	askNotes []*subscriber
-	subs     map[*subscriber]struct{}
-	flushed  int64 // seq covered by the last frame group handed out
-	gen      int   // incremented each time the log is replaced
-	err      error // why the hub stopped, when it failed
-	wake     chan struct{}
-	peak     int // the most subscribers it had at once
+	// kids are the nested children that committed since the last look
+	// (childMoved): only their calls' cards are rendered again, the
+	// session's notes are not read.
+	kids    map[string]bool
+	subs    map[*subscriber]struct{}
+	flushed int64 // seq covered by the last frame group handed out
+	gen     int   // incremented each time the log is replaced
+	err     error // why the hub stopped, when it failed
+	wake    chan struct{}
+	peak    int // the most subscribers it had at once
 	// hdr and log are a link hub's view of the session: its header and
 	// events, redacted as the link says, each event redacted once; log
 	// only grows (a replaced log starts a new slice), so a reader may keep
@@ -77,7 +81,12 @@ type hub struct {
 	walker *redact.Walker // a redacting link's walker, nil otherwise
 
 	tl *views.Timeline
-	co views.Coalescer // chunk updates held until the Coalesce window closes
+	// digest is readerDigest of the reader the fold was last given: what
+	// the next change of notes or children is compared with (a nested
+	// child's log grows in place, so the reader's own state is no record
+	// of what the page was sent).
+	digest map[string]string
+	co     views.Coalescer // chunk updates held until the Coalesce window closes
 	// chunkDue is when the held chunk update is released (zero: none held).
 	chunkDue time.Time
 	// pending gathers the updates ready to send while the next frame is
@@ -114,6 +123,19 @@ func (h *hub) replaced() {
 func (h *hub) notesChanged() {
 	h.mu.Lock()
 	h.notes = true
+	h.mu.Unlock()
+	h.signal()
+}
+
+// childMoved has the run goroutine take child's new events into the
+// nested child of the calls that link it and send those cards, without
+// reading the session's notes again.
+func (h *hub) childMoved(child string) {
+	h.mu.Lock()
+	if h.kids == nil {
+		h.kids = map[string]bool{}
+	}
+	h.kids[child] = true
 	h.mu.Unlock()
 	h.signal()
 }
@@ -317,6 +339,7 @@ func (h *hub) run() {
 		return
 	}
 	h.tl = h.fold(hdr, events)
+	h.digest = readerDigest(h.tl.Reader())
 	h.co.Off = h.b.tune.Coalesce < 0
 	h.mu.Lock()
 	h.flushed = h.tl.LastSeq()
@@ -334,15 +357,18 @@ func (h *hub) run() {
 		case <-timer.C:
 		}
 		h.mu.Lock()
-		q, replace, notes, ask := h.queue, h.replace, h.notes, h.askNotes
-		h.queue, h.replace, h.notes, h.askNotes = nil, false, false, nil
+		q, replace, notes, ask, kids := h.queue, h.replace, h.notes, h.askNotes, h.kids
+		h.queue, h.replace, h.notes, h.askNotes, h.kids = nil, false, false, nil, nil
 		h.mu.Unlock()
 		if replace && !h.reload() {
 			return
 		}
 		h.take(q)
-		if notes {
+		switch {
+		case notes:
 			h.rereadNotes()
+		case len(kids) > 0:
+			h.rereadChildren(kids)
 		}
 		if len(ask) > 0 {
 			h.answerNotes(ask)
@@ -405,6 +431,7 @@ func (h *hub) reload() bool {
 		h.co.Reset()
 		h.chunkDue, h.pending = time.Time{}, nil // the reset frame covers them
 		h.tl = h.fold(hdr, events)
+		h.digest = readerDigest(h.tl.Reader())
 		var data []byte
 		if data, err = h.page(h.ctx, h.tl, h.tl.LastSeq()); err == nil {
 			h.mu.Lock()
@@ -484,9 +511,39 @@ func (h *hub) rereadNotes() {
 	default:
 		return
 	}
-	before := readerDigest(h.tl.Reader())
 	h.tl.SetReader(rd)
-	after := readerDigest(rd)
+	h.sendChanged(readerDigest(rd))
+}
+
+// rereadChildren takes the moved children's logs as they are now into
+// the fold's reader, its notes as they were, and broadcasts the cards of
+// the calls that nest them.
+func (h *hub) rereadChildren(kids map[string]bool) {
+	rd := h.tl.Reader()
+	if h.b.child == nil || rd.Children == nil {
+		return
+	}
+	children := make(map[string]*views.ChildLog, len(rd.Children))
+	for id, c := range rd.Children {
+		children[id] = c
+	}
+	for id := range kids {
+		if c := h.b.child(id); c != nil {
+			children[id] = c
+		} else {
+			delete(children, id)
+		}
+	}
+	rd.Children = children
+	h.tl.SetReader(rd)
+	h.sendChanged(readerDigest(rd))
+}
+
+// sendChanged broadcasts the cards of the calls whose digest differs from
+// what the page was last sent (h.digest), and keeps after as that.
+func (h *hub) sendChanged(after map[string]string) {
+	before := h.digest
+	h.digest = after
 	var calls []string
 	for call, d := range after {
 		if before[call] != d {
@@ -618,11 +675,8 @@ func readerDigest(rd views.Reader) map[string]string {
 			out[n.CallID] += "\x00gone"
 			continue
 		}
-		last := int64(-1)
-		if len(c.Events) > 0 {
-			last = c.Events[len(c.Events)-1].Seq
-		}
-		out[n.CallID] += "\x00" + strconv.FormatInt(last, 10) + "/" + strconv.Itoa(len(c.Events))
+		events := c.Log()
+		out[n.CallID] += "\x00" + strconv.FormatInt(lastSeqOf(events), 10) + "/" + strconv.Itoa(len(events))
 	}
 	return out
 }

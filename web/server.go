@@ -113,6 +113,7 @@ func New(deps Deps) *Server {
 	s.share404 = mustRender(views.ShareNotFound(views.PageMeta{Title: "Not found · prism", Assets: s.assets, Public: true}))
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
 	s.broker.reader = s.ownerReader
+	s.broker.child = s.childLog
 	s.broker.list.prices = deps.Prices
 	s.broker.list.attn = s.sessionAttention
 	s.broker.list.forks = s.forkCount
@@ -121,6 +122,7 @@ func New(deps Deps) *Server {
 		removeCommit := deps.Commits.OnCommit(s.broker.Publish)
 		removeReplace := deps.Commits.OnReplace(func(id string) {
 			s.chapters.forget(id)
+			s.children.forget(id)
 			s.broker.Replace(id)
 		})
 		removeNotes := func() {}

@@ -78,15 +78,17 @@ func (s *Server) shareChildren(sh share.Share, ns []notes.Note) map[string]*view
 }
 
 // redactedChild returns child log c redacted by the links' redactor,
-// cached while c is the stored log.
+// cached while c is the stored log and has not grown (a live child's log
+// grows in place: views.ChildLog.Extend).
 func (s *Server) redactedChild(c *views.ChildLog) *views.ChildLog {
+	events := c.Log()
 	s.redactedChildren.mu.Lock()
 	defer s.redactedChildren.mu.Unlock()
-	if r := s.redactedChildren.m[c]; r != nil {
+	if r := s.redactedChildren.m[c]; r != nil && r.LastSeq() == lastSeqOf(events) {
 		return r
 	}
-	h, events, _ := s.deps.Redactor.Session(c.Header, c.Events)
-	r := &views.ChildLog{Header: h, Events: events}
+	h, redacted, _ := s.deps.Redactor.Session(c.Header, events)
+	r := &views.ChildLog{Header: h, Events: redacted}
 	if s.redactedChildren.m == nil || len(s.redactedChildren.m) >= maxCachedChildren {
 		s.redactedChildren.m = map[*views.ChildLog]*views.ChildLog{}
 	}

@@ -129,19 +129,28 @@ func (s *Server) ownerReader(id string) views.Reader {
 		Children: s.sessionChildren(id, ns), Ancestors: s.ancestors(id), Fork: s.canFork(), Forks: s.forkLinks(context.Background(), id)}
 }
 
-// childCache keeps the logs of nested children, each with its fold, while
-// their last seq is the stored one: a parent's pages and hubs read their
-// children on every render of their reader, and a child that did not move
-// is neither loaded nor folded again.
+// childCache keeps the logs of nested children, each with its fold: a
+// parent's pages and hubs read their children on every render of their
+// reader; a child that did not move is neither loaded nor folded again,
+// and one that moved reads and folds only its new events
+// (views.ChildLog.Extend).
 type childCache struct {
 	mu sync.Mutex
 	m  map[string]*views.ChildLog
 }
 
+// forget drops child's log (its log was replaced: it is loaded afresh).
+func (c *childCache) forget(child string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, child)
+}
+
 // maxCachedChildren bounds childCache (past it, it starts over).
 const maxCachedChildren = 256
 
-// childLog returns child's log (nil when it cannot be read: deleted, say).
+// childLog returns child's log (nil when it cannot be read: deleted, say):
+// the cached one, extended by the events it lacks, or the whole log.
 func (s *Server) childLog(child string) *views.ChildLog {
 	ctx := context.Background()
 	sum, err := s.deps.Sessions.Summary(ctx, child)
@@ -154,8 +163,16 @@ func (s *Server) childLog(child string) *views.ChildLog {
 	s.children.mu.Lock()
 	c := s.children.m[child]
 	s.children.mu.Unlock()
-	if c != nil && lastSeqOf(c.Events) == sum.LastSeq {
-		return c
+	if c != nil {
+		switch last := c.LastSeq(); {
+		case last == sum.LastSeq:
+			return c
+		case last < sum.LastSeq:
+			more, err := s.deps.Sessions.EventsAfter(ctx, child, last)
+			if err == nil && c.Extend(more) {
+				return c
+			}
+		}
 	}
 	h, events, err := s.deps.Sessions.LoadSession(ctx, child)
 	if err != nil {
