@@ -57,11 +57,16 @@ type Broker struct {
 
 	// parents maps a child session to the parents whose pages nest it
 	// (watchChildren): a child's commit is news to its parents' hubs.
+	// nests is the same relation from the parent's side. An entry goes
+	// when the parent has no hub left (its last page closed, or it was
+	// deleted), or the child is gone (unwatchChild): the maps hold the
+	// families of open pages only.
 	parents map[string]map[string]bool
+	nests   map[string]map[string]bool
 
-	// child returns a nested child's log as it is now (Server.childLog;
+	// child returns a nested child's log as it is now (Server.readChild;
 	// nil: children are not nested live).
-	child func(id string) *views.ChildLog
+	child func(id string) (*views.ChildLog, error)
 }
 
 // watchChildren records that parent's pages nest children: their commits,
@@ -74,14 +79,45 @@ func (b *Broker) watchChildren(parent string, children []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.parents == nil {
-		b.parents = map[string]map[string]bool{}
+		b.parents, b.nests = map[string]map[string]bool{}, map[string]map[string]bool{}
+	}
+	if b.nests[parent] == nil {
+		b.nests[parent] = map[string]bool{}
 	}
 	for _, c := range children {
 		if b.parents[c] == nil {
 			b.parents[c] = map[string]bool{}
 		}
 		b.parents[c][parent] = true
+		b.nests[parent][c] = true
 	}
+}
+
+// unwatchLocked forgets that parent nests child (b.mu is held).
+func (b *Broker) unwatchLocked(parent, child string) {
+	delete(b.parents[child], parent)
+	if len(b.parents[child]) == 0 {
+		delete(b.parents, child)
+	}
+	delete(b.nests[parent], child)
+	if len(b.nests[parent]) == 0 {
+		delete(b.nests, parent)
+	}
+}
+
+// forgetParentLocked forgets every child parent nests: it has no open
+// page left (b.mu is held).
+func (b *Broker) forgetParentLocked(parent string) {
+	for c := range b.nests[parent] {
+		b.unwatchLocked(parent, c)
+	}
+}
+
+// unwatchChild forgets that parent nests child: the child is gone.
+func (b *Broker) unwatchChild(parent, child string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.unwatchLocked(parent, child)
 }
 
 // childChanged tells the hubs of child's parents that it changed: an
@@ -92,6 +128,11 @@ func (b *Broker) childChanged(child string) {
 	b.mu.Lock()
 	var hubs []*hub
 	for p := range b.parents[child] {
+		if len(b.sessions[p]) == 0 {
+			// A page rendered it, no stream follows it.
+			b.forgetParentLocked(p)
+			continue
+		}
 		for h := range b.sessions[p] {
 			hubs = append(hubs, h)
 		}
@@ -191,6 +232,7 @@ func (b *Broker) forgetHub(h *hub) {
 	delete(b.sessions[h.id], h)
 	if len(b.sessions[h.id]) == 0 {
 		delete(b.sessions, h.id)
+		b.forgetParentLocked(h.id)
 	}
 }
 
@@ -241,6 +283,7 @@ func (b *Broker) Close() {
 	hubs := b.hubs
 	b.hubs = map[string]*hub{}
 	b.sessions = nil
+	b.parents, b.nests = nil, nil
 	b.mu.Unlock()
 	for _, h := range hubs {
 		h.cancel()

@@ -477,3 +477,66 @@ func TestHub_BurstsCoalesce(t *testing.T) {
 		}
 	}
 }
+
+// TestBroker_parentsPruned: the child → parent map of live nesting holds
+// the families of open pages only: a parent's entries go when its last
+// hub ends, when a child commits while no page of its parent follows,
+// and when the child was deleted.
+func TestBroker_parentsPruned(t *testing.T) {
+	src := &logSource{h: core.SessionHeader{ID: "p"}}
+	src.add(core.EventTurnStart, core.TurnStart{Turn: 1})
+	b := newBroker(src, genericPresenter{}, Tuning{}.withDefaults(), slog.New(slog.DiscardHandler))
+	defer b.Close()
+	// Every child is deleted (the streams' own readers nest none).
+	b.child = func(id string) (*views.ChildLog, error) {
+		return nil, core.Errorf(core.CodeNotFound, "session %s not found", id)
+	}
+	size := func() (int, int) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.parents), len(b.nests)
+	}
+
+	// A page rendered p (no stream): the next commit of its child prunes it.
+	b.watchChildren("p", []string{"k1", "k2"})
+	if n, m := size(); n != 2 || m != 1 {
+		t.Fatalf("after watching: %d children, %d parents", n, m)
+	}
+	b.childChanged("k1")
+	if n, m := size(); n != 0 || m != 0 {
+		t.Errorf("a child's commit with no page of its parent open left %d children, %d parents", n, m)
+	}
+
+	// A stream follows p: its entries stay while it does, and go with it.
+	h, sub, _, err := b.subscribe(context.Background(), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.watchChildren("p", []string{"k1"})
+	b.childChanged("k1")
+	if n, _ := size(); n != 1 {
+		t.Errorf("an open parent lost its child: %d", n)
+	}
+	b.unsubscribe(h, sub)
+	if n, m := size(); n != 0 || m != 0 {
+		t.Errorf("the parent's last stream ended, %d children and %d parents remain", n, m)
+	}
+
+	// A deleted child: the hub that finds it gone forgets it.
+	h2, sub2, _, err := b.subscribe(context.Background(), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.unsubscribe(h2, sub2)
+	b.watchChildren("p", []string{"k1", "k2"})
+	idle := &hub{b: b, id: "p", ctx: context.Background(), tl: b.timeline(src.h)}
+	idle.tl.SetReader(views.Reader{Children: map[string]*views.ChildLog{"k1": {}, "k2": {}}})
+	idle.rereadChildren(map[string]bool{"k1": true})
+	b.mu.Lock()
+	_, k1 := b.parents["k1"]
+	_, k2 := b.parents["k2"]
+	b.mu.Unlock()
+	if k1 || !k2 {
+		t.Errorf("after k1's deletion: k1 watched %v (want false), k2 watched %v (want true)", k1, k2)
+	}
+}

@@ -528,10 +528,16 @@ func (h *hub) rereadChildren(kids map[string]bool) {
 		children[id] = c
 	}
 	for id := range kids {
-		if c := h.b.child(id); c != nil {
+		c, err := h.b.child(id)
+		switch {
+		case err == nil:
 			children[id] = c
-		} else {
-			delete(children, id)
+		case core.ErrorCode(err) == core.CodeNotFound:
+			delete(children, id) // deleted: its card says so
+			h.b.unwatchChild(h.id, id)
+		default:
+			// Not read now: the card stays as it was until its next commit.
+			h.b.log.Warn("live fold: child not read", logkey.SessionID, id, logkey.Err, err)
 		}
 	}
 	rd.Children = children

@@ -113,7 +113,7 @@ func New(deps Deps) *Server {
 	s.share404 = mustRender(views.ShareNotFound(views.PageMeta{Title: "Not found · prism", Assets: s.assets, Public: true}))
 	s.broker = newBroker(deps.Sessions, deps.Presenter, s.tune, s.log)
 	s.broker.reader = s.ownerReader
-	s.broker.child = s.childLog
+	s.broker.child = s.readChild
 	s.broker.list.prices = deps.Prices
 	s.broker.list.attn = s.sessionAttention
 	s.broker.list.forks = s.forkCount

@@ -149,16 +149,25 @@ func (c *childCache) forget(child string) {
 // maxCachedChildren bounds childCache (past it, it starts over).
 const maxCachedChildren = 256
 
-// childLog returns child's log (nil when it cannot be read: deleted, say):
-// the cached one, extended by the events it lacks, or the whole log.
+// childLog returns child's log (nil when it cannot be read: deleted, say).
 func (s *Server) childLog(child string) *views.ChildLog {
-	ctx := context.Background()
-	sum, err := s.deps.Sessions.Summary(ctx, child)
+	c, err := s.readChild(child)
 	if err != nil {
 		if core.ErrorCode(err) != core.CodeNotFound {
 			s.log.Warn("child not read", logkey.SessionID, child, logkey.Err, err)
 		}
 		return nil
+	}
+	return c
+}
+
+// readChild returns child's log: the cached one, extended by the events
+// it lacks, or the whole log. A deleted child is core.CodeNotFound.
+func (s *Server) readChild(child string) (*views.ChildLog, error) {
+	ctx := context.Background()
+	sum, err := s.deps.Sessions.Summary(ctx, child)
+	if err != nil {
+		return nil, err
 	}
 	s.children.mu.Lock()
 	c := s.children.m[child]
@@ -166,20 +175,17 @@ func (s *Server) childLog(child string) *views.ChildLog {
 	if c != nil {
 		switch last := c.LastSeq(); {
 		case last == sum.LastSeq:
-			return c
+			return c, nil
 		case last < sum.LastSeq:
 			more, err := s.deps.Sessions.EventsAfter(ctx, child, last)
 			if err == nil && c.Extend(more) {
-				return c
+				return c, nil
 			}
 		}
 	}
 	h, events, err := s.deps.Sessions.LoadSession(ctx, child)
 	if err != nil {
-		if core.ErrorCode(err) != core.CodeNotFound {
-			s.log.Warn("child not read", logkey.SessionID, child, logkey.Err, err)
-		}
-		return nil
+		return nil, err
 	}
 	c = &views.ChildLog{Header: h, Events: events}
 	s.children.mu.Lock()
@@ -188,7 +194,7 @@ func (s *Server) childLog(child string) *views.ChildLog {
 	}
 	s.children.m[child] = c
 	s.children.mu.Unlock()
-	return c
+	return c, nil
 }
 
 // ancestors returns session id's parent, its parent's parent and so on
