@@ -59,9 +59,11 @@ func (s *Server) handleAPIApprovals(c echo.Context) error {
 }
 
 // handleAPIDecide handles POST /api/sessions/:id/approvals/:approvalId
-// {decision: "approve"|"reject", note?} → 200 with the decision; 409 when
-// it was decided already (naming by whom), 404 for an approval the session
-// never asked.
+// {decision: "approve"|"reject", note?} → 200 with the decision once it is
+// committed to the log; 409 when it was decided already (naming by whom),
+// 404 for an approval the session never asked, 503 (with Retry-After)
+// when the session store cannot be reached: the decision was not taken
+// and the call still waits (decide).
 func (s *Server) handleAPIDecide(c echo.Context) error {
 	id, approvalID, err := approvalParams(c)
 	if err != nil {
@@ -167,6 +169,32 @@ func approvalParams(c echo.Context) (id, approvalID string, err error) {
 	return id, approvalID, err
 }
 
+// notDecidedError is a decision refused because the session store cannot
+// be reached: the approval still waits. It keeps the store error's code,
+// Retry-After and public message (which never names the database's
+// address).
+type notDecidedError struct {
+	approval string
+	err      error
+}
+
+func (e *notDecidedError) Error() string {
+	return "approval " + e.approval + " was not decided: " + e.err.Error()
+}
+
+func (e *notDecidedError) Unwrap() error { return e.err }
+
+// PublicMessage says what was not done and why, without the driver's
+// cause.
+func (e *notDecidedError) PublicMessage() string {
+	msg := "the session store is unreachable"
+	var public interface{ PublicMessage() string }
+	if errors.As(e.err, &public) {
+		msg = public.PublicMessage()
+	}
+	return "approval " + e.approval + " was not decided (it still waits): " + msg
+}
+
 // decide takes one decision on approvalID of session id: the first wins.
 // An approval the service does not know is looked up in the log, so that a
 // late decision still learns who decided (or that the session runs
@@ -192,6 +220,16 @@ func (s *Server) decide(c echo.Context, id, approvalID, decision, note string, a
 	}
 	d.By = s.decider(c.Request(), api)
 	ctx := c.Request().Context()
+	// A decision is answered only once it is durable (Service.Decide waits
+	// for its commit), and a failed commit ends the session: the call
+	// could never be decided again. So a store that cannot be reached now
+	// refuses the decision before it is taken — 503 naming the store, the
+	// call still waiting, decidable once the store is back. (Should the
+	// store fail between this read and the commit, Decide's error is the
+	// answer: never a 200 for a decision that is not in the log.)
+	if _, err := s.deps.Sessions.Summary(ctx, id); core.ErrorCode(err) == core.CodeUnavailable {
+		return approval.Decided{}, &notDecidedError{approval: approvalID, err: err}
+	}
 	got, err := s.deps.Approvals.Decide(ctx, id, approvalID, d)
 	if core.ErrorCode(err) == core.CodeNotFound {
 		return approval.Decided{}, s.decidedInLog(ctx, id, approvalID)

@@ -253,6 +253,11 @@ func (s *Service) Approve(ctx context.Context, req core.ApprovalRequest) (core.A
 		s.mu.Lock()
 		w.d.At = e.Time
 		s.mu.Unlock()
+		// A decision is a durability point: its decider is answered, and
+		// the call runs, only once it is committed — an approval whose
+		// commit fails (the store is unreachable) is an error to its
+		// decider, and the call does not run.
+		err = sess.Sync(lctx)
 	}
 	w.logErr = err
 	close(w.logged)
@@ -318,7 +323,8 @@ func (s *Service) drop(k key) {
 }
 
 // Decide answers a pending approval of session sessionID and returns once
-// the decision is in the log. It fails with an *AlreadyDecidedError when
+// the decision is committed to the log (durable); a decision whose commit
+// failed is an error wrapping the store's (its code kept). It fails with an *AlreadyDecidedError when
 // the approval was decided (by a person, the turn's end, the timeout…),
 // and with core.CodeNotFound when the service has never seen it waiting —
 // an approval of a session this server does not run, or one decided so
