@@ -22,12 +22,16 @@ import (
 	"prism/core/attention"
 	"prism/core/logkey"
 	"prism/core/notes"
+	"prism/store"
 	"prism/views"
 )
 
 // Store is what the service reads and writes: either engine's store.
 type Store interface {
 	EventsAfter(ctx context.Context, id string, afterSeq int64) ([]core.Event, error)
+	// ListSessions lists the running sessions at start: the duration
+	// rules' timers are seeded from their stored logs.
+	ListSessions(ctx context.Context, o store.ListOptions) (store.SessionPage, error)
 	Notes(ctx context.Context, session string, q notes.Query) ([]notes.Note, error)
 	PutNote(ctx context.Context, in notes.Input) (notes.Note, error)
 	RemoveNote(ctx context.Context, session, id string) (notes.Note, error)
@@ -270,16 +274,20 @@ func (s *Service) observe(ctx context.Context, session string, events []core.Eve
 					first := events[0].Seq
 					before = slices.DeleteFunc(before, func(e core.Event) bool { return e.Seq >= first })
 				}
-				s.handle(ctx, s.ev.Observe(session, before, now))
+				s.handle(ctx, s.ev.ObserveStored(session, before, now))
 			}
 		}
 	}
 	s.handle(ctx, s.ev.Observe(session, events, now))
 }
 
-// reconcile reads again the sessions with an open firing (at start): a
+// reconcile reads again, at start, the sessions with an open firing — a
 // condition that ended while no server watched (a call closed by crash
-// repair, a turn ended at shutdown) clears its firing.
+// repair, a turn ended at shutdown) clears its firing — and, when a rule
+// counts time, the running sessions: their calls pending, approvals
+// waiting and idle spells are timed from their stored events, so those
+// rules fire after a restart without waiting for the session's next
+// commit.
 func (s *Service) reconcile(ctx context.Context) {
 	if len(s.ev.Rules()) == 0 {
 		return
@@ -287,12 +295,31 @@ func (s *Service) reconcile(ctx context.Context) {
 	open, err := s.o.Store.OpenNotes(ctx, notes.KindAttention)
 	if err != nil {
 		s.o.Log.Warn("attention: read the open firings", logkey.Err, err)
-		return
 	}
 	for _, n := range open {
 		if !s.seeded[n.Session] {
 			s.observe(ctx, n.Session, nil)
 		}
+	}
+	if !s.ev.Timed() {
+		return
+	}
+	o := store.ListOptions{Status: core.StatusRunning, Limit: 1000}
+	for {
+		page, err := s.o.Store.ListSessions(ctx, o)
+		if err != nil {
+			s.o.Log.Warn("attention: list the running sessions", logkey.Err, err)
+			return
+		}
+		for _, info := range page.Sessions {
+			if !s.seeded[info.ID] {
+				s.observe(ctx, info.ID, nil)
+			}
+		}
+		if page.NextCursor == "" || ctx.Err() != nil {
+			return
+		}
+		o.Cursor = page.NextCursor
 	}
 }
 

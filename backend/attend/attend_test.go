@@ -385,3 +385,64 @@ func TestTwoWatchersRaiseOnce(t *testing.T) {
 		t.Fatalf("the two services count %d firings, want 1", n)
 	}
 }
+
+// TestRestartTimesRunningSessionsFromTheirLogs: a server that starts over
+// a store whose running sessions have a call pending and an idle spell
+// for ten minutes fires the duration rules at its first tick — the timers
+// are seeded from the stored logs at start (their events' own times), not
+// at each session's next commit, nor counted from the restart.
+func TestRestartTimesRunningSessionsFromTheirLogs(t *testing.T) {
+	rules := parse(t, `[[rule]]
+name = "stuck"
+when = "pending"
+for = "2m"
+tools = ["bash"]
+actions = ["badge"]
+
+[[rule]]
+name = "quiet"
+when = "idle"
+for = "5m"
+actions = ["badge"]
+`)
+	feed := &backend.Feed{}
+	st, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "p.db"), db.Options{Committed: feed.Publish, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	// The fixture's clock starts at 1,800,000,000 s: the sessions last
+	// moved ten minutes before.
+	tenAgo := time.Unix(1_800_000_000, 0).Add(-10 * time.Minute).UnixMilli()
+	storetest.MustCreate(t, st, "s1")
+	b1 := coretest.NewBuilder(tenAgo).TurnStart().StepStart().Call("c1", "bash", `{"command":"sleep 600"}`)
+	if err := st.AppendEvents(context.Background(), "s1", b1.Events); err != nil {
+		t.Fatal(err)
+	}
+	storetest.MustCreate(t, st, "s2")
+	b2 := coretest.NewBuilder(tenAgo).TurnStart().StepStart().User("hello?")
+	if err := st.AppendEvents(context.Background(), "s2", b2.Events); err != nil {
+		t.Fatal(err)
+	}
+
+	f := start(t, st, feed, rules, nil)
+	f.tick(t, time.Second)
+	open, err := f.svc.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, n := range open {
+		var d notes.AttentionData
+		if err := json.Unmarshal(n.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		got[n.Session+" "+d.Rule] = d.Reason
+	}
+	if r := got["s1 stuck"]; !strings.HasPrefix(r, "bash pending for 10m") {
+		t.Errorf("s1's pending call after the restart: %q, want fired as pending for 10m (its call's own time)", r)
+	}
+	if r := got["s2 quiet"]; !strings.HasPrefix(r, "no event for 10m") {
+		t.Errorf("s2's idle spell after the restart: %q, want fired as idle for 10m (its last event's time)", r)
+	}
+}

@@ -137,6 +137,40 @@ func (ev *Evaluator) Observe(session string, events []core.Event, now time.Time)
 	return out
 }
 
+// ObserveStored feeds a session's events read back from its stored log
+// (a restart, a session first seen mid-log), in seq order: each is taken
+// as seen at its own time (never after now), so the duration rules count
+// from when a call started or the session last moved, not from when the
+// evaluator read them.
+func (ev *Evaluator) ObserveStored(session string, events []core.Event, now time.Time) Output {
+	var out Output
+	s := ev.state(session, now)
+	for i := range events {
+		e := &events[i]
+		if e.Seq <= s.sum.LastSeq {
+			continue
+		}
+		at := now
+		if t := time.UnixMilli(e.Time); e.Time > 0 && t.Before(now) {
+			at = t
+		}
+		ev.observe(session, s, e, at, &out)
+	}
+	return out
+}
+
+// Timed reports whether a rule counts time (pending, approval-waiting,
+// idle): a session's state must be known for Tick to fire it.
+func (ev *Evaluator) Timed() bool {
+	for _, r := range ev.rules {
+		switch r.When {
+		case WhenPending, WhenApprovalWaiting, WhenIdle:
+			return true
+		}
+	}
+	return false
+}
+
 func (ev *Evaluator) observe(session string, s *sessionState, e *core.Event, now time.Time, out *Output) {
 	errorsBefore, resultsBefore := s.sum.Errors, s.sum.Results
 	facts := core.FactsOf(e)
