@@ -79,6 +79,11 @@ secret = "shh"
 	done := make(chan struct{})
 	go func() { svc.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
+	// Run's start (its reconcile of the stored sessions) is over before
+	// the session is made: the call is timed from its commit.
+	if err := svc.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	b := coretest.NewBuilder(t0)
 	b.TurnStart().StepStart().User("hi").Call("c1", "note", `{"title":"x"}`)

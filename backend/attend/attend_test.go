@@ -145,6 +145,11 @@ func start(t *testing.T, st *db.Store, feed *backend.Feed, rules *attention.Rule
 	go func() { f.svc.Run(ctx); close(done) }()
 	f.stop = func() { rm1(); rm2(); stop(); <-done }
 	t.Cleanup(f.stop)
+	// Run's start (its reconcile of the stored sessions) is over before
+	// the test appends: what it appends is timed from its commit.
+	if err := f.svc.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return f
 }
 
