@@ -3,11 +3,13 @@ package web_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"prism/core"
+	"prism/views"
 )
 
 // TestBrowser_NestedChildLive: in a real browser, the parent's card of a
@@ -66,5 +68,46 @@ func shots(t *testing.T, b *browser) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// TestBrowser_NestedChildWindow: a child's commits reach the open parent
+// page as what changed (its summary line, new cards appended, cards past
+// the window of views.MaxNestedCards removed, the earlier-calls line
+// morphed): after twelve more calls, one commit each, the nest shows the
+// latest ten cards, in order, once each, and counts the rest; a result
+// morphs its nested card in place.
+func TestBrowser_NestedChildWindow(t *testing.T) {
+	e := newEnv(t, withNotes)
+	kb, _ := family(t, e)
+	b := newBrowser(t, 1280, 900)
+	b.do(t, chromedp.Navigate(e.ts.URL+"/sessions/p"),
+		chromedp.WaitReady(chromedp.CSS(`article[data-call-id="s1"] [data-testid="child-summary"]`)))
+	b.waitJS(t, `document.querySelector('#stream') !== null`)
+	const nest = `article[data-call-id="s1"] [data-testid="child"]`
+	for i := range 12 {
+		id := "kx" + itoa(int64(i))
+		n := len(kb.Events)
+		kb.Call(id, "note", `{"title":"x"}`)
+		e.append(t, "k", kb.Events[n:]...)
+		b.waitJS(t, `document.querySelector('`+nest+` article[data-call-id="`+id+`"]') !== null`)
+	}
+	b.waitJS(t, `document.querySelector('`+nest+` [data-testid="child-calls"]').textContent === '13 calls'`)
+	got := evalIn[[]string](t, b, `[...document.querySelectorAll('`+nest+` article[data-call-id]')].map(a => a.dataset.callId)`)
+	var want []string
+	for i := 2; i < 12; i++ {
+		want = append(want, "kx"+itoa(int64(i)))
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("nested cards %v, want %v (the latest %d, in order, once each)", got, want, views.MaxNestedCards)
+	}
+	if s := evalIn[string](t, b, `document.querySelector('`+nest+` [data-testid="child-earlier"]').textContent`); !strings.Contains(s, "3 earlier calls") {
+		t.Errorf("earlier line %q, want 3 earlier calls", s)
+	}
+	kb.Result("kx11", "done", false, nil, nil)
+	e.append(t, "k", kb.Events[len(kb.Events)-1])
+	b.waitJS(t, `document.querySelector('`+nest+` article[data-call-id="kx11"]').dataset.state === 'ok'`)
+	if n := evalIn[int](t, b, `document.querySelectorAll('`+nest+` article[data-call-id]').length`); n != views.MaxNestedCards {
+		t.Errorf("%d nested cards after the result, want %d", n, views.MaxNestedCards)
 	}
 }

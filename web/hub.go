@@ -86,6 +86,13 @@ type hub struct {
 	// child's log grows in place, so the reader's own state is no record
 	// of what the page was sent).
 	digest map[string]string
+	// own are an owner hub's own copies of the nested children's logs
+	// (ownChild), by child; nested is what its pages were last sent of
+	// the child nested in each subagent call's card, by call id: a
+	// child's commit is sent as what changed in it (views.
+	// RenderChildMovedFor).
+	own    map[string]ownChild
+	nested map[string]views.NestedSent
 	co     views.Coalescer // chunk updates held until the Coalesce window closes
 	// chunkDue is when the held chunk update is released (zero: none held).
 	chunkDue time.Time
@@ -339,6 +346,7 @@ func (h *hub) run() {
 		return
 	}
 	h.tl = h.fold(hdr, events)
+	h.tl.SetReader(h.privatize(h.tl.Reader()))
 	h.digest = readerDigest(h.tl.Reader())
 	h.co.Off = h.b.tune.Coalesce < 0
 	h.mu.Lock()
@@ -431,6 +439,8 @@ func (h *hub) reload() bool {
 		h.co.Reset()
 		h.chunkDue, h.pending = time.Time{}, nil // the reset frame covers them
 		h.tl = h.fold(hdr, events)
+		h.own, h.nested = nil, nil
+		h.tl.SetReader(h.privatize(h.tl.Reader()))
 		h.digest = readerDigest(h.tl.Reader())
 		var data []byte
 		if data, err = h.page(h.ctx, h.tl, h.tl.LastSeq()); err == nil {
@@ -511,21 +521,53 @@ func (h *hub) rereadNotes() {
 	default:
 		return
 	}
-	h.tl.SetReader(rd)
-	h.sendChanged(readerDigest(rd))
+	h.tl.SetReader(h.privatize(rd))
+	h.sendChanged(readerDigest(h.tl.Reader()))
+}
+
+// ownChild is an owner hub's copy of a nested child's log: made from the
+// server's shared log (from) and extended only by the hub's goroutine,
+// so what its pages were sent of the child is what the hub's fold shows
+// until the hub moves it (rereadChildren) — page renders extend the
+// shared log at any time.
+type ownChild struct {
+	from, log *views.ChildLog
+}
+
+// privatize returns rd with an owner hub's own copies of its nested
+// children, extended to the shared logs' events (a link's hub: rd).
+func (h *hub) privatize(rd views.Reader) views.Reader {
+	if h.v.link != nil || rd.Children == nil {
+		return rd
+	}
+	own := make(map[string]ownChild, len(rd.Children))
+	children := make(map[string]*views.ChildLog, len(rd.Children))
+	for id, shared := range rd.Children {
+		o := h.own[id]
+		switch {
+		case o.log == nil || o.from != shared:
+			o = ownChild{from: shared, log: &views.ChildLog{Header: shared.Header, Events: shared.Log()}}
+		case !o.log.Extend(shared.Log()):
+			o.log = &views.ChildLog{Header: shared.Header, Events: shared.Log()}
+		}
+		own[id], children[id] = o, o.log
+	}
+	h.own = own
+	rd.Children = children
+	return rd
 }
 
 // rereadChildren takes the moved children's logs as they are now into
-// the fold's reader, its notes as they were, and broadcasts the cards of
-// the calls that nest them.
+// the fold's reader, its notes as they were, and broadcasts what changed
+// in the cards that nest them.
 func (h *hub) rereadChildren(kids map[string]bool) {
 	rd := h.tl.Reader()
 	if h.b.child == nil || rd.Children == nil {
 		return
 	}
 	children := make(map[string]*views.ChildLog, len(rd.Children))
-	for id, c := range rd.Children {
-		children[id] = c
+	for id, c := range h.own {
+		children[id] = c.from
 	}
 	for id := range kids {
 		c, err := h.b.child(id)
@@ -541,15 +583,48 @@ func (h *hub) rereadChildren(kids map[string]bool) {
 		}
 	}
 	rd.Children = children
-	h.tl.SetReader(rd)
-	h.sendChanged(readerDigest(rd))
+	h.tl.SetReader(h.privatize(rd))
+	after := readerDigest(h.tl.Reader())
+	calls := changedCalls(h.digest, after)
+	h.digest = after
+	if data := h.childFrame(calls); len(data) > 0 {
+		h.mu.Lock()
+		h.broadcast(frame{notes: true, gen: h.gen, data: data})
+		h.mu.Unlock()
+	}
 }
 
-// sendChanged broadcasts the cards of the calls whose digest differs from
-// what the page was last sent (h.digest), and keeps after as that.
-func (h *hub) sendChanged(after map[string]string) {
-	before := h.digest
-	h.digest = after
+// childFrame renders what changed in the nested children of calls since
+// the hub's pages were last sent them (views.RenderChildMovedFor), or, if
+// that cannot be rendered, the calls' whole cards.
+func (h *hub) childFrame(calls []string) []byte {
+	if h.nested == nil {
+		h.nested = map[string]views.NestedSent{}
+	}
+	var patches []views.Patch
+	for _, call := range calls {
+		p, next, ok, err := views.RenderChildMovedFor(h.ctx, h.tl, h.v.links, call, h.nested[call])
+		if err != nil {
+			h.b.log.Error("live fold: nested child not rendered", logkey.SessionID, h.id, logkey.CallID, call, logkey.Err, err)
+			for _, c := range calls {
+				delete(h.nested, c)
+			}
+			return h.cardsFrame(calls)
+		}
+		if ok {
+			patches = append(patches, p...)
+			h.nested[call] = next
+		}
+	}
+	if len(patches) == 0 {
+		return nil
+	}
+	return formatPatches(patches, "")
+}
+
+// changedCalls returns the calls whose digest differs between before and
+// after.
+func changedCalls(before, after map[string]string) []string {
 	var calls []string
 	for call, d := range after {
 		if before[call] != d {
@@ -560,6 +635,19 @@ func (h *hub) sendChanged(after map[string]string) {
 		if _, ok := after[call]; !ok {
 			calls = append(calls, call)
 		}
+	}
+	return calls
+}
+
+// sendChanged broadcasts the cards of the calls whose digest differs from
+// what the page was last sent (h.digest), and keeps after as that. Their
+// nested children are sent whole: what the pages were sent of them is
+// known again at their next move.
+func (h *hub) sendChanged(after map[string]string) {
+	calls := changedCalls(h.digest, after)
+	h.digest = after
+	for _, c := range calls {
+		delete(h.nested, c)
 	}
 	data := h.cardsFrame(calls)
 	if len(data) == 0 {
