@@ -47,7 +47,6 @@ var viewKinds = [...]viewKind{
 	{card: CardWeb, key: "kind", tag: "search", result: func() ResultView { return new(WebSearchView) }},
 	{card: CardWeb, key: "kind", tag: "fetch", result: func() ResultView { return new(WebFetchView) }},
 	{card: CardImage, result: func() ResultView { return new(ImageResultView) }},
-	{card: CardCount, result: func() ResultView { return new(CountView) }},
 }
 
 // viewKindOf is viewKinds by view type (a pointer type), built once from
@@ -554,39 +553,6 @@ func (v *WebFetchView) Validate() error {
 // MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *WebFetchView) MarshalJSON() ([]byte, error) {
 	type plain WebFetchView
-	return marshalView(v, (*plain)(v))
-}
-
-// CardCount is the card of a text's counts.
-const CardCount = "count"
-
-// CountView shows a text's line, word and character counts.
-type CountView struct {
-	Title string `json:"title,omitempty"`
-	Lines int    `json:"lines"`
-	Words int    `json:"words"`
-	Chars int    `json:"chars"`
-}
-
-// Card implements ResultView.
-func (*CountView) Card() string { return CardCount }
-
-// ViewTitle implements ResultView.
-func (v *CountView) ViewTitle() string { return v.Title }
-
-func (*CountView) isResultView() {}
-
-// Validate implements ResultView.
-func (v *CountView) Validate() error {
-	if v.Lines < 0 || v.Words < 0 || v.Chars < 0 {
-		return errors.New("count view: a negative count")
-	}
-	return nil
-}
-
-// MarshalJSON writes the view with its discriminants first (marshalView).
-func (v *CountView) MarshalJSON() ([]byte, error) {
-	type plain CountView
 	return marshalView(v, (*plain)(v))
 }
 

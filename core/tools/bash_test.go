@@ -35,10 +35,10 @@ func TestBashRegisteredOnlyWhenAllowed(t *testing.T) {
 		return out
 	}
 	ws := t.TempDir()
-	if got := strings.Join(names(tools.Options{Workspace: ws}), " "); got != "read write edit grep glob wc note" {
+	if got := strings.Join(names(tools.Options{Workspace: ws}), " "); got != "read write edit grep glob note" {
 		t.Errorf("default tools: %s", got)
 	}
-	if got := strings.Join(names(tools.Options{Workspace: ws, AllowBash: true}), " "); got != "read write edit grep glob wc bash note" {
+	if got := strings.Join(names(tools.Options{Workspace: ws, AllowBash: true}), " "); got != "read write edit grep glob bash note" {
 		t.Errorf("with AllowBash: %s", got)
 	}
 	e := newEnv(t, tools.Options{})

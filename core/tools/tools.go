@@ -77,7 +77,6 @@ func Builtins(opts Options) ([]*core.Tool, error) {
 		core.MustDefine(editDefinition(ws)),
 		core.MustDefine(grepDefinition(ws)),
 		core.MustDefine(globDefinition(ws)),
-		core.MustDefine(wcDefinition()),
 	}
 	if opts.AllowBash {
 		list = append(list, core.MustDefine(bashDefinition(ws, grace)))
