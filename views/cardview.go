@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"path"
 	"reflect"
 	"strings"
 	"time"
@@ -65,31 +64,6 @@ type CardView struct {
 
 	// Child is the subagent a subagent call started, nested (nil: none).
 	Child *ChildView
-}
-
-// MetaResultNotRecorded is the key of a tool result's meta that says the
-// source did not record the result ({"resultNotRecorded": true}): the card
-// says "result not recorded" instead of "no output".
-const MetaResultNotRecorded = "resultNotRecorded"
-
-// argsNotRecorded reports whether a card's call has an empty argument
-// string: never what a model sends (no arguments are "{}"), but what an
-// importer writes when its source did not record them.
-func argsNotRecorded(c *Card) bool {
-	return c.HasCall && c.Args == ""
-}
-
-// resultNotRecorded reports whether a result's meta says its source did
-// not record it (MetaResultNotRecorded).
-func resultNotRecorded(meta json.RawMessage) bool {
-	if len(meta) == 0 || !bytes.Contains(meta, []byte(MetaResultNotRecorded)) {
-		return false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(meta, &m) != nil {
-		return false
-	}
-	return string(m[MetaResultNotRecorded]) == "true"
 }
 
 // ApprovalView is a card's approval: why the call asks, and either the
@@ -296,11 +270,7 @@ func (v *CardView) pendingBody(c *Card, cv core.CallView, cwd string) {
 			return
 		}
 	}
-	g := &GenericBody{In: inputClip(c, cv)}
-	if argsNotRecorded(c) {
-		g.In, g.InNotRecorded = Clip{Empty: true}, true
-	}
-	v.Kind, v.Body = core.CardGeneric, g
+	v.Kind, v.Body = core.CardGeneric, newGenericCallBody(c, cv)
 }
 
 // resultBody builds the body of a completed card: its result view's row of
@@ -398,33 +368,6 @@ func summary(c *Card) string {
 		}
 	}
 	return ""
-}
-
-func commandLines(cmd string) []string {
-	cmd, _ = capBytes(clean(cmd), 16<<10)
-	lines := strings.Split(strings.TrimRight(cmd, "\n"), "\n")
-	if len(lines) > 40 {
-		lines = append(lines[:40:40], fmt.Sprintf("… %s more lines", Count(len(lines)-40)))
-	}
-	for i, l := range lines {
-		lines[i], _ = cutLine(l, maxLineRunes)
-	}
-	return lines
-}
-
-// resolveCwd resolves a terminal's cwd against the session cwd; an omitted
-// cwd is the session's.
-func resolveCwd(session, cwd string, known bool) string {
-	session, cwd = clean(session), clean(cwd)
-	switch {
-	case !known:
-		return ""
-	case cwd == "":
-		return session
-	case strings.HasPrefix(cwd, "/") || session == "":
-		return cwd
-	}
-	return path.Join(session, cwd)
 }
 
 // safeHref returns u when it is an absolute http(s) URL, else "": only such
