@@ -65,6 +65,20 @@ var viewKindOf = func() map[reflect.Type]viewKind {
 	return m
 }()
 
+// RegisteredViews returns a fresh zero value of every view type viewKinds
+// registers, in the table's order: for a renderer (package views) to check
+// that it has a card for each kind.
+func RegisteredViews() (calls []CallView, results []ResultView) {
+	for _, k := range viewKinds {
+		if k.call != nil {
+			calls = append(calls, k.call())
+		} else {
+			results = append(results, k.result())
+		}
+	}
+	return calls, results
+}
+
 // Call kinds of a generic call view.
 const (
 	KindRead    = "read"
