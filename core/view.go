@@ -120,9 +120,10 @@ type ReadFileLine struct {
 	Text   string `json:"text"`
 }
 
-// CallView is how a pending call is presented: *GenericCallView,
-// *TerminalCallView or *DiffCallView. Views are pure projections of durable
-// data; they are recomputed on every render and never stored.
+// CallView is how a pending call is presented: one of the call view types
+// of viewKinds (*GenericCallView, *TerminalCallView, *DiffCallView…;
+// RegisteredViews lists them). Views are pure projections of durable data;
+// they are recomputed on every render and never stored.
 type CallView interface {
 	// Card returns the card discriminant.
 	Card() string
@@ -133,9 +134,9 @@ type CallView interface {
 	isCallView()
 }
 
-// ResultView is how a completed call is presented: *GenericResultView,
-// *TerminalResultView, *DiffResultView, *SearchMatchesView, *SearchPathsView,
-// *ReadResultView, *WebSearchView, *WebFetchView or *ImageResultView.
+// ResultView is how a completed call is presented: one of the result view
+// types of viewKinds (*GenericResultView, *TerminalResultView,
+// *ReadResultView…; RegisteredViews lists them).
 type ResultView interface {
 	// Card returns the card discriminant.
 	Card() string
