@@ -31,9 +31,9 @@ type viewKind struct {
 	result   func() ResultView // a result view's constructor (nil for a call view)
 }
 
-// viewKinds registers every view type, once. A new kind is its type (with
-// Card, ViewTitle, Validate and a MarshalJSON that calls marshalView) and
-// its row here.
+// viewKinds registers every view type, once. A new kind is its block below
+// (the type, Card, ViewTitle, its seal, Validate and a MarshalJSON that
+// calls marshalView, side by side) and its row here.
 var viewKinds = [...]viewKind{
 	{card: CardGeneric, call: func() CallView { return new(GenericCallView) }},
 	{card: CardTerminal, call: func() CallView { return new(TerminalCallView) }},
@@ -65,6 +65,20 @@ var viewKindOf = func() map[reflect.Type]viewKind {
 	return m
 }()
 
+// RegisteredViews returns a fresh zero value of every view type viewKinds
+// registers, in the table's order: for a renderer (package views) to check
+// that it has a card for each kind.
+func RegisteredViews() (calls []CallView, results []ResultView) {
+	for _, k := range viewKinds {
+		if k.call != nil {
+			calls = append(calls, k.call())
+		} else {
+			results = append(results, k.result())
+		}
+	}
+	return calls, results
+}
+
 // Call kinds of a generic call view.
 const (
 	KindRead    = "read"
@@ -78,6 +92,7 @@ const (
 )
 
 var callKinds = map[string]bool{KindRead: true, KindEdit: true, KindDelete: true, KindMove: true,
+
 	KindSearch: true, KindExecute: true, KindFetch: true, KindOther: true}
 
 // FileLocation points at a file, optionally at a 1-based line.
@@ -105,9 +120,10 @@ type ReadFileLine struct {
 	Text   string `json:"text"`
 }
 
-// CallView is how a pending call is presented: *GenericCallView,
-// *TerminalCallView or *DiffCallView. Views are pure projections of durable
-// data; they are recomputed on every render and never stored.
+// CallView is how a pending call is presented: one of the call view types
+// of viewKinds (*GenericCallView, *TerminalCallView, *DiffCallView…;
+// RegisteredViews lists them). Views are pure projections of durable data;
+// they are recomputed on every render and never stored.
 type CallView interface {
 	// Card returns the card discriminant.
 	Card() string
@@ -118,9 +134,9 @@ type CallView interface {
 	isCallView()
 }
 
-// ResultView is how a completed call is presented: *GenericResultView,
-// *TerminalResultView, *DiffResultView, *SearchMatchesView, *SearchPathsView,
-// *ReadResultView, *WebSearchView, *WebFetchView or *ImageResultView.
+// ResultView is how a completed call is presented: one of the result view
+// types of viewKinds (*GenericResultView, *TerminalResultView,
+// *ReadResultView…; RegisteredViews lists them).
 type ResultView interface {
 	// Card returns the card discriminant.
 	Card() string
@@ -131,6 +147,10 @@ type ResultView interface {
 	isResultView()
 }
 
+// The view types, one block each: the type (and the value types only it
+// uses), Card, ViewTitle, the seal (isCallView or isResultView), Validate
+// and MarshalJSON. ImageResultView has a file of its own (imageview.go).
+
 // GenericCallView is the default pending card.
 type GenericCallView struct {
 	Title     string         `json:"title"`
@@ -140,184 +160,13 @@ type GenericCallView struct {
 	Locations []FileLocation `json:"locations,omitempty"`
 }
 
-// TerminalCallView presents a shell command; Description is shown above the
-// card, and a relative Cwd is resolved against the session's cwd.
-type TerminalCallView struct {
-	Title       string `json:"title"`
-	Description string `json:"description,omitempty"`
-	Cwd         string `json:"cwd,omitempty"`
-}
-
-// DiffCallView presents the intended change of a file tool.
-type DiffCallView struct {
-	Title     string         `json:"title"`
-	Diffs     []FileDiff     `json:"diffs"`
-	Locations []FileLocation `json:"locations,omitempty"`
-}
-
-// GenericResultView shows the result content under an optional new title.
-type GenericResultView struct {
-	Title   string  `json:"title,omitempty"`
-	Content Content `json:"content,omitempty"`
-}
-
-// TerminalResultView shows a command's output and how it exited. ExitCode
-// and Signal are mutually exclusive.
-type TerminalResultView struct {
-	Title    string  `json:"title,omitempty"`
-	Output   *string `json:"output,omitempty"`
-	ExitCode *int    `json:"exitCode,omitempty"`
-	Signal   string  `json:"signal,omitempty"`
-}
-
-// DiffResultView shows the applied hunks.
-type DiffResultView struct {
-	Title string     `json:"title,omitempty"`
-	Diffs []FileDiff `json:"diffs"`
-}
-
-// SearchFileMatches groups the matches of one file.
-type SearchFileMatches struct {
-	Path    string            `json:"path"`
-	Matches []SearchLineMatch `json:"matches"`
-}
-
-// SearchLineMatch is one matching line.
-type SearchLineMatch struct {
-	LineNumber int    `json:"lineNumber"`
-	Line       string `json:"line"`
-}
-
-// SearchMatchesView shows grep-like matches grouped by file.
-type SearchMatchesView struct {
-	Title     string              `json:"title,omitempty"`
-	Files     []SearchFileMatches `json:"files"`
-	Truncated bool                `json:"truncated"`
-	Total     int                 `json:"total"`
-}
-
-// SearchPathsView shows glob-like paths.
-type SearchPathsView struct {
-	Title     string   `json:"title,omitempty"`
-	Paths     []string `json:"paths"`
-	Truncated bool     `json:"truncated"`
-	Total     int      `json:"total"`
-}
-
-// ReadResultView shows numbered file lines. Offset is the requested 1-based
-// start, kept even when Lines is empty; Content is envelope-stripped text.
-type ReadResultView struct {
-	Title      string         `json:"title,omitempty"`
-	Path       string         `json:"path"`
-	Offset     int            `json:"offset"`
-	Lines      []ReadFileLine `json:"lines"`
-	TotalLines int            `json:"totalLines"`
-	Lang       string         `json:"lang,omitempty"`
-	Content    Content        `json:"content,omitempty"`
-}
-
-// WebSource is one cited web page.
-type WebSource struct {
-	URL         string `json:"url"`
-	Title       string `json:"title,omitempty"`
-	Snippet     string `json:"snippet,omitempty"`
-	PublishedAt string `json:"publishedAt,omitempty"`
-}
-
-// WebSearchView shows a web search's sources and answer.
-type WebSearchView struct {
-	Title     string      `json:"title,omitempty"`
-	Sources   []WebSource `json:"sources"`
-	Answer    string      `json:"answer,omitempty"`
-	Truncated bool        `json:"truncated"`
-}
-
-// WebFetchView shows a fetched URL and its status.
-type WebFetchView struct {
-	Title      string `json:"title,omitempty"`
-	URL        string `json:"url"`
-	StatusCode int    `json:"statusCode"`
-	Truncated  bool   `json:"truncated"`
-}
-
 // Card implements CallView.
 func (*GenericCallView) Card() string { return CardGeneric }
-
-// Card implements CallView.
-func (*TerminalCallView) Card() string { return CardTerminal }
-
-// Card implements CallView.
-func (*DiffCallView) Card() string { return CardDiff }
 
 // ViewTitle implements CallView.
 func (v *GenericCallView) ViewTitle() string { return v.Title }
 
-// ViewTitle implements CallView.
-func (v *TerminalCallView) ViewTitle() string { return v.Title }
-
-// ViewTitle implements CallView.
-func (v *DiffCallView) ViewTitle() string { return v.Title }
-
-func (*GenericCallView) isCallView()  {}
-func (*TerminalCallView) isCallView() {}
-func (*DiffCallView) isCallView()     {}
-
-// Card implements ResultView.
-func (*GenericResultView) Card() string { return CardGeneric }
-
-// Card implements ResultView.
-func (*TerminalResultView) Card() string { return CardTerminal }
-
-// Card implements ResultView.
-func (*DiffResultView) Card() string { return CardDiff }
-
-// Card implements ResultView.
-func (*SearchMatchesView) Card() string { return CardSearch }
-
-// Card implements ResultView.
-func (*SearchPathsView) Card() string { return CardSearch }
-
-// Card implements ResultView.
-func (*ReadResultView) Card() string { return CardRead }
-
-// Card implements ResultView.
-func (*WebSearchView) Card() string { return CardWeb }
-
-// Card implements ResultView.
-func (*WebFetchView) Card() string { return CardWeb }
-
-// ViewTitle implements ResultView.
-func (v *GenericResultView) ViewTitle() string { return v.Title }
-
-// ViewTitle implements ResultView.
-func (v *TerminalResultView) ViewTitle() string { return v.Title }
-
-// ViewTitle implements ResultView.
-func (v *DiffResultView) ViewTitle() string { return v.Title }
-
-// ViewTitle implements ResultView.
-func (v *SearchMatchesView) ViewTitle() string { return v.Title }
-
-// ViewTitle implements ResultView.
-func (v *SearchPathsView) ViewTitle() string { return v.Title }
-
-// ViewTitle implements ResultView.
-func (v *ReadResultView) ViewTitle() string { return v.Title }
-
-// ViewTitle implements ResultView.
-func (v *WebSearchView) ViewTitle() string { return v.Title }
-
-// ViewTitle implements ResultView.
-func (v *WebFetchView) ViewTitle() string { return v.Title }
-
-func (*GenericResultView) isResultView()  {}
-func (*TerminalResultView) isResultView() {}
-func (*DiffResultView) isResultView()     {}
-func (*SearchMatchesView) isResultView()  {}
-func (*SearchPathsView) isResultView()    {}
-func (*ReadResultView) isResultView()     {}
-func (*WebSearchView) isResultView()      {}
-func (*WebFetchView) isResultView()       {}
+func (*GenericCallView) isCallView() {}
 
 // Validate implements CallView.
 func (v *GenericCallView) Validate() error {
@@ -330,8 +179,51 @@ func (v *GenericCallView) Validate() error {
 	return validateLocations(v.Locations)
 }
 
+// MarshalJSON writes the view with its discriminants first (marshalView).
+func (v *GenericCallView) MarshalJSON() ([]byte, error) {
+	type plain GenericCallView
+	return marshalView(v, (*plain)(v))
+}
+
+// TerminalCallView presents a shell command; Description is shown above the
+// card, and a relative Cwd is resolved against the session's cwd.
+type TerminalCallView struct {
+	Title       string `json:"title"`
+	Description string `json:"description,omitempty"`
+	Cwd         string `json:"cwd,omitempty"`
+}
+
+// Card implements CallView.
+func (*TerminalCallView) Card() string { return CardTerminal }
+
+// ViewTitle implements CallView.
+func (v *TerminalCallView) ViewTitle() string { return v.Title }
+
+func (*TerminalCallView) isCallView() {}
+
 // Validate implements CallView.
 func (v *TerminalCallView) Validate() error { return nil }
+
+// MarshalJSON writes the view with its discriminants first (marshalView).
+func (v *TerminalCallView) MarshalJSON() ([]byte, error) {
+	type plain TerminalCallView
+	return marshalView(v, (*plain)(v))
+}
+
+// DiffCallView presents the intended change of a file tool.
+type DiffCallView struct {
+	Title     string         `json:"title"`
+	Diffs     []FileDiff     `json:"diffs"`
+	Locations []FileLocation `json:"locations,omitempty"`
+}
+
+// Card implements CallView.
+func (*DiffCallView) Card() string { return CardDiff }
+
+// ViewTitle implements CallView.
+func (v *DiffCallView) ViewTitle() string { return v.Title }
+
+func (*DiffCallView) isCallView() {}
 
 // Validate implements CallView.
 func (v *DiffCallView) Validate() error {
@@ -341,8 +233,51 @@ func (v *DiffCallView) Validate() error {
 	return validateLocations(v.Locations)
 }
 
+// MarshalJSON writes the view with its discriminants first (marshalView).
+func (v *DiffCallView) MarshalJSON() ([]byte, error) {
+	type plain DiffCallView
+	return marshalView(v, (*plain)(v))
+}
+
+// GenericResultView shows the result content under an optional new title.
+type GenericResultView struct {
+	Title   string  `json:"title,omitempty"`
+	Content Content `json:"content,omitempty"`
+}
+
+// Card implements ResultView.
+func (*GenericResultView) Card() string { return CardGeneric }
+
+// ViewTitle implements ResultView.
+func (v *GenericResultView) ViewTitle() string { return v.Title }
+
+func (*GenericResultView) isResultView() {}
+
 // Validate implements ResultView.
 func (v *GenericResultView) Validate() error { return nil }
+
+// MarshalJSON writes the view with its discriminants first (marshalView).
+func (v *GenericResultView) MarshalJSON() ([]byte, error) {
+	type plain GenericResultView
+	return marshalView(v, (*plain)(v))
+}
+
+// TerminalResultView shows a command's output and how it exited. ExitCode
+// and Signal are mutually exclusive.
+type TerminalResultView struct {
+	Title    string  `json:"title,omitempty"`
+	Output   *string `json:"output,omitempty"`
+	ExitCode *int    `json:"exitCode,omitempty"`
+	Signal   string  `json:"signal,omitempty"`
+}
+
+// Card implements ResultView.
+func (*TerminalResultView) Card() string { return CardTerminal }
+
+// ViewTitle implements ResultView.
+func (v *TerminalResultView) ViewTitle() string { return v.Title }
+
+func (*TerminalResultView) isResultView() {}
 
 // Validate implements ResultView.
 func (v *TerminalResultView) Validate() error {
@@ -350,115 +285,6 @@ func (v *TerminalResultView) Validate() error {
 		return errors.New("terminal result view: exitCode and signal are mutually exclusive")
 	}
 	return nil
-}
-
-// Validate implements ResultView: a settled diff card needs at least one hunk.
-func (v *DiffResultView) Validate() error {
-	if err := validateDiffs(v.Diffs, true); err != nil {
-		return fmt.Errorf("diff result view: %w", err)
-	}
-	return nil
-}
-
-// Validate implements ResultView.
-func (v *SearchMatchesView) Validate() error {
-	if v.Total < 0 {
-		return errors.New("search view: negative total")
-	}
-	for i, f := range v.Files {
-		if f.Path == "" {
-			return fmt.Errorf("search view: files[%d] has no path", i)
-		}
-	}
-	return nil
-}
-
-// Validate implements ResultView.
-func (v *SearchPathsView) Validate() error {
-	if v.Total < 0 {
-		return errors.New("search view: negative total")
-	}
-	return nil
-}
-
-// Validate implements ResultView.
-func (v *ReadResultView) Validate() error {
-	switch {
-	case v.Path == "":
-		return errors.New("read view: no path")
-	case v.Offset < 0 || v.TotalLines < 0:
-		return errors.New("read view: negative offset or totalLines")
-	}
-	return nil
-}
-
-// Validate implements ResultView.
-func (v *WebSearchView) Validate() error {
-	for i, s := range v.Sources {
-		if s.URL == "" {
-			return fmt.Errorf("web search view: sources[%d] has no url", i)
-		}
-	}
-	return nil
-}
-
-// Validate implements ResultView.
-func (v *WebFetchView) Validate() error {
-	if v.URL == "" {
-		return errors.New("web fetch view: no url")
-	}
-	return nil
-}
-
-func validateDiffs(diffs []FileDiff, nonEmpty bool) error {
-	if nonEmpty && len(diffs) == 0 {
-		return errors.New("no diffs")
-	}
-	for i, d := range diffs {
-		if d.Path == "" {
-			return fmt.Errorf("diffs[%d] has no path", i)
-		}
-		if d.OldStart < 0 || d.NewStart < 0 {
-			return fmt.Errorf("diffs[%d] has a negative start line", i)
-		}
-	}
-	return nil
-}
-
-func validateLocations(locs []FileLocation) error {
-	for i, l := range locs {
-		if l.Path == "" {
-			return fmt.Errorf("locations[%d] has no path", i)
-		}
-		if l.Line < 0 {
-			return fmt.Errorf("locations[%d] has a negative line", i)
-		}
-	}
-	return nil
-}
-
-// MarshalJSON writes the view with its discriminants first (marshalView).
-func (v *GenericCallView) MarshalJSON() ([]byte, error) {
-	type plain GenericCallView
-	return marshalView(v, (*plain)(v))
-}
-
-// MarshalJSON writes the view with its discriminants first (marshalView).
-func (v *TerminalCallView) MarshalJSON() ([]byte, error) {
-	type plain TerminalCallView
-	return marshalView(v, (*plain)(v))
-}
-
-// MarshalJSON writes the view with its discriminants first (marshalView).
-func (v *DiffCallView) MarshalJSON() ([]byte, error) {
-	type plain DiffCallView
-	return marshalView(v, (*plain)(v))
-}
-
-// MarshalJSON writes the view with its discriminants first (marshalView).
-func (v *GenericResultView) MarshalJSON() ([]byte, error) {
-	type plain GenericResultView
-	return marshalView(v, (*plain)(v))
 }
 
 // MarshalJSON writes the view with its "card" tag first. It writes what
@@ -490,10 +316,73 @@ func (v *TerminalResultView) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// DiffResultView shows the applied hunks.
+type DiffResultView struct {
+	Title string     `json:"title,omitempty"`
+	Diffs []FileDiff `json:"diffs"`
+}
+
+// Card implements ResultView.
+func (*DiffResultView) Card() string { return CardDiff }
+
+// ViewTitle implements ResultView.
+func (v *DiffResultView) ViewTitle() string { return v.Title }
+
+func (*DiffResultView) isResultView() {}
+
+// Validate implements ResultView: a settled diff card needs at least one hunk.
+func (v *DiffResultView) Validate() error {
+	if err := validateDiffs(v.Diffs, true); err != nil {
+		return fmt.Errorf("diff result view: %w", err)
+	}
+	return nil
+}
+
 // MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *DiffResultView) MarshalJSON() ([]byte, error) {
 	type plain DiffResultView
 	return marshalView(v, (*plain)(v))
+}
+
+// SearchFileMatches groups the matches of one file.
+type SearchFileMatches struct {
+	Path    string            `json:"path"`
+	Matches []SearchLineMatch `json:"matches"`
+}
+
+// SearchLineMatch is one matching line.
+type SearchLineMatch struct {
+	LineNumber int    `json:"lineNumber"`
+	Line       string `json:"line"`
+}
+
+// SearchMatchesView shows grep-like matches grouped by file.
+type SearchMatchesView struct {
+	Title     string              `json:"title,omitempty"`
+	Files     []SearchFileMatches `json:"files"`
+	Truncated bool                `json:"truncated"`
+	Total     int                 `json:"total"`
+}
+
+// Card implements ResultView.
+func (*SearchMatchesView) Card() string { return CardSearch }
+
+// ViewTitle implements ResultView.
+func (v *SearchMatchesView) ViewTitle() string { return v.Title }
+
+func (*SearchMatchesView) isResultView() {}
+
+// Validate implements ResultView.
+func (v *SearchMatchesView) Validate() error {
+	if v.Total < 0 {
+		return errors.New("search view: negative total")
+	}
+	for i, f := range v.Files {
+		if f.Path == "" {
+			return fmt.Errorf("search view: files[%d] has no path", i)
+		}
+	}
+	return nil
 }
 
 // MarshalJSON writes the view with its discriminants first (marshalView).
@@ -502,10 +391,65 @@ func (v *SearchMatchesView) MarshalJSON() ([]byte, error) {
 	return marshalView(v, (*plain)(v))
 }
 
+// SearchPathsView shows glob-like paths.
+type SearchPathsView struct {
+	Title     string   `json:"title,omitempty"`
+	Paths     []string `json:"paths"`
+	Truncated bool     `json:"truncated"`
+	Total     int      `json:"total"`
+}
+
+// Card implements ResultView.
+func (*SearchPathsView) Card() string { return CardSearch }
+
+// ViewTitle implements ResultView.
+func (v *SearchPathsView) ViewTitle() string { return v.Title }
+
+func (*SearchPathsView) isResultView() {}
+
+// Validate implements ResultView.
+func (v *SearchPathsView) Validate() error {
+	if v.Total < 0 {
+		return errors.New("search view: negative total")
+	}
+	return nil
+}
+
 // MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *SearchPathsView) MarshalJSON() ([]byte, error) {
 	type plain SearchPathsView
 	return marshalView(v, (*plain)(v))
+}
+
+// ReadResultView shows numbered file lines. Offset is the requested 1-based
+// start, kept even when Lines is empty; Content is envelope-stripped text.
+type ReadResultView struct {
+	Title      string         `json:"title,omitempty"`
+	Path       string         `json:"path"`
+	Offset     int            `json:"offset"`
+	Lines      []ReadFileLine `json:"lines"`
+	TotalLines int            `json:"totalLines"`
+	Lang       string         `json:"lang,omitempty"`
+	Content    Content        `json:"content,omitempty"`
+}
+
+// Card implements ResultView.
+func (*ReadResultView) Card() string { return CardRead }
+
+// ViewTitle implements ResultView.
+func (v *ReadResultView) ViewTitle() string { return v.Title }
+
+func (*ReadResultView) isResultView() {}
+
+// Validate implements ResultView.
+func (v *ReadResultView) Validate() error {
+	switch {
+	case v.Path == "":
+		return errors.New("read view: no path")
+	case v.Offset < 0 || v.TotalLines < 0:
+		return errors.New("read view: negative offset or totalLines")
+	}
+	return nil
 }
 
 // MarshalJSON writes the view with its "card" tag first (nil lines as
@@ -557,16 +501,101 @@ func (v *ReadResultView) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// WebSource is one cited web page.
+type WebSource struct {
+	URL         string `json:"url"`
+	Title       string `json:"title,omitempty"`
+	Snippet     string `json:"snippet,omitempty"`
+	PublishedAt string `json:"publishedAt,omitempty"`
+}
+
+// WebSearchView shows a web search's sources and answer.
+type WebSearchView struct {
+	Title     string      `json:"title,omitempty"`
+	Sources   []WebSource `json:"sources"`
+	Answer    string      `json:"answer,omitempty"`
+	Truncated bool        `json:"truncated"`
+}
+
+// Card implements ResultView.
+func (*WebSearchView) Card() string { return CardWeb }
+
+// ViewTitle implements ResultView.
+func (v *WebSearchView) ViewTitle() string { return v.Title }
+
+func (*WebSearchView) isResultView() {}
+
+// Validate implements ResultView.
+func (v *WebSearchView) Validate() error {
+	for i, s := range v.Sources {
+		if s.URL == "" {
+			return fmt.Errorf("web search view: sources[%d] has no url", i)
+		}
+	}
+	return nil
+}
+
 // MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *WebSearchView) MarshalJSON() ([]byte, error) {
 	type plain WebSearchView
 	return marshalView(v, (*plain)(v))
 }
 
+// WebFetchView shows a fetched URL and its status.
+type WebFetchView struct {
+	Title      string `json:"title,omitempty"`
+	URL        string `json:"url"`
+	StatusCode int    `json:"statusCode"`
+	Truncated  bool   `json:"truncated"`
+}
+
+// Card implements ResultView.
+func (*WebFetchView) Card() string { return CardWeb }
+
+// ViewTitle implements ResultView.
+func (v *WebFetchView) ViewTitle() string { return v.Title }
+
+func (*WebFetchView) isResultView() {}
+
+// Validate implements ResultView.
+func (v *WebFetchView) Validate() error {
+	if v.URL == "" {
+		return errors.New("web fetch view: no url")
+	}
+	return nil
+}
+
 // MarshalJSON writes the view with its discriminants first (marshalView).
 func (v *WebFetchView) MarshalJSON() ([]byte, error) {
 	type plain WebFetchView
 	return marshalView(v, (*plain)(v))
+}
+
+func validateDiffs(diffs []FileDiff, nonEmpty bool) error {
+	if nonEmpty && len(diffs) == 0 {
+		return errors.New("no diffs")
+	}
+	for i, d := range diffs {
+		if d.Path == "" {
+			return fmt.Errorf("diffs[%d] has no path", i)
+		}
+		if d.OldStart < 0 || d.NewStart < 0 {
+			return fmt.Errorf("diffs[%d] has a negative start line", i)
+		}
+	}
+	return nil
+}
+
+func validateLocations(locs []FileLocation) error {
+	for i, l := range locs {
+		if l.Path == "" {
+			return fmt.Errorf("locations[%d] has no path", i)
+		}
+		if l.Line < 0 {
+			return fmt.Errorf("locations[%d] has a negative line", i)
+		}
+	}
+	return nil
 }
 
 // marshalView writes view v as {"card":…[, key:tag], …fields of body}, its

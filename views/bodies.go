@@ -10,77 +10,11 @@ import (
 	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/aymanbagabas/go-udiff"
-
-	"prism/core"
 )
 
 // maxDiffInput bounds the text a diff is computed over; larger changes are
 // shown as plain old/new sides.
 const maxDiffInput = 256 << 10
-
-func newDiffBody(diffs []core.FileDiff, intent bool) *DiffBody {
-	b := &DiffBody{Intent: intent}
-	budget := maxLines
-	for i, d := range diffs {
-		if i == 50 {
-			break
-		}
-		f := DiffFile{Path: firstLine(clean(d.Path), 500), New: d.OldText == nil}
-		old := ""
-		if d.OldText != nil {
-			old = clean(*d.OldText)
-		}
-		lines := diffLines(old, clean(d.NewText))
-		// Number the rows as the file does when the tool says where the
-		// hunk starts (a whole new text starts at line 1); a snippet whose
-		// place is unknown (a pending edit, dsh's meta) gets no numbers
-		// rather than wrong ones.
-		f.Numbered = d.OldStart > 0 || d.NewStart > 0 || d.OldText == nil
-		oldOff, newOff := max(d.OldStart, 1)-1, max(d.NewStart, 1)-1
-		for i := range lines {
-			if lines[i].Old > 0 {
-				lines[i].Old += oldOff
-			}
-			if lines[i].New > 0 {
-				lines[i].New += newOff
-			}
-		}
-		for _, l := range lines {
-			switch l.Op {
-			case '+':
-				b.Added++
-			case '-':
-				b.Removed++
-			}
-		}
-		if len(lines) > budget {
-			f.Hidden = len(lines) - budget
-			lines = lines[:budget]
-		}
-		budget -= len(lines)
-		f.Lines = lines
-		b.Files = append(b.Files, f)
-	}
-	// Collapse: the first previewLines rows of the whole card show; the rest
-	// expand.
-	n := 0
-	for fi := range b.Files {
-		for li := range b.Files[fi].Lines {
-			n++
-			b.Files[fi].Lines[li].Expanded = n > previewLines
-		}
-	}
-	return b
-}
-
-// Rows returns how many diff rows the card has (for the collapse label).
-func (b *DiffBody) Rows() int {
-	n := 0
-	for _, f := range b.Files {
-		n += len(f.Lines) + f.Hidden
-	}
-	return n
-}
 
 // diffLines returns the numbered rows of a change from old to new: context,
 // removed and added lines with 3 lines of context, '~' between hunks.
@@ -148,35 +82,6 @@ func sideLines(op byte, s string) []DiffLine {
 		out = append(out, l)
 	}
 	return out
-}
-
-func newReadBody(x *core.ReadResultView) *ReadBody {
-	b := &ReadBody{
-		Label:      firstLine(clean(x.Title), 300),
-		Lang:       firstLine(clean(x.Lang), 40),
-		TotalLines: x.TotalLines,
-		Empty:      len(x.Lines) == 0,
-	}
-	if b.Label == "" {
-		b.Label = firstLine(clean(x.Path), 300)
-	}
-	lines := x.Lines
-	if len(lines) > maxLines {
-		lines = lines[:maxLines]
-	}
-	b.Shown = len(lines)
-	b.Partial = b.Shown < x.TotalLines
-	texts := make([]string, len(lines))
-	for i, l := range lines {
-		texts[i] = strings.ReplaceAll(clean(l.Text), "\n", " ")
-	}
-	toks := cachedHighlight(x.Lang, x.Path, texts)
-	for i, l := range lines {
-		cl := CodeLine{N: l.Number, Tokens: toks[i], Expanded: i >= previewLines}
-		cl.Tokens, cl.Cut = cutTokens(cl.Tokens, maxLineRunes)
-		b.Lines = append(b.Lines, cl)
-	}
-	return b
 }
 
 func cutTokens(ts []Token, max int) ([]Token, int) {
@@ -313,33 +218,6 @@ func tokenRules(s *chroma.Style) []cssRule {
 // numbers (not tokens).
 var chromaStructural = map[string]bool{"lnlinks": true, "lntd": true, "lntable": true, "hl": true,
 	"lnt": true, "ln": true, "line": true, "cl": true}
-
-func newMatchesBody(x *core.SearchMatchesView, res core.ToolResult) *MatchesBody {
-	b := &MatchesBody{Total: x.Total, Truncated: x.Truncated}
-	budget := maxLines
-	for _, f := range x.Files {
-		b.Count += len(f.Matches)
-		if budget <= 0 {
-			b.Hidden += len(f.Matches)
-			continue
-		}
-		mf := MatchFile{Path: firstLine(clean(f.Path), 500)}
-		for _, m := range f.Matches {
-			if budget <= 0 {
-				b.Hidden++
-				continue
-			}
-			text, cut := cutLine(strings.ReplaceAll(clean(m.Line), "\n", " "), maxLineRunes)
-			mf.Matches = append(mf.Matches, Line{N: m.LineNumber, Text: text, Cut: cut})
-			budget--
-		}
-		b.Files = append(b.Files, mf)
-	}
-	if x.Truncated {
-		b.Recovery = newClip(res.Content.PlainText(), 40)
-	}
-	return b
-}
 
 // hlCache memoizes cachedHighlight, a pure and slow function (chroma's lexers
 // are regexp-based): a card is rendered for the page, for every live

@@ -90,3 +90,44 @@ func TestCardKindRows(t *testing.T) {
 		}
 	}
 }
+
+// TestCardKindRowsCoverCore: every view type core registers has exactly
+// one row of callKinds or resultKinds, but the generic ones, which have
+// none: a kind registered in core without its card here fails.
+func TestCardKindRowsCoverCore(t *testing.T) {
+	calls, results := core.RegisteredViews()
+	if len(calls) == 0 || len(results) == 0 {
+		t.Fatalf("core registers %d call and %d result views", len(calls), len(results))
+	}
+	want := func(v interface{ Card() string }) int {
+		if v.Card() == core.CardGeneric {
+			return 0
+		}
+		return 1
+	}
+	for _, v := range calls {
+		in := bodyInput{card: &Card{ID: "k", CallID: "c1", Name: "tool", Args: "{}", HasCall: true}, view: &CardView{}}
+		rows := 0
+		for _, k := range callKinds {
+			if _, ok := k.body(v, in); ok {
+				rows++
+			}
+		}
+		if rows != want(v) {
+			t.Errorf("%T (card %q) matches %d rows of callKinds, want %d", v, v.Card(), rows, want(v))
+		}
+	}
+	for _, v := range results {
+		c := &Card{ID: "k", CallID: "c1", Name: "tool", Args: "{}", HasCall: true,
+			Result: &core.ToolResultData{Message: core.NewToolResultMessage("r1", "c1", core.Text("x"), false)}}
+		rows := 0
+		for _, k := range resultKinds {
+			if _, ok := k.body(v, bodyInput{card: c, view: &CardView{}}); ok {
+				rows++
+			}
+		}
+		if rows != want(v) {
+			t.Errorf("%T (card %q) matches %d rows of resultKinds, want %d", v, v.Card(), rows, want(v))
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"path"
 	"reflect"
 	"strings"
 	"time"
@@ -35,7 +34,7 @@ type CardView struct {
 	Server, FullName string
 	State            string // pending | running | ok | error | stopped
 	Outcome          string // see Card.Outcome
-	Kind             string // the card kind shown: generic, terminal, diff, read, search, web, image
+	Kind             string // the card kind shown: the view's Card(), or generic
 	Title, Summary   string
 	Started          string // call time, HH:MM:SS UTC
 	StartedISO       string
@@ -55,10 +54,9 @@ type CardView struct {
 	Downloads *Downloads
 	Current   bool // the page's current element (a jump's target)
 
-	// Body is the card kind's body: *TerminalBody, *DiffBody, *ReadBody,
-	// *MatchesBody, *PathsBody, *WebSearchBody, *WebFetchBody, *ImageBody
-	// or *GenericBody, built from the views by the rows of callKinds and
-	// resultKinds.
+	// Body is the card kind's body, built from the views by the rows of
+	// callKinds and resultKinds (views/cardkinds.templ): *TerminalBody,
+	// *DiffBody… or, for a view without a row, *GenericBody.
 	Body CardBody
 
 	// Model is what the model received from the call (nil while pending).
@@ -66,161 +64,6 @@ type CardView struct {
 
 	// Child is the subagent a subagent call started, nested (nil: none).
 	Child *ChildView
-}
-
-// ImageBody is the image card: thumbnails and the result text.
-type ImageBody struct {
-	Images []ImageThumb
-	Out    Clip
-}
-
-// ImageThumb is one inline thumbnail. Src is a data: URL built only from a
-// validated raster image carried in durable data (core.InlineImage), never
-// a remote address.
-type ImageThumb struct {
-	Src           string
-	Width, Height int
-	Caption       string
-}
-
-// TerminalBody is a command, where it ran and what it printed.
-type TerminalBody struct {
-	Description string
-	Command     []string // one row per command line
-	Cwd         string
-	Output      Clip
-	Exit        string // "exit code 2" / "signal SIGKILL"; "" for a clean exit
-	Running     bool
-}
-
-// DiffBody is a list of file changes.
-type DiffBody struct {
-	Files          []DiffFile
-	Added, Removed int
-	Intent         bool // a pending call's intended change
-}
-
-// DiffFile is one file's change, as numbered lines.
-type DiffFile struct {
-	Path   string
-	Lines  []DiffLine
-	Hidden int // lines beyond the card's bound
-	New    bool
-	// Numbered: the rows carry the file's line numbers (else none: the
-	// snippet's place in the file is unknown).
-	Numbered bool
-}
-
-// DiffLine is one row of a diff: Op is ' ', '+', '-' or '~' (a hunk gap).
-type DiffLine struct {
-	Op       byte
-	Old, New int // line numbers in the old and new file (0 = none)
-	Text     string
-	Expanded bool // beyond the collapsed preview
-}
-
-// ReadBody is a line-numbered, highlighted file window.
-type ReadBody struct {
-	Label, Lang string
-	Lines       []CodeLine
-	Shown       int
-	TotalLines  int
-	Partial     bool
-	Empty       bool
-}
-
-// CodeLine is one highlighted line with the file's own number.
-type CodeLine struct {
-	N        int
-	Tokens   []Token
-	Cut      int
-	Expanded bool
-}
-
-// Token is a run of text with a highlighter class ("" for plain).
-type Token struct{ Class, Text string }
-
-// MatchesBody is grep-like matches grouped by file.
-type MatchesBody struct {
-	Files     []MatchFile
-	Count     int
-	Total     int
-	Truncated bool
-	Hidden    int
-	Recovery  Clip
-}
-
-// MatchFile is one file's matches.
-type MatchFile struct {
-	Path    string
-	Matches []Line
-}
-
-// PathsBody is glob-like paths.
-type PathsBody struct {
-	Paths     Clip
-	Total     int
-	Truncated bool
-	Recovery  Clip
-}
-
-// WebSearchBody is a web search's answer and sources.
-type WebSearchBody struct {
-	Answer    Clip
-	Sources   []WebSourceView
-	Truncated bool
-}
-
-// WebSourceView is one cited source; Href is set only for http(s) URLs.
-type WebSourceView struct {
-	URL, Href, Title, Snippet, Date string
-}
-
-// WebFetchBody is a fetched URL and its HTTP status.
-type WebFetchBody struct {
-	URL, Href  string
-	StatusCode int
-	Truncated  bool
-}
-
-// GenericBody is the IN/OUT card: the input and the result text.
-type GenericBody struct {
-	In       Clip
-	Out      Clip
-	OutError bool
-	HasOut   bool
-	Images   []string // image attachments, described
-	// InNotRecorded: the call's arguments were not recorded (its
-	// argument string is empty, as an importer writes it when the source
-	// did not capture them: OpenTelemetry spans without content capture).
-	// OutNotRecorded: neither was its result (the result's meta says
-	// MetaResultNotRecorded). The card says so, never an empty box.
-	InNotRecorded, OutNotRecorded bool
-}
-
-// MetaResultNotRecorded is the key of a tool result's meta that says the
-// source did not record the result ({"resultNotRecorded": true}): the card
-// says "result not recorded" instead of "no output".
-const MetaResultNotRecorded = "resultNotRecorded"
-
-// argsNotRecorded reports whether a card's call has an empty argument
-// string: never what a model sends (no arguments are "{}"), but what an
-// importer writes when its source did not record them.
-func argsNotRecorded(c *Card) bool {
-	return c.HasCall && c.Args == ""
-}
-
-// resultNotRecorded reports whether a result's meta says its source did
-// not record it (MetaResultNotRecorded).
-func resultNotRecorded(meta json.RawMessage) bool {
-	if len(meta) == 0 || !bytes.Contains(meta, []byte(MetaResultNotRecorded)) {
-		return false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(meta, &m) != nil {
-		return false
-	}
-	return string(m[MetaResultNotRecorded]) == "true"
 }
 
 // ApprovalView is a card's approval: why the call asks, and either the
@@ -427,11 +270,7 @@ func (v *CardView) pendingBody(c *Card, cv core.CallView, cwd string) {
 			return
 		}
 	}
-	g := &GenericBody{In: inputClip(c, cv)}
-	if argsNotRecorded(c) {
-		g.In, g.InNotRecorded = Clip{Empty: true}, true
-	}
-	v.Kind, v.Body = core.CardGeneric, g
+	v.Kind, v.Body = core.CardGeneric, newGenericCallBody(c, cv)
 }
 
 // resultBody builds the body of a completed card: its result view's row of
@@ -448,8 +287,8 @@ func (v *CardView) resultBody(c *Card, cv core.CallView, rv core.ResultView, cwd
 }
 
 // CardBody is the body of one card kind: its screen model, which renders
-// itself with its component (views/card.templ). A body whose clips may cut
-// text also implements clipBody.
+// itself with its component (views/cardkinds.templ). A body whose clips
+// may cut text also implements clipBody.
 type CardBody interface {
 	component(v *CardView) templ.Component
 }
@@ -501,185 +340,6 @@ func kindOf[V any](body func(x V, in bodyInput) CardBody, cut func(x V) []string
 	return k
 }
 
-// callKinds are the card kinds of pending calls, by call view type; a call
-// view without a row (the generic one) gets the generic card. The card's
-// data-card is the view's Card().
-var callKinds = [...]bodyKind{
-	kindOf(newTerminalCallBody, nil),
-	kindOf(func(x *core.DiffCallView, _ bodyInput) CardBody { return newDiffBody(x.Diffs, true) }, nil),
-}
-
-// resultKinds are the card kinds of completed calls, by result view type; a
-// result view without a row (the generic one) gets the generic card.
-var resultKinds = [...]bodyKind{
-	kindOf(newTerminalResultBody, nil),
-	kindOf(func(x *core.DiffResultView, _ bodyInput) CardBody { return newDiffBody(x.Diffs, false) }, nil),
-	kindOf(func(x *core.ReadResultView, _ bodyInput) CardBody { return newReadBody(x) }, readCut),
-	kindOf(func(x *core.SearchMatchesView, in bodyInput) CardBody {
-		return newMatchesBody(x, in.card.Result.Projection())
-	}, matchesCut),
-	kindOf(newPathsBody, pathsCut),
-	kindOf(newWebSearchBody, webSearchCut),
-	kindOf(func(x *core.ImageResultView, _ bodyInput) CardBody { return newImageBody(x) }, nil),
-	kindOf(newWebFetchBody, webFetchCut),
-}
-
-func newTerminalCallBody(x *core.TerminalCallView, in bodyInput) CardBody {
-	c := in.card
-	return &TerminalBody{
-		Description: firstLine(clean(x.Description), 300),
-		Command:     commandLines(x.Title),
-		Cwd:         resolveCwd(in.cwd, x.Cwd, true),
-		Running:     c.Result == nil && !c.Stopped && !c.Approval.Waiting(),
-	}
-}
-
-// newTerminalResultBody builds a finished command's card; the command
-// becomes the card's title when nothing better names it.
-func newTerminalResultBody(x *core.TerminalResultView, in bodyInput) CardBody {
-	t := &TerminalBody{}
-	cmd := x.Title
-	if tc, ok := in.call.(*core.TerminalCallView); ok {
-		if cmd == "" {
-			cmd = tc.Title
-		}
-		t.Description = firstLine(clean(tc.Description), 300)
-		t.Cwd = resolveCwd(in.cwd, tc.Cwd, true)
-	}
-	t.Command = commandLines(cmd)
-	if x.Output != nil {
-		t.Output = newClip(*x.Output, maxLines)
-	} else {
-		t.Output = Clip{Empty: true}
-	}
-	switch {
-	case x.Signal != "":
-		t.Exit = "signal " + clean(x.Signal)
-	case x.ExitCode != nil && *x.ExitCode != 0:
-		t.Exit = fmt.Sprintf("exit code %d", *x.ExitCode)
-	}
-	if v := in.view; v.Title == in.card.Name || v.Title == "" {
-		v.Title = firstLine(clean(cmd), 200)
-	}
-	return t
-}
-
-func newPathsBody(x *core.SearchPathsView, in bodyInput) CardBody {
-	b := &PathsBody{Paths: newClip(strings.Join(x.Paths, "\n"), maxLines), Total: x.Total, Truncated: x.Truncated}
-	if x.Truncated {
-		b.Recovery = newClip(in.card.Result.Projection().Content.PlainText(), 40)
-	}
-	return b
-}
-
-func newWebSearchBody(x *core.WebSearchView, _ bodyInput) CardBody {
-	b := &WebSearchBody{Answer: newClip(x.Answer, maxLines), Truncated: x.Truncated}
-	for i, s := range x.Sources {
-		if i == 100 {
-			break
-		}
-		b.Sources = append(b.Sources, WebSourceView{
-			URL: firstLine(clean(s.URL), 500), Href: safeHref(s.URL),
-			Title: firstLine(clean(s.Title), 300), Snippet: firstLine(clean(s.Snippet), 600),
-			Date: firstLine(clean(s.PublishedAt), 40),
-		})
-	}
-	return b
-}
-
-func newWebFetchBody(x *core.WebFetchView, _ bodyInput) CardBody {
-	return &WebFetchBody{URL: firstLine(clean(x.URL), 500), Href: safeHref(x.URL), StatusCode: x.StatusCode, Truncated: x.Truncated}
-}
-
-// newImageBody builds the image card from a validated view: each image
-// becomes a data: URL of its own (checked) bytes.
-func newImageBody(x *core.ImageResultView) *ImageBody {
-	b := &ImageBody{Out: newClip(x.Content.PlainText(), maxLines)}
-	for _, im := range x.Images {
-		if im.Validate() != nil {
-			continue
-		}
-		t := ImageThumb{Src: "data:" + im.MediaType + ";base64," + im.Data, Width: im.Width, Height: im.Height}
-		caption := []string{}
-		if n := firstLine(clean(im.Name), 120); n != "" {
-			caption = append(caption, n)
-		}
-		w, h := im.Width, im.Height
-		if im.Original != nil {
-			w, h = im.Original.Width, im.Original.Height
-		}
-		caption = append(caption, fmt.Sprintf("%d×%d", w, h))
-		if im.Bytes > 0 {
-			caption = append(caption, Bytes(im.Bytes))
-		}
-		t.Caption = strings.Join(caption, " · ")
-		b.Images = append(b.Images, t)
-	}
-	return b
-}
-
-// newGenericResultBody builds the IN/OUT card of a result whose view has no
-// card kind of its own: the generic view's content, else the result's.
-func newGenericResultBody(rv core.ResultView, in bodyInput) CardBody {
-	c, cv := in.card, in.call
-	res := c.Result.Projection()
-	g := &GenericBody{OutError: res.IsError, HasOut: true}
-	if _, single := cv.(*core.DiffCallView); !single {
-		g.In = inputClip(c, cv)
-		if argsNotRecorded(c) {
-			g.In, g.InNotRecorded = Clip{Empty: true}, true
-		}
-	} else {
-		g.In = Clip{Empty: true}
-	}
-	if gv, ok := rv.(*core.GenericResultView); ok && len(gv.Content) > 0 {
-		res.Content = gv.Content
-	}
-	var text []string
-	for _, b := range res.Content {
-		switch x := b.(type) {
-		case *core.TextBlock:
-			text = append(text, x.Text)
-		case *core.ImageBlock:
-			g.Images = append(g.Images, clean(fmt.Sprintf("%s %s %d×%d (%s)", x.Attachment.Name, x.Attachment.MediaType, x.Attachment.Width, x.Attachment.Height, Bytes(x.Attachment.Bytes))))
-		default:
-			text = append(text, core.Content{b}.PlainText())
-		}
-	}
-	out := strings.Join(text, "\n")
-	if out == "" && c.Result.Error != nil {
-		out = c.Result.Error.Name + ": " + c.Result.Error.Code
-	}
-	g.Out = newClip(out, maxLines)
-	g.OutNotRecorded = g.Out.Empty && len(g.Images) == 0 && resultNotRecorded(res.Meta)
-	return g
-}
-
-func (t *TerminalBody) clips() []*Clip  { return []*Clip{&t.Output} }
-func (g *GenericBody) clips() []*Clip   { return []*Clip{&g.Out} }
-func (b *ImageBody) clips() []*Clip     { return []*Clip{&b.Out} }
-func (w *WebSearchBody) clips() []*Clip { return []*Clip{&w.Answer} }
-func (p *PathsBody) clips() []*Clip     { return []*Clip{&p.Paths} }
-
-// inputClip is the IN section: the generic view's raw input (or content), or
-// the raw argument string, pretty-printed when it is JSON.
-func inputClip(c *Card, cv core.CallView) Clip {
-	if g, ok := cv.(*core.GenericCallView); ok {
-		if len(g.Content) > 0 {
-			return newClip(g.Content.PlainText(), maxLines)
-		}
-		if g.RawInput != nil {
-			if s, ok := g.RawInput.(string); ok {
-				return newClip(s, maxLines)
-			}
-			if b, err := json.MarshalIndent(g.RawInput, "", "  "); err == nil {
-				return newClip(string(b), maxLines)
-			}
-		}
-	}
-	return newClip(prettyJSON(c.Args), maxLines)
-}
-
 // prettyJSON indents s when it is JSON and returns it unchanged otherwise.
 func prettyJSON(s string) string {
 	if len(s) > 4<<20 {
@@ -708,33 +368,6 @@ func summary(c *Card) string {
 		}
 	}
 	return ""
-}
-
-func commandLines(cmd string) []string {
-	cmd, _ = capBytes(clean(cmd), 16<<10)
-	lines := strings.Split(strings.TrimRight(cmd, "\n"), "\n")
-	if len(lines) > 40 {
-		lines = append(lines[:40:40], fmt.Sprintf("… %s more lines", Count(len(lines)-40)))
-	}
-	for i, l := range lines {
-		lines[i], _ = cutLine(l, maxLineRunes)
-	}
-	return lines
-}
-
-// resolveCwd resolves a terminal's cwd against the session cwd; an omitted
-// cwd is the session's.
-func resolveCwd(session, cwd string, known bool) string {
-	session, cwd = clean(session), clean(cwd)
-	switch {
-	case !known:
-		return ""
-	case cwd == "":
-		return session
-	case strings.HasPrefix(cwd, "/") || session == "":
-		return cwd
-	}
-	return path.Join(session, cwd)
 }
 
 // safeHref returns u when it is an absolute http(s) URL, else "": only such

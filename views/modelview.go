@@ -90,45 +90,6 @@ func toolTruncation(rv core.ResultView, text string) []string {
 	return out
 }
 
-func matchesCut(x *core.SearchMatchesView) []string {
-	if !x.Truncated {
-		return nil
-	}
-	n := 0
-	for _, f := range x.Files {
-		n += len(f.Matches)
-	}
-	return []string{fmt.Sprintf("the tool sent %s of %s", plural(n, "match", "matches"), Count(x.Total))}
-}
-
-func pathsCut(x *core.SearchPathsView) []string {
-	if !x.Truncated {
-		return nil
-	}
-	return []string{fmt.Sprintf("the tool sent %s of %s", plural(len(x.Paths), "path", "paths"), Count(x.Total))}
-}
-
-func readCut(x *core.ReadResultView) []string {
-	if n := len(x.Lines); n > 0 && x.TotalLines > n {
-		return []string{fmt.Sprintf("the tool sent lines %d–%d of %s", x.Lines[0].Number, x.Lines[n-1].Number, plural(x.TotalLines, "line", "lines"))}
-	}
-	return nil
-}
-
-func webSearchCut(x *core.WebSearchView) []string {
-	if x.Truncated {
-		return []string{"the tool truncated the search results"}
-	}
-	return nil
-}
-
-func webFetchCut(x *core.WebFetchView) []string {
-	if x.Truncated {
-		return []string{"the tool truncated the fetched page"}
-	}
-	return nil
-}
-
 // modelSummary is the model view's toggle label: what the model received.
 func modelSummary(m *ModelView) string {
 	var kinds []string

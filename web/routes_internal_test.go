@@ -9,8 +9,8 @@ import (
 
 // TestRouteTable: the main listener registers exactly the table's rows (a
 // GET row with its HEAD, an any-method row for every method), no row is
-// there twice, and the public paths are the ones the security section of
-// the README names.
+// there twice, and the public paths are the ones the README's "JSON API and
+// routes" names.
 func TestRouteTable(t *testing.T) {
 	s := New(Deps{Sessions: &logSource{}, Presenter: genericPresenter{}})
 	defer s.Close()

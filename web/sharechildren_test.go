@@ -1,11 +1,13 @@
 package web_test
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
 
 	"prism/core"
+	"prism/core/coretest"
 )
 
 // TestShareChildren_onlyWithTheBox: a link of a parent made without
@@ -101,6 +103,41 @@ func TestShareChildren_onlyWithTheBox(t *testing.T) {
 		}
 		if strings.Contains(got, `/sessions/p`) || strings.Contains(got, "delegate") || strings.Contains(got, `>p</a>`) || strings.Contains(got, `"p"`) {
 			t.Errorf("GET %s (the child's link) reveals its parent", path)
+		}
+	}
+}
+
+// TestShareFork_neverNamesItsSource: a fork's link (page, saved page,
+// JSONL, live stream) never names the session it was forked from — its
+// header's parentSession is the source's id, an owner's fact — while the
+// inherited events it shows as its own stay.
+func TestShareFork_neverNamesItsSource(t *testing.T) {
+	e, _ := shareEnv(t, nil)
+	src := coretest.NewBuilder(t0)
+	src.TurnStart().StepStart().User("zqsource prompt").Call("c1", "note", `{"title":"t"}`).
+		Result("c1", "noted", false, nil, nil).StepEnd().TurnEnd(core.TurnCompleted)
+	e.session(t, "zqsrc", src.Events)
+	seed := int64(len(src.Events))
+	if err := e.store.CreateSession(context.Background(), core.SessionHeader{ID: "f", CreatedAt: t0 + 300, Cwd: "/work",
+		ParentSession: "zqsrc", SeedLength: &seed}); err != nil {
+		t.Fatal(err)
+	}
+	e.append(t, "f", src.Events...)
+
+	l, _ := shareLinksOf2(t, e, "f", `{}`)
+	for _, path := range []string{l.Page(), l.ExportHTML(), l.Events()} {
+		_, got := e.get(t, path)
+		if !strings.Contains(got, "zqsource prompt") {
+			t.Errorf("GET %s: the fork's inherited events are missing", path)
+		}
+		if i := strings.Index(got, "zqsrc"); i >= 0 {
+			t.Errorf("GET %s names the fork's source: %q", path, got[max(0, i-120):min(len(got), i+40)])
+		}
+	}
+	st := e.stream(t, l.Stream(-1))
+	for _, d := range st.next(t).Data {
+		if strings.Contains(d, "zqsrc") {
+			t.Errorf("the fork link's stream names its source: %s", d)
 		}
 	}
 }

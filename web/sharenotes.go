@@ -96,12 +96,13 @@ func (s *Server) redactedChild(c *views.ChildLog) *views.ChildLog {
 	return r
 }
 
-// shareHeader is header h as a share link shows it: a child's without its
-// parent (a child's link never reveals its parent; its origin still says
-// it is a subagent).
+// shareHeader is header h as a share link shows it: without the session
+// it came from. A child's link never reveals its parent (its origin still
+// says it is a subagent); a fork's never names its source, nor how much of
+// the source it inherited — its inherited events are its own on the link.
 func shareHeader(h core.SessionHeader) core.SessionHeader {
-	if h.ChildOf() != "" {
-		h.ParentSession = ""
+	if h.ParentSession != "" {
+		h.ParentSession, h.SeedLength = "", nil
 	}
 	return h
 }
