@@ -38,7 +38,6 @@ type boardHub struct {
 	frame   []byte             // the latest render
 	err     error              // why the latest render failed
 	version uint64             // counts renders (and failures)
-	renders uint64             // counts renders, for tests
 }
 
 // inFlightFunc returns a running session's latest call still waiting for
@@ -174,7 +173,6 @@ func (h *boardHub) run(ctx context.Context) {
 		h.mu.Lock()
 		h.frame, h.err = frame, err
 		h.version++
-		h.renders++
 		for s := range h.subs {
 			select {
 			case s.kick <- struct{}{}:
