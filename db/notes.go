@@ -77,46 +77,55 @@ func (st *Store) PutNote(ctx context.Context, in notes.Input) (notes.Note, error
 			out, s.notes = n, true
 			return nil
 		}
-		if in.CallID != "" {
-			var one int
-			err := t.tx.QueryRow("SELECT count(*) FROM events WHERE session_id = ? AND call_id = ?", in.Session, in.CallID).Scan(&one)
-			if err != nil {
-				return translate(err, "find call "+in.CallID)
-			}
-			if one == 0 {
-				return notes.CallNotFound(in.Session, in.CallID)
-			}
-		}
-		if key := notes.OnceKey(data); in.Once && key != "" {
-			var id string
-			err := t.tx.QueryRow("SELECT id FROM notes WHERE session_id = ? AND kind = ? AND json_extract(data, '$.key') = ?", in.Session, in.Kind, key).Scan(&id)
-			switch {
-			case err == nil:
-				return notes.OnceConflict(in.Session, in.Kind, key, id)
-			case !errors.Is(err, sql.ErrNoRows):
-				return translate(err, "find note key "+key)
-			}
-		}
-		n := notes.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: s.sum.LastSeq, Time: now, Author: in.Author, Data: data}
-		if in.AtSeq != nil {
-			n.AtSeq = *in.AtSeq
-		}
-		var call any
-		if n.CallID != "" {
-			call = n.CallID
-		}
-		if _, err := t.tx.Exec(`INSERT INTO notes (id, session_id, kind, call_id, at_seq, time, author, data, label, commented)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			n.ID, n.Session, n.Kind, call, n.AtSeq, n.Time, n.Author, string(data), facts.Label, b2i(facts.Commented)); err != nil {
-			return translate(err, "write note on session "+in.Session)
-		}
-		out, s.notes = n, true
-		return nil
+		out, err = t.addNote(in, s, data, facts, now)
+		return err
 	})
 	if err != nil {
 		return notes.Note{}, err
 	}
 	return out, nil
+}
+
+// addNote inserts a new note (in, checked by notes.Check into data and
+// facts) on the stored session s in the transaction: its call must be in
+// the log, a once note's key not taken; AtSeq defaults to the session's
+// last seq. Open pages are told at commit.
+func (t *wtx) addNote(in notes.Input, s *sessState, data []byte, facts notes.Facts, now int64) (notes.Note, error) {
+	if in.CallID != "" {
+		var one int
+		err := t.tx.QueryRow("SELECT count(*) FROM events WHERE session_id = ? AND call_id = ?", in.Session, in.CallID).Scan(&one)
+		if err != nil {
+			return notes.Note{}, translate(err, "find call "+in.CallID)
+		}
+		if one == 0 {
+			return notes.Note{}, notes.CallNotFound(in.Session, in.CallID)
+		}
+	}
+	if key := notes.OnceKey(data); in.Once && key != "" {
+		var id string
+		err := t.tx.QueryRow("SELECT id FROM notes WHERE session_id = ? AND kind = ? AND json_extract(data, '$.key') = ?", in.Session, in.Kind, key).Scan(&id)
+		switch {
+		case err == nil:
+			return notes.Note{}, notes.OnceConflict(in.Session, in.Kind, key, id)
+		case !errors.Is(err, sql.ErrNoRows):
+			return notes.Note{}, translate(err, "find note key "+key)
+		}
+	}
+	n := notes.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: s.sum.LastSeq, Time: now, Author: in.Author, Data: data}
+	if in.AtSeq != nil {
+		n.AtSeq = *in.AtSeq
+	}
+	var call any
+	if n.CallID != "" {
+		call = n.CallID
+	}
+	if _, err := t.tx.Exec(`INSERT INTO notes (id, session_id, kind, call_id, at_seq, time, author, data, label, commented)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		n.ID, n.Session, n.Kind, call, n.AtSeq, n.Time, n.Author, string(data), facts.Label, b2i(facts.Commented)); err != nil {
+		return notes.Note{}, translate(err, "write note on session "+in.Session)
+	}
+	s.notes = true
+	return n, nil
 }
 
 // RemoveNote removes a note and returns it as it is now: it keeps its row,
