@@ -11,7 +11,7 @@ import (
 
 // CreateFork creates a forked session whole, in one transaction: its row
 // (h, source live), its seed and the fork note on its source (note). All
-// of it commits or none of it: a taken id is core.CodeConflict, an unknown
+// of it commits or none of it: a taken id is store.ForkIDTaken, an unknown
 // source core.CodeNotFound, a seed the store refuses the append's error,
 // each naming what failed.
 func (st *Store) CreateFork(ctx context.Context, h core.SessionHeader, seed []core.Event, note notes.Input) error {
@@ -29,7 +29,7 @@ func (st *Store) CreateFork(ctx context.Context, h core.SessionHeader, seed []co
 			return err
 		}
 		if s.exists {
-			return core.Errorf(core.CodeConflict, "create session %s: it already exists", h.ID)
+			return store.ForkIDTaken(note.Session, h.ID)
 		}
 		if err := t.insertSession(s, h, store.SourceLive); err != nil {
 			return err

@@ -31,6 +31,9 @@ func (st *Store) CreateFork(ctx context.Context, h core.SessionHeader, seed []co
 		if err := t.lock(ctx, []string{h.ID}); err != nil {
 			return err
 		}
+		if t.touched[h.ID].exists {
+			return store.ForkIDTaken(note.Session, h.ID)
+		}
 		if err := t.insertSession(h, store.SourceLive); err != nil {
 			return err
 		}

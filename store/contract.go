@@ -54,7 +54,7 @@ type Store interface {
 	// CreateFork creates a forked session whole, in one transaction: its
 	// row (h, source live; on PostgreSQL this node runs it), its seed
 	// (seqs from 0) and note, the fork note on its source. All of it is
-	// stored or none: a taken id is core.CodeConflict, an unknown source
+	// stored or none: a taken id is ForkIDTaken, an unknown source
 	// core.CodeNotFound, a seed the store refuses the append's error, each
 	// naming what failed.
 	CreateFork(ctx context.Context, h core.SessionHeader, seed []core.Event, note notes.Input) error

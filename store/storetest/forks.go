@@ -188,8 +188,8 @@ func testCreateForkAllOrNothing(t *testing.T, e Engine) {
 
 	// A taken id: a conflict, and the stored fork is untouched.
 	err = st.CreateFork(ctx, h, seed, forkNote(h.ID))
-	if core.ErrorCode(err) != core.CodeConflict {
-		t.Errorf("CreateFork of a taken id = %v, want %s", err, core.CodeConflict)
+	if core.ErrorCode(err) != core.CodeSessionAlreadyExists || !strings.Contains(err.Error(), `"fork-ok"`) {
+		t.Errorf("CreateFork of a taken id = %v, want %s naming the id", err, core.CodeSessionAlreadyExists)
 	}
 	if ns, _ := st.Notes(ctx, src.ID, notes.Query{Kind: notes.KindFork}); len(ns) != 1 {
 		t.Errorf("after a refused second fork the source has %d fork notes, want 1", len(ns))
