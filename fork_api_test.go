@@ -124,6 +124,27 @@ func TestForkAPI(t *testing.T) {
 	if status != 201 || out["id"] != "mine" {
 		t.Fatalf("fork with an id = %d %v", status, out)
 	}
+	// A fork's title says it is one, unless the request names one.
+	for id, want := range map[string]string{
+		"": "fork of Show me around this workspace: its files, loose ends, a small fix, and failures. at turn 1", "titled": "my branch"} {
+		body := `{"atTurn":1}`
+		if id != "" {
+			body = `{"id":"` + id + `","atTurn":1,"title":"my branch"}`
+		}
+		status, out, _ := post("/api/sessions/demo/forks", js, body)
+		if status != 201 {
+			t.Fatalf("fork %s = %d %v", body, status, out)
+		}
+		res, err := http.Get(ts.URL + "/sessions/" + out["id"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(page), "<h1>"+want+"</h1>") {
+			t.Errorf("the page of fork %s lacks its title <h1>%s</h1>", body, want)
+		}
+	}
 	for _, tc := range []struct {
 		path, body string
 		status     int

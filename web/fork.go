@@ -37,6 +37,9 @@ type ForkRequest struct {
 	Model  string `json:"model,omitempty"`
 	System string `json:"system,omitempty"`
 	Tools  string `json:"tools,omitempty"`
+	// Title is the fork's title ("" = its prompt's first line, or "fork
+	// of <the source's title> at turn N").
+	Title string `json:"title,omitempty"`
 }
 
 // ForkedSession is the answer of the fork API: the new session.

@@ -40,6 +40,9 @@ type ForkRequest struct {
 	System string
 	// Tools is ToolsReplay ("" too) or ToolsLive.
 	Tools string
+	// Title is the fork's title ("" = its Prompt's first line, or without
+	// a Prompt "fork of <the source's title> at turn N").
+	Title string
 }
 
 // Fork makes a new session from a stored one, as dsh's SessionStore.fork
@@ -118,6 +121,13 @@ func (r *Runner) Fork(ctx context.Context, req ForkRequest) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The fork says it is one: its first own event titles it (forkTitle),
+	// committed with the seed.
+	title, err := json.Marshal(core.SessionTitle{Title: forkTitle(req, srcHeader.ID, events, n)})
+	if err != nil {
+		return "", fmt.Errorf("fork session %s into %s: the title: %w", req.Source, id, err)
+	}
+	seed = append(seed, core.Event{Type: core.EventSessionTitle, Seq: int64(len(seed)), Time: now, Data: title})
 	// The source names its fork: its header, the list and the tree of
 	// forks read this note, written with the fork (createFork).
 	data, err := json.Marshal(notes.ForkData{Session: id, SeedLength: int64(n)})
@@ -155,6 +165,39 @@ func (r *Runner) Fork(ctx context.Context, req ForkRequest) (string, error) {
 		}
 	}
 	return id, nil
+}
+
+// forkTitle is a fork's title: req.Title when given, else the first
+// line of its Prompt (as a new session is titled by its first prompt),
+// else "fork of <the source's title> at turn N" — the source's title as
+// its list row shows it (core.Summary of events; its id when untitled),
+// N the turn the fork was cut after (n events inherited).
+func forkTitle(req ForkRequest, source string, events []core.Event, n int) string {
+	if t := strings.TrimSpace(req.Title); t != "" {
+		return t
+	}
+	for line := range strings.Lines(req.Prompt) {
+		if line = strings.TrimSpace(line); line != "" {
+			return line
+		}
+	}
+	title := core.Summarize(events).Title
+	if title == "" {
+		title = source
+	}
+	turn := 0
+	if n > 0 && events[n-1].Type == core.EventTurnEnd {
+		var d struct {
+			Turn int `json:"turn"`
+		}
+		if json.Unmarshal(events[n-1].Data, &d) == nil {
+			turn = d.Turn
+		}
+	}
+	if turn == 0 {
+		return fmt.Sprintf("fork of %s before its first turn", title)
+	}
+	return fmt.Sprintf("fork of %s at turn %d", title, turn)
 }
 
 // forkSeed is what a fork is created with besides its header: the

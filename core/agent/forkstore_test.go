@@ -103,8 +103,14 @@ func TestFork_seedFailureLeavesNothing(t *testing.T) {
 		t.Fatalf("the same fork on a working store = %v", err)
 	}
 	l, err := st.LoadSession(ctx, "f1")
-	if err != nil || l.Info.Header.ParentSession != "demo" || l.Events[len(l.Events)-1].Type != core.EventSessionEndSeed {
-		t.Fatalf("the fork = %+v, %v; want a session of demo ending with its seed", l, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Info.Header.ParentSession != "demo" || l.Info.Header.SeedLength == nil || l.Events[*l.Info.Header.SeedLength].Type != core.EventSessionEndSeed {
+		t.Fatalf("the fork's header = %+v; want a fork of demo whose seed ends with %s", l.Info.Header, core.EventSessionEndSeed)
+	}
+	if want := "fork of Show me around this workspace: its files, loose ends, a small fix, and failures. at turn 1"; l.Info.Summary.Title != want {
+		t.Errorf("the fork's title = %q, want %q", l.Info.Summary.Title, want)
 	}
 	if ns, err := st.Notes(ctx, "demo", notes.Query{Kind: notes.KindFork}); err != nil || len(ns) != 1 || !strings.Contains(string(ns[0].Data), `"f1"`) {
 		t.Errorf("the source's fork notes = %+v, %v; want one naming f1", ns, err)
