@@ -164,13 +164,22 @@ func TestForkAPI(t *testing.T) {
 		}
 	}
 	// The page's form.
-	status, _, loc := post("/sessions/demo/forks", "application/x-www-form-urlencoded", url.Values{"atTurn": {"1"}, "prompt": {"once more"}}.Encode())
+	status, _, loc := post("/sessions/demo/forks", "application/x-www-form-urlencoded", url.Values{"atTurn": {"1"}, "prompt": {"once more"}, "title": {"the form's fork"}}.Encode())
 	if status != 303 || !strings.HasPrefix(loc, "/sessions/") || loc == "/sessions/demo" {
 		t.Fatalf("fork form = %d → %q", status, loc)
 	}
 	id, _ := url.PathUnescape(strings.TrimPrefix(loc, "/sessions/"))
 	if _, err := runner.Status(id); err != nil {
 		t.Errorf("the form's fork %q is not run here: %v", id, err)
+	}
+	res, err := http.Get(ts.URL + loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(page), "<h1>the form&#39;s fork</h1>") {
+		t.Errorf("the form's fork lacks the form's title")
 	}
 }
 

@@ -101,7 +101,7 @@ func (s *Server) handleForkForm(c echo.Context) error {
 		return err
 	}
 	req := ForkRequest{Source: src, Prompt: strings.TrimSpace(form.Get("prompt")), Model: form.Get("model"),
-		System: form.Get("system"), Tools: form.Get("tools")}
+		System: form.Get("system"), Tools: form.Get("tools"), Title: strings.TrimSpace(form.Get("title"))}
 	if v := strings.TrimSpace(form.Get("atTurn")); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
