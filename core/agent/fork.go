@@ -194,10 +194,19 @@ func forkTitle(req ForkRequest, source string, events []core.Event, n int) strin
 			turn = d.Turn
 		}
 	}
+	tail := fmt.Sprintf(" at turn %d", turn)
 	if turn == 0 {
-		return fmt.Sprintf("fork of %s before its first turn", title)
+		tail = " before its first turn"
 	}
-	return fmt.Sprintf("fork of %s at turn %d", title, turn)
+	const head = "fork of "
+	// The whole title must fit core.Summary's cut of a session/title (200
+	// characters), or the turn would be cut off: the source's title is
+	// cut instead.
+	const maxTitle = 200
+	if r := []rune(title); len(r) > maxTitle-len(head)-len([]rune(tail)) {
+		title = string(r[:maxTitle-len(head)-len([]rune(tail))-1]) + "…"
+	}
+	return head + title + tail
 }
 
 // forkSeed is what a fork is created with besides its header: the

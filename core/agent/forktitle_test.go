@@ -1,7 +1,9 @@
 package agent_test
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"prism/core"
 	"prism/core/agent"
@@ -42,5 +44,26 @@ func TestFork_titleSaysItIsAFork(t *testing.T) {
 		if got := title(tc.req); got != tc.want {
 			t.Errorf("%s: the fork's title = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestFork_longSourceTitleKeepsTheTurn: a source named at length (a
+// session/title of 200 characters) is cut in its fork's title, so the
+// title still ends with the turn.
+func TestFork_longSourceTitleKeepsTheTurn(t *testing.T) {
+	g := newForkRig(t, namedModels{"same": countSteps([]string{"a"})})
+	src, _ := g.source("count")
+	name := strings.Repeat("n", 200)
+	ev := core.Event{Type: core.EventSessionTitle, Seq: int64(len(g.store.log(src))), Time: 1, Data: []byte(`{"title":"` + name + `"}`)}
+	if err := g.store.AppendEvents(t.Context(), src, []core.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := g.r.Fork(t.Context(), agent.ForkRequest{Source: src, Boundary: at(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := core.Summarize(g.store.log(id)).Title
+	if n := utf8.RuneCountInString(got); n != 200 || !strings.HasPrefix(got, "fork of nnn") || !strings.HasSuffix(got, "n… at turn 1") {
+		t.Errorf("the fork's title = %q (%d characters); want the source's name cut to fit 200 with \"… at turn 1\" kept", got, n)
 	}
 }
