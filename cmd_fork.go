@@ -30,13 +30,14 @@ func runFork(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	as := fs.String("as", "", "the fork's id (default: a new one)")
 	prompt := fs.String("prompt", "", "run this prompt as the fork's first turn (default: none, the fork waits for a message)")
 	system := fs.String("system", "", "the fork's own system prompt (default: the configured one)")
+	title := fs.String("title", "", `the fork's title (default: the prompt's first line, or "fork of <the source's title> at turn N")`)
 	tools := fs.String("tools", agent.ToolsReplay, `"replay": answer calls that repeat the source's with its recorded results; "live": run every call`)
 	af := addAgentFlags(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	const usageLine = "prism fork [--db PATH] ID --at-turn N [--as NEW_ID] [--prompt TEXT] [--model NAME] [--system TEXT] [--tools replay|live]"
+	const usageLine = "prism fork [--db PATH] ID --at-turn N [--as NEW_ID] [--prompt TEXT] [--model NAME] [--system TEXT] [--tools replay|live] [--title TEXT]"
 	if len(pos) != 1 {
 		return fmt.Errorf("%w: %s", errUsage, usageLine)
 	}
@@ -89,7 +90,7 @@ func runFork(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer r.Close() // waits for the replayed notes
 	n := *atTurn
 	got, err := r.Fork(ctx, agent.ForkRequest{Source: pos[0], ID: id, Boundary: core.ForkBoundary{AtTurn: &n},
-		Prompt: *prompt, System: *system, Tools: *tools})
+		Prompt: *prompt, System: *system, Tools: *tools, Title: *title})
 	if err != nil {
 		return fmt.Errorf("prism fork: %w", err)
 	}

@@ -68,7 +68,7 @@ func TestCLI_forkReplaysTheDemo(t *testing.T) {
 	var out, errOut bytes.Buffer
 	t.Setenv("PRISM_MODEL", "scripted")
 	t.Setenv("PRISM_WORKSPACE", "")
-	args := []string{"fork", "--db", dbPath, "demo", "--at-turn", "0", "--as", "f1", "--prompt", "Give me a tour", "--workspace-roots", t.TempDir()}
+	args := []string{"fork", "--db", dbPath, "demo", "--at-turn", "0", "--as", "f1", "--prompt", "Give me a tour", "--title", "tour again", "--workspace-roots", t.TempDir()}
 	if code := run(ctx, args, &out, &errOut); code != 0 {
 		t.Fatalf("fork: exit %d: %s", code, errOut.String())
 	}
@@ -94,6 +94,9 @@ func TestCLI_forkReplaysTheDemo(t *testing.T) {
 	}
 	if l.Events[0].Type != core.EventSessionEndSeed {
 		t.Errorf("the fork's first event is %s, want session/end-seed", l.Events[0].Type)
+	}
+	if l.Info.Summary.Title != "tour again" {
+		t.Errorf("the fork's title = %q, want --title's %q", l.Info.Summary.Title, "tour again")
 	}
 	want, got := toolResults(t, events), toolResults(t, l.Events)
 	if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {

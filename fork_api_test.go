@@ -124,6 +124,27 @@ func TestForkAPI(t *testing.T) {
 	if status != 201 || out["id"] != "mine" {
 		t.Fatalf("fork with an id = %d %v", status, out)
 	}
+	// A fork's title says it is one, unless the request names one.
+	for id, want := range map[string]string{
+		"": "fork of Show me around this workspace: its files, loose ends, a small fix, and failures. at turn 1", "titled": "my branch"} {
+		body := `{"atTurn":1}`
+		if id != "" {
+			body = `{"id":"` + id + `","atTurn":1,"title":"my branch"}`
+		}
+		status, out, _ := post("/api/sessions/demo/forks", js, body)
+		if status != 201 {
+			t.Fatalf("fork %s = %d %v", body, status, out)
+		}
+		res, err := http.Get(ts.URL + "/sessions/" + out["id"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(page), "<h1>"+want+"</h1>") {
+			t.Errorf("the page of fork %s lacks its title <h1>%s</h1>", body, want)
+		}
+	}
 	for _, tc := range []struct {
 		path, body string
 		status     int
@@ -143,13 +164,22 @@ func TestForkAPI(t *testing.T) {
 		}
 	}
 	// The page's form.
-	status, _, loc := post("/sessions/demo/forks", "application/x-www-form-urlencoded", url.Values{"atTurn": {"1"}, "prompt": {"once more"}}.Encode())
+	status, _, loc := post("/sessions/demo/forks", "application/x-www-form-urlencoded", url.Values{"atTurn": {"1"}, "prompt": {"once more"}, "title": {"the form's fork"}}.Encode())
 	if status != 303 || !strings.HasPrefix(loc, "/sessions/") || loc == "/sessions/demo" {
 		t.Fatalf("fork form = %d → %q", status, loc)
 	}
 	id, _ := url.PathUnescape(strings.TrimPrefix(loc, "/sessions/"))
 	if _, err := runner.Status(id); err != nil {
 		t.Errorf("the form's fork %q is not run here: %v", id, err)
+	}
+	res, err := http.Get(ts.URL + loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(page), "<h1>the form&#39;s fork</h1>") {
+		t.Errorf("the form's fork lacks the form's title")
 	}
 }
 

@@ -54,6 +54,6 @@ var _ web.Forker = AgentRunner{}
 func (w AgentRunner) ForkSession(ctx context.Context, req web.ForkRequest) (string, error) {
 	return w.Runner.Fork(ctx, agent.ForkRequest{
 		Source: req.Source, ID: req.ID, Boundary: core.ForkBoundary{AtTurn: req.AtTurn, AtSeq: req.AtSeq},
-		Prompt: req.Prompt, Model: req.Model, System: req.System, Tools: req.Tools,
+		Prompt: req.Prompt, Model: req.Model, System: req.System, Tools: req.Tools, Title: req.Title,
 	})
 }

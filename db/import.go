@@ -2,11 +2,10 @@ package db
 
 import (
 	"context"
-	"fmt"
 	"io"
+	"time"
 
 	"prism/core"
-	"prism/core/logkey"
 	"prism/core/memrelease"
 	"prism/sources/dsh"
 	"prism/store"
@@ -41,20 +40,9 @@ func (st *Store) ImportFile(ctx context.Context, path string) ([]store.ImportRes
 // fail before anything is written, and so does any error: the store is
 // left as it was.
 func (st *Store) ImportFileWith(ctx context.Context, path string, o store.ImportOptions) ([]store.ImportResult, error) {
-	if err := o.Check(); err != nil {
-		return nil, err
-	}
-	release, err := st.AcquireImport(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	defer releaseMemory() // see releaseMemory
-	logs, _, err := dsh.ReadFileWith(path, st.opts.Limits, st.opts.Foreign)
-	if err != nil {
-		return nil, err
-	}
-	return st.importLogs(ctx, path, logs, o)
+	return st.importReader().ReadFile(ctx, path, o, func(logs []*dsh.Log) ([]store.ImportResult, error) {
+		return st.importLogs(ctx, path, logs, o)
+	})
 }
 
 // Import is ImportFile for a file held by a reader (an upload); name is
@@ -66,24 +54,15 @@ func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int6
 
 // ImportWith is Import with options, as ImportFileWith.
 func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size int64, o store.ImportOptions) ([]store.ImportResult, error) {
-	if err := o.Check(); err != nil {
-		return nil, err
-	}
-	release, err := st.AcquireImport(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	defer releaseMemory() // see releaseMemory
-	logs, _, err := dsh.DecodeNamed(name, r, size, st.opts.Limits, st.opts.Foreign)
-	if err != nil {
-		var fe *dsh.FormatError
-		if ok := asFormatError(err, &fe); ok && fe.File == "" {
-			fe.File = name
-		}
-		return nil, err
-	}
-	return st.importLogs(ctx, name, logs, o)
+	return st.importReader().Read(ctx, name, r, size, o, func(logs []*dsh.Log) ([]store.ImportResult, error) {
+		return st.importLogs(ctx, name, logs, o)
+	})
+}
+
+// importReader is how this store's imports read their files: in its
+// import slots, releasing memory as releaseMemory says.
+func (st *Store) importReader() store.ImportReader {
+	return store.ImportReader{Slots: st.imports, Limits: st.opts.Limits, Foreign: st.opts.Foreign, Release: releaseMemory}
 }
 
 // BusyError refuses work the store has no capacity for right now (every
@@ -107,90 +86,55 @@ func (st *Store) AcquireImport(ctx context.Context, wait bool) (release func(), 
 // one per file. BenchmarkImportTextHeavy swaps in a release per file.
 var releaseMemory = memrelease.Release
 
-func asFormatError(err error, fe **dsh.FormatError) bool {
-	e, ok := err.(*dsh.FormatError)
-	if ok {
-		*fe = e
-	}
-	return ok
-}
-
+// importLogs imports a file's decoded logs in one transaction
+// (store.ImportPlan).
 func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o store.ImportOptions) ([]store.ImportResult, error) {
-	logs, original, err := o.Rename(file, logs)
+	plan, err := store.PlanImport(file, logs, o)
 	if err != nil {
 		return nil, err
-	}
-	var preps []store.Prepared
-	for _, l := range logs {
-		p, err := store.PrepareLog(file, l)
-		if err != nil {
-			return nil, err
-		}
-		preps = append(preps, p)
-	}
-	if err := store.CheckFamilyCycles(file, logs); err != nil {
-		return nil, err
-	}
-	inFile := map[string]bool{}
-	for _, p := range preps {
-		inFile[p.Log.Header.ID] = true
 	}
 	var results []store.ImportResult
 	err = st.write(ctx, func(t *wtx) error {
-		results = results[:0]
-		for _, p := range preps {
-			if err := t.checkParent(file, p.Log, inFile); err != nil {
-				return err
-			}
-		}
-		for _, p := range preps {
-			h := p.Log.Header
-			revoked, before := 0, 0
-			if prev, err := t.state(h.ID); err == nil && prev.exists {
-				before = int(prev.sum.Events)
-			}
-			outcome, added, err := t.syncLog(h, p.Events, store.SourceImport, o.Replace)
-			if err == nil && p.Log.Source != nil {
-				err = t.putSource(h.ID, *p.Log.Source)
-			}
-			if err == nil && outcome == store.ImportReplaced {
-				revoked, err = t.revokeShares(h.ID, st.now().UnixMilli())
-			}
-			if err == nil {
-				err = t.importNotes(h.ID, p.Log, original != "")
-			}
-			if err != nil {
-				where := file
-				if p.Log.Entry != "" {
-					where += ": " + p.Log.Entry
-				}
-				return fmt.Errorf("import %s: %w", where, err)
-			}
-			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ChildOf(), Entry: p.Log.Entry, Outcome: outcome,
-				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Kept: p.Log.Notes, Revoked: revoked, Original: original, Before: before})
-		}
-		return nil
+		r, err := plan.Run(importTx{t: t, now: st.now})
+		results = r
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	store.LogImported(ctx, st.log, file, results)
-	// The import is committed: a link that cannot be written is logged,
-	// the sessions stay.
-	if _, err := store.WriteInferredLinks(ctx, st, preps); err != nil {
-		st.log.Warn("inferred subagent links", logkey.File, file, logkey.Err, err)
-	}
+	plan.Done(ctx, st.log, st, results)
 	return results, nil
 }
 
-// checkParent refuses a subagent log whose parent session is neither in
-// the same file nor stored (store.CheckParent).
-func (t *wtx) checkParent(file string, l *dsh.Log, inFile map[string]bool) error {
-	return store.CheckParent(file, l, inFile, func(id string) (bool, error) {
-		s, err := t.state(id)
-		return err == nil && s.exists, err
-	})
+// importTx is a write transaction as store.ImportPlan.Run drives it.
+type importTx struct {
+	t   *wtx
+	now func() time.Time
 }
+
+func (i importTx) Exists(id string) (bool, error) {
+	s, err := i.t.state(id)
+	return err == nil && s.exists, err
+}
+
+func (i importTx) Before(id string) int {
+	if s, err := i.t.state(id); err == nil && s.exists {
+		return int(s.sum.Events)
+	}
+	return 0
+}
+
+func (i importTx) SyncLog(h core.SessionHeader, events []core.Event, source string, replace bool) (string, int, error) {
+	return i.t.syncLog(h, events, source, replace)
+}
+
+func (i importTx) PutSource(id string, info core.SourceInfo) error { return i.t.putSource(id, info) }
+
+func (i importTx) RevokeShares(id string) (int, error) {
+	return i.t.revokeShares(id, i.now().UnixMilli())
+}
+
+func (i importTx) PutNotes(id string, ns []store.SideNote) error { return i.t.importNotes(id, ns) }
 
 // SyncLog makes the stored session equal h plus events in a transaction of
 // its own (see syncLog): it creates it, leaves it, appends the missing
@@ -276,14 +220,10 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 	return plan.Outcome, len(evs), t.insertEvents(h.ID, s, evs, nil)
 }
 
-// importNotes stores the notes an export zip holds beside log l
-// (store.SideNotes) in the import's transaction; a note already stored (by
-// id) is left as it is. Open pages are told at commit.
-func (t *wtx) importNotes(id string, l *dsh.Log, renamed bool) error {
-	ns, err := store.SideNotes(id, l, renamed)
-	if err != nil || len(ns) == 0 {
-		return err
-	}
+// importNotes stores the notes an export zip holds beside session id's
+// log (store.SideNotes) in the import's transaction; a note already
+// stored (by id) is left as it is. Open pages are told at commit.
+func (t *wtx) importNotes(id string, ns []store.SideNote) error {
 	s, err := t.state(id)
 	if err != nil {
 		return err

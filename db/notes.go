@@ -4,30 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strings"
 
 	"prism/core"
 	"prism/core/notes"
 	"prism/store"
 )
-
-const noteCols = `id, session_id, kind, call_id, at_seq, time, author, data, removed_at, removed_at_seq`
-
-func scanNote(row interface{ Scan(...any) error }) (notes.Note, error) {
-	var n notes.Note
-	var call sql.NullString
-	var removed, removedSeq sql.NullInt64
-	var data string
-	if err := row.Scan(&n.ID, &n.Session, &n.Kind, &call, &n.AtSeq, &n.Time, &n.Author, &data, &removed, &removedSeq); err != nil {
-		return n, err
-	}
-	n.CallID, n.Data, n.RemovedAt = call.String, []byte(data), removed.Int64
-	if removedSeq.Valid {
-		v := removedSeq.Int64
-		n.RemovedAtSeq = &v
-	}
-	return n, nil
-}
 
 // Notes returns a session's notes that q selects, in the order they were
 // made (an edit does not move a note). A note on
@@ -42,34 +23,18 @@ func (st *Store) Notes(ctx context.Context, session string, q notes.Query) ([]no
 	if exists == 0 {
 		return nil, store.NotFound(session)
 	}
-	where := []string{"n.session_id = ?", "(n.call_id IS NULL OR EXISTS (SELECT 1 FROM events e WHERE e.session_id = n.session_id AND e.call_id = n.call_id))"}
-	args := []any{session}
-	if q.ID != "" {
-		where, args = append(where, "n.id = ?"), append(args, q.ID)
-	}
-	if q.Kind != "" {
-		where, args = append(where, "n.kind = ?"), append(args, q.Kind)
-	}
-	if q.AsOf != nil {
-		where, args = append(where, "n.at_seq <= ? AND (n.removed_at_seq IS NULL OR n.removed_at_seq > ?)"), append(args, *q.AsOf, *q.AsOf)
-	} else if !q.Removed {
-		where = append(where, "n.removed_at IS NULL")
-	}
-	cols := "n." + strings.ReplaceAll(noteCols, ", ", ", n.")
-	rows, err := st.rdb.QueryContext(ctx, "SELECT "+cols+" FROM notes n WHERE "+strings.Join(where, " AND ")+" ORDER BY n.rowid", args...)
+	var args []any
+	query := store.NotesSQL(session, q, "rowid", func(v any) string {
+		args = append(args, v)
+		return "?"
+	})
+	rows, err := st.rdb.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, translate(err, "read notes of session "+session)
 	}
 	defer rows.Close()
-	out := []notes.Note{}
-	for rows.Next() {
-		n, err := scanNote(rows)
-		if err != nil {
-			return nil, translate(err, "read notes of session "+session)
-		}
-		out = append(out, n)
-	}
-	return out, translate(rows.Err(), "read notes of session "+session)
+	out, err := store.ScanNotes(rows)
+	return out, translate(err, "read notes of session "+session)
 }
 
 // PutNote writes a note and returns it as stored: a new one (in.ID "")
@@ -94,7 +59,7 @@ func (st *Store) PutNote(ctx context.Context, in notes.Input) (notes.Note, error
 			return store.NotFound(in.Session)
 		}
 		if in.ID != "" {
-			n, err := scanNote(t.tx.QueryRow("SELECT "+noteCols+" FROM notes WHERE id = ? AND session_id = ? AND removed_at IS NULL", in.ID, in.Session))
+			n, err := store.ScanNote(t.tx.QueryRow("SELECT "+store.NoteCols+" FROM notes WHERE id = ? AND session_id = ? AND removed_at IS NULL", in.ID, in.Session))
 			if errors.Is(err, sql.ErrNoRows) {
 				return notes.NotFound(in.Session, in.ID)
 			}
@@ -112,46 +77,55 @@ func (st *Store) PutNote(ctx context.Context, in notes.Input) (notes.Note, error
 			out, s.notes = n, true
 			return nil
 		}
-		if in.CallID != "" {
-			var one int
-			err := t.tx.QueryRow("SELECT count(*) FROM events WHERE session_id = ? AND call_id = ?", in.Session, in.CallID).Scan(&one)
-			if err != nil {
-				return translate(err, "find call "+in.CallID)
-			}
-			if one == 0 {
-				return notes.CallNotFound(in.Session, in.CallID)
-			}
-		}
-		if key := notes.OnceKey(data); in.Once && key != "" {
-			var id string
-			err := t.tx.QueryRow("SELECT id FROM notes WHERE session_id = ? AND kind = ? AND json_extract(data, '$.key') = ?", in.Session, in.Kind, key).Scan(&id)
-			switch {
-			case err == nil:
-				return notes.OnceConflict(in.Session, in.Kind, key, id)
-			case !errors.Is(err, sql.ErrNoRows):
-				return translate(err, "find note key "+key)
-			}
-		}
-		n := notes.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: s.sum.LastSeq, Time: now, Author: in.Author, Data: data}
-		if in.AtSeq != nil {
-			n.AtSeq = *in.AtSeq
-		}
-		var call any
-		if n.CallID != "" {
-			call = n.CallID
-		}
-		if _, err := t.tx.Exec(`INSERT INTO notes (id, session_id, kind, call_id, at_seq, time, author, data, label, commented)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			n.ID, n.Session, n.Kind, call, n.AtSeq, n.Time, n.Author, string(data), facts.Label, b2i(facts.Commented)); err != nil {
-			return translate(err, "write note on session "+in.Session)
-		}
-		out, s.notes = n, true
-		return nil
+		out, err = t.addNote(in, s, data, facts, now)
+		return err
 	})
 	if err != nil {
 		return notes.Note{}, err
 	}
 	return out, nil
+}
+
+// addNote inserts a new note (in, checked by notes.Check into data and
+// facts) on the stored session s in the transaction: its call must be in
+// the log, a once note's key not taken; AtSeq defaults to the session's
+// last seq. Open pages are told at commit.
+func (t *wtx) addNote(in notes.Input, s *sessState, data []byte, facts notes.Facts, now int64) (notes.Note, error) {
+	if in.CallID != "" {
+		var one int
+		err := t.tx.QueryRow("SELECT count(*) FROM events WHERE session_id = ? AND call_id = ?", in.Session, in.CallID).Scan(&one)
+		if err != nil {
+			return notes.Note{}, translate(err, "find call "+in.CallID)
+		}
+		if one == 0 {
+			return notes.Note{}, notes.CallNotFound(in.Session, in.CallID)
+		}
+	}
+	if key := notes.OnceKey(data); in.Once && key != "" {
+		var id string
+		err := t.tx.QueryRow("SELECT id FROM notes WHERE session_id = ? AND kind = ? AND json_extract(data, '$.key') = ?", in.Session, in.Kind, key).Scan(&id)
+		switch {
+		case err == nil:
+			return notes.Note{}, notes.OnceConflict(in.Session, in.Kind, key, id)
+		case !errors.Is(err, sql.ErrNoRows):
+			return notes.Note{}, translate(err, "find note key "+key)
+		}
+	}
+	n := notes.Note{ID: core.NewID(), Session: in.Session, Kind: in.Kind, CallID: in.CallID, AtSeq: s.sum.LastSeq, Time: now, Author: in.Author, Data: data}
+	if in.AtSeq != nil {
+		n.AtSeq = *in.AtSeq
+	}
+	var call any
+	if n.CallID != "" {
+		call = n.CallID
+	}
+	if _, err := t.tx.Exec(`INSERT INTO notes (id, session_id, kind, call_id, at_seq, time, author, data, label, commented)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		n.ID, n.Session, n.Kind, call, n.AtSeq, n.Time, n.Author, string(data), facts.Label, b2i(facts.Commented)); err != nil {
+		return notes.Note{}, translate(err, "write note on session "+in.Session)
+	}
+	s.notes = true
+	return n, nil
 }
 
 // RemoveNote removes a note and returns it as it is now: it keeps its row,
@@ -176,7 +150,7 @@ func (st *Store) RemoveNote(ctx context.Context, session, id string) (notes.Note
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return notes.NotFound(session, id)
 		}
-		out, err = scanNote(t.tx.QueryRow("SELECT "+noteCols+" FROM notes WHERE id = ?", id))
+		out, err = store.ScanNote(t.tx.QueryRow("SELECT "+store.NoteCols+" FROM notes WHERE id = ?", id))
 		if err != nil {
 			return translate(err, "read note "+id)
 		}
@@ -193,22 +167,13 @@ func (st *Store) RemoveNote(ctx context.Context, session, id string) (notes.Note
 // order they were made; a note on a call its log no longer has is not
 // returned.
 func (st *Store) OpenNotes(ctx context.Context, kind string) ([]notes.Note, error) {
-	cols := "n." + strings.ReplaceAll(noteCols, ", ", ", n.")
-	rows, err := st.rdb.QueryContext(ctx, "SELECT "+cols+" FROM notes n WHERE n.kind = ? AND n.removed_at IS NULL"+
-		" AND (n.call_id IS NULL OR EXISTS (SELECT 1 FROM events e WHERE e.session_id = n.session_id AND e.call_id = n.call_id)) ORDER BY n.rowid", kind)
+	rows, err := st.rdb.QueryContext(ctx, store.OpenNotesSQL("?", "rowid"), kind)
 	if err != nil {
 		return nil, translate(err, "read open "+kind+" notes")
 	}
 	defer rows.Close()
-	out := []notes.Note{}
-	for rows.Next() {
-		n, err := scanNote(rows)
-		if err != nil {
-			return nil, translate(err, "read open "+kind+" notes")
-		}
-		out = append(out, n)
-	}
-	return out, translate(rows.Err(), "read open "+kind+" notes")
+	out, err := store.ScanNotes(rows)
+	return out, translate(err, "read open "+kind+" notes")
 }
 
 // AnnotatedCount returns how many sessions have a label (a label note not

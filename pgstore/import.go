@@ -2,12 +2,10 @@ package pgstore
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
+	"time"
 
 	"prism/core"
-	"prism/core/logkey"
 	"prism/core/memrelease"
 	"prism/sources/dsh"
 	"prism/store"
@@ -27,20 +25,9 @@ func (st *Store) ImportFile(ctx context.Context, path string) ([]store.ImportRes
 // store.ImportOptions). Options that cannot apply fail before anything is
 // written, and so does any error: the store is left as it was.
 func (st *Store) ImportFileWith(ctx context.Context, path string, o store.ImportOptions) ([]store.ImportResult, error) {
-	if err := o.Check(); err != nil {
-		return nil, err
-	}
-	release, err := st.imports.Acquire(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	defer memrelease.Release() // the decode's peak goes back to the OS, as the process's policy allows
-	logs, _, err := dsh.ReadFileWith(path, st.opts.Limits, st.opts.Foreign)
-	if err != nil {
-		return nil, err
-	}
-	return st.importLogs(ctx, path, logs, o)
+	return st.importReader().ReadFile(ctx, path, o, func(logs []*dsh.Log) ([]store.ImportResult, error) {
+		return st.importLogs(ctx, path, logs, o)
+	})
 }
 
 // Import is ImportFile for a file held by a reader (an upload); name is
@@ -51,93 +38,33 @@ func (st *Store) Import(ctx context.Context, name string, r io.Reader, size int6
 
 // ImportWith is Import with options, as ImportFileWith.
 func (st *Store) ImportWith(ctx context.Context, name string, r io.Reader, size int64, o store.ImportOptions) ([]store.ImportResult, error) {
-	if err := o.Check(); err != nil {
-		return nil, err
-	}
-	release, err := st.imports.Acquire(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	defer memrelease.Release() // the decode's peak goes back to the OS, as the process's policy allows
-	logs, _, err := dsh.DecodeNamed(name, r, size, st.opts.Limits, st.opts.Foreign)
-	if err != nil {
-		var fe *dsh.FormatError
-		if errors.As(err, &fe) && fe.File == "" {
-			fe.File = name
-		}
-		return nil, err
-	}
-	return st.importLogs(ctx, name, logs, o)
+	return st.importReader().Read(ctx, name, r, size, o, func(logs []*dsh.Log) ([]store.ImportResult, error) {
+		return st.importLogs(ctx, name, logs, o)
+	})
 }
 
+// importReader is how this store's imports read their files: in its
+// import slots, the decode's peak going back to the OS as the process's
+// policy allows.
+func (st *Store) importReader() store.ImportReader {
+	return store.ImportReader{Slots: st.imports, Limits: st.opts.Limits, Foreign: st.opts.Foreign, Release: memrelease.Release}
+}
+
+// importLogs imports a file's decoded logs in one transaction
+// (store.ImportPlan), its sessions locked first.
 func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o store.ImportOptions) ([]store.ImportResult, error) {
-	logs, original, err := o.Rename(file, logs)
+	plan, err := store.PlanImport(file, logs, o)
 	if err != nil {
 		return nil, err
-	}
-	var preps []store.Prepared
-	for _, l := range logs {
-		p, err := store.PrepareLog(file, l)
-		if err != nil {
-			return nil, err
-		}
-		preps = append(preps, p)
-	}
-	if err := store.CheckFamilyCycles(file, logs); err != nil {
-		return nil, err
-	}
-	inFile := map[string]bool{}
-	for _, p := range preps {
-		inFile[p.Log.Header.ID] = true
 	}
 	var results []store.ImportResult
 	err = st.write(ctx, func(t *wtx) error {
-		results = results[:0]
-		ids := make([]string, len(preps))
-		for i, p := range preps {
-			ids[i] = p.Log.Header.ID
-		}
-		if err := t.lock(ctx, ids); err != nil {
+		if err := t.lock(ctx, plan.IDs()); err != nil {
 			return err
 		}
-		for _, p := range preps {
-			err := store.CheckParent(file, p.Log, inFile, func(id string) (bool, error) {
-				var ok bool
-				err := t.tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1)", id).Scan(&ok)
-				return ok, translate(err, "look up session "+id)
-			})
-			if err != nil {
-				return err
-			}
-		}
-		for _, p := range preps {
-			h := p.Log.Header
-			revoked, before := 0, 0
-			if prev := t.touched[h.ID]; prev != nil && prev.exists {
-				before = int(prev.sum.Events)
-			}
-			outcome, added, err := t.syncLog(ctx, h, p.Events, store.SourceImport, o.Replace)
-			if err == nil && p.Log.Source != nil {
-				err = t.putSource(ctx, h.ID, *p.Log.Source)
-			}
-			if err == nil && outcome == store.ImportReplaced {
-				revoked, err = t.revokeShares(ctx, h.ID, st.now().UnixMilli())
-			}
-			if err == nil {
-				err = t.importNotes(h.ID, p.Log, original != "")
-			}
-			if err != nil {
-				where := file
-				if p.Log.Entry != "" {
-					where += ": " + p.Log.Entry
-				}
-				return fmt.Errorf("import %s: %w", where, err)
-			}
-			results = append(results, store.ImportResult{SessionID: h.ID, ParentID: h.ChildOf(), Entry: p.Log.Entry, Outcome: outcome,
-				Events: len(p.Events), Added: added, Repaired: p.Repaired, Torn: p.Log.Torn, Kept: p.Log.Notes, Revoked: revoked, Original: original, Before: before})
-		}
-		return nil
+		r, err := plan.Run(importTx{ctx: ctx, t: t, now: st.now})
+		results = r
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -145,14 +72,44 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 	for _, r := range results {
 		st.deleted.mark(false, r.SessionID) // created again: a watcher follows its file anew
 	}
-	store.LogImported(ctx, st.log, file, results)
-	// The import is committed: a link that cannot be written is logged,
-	// the sessions stay.
-	if _, err := store.WriteInferredLinks(ctx, st, preps); err != nil {
-		st.log.Warn("inferred subagent links", logkey.File, file, logkey.Err, err)
-	}
+	plan.Done(ctx, st.log, st, results)
 	return results, nil
 }
+
+// importTx is a write transaction that locked the import's sessions, as
+// store.ImportPlan.Run drives it.
+type importTx struct {
+	ctx context.Context
+	t   *wtx
+	now func() time.Time
+}
+
+func (i importTx) Exists(id string) (bool, error) {
+	var ok bool
+	err := i.t.tx.QueryRow(i.ctx, "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1)", id).Scan(&ok)
+	return ok, translate(err, "look up session "+id)
+}
+
+func (i importTx) Before(id string) int {
+	if s := i.t.touched[id]; s != nil && s.exists {
+		return int(s.sum.Events)
+	}
+	return 0
+}
+
+func (i importTx) SyncLog(h core.SessionHeader, events []core.Event, source string, replace bool) (string, int, error) {
+	return i.t.syncLog(i.ctx, h, events, source, replace)
+}
+
+func (i importTx) PutSource(id string, info core.SourceInfo) error {
+	return i.t.putSource(i.ctx, id, info)
+}
+
+func (i importTx) RevokeShares(id string) (int, error) {
+	return i.t.revokeShares(i.ctx, id, i.now().UnixMilli())
+}
+
+func (i importTx) PutNotes(id string, ns []store.SideNote) error { return i.t.importNotes(id, ns) }
 
 // SyncLog makes the stored session equal h plus events in a transaction of
 // its own (store.Reconcile decides): it creates it, leaves it, appends the
@@ -200,14 +157,10 @@ func (t *wtx) syncLog(ctx context.Context, h core.SessionHeader, events []core.E
 	return plan.Outcome, len(events) - plan.From, t.append(h.ID, events[plan.From:])
 }
 
-// importNotes stores the notes an export zip holds beside log l
-// (store.SideNotes) once the session's rows are flushed, in the import's
-// transaction; a note already stored (by id) is left as it is.
-func (t *wtx) importNotes(id string, l *dsh.Log, renamed bool) error {
-	ns, err := store.SideNotes(id, l, renamed)
-	if err != nil || len(ns) == 0 {
-		return err
-	}
+// importNotes stores the notes an export zip holds beside session id's
+// log (store.SideNotes) once the session's rows are flushed, in the
+// import's transaction; a note already stored (by id) is left as it is.
+func (t *wtx) importNotes(id string, ns []store.SideNote) error {
 	t.late = append(t.late, func(ctx context.Context) error {
 		for _, n := range ns {
 			if _, err := t.tx.Exec(ctx, `INSERT INTO notes (id, session_id, kind, call_id, at_seq, time, author, data, label, commented, removed_at, removed_at_seq)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,26 +11,6 @@ import (
 	"prism/core/notes"
 	"prism/store"
 )
-
-const noteCols = `id, session_id, kind, call_id, at_seq, time, author, data, removed_at, removed_at_seq`
-
-func scanNote(row pgx.Row) (notes.Note, error) {
-	var n notes.Note
-	var call *string
-	var removed *int64
-	var data string
-	if err := row.Scan(&n.ID, &n.Session, &n.Kind, &call, &n.AtSeq, &n.Time, &n.Author, &data, &removed, &n.RemovedAtSeq); err != nil {
-		return n, err
-	}
-	n.Data = []byte(data)
-	if call != nil {
-		n.CallID = *call
-	}
-	if removed != nil {
-		n.RemovedAt = *removed
-	}
-	return n, nil
-}
 
 // Notes returns a session's notes that q selects, oldest first; the rules
 // are the SQLite store's (a note on a call the log no longer has is not
@@ -44,39 +23,18 @@ func (st *Store) Notes(ctx context.Context, session string, q notes.Query) ([]no
 	if !exists {
 		return nil, store.NotFound(session)
 	}
-	where := []string{"n.session_id = $1", "(n.call_id IS NULL OR EXISTS (SELECT 1 FROM events e WHERE e.session_id = n.session_id AND e.call_id = n.call_id))"}
-	args := []any{session}
-	arg := func(v any) string {
+	var args []any
+	query := store.NotesSQL(session, q, "ord", func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
-	}
-	if q.ID != "" {
-		where = append(where, "n.id = "+arg(q.ID))
-	}
-	if q.Kind != "" {
-		where = append(where, "n.kind = "+arg(q.Kind))
-	}
-	if q.AsOf != nil {
-		p := arg(*q.AsOf)
-		where = append(where, "n.at_seq <= "+p+" AND (n.removed_at_seq IS NULL OR n.removed_at_seq > "+p+")")
-	} else if !q.Removed {
-		where = append(where, "n.removed_at IS NULL")
-	}
-	cols := "n." + strings.ReplaceAll(noteCols, ", ", ", n.")
-	rows, err := st.pool.Query(ctx, "SELECT "+cols+" FROM notes n WHERE "+strings.Join(where, " AND ")+" ORDER BY n.ord", args...)
+	})
+	rows, err := st.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, translate(err, "read notes of session "+session)
 	}
 	defer rows.Close()
-	out := []notes.Note{}
-	for rows.Next() {
-		n, err := scanNote(rows)
-		if err != nil {
-			return nil, translate(err, "read notes of session "+session)
-		}
-		out = append(out, n)
-	}
-	return out, translate(rows.Err(), "read notes of session "+session)
+	out, err := store.ScanNotes(rows)
+	return out, translate(err, "read notes of session "+session)
 }
 
 // PutNote writes a note and returns it as stored; the rules are the SQLite
@@ -100,7 +58,7 @@ func (st *Store) PutNote(ctx context.Context, in notes.Input) (notes.Note, error
 			return err
 		}
 		if in.ID != "" {
-			n, err := scanNote(tx.QueryRow(ctx, "SELECT "+noteCols+" FROM notes WHERE id = $1 AND session_id = $2 AND removed_at IS NULL FOR UPDATE", in.ID, in.Session))
+			n, err := store.ScanNote(tx.QueryRow(ctx, "SELECT "+store.NoteCols+" FROM notes WHERE id = $1 AND session_id = $2 AND removed_at IS NULL FOR UPDATE", in.ID, in.Session))
 			if errors.Is(err, pgx.ErrNoRows) {
 				return notes.NotFound(in.Session, in.ID)
 			}
@@ -185,7 +143,7 @@ func (st *Store) RemoveNote(ctx context.Context, session, id string) (notes.Note
 		if err != nil {
 			return err
 		}
-		out, err = scanNote(tx.QueryRow(ctx, "UPDATE notes SET removed_at = $1, removed_at_seq = $2 WHERE id = $3 AND session_id = $4 AND removed_at IS NULL RETURNING "+noteCols,
+		out, err = store.ScanNote(tx.QueryRow(ctx, "UPDATE notes SET removed_at = $1, removed_at_seq = $2 WHERE id = $3 AND session_id = $4 AND removed_at IS NULL RETURNING "+store.NoteCols,
 			now, lastSeq, id, session))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notes.NotFound(session, id)
@@ -210,22 +168,13 @@ func notifyNotes(ctx context.Context, tx pgx.Tx, session string) error {
 // OpenNotes returns the notes of kind not removed, across sessions, oldest
 // first; the rules are the SQLite store's.
 func (st *Store) OpenNotes(ctx context.Context, kind string) ([]notes.Note, error) {
-	cols := "n." + strings.ReplaceAll(noteCols, ", ", ", n.")
-	rows, err := st.pool.Query(ctx, "SELECT "+cols+" FROM notes n WHERE n.kind = $1 AND n.removed_at IS NULL"+
-		" AND (n.call_id IS NULL OR EXISTS (SELECT 1 FROM events e WHERE e.session_id = n.session_id AND e.call_id = n.call_id)) ORDER BY n.ord", kind)
+	rows, err := st.pool.Query(ctx, store.OpenNotesSQL("$1", "ord"), kind)
 	if err != nil {
 		return nil, translate(err, "read open "+kind+" notes")
 	}
 	defer rows.Close()
-	out := []notes.Note{}
-	for rows.Next() {
-		n, err := scanNote(rows)
-		if err != nil {
-			return nil, translate(err, "read open "+kind+" notes")
-		}
-		out = append(out, n)
-	}
-	return out, translate(rows.Err(), "read open "+kind+" notes")
+	out, err := store.ScanNotes(rows)
+	return out, translate(err, "read open "+kind+" notes")
 }
 
 // AnnotatedCount returns how many sessions have a label (a label note not

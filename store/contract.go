@@ -51,6 +51,14 @@ type Store interface {
 	// reports which (an ImportResult outcome) and how many events it added.
 	SyncLog(ctx context.Context, h core.SessionHeader, events []core.Event, source string, replace bool) (outcome string, added int, err error)
 
+	// CreateFork creates a forked session whole, in one transaction: its
+	// row (h, source live; on PostgreSQL this node runs it), its seed
+	// (seqs from 0) and note, the fork note on its source. All of it is
+	// stored or none: a taken id is ForkIDTaken, an unknown source
+	// core.CodeNotFound, a seed the store refuses the append's error, each
+	// naming what failed.
+	CreateFork(ctx context.Context, h core.SessionHeader, seed []core.Event, note notes.Input) error
+
 	// DeleteSession deletes a session for good, with its share links and
 	// subagent sessions.
 	DeleteSession(ctx context.Context, id string) (Deleted, error)

@@ -281,3 +281,10 @@ func sameEvent(a, b core.Event) bool {
 	var cx, cy bytes.Buffer
 	return json.Compact(&cx, x) == nil && json.Compact(&cy, y) == nil && bytes.Equal(cx.Bytes(), cy.Bytes())
 }
+
+// ForkIDTaken is CreateFork's refusal of an id a session has already:
+// dsh's SESSION_ALREADY_EXISTS (core.ForkError), naming the source and
+// the id, as agent.Runner.Fork answers it.
+func ForkIDTaken(source, id string) error {
+	return core.ForkError(core.CodeSessionAlreadyExists, "cannot fork session %q into %q: a session with that id already exists", source, id)
+}

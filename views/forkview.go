@@ -1,6 +1,7 @@
 package views
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 
@@ -118,4 +119,26 @@ func forkLabel(id string) string {
 		return id
 	}
 	return shortID(id)
+}
+
+// SessionIdentitySelector selects a session page's identity stats (its
+// id, cwd, origin, forks and creation): the first stats list of the
+// header, not the live one (#session-stats). It has no id of its own, so
+// the pages' markup stays as it was.
+const SessionIdentitySelector = "#session-head > dl.stats:not(.live-stats)"
+
+// RenderSessionForksFor renders a session page's identity stats, its
+// forks among them, as t's reader has them now: the patch a live page
+// gets when the session's forks change (a fork note on it). ok is false
+// for a share link's or a saved page, which name no forks.
+func RenderSessionForksFor(ctx context.Context, t *Timeline, l Links) (p Patch, ok bool, err error) {
+	if l.Shared() || l.Offline() {
+		return Patch{}, false, nil
+	}
+	h := newSessionHeadFor(t, l)
+	html, err := Render(ctx, sessionIdentity(&h))
+	if err != nil {
+		return Patch{}, false, err
+	}
+	return Patch{Selector: SessionIdentitySelector, Mode: "outer", HTML: html}, true, nil
 }

@@ -37,6 +37,9 @@ type ForkRequest struct {
 	Model  string `json:"model,omitempty"`
 	System string `json:"system,omitempty"`
 	Tools  string `json:"tools,omitempty"`
+	// Title is the fork's title ("" = its prompt's first line, or "fork
+	// of <the source's title> at turn N").
+	Title string `json:"title,omitempty"`
 }
 
 // ForkedSession is the answer of the fork API: the new session.
@@ -98,7 +101,7 @@ func (s *Server) handleForkForm(c echo.Context) error {
 		return err
 	}
 	req := ForkRequest{Source: src, Prompt: strings.TrimSpace(form.Get("prompt")), Model: form.Get("model"),
-		System: form.Get("system"), Tools: form.Get("tools")}
+		System: form.Get("system"), Tools: form.Get("tools"), Title: strings.TrimSpace(form.Get("title"))}
 	if v := strings.TrimSpace(form.Get("atTurn")); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

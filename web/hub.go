@@ -731,6 +731,9 @@ func (h *hub) cardsFrame(calls []string) []byte {
 		if p, ok, err := views.RenderSessionAttentionFor(h.ctx, h.tl, h.v.links); err == nil && ok {
 			patches = append(patches, p)
 		}
+		if p, ok, err := views.RenderSessionForksFor(h.ctx, h.tl, h.v.links); err == nil && ok {
+			patches = append(patches, p) // the header's forks (fork notes)
+		}
 	}
 	p, ok, err := views.RenderCallCardsFor(h.ctx, h.tl, h.v.links, calls)
 	if err != nil {

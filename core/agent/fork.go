@@ -10,7 +10,6 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
-	"prism/core/model"
 	"prism/core/notes"
 )
 
@@ -41,6 +40,9 @@ type ForkRequest struct {
 	System string
 	// Tools is ToolsReplay ("" too) or ToolsLive.
 	Tools string
+	// Title is the fork's title ("" = its Prompt's first line, or without
+	// a Prompt "fork of <the source's title> at turn N").
+	Title string
 }
 
 // Fork makes a new session from a stored one, as dsh's SessionStore.fork
@@ -51,7 +53,10 @@ type ForkRequest struct {
 // any seed (core.ForkSeed). The fork is cut from the stored log
 // (RunnerConfig.Load), never from a running session object, so dsh's
 // SESSION_NOT_LIVE does not arise; a source whose later turns are still
-// running forks as well, at any completed turn.
+// running forks as well, at any completed turn. The fork is stored whole
+// or not at all: its row, its seed and the fork note on the source in one
+// store transaction (ForkStore). It then opens as Start's and Spawn's
+// sessions do (Runner.open).
 //
 // The fork works in the configured workspace — for the scripted demo,
 // whose workspace prism can rebuild, a freshly seeded one changed by the
@@ -116,54 +121,127 @@ func (r *Runner) Fork(ctx context.Context, req ForkRequest) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.cfg.Store != nil {
-		if err := r.cfg.Store.CreateSession(ctx, h); err != nil {
-			if core.ErrorCode(err) == core.CodeConflict {
-				return "", core.ForkError(core.CodeSessionAlreadyExists, "cannot fork session %q into %q: a session with that id already exists", req.Source, id)
-			}
-			return "", fmt.Errorf("fork session %s into %s: %w", req.Source, id, err)
-		}
-		if err := r.cfg.Store.AppendEvents(ctx, id, seed); err != nil {
-			return "", fmt.Errorf("fork session %s into %s: write the seed: %w", req.Source, id, err)
-		}
-	}
-	sess, err := core.OpenSession(h, seed, core.SessionOptions{Store: r.cfg.Store, Now: r.cfg.Now, Logger: r.logger})
+	// The fork says it is one: its first own event titles it (forkTitle),
+	// committed with the seed.
+	title, err := json.Marshal(core.SessionTitle{Title: forkTitle(req, srcHeader.ID, events, n)})
 	if err != nil {
-		return "", fmt.Errorf("fork session %s into %s: %w", req.Source, id, err)
+		return "", fmt.Errorf("fork session %s into %s: the title: %w", req.Source, id, err)
 	}
-	var cleanup func()
+	seed = append(seed, core.Event{Type: core.EventSessionTitle, Seq: int64(len(seed)), Time: now, Data: title})
+	// The source names its fork: its header, the list and the tree of
+	// forks read this note, written with the fork (createFork).
+	data, err := json.Marshal(notes.ForkData{Session: id, SeedLength: int64(n)})
+	if err != nil {
+		return "", fmt.Errorf("fork session %s into %s: the fork note: %w", req.Source, id, err)
+	}
+	at := int64(n) - 1
+	o := opening{
+		what:   fmt.Sprintf("fork session %s into", req.Source),
+		header: h,
+		fork:   &forkSeed{events: seed, note: notes.Input{Session: srcHeader.ID, Kind: notes.KindFork, AtSeq: &at, Data: data}},
+		model:  m, name: name, tools: r.cfg.Tools, system: req.System,
+		workspace: seedWorkspace,
+	}
 	if seedWorkspace != nil {
-		if cleanup, err = seedWorkspace(); err != nil {
-			return "", fmt.Errorf("fork session %s into %s: %w", req.Source, id, err)
-		}
 		// The demo's workspace is one prism can rebuild: seeded afresh,
 		// then changed as the source's file tools changed it up to the
 		// boundary.
-		r.rebuildWorkspace(ctx, id, ws, seed)
-	}
-	system := req.System
-	if strings.TrimSpace(system) == "" {
-		system = r.cfg.System(ws)
-	}
-	if r.cfg.PutNote != nil {
-		// The source names its fork: its header, the list and the tree
-		// of forks read this note.
-		data, err := json.Marshal(notes.ForkData{Session: id, SeedLength: int64(n)})
-		if err == nil {
-			at := int64(n) - 1
-			err = r.cfg.PutNote(ctx, notes.Input{Session: srcHeader.ID, Kind: notes.KindFork, AtSeq: &at, Data: data})
-		}
-		if err != nil {
-			r.logger.Warn("fork note on the source", logkey.SessionID, id, logkey.SourceID, srcHeader.ID, logkey.Err, err)
+		o.before = func(*core.Session) error {
+			r.rebuildWorkspace(ctx, id, ws, seed)
+			return nil
 		}
 	}
-	var replay *Replayer
 	if req.Tools != ToolsLive {
-		replay = NewReplayer(srcHeader.ID, events, n)
+		o.replay = NewReplayer(srcHeader.ID, events, n)
+	}
+	s, err := r.open(ctx, o)
+	if err != nil {
+		return "", err
 	}
 	r.logger.Info("session forked", logkey.SessionID, id, logkey.SourceID, srcHeader.ID, logkey.Seq, n)
-	return r.launch(ctx, launch{sess: sess, model: m, name: name, ws: ws, cleanup: cleanup, system: system,
-		replay: replay, prompt: strings.TrimSpace(req.Prompt)})
+	if prompt := strings.TrimSpace(req.Prompt); prompt != "" {
+		if err := r.sendFirst(ctx, s, prompt, "fork"); err != nil {
+			return "", err
+		}
+	}
+	return id, nil
+}
+
+// forkTitle is a fork's title: req.Title when given, else the first
+// line of its Prompt (as a new session is titled by its first prompt),
+// else "fork of <the source's title> at turn N" — the source's title as
+// its list row shows it (core.Summary of events; its id when untitled),
+// N the turn the fork was cut after (n events inherited).
+func forkTitle(req ForkRequest, source string, events []core.Event, n int) string {
+	if t := strings.TrimSpace(req.Title); t != "" {
+		return t
+	}
+	for line := range strings.Lines(req.Prompt) {
+		if line = strings.TrimSpace(line); line != "" {
+			return line
+		}
+	}
+	title := core.Summarize(events).Title
+	if title == "" {
+		title = source
+	}
+	turn := 0
+	if n > 0 && events[n-1].Type == core.EventTurnEnd {
+		var d struct {
+			Turn int `json:"turn"`
+		}
+		if json.Unmarshal(events[n-1].Data, &d) == nil {
+			turn = d.Turn
+		}
+	}
+	tail := fmt.Sprintf(" at turn %d", turn)
+	if turn == 0 {
+		tail = " before its first turn"
+	}
+	const head = "fork of "
+	// The whole title must fit core.Summary's cut of a session/title (200
+	// characters), or the turn would be cut off: the source's title is
+	// cut instead.
+	const maxTitle = 200
+	if r := []rune(title); len(r) > maxTitle-len(head)-len([]rune(tail)) {
+		title = string(r[:maxTitle-len(head)-len([]rune(tail))-1]) + "…"
+	}
+	return head + title + tail
+}
+
+// forkSeed is what a fork is created with besides its header: the
+// inherited log (core.ForkSeed) and the fork note on its source.
+type forkSeed struct {
+	events []core.Event
+	note   notes.Input
+}
+
+// ForkStore is a store that creates a fork whole: its session row, its
+// seed and the fork note on its source in one transaction, all or nothing
+// (store.Store's CreateFork; both engines have it). A taken id is dsh's
+// SESSION_ALREADY_EXISTS.
+type ForkStore interface {
+	CreateFork(ctx context.Context, h core.SessionHeader, seed []core.Event, note notes.Input) error
+}
+
+// createFork stores a fork as RunnerConfig.Store allows: whole through a
+// ForkStore. A runner without a store keeps the fork in memory and writes
+// only the note (PutNote, best effort); a store that is not a ForkStore
+// cannot hold a fork whole and refuses it.
+func (r *Runner) createFork(ctx context.Context, h core.SessionHeader, f forkSeed) error {
+	if r.cfg.Store == nil {
+		if r.cfg.PutNote != nil {
+			if err := r.cfg.PutNote(ctx, f.note); err != nil {
+				r.logger.Warn("fork note on the source", logkey.SessionID, h.ID, logkey.SourceID, f.note.Session, logkey.Err, err)
+			}
+		}
+		return nil
+	}
+	fs, ok := r.cfg.Store.(ForkStore)
+	if !ok {
+		return core.Errorf(core.CodeUnavailable, "this runner's store cannot create a fork in one transaction (it has no CreateFork)")
+	}
+	return fs.CreateFork(ctx, h, f.events, f.note)
 }
 
 // noteReplayed returns the OnReplayed of a fork's agent: once the
@@ -251,70 +329,4 @@ func (r *Runner) rebuildWorkspace(ctx context.Context, id, ws string, seed []cor
 			}
 		}
 	}
-}
-
-// launch is what a forked session runs with.
-type launch struct {
-	sess    *core.Session
-	model   model.Model
-	name    string // the model's name
-	ws      string
-	cleanup func() // removes a workspace the runner created (nil: none)
-	system  string
-	replay  *Replayer
-	prompt  string // "" for a fork without a prompt: it waits for a message
-}
-
-// launch builds a fork's agent, registers it, and queues its first prompt,
-// returning once that prompt is committed (at once without one) — as
-// Start does for a new session.
-func (r *Runner) launch(ctx context.Context, l launch) (string, error) {
-	sess := l.sess
-	h := sess.Header()
-	if r.cfg.OnEvent != nil {
-		onEvent, id := r.cfg.OnEvent, h.ID
-		sess.OnAppend(func(e core.Event) { onEvent(id, e) })
-	}
-	cfg := Config{
-		Session:     sess,
-		Tools:       r.cfg.Tools,
-		Model:       l.model,
-		System:      l.system,
-		MaxParallel: r.cfg.MaxParallel,
-		MaxSteps:    r.cfg.MaxSteps,
-		MaxTokens:   r.cfg.MaxTokens,
-		Logger:      r.logger,
-		Replay:      l.replay,
-	}
-	if l.replay != nil && r.cfg.PutNote != nil {
-		cfg.OnReplayed = r.noteReplayed(sess)
-	}
-	a, err := New(cfg)
-	if err != nil {
-		if l.cleanup != nil {
-			l.cleanup()
-		}
-		return "", fmt.Errorf("fork session %s: %w", h.ID, err)
-	}
-	info := l.model.Info()
-	s := &session{id: h.ID, sess: sess, agent: a, model: l.model, cleanup: l.cleanup, info: SessionStatus{
-		ID: h.ID, Model: l.name, Provider: info.Provider, Workspace: l.ws, CreatedAt: h.CreatedAt,
-	}}
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		s.removeWorkspace()
-		return "", core.Errorf(core.CodeUnavailable, "fork session %s: the runner is closed", h.ID)
-	}
-	r.sessions[h.ID] = s
-	r.order = append(r.order, h.ID)
-	r.mu.Unlock()
-	r.logger.Info("session started", logkey.SessionID, h.ID, logkey.Model, l.name, logkey.Provider, info.Provider, logkey.Workspace, l.ws)
-	if l.prompt == "" {
-		return h.ID, nil
-	}
-	if err := r.sendFirst(ctx, s, l.prompt, "fork"); err != nil {
-		return "", err
-	}
-	return h.ID, nil
 }

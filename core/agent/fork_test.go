@@ -96,22 +96,27 @@ func newForkRig(t *testing.T, models agent.Models) *forkRig {
 			}
 			return h, g.store.log(id), nil
 		},
-		PutNote: func(_ context.Context, in notes.Input) error {
-			if _, _, err := notes.Check(in); err != nil {
-				return err
-			}
-			g.mu.Lock()
-			defer g.mu.Unlock()
-			g.notes = append(g.notes, in)
-			return nil
-		},
+		PutNote: g.putNote,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	g.store.onNote = func(in notes.Input) error { return g.putNote(t.Context(), in) }
 	t.Cleanup(func() { _ = r.Close() })
 	g.r = r
 	return g
+}
+
+// putNote checks and records a note: the runner's PutNote and its store's
+// fork notes.
+func (g *forkRig) putNote(_ context.Context, in notes.Input) error {
+	if _, _, err := notes.Check(in); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.notes = append(g.notes, in)
+	return nil
 }
 
 // forkResults returns a session's tool results in log order: call name and

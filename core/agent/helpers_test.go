@@ -14,6 +14,7 @@ import (
 	"prism/core"
 	"prism/core/agent"
 	"prism/core/model"
+	"prism/core/notes"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -28,6 +29,8 @@ type memStore struct {
 	calls    int
 	duration time.Duration
 	batches  [][]int64 // the seqs of each successful AppendEvents call
+	// onNote takes the fork note of CreateFork (nil: it is dropped).
+	onNote func(notes.Input) error
 }
 
 func newMemStore() *memStore {
@@ -73,6 +76,29 @@ func (s *memStore) AppendEvents(ctx context.Context, id string, evs []core.Event
 		seqs[i] = e.Seq
 	}
 	s.batches = append(s.batches, seqs)
+	return nil
+}
+
+// CreateFork makes the memStore an agent.ForkStore: the fork's header,
+// seed and note (onNote) under one lock, all or nothing.
+func (s *memStore) CreateFork(_ context.Context, h core.SessionHeader, seed []core.Event, note notes.Input) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.headers[h.ID]; ok {
+		return core.ForkError(core.CodeSessionAlreadyExists, "cannot fork session %q into %q: a session with that id already exists", note.Session, h.ID)
+	}
+	for i, e := range seed {
+		if e.Seq != int64(i) {
+			return core.Errorf(core.CodeConflict, "write the seed of fork %s: seq %d at %d", h.ID, e.Seq, i)
+		}
+	}
+	if s.onNote != nil {
+		if err := s.onNote(note); err != nil {
+			return err
+		}
+	}
+	s.headers[h.ID] = h
+	s.events[h.ID] = append([]core.Event(nil), seed...)
 	return nil
 }
 

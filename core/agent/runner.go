@@ -75,7 +75,9 @@ type RunnerConfig struct {
 	// (an unknown id is core.CodeNotFound); nil: forks are refused.
 	Load func(ctx context.Context, id string) (core.SessionHeader, []core.Event, error)
 	// PutNote writes a note beside a session's log: a fork's replayed
-	// notes and the fork note on its source (nil: none are written).
+	// notes (nil: none are written). The fork note on its source is
+	// written with the fork by the store (ForkStore); only a runner
+	// without a Store writes it here.
 	PutNote func(ctx context.Context, in notes.Input) error
 }
 
@@ -199,7 +201,8 @@ func (r *Runner) Start(ctx context.Context, req StartRequest) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("start session: %w", err)
 	}
-	s, err := r.open(ctx, core.SessionHeader{ID: id, Cwd: ws}, m, name, r.cfg.Tools, seed, nil)
+	s, err := r.open(ctx, opening{what: "start session", header: core.SessionHeader{ID: id, Cwd: ws}, model: m, name: name,
+		tools: r.cfg.Tools, workspace: seed})
 	if err != nil {
 		return "", err
 	}
@@ -238,69 +241,129 @@ func (r *Runner) sendFirst(ctx context.Context, s *session, prompt, verb string)
 	}
 }
 
-// open creates a session with header h through the store and registers it
-// with the runner, its agent running on model m (named name) over tools.
-// seed, when set, creates the workspace once the session row exists;
-// before, when set, appends the events that precede the first turn (a
-// subagent's descriptor).
-func (r *Runner) open(ctx context.Context, h core.SessionHeader, m model.Model, name string, tools *core.Registry,
-	seed func() (func(), error), before func(*core.Session) error) (*session, error) {
-	sess, err := core.NewSession(ctx, h, core.SessionOptions{Store: r.cfg.Store, Now: r.cfg.Now, Logger: r.logger})
+// opening is what open makes a session from: Start's, Spawn's and Fork's
+// requests each come down to one.
+type opening struct {
+	// what names the operation in errors: "start session", "fork session
+	// src into id".
+	what string
+	// header is the new session's header.
+	header core.SessionHeader
+	// fork, when set, is a fork's inherited log and its note on the
+	// source: created with the session's row in one store transaction.
+	fork *forkSeed
+	// model (named name) runs the session's agent over tools.
+	model model.Model
+	name  string
+	tools *core.Registry
+	// system is the agent's system prompt ("" = RunnerConfig.System of
+	// the workspace).
+	system string
+	// replay answers a fork's repeated calls (nil: none).
+	replay *Replayer
+	// workspace, when set, creates the workspace once the session row
+	// exists and returns what removes it.
+	workspace func() (cleanup func(), err error)
+	// before, when set, runs before the agent is built: it appends the
+	// events that precede the first turn (a subagent's descriptor), or
+	// prepares the workspace (a fork's rebuild).
+	before func(*core.Session) error
+}
+
+// open creates a session through the store as o says and registers it
+// with the runner, its agent ready for a first prompt: the one path of
+// Start, Spawn and Fork. A workspace it created is removed when a later
+// step fails.
+func (r *Runner) open(ctx context.Context, o opening) (*session, error) {
+	sess, err := r.create(ctx, o)
 	if err != nil {
-		return nil, fmt.Errorf("start session: %w", err)
+		return nil, err
 	}
+	h := sess.Header()
 	var cleanup func()
-	if seed != nil {
+	if o.workspace != nil {
 		// Only now that the session row exists: a failed start leaves no
 		// directory behind.
-		if cleanup, err = seed(); err != nil {
-			return nil, fmt.Errorf("start session %s: %w", h.ID, err)
+		if cleanup, err = o.workspace(); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", o.what, h.ID, err)
 		}
 	}
-	h = sess.Header()
+	fail := func(err error) (*session, error) {
+		if cleanup != nil {
+			cleanup()
+		}
+		return nil, fmt.Errorf("%s %s: %w", o.what, h.ID, err)
+	}
 	if r.cfg.OnEvent != nil {
 		onEvent, id := r.cfg.OnEvent, h.ID
 		sess.OnAppend(func(e core.Event) { onEvent(id, e) })
 	}
-	if before != nil {
-		if err := before(sess); err != nil {
-			if cleanup != nil {
-				cleanup()
-			}
-			return nil, fmt.Errorf("start session %s: %w", h.ID, err)
+	if o.before != nil {
+		if err := o.before(sess); err != nil {
+			return fail(err)
 		}
 	}
-	a, err := New(Config{
+	system := o.system
+	if strings.TrimSpace(system) == "" {
+		system = r.cfg.System(h.Cwd)
+	}
+	cfg := Config{
 		Session:     sess,
-		Tools:       tools,
-		Model:       m,
-		System:      r.cfg.System(h.Cwd),
+		Tools:       o.tools,
+		Model:       o.model,
+		System:      system,
 		MaxParallel: r.cfg.MaxParallel,
 		MaxSteps:    r.cfg.MaxSteps,
 		MaxTokens:   r.cfg.MaxTokens,
 		Logger:      r.logger,
-	})
-	if err != nil {
-		if cleanup != nil {
-			cleanup()
-		}
-		return nil, fmt.Errorf("start session: %w", err)
+		Replay:      o.replay,
 	}
-	info := m.Info()
-	s := &session{id: h.ID, sess: sess, agent: a, model: m, cleanup: cleanup, info: SessionStatus{
-		ID: h.ID, Model: name, Provider: info.Provider, Workspace: h.Cwd, CreatedAt: h.CreatedAt,
+	if o.replay != nil && r.cfg.PutNote != nil {
+		cfg.OnReplayed = r.noteReplayed(sess)
+	}
+	a, err := New(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	info := o.model.Info()
+	s := &session{id: h.ID, sess: sess, agent: a, model: o.model, cleanup: cleanup, info: SessionStatus{
+		ID: h.ID, Model: o.name, Provider: info.Provider, Workspace: h.Cwd, CreatedAt: h.CreatedAt,
 	}}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		s.removeWorkspace()
-		return nil, core.Errorf(core.CodeUnavailable, "start session: the runner is closed")
+		return nil, core.Errorf(core.CodeUnavailable, "%s %s: the runner is closed", o.what, h.ID)
 	}
 	r.sessions[h.ID] = s
 	r.order = append(r.order, h.ID)
 	r.mu.Unlock()
-	r.logger.Info("session started", logkey.SessionID, h.ID, logkey.Model, name, logkey.Provider, info.Provider, logkey.Workspace, h.Cwd)
+	r.logger.Info("session started", logkey.SessionID, h.ID, logkey.Model, o.name, logkey.Provider, info.Provider, logkey.Workspace, h.Cwd)
 	return s, nil
+}
+
+// create makes the session of o in the store: a new, empty one
+// (core.NewSession), or a fork whole (createFork).
+func (r *Runner) create(ctx context.Context, o opening) (*core.Session, error) {
+	opts := core.SessionOptions{Store: r.cfg.Store, Now: r.cfg.Now, Logger: r.logger}
+	if o.fork == nil {
+		sess, err := core.NewSession(ctx, o.header, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.what, err)
+		}
+		return sess, nil
+	}
+	if err := r.createFork(ctx, o.header, *o.fork); err != nil {
+		if core.ErrorCode(err) == core.CodeSessionAlreadyExists {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s %s: %w", o.what, o.header.ID, err)
+	}
+	sess, err := core.OpenSession(o.header, o.fork.events, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", o.what, o.header.ID, err)
+	}
+	return sess, nil
 }
 
 // logWaiter is closed once a queued user message is committed to the log,

@@ -69,13 +69,13 @@ func (r *Runner) Spawn(ctx context.Context, a tools.SubagentArgs, run *core.Run)
 	}
 	h := core.SessionHeader{ID: core.NewID(), Cwd: parent.info.Workspace, ParentSession: ph.ID,
 		Origin: core.OriginSubagent, DelegationDepth: &depth}
-	child, err := r.open(ctx, h, m, name, reg, nil, func(sess *core.Session) error {
+	child, err := r.open(ctx, opening{what: "start session", header: h, model: m, name: name, tools: reg, before: func(sess *core.Session) error {
 		if _, err := sess.Append(ctx, core.EventSubagentDescr,
 			SubagentDescriptor{Version: 2, Mode: "one-shot", Label: a.Description}, core.AppendOptions{}); err != nil {
 			return fmt.Errorf("subagent descriptor: %w", err)
 		}
 		return sess.Sync(ctx) // the child exists before the parent links it
-	})
+	}})
 	if err != nil {
 		return tools.SubagentValue{}, fmt.Errorf("subagent %q did not start: %w", a.Description, err)
 	}

@@ -3,12 +3,14 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"prism/core"
+	"prism/core/notes"
 	"prism/store"
 )
 
@@ -92,5 +94,104 @@ func testForkIsNotAChild(t *testing.T, e Engine) {
 	slices.Sort(gone)
 	if strings.Join(gone, ",") != "fam-00001,lone-00000" {
 		t.Errorf("DeleteEndedBefore = %v, want both forks", gone)
+	}
+}
+
+// testCreateForkAllOrNothing: CreateFork stores a fork's row, its seed and
+// the fork note on its source in one transaction. A seed the store refuses
+// (a seq gap), an unknown source or a taken id leaves no session and no
+// note behind, and the error names what failed.
+func testCreateForkAllOrNothing(t *testing.T, e Engine) {
+	ctx := context.Background()
+	st := e.open(t)
+	src := core.SessionHeader{ID: "fork-src", CreatedAt: 1764500000000}
+	if err := st.CreateSession(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	events := append(TurnEvents(0, 1, false), TurnEvents(8, 2, false)...)
+	if err := st.AppendEvents(ctx, src.ID, events); err != nil {
+		t.Fatal(err)
+	}
+	turn := 1
+	n, err := core.ForkPrefix(src.ID, events, core.ForkBoundary{AtTurn: &turn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forkNote := func(id string) notes.Input {
+		at := int64(n) - 1
+		data, err := json.Marshal(notes.ForkData{Session: id, SeedLength: int64(n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return notes.Input{Session: src.ID, Kind: notes.KindFork, AtSeq: &at, Data: data}
+	}
+	seedOf := func(id string) (core.SessionHeader, []core.Event) {
+		h, seed, err := core.ForkSeed(core.SessionHeader{ID: id, CreatedAt: 1764500001000, ParentSession: src.ID}, events, n, 1764500001000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h, seed
+	}
+	gone := func(id string) {
+		t.Helper()
+		if _, err := st.Session(ctx, id); core.ErrorCode(err) != core.CodeNotFound {
+			t.Errorf("session %s after a failed fork: err = %v, want %s (no session left behind)", id, err, core.CodeNotFound)
+		}
+		ns, err := st.Notes(ctx, src.ID, notes.Query{Kind: notes.KindFork})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, nt := range ns {
+			if strings.Contains(string(nt.Data), id) {
+				t.Errorf("the source kept a fork note %s of the failed fork %s", nt.Data, id)
+			}
+		}
+	}
+
+	// A seed the store refuses, after the row was written in the same
+	// transaction: nothing stays.
+	h, seed := seedOf("fork-bad-seed")
+	seed[3].Seq = 99
+	err = st.CreateFork(ctx, h, seed, forkNote(h.ID))
+	if err == nil || !strings.Contains(err.Error(), "seed of fork fork-bad-seed") {
+		t.Errorf("CreateFork with a seq gap in the seed = %v, want an error naming the seed of fork fork-bad-seed", err)
+	}
+	gone(h.ID)
+
+	// The note's source does not exist: the row and the seed go too.
+	h, seed = seedOf("fork-no-source")
+	note := forkNote(h.ID)
+	note.Session = "no-such-source"
+	err = st.CreateFork(ctx, h, seed, note)
+	if core.ErrorCode(err) != core.CodeNotFound || !strings.Contains(err.Error(), "no-such-source") {
+		t.Errorf("CreateFork noting an unknown source = %v, want %s naming no-such-source", err, core.CodeNotFound)
+	}
+	gone(h.ID)
+
+	// The whole fork.
+	h, seed = seedOf("fork-ok")
+	if err := st.CreateFork(ctx, h, seed, forkNote(h.ID)); err != nil {
+		t.Fatalf("CreateFork = %v", err)
+	}
+	l, err := st.LoadSession(ctx, h.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Events) != len(seed) || l.Info.Header.ParentSession != src.ID || l.Info.Source != store.SourceLive {
+		t.Errorf("the fork = %d events, parent %q, source %q; want %d events, parent %s, source %s",
+			len(l.Events), l.Info.Header.ParentSession, l.Info.Source, len(seed), src.ID, store.SourceLive)
+	}
+	ns, err := st.Notes(ctx, src.ID, notes.Query{Kind: notes.KindFork})
+	if err != nil || len(ns) != 1 || !strings.Contains(string(ns[0].Data), `"fork-ok"`) || ns[0].AtSeq != int64(n)-1 {
+		t.Errorf("the source's fork notes = %+v, %v; want one naming fork-ok at seq %d", ns, err, n-1)
+	}
+
+	// A taken id: a conflict, and the stored fork is untouched.
+	err = st.CreateFork(ctx, h, seed, forkNote(h.ID))
+	if core.ErrorCode(err) != core.CodeSessionAlreadyExists || !strings.Contains(err.Error(), `"fork-ok"`) {
+		t.Errorf("CreateFork of a taken id = %v, want %s naming the id", err, core.CodeSessionAlreadyExists)
+	}
+	if ns, _ := st.Notes(ctx, src.ID, notes.Query{Kind: notes.KindFork}); len(ns) != 1 {
+		t.Errorf("after a refused second fork the source has %d fork notes, want 1", len(ns))
 	}
 }

@@ -47,6 +47,7 @@ type Store interface {
 	DeleteSession(ctx context.Context, id string) (store.Deleted, error)
 	DeleteEndedBefore(ctx context.Context, before time.Time) ([]store.Deleted, error)
 	SyncLog(ctx context.Context, h core.SessionHeader, events []core.Event, source string, replace bool) (outcome string, added int, err error)
+	CreateFork(ctx context.Context, h core.SessionHeader, seed []core.Event, note notes.Input) error
 	AddOwnerLogin(ctx context.Context, idHash [sha256.Size]byte, expiresAt int64) error
 	OwnerLoginValid(ctx context.Context, idHash [sha256.Size]byte, now int64) (bool, error)
 	RevokeOwnerLogin(ctx context.Context, idHash [sha256.Size]byte) error
@@ -132,6 +133,7 @@ func Run(t *testing.T, e Engine) {
 		{"ImportConcurrencyLimit", testImportConcurrencyLimit},
 		{"ImportOrphanSubagentRefused", testImportOrphanSubagentRefused},
 		{"ForkIsNotAChild", testForkIsNotAChild},
+		{"CreateForkAllOrNothing", testCreateForkAllOrNothing},
 		{"ImportInfersLinks", testImportInfersLinks},
 		{"ImportParentCycleRefused", testImportParentCycleRefused},
 		{"RepairRemovesSessionsThatNeverLoggedATurn", testRepairRemovesSessionsThatNeverLoggedATurn},
