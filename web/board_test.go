@@ -161,7 +161,7 @@ func TestBoardStream_oneRenderPerChange(t *testing.T) {
 	for i := range streams {
 		streams[i] = e.stream(t, "/board/stream")
 	}
-	change := func(call, tool string) {
+	change := func(call, tool string, check bool) {
 		t.Helper()
 		lists, tails := src.lists.Load(), src.tails.Load()
 		n := len(b.Events)
@@ -169,21 +169,25 @@ func TestBoardStream_oneRenderPerChange(t *testing.T) {
 		e.append(t, "a", b.Events[n:]...)
 		for i, s := range streams {
 			evs := s.until(t, func(ev sseEvent) bool { return strings.Contains(ev.Elements(), "<code>"+tool+"</code>") })
-			if len(evs) != 1 {
+			if check && len(evs) != 1 {
 				t.Errorf("viewer %d read %d frames for one change, want 1", i, len(evs))
 			}
+		}
+		if !check {
+			return
 		}
 		if got := src.lists.Load() - lists; got != 1 {
 			t.Errorf("call %s: %d reads of the running sessions for %d viewers, want 1 (one render per change)", call, got, viewers)
 		}
-		if call != "c1" {
-			if got := src.tails.Load() - tails; got != 0 {
-				t.Errorf("call %s: %d reads of the session's tail, want 0 (the commit is the tail)", call, got)
-			}
+		if got := src.tails.Load() - tails; got != 0 {
+			t.Errorf("call %s: %d reads of the session's tail, want 0 (the commit is the tail)", call, got)
 		}
 	}
-	change("c1", "read")
-	change("c2", "grep")
+	// The first change (and whatever of the session's making reached the
+	// board late) reads the session's tail once; the next are measured.
+	change("c0", "glob", false)
+	change("c1", "read", true)
+	change("c2", "grep", true)
 	// A result: the call before is in flight again.
 	n := len(b.Events)
 	b.Result("c2", "found", false, nil, nil)
