@@ -21,11 +21,13 @@ import (
 // behind is told to resynchronize from the log instead of blocking anyone.
 //
 // The session list has one more hub that re-reads changed sessions'
-// summaries, at most every Tuning.ListThrottle.
+// summaries, at most every Tuning.ListThrottle; the operators' board one
+// that renders the board once per change for all its viewers (boardHub).
 //
 // The live path by file: broker.go holds the registry of hubs and the
 // catch-up renders a stream makes from the log; hub.go one session's live
 // fold and its subscribers' queues; listhub.go the session list's rows;
+// boardhub.go the board's;
 // sse.go the SSE bytes every frame is formatted into; stream.go the two
 // stream handlers. Streamed chunks are coalesced by views.Coalescer's rule;
 // beyond it, a hub sends at most one frame per Tuning.FrameInterval, and a
