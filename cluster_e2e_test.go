@@ -808,8 +808,9 @@ func TestClusterNodeKillRepairedLive(t *testing.T) {
 // TestClusterDatabaseOutage: PostgreSQL crashes (an immediate shutdown)
 // while node A's demo turn waits for an approval that B's page shows.
 // During the outage a new session is refused with 503 and a Retry-After
-// saying the store is unreachable, and the approval's append fails: the
-// session refuses further appends. Once PostgreSQL is back, A repairs the
+// saying the store is unreachable, so is the approval (the call still
+// waits), and a cancel's append fails: the session refuses further
+// appends. Once PostgreSQL is back, A repairs the
 // session itself, saying "the store was unreachable": B's open page shows
 // it without a reload, A's page says it, both lists say interrupted, and
 // new sessions start again.
@@ -850,10 +851,15 @@ func TestClusterDatabaseOutage(t *testing.T) {
 		t.Errorf("new session during the outage: %d Retry-After %q %s; want 503 with Retry-After, saying the store is unreachable (without its address)",
 			res.StatusCode, res.Header.Get("Retry-After"), body)
 	}
-	// The decision is appended: that append fails, and the session
-	// refuses further appends.
+	// A decision is refused while the store cannot take it (503, the
+	// call still waits: TestApprovalDuringOutage decides it once the
+	// store is back). A cancel is appended: that append fails, and the
+	// session refuses further appends.
 	code, body2 := a.postJSON(t, "/api/sessions/"+id+"/approvals/"+asked.ID, `{"decision":"approve"}`)
-	t.Logf("approval during the outage: %d %s", code, body2)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body2, "unreachable") || !strings.Contains(body2, "still waits") {
+		t.Errorf("approval during the outage: %d %s; want 503 saying the store is unreachable and the call still waits", code, body2)
+	}
+	t.Logf("cancel during the outage: %d", a.post(t, "/sessions/"+id+"/cancel", nil))
 	waitLogLine(t, a, "the session refuses further appends")
 
 	if err := pg.Restart(ctx); err != nil {
