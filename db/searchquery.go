@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -240,8 +241,10 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 	}
 	if order == OrderTime {
 		// One statement reads the page and what its snippets are made
-		// from: one snapshot, no transaction around it.
-		found, err := newestHits(ctx, st.rdb, s, after, limit+1)
+		// from: one snapshot, no transaction around it. A query without
+		// words to mark reads the snippets its documents were filed with,
+		// not their events.
+		found, err := newestHits(ctx, st.rdb, s, after, limit+1, len(q.Highlights()) == 0)
 		if err != nil {
 			return SearchPage{}, translate(err, "search")
 		}
@@ -284,6 +287,11 @@ func (st *Store) page(ctx context.Context, rq querier, parsed *search.Query, pla
 		}
 	}
 	for _, r := range found {
+		if r.plain != nil && len(hl) == 0 {
+			r.hit.Snippet = r.plain.Snippet()
+			page.Hits = append(page.Hits, r.hit)
+			continue
+		}
 		var secs []search.Section
 		var err error
 		seqs := store.HitSeqs(&r.hit)
@@ -401,6 +409,9 @@ type hitRow struct {
 	read   bool
 	header string
 	events []core.Event
+	// plain is what its query-free snippet is made from, as filed (nil
+	// when not read, or filed without it).
+	plain *search.Plain
 }
 
 // matchCTE is the words' matches, computed once (MATERIALIZED): joined
@@ -467,11 +478,12 @@ func where(conds []string) string {
 
 // newestHits returns up to n documents newest first (by event time, then
 // document id), after the cursor, each with what its snippet is made from
-// (its events, or its session's header), in one statement. The page's ids
-// are chosen first and only they are read whole: SQLite computes a row's
-// result columns before its sorter sees it, so hitCols' card ordinal would
-// run for every match.
-func newestHits(ctx context.Context, q querier, s searchSQL, after *store.SearchCursor, n int) ([]hitRow, error) {
+// (its events, or its session's header; with plain, the query-free
+// snippet it was filed with instead of its events), in one statement. The
+// page's ids are chosen first and only they are read whole: SQLite
+// computes a row's result columns before its sorter sees it, so hitCols'
+// card ordinal would run for every match.
+func newestHits(ctx context.Context, q querier, s searchSQL, after *store.SearchCursor, n int, plain bool) ([]hitRow, error) {
 	var sb strings.Builder
 	var args []any
 	var extra []string
@@ -491,8 +503,13 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 		top = "SELECT d.id, d.time FROM search_docs d" + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?"
 		args = append(append(append(args, s.args...), extraArgs...), n)
 	}
-	sb.WriteString("SELECT " + hitCols + ", " + hitEventCols + " FROM (" + top + ") top" +
-		" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id" + hitEventsJoin + " ORDER BY top.time DESC, top.id DESC")
+	if plain {
+		sb.WriteString("SELECT " + hitCols + ", " + hitPlainCols + " FROM (" + top + ") top" +
+			" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id ORDER BY top.time DESC, top.id DESC")
+	} else {
+		sb.WriteString("SELECT " + hitCols + ", " + hitEventCols + " FROM (" + top + ") top" +
+			" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id" + hitEventsJoin + " ORDER BY top.time DESC, top.id DESC")
+	}
 	rows, err := q.QueryContext(ctx, sb.String(), args...)
 	if err != nil {
 		return nil, err
@@ -500,20 +517,37 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 	defer rows.Close()
 	var found []hitRow
 	var e [2]nullEvent
-	var header sql.NullString
+	var header, snip sql.NullString
 	for rows.Next() {
 		var r hitRow
 		h := &r.hit
 		var errCol sql.NullString
 		dest := []any{&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
 			&h.SessionTitle, &h.SessionStatus, &header}
-		dest = append(append(dest, e[0].dest()...), e[1].dest()...)
+		if plain {
+			dest = append(dest, &snip)
+		} else {
+			dest = append(append(dest, e[0].dest()...), e[1].dest()...)
+		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
 		r.key = float64(h.Time)
 		r.header = header.String
+		if plain {
+			if snip.Valid {
+				r.plain = new(search.Plain)
+				if err := json.Unmarshal([]byte(snip.String), r.plain); err != nil {
+					r.plain = nil // read from the log instead (hitSections)
+				}
+			}
+			// A session's own document is its header; any other without a
+			// filed snippet is read on its own (hitSections).
+			r.read = h.Seq < 0
+			found = append(found, r)
+			continue
+		}
 		r.read = true
 		for _, q := range store.HitSeqs(h) {
 			i := 0
@@ -543,6 +577,9 @@ const (
 	hitEventCols = `CASE WHEN d.seq < 0 THEN s.header END,
 	e1.seq, e1.type, e1.time, e1.data, e1.ignorable, e1.surface_op IS '"append"', CASE WHEN e1.surface_op IS '"append"' THEN NULL ELSE e1.surface_op END, e1.source_event_seqs,
 	e2.seq, e2.type, e2.time, e2.data, e2.ignorable, e2.surface_op IS '"append"', CASE WHEN e2.surface_op IS '"append"' THEN NULL ELSE e2.surface_op END, e2.source_event_seqs`
+	// hitPlainCols replace hitEventCols for a query without words to
+	// mark: the header, and the snippet the document was filed with.
+	hitPlainCols  = `CASE WHEN d.seq < 0 THEN s.header END, d.snip`
 	hitEventsJoin = " LEFT JOIN events e1 ON e1.session_id = d.session_id AND e1.seq = d.seq AND d.seq >= 0" +
 		" LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq"
 )

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -209,19 +210,26 @@ const pageSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 THEN s
 	"LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq " +
 	"ORDER BY top.key DESC, d.id DESC"
 
+// pagePlainSQL is pageSQL for a query without words to mark: each
+// document comes with the query-free snippet it was filed with
+// (core/search.Plain), not its events.
+const pagePlainSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 THEN s.header END, d.snip " +
+	"FROM top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id " +
+	"ORDER BY top.key DESC, d.id DESC"
+
 // newestSQL is a query in time order: the matching documents newest
 // first, read straight from search_docs in the order of an index, so the
 // planner walks search_docs_time_idx (or a tool's or error's index) and
 // stops at the page — no sort key is computed for the other matches. The
 // cursor's time bound (d.time <= key) is an index condition.
-func (s *searchSQL) newestSQL(p store.SearchPlan) string {
+func (s *searchSQL) newestSQL(p store.SearchPlan, page string) string {
 	conds := s.matchConds()
 	if a := p.After; a != nil {
 		k := s.arg(int64(a.Key))
 		conds = append(conds, "d.time <= "+k, "(d.time < "+k+" OR d.id < "+s.arg(a.Doc)+")")
 	}
 	return "WITH top AS (SELECT d.id, d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Limit+1) + ") " +
-		fmt.Sprintf(pageSQL, "0")
+		fmt.Sprintf(page, "0")
 }
 
 // rankedSQL is a query by rank: the most recent p.Candidates matching
@@ -229,7 +237,7 @@ func (s *searchSQL) newestSQL(p store.SearchPlan) string {
 // ranked by ts_rank, and the best page after the cursor is read whole. The
 // last column counts the candidates (p.Candidates when the bound was
 // reached).
-func (s *searchSQL) rankedSQL(p store.SearchPlan) string {
+func (s *searchSQL) rankedSQL(p store.SearchPlan, page string) string {
 	conds := s.matchConds()
 	var b strings.Builder
 	b.WriteString("WITH r AS MATERIALIZED (SELECT c.id, ts_rank(" + rankWeights + ", c.terms, " + s.matchArg + "::tsquery)::float8 AS key FROM (")
@@ -240,7 +248,7 @@ func (s *searchSQL) rankedSQL(p store.SearchPlan) string {
 		b.WriteString(" WHERE key < " + k + " OR (key = " + k + " AND id < " + s.arg(a.Doc) + ")")
 	}
 	b.WriteString(" ORDER BY key DESC, id DESC LIMIT " + s.arg(p.Limit+1) + ") ")
-	b.WriteString(fmt.Sprintf(pageSQL, "(SELECT count(*) FROM r)"))
+	b.WriteString(fmt.Sprintf(page, "(SELECT count(*) FROM r)"))
 	return b.String()
 }
 
@@ -265,10 +273,14 @@ func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, p
 	if err != nil {
 		return "", nil, plan, 0, err
 	}
+	page := pageSQL
+	if len(q.Highlights()) == 0 {
+		page = pagePlainSQL
+	}
 	if plan.Order == store.OrderRank {
-		sql = s.rankedSQL(plan)
+		sql = s.rankedSQL(plan, page)
 	} else {
-		sql = s.newestSQL(plan)
+		sql = s.newestSQL(plan, page)
 	}
 	mode = pgx.QueryExecModeExec
 	if !s.words {
@@ -293,21 +305,38 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 	}
 	type found struct {
 		hitRow
-		secs []search.Section
+		secs  []search.Section
+		plain *search.Plain
 	}
 	among := 0
+	hl := q.Highlights()
 	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (found, error) {
 		var x found
 		h := &x.hit
-		var code, header *string
+		var code, header, snip *string
 		var e [2]nullEvent
-		err := r.Scan(append([]any{&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time,
-			&h.SessionTitle, &h.SessionStatus, &x.key, &among, &header}, append(e[0].dest(), e[1].dest()...)...)...)
-		if err != nil {
+		dest := []any{&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time,
+			&h.SessionTitle, &h.SessionStatus, &x.key, &among, &header}
+		if len(hl) == 0 {
+			dest = append(dest, &snip)
+		} else {
+			dest = append(dest, append(e[0].dest(), e[1].dest()...)...)
+		}
+		if err := r.Scan(dest...); err != nil {
 			return x, err
 		}
 		if code != nil {
 			h.Failed, h.ErrorCode = true, *code
+		}
+		if snip != nil {
+			x.plain = new(search.Plain)
+			if err := json.Unmarshal([]byte(*snip), x.plain); err != nil {
+				return x, fmt.Errorf("snippet of session %s seq %d: stored %q: %w", h.SessionID, h.Seq, *snip, err)
+			}
+			return x, nil
+		}
+		if len(hl) == 0 && h.Seq >= 0 {
+			return x, nil // filed without a snippet: read from the log below
 		}
 		var events []core.Event
 		for i := range e {
@@ -336,12 +365,33 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 		page.NextCursor = store.SearchCursor{Order: plan.Order, Key: last.key, Doc: last.doc}.Encode()
 		all = all[:plan.Limit]
 	}
-	hl := q.Highlights()
 	for _, r := range all {
-		r.hit.Snippet = search.MakeSnippet(r.secs, hl)
+		switch {
+		case r.plain != nil:
+			r.hit.Snippet = r.plain.Snippet()
+		case len(hl) == 0 && r.hit.Seq >= 0:
+			secs, err := st.hitSections(ctx, &r.hit)
+			if err != nil {
+				return store.SearchPage{}, translate(err, "search: snippet of session "+r.hit.SessionID)
+			}
+			r.hit.Snippet = search.MakeSnippet(secs, nil)
+		default:
+			r.hit.Snippet = search.MakeSnippet(r.secs, hl)
+		}
 		page.Hits = append(page.Hits, r.hit)
 	}
 	return page, nil
+}
+
+// hitSections reads what a hit's document was built from, for one filed
+// without its query-free snippet (before searchVersion 2 refiled it).
+func (st *Store) hitSections(ctx context.Context, h *store.SearchHit) ([]search.Section, error) {
+	seqs := store.HitSeqs(h)
+	events, err := queryEvents(ctx, st.pool, len(seqs), eventsSQL+" WHERE session_id = $1 AND seq = ANY($2) ORDER BY seq", h.SessionID, seqs)
+	if err != nil {
+		return nil, err
+	}
+	return store.HitSections(h, "", events)
 }
 
 func deref(s *string) string {

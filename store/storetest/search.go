@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -148,6 +149,8 @@ func CheckSearchIndex(t *testing.T, st Store) {
 		}
 		if h, ok := got[-1]; !ok || h.Kind != search.KindSession {
 			t.Errorf("session %s: its own document is missing (%+v)", info.ID, h)
+		} else if want := search.MakeSnippet(search.SessionSections(l.Info.Title, l.Info.Header.Cwd), nil); !reflect.DeepEqual(h.Snippet, want) {
+			t.Errorf("session %s: its own document's snippet %+v, want %+v", info.ID, h.Snippet, want)
 		}
 		delete(got, -1)
 		// Its own document holds its current title and cwd.
@@ -164,6 +167,15 @@ func CheckSearchIndex(t *testing.T, st Store) {
 			}
 			if h.Kind != w.kind || h.CallID != w.callID || h.Card != w.card || h.ResultSeq != w.resultSeq || h.Failed != w.failed || h.ErrorCode != w.code {
 				t.Errorf("session %s seq %d: indexed as %+v, want %+v", info.ID, seq, h, *w)
+			}
+			// A query without words shows the start of the section that
+			// says most, as if made from the log now.
+			var secs []search.Section
+			for _, es := range w.events {
+				secs = append(secs, search.Extract(&l.Events[es]).Sections...)
+			}
+			if want := search.MakeSnippet(secs, nil); !reflect.DeepEqual(h.Snippet, want) {
+				t.Errorf("session %s seq %d: snippet %+v, want %+v", info.ID, seq, h.Snippet, want)
 			}
 			delete(got, seq)
 		}
