@@ -100,9 +100,13 @@ func BenchmarkSearch(b *testing.B) {
 		}
 		o := store.SearchOptions{Order: tc.order, Limit: 20}
 		b.Run(tc.name, func(b *testing.B) {
-			query, args, _, mode, err := querySQL(q, o)
+			query, args, _, words, err := querySQL(q, o)
 			if err != nil {
 				b.Fatal(err)
+			}
+			mode := pgx.QueryExecModeCacheStatement
+			if words {
+				mode = pgx.QueryExecModeExec
 			}
 			floor, fargs := floorSQL(q, tc.order)
 			for _, x := range []struct {
@@ -118,6 +122,21 @@ func BenchmarkSearch(b *testing.B) {
 					b.Fatalf("EXPLAIN %s: %v", x.what, err)
 				}
 				b.Logf("%s %q, %s:\n%s\n%s", tc.name, tc.q, x.what, x.sql, plan)
+			}
+			if words && !explained[tc.name+"page"] {
+				// The page, read by the ids the first statement chose.
+				explained[tc.name+"page"] = true
+				var among int
+				var ids []int64
+				var keys []float64
+				if err := st.pool.QueryRow(ctx, query, append([]any{pgx.QueryExecModeExec}, args...)...).Scan(&among, &ids, &keys); err != nil {
+					b.Fatal(err)
+				}
+				plan, err := explain(ctx, st, pageByIDsSQL, []any{ids, keys})
+				if err != nil {
+					b.Fatalf("EXPLAIN page: %v", err)
+				}
+				b.Logf("%s %q, page:\n%s", tc.name, tc.q, plan)
 			}
 			var lat, bare []time.Duration
 			hits, among := 0, 0

@@ -217,27 +217,27 @@ const pagePlainSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 T
 	"FROM top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id " +
 	"ORDER BY top.key DESC, d.id DESC"
 
-// newestSQL is a query in time order: the matching documents newest
+// newestTop is a query in time order: the matching documents newest
 // first, read straight from search_docs in the order of an index, so the
 // planner walks search_docs_time_idx (or a tool's or error's index) and
 // stops at the page — no sort key is computed for the other matches. The
-// cursor's time bound (d.time <= key) is an index condition.
-func (s *searchSQL) newestSQL(p store.SearchPlan, page string) string {
+// cursor's time bound (d.time <= key) is an index condition. It returns
+// the CTEs that end in top (the page's ids and sort keys, one more than
+// the page) and the expression that counts the candidates ("0").
+func (s *searchSQL) newestTop(p store.SearchPlan) (with, among string) {
 	conds := s.matchConds()
 	if a := p.After; a != nil {
 		k := s.arg(int64(a.Key))
 		conds = append(conds, "d.time <= "+k, "(d.time < "+k+" OR d.id < "+s.arg(a.Doc)+")")
 	}
-	return "WITH top AS (SELECT d.id, d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Limit+1) + ") " +
-		fmt.Sprintf(page, "0")
+	return "WITH top AS (SELECT d.id, d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Limit+1) + ") ", "0"
 }
 
-// rankedSQL is a query by rank: the most recent p.Candidates matching
-// documents (walked newest first, as newestSQL does, and cut there) are
-// ranked by ts_rank, and the best page after the cursor is read whole. The
-// last column counts the candidates (p.Candidates when the bound was
-// reached).
-func (s *searchSQL) rankedSQL(p store.SearchPlan, page string) string {
+// rankedTop is a query by rank: the most recent p.Candidates matching
+// documents (walked newest first, as newestTop does, and cut there) are
+// ranked by ts_rank, and the best page after the cursor kept in top.
+// among counts the candidates (p.Candidates when the bound was reached).
+func (s *searchSQL) rankedTop(p store.SearchPlan) (with, among string) {
 	conds := s.matchConds()
 	var b strings.Builder
 	b.WriteString("WITH r AS MATERIALIZED (SELECT c.id, ts_rank(" + rankWeights + ", c.terms, " + s.matchArg + "::tsquery)::float8 AS key FROM (")
@@ -248,9 +248,22 @@ func (s *searchSQL) rankedSQL(p store.SearchPlan, page string) string {
 		b.WriteString(" WHERE key < " + k + " OR (key = " + k + " AND id < " + s.arg(a.Doc) + ")")
 	}
 	b.WriteString(" ORDER BY key DESC, id DESC LIMIT " + s.arg(p.Limit+1) + ") ")
-	b.WriteString(fmt.Sprintf(page, "(SELECT count(*) FROM r)"))
-	return b.String()
+	return b.String(), "(SELECT count(*) FROM r)"
 }
+
+// topIDsSQL ends a query's CTEs (newestTop's, rankedTop's) with one row:
+// the candidates' count and the page's ids and sort keys, best first.
+const topIDsSQL = "SELECT %s, coalesce(array_agg(id ORDER BY key DESC, id DESC), '{}'), coalesce(array_agg(key ORDER BY key DESC, id DESC), '{}') FROM top"
+
+// pageByIDsSQL is pageSQL over the ids and sort keys a query of words
+// chose (topIDsSQL): the same statement whatever the words, prepared once
+// per connection.
+// pageByIDsPlainSQL is its pagePlainSQL (a query whose words are all
+// excluded: nothing to mark).
+var (
+	pageByIDsSQL      = "WITH top AS (SELECT * FROM unnest($1::bigint[], $2::float8[]) AS t(id, key)) " + fmt.Sprintf(pageSQL, "0")
+	pageByIDsPlainSQL = "WITH top AS (SELECT * FROM unnest($1::bigint[], $2::float8[]) AS t(id, key)) " + fmt.Sprintf(pagePlainSQL, "0")
+)
 
 // whereSQL returns " WHERE …" for the conditions, or "".
 func whereSQL(conds []string) string {
@@ -260,33 +273,36 @@ func whereSQL(conds []string) string {
 	return " WHERE " + strings.Join(conds, " AND ")
 }
 
-// querySQL compiles a parsed query for the plan's order. mode is how to
-// run it: a query with words is planned for its values every time
-// (QueryExecModeExec: a cached generic plan cannot tell a rare word, for
-// the GIN index, from a common one, for the time index); one of operators
-// alone (tool:, error:, …) walks the same index whatever its values, so it
-// runs as a statement prepared once per connection — planning the page's
-// joins cost several times the query itself.
-func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, plan store.SearchPlan, mode pgx.QueryExecMode, err error) {
+// querySQL compiles a parsed query for the plan's order. A query of
+// operators alone (tool:, error:, …) is one statement that chooses its
+// page and reads it whole (pageSQL: pagePlainSQL when it has no words to
+// mark), prepared once per connection: it walks the same index whatever
+// its values, and planning the page's joins costs several times the query
+// itself. A query with words (words true) is planned for its values every
+// time (a cached generic plan cannot tell a rare word, for the GIN index,
+// from a common one, for the time index), so it only chooses the page
+// (topIDsSQL) and the page is read by pageByIDsSQL, prepared.
+func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, plan store.SearchPlan, words bool, err error) {
 	s := compile(q)
 	plan, err = store.PlanSearch(o, s.match != "")
 	if err != nil {
-		return "", nil, plan, 0, err
+		return "", nil, plan, false, err
 	}
-	page := pageSQL
-	if len(q.Highlights()) == 0 {
-		page = pagePlainSQL
-	}
+	var with, among string
 	if plan.Order == store.OrderRank {
-		sql = s.rankedSQL(plan, page)
+		with, among = s.rankedTop(plan)
 	} else {
-		sql = s.newestSQL(plan, page)
+		with, among = s.newestTop(plan)
 	}
-	mode = pgx.QueryExecModeExec
-	if !s.words {
-		mode = pgx.QueryExecModeCacheStatement
+	switch {
+	case s.words:
+		sql = with + fmt.Sprintf(topIDsSQL, among)
+	case len(q.Highlights()) == 0:
+		sql = with + fmt.Sprintf(pagePlainSQL, among)
+	default:
+		sql = with + fmt.Sprintf(pageSQL, among)
 	}
-	return sql, s.args, plan, mode, nil
+	return sql, s.args, plan, s.words, nil
 }
 
 // Search runs a parsed query over the index and returns a page of hits
@@ -295,11 +311,30 @@ func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, p
 // (the SQLite store ranks by BM25: the orders of equally good hits may
 // differ), among the most recent store.RankCandidates matches.
 func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error) {
-	query, args, plan, mode, err := querySQL(q, o)
+	query, args, plan, words, err := querySQL(q, o)
 	if err != nil {
 		return store.SearchPage{}, err
 	}
-	rows, err := st.pool.Query(ctx, query, append([]any{mode}, args...)...)
+	among := 0
+	var rows pgx.Rows
+	if words {
+		// The page's ids, then the page: two statements, each a snapshot
+		// of its own. A document deleted between them (its session
+		// deleted, its log replaced) is missing from the page; every hit
+		// shown is one whose events exist.
+		var ids []int64
+		var keys []float64
+		if err := st.pool.QueryRow(ctx, query, append([]any{pgx.QueryExecModeExec}, args...)...).Scan(&among, &ids, &keys); err != nil {
+			return store.SearchPage{}, translate(err, "search")
+		}
+		page := pageByIDsSQL
+		if len(q.Highlights()) == 0 {
+			page = pageByIDsPlainSQL
+		}
+		rows, err = st.pool.Query(ctx, page, pgx.QueryExecModeCacheStatement, ids, keys)
+	} else {
+		rows, err = st.pool.Query(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+	}
 	if err != nil {
 		return store.SearchPage{}, translate(err, "search")
 	}
@@ -308,15 +343,18 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 		secs  []search.Section
 		plain *search.Plain
 	}
-	among := 0
 	hl := q.Highlights()
 	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (found, error) {
 		var x found
 		h := &x.hit
 		var code, header, snip *string
 		var e [2]nullEvent
+		n := &among
+		if words {
+			n = new(int) // the first statement counted them
+		}
 		dest := []any{&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time,
-			&h.SessionTitle, &h.SessionStatus, &x.key, &among, &header}
+			&h.SessionTitle, &h.SessionStatus, &x.key, n, &header}
 		if len(hl) == 0 {
 			dest = append(dest, &snip)
 		} else {
