@@ -150,7 +150,7 @@ func (t *wtx) indexEvent(id string, e *core.Event, facts *core.EventFacts) error
 			// when its call's was filed without one).
 			var snip any
 			if call != nil {
-				snip = plainJSON(call.Then(search.PlainOf(p.Sections)).Reduced())
+				snip = call.Then(search.PlainOf(p.Sections)).Reduced().Encode()
 			}
 			if _, err := ix.updCard.Exec(e.Seq, errCol, snip, open); err != nil {
 				return translate(err, "index the result seq "+fmt.Sprint(e.Seq)+" of session "+id)
@@ -190,24 +190,14 @@ func (t *wtx) cards(id, callID string) (n int, open int64, call *search.Plain, o
 		if waiting && !ok {
 			open, ok = doc, true
 			if snip.Valid {
-				call = new(search.Plain)
-				if err := json.Unmarshal([]byte(snip.String), call); err != nil {
-					call = nil // refiled by the next reindex; read from the log meanwhile
-				}
+				if p, err := search.DecodePlain(snip.String); err == nil {
+					call = &p
+				} // else none: its card's snippet is read from the log
 			}
 		}
 		n++
 	}
 	return n, open, call, ok, translate(rows.Err(), "read the cards of call "+callID)
-}
-
-// plainJSON is a document's search_docs.snip.
-func plainJSON(p search.Plain) string {
-	b, err := json.Marshal(p)
-	if err != nil {
-		panic(fmt.Sprintf("search: encode a snippet: %v", err)) // strings and bools only
-	}
-	return string(b)
 }
 
 func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultSeq, errCol any, at int64, secs []search.Section) error {
@@ -224,9 +214,9 @@ func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultS
 	if seq >= 0 {
 		plain = search.PlainOf(secs)
 		if kind == search.KindCall && resultSeq == nil {
-			snip = plainJSON(plain)
+			snip = plain.Encode()
 		} else {
-			snip = plainJSON(plain.Reduced())
+			snip = plain.Reduced().Encode()
 		}
 	}
 	res, err := ix.insDoc.Exec(id, seq, kind, call, tool, resultSeq, errCol, at, snip)

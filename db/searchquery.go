@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -537,10 +536,9 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 		r.header = header.String
 		if plain {
 			if snip.Valid {
-				r.plain = new(search.Plain)
-				if err := json.Unmarshal([]byte(snip.String), r.plain); err != nil {
-					r.plain = nil // read from the log instead (hitSections)
-				}
+				if p, err := search.DecodePlain(snip.String); err == nil {
+					r.plain = &p
+				} // else read from the log instead (hitSections)
 			}
 			// A session's own document is its header; any other without a
 			// filed snippet is read on its own (hitSections).

@@ -2,8 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -177,20 +175,11 @@ func (x *searchIndex) indexEvent(id string, e *core.Event, facts *core.EventFact
 		r.pos = 1 // a gap after the card's terms it is appended to
 		r.add(p.Sections)
 		x.results = append(x.results, resultOp{session: id, callID: p.CallID, seq: e.Seq, time: e.Time, failed: p.IsError, code: p.Code, terms: r.String(),
-			plain: plainJSON(search.PlainOf(p.Sections))})
+			plain: search.PlainOf(p.Sections).Encode()})
 		return
 	}
 	x.docs = append(x.docs, &docRow{session: id, seq: e.Seq, kind: p.Kind, resultSeq: -1, time: e.Time, failed: p.IsError, code: p.Code, terms: vectorOf(p.Sections),
 		plain: search.PlainOf(p.Sections)})
-}
-
-// plainJSON is a document's search_docs.snip.
-func plainJSON(p search.Plain) string {
-	b, err := json.Marshal(p)
-	if err != nil {
-		panic(fmt.Sprintf("search: encode a snippet: %v", err)) // strings and bools only
-	}
-	return string(b)
 }
 
 func (x *searchIndex) empty() bool { return len(x.docs) == 0 && len(x.results) == 0 }
@@ -214,9 +203,9 @@ func (x *searchIndex) queueDocs(b *pgx.Batch) {
 		// whole (pairResultSQL merges the result's in); any other
 		// document only the part it shows.
 		if d.kind == search.KindCall && d.resultSeq < 0 {
-			plain[i] = plainJSON(d.plain)
+			plain[i] = d.plain.Encode()
 		} else {
-			plain[i] = plainJSON(d.plain.Reduced())
+			plain[i] = d.plain.Reduced().Encode()
 		}
 	}
 	b.Queue(insertDocsSQL, session, seq, kind, call, tool, result, failed, code, at, terms, plain)

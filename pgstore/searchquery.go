@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -367,11 +366,10 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 			h.Failed, h.ErrorCode = true, *code
 		}
 		if snip != nil {
-			x.plain = new(search.Plain)
-			if err := json.Unmarshal([]byte(*snip), x.plain); err != nil {
-				return x, fmt.Errorf("snippet of session %s seq %d: stored %q: %w", h.SessionID, h.Seq, *snip, err)
-			}
-			return x, nil
+			if p, err := search.DecodePlain(*snip); err == nil {
+				x.plain = &p
+				return x, nil
+			} // else read from the log below
 		}
 		if len(hl) == 0 && h.Seq >= 0 {
 			return x, nil // filed without a snippet: read from the log below

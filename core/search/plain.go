@@ -1,6 +1,12 @@
 package search
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+)
 
 // Plain is what a document's query-free snippet is made from: the snippet
 // MakeSnippet shows when a query has no words to mark (a query of
@@ -115,4 +121,22 @@ func (p Plain) Reduced() Plain {
 	var out Plain
 	*out.col(c) = *p.col(c)
 	return out
+}
+
+// Encode writes p as it is stored (JSON; an engine's search_docs.snip).
+func (p Plain) Encode() string {
+	b, err := jsonv1.Marshal(p)
+	if err != nil {
+		panic(fmt.Sprintf("search: encode a snippet: %v", err)) // strings and bools only
+	}
+	return string(b)
+}
+
+// DecodePlain reads a Plain that Encode wrote (or PostgreSQL merged).
+func DecodePlain(s string) (Plain, error) {
+	var p Plain
+	if err := jsonv2.Unmarshal([]byte(s), &p); err != nil {
+		return Plain{}, fmt.Errorf("stored snippet %.80q: %w", s, err)
+	}
+	return p, nil
 }

@@ -209,7 +209,13 @@ func CheckSearchIndex(t *testing.T, st Store) {
 		}
 	}
 	// Broad queries: every hit names events the log holds.
-	for _, q := range []string{"kind:call", "error:", "after:1970-01-01", "kind:user OR kind:assistant"} {
+	// (The last two have words: excluded only, nothing to mark; and one
+	// to mark.)
+	for _, q := range []string{"kind:call", "error:", "after:1970-01-01", "kind:user OR kind:assistant", "kind:call -config", "kind:call OR the"} {
+		parsed, err := search.Parse(q, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, h := range searchAll(t, st, q) {
 			l := logs[h.SessionID]
 			if l == nil {
@@ -228,6 +234,14 @@ func CheckSearchIndex(t *testing.T, st Store) {
 				if p := search.Extract(&e); p.CallID != h.CallID || (p.Role != search.RoleCall && h.ResultSeq != h.Seq) {
 					t.Errorf("%s: card hit %+v lands on %s of call %q", q, h, e.Type, p.CallID)
 				}
+			}
+			// Its snippet is what the log's events show for the query.
+			var secs []search.Section
+			for _, seq := range store.HitSeqs(&h) {
+				secs = append(secs, search.Extract(&l.Events[seq]).Sections...)
+			}
+			if want := search.MakeSnippet(secs, parsed.Highlights()); !reflect.DeepEqual(h.Snippet, want) {
+				t.Errorf("%s: session %s seq %d: snippet %+v, want %+v", q, h.SessionID, h.Seq, h.Snippet, want)
 			}
 		}
 	}
@@ -313,6 +327,11 @@ func testSearchIndexExactAfterDshImport(t *testing.T, e Engine) {
 	if imported < 3 {
 		t.Fatalf("imported %d fixtures of %v", imported, files)
 	}
+	CheckSearchIndex(t, st)
+	// A document filed without its query-free snippet, or with one that
+	// does not decode, shows the same: read from the log.
+	e.Exec(t, st, "UPDATE search_docs SET snip = NULL WHERE id % 3 = 0")
+	e.Exec(t, st, `UPDATE search_docs SET snip = '{"n": 1}' WHERE id % 3 = 1`)
 	CheckSearchIndex(t, st)
 }
 
