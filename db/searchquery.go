@@ -238,7 +238,7 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 	if err := st.catchUpIndex(ctx); err != nil {
 		return SearchPage{}, err
 	}
-	if order == OrderTime {
+	if order == OrderTime && s.match == "" {
 		// One statement reads the page and what its snippets are made
 		// from: one snapshot, no transaction around it. A query without
 		// words to mark reads the snippets its documents were filed with,
@@ -254,7 +254,13 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 		return SearchPage{}, translate(err, "search")
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-	found, among, err := rankedHits(ctx, tx, s, after, limit+1, plan.Candidates)
+	var found []hitRow
+	among := 0
+	if order == OrderTime {
+		found, err = newestMatchHits(ctx, tx, s, after, limit+1)
+	} else {
+		found, among, err = rankedHits(ctx, tx, s, after, limit+1, plan.Candidates)
+	}
 	if err != nil {
 		return SearchPage{}, translate(err, "search")
 	}
@@ -475,7 +481,8 @@ func where(conds []string) string {
 	return " WHERE " + strings.Join(conds, " AND ")
 }
 
-// newestHits returns up to n documents newest first (by event time, then
+// newestHits returns up to n documents of a query without words (s.match
+// empty: newestMatchHits reads the others) newest first (by event time, then
 // document id), after the cursor, each with what its snippet is made from
 // (its events, or its session's header; with plain, the query-free
 // snippet it was filed with instead of its events), in one statement. The
@@ -491,17 +498,9 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 		extra = []string{"(d.time < ? OR (d.time = ? AND d.id < ?))"}
 		extraArgs = []any{int64(after.Key), int64(after.Key), after.Doc}
 	}
-	var top string
-	if s.match != "" {
-		sb.WriteString(matchCTE)
-		q, qargs := newestMatches(s, extra, extraArgs, n)
-		top = q
-		args = append(append(args, s.match), qargs...)
-	} else {
-		conds := append(s.where[:len(s.where):len(s.where)], extra...)
-		top = "SELECT d.id, d.time FROM search_docs d" + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?"
-		args = append(append(append(args, s.args...), extraArgs...), n)
-	}
+	conds := append(s.where[:len(s.where):len(s.where)], extra...)
+	top := "SELECT d.id, d.time FROM search_docs d" + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?"
+	args = append(append(append(args, s.args...), extraArgs...), n)
 	if plain {
 		sb.WriteString("SELECT " + hitCols + ", " + hitPlainCols + " FROM (" + top + ") top" +
 			" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id ORDER BY top.time DESC, top.id DESC")
@@ -659,34 +658,79 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 		return all[i].doc > all[j].doc
 	})
 	all = all[:min(len(all), n)]
-	if len(all) == 0 {
-		return nil, among, nil
-	}
-	ids := make([]any, len(all))
-	marks := make([]string, len(all))
+	docs, keys := make([]int64, len(all)), make([]float64, len(all))
 	for i, sc := range all {
-		ids[i], marks[i] = sc.doc, "?"
+		docs[i], keys[i] = sc.doc, sc.rank
 	}
-	rows, err = tx.QueryContext(ctx, "SELECT "+hitCols+" FROM search_docs d JOIN sessions s ON s.id = d.session_id WHERE d.id IN ("+strings.Join(marks, ",")+")", ids...)
+	found, err = readHits(ctx, tx, docs, keys)
+	return found, among, err
+}
+
+// readHits reads the documents docs whole (hitCols), in that order, each
+// with its sort key.
+func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64) ([]hitRow, error) {
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	ids := make([]any, len(docs))
+	marks := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i], marks[i] = d, "?"
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT "+hitCols+" FROM search_docs d JOIN sessions s ON s.id = d.session_id WHERE d.id IN ("+strings.Join(marks, ",")+")", ids...)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	got, err := scanHits(rows)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	byDoc := make(map[int64]hitRow, len(got))
 	for _, r := range got {
 		byDoc[r.doc] = r
 	}
-	found = make([]hitRow, 0, len(all))
-	for _, sc := range all {
-		if r, ok := byDoc[sc.doc]; ok {
-			r.key = sc.rank
+	found := make([]hitRow, 0, len(docs))
+	for i, d := range docs {
+		if r, ok := byDoc[d]; ok {
+			r.key = keys[i]
 			found = append(found, r)
 		}
 	}
-	return found, among, nil
+	return found, nil
+}
+
+// newestMatchHits returns up to n documents of a query with words newest
+// first, after the cursor: their ids chosen by the statement alone
+// (newestMatches: read whole in the same statement, SQLite ran it about
+// twice as slowly), then read whole (readHits). tx holds the two in one
+// snapshot.
+func newestMatchHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.SearchCursor, n int) ([]hitRow, error) {
+	var extra []string
+	var extraArgs []any
+	if after != nil {
+		extra = []string{"(d.time < ? OR (d.time = ? AND d.id < ?))"}
+		extraArgs = []any{int64(after.Key), int64(after.Key), after.Doc}
+	}
+	q, qargs := newestMatches(s, extra, extraArgs, n)
+	rows, err := tx.QueryContext(ctx, matchCTE+q, append([]any{s.match}, qargs...)...)
+	if err != nil {
+		return nil, err
+	}
+	var docs []int64
+	var keys []float64
+	for rows.Next() {
+		var doc, at int64
+		if err := rows.Scan(&doc, &at); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		docs, keys = append(docs, doc), append(keys, float64(at))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return readHits(ctx, tx, docs, keys)
 }
 
 func scanHits(rows *sql.Rows) ([]hitRow, error) {
