@@ -142,10 +142,8 @@ func BenchmarkSearch(b *testing.B) {
 			if words && !explained[tc.name+"page"] {
 				// The page, read by the ids the first statement chose.
 				explained[tc.name+"page"] = true
-				var among int
-				var ids []int64
-				var keys []float64
-				if err := st.pool.QueryRow(ctx, query, append([]any{pgx.QueryExecModeExec}, args...)...).Scan(&among, &ids, &keys); err != nil {
+				ids, keys, _, err := topIDs(ctx, st.pool, query, args, tc.order)
+				if err != nil {
 					b.Fatal(err)
 				}
 				plan, err := explain(ctx, st, pageByIDsSQL, []any{ids, keys})

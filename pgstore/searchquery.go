@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"prism/core"
 	"prism/core/search"
@@ -224,12 +225,18 @@ const pagePlainSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 T
 // the CTEs that end in top (the page's ids and sort keys, one more than
 // the page) and the expression that counts the candidates ("0").
 func (s *searchSQL) newestTop(p store.SearchPlan) (with, among string) {
+	return "WITH top AS (" + s.newestIDs(p) + ") ", "0"
+}
+
+// newestIDs is newestTop's query alone: the ids and sort keys of the
+// page, newest first.
+func (s *searchSQL) newestIDs(p store.SearchPlan) string {
 	conds := s.matchConds()
 	if a := p.After; a != nil {
 		k := s.arg(int64(a.Key))
 		conds = append(conds, "d.time <= "+k, "(d.time < "+k+" OR d.id < "+s.arg(a.Doc)+")")
 	}
-	return "WITH top AS (SELECT d.id, d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Limit+1) + ") ", "0"
+	return "SELECT d.id, d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Limit+1)
 }
 
 // rankedTop is a query by rank: the most recent p.Candidates matching
@@ -288,9 +295,13 @@ func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, p
 		return "", nil, plan, false, err
 	}
 	var with, among string
-	if plan.Order == store.OrderRank {
+	switch {
+	case plan.Order == store.OrderRank:
 		with, among = s.rankedTop(plan)
-	} else {
+	case s.words:
+		// The ids alone, as rows: planned as cheaply as the bare query.
+		return s.newestIDs(plan), s.args, plan, true, nil
+	default:
 		with, among = s.newestTop(plan)
 	}
 	switch {
@@ -302,6 +313,31 @@ func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, p
 		sql = with + fmt.Sprintf(pageSQL, among)
 	}
 	return sql, s.args, plan, s.words, nil
+}
+
+// topIDs runs querySQL's query of a search with words: the page's ids and
+// sort keys, and how many candidates a ranked one had (topIDsSQL's one
+// row; a time-ordered one returns newestIDs' rows).
+func topIDs(ctx context.Context, pool *pgxpool.Pool, query string, args []any, order string) (ids []int64, keys []float64, among int, err error) {
+	all := append([]any{pgx.QueryExecModeExec}, args...)
+	if order == store.OrderRank {
+		err = pool.QueryRow(ctx, query, all...).Scan(&among, &ids, &keys)
+		return ids, keys, among, err
+	}
+	rows, err := pool.Query(ctx, query, all...)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var key float64
+		if err := rows.Scan(&id, &key); err != nil {
+			return nil, nil, 0, err
+		}
+		ids, keys = append(ids, id), append(keys, key)
+	}
+	return ids, keys, 0, rows.Err()
 }
 
 // Search runs a parsed query over the index and returns a page of hits
@@ -321,11 +357,11 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 		// of its own. A document deleted between them (its session
 		// deleted, its log replaced) is missing from the page; every hit
 		// shown is one whose events exist.
-		var ids []int64
-		var keys []float64
-		if err := st.pool.QueryRow(ctx, query, append([]any{pgx.QueryExecModeExec}, args...)...).Scan(&among, &ids, &keys); err != nil {
+		ids, keys, n, err := topIDs(ctx, st.pool, query, args, plan.Order)
+		if err != nil {
 			return store.SearchPage{}, translate(err, "search")
 		}
+		among = n
 		page := pageByIDsSQL
 		if len(q.Highlights()) == 0 {
 			page = pageByIDsPlainSQL
