@@ -357,11 +357,11 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 		// of its own. A document deleted between them (its session
 		// deleted, its log replaced) is missing from the page; every hit
 		// shown is one whose events exist.
-		ids, keys, n, err := topIDs(ctx, st.pool, query, args, plan.Order)
-		if err != nil {
+		var ids []int64
+		var keys []float64
+		if ids, keys, among, err = topIDs(ctx, st.pool, query, args, plan.Order); err != nil {
 			return store.SearchPage{}, translate(err, "search")
 		}
-		among = n
 		page := pageByIDsSQL
 		if len(q.Highlights()) == 0 {
 			page = pageByIDsPlainSQL
