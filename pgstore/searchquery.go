@@ -262,10 +262,9 @@ func (s *searchSQL) rankedTop(p store.SearchPlan) (with, among string) {
 const topIDsSQL = "SELECT %s, coalesce(array_agg(id ORDER BY key DESC, id DESC), '{}'), coalesce(array_agg(key ORDER BY key DESC, id DESC), '{}') FROM top"
 
 // pageByIDsSQL is pageSQL over the ids and sort keys a query of words
-// chose (topIDsSQL): the same statement whatever the words, prepared once
-// per connection.
-// pageByIDsPlainSQL is its pagePlainSQL (a query whose words are all
-// excluded: nothing to mark).
+// chose (topIDs): the same statement whatever the words, prepared once per
+// connection; pageByIDsPlainSQL is pagePlainSQL's, for a query whose words
+// are all excluded (nothing to mark).
 var (
 	pageByIDsSQL      = "WITH top AS (SELECT * FROM unnest($1::bigint[], $2::float8[]) AS t(id, key)) " + fmt.Sprintf(pageSQL, "0")
 	pageByIDsPlainSQL = "WITH top AS (SELECT * FROM unnest($1::bigint[], $2::float8[]) AS t(id, key)) " + fmt.Sprintf(pagePlainSQL, "0")
@@ -281,9 +280,8 @@ func whereSQL(conds []string) string {
 
 // querySQL compiles a parsed query for the plan's order. A query of
 // operators alone (tool:, error:, …) is one statement that chooses its
-// page and reads it whole (pageSQL: pagePlainSQL when it has no words to
-// mark), prepared once per connection: it walks the same index whatever
-// its values, and planning the page's joins costs several times the query
+// page and reads it whole (pagePlainSQL: no words to mark), prepared
+// once per connection: it walks the same index whatever its values, and planning the page's joins costs several times the query
 // itself. A query with words (words true) is planned for its values every
 // time (a cached generic plan cannot tell a rare word, for the GIN index,
 // from a common one, for the time index), so it only chooses the page
@@ -304,15 +302,11 @@ func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, p
 	default:
 		with, among = s.newestTop(plan)
 	}
-	switch {
-	case s.words:
-		sql = with + fmt.Sprintf(topIDsSQL, among)
-	case len(q.Highlights()) == 0:
-		sql = with + fmt.Sprintf(pagePlainSQL, among)
-	default:
-		sql = with + fmt.Sprintf(pageSQL, among)
+	if s.words {
+		return with + fmt.Sprintf(topIDsSQL, among), s.args, plan, true, nil
 	}
-	return sql, s.args, plan, s.words, nil
+	// Operators alone: no words to mark.
+	return with + fmt.Sprintf(pagePlainSQL, among), s.args, plan, false, nil
 }
 
 // topIDs runs querySQL's query of a search with words: the page's ids and
