@@ -269,9 +269,11 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 
 // page makes the page of a search from the documents found (one more
 // than the page when there is a next one): the cursor, and each hit's
-// snippet — from the events its row brought with it (newestHits), else
-// from its events read in one query through tx (hitsEvents), else one by
-// one (hitSections names an event the log lacks).
+// snippet — for a query without words to mark, the one its document was
+// filed with (newestHits' plain); else from the events its row brought
+// with it (newestHits), else from its events read in one query through tx
+// (hitsEvents), else one by one (hitSections names an event the log
+// lacks).
 func (st *Store) page(ctx context.Context, rq querier, parsed *search.Query, plan store.SearchPlan, found []hitRow, among int, tx *sql.Tx) (SearchPage, error) {
 	limit, order := plan.Limit, plan.Order
 	page := SearchPage{Hits: make([]SearchHit, 0, min(len(found), limit))}
