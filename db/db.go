@@ -49,9 +49,11 @@
 // under older index rules (searchVersion), is indexed when the store
 // opens, with its progress logged every two seconds. Within one index
 // transaction a result is paired in memory with the card its call filed
-// (indexEvent). Queries are compiled from core/search's AST in
-// searchquery.go: the FTS4 MATCH is built only from tokenizer terms, so no
-// query syntax reaches FTS.
+// (indexEvent). Each document keeps its query-free snippet
+// (core/search.Plain, search_docs.snip): a query without words to mark
+// (tool:, error:, …) shows its page without reading events. Queries are
+// compiled from core/search's AST in searchquery.go: the FTS4 MATCH is
+// built only from tokenizer terms, so no query syntax reaches FTS.
 package db
 
 import (

@@ -9,6 +9,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/core/search"
 )
 
 // The search index lags the log. An append commits its events without
@@ -393,21 +394,22 @@ type cardKey struct{ session, callID string }
 type cardRef struct {
 	doc     int64
 	waiting bool
+	plain   search.Plain // what its call's snippet is made from
 }
 
 // openCard finds, among the cards of callID that this index transaction
 // filed, the latest still waiting for its result. They are the session's
 // newest, so when one waits it is the one the transcript pairs a result
 // with; ok false sends the caller to the stored cards.
-func (t *wtx) openCard(id, callID string) (doc int64, ok bool) {
+func (t *wtx) openCard(id, callID string) (doc int64, call *search.Plain, ok bool) {
 	refs := t.batchCards[cardKey{id, callID}]
 	for i := len(refs) - 1; i >= 0; i-- {
 		if refs[i].waiting {
 			refs[i].waiting = false
-			return refs[i].doc, true
+			return refs[i].doc, &refs[i].plain, true
 		}
 	}
-	return 0, false
+	return 0, nil, false
 }
 
 // indexInline files the events t appended in t itself, pairing results with
