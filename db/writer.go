@@ -31,6 +31,9 @@ type request struct {
 	header    core.SessionHeader
 	source    string
 	fn        func(*wtx) error
+	// yield, on a kindIndex request, lets its index transaction stop early
+	// (searchlag.go, fileLagAndForget; tests use it).
+	yield func() bool
 	store.Handoff
 }
 
@@ -49,6 +52,14 @@ type writer struct {
 	// to measure what the index costs in the same run.
 	noIndex bool
 	lag     searchLag // committed events the index does not hold yet
+	// relaxed: an index transaction set synchronous=NORMAL and it is not
+	// back to FULL yet (searchlag.go, restoreSync).
+	relaxed bool
+
+	// args is insertEvents' buffer of statement arguments, reused; types
+	// the event types it boxed (typeArg).
+	args  []any
+	types map[string]any
 
 	cache       map[string]*sessState // committed session state
 	dataVersion int64
@@ -71,7 +82,7 @@ var errRetryIsolated = errors.New("retry the batch with one savepoint per reques
 
 func newWriter(st *Store) (*writer, error) {
 	w := &writer{st: st, reqs: st.queue.Requests(), done: make(chan struct{}), maxBatch: st.opts.MaxBatchEvents, cache: map[string]*sessState{}, dataVersion: -1,
-		lag: searchLag{age: indexLagAge}}
+		lag: searchLag{idle: indexLagIdle}}
 	prep := func(q string) (*sql.Stmt, error) {
 		s, err := st.wdb.Prepare(q)
 		if err != nil {
@@ -158,7 +169,7 @@ func (w *writer) run() {
 		}
 		switch first.kind {
 		case kindIndex:
-			first.Done(w.indexLag())
+			first.Done(w.fileLagAndForget(first.yield))
 			continue
 		case kindTx:
 			w.indexLagLogged("file the search index's lag before a write")
@@ -219,6 +230,15 @@ func (w *writer) run() {
 // begin starts a write transaction and drops the state cache if another
 // connection (another process) committed since our last transaction.
 func (w *writer) begin() (*sql.Tx, error) {
+	if err := w.restoreSync(); err != nil {
+		return nil, err
+	}
+	return w.beginAsSet()
+}
+
+// beginAsSet is begin at the connection's synchronous setting as it is
+// (an index transaction's relaxed one).
+func (w *writer) beginAsSet() (*sql.Tx, error) {
 	tx, err := w.st.wdb.BeginTx(context.Background(), nil)
 	if err != nil {
 		return nil, translate(err, "begin write transaction")
