@@ -12,8 +12,9 @@ import (
 
 // TestIdleWriterFilesTheLag: appends that come back to back leave the
 // search index's lag alone — a session's next commit does not wait for
-// the index — and the writer files it once it has idled indexLagIdle, in a
-// transaction that leaves the connection at synchronous=FULL for the
+// the index — and the writer files it once it has idled indexLagIdle, in
+// transactions of at most indexIdleChunk events, one after another while
+// it stays idle, that leave the connection at synchronous=FULL for the
 // appends that follow.
 func TestIdleWriterFilesTheLag(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -24,7 +25,8 @@ func TestIdleWriterFilesTheLag(t *testing.T) {
 		}
 		defer st.Close()
 		storetest.MustCreate(t, st, "s")
-		for i := range 3 {
+		const turns = 40 // 320 events: more than one idle transaction's
+		for i := range turns {
 			if err := st.AppendEvents(ctx, "s", storetest.TurnEvents(int64(i*8), i+1, false)); err != nil {
 				t.Fatal(err)
 			}
@@ -35,8 +37,8 @@ func TestIdleWriterFilesTheLag(t *testing.T) {
 		}
 		time.Sleep(indexLagIdle + time.Millisecond)
 		synctest.Wait()
-		if w := watermarks(t, st.rdb)["s"]; w[0] != w[1] || w[1] != 23 {
-			t.Fatalf("watermark %d of last seq %d after the writer idled: want both 23", w[0], w[1])
+		if w := watermarks(t, st.rdb)["s"]; w[0] != w[1] || w[1] != turns*8-1 {
+			t.Fatalf("watermark %d of last seq %d after the writer idled: want both %d", w[0], w[1], turns*8-1)
 		}
 		var sync int
 		if err := st.write(ctx, func(t *wtx) error { return t.tx.QueryRow("PRAGMA synchronous").Scan(&sync) }); err != nil {

@@ -21,7 +21,8 @@ import (
 //     request came meanwhile): so a session's steps, which come back to
 //     back while a model streams or a loop runs, commit without the index's
 //     work between them — it is done while the agent waits for its model or
-//     its tools;
+//     its tools — in transactions of at most indexIdleChunk events that
+//     stop early for a request that comes meanwhile (fileIdle);
 //   - when the lag holds indexLagEvents events or indexLagBytes bytes of
 //     event data, whatever the writer is doing: that bounds its memory and
 //     the work a search must do first;
@@ -41,7 +42,8 @@ import (
 // document is never lost (Open catches up every session whose log runs
 // past its watermark) and never filed twice (the watermark moves with it).
 const (
-	indexLagIdle   = 5 * time.Millisecond
+	indexLagIdle   = 20 * time.Millisecond
+	indexIdleChunk = 256
 	indexLagEvents = 20000
 	indexLagBytes  = 16 << 20
 )
@@ -169,11 +171,29 @@ func (w *writer) receive() (*request, bool) {
 			w.lag.timer.Stop()
 			return r, ok
 		case <-w.lag.timer.C:
-			// The writer is idle: file the lag, but yield to the next
-			// request as soon as one is queued.
-			if err := w.fileLagAndForget(func() bool { return len(w.reqs) > 0 }); err != nil {
-				w.st.log.Error("file the search index's lag", logkey.Err, err)
-			}
+			w.fileIdle()
+		}
+	}
+}
+
+// fileIdle files the lag of an idle writer in transactions of at most
+// indexIdleChunk events, until nothing lags or a request is queued: each
+// transaction yields to a request that comes while it files, so the
+// request waits for one event and the commit of what the transaction filed
+// so far, never for the whole lag.
+func (w *writer) fileIdle() {
+	for w.lag.events > 0 && len(w.reqs) == 0 {
+		before, n := w.lag.events, 0
+		yield := func() bool {
+			n++
+			return n >= indexIdleChunk || len(w.reqs) > 0
+		}
+		if err := w.fileLagAndForget(yield); err != nil {
+			w.st.log.Error("file the search index's lag", logkey.Err, err)
+			return
+		}
+		if w.lag.events >= before {
+			return // nothing filed: the next trigger tries again
 		}
 	}
 }
