@@ -102,9 +102,10 @@ type Options struct {
 	MaxImports int
 	// Logger receives the store's logs (default slog.Default()).
 	Logger *slog.Logger
-	// Committed, if set, is called by the writer goroutine after each
-	// commit, once per session that changed, in commit order. It must not
-	// block or write to the store.
+	// Committed, if set, is called after each commit, once per session
+	// that changed, in commit order, holding the writer (by the writer
+	// goroutine, or by a lone appender that committed on its own
+	// goroutine). It must not block or write to the store.
 	Committed func(store.Commit)
 	// Now is the store's clock for the times it stamps itself (share
 	// links: created, revoked, last viewed; expiry checks). Default

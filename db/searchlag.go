@@ -144,17 +144,27 @@ func (l *searchLag) full() bool {
 }
 
 // receive waits for the writer's next request. With something lagging it
-// files the index's lag once the writer has idled lag.idle, or at once
-// when the lag is full: a request that is queued already, or comes within
-// lag.idle, is served first.
+// files the index's lag once the writer has idled lag.idle (since it last
+// served a request, or an appender last committed on its own goroutine),
+// or at once when the lag is full: a request that is queued already, or
+// comes within lag.idle, is served first. It holds w.mu only while it
+// looks at or files the lag, never while it waits.
 func (w *writer) receive() (*request, bool) {
 	for {
+		w.mu.Lock()
 		if w.lag.full() {
 			w.indexLagLogged("file the search index's lag")
 		}
-		if w.lag.events == 0 {
-			r, ok := <-w.reqs
-			return r, ok
+		lagging := w.lag.events > 0
+		wait := w.lag.idle - time.Since(w.lastActive)
+		w.mu.Unlock()
+		if !lagging {
+			select {
+			case r, ok := <-w.reqs:
+				return r, ok
+			case <-w.wake: // an appender's own commit left a lag
+				continue
+			}
 		}
 		select {
 		case r, ok := <-w.reqs:
@@ -162,16 +172,22 @@ func (w *writer) receive() (*request, bool) {
 		default:
 		}
 		if w.lag.timer == nil {
-			w.lag.timer = time.NewTimer(w.lag.idle)
+			w.lag.timer = time.NewTimer(max(wait, 0))
 		} else {
-			w.lag.timer.Reset(w.lag.idle)
+			w.lag.timer.Reset(max(wait, 0))
 		}
 		select {
 		case r, ok := <-w.reqs:
 			w.lag.timer.Stop()
 			return r, ok
+		case <-w.wake:
+			w.lag.timer.Stop()
 		case <-w.lag.timer.C:
-			w.fileIdle()
+			w.mu.Lock()
+			if time.Since(w.lastActive) >= w.lag.idle {
+				w.fileIdle()
+			}
+			w.mu.Unlock()
 		}
 	}
 }
@@ -200,6 +216,8 @@ func (w *writer) fileIdle() {
 
 // closeIndex files the lag when the store closes.
 func (w *writer) closeIndex() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.lag.timer != nil {
 		w.lag.timer.Stop()
 	}
