@@ -227,70 +227,68 @@ func (w *writer) run() {
 // one group commit — and returns a request met while draining that must
 // run next on its own. w.mu is held.
 func (w *writer) serve(first *request) (pending *request) {
-	{
-		switch first.kind {
-		case kindIndex:
-			first.Done(w.fileLagAndForget(first.yield))
-			return nil
-		case kindTx:
-			w.indexLagLogged("file the search index's lag before a write")
-			first.Done(w.runTx(first))
-			return nil
-		}
-		batch := []*request{first}
-		n := len(first.events)
-		// Adaptive group commit: the callers of the last batch are likely
-		// to be back within microseconds of their acks, so wait briefly
-		// (at most batchWait) until as many requests are queued; a lone
-		// appender (last batch of one) never waits.
-		target := min(w.lastCallers, w.maxBatch)
-		if batchWait <= 0 {
-			target = 0
-		}
-		var timer *time.Timer
-	drain:
-		for n < w.maxBatch {
-			var r *request
-			var ok bool
+	switch first.kind {
+	case kindIndex:
+		first.Done(w.fileLagAndForget(first.yield))
+		return nil
+	case kindTx:
+		w.indexLagLogged("file the search index's lag before a write")
+		first.Done(w.runTx(first))
+		return nil
+	}
+	batch := []*request{first}
+	n := len(first.events)
+	// Adaptive group commit: the callers of the last batch are likely
+	// to be back within microseconds of their acks, so wait briefly
+	// (at most batchWait) until as many requests are queued; a lone
+	// appender (last batch of one) never waits.
+	target := min(w.lastCallers, w.maxBatch)
+	if batchWait <= 0 {
+		target = 0
+	}
+	var timer *time.Timer
+drain:
+	for n < w.maxBatch {
+		var r *request
+		var ok bool
+		select {
+		case r, ok = <-w.reqs:
+		default:
+			if len(batch) >= target {
+				break drain
+			}
+			if timer == nil {
+				timer = time.NewTimer(batchWait)
+			}
 			select {
 			case r, ok = <-w.reqs:
-			default:
-				if len(batch) >= target {
-					break drain
-				}
-				if timer == nil {
-					timer = time.NewTimer(batchWait)
-				}
-				select {
-				case r, ok = <-w.reqs:
-				case <-timer.C:
-					break drain
-				}
-			}
-			if !ok {
+			case <-timer.C:
 				break drain
 			}
-			if !r.Take() {
-				continue
-			}
-			if r.kind == kindTx || r.kind == kindIndex {
-				pending = r
-				break drain
-			}
-			batch = append(batch, r)
-			n += len(r.events)
 		}
-		if timer != nil {
-			timer.Stop()
+		if !ok {
+			break drain
 		}
-		w.lastCallers = len(batch)
-		results, commits := w.runBatch(batch)
-		for i, err := range results {
-			batch[i].Done(err)
+		if !r.Take() {
+			continue
 		}
-		w.notify(commits)
-		return pending
+		if r.kind == kindTx || r.kind == kindIndex {
+			pending = r
+			break drain
+		}
+		batch = append(batch, r)
+		n += len(r.events)
 	}
+	if timer != nil {
+		timer.Stop()
+	}
+	w.lastCallers = len(batch)
+	results, commits := w.runBatch(batch)
+	for i, err := range results {
+		batch[i].Done(err)
+	}
+	w.notify(commits)
+	return pending
 }
 
 // begin starts a write transaction and drops the state cache if another
