@@ -8,6 +8,10 @@
 // Every write goes through the one writer goroutine. Concurrent appends are
 // committed together in one transaction and each caller returns only after
 // the commit that holds its events; a rejected append leaves nothing behind.
+// A lone appender that finds the writer idle and nothing queued runs the
+// same transaction and commit on its own goroutine, holding the writer's
+// lock (writer.go, Store.submit): a session's durable steps then do not pay
+// two goroutine hand-offs each.
 // The search index lags the log: the writer files committed events in
 // index transactions of its own, and every search has it file what lags
 // first (searchlag.go).
@@ -28,11 +32,13 @@
 // What an event holds for search (search.go: core/search.Extract's
 // sections, split into terms by the same tokenizer as queries) is filed in
 // SQLite's FTS4, which mattn/go-sqlite3 builds by default (FTS5 would need
-// a build tag). It is filed after the append's commit, by the same writer
-// goroutine, in index transactions of its own (searchlag.go): the
-// committed events wait in an in-memory lag, filed when it reaches 1,000
-// events or 200 ms, before any other write, before every search and at
-// Close. search_sessions.through, moved in the same transaction as the
+// a build tag). It is filed after the append's commit, by the writer, in
+// index transactions of its own (searchlag.go): the committed events wait
+// in an in-memory lag, filed once the writer has idled 20 ms (in
+// transactions of at most 256 events that give way to a request that
+// comes meanwhile, committed at synchronous=NORMAL), when it reaches
+// 20,000 events or 16 MiB, before any other write, before every search
+// and at Close. search_sessions.through, moved in the same transaction as the
 // documents, says how far each session is indexed, and Open catches up
 // whatever a crash left behind it, so a crash between an append and its
 // indexing loses nothing and files nothing twice. So a hit never points to
@@ -49,9 +55,11 @@
 // under older index rules (searchVersion), is indexed when the store
 // opens, with its progress logged every two seconds. Within one index
 // transaction a result is paired in memory with the card its call filed
-// (indexEvent). Queries are compiled from core/search's AST in
-// searchquery.go: the FTS4 MATCH is built only from tokenizer terms, so no
-// query syntax reaches FTS.
+// (indexEvent). Each document keeps its query-free snippet
+// (core/search.Plain, search_docs.snip): a query without words to mark
+// (tool:, error:, …) shows its page without reading events. Queries are
+// compiled from core/search's AST in searchquery.go: the FTS4 MATCH is
+// built only from tokenizer terms, so no query syntax reaches FTS.
 package db
 
 import (
@@ -102,9 +110,10 @@ type Options struct {
 	MaxImports int
 	// Logger receives the store's logs (default slog.Default()).
 	Logger *slog.Logger
-	// Committed, if set, is called by the writer goroutine after each
-	// commit, once per session that changed, in commit order. It must not
-	// block or write to the store.
+	// Committed, if set, is called after each commit, once per session
+	// that changed, in commit order, holding the writer (by the writer
+	// goroutine, or by a lone appender that committed on its own
+	// goroutine). It must not block or write to the store.
 	Committed func(store.Commit)
 	// Now is the store's clock for the times it stamps itself (share
 	// links: created, revoked, last viewed; expiry checks). Default
@@ -122,7 +131,7 @@ type Store struct {
 	path string
 	opts Options
 	log  *slog.Logger
-	wdb  *sql.DB // one connection, used only by the writer goroutine
+	wdb  *sql.DB // one connection, used only by whoever holds the writer (w.mu)
 	// imports holds one token per import decoding now (Options.MaxImports).
 	imports store.ImportSlots
 	rdb     *sql.DB // the read pool

@@ -16,15 +16,16 @@ import (
 // searchVersion numbers the rules of the search index (core/search's
 // tokenizer and Extract, and how this file files their output). Open
 // reindexes the sessions indexed under another version.
-const searchVersion = 1
+// Version 2 keeps each document's query-free snippet (search_docs.snip).
+const searchVersion = 2
 
 // The index's statements, prepared once on the writer's connection.
 const (
-	insDocSQL = `INSERT INTO search_docs (session_id, seq, kind, call_id, tool, result_seq, error, time)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	insDocSQL = `INSERT INTO search_docs (session_id, seq, kind, call_id, tool, result_seq, error, time, snip)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insFTSSQL     = `INSERT INTO search_fts (docid, name, body, more, err) VALUES (?, ?, ?, ?, ?)`
-	openCardSQL   = `SELECT id, result_seq IS NULL FROM search_docs WHERE session_id = ? AND call_id = ? AND call_id IS NOT NULL ORDER BY seq DESC`
-	updCardSQL    = `UPDATE search_docs SET result_seq = ?, error = ? WHERE id = ?`
+	openCardSQL   = `SELECT id, result_seq IS NULL, snip FROM search_docs WHERE session_id = ? AND call_id = ? AND call_id IS NOT NULL ORDER BY seq DESC`
+	updCardSQL    = `UPDATE search_docs SET result_seq = ?, error = ?, snip = ? WHERE id = ?`
 	updResultSQL  = `UPDATE search_fts SET more = ?, err = ? WHERE docid = ?`
 	sessionDocSQL = `SELECT id FROM search_docs WHERE session_id = ? AND seq = -1`
 	updSessFTSSQL = `UPDATE search_fts SET name = ?, body = ? WHERE docid = ?`
@@ -132,19 +133,26 @@ func (t *wtx) indexEvent(id string, e *core.Event, facts *core.EventFacts) error
 		return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nullable(p.Tool, true), nil, nil, e.Time, p.Sections)
 	case search.RoleResult:
 		n, open, ok := 1, int64(0), false
+		var call *search.Plain
 		if t.batchCards != nil {
-			open, ok = t.openCard(id, p.CallID)
+			open, call, ok = t.openCard(id, p.CallID)
 		}
 		if !ok {
 			var err error
-			if n, open, ok, err = t.cards(id, p.CallID); err != nil {
+			if n, open, call, ok, err = t.cards(id, p.CallID); err != nil {
 				return err
 			}
 		}
 		switch {
 		case ok:
 			cols := termColumns(p.Sections)
-			if _, err := ix.updCard.Exec(e.Seq, errCol, open); err != nil {
+			// The card's snippet: its call's and then its result's (none
+			// when its call's was filed without one).
+			var snip any
+			if call != nil {
+				snip = call.Then(search.PlainOf(p.Sections)).Reduced().Encode()
+			}
+			if _, err := ix.updCard.Exec(e.Seq, errCol, snip, open); err != nil {
 				return translate(err, "index the result seq "+fmt.Sprint(e.Seq)+" of session "+id)
 			}
 			if _, err := ix.updResult.Exec(cols[search.ColMore], cols[search.ColErr], open); err != nil {
@@ -163,26 +171,33 @@ func (t *wtx) indexEvent(id string, e *core.Event, facts *core.EventFacts) error
 }
 
 // cards returns how many cards of callID session id has, and the latest
-// one still waiting for its result (ok false when none is): the result
-// that answers a call completes it, as the transcript pairs them.
-func (t *wtx) cards(id, callID string) (n int, open int64, ok bool, err error) {
+// one still waiting for its result (ok false when none is) with what its
+// call's snippet is made from (nil when it was filed without it): the
+// result that answers a call completes it, as the transcript pairs them.
+func (t *wtx) cards(id, callID string) (n int, open int64, call *search.Plain, ok bool, err error) {
 	rows, err := t.index().openCard.Query(id, callID)
 	if err != nil {
-		return 0, 0, false, translate(err, "read the cards of call "+callID)
+		return 0, 0, nil, false, translate(err, "read the cards of call "+callID)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var doc int64
 		var waiting bool
-		if err := rows.Scan(&doc, &waiting); err != nil {
-			return 0, 0, false, translate(err, "read the cards of call "+callID)
+		var snip sql.NullString
+		if err := rows.Scan(&doc, &waiting, &snip); err != nil {
+			return 0, 0, nil, false, translate(err, "read the cards of call "+callID)
 		}
 		if waiting && !ok {
 			open, ok = doc, true
+			if snip.Valid {
+				if p, err := search.DecodePlain(snip.String); err == nil {
+					call = &p
+				} // else none: its card's snippet is read from the log
+			}
 		}
 		n++
 	}
-	return n, open, ok, translate(rows.Err(), "read the cards of call "+callID)
+	return n, open, call, ok, translate(rows.Err(), "read the cards of call "+callID)
 }
 
 func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultSeq, errCol any, at int64, secs []search.Section) error {
@@ -191,7 +206,20 @@ func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultS
 	if kind == search.KindCall {
 		call = callID
 	}
-	res, err := ix.insDoc.Exec(id, seq, kind, call, tool, resultSeq, errCol, at)
+	// Its query-free snippet: whole for a card that waits for its result,
+	// else only what it shows; none for a session's own document (its
+	// title changes).
+	var snip any
+	var plain search.Plain
+	if seq >= 0 {
+		plain = search.PlainOf(secs)
+		if kind == search.KindCall && resultSeq == nil {
+			snip = plain.Encode()
+		} else {
+			snip = plain.Reduced().Encode()
+		}
+	}
+	res, err := ix.insDoc.Exec(id, seq, kind, call, tool, resultSeq, errCol, at, snip)
 	if err != nil {
 		return translate(err, fmt.Sprintf("index seq %d of session %s", seq, id))
 	}
@@ -205,7 +233,7 @@ func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultS
 	}
 	if t.batchCards != nil && kind == search.KindCall {
 		k := cardKey{id, callID}
-		t.batchCards[k] = append(t.batchCards[k], &cardRef{doc: doc, waiting: resultSeq == nil})
+		t.batchCards[k] = append(t.batchCards[k], &cardRef{doc: doc, waiting: resultSeq == nil, plain: plain})
 	}
 	return nil
 }

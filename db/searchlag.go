@@ -9,6 +9,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/core/search"
 )
 
 // The search index lags the log. An append commits its events without
@@ -17,8 +18,15 @@ import (
 // committed, in an in-memory lag per session and files them in an index
 // transaction of its own:
 //
-//   - when the lag holds indexLagEvents events, or its oldest is
-//     indexLagAge old (the writer wakes for it while idle);
+//   - when the writer has idled indexLagIdle with something lagging (no
+//     request came meanwhile): so a session's steps, which come back to
+//     back while a model streams or a loop runs, commit without the index's
+//     work between them — it is done while the agent waits for its model or
+//     its tools — in transactions of at most indexIdleChunk events that
+//     stop early for a request that comes meanwhile (fileIdle);
+//   - when the lag holds indexLagEvents events or indexLagBytes bytes of
+//     event data, whatever the writer is doing: that bounds its memory and
+//     the work a search must do first;
 //   - before every other write transaction (delete, import, repair,
 //     watch…), so those run on an index that is up to date;
 //   - before every search (Store.catchUpIndex): no search observes the lag,
@@ -35,22 +43,25 @@ import (
 // document is never lost (Open catches up every session whose log runs
 // past its watermark) and never filed twice (the watermark moves with it).
 const (
-	indexLagEvents = 1000
-	indexLagAge    = 200 * time.Millisecond
+	indexLagIdle   = 20 * time.Millisecond
+	indexIdleChunk = 256
+	indexLagEvents = 20000
+	indexLagBytes  = 16 << 20
 )
 
 // searchLag is the writer's record of committed events not yet indexed.
 type searchLag struct {
 	sessions map[string]*lagLog
 	events   int
-	since    time.Time // when the oldest event of the lag was committed
+	bytes    int // the lagging events' data
 	// sweep: the in-memory lag may be incomplete or stale (another
 	// connection committed, an index transaction failed, the store just
 	// opened): the next index transaction looks for every session whose
 	// log runs past its watermark and reads their events from the log.
 	sweep bool
-	// age bounds how long an event lags (indexLagAge; tests lengthen it).
-	age   time.Duration
+	// idle is how long the writer waits for a request before it files the
+	// lag (indexLagIdle; tests lengthen it).
+	idle  time.Duration
 	timer *time.Timer
 	// skipCloseFlush leaves the lag unfiled at Close, as a crash would
 	// (tests only).
@@ -75,9 +86,6 @@ func (l *searchLag) add(id string, events []core.Event, facts []*core.EventFacts
 	if l.sessions == nil {
 		l.sessions = map[string]*lagLog{}
 	}
-	if l.events == 0 {
-		l.since = time.Now()
-	}
 	g := l.sessions[id]
 	if g == nil {
 		g = &lagLog{}
@@ -90,6 +98,7 @@ func (l *searchLag) add(id string, events []core.Event, facts []*core.EventFacts
 			f = facts[i]
 		}
 		g.facts = append(g.facts, f)
+		l.bytes += len(events[i].Data)
 	}
 	l.events += len(events)
 }
@@ -98,48 +107,118 @@ func (l *searchLag) add(id string, events []core.Event, facts []*core.EventFacts
 func (l *searchLag) drop(id string) {
 	if g, ok := l.sessions[id]; ok {
 		l.events -= len(g.events)
+		for i := range g.events {
+			l.bytes -= len(g.events[i].Data)
+		}
 		delete(l.sessions, id)
 	}
 }
 
+// trim forgets session id's lagging events up to seq through: an index
+// transaction that yielded filed them.
+func (l *searchLag) trim(id string, through int64) {
+	g, ok := l.sessions[id]
+	if !ok {
+		return
+	}
+	k := 0
+	for k < len(g.events) && g.events[k].Seq <= through {
+		l.bytes -= len(g.events[k].Data)
+		k++
+	}
+	l.events -= k
+	if k == len(g.events) {
+		delete(l.sessions, id)
+		return
+	}
+	g.events, g.facts = g.events[k:], g.facts[k:]
+}
+
 func (l *searchLag) clear() {
 	clear(l.sessions)
-	l.events = 0
+	l.events, l.bytes = 0, 0
 }
 
-// due reports whether the lag must be filed now.
-func (l *searchLag) due() bool {
-	return l.events >= indexLagEvents || (l.events > 0 && time.Since(l.since) >= l.age)
+// full reports whether the lag must be filed now, busy or not.
+func (l *searchLag) full() bool {
+	return l.events >= indexLagEvents || l.bytes >= indexLagBytes
 }
 
-// receive waits for the writer's next request, filing the index's lag when
-// it comes due meanwhile.
+// receive waits for the writer's next request. With something lagging it
+// files the index's lag once the writer has idled lag.idle (since it last
+// served a request, or an appender last committed on its own goroutine),
+// or at once when the lag is full: a request that is queued already, or
+// comes within lag.idle, is served first. It holds w.mu only while it
+// looks at or files the lag, never while it waits.
 func (w *writer) receive() (*request, bool) {
 	for {
-		if w.lag.due() {
+		w.mu.Lock()
+		if w.lag.full() {
 			w.indexLagLogged("file the search index's lag")
 		}
-		if w.lag.events == 0 {
-			r, ok := <-w.reqs
-			return r, ok
+		lagging := w.lag.events > 0
+		wait := w.lag.idle - time.Since(w.lastActive)
+		w.mu.Unlock()
+		if !lagging {
+			select {
+			case r, ok := <-w.reqs:
+				return r, ok
+			case <-w.wake: // an appender's own commit left a lag
+				continue
+			}
 		}
-		wait := w.lag.age - time.Since(w.lag.since)
+		select {
+		case r, ok := <-w.reqs:
+			return r, ok
+		default:
+		}
 		if w.lag.timer == nil {
-			w.lag.timer = time.NewTimer(wait)
+			w.lag.timer = time.NewTimer(max(wait, 0))
 		} else {
-			w.lag.timer.Reset(wait)
+			w.lag.timer.Reset(max(wait, 0))
 		}
 		select {
 		case r, ok := <-w.reqs:
 			w.lag.timer.Stop()
 			return r, ok
+		case <-w.wake:
+			w.lag.timer.Stop()
 		case <-w.lag.timer.C:
+			w.mu.Lock()
+			if time.Since(w.lastActive) >= w.lag.idle {
+				w.fileIdle()
+			}
+			w.mu.Unlock()
+		}
+	}
+}
+
+// fileIdle files the lag of an idle writer in transactions of at most
+// indexIdleChunk events, until nothing lags or a request is queued: each
+// transaction yields to a request that comes while it files, so the
+// request waits for one event and the commit of what the transaction filed
+// so far, never for the whole lag.
+func (w *writer) fileIdle() {
+	for w.lag.events > 0 && len(w.reqs) == 0 {
+		before, n := w.lag.events, 0
+		yield := func() bool {
+			n++
+			return n >= indexIdleChunk || len(w.reqs) > 0
+		}
+		if err := w.fileLagAndForget(yield); err != nil {
+			w.st.log.Error("file the search index's lag", logkey.Err, err)
+			return
+		}
+		if w.lag.events >= before {
+			return // nothing filed: the next trigger tries again
 		}
 	}
 }
 
 // closeIndex files the lag when the store closes.
 func (w *writer) closeIndex() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.lag.timer != nil {
 		w.lag.timer.Stop()
 	}
@@ -168,17 +247,40 @@ func (w *writer) indexLagLogged(what string) {
 // write, Close, Open) reads the missing events from the log. So the writer
 // never retries in a loop, and the lag's memory stays bounded.
 func (w *writer) indexLag() error {
+	return w.fileLagAndForget(nil)
+}
+
+// fileLagAndForget is indexLag; with yield, the index transaction stops
+// between two events (or two sessions) once yield reports true, commits
+// what it filed — each session's watermark moved to its last filed event —
+// and keeps the rest of the lag in memory for a later transaction.
+func (w *writer) fileLagAndForget(yield func() bool) error {
 	if w.noIndex {
 		w.lag.clear()
 		return nil
 	}
-	err := w.fileLag()
+	filed, err := w.fileLag(yield)
+	if err == nil && filed != nil {
+		for id, through := range filed {
+			w.lag.trim(id, through)
+		}
+		return nil
+	}
 	w.lag.clear()
 	w.lag.sweep = err != nil
 	return err
 }
 
-func (w *writer) fileLag() error {
+// fileLag runs the index transaction. filed is not nil only when it
+// yielded: the seq through which it filed each session it reached.
+//
+// The index transaction commits at synchronous=NORMAL (the connection's
+// setting is put back before any other transaction): the index is derived
+// from the log and its watermark moves with its documents, so a commit
+// that a power failure undoes is filed again at Open, and the WAL is
+// written in order, so the next FULL commit makes it durable anyway. The
+// fsync it saves would otherwise delay the append that waits for it.
+func (w *writer) fileLag(yield func() bool) (filed map[string]int64, err error) {
 	if w.lag.events == 0 {
 		// Nothing of this process lags: look before taking the write lock
 		// (which another process may hold for long: an import) whether
@@ -186,10 +288,10 @@ func (w *writer) fileLag() error {
 		// commit, a failed index transaction or at Open.
 		var v int64
 		if err := w.versionStmt.QueryRow().Scan(&v); err != nil {
-			return translate(err, "search index: read data_version")
+			return nil, translate(err, "search index: read data_version")
 		}
 		if v == w.dataVersion && !w.lag.sweep {
-			return nil
+			return nil, nil
 		}
 		var behind string
 		switch err := w.st.wdb.QueryRow(behindSQL + " LIMIT 1").Scan(&behind); {
@@ -202,25 +304,56 @@ func (w *writer) fileLag() error {
 				w.dataVersion = v
 			}
 			w.lag.sweep = false
-			return nil
+			return nil, nil
 		case err != nil:
-			return translate(err, "search index: look for sessions behind their log")
+			return nil, translate(err, "search index: look for sessions behind their log")
 		}
 	}
-	tx, err := w.begin() // sets lag.sweep if another connection committed
+	if !w.st.opts.SyncNormal {
+		if _, err := w.st.wdb.Exec("PRAGMA synchronous = NORMAL"); err != nil {
+			return nil, translate(err, "search index: relax synchronous")
+		}
+		w.relaxed = true
+		defer func() {
+			if rerr := w.restoreSync(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+	}
+	tx, err := w.beginAsSet() // sets lag.sweep if another connection committed
 	if err != nil {
-		return err
+		return nil, err
 	}
 	t := newWtx(w, tx)
+	if yield != nil {
+		t.yield, t.filed = yield, map[string]int64{}
+	}
 	skipped, err := t.indexLag(&w.lag)
 	if err != nil {
 		tx.Rollback() //nolint:errcheck
-		return err
+		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
-		return translate(err, "search index: commit")
+		return nil, translate(err, "search index: commit")
 	}
-	return skipped
+	if skipped != nil || !t.yielded {
+		return nil, skipped
+	}
+	return t.filed, nil
+}
+
+// restoreSync puts synchronous=FULL back after an index transaction. Until
+// it succeeds, begin tries again first and fails the write transaction
+// rather than commit it at NORMAL.
+func (w *writer) restoreSync() error {
+	if !w.relaxed {
+		return nil
+	}
+	if _, err := w.st.wdb.Exec("PRAGMA synchronous = FULL"); err != nil {
+		return translate(err, "restore synchronous=FULL")
+	}
+	w.relaxed = false
+	return nil
 }
 
 // indexLag files the lag in t: the sessions of the in-memory lag, and with
@@ -241,7 +374,13 @@ func (t *wtx) indexLag(l *searchLag) (skipped, err error) {
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	for _, id := range ids {
+	for i, id := range ids {
+		if i > 0 && t.yield != nil && t.yield() {
+			t.yielded = true
+		}
+		if t.yielded {
+			break
+		}
 		var g *lagLog
 		if !l.sweep {
 			g = l.sessions[id]
@@ -274,6 +413,12 @@ func (t *wtx) catchUpIsolated(id string, g *lagLog) (failed, err error) {
 			return nil, translate(err, "search index: roll back to savepoint")
 		}
 		t.forgetCards(id)
+		// The rebuild runs to its end: a yield would leave the session
+		// half rebuilt.
+		yield := t.yield
+		t.yield, t.yielded = nil, false
+		delete(t.filed, id)
+		defer func() { t.yield = yield }()
 		failed = t.unindexEvents(id)
 		if failed == nil {
 			_, failed = t.catchUp(id, nil)
@@ -363,7 +508,13 @@ func (t *wtx) catchUp(id string, g *lagLog) (int, error) {
 			return 0, translate(err, "search index: load session "+id)
 		}
 	}
+	n := len(events)
 	for i := range events {
+		if i > 0 && t.yield != nil && t.yield() {
+			// A request waits: stop here; the watermark says how far.
+			t.yielded, n, last = true, i, events[i-1].Seq
+			break
+		}
 		var f *core.EventFacts
 		if i < len(facts) {
 			f = facts[i]
@@ -375,7 +526,10 @@ func (t *wtx) catchUp(id string, g *lagLog) (int, error) {
 	if _, err := ix.setWatermark.Exec(last, id); err != nil {
 		return 0, translate(err, "search index: move the watermark of session "+id)
 	}
-	return len(events), nil
+	if t.filed != nil {
+		t.filed[id] = last
+	}
+	return n, nil
 }
 
 // catchUpIndex asks the writer to file the index's lag, so that a search
@@ -393,21 +547,22 @@ type cardKey struct{ session, callID string }
 type cardRef struct {
 	doc     int64
 	waiting bool
+	plain   search.Plain // what its call's snippet is made from
 }
 
 // openCard finds, among the cards of callID that this index transaction
 // filed, the latest still waiting for its result. They are the session's
 // newest, so when one waits it is the one the transcript pairs a result
 // with; ok false sends the caller to the stored cards.
-func (t *wtx) openCard(id, callID string) (doc int64, ok bool) {
+func (t *wtx) openCard(id, callID string) (doc int64, call *search.Plain, ok bool) {
 	refs := t.batchCards[cardKey{id, callID}]
 	for i := len(refs) - 1; i >= 0; i-- {
 		if refs[i].waiting {
 			refs[i].waiting = false
-			return refs[i].doc, true
+			return refs[i].doc, &refs[i].plain, true
 		}
 	}
-	return 0, false
+	return 0, nil, false
 }
 
 // indexInline files the events t appended in t itself, pairing results with

@@ -24,7 +24,7 @@ import (
 // timer. It runs on the writer goroutine, as every change of its state.
 func lagForever(t testing.TB, st *Store) {
 	t.Helper()
-	if err := st.write(context.Background(), func(t *wtx) error { t.w.lag.age = time.Hour; return nil }); err != nil {
+	if err := st.write(context.Background(), func(t *wtx) error { t.w.lag.idle = time.Hour; return nil }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -331,13 +331,38 @@ func TestLaggedIndexEqualsInlineIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 		lagForever(t, lagged)
+		// yielding files its lag as an idle writer does, stopping early
+		// (after 1 to 6 events or sessions) as if a request came.
+		yielding, err := Open(ctx, filepath.Join(dir, fmt.Sprint("yielding", seed, ".db")), Options{Logger: quietLogger(), SyncNormal: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lagForever(t, yielding)
 		write(inline, seed, func() {})
 		write(lagged, seed, func() {
 			if err := lagged.catchUpIndex(ctx); err != nil {
 				t.Fatal(err)
 			}
 		})
-		want, got := indexRows(t, inline), indexRows(t, lagged)
+		r := rand.New(rand.NewSource(seed))
+		yields := 0
+		write(yielding, seed, func() {
+			left := 1 + r.Intn(6)
+			yield := func() bool {
+				left--
+				if left == 0 {
+					yields++
+				}
+				return left == 0
+			}
+			if err := yielding.submit(ctx, &request{kind: kindIndex, yield: yield}); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if yields == 0 {
+			t.Fatal("no index transaction yielded: the test proves little")
+		}
+		want, got, gotYielding := indexRows(t, inline), indexRows(t, lagged), indexRows(t, yielding)
 		if len(want) < 400 {
 			t.Fatalf("the inline index holds %d documents: the test proves little", len(want))
 		}
@@ -347,9 +372,14 @@ func TestLaggedIndexEqualsInlineIndex(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("seed %d: the lagged index differs from the inline one (-inline +lagged):\n%s", seed, diff)
 		}
+		if diff := cmp.Diff(want, gotYielding); diff != "" {
+			t.Errorf("seed %d: the index filed in yielding transactions differs from the inline one (-inline +yielding):\n%s", seed, diff)
+		}
 		storetest.CheckSearchIndex(t, lagged)
+		storetest.CheckSearchIndex(t, yielding)
 		inline.Close()
 		lagged.Close()
+		yielding.Close()
 	}
 }
 

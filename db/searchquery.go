@@ -238,10 +238,12 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 	if err := st.catchUpIndex(ctx); err != nil {
 		return SearchPage{}, err
 	}
-	if order == OrderTime {
+	if order == OrderTime && s.match == "" {
 		// One statement reads the page and what its snippets are made
-		// from: one snapshot, no transaction around it.
-		found, err := newestHits(ctx, st.rdb, s, after, limit+1)
+		// from: one snapshot, no transaction around it. A query without
+		// words to mark reads the snippets its documents were filed with,
+		// not their events.
+		found, err := newestHits(ctx, st.rdb, s, after, limit+1, len(q.Highlights()) == 0)
 		if err != nil {
 			return SearchPage{}, translate(err, "search")
 		}
@@ -252,7 +254,13 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 		return SearchPage{}, translate(err, "search")
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-	found, among, err := rankedHits(ctx, tx, s, after, limit+1, plan.Candidates)
+	var found []hitRow
+	among := 0
+	if order == OrderTime {
+		found, err = newestMatchHits(ctx, tx, s, after, limit+1)
+	} else {
+		found, among, err = rankedHits(ctx, tx, s, after, limit+1, plan.Candidates)
+	}
 	if err != nil {
 		return SearchPage{}, translate(err, "search")
 	}
@@ -261,9 +269,11 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 
 // page makes the page of a search from the documents found (one more
 // than the page when there is a next one): the cursor, and each hit's
-// snippet — from the events its row brought with it (newestHits), else
-// from its events read in one query through tx (hitsEvents), else one by
-// one (hitSections names an event the log lacks).
+// snippet — for a query without words to mark, the one its document was
+// filed with (newestHits' plain); else from the events its row brought
+// with it (newestHits), else from its events read in one query through tx
+// (hitsEvents), else one by one (hitSections names an event the log
+// lacks).
 func (st *Store) page(ctx context.Context, rq querier, parsed *search.Query, plan store.SearchPlan, found []hitRow, among int, tx *sql.Tx) (SearchPage, error) {
 	limit, order := plan.Limit, plan.Order
 	page := SearchPage{Hits: make([]SearchHit, 0, min(len(found), limit))}
@@ -284,6 +294,11 @@ func (st *Store) page(ctx context.Context, rq querier, parsed *search.Query, pla
 		}
 	}
 	for _, r := range found {
+		if r.plain != nil && len(hl) == 0 {
+			r.hit.Snippet = r.plain.Snippet()
+			page.Hits = append(page.Hits, r.hit)
+			continue
+		}
 		var secs []search.Section
 		var err error
 		seqs := store.HitSeqs(&r.hit)
@@ -401,6 +416,9 @@ type hitRow struct {
 	read   bool
 	header string
 	events []core.Event
+	// plain is what its query-free snippet is made from, as filed (nil
+	// when not read, or filed without it).
+	plain *search.Plain
 }
 
 // matchCTE is the words' matches, computed once (MATERIALIZED): joined
@@ -465,13 +483,15 @@ func where(conds []string) string {
 	return " WHERE " + strings.Join(conds, " AND ")
 }
 
-// newestHits returns up to n documents newest first (by event time, then
+// newestHits returns up to n documents of a query without words (s.match
+// empty: newestMatchHits reads the others) newest first (by event time, then
 // document id), after the cursor, each with what its snippet is made from
-// (its events, or its session's header), in one statement. The page's ids
-// are chosen first and only they are read whole: SQLite computes a row's
-// result columns before its sorter sees it, so hitCols' card ordinal would
-// run for every match.
-func newestHits(ctx context.Context, q querier, s searchSQL, after *store.SearchCursor, n int) ([]hitRow, error) {
+// (its events, or its session's header; with plain, the query-free
+// snippet it was filed with instead of its events), in one statement. The
+// page's ids are chosen first and only they are read whole: SQLite
+// computes a row's result columns before its sorter sees it, so hitCols'
+// card ordinal would run for every match.
+func newestHits(ctx context.Context, q querier, s searchSQL, after *store.SearchCursor, n int, plain bool) ([]hitRow, error) {
 	var sb strings.Builder
 	var args []any
 	var extra []string
@@ -480,19 +500,16 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 		extra = []string{"(d.time < ? OR (d.time = ? AND d.id < ?))"}
 		extraArgs = []any{int64(after.Key), int64(after.Key), after.Doc}
 	}
-	var top string
-	if s.match != "" {
-		sb.WriteString(matchCTE)
-		q, qargs := newestMatches(s, extra, extraArgs, n)
-		top = q
-		args = append(append(args, s.match), qargs...)
+	conds := append(s.where[:len(s.where):len(s.where)], extra...)
+	top := "SELECT d.id, d.time FROM search_docs d" + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?"
+	args = append(append(append(args, s.args...), extraArgs...), n)
+	if plain {
+		sb.WriteString("SELECT " + hitCols + ", " + hitPlainCols + " FROM (" + top + ") top" +
+			" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id ORDER BY top.time DESC, top.id DESC")
 	} else {
-		conds := append(s.where[:len(s.where):len(s.where)], extra...)
-		top = "SELECT d.id, d.time FROM search_docs d" + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?"
-		args = append(append(append(args, s.args...), extraArgs...), n)
+		sb.WriteString("SELECT " + hitCols + ", " + hitEventCols + " FROM (" + top + ") top" +
+			" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id" + hitEventsJoin + " ORDER BY top.time DESC, top.id DESC")
 	}
-	sb.WriteString("SELECT " + hitCols + ", " + hitEventCols + " FROM (" + top + ") top" +
-		" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id" + hitEventsJoin + " ORDER BY top.time DESC, top.id DESC")
 	rows, err := q.QueryContext(ctx, sb.String(), args...)
 	if err != nil {
 		return nil, err
@@ -500,20 +517,36 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 	defer rows.Close()
 	var found []hitRow
 	var e [2]nullEvent
-	var header sql.NullString
+	var header, snip sql.NullString
 	for rows.Next() {
 		var r hitRow
 		h := &r.hit
 		var errCol sql.NullString
 		dest := []any{&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
 			&h.SessionTitle, &h.SessionStatus, &header}
-		dest = append(append(dest, e[0].dest()...), e[1].dest()...)
+		if plain {
+			dest = append(dest, &snip)
+		} else {
+			dest = append(append(dest, e[0].dest()...), e[1].dest()...)
+		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
 		r.key = float64(h.Time)
 		r.header = header.String
+		if plain {
+			if snip.Valid {
+				if p, err := search.DecodePlain(snip.String); err == nil {
+					r.plain = &p
+				} // else read from the log instead (hitSections)
+			}
+			// A session's own document is its header; any other without a
+			// filed snippet is read on its own (hitSections).
+			r.read = h.Seq < 0
+			found = append(found, r)
+			continue
+		}
 		r.read = true
 		for _, q := range store.HitSeqs(h) {
 			i := 0
@@ -543,6 +576,9 @@ const (
 	hitEventCols = `CASE WHEN d.seq < 0 THEN s.header END,
 	e1.seq, e1.type, e1.time, e1.data, e1.ignorable, e1.surface_op IS '"append"', CASE WHEN e1.surface_op IS '"append"' THEN NULL ELSE e1.surface_op END, e1.source_event_seqs,
 	e2.seq, e2.type, e2.time, e2.data, e2.ignorable, e2.surface_op IS '"append"', CASE WHEN e2.surface_op IS '"append"' THEN NULL ELSE e2.surface_op END, e2.source_event_seqs`
+	// hitPlainCols replace hitEventCols for a query without words to
+	// mark: the header, and the snippet the document was filed with.
+	hitPlainCols  = `CASE WHEN d.seq < 0 THEN s.header END, d.snip`
 	hitEventsJoin = " LEFT JOIN events e1 ON e1.session_id = d.session_id AND e1.seq = d.seq AND d.seq >= 0" +
 		" LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq"
 )
@@ -624,34 +660,79 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 		return all[i].doc > all[j].doc
 	})
 	all = all[:min(len(all), n)]
-	if len(all) == 0 {
-		return nil, among, nil
-	}
-	ids := make([]any, len(all))
-	marks := make([]string, len(all))
+	docs, keys := make([]int64, len(all)), make([]float64, len(all))
 	for i, sc := range all {
-		ids[i], marks[i] = sc.doc, "?"
+		docs[i], keys[i] = sc.doc, sc.rank
 	}
-	rows, err = tx.QueryContext(ctx, "SELECT "+hitCols+" FROM search_docs d JOIN sessions s ON s.id = d.session_id WHERE d.id IN ("+strings.Join(marks, ",")+")", ids...)
+	found, err = readHits(ctx, tx, docs, keys)
+	return found, among, err
+}
+
+// readHits reads the documents docs whole (hitCols), in that order, each
+// with its sort key.
+func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64) ([]hitRow, error) {
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	ids := make([]any, len(docs))
+	marks := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i], marks[i] = d, "?"
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT "+hitCols+" FROM search_docs d JOIN sessions s ON s.id = d.session_id WHERE d.id IN ("+strings.Join(marks, ",")+")", ids...)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	got, err := scanHits(rows)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	byDoc := make(map[int64]hitRow, len(got))
 	for _, r := range got {
 		byDoc[r.doc] = r
 	}
-	found = make([]hitRow, 0, len(all))
-	for _, sc := range all {
-		if r, ok := byDoc[sc.doc]; ok {
-			r.key = sc.rank
+	found := make([]hitRow, 0, len(docs))
+	for i, d := range docs {
+		if r, ok := byDoc[d]; ok {
+			r.key = keys[i]
 			found = append(found, r)
 		}
 	}
-	return found, among, nil
+	return found, nil
+}
+
+// newestMatchHits returns up to n documents of a query with words newest
+// first, after the cursor: their ids chosen by the statement alone
+// (newestMatches: read whole in the same statement, SQLite ran it about
+// twice as slowly), then read whole (readHits). tx holds the two in one
+// snapshot.
+func newestMatchHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.SearchCursor, n int) ([]hitRow, error) {
+	var extra []string
+	var extraArgs []any
+	if after != nil {
+		extra = []string{"(d.time < ? OR (d.time = ? AND d.id < ?))"}
+		extraArgs = []any{int64(after.Key), int64(after.Key), after.Doc}
+	}
+	q, qargs := newestMatches(s, extra, extraArgs, n)
+	rows, err := tx.QueryContext(ctx, matchCTE+q, append([]any{s.match}, qargs...)...)
+	if err != nil {
+		return nil, err
+	}
+	var docs []int64
+	var keys []float64
+	for rows.Next() {
+		var doc, at int64
+		if err := rows.Scan(&doc, &at); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		docs, keys = append(docs, doc), append(keys, float64(at))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return readHits(ctx, tx, docs, keys)
 }
 
 func scanHits(rows *sql.Rows) ([]hitRow, error) {

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"prism/core"
 	"prism/store"
@@ -80,20 +81,53 @@ type wtx struct {
 	// batchCards are the cards an index transaction filed, by call id
 	// (searchlag.go); nil in other transactions.
 	batchCards map[cardKey][]*cardRef
-	ins        [insertRows + 1]*sql.Stmt // tx-bound INSERTs of n events, bound on first use (insertRows; the root's)
-	upd        *sql.Stmt                 // tx-bound statements, shared with children
-	sel        *sql.Stmt
-	insSess    *sql.Stmt
+	// yield, set in an index transaction of an idle writer, reports that a
+	// request waits: catchUp stops between two events (yielded), and filed
+	// records how far it filed each session (searchlag.go).
+	yield   func() bool
+	yielded bool
+	filed   map[string]int64
+	// The root's tx-bound statements, each bound on first use (most
+	// transactions append to a cached session: they need no SELECT or
+	// INSERT of a session row); children use their root's.
+	ins     [insertRows + 1]*sql.Stmt // INSERTs of n events (insertRows)
+	upd     *sql.Stmt
+	sel     *sql.Stmt
+	insSess *sql.Stmt
 }
 
 func newWtx(w *writer, tx *sql.Tx) *wtx {
-	return &wtx{w: w, tx: tx, touched: map[string]*sessState{},
-		upd: tx.Stmt(w.updSession), sel: tx.Stmt(w.selState), insSess: tx.Stmt(w.insSession)}
+	return &wtx{w: w, tx: tx, touched: map[string]*sessState{}}
 }
 
 func (t *wtx) child() *wtx {
-	return &wtx{w: t.w, tx: t.tx, parent: t, touched: map[string]*sessState{},
-		upd: t.upd, sel: t.sel, insSess: t.insSess}
+	return &wtx{w: t.w, tx: t.tx, parent: t, touched: map[string]*sessState{}}
+}
+
+// bound returns the root transaction's binding of the writer's statement
+// s, kept in the root's slot.
+func (t *wtx) bound(slot func(*wtx) **sql.Stmt, s *sql.Stmt) *sql.Stmt {
+	r := t
+	for r.parent != nil {
+		r = r.parent
+	}
+	p := slot(r)
+	if *p == nil {
+		*p = r.tx.Stmt(s)
+	}
+	return *p
+}
+
+func (t *wtx) updStmt() *sql.Stmt {
+	return t.bound(func(r *wtx) **sql.Stmt { return &r.upd }, t.w.updSession)
+}
+
+func (t *wtx) selStmt() *sql.Stmt {
+	return t.bound(func(r *wtx) **sql.Stmt { return &r.sel }, t.w.selState)
+}
+
+func (t *wtx) insSessStmt() *sql.Stmt {
+	return t.bound(func(r *wtx) **sql.Stmt { return &r.insSess }, t.w.insSession)
 }
 
 func (t *wtx) mergeInto(p *wtx) {
@@ -123,7 +157,7 @@ func (t *wtx) state(id string) (*sessState, error) {
 	default:
 		s := &sessState{sum: core.NewSummary()}
 		var version int
-		info, header, err := scanSessionRaw(t.sel.QueryRow(id), &version)
+		info, header, err := scanSessionRaw(t.selStmt().QueryRow(id), &version)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
@@ -190,7 +224,7 @@ func (t *wtx) insertSession(s *sessState, h core.SessionHeader, source string) e
 	if c := h.ChildOf(); c != "" {
 		parent = c
 	}
-	if _, err := t.insSess.Exec(h.ID, hj, parent, source, h.CreatedAt, h.CreatedAt, core.SummaryVersion); err != nil {
+	if _, err := t.insSessStmt().Exec(h.ID, hj, parent, source, h.CreatedAt, h.CreatedAt, core.SummaryVersion); err != nil {
 		return translate(err, "create session "+h.ID)
 	}
 	*s = sessState{exists: true, header: hj, source: source, sum: core.NewSummary(), createdAt: h.CreatedAt, created: true, dirty: true}
@@ -247,8 +281,10 @@ const insertRows = 32
 // facts[i], when given and not nil, are events[i]'s facts (else decoded).
 // The search index files them after the commit (searchlag.go).
 func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts []*core.EventFacts) error {
-	args := make([]any, 0, eventCols*min(len(events), insertRows))
-	first := 0 // the first event args holds
+	args := t.w.args[:0]
+	defer func() { t.w.args = args[:0] }()
+	var idArg any = id // boxed once, not once per event
+	first := 0         // the first event args holds
 	for i := range events {
 		e := &events[i]
 		var surface, sources, callID any
@@ -277,7 +313,13 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts [
 		if e.Ignorable {
 			ign = 1
 		}
-		args = append(args, id, e.Seq, e.Type, e.Time, string(e.Data), ign, surface, sources, callID)
+		// The data is bound as text without a copy of our own: the driver
+		// copies it while it binds, and an event's data never changes.
+		var data any = ""
+		if len(e.Data) > 0 {
+			data = unsafe.String(&e.Data[0], len(e.Data))
+		}
+		args = append(args, idArg, e.Seq, t.w.typeArg(e.Type), e.Time, data, ign, surface, sources, callID)
 		if len(args) == eventCols*insertRows || i == len(events)-1 {
 			if err := t.insertRows(len(args)/eventCols, args); err != nil {
 				return translate(err, fmt.Sprintf("append to session %s: seqs %d–%d", id, events[first].Seq, e.Seq))
@@ -290,6 +332,22 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts [
 	s.appended = append(s.appended, events...)
 	s.dirty = true
 	return nil
+}
+
+// typeArg is an event type as a statement argument, boxed once per type
+// and writer (types are few; the cache stops growing at 256 of them).
+func (w *writer) typeArg(typ string) any {
+	if a, ok := w.types[typ]; ok {
+		return a
+	}
+	var a any = typ
+	if len(w.types) < 256 {
+		if w.types == nil {
+			w.types = map[string]any{}
+		}
+		w.types[typ] = a
+	}
+	return a
 }
 
 // insertRows runs the INSERT of n events whose column values args holds,
@@ -324,7 +382,7 @@ func (t *wtx) finish() error {
 		if err != nil {
 			return fmt.Errorf("update session %s: %w", id, err)
 		}
-		if _, err := t.upd.Exec(core.SummaryVersion, sm.Title, b2i(sm.Titled), sm.Status, b2i(sm.OneShot), sm.LastSeq,
+		if _, err := t.updStmt().Exec(core.SummaryVersion, sm.Title, b2i(sm.Titled), sm.Status, b2i(sm.OneShot), sm.LastSeq,
 			sm.Turns, sm.Steps, sm.Calls, sm.Results, sm.Errors, sm.InputTokens, sm.OutputTokens, sm.FirstTime, sm.LastTime,
 			sm.Awaiting, sm.Model, usage, s.updatedAt(), id); err != nil {
 			return translate(err, "update session "+id)

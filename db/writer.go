@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,11 +32,23 @@ type request struct {
 	header    core.SessionHeader
 	source    string
 	fn        func(*wtx) error
+	// yield, on a kindIndex request, lets its index transaction stop early
+	// (searchlag.go, fileLagAndForget; tests use it).
+	yield func() bool
 	store.Handoff
 }
 
-// writer is the single goroutine that owns the write connection.
+// writer is the single goroutine that owns the write connection — and,
+// while it waits for requests, a lone appender that finds nothing queued
+// (Store.submit): mu is held by whichever of them uses the writer's state.
 type writer struct {
+	mu sync.Mutex
+	// wake nudges the writer goroutine when an appender's own commit left
+	// the search index a lag to file once idle (receive).
+	wake chan struct{}
+	// lastActive is when the writer last served a request (its idle clock).
+	lastActive time.Time
+
 	st       *Store
 	reqs     <-chan *request // the Store's queue
 	done     chan struct{}
@@ -49,6 +62,14 @@ type writer struct {
 	// to measure what the index costs in the same run.
 	noIndex bool
 	lag     searchLag // committed events the index does not hold yet
+	// relaxed: an index transaction set synchronous=NORMAL and it is not
+	// back to FULL yet (searchlag.go, restoreSync).
+	relaxed bool
+
+	// args is insertEvents' buffer of statement arguments, reused; types
+	// the event types it boxed (typeArg).
+	args  []any
+	types map[string]any
 
 	cache       map[string]*sessState // committed session state
 	dataVersion int64
@@ -70,8 +91,8 @@ var batchWait = 100 * time.Microsecond
 var errRetryIsolated = errors.New("retry the batch with one savepoint per request")
 
 func newWriter(st *Store) (*writer, error) {
-	w := &writer{st: st, reqs: st.queue.Requests(), done: make(chan struct{}), maxBatch: st.opts.MaxBatchEvents, cache: map[string]*sessState{}, dataVersion: -1,
-		lag: searchLag{age: indexLagAge}}
+	w := &writer{st: st, reqs: st.queue.Requests(), done: make(chan struct{}), wake: make(chan struct{}, 1), maxBatch: st.opts.MaxBatchEvents, cache: map[string]*sessState{}, dataVersion: -1,
+		lag: searchLag{idle: indexLagIdle}}
 	prep := func(q string) (*sql.Stmt, error) {
 		s, err := st.wdb.Prepare(q)
 		if err != nil {
@@ -133,9 +154,48 @@ func insertEventsSQL(n int) string {
 }
 
 // submit hands r to the writer goroutine and waits for its outcome
-// (store.Queue.Submit).
+// (store.Queue.Submit) — or, for an append when the writer is idle,
+// nothing is queued and the last group commit had a lone caller, commits
+// it on the caller's goroutine (appendInline): the same transaction and
+// commit, without the two goroutine hand-offs that would otherwise sit on
+// every durable step's critical path.
 func (st *Store) submit(ctx context.Context, r *request) error {
+	if r.kind == kindAppend && st.w != nil && st.w.mu.TryLock() {
+		ran, err := st.w.appendInline(ctx, r)
+		st.w.mu.Unlock()
+		if ran {
+			return err
+		}
+	}
 	return st.queue.Submit(ctx, r)
+}
+
+// appendInline commits the append r on the caller's goroutine; w.mu is
+// held. ran is false when r must go through the queue after all: others
+// wait there (their group commit goes first), or the store is closing.
+func (w *writer) appendInline(ctx context.Context, r *request) (ran bool, err error) {
+	if w.st.queue.Len() > 0 || w.lastCallers > 1 || w.st.queue.Closed() {
+		return false, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return true, err
+	}
+	if w.lag.full() {
+		w.indexLagLogged("file the search index's lag")
+	}
+	lagged := w.lag.events > 0
+	w.lastCallers = 1
+	results, commits := w.runBatch([]*request{r})
+	w.notify(commits) // still under w.mu: in commit order
+	w.lastActive = time.Now()
+	err = results[0]
+	if !lagged && w.lag.events > 0 {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+	return true, err
 }
 
 func (w *writer) run() {
@@ -156,69 +216,93 @@ func (w *writer) run() {
 			}
 			first = r
 		}
-		switch first.kind {
-		case kindIndex:
-			first.Done(w.indexLag())
-			continue
-		case kindTx:
-			w.indexLagLogged("file the search index's lag before a write")
-			first.Done(w.runTx(first))
-			continue
-		}
-		batch := []*request{first}
-		n := len(first.events)
-		// Adaptive group commit: the callers of the last batch are likely
-		// to be back within microseconds of their acks, so wait briefly
-		// (at most batchWait) until as many requests are queued; a lone
-		// appender (last batch of one) never waits.
-		target := min(w.lastCallers, w.maxBatch)
-		if batchWait <= 0 {
-			target = 0
-		}
-		var timer *time.Timer
-	drain:
-		for n < w.maxBatch {
-			var r *request
-			var ok bool
+		w.mu.Lock()
+		pending = w.serve(first)
+		w.lastActive = time.Now()
+		w.mu.Unlock()
+	}
+}
+
+// serve runs the request first — with the appends queued behind it, as
+// one group commit — and returns a request met while draining that must
+// run next on its own. w.mu is held.
+func (w *writer) serve(first *request) (pending *request) {
+	switch first.kind {
+	case kindIndex:
+		first.Done(w.fileLagAndForget(first.yield))
+		return nil
+	case kindTx:
+		w.indexLagLogged("file the search index's lag before a write")
+		first.Done(w.runTx(first))
+		return nil
+	}
+	batch := []*request{first}
+	n := len(first.events)
+	// Adaptive group commit: the callers of the last batch are likely
+	// to be back within microseconds of their acks, so wait briefly
+	// (at most batchWait) until as many requests are queued; a lone
+	// appender (last batch of one) never waits.
+	target := min(w.lastCallers, w.maxBatch)
+	if batchWait <= 0 {
+		target = 0
+	}
+	var timer *time.Timer
+drain:
+	for n < w.maxBatch {
+		var r *request
+		var ok bool
+		select {
+		case r, ok = <-w.reqs:
+		default:
+			if len(batch) >= target {
+				break drain
+			}
+			if timer == nil {
+				timer = time.NewTimer(batchWait)
+			}
 			select {
 			case r, ok = <-w.reqs:
-			default:
-				if len(batch) >= target {
-					break drain
-				}
-				if timer == nil {
-					timer = time.NewTimer(batchWait)
-				}
-				select {
-				case r, ok = <-w.reqs:
-				case <-timer.C:
-					break drain
-				}
-			}
-			if !ok {
+			case <-timer.C:
 				break drain
 			}
-			if !r.Take() {
-				continue
-			}
-			if r.kind == kindTx || r.kind == kindIndex {
-				pending = r
-				break drain
-			}
-			batch = append(batch, r)
-			n += len(r.events)
 		}
-		if timer != nil {
-			timer.Stop()
+		if !ok {
+			break drain
 		}
-		w.lastCallers = len(batch)
-		w.runBatch(batch)
+		if !r.Take() {
+			continue
+		}
+		if r.kind == kindTx || r.kind == kindIndex {
+			pending = r
+			break drain
+		}
+		batch = append(batch, r)
+		n += len(r.events)
 	}
+	if timer != nil {
+		timer.Stop()
+	}
+	w.lastCallers = len(batch)
+	results, commits := w.runBatch(batch)
+	for i, err := range results {
+		batch[i].Done(err)
+	}
+	w.notify(commits)
+	return pending
 }
 
 // begin starts a write transaction and drops the state cache if another
 // connection (another process) committed since our last transaction.
 func (w *writer) begin() (*sql.Tx, error) {
+	if err := w.restoreSync(); err != nil {
+		return nil, err
+	}
+	return w.beginAsSet()
+}
+
+// beginAsSet is begin at the connection's synchronous setting as it is
+// (an index transaction's relaxed one).
+func (w *writer) beginAsSet() (*sql.Tx, error) {
 	tx, err := w.st.wdb.BeginTx(context.Background(), nil)
 	if err != nil {
 		return nil, translate(err, "begin write transaction")
@@ -239,21 +323,23 @@ func (w *writer) begin() (*sql.Tx, error) {
 	return tx, nil
 }
 
-func (w *writer) runBatch(batch []*request) {
+// runBatch commits batch as one group commit and returns each request's
+// outcome, and what the commit changed for Options.Committed (nil when
+// nothing was committed).
+func (w *writer) runBatch(batch []*request) ([]error, []store.Commit) {
 	results, commits, err := w.tryBatch(batch, w.isolateAlways)
 	if errors.Is(err, errRetryIsolated) {
 		results, commits, err = w.tryBatch(batch, true)
 	}
-	for i, r := range batch {
+	for i := range batch {
 		if err != nil && results[i] == nil {
-			r.Done(err)
-		} else {
-			r.Done(results[i])
+			results[i] = err
 		}
 	}
-	if err == nil {
-		w.notify(commits)
+	if err != nil {
+		commits = nil
 	}
+	return results, commits
 }
 
 // tryBatch runs every request of batch in one transaction. A request that

@@ -16,7 +16,8 @@ import (
 // tokenizer and Extract (shared with the SQLite store, whose
 // db.searchVersion moves with it) and how this file files their output.
 // Open reindexes the sessions indexed under another version.
-const searchVersion = 1
+// Version 2 keeps each document's query-free snippet (search_docs.snip).
+const searchVersion = 2
 
 // tsvector's limits: a position is at most maxPos (later words share it),
 // and a term keeps at most maxPositions positions.
@@ -114,6 +115,7 @@ type docRow struct {
 	failed                      bool
 	code                        string
 	terms                       *termVector
+	plain                       search.Plain // what its query-free snippet is made from
 }
 
 // resultOp is a tool result whose card is not among this transaction's
@@ -124,6 +126,7 @@ type resultOp struct {
 	failed          bool
 	code            string
 	terms           string
+	plain           string // its search.Plain as JSON, merged after its card's
 }
 
 // searchIndex is what a write transaction adds to the search index,
@@ -147,7 +150,8 @@ func (x *searchIndex) indexEvent(id string, e *core.Event, facts *core.EventFact
 	case search.RoleNone:
 		return
 	case search.RoleCall:
-		d := &docRow{session: id, seq: e.Seq, kind: search.KindCall, callID: p.CallID, tool: p.Tool, resultSeq: -1, time: e.Time, terms: vectorOf(p.Sections)}
+		d := &docRow{session: id, seq: e.Seq, kind: search.KindCall, callID: p.CallID, tool: p.Tool, resultSeq: -1, time: e.Time, terms: vectorOf(p.Sections),
+			plain: search.PlainOf(p.Sections)}
 		x.docs = append(x.docs, d)
 		if x.cards == nil {
 			x.cards = map[cardKey][]*docRow{}
@@ -161,6 +165,7 @@ func (x *searchIndex) indexEvent(id string, e *core.Event, facts *core.EventFact
 			if c := cs[i]; c.resultSeq < 0 {
 				c.resultSeq, c.failed, c.code = e.Seq, p.IsError, p.Code
 				c.terms.add(p.Sections)
+				c.plain = c.plain.Then(search.PlainOf(p.Sections))
 				return
 			}
 		}
@@ -169,31 +174,41 @@ func (x *searchIndex) indexEvent(id string, e *core.Event, facts *core.EventFact
 		r := vectorOf(nil)
 		r.pos = 1 // a gap after the card's terms it is appended to
 		r.add(p.Sections)
-		x.results = append(x.results, resultOp{session: id, callID: p.CallID, seq: e.Seq, time: e.Time, failed: p.IsError, code: p.Code, terms: r.String()})
+		x.results = append(x.results, resultOp{session: id, callID: p.CallID, seq: e.Seq, time: e.Time, failed: p.IsError, code: p.Code, terms: r.String(),
+			plain: search.PlainOf(p.Sections).Encode()})
 		return
 	}
-	x.docs = append(x.docs, &docRow{session: id, seq: e.Seq, kind: p.Kind, resultSeq: -1, time: e.Time, failed: p.IsError, code: p.Code, terms: vectorOf(p.Sections)})
+	x.docs = append(x.docs, &docRow{session: id, seq: e.Seq, kind: p.Kind, resultSeq: -1, time: e.Time, failed: p.IsError, code: p.Code, terms: vectorOf(p.Sections),
+		plain: search.PlainOf(p.Sections)})
 }
 
 func (x *searchIndex) empty() bool { return len(x.docs) == 0 && len(x.results) == 0 }
 
 // insertDocsSQL inserts documents column by column.
-const insertDocsSQL = `INSERT INTO search_docs (session_id, seq, kind, call_id, tool, result_seq, error, time, terms)
-	SELECT s, q, k, CASE WHEN k = 'call' THEN c END, NULLIF(tl, ''), NULLIF(r, -1), CASE WHEN f THEN e END, ti, v::tsvector
-	FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::boolean[], $8::text[], $9::bigint[], $10::text[])
-		AS u(s, q, k, c, tl, r, f, e, ti, v)`
+const insertDocsSQL = `INSERT INTO search_docs (session_id, seq, kind, call_id, tool, result_seq, error, time, terms, snip)
+	SELECT s, q, k, CASE WHEN k = 'call' THEN c END, NULLIF(tl, ''), NULLIF(r, -1), CASE WHEN f THEN e END, ti, v::tsvector, sn::jsonb
+	FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::boolean[], $8::text[], $9::bigint[], $10::text[], $11::text[])
+		AS u(s, q, k, c, tl, r, f, e, ti, v, sn)`
 
 // queueDocs queues the insert of the documents.
 func (x *searchIndex) queueDocs(b *pgx.Batch) {
 	n := len(x.docs)
-	session, kind, call, tool, code, terms := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	session, kind, call, tool, code, terms, plain := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	seq, result, at := make([]int64, n), make([]int64, n), make([]int64, n)
 	failed := make([]bool, n)
 	for i, d := range x.docs {
 		session[i], kind[i], call[i], tool[i], code[i], terms[i] = d.session, d.kind, d.callID, d.tool, d.code, d.terms.String()
 		seq[i], result[i], at[i], failed[i] = d.seq, d.resultSeq, d.time, d.failed
+		// A card that waits for its result keeps its call's snippet
+		// whole (pairResultSQL merges the result's in); any other
+		// document only the part it shows.
+		if d.kind == search.KindCall && d.resultSeq < 0 {
+			plain[i] = d.plain.Encode()
+		} else {
+			plain[i] = d.plain.Reduced().Encode()
+		}
 	}
-	b.Queue(insertDocsSQL, session, seq, kind, call, tool, result, failed, code, at, terms)
+	b.Queue(insertDocsSQL, session, seq, kind, call, tool, result, failed, code, at, terms, plain)
 }
 
 // pairResultSQL files a tool result whose card an earlier transaction
@@ -205,12 +220,13 @@ const pairResultSQL = `WITH open AS (
 		SELECT id FROM search_docs WHERE session_id = $1 AND call_id = $2 AND seq < $3 AND result_seq IS NULL
 		ORDER BY seq DESC LIMIT 1),
 	done AS (
-		UPDATE search_docs d SET result_seq = $3, error = $4, terms = d.terms || $5::tsvector FROM open WHERE d.id = open.id RETURNING d.id),
+		UPDATE search_docs d SET result_seq = $3, error = $4, terms = d.terms || $5::tsvector, snip = $7::jsonb || d.snip
+		FROM open WHERE d.id = open.id RETURNING d.id),
 	cards AS (
 		SELECT EXISTS (SELECT 1 FROM search_docs WHERE session_id = $1 AND call_id = $2 AND seq < $3) AS any)
-	INSERT INTO search_docs (session_id, seq, kind, call_id, result_seq, error, time, terms)
+	INSERT INTO search_docs (session_id, seq, kind, call_id, result_seq, error, time, terms, snip)
 	SELECT $1, $3, CASE WHEN cards.any THEN 'event' ELSE 'call' END, CASE WHEN cards.any THEN NULL ELSE $2 END,
-		CASE WHEN cards.any THEN NULL ELSE $3::bigint END, $4, $6, $5::tsvector
+		CASE WHEN cards.any THEN NULL ELSE $3::bigint END, $4, $6, $5::tsvector, $7::jsonb
 	FROM cards WHERE NOT EXISTS (SELECT 1 FROM open)`
 
 // queueResults queues the results the database pairs, in log order.
@@ -220,7 +236,7 @@ func (x *searchIndex) queueResults(b *pgx.Batch) {
 		if r.failed {
 			code = &r.code
 		}
-		b.Queue(pairResultSQL, r.session, r.callID, r.seq, code, r.terms, r.time)
+		b.Queue(pairResultSQL, r.session, r.callID, r.seq, code, r.terms, r.time, r.plain)
 	}
 }
 

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -60,35 +61,50 @@ func explain(ctx context.Context, st *Store, query string, args []any) (string, 
 // same result set (floorSQL), timed in turn with the search, so each
 // figure is a ratio under the same load. A search is 20 hits with their
 // snippets. It logs EXPLAIN ANALYZE of each class's query and floor (-v).
-// The tables are ANALYZEd after the fill, as autovacuum would.
+// The tables are ANALYZEd after the fill, as autovacuum would. The size
+// reported is the database's (pg_database_size) per event.
+//
+// PRISM_SEARCH_PG names a database of the same corpus to search instead
+// of filling one (e.g. BenchmarkGrowth's SQLite database of 3,000
+// sessions, a million events, copied by `prism migrate` into a cluster of
+// your own): it is opened with this package's migrations (its index
+// refiled when searchVersion moved) and only read.
 func BenchmarkSearch(b *testing.B) {
 	const sessions, perSession = 300, 334
 	ctx := context.Background()
-	st, _ := newTestStore(b, Options{})
-	c := storetest.NewCorpus(1)
-	start := time.Now()
-	for i := 0; i < sessions; i++ {
-		id := fmt.Sprintf("s%04d", i)
-		h := storetest.Header(id)
-		h.Cwd = "/work/" + c.Word()
-		if err := st.CreateSession(ctx, h); err != nil {
-			b.Fatal(err)
+	var st *Store
+	var fill time.Duration
+	if url := os.Getenv("PRISM_SEARCH_PG"); url != "" {
+		st = openAt(b, url, Options{})
+	} else {
+		st, _ = newTestStore(b, Options{})
+		c := storetest.NewCorpus(1)
+		start := time.Now()
+		for i := 0; i < sessions; i++ {
+			id := fmt.Sprintf("s%04d", i)
+			h := storetest.Header(id)
+			h.Cwd = "/work/" + c.Word()
+			if err := st.CreateSession(ctx, h); err != nil {
+				b.Fatal(err)
+			}
+			if err := st.AppendEvents(ctx, id, c.Log(perSession, 1764500000000+int64(i)*3_600_000)); err != nil {
+				b.Fatal(err)
+			}
 		}
-		if err := st.AppendEvents(ctx, id, c.Log(perSession, 1764500000000+int64(i)*3_600_000)); err != nil {
-			b.Fatal(err)
-		}
+		fill = time.Since(start)
 	}
-	fill := time.Since(start)
 	if _, err := st.pool.Exec(ctx, "ANALYZE"); err != nil {
 		b.Fatal(err)
 	}
-	var docs, events int64
-	if err := st.pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM search_docs), (SELECT count(*) FROM events)").Scan(&docs, &events); err != nil {
+	var docs, events, size int64
+	if err := st.pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM search_docs), (SELECT count(*) FROM events), pg_database_size(current_database())").Scan(&docs, &events, &size); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("size", func(b *testing.B) {
 		b.ReportMetric(float64(events), "events")
 		b.ReportMetric(float64(docs), "docs")
+		b.ReportMetric(float64(size)/1e6, "MB")
+		b.ReportMetric(float64(size)/float64(max(events, 1)), "B/event")
 		b.ReportMetric(fill.Seconds(), "fill-s")
 		b.ReportMetric(0, "ns/op")
 	})
@@ -100,9 +116,13 @@ func BenchmarkSearch(b *testing.B) {
 		}
 		o := store.SearchOptions{Order: tc.order, Limit: 20}
 		b.Run(tc.name, func(b *testing.B) {
-			query, args, _, mode, err := querySQL(q, o)
+			query, args, _, words, err := querySQL(q, o)
 			if err != nil {
 				b.Fatal(err)
+			}
+			mode := pgx.QueryExecModeCacheStatement
+			if words {
+				mode = pgx.QueryExecModeExec
 			}
 			floor, fargs := floorSQL(q, tc.order)
 			for _, x := range []struct {
@@ -118,6 +138,19 @@ func BenchmarkSearch(b *testing.B) {
 					b.Fatalf("EXPLAIN %s: %v", x.what, err)
 				}
 				b.Logf("%s %q, %s:\n%s\n%s", tc.name, tc.q, x.what, x.sql, plan)
+			}
+			if words && !explained[tc.name+"page"] {
+				// The page, read by the ids the first statement chose.
+				explained[tc.name+"page"] = true
+				ids, keys, _, err := topIDs(ctx, st.pool, query, args, tc.order)
+				if err != nil {
+					b.Fatal(err)
+				}
+				plan, err := explain(ctx, st, pageByIDsSQL, []any{ids, keys})
+				if err != nil {
+					b.Fatalf("EXPLAIN page: %v", err)
+				}
+				b.Logf("%s %q, page:\n%s", tc.name, tc.q, plan)
 			}
 			var lat, bare []time.Duration
 			hits, among := 0, 0

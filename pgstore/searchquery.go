@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"prism/core"
 	"prism/core/search"
@@ -209,27 +210,40 @@ const pageSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 THEN s
 	"LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq " +
 	"ORDER BY top.key DESC, d.id DESC"
 
-// newestSQL is a query in time order: the matching documents newest
+// pagePlainSQL is pageSQL for a query without words to mark: each
+// document comes with the query-free snippet it was filed with
+// (core/search.Plain), not its events.
+const pagePlainSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 THEN s.header END, d.snip " +
+	"FROM top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id " +
+	"ORDER BY top.key DESC, d.id DESC"
+
+// newestTop is a query in time order: the matching documents newest
 // first, read straight from search_docs in the order of an index, so the
 // planner walks search_docs_time_idx (or a tool's or error's index) and
 // stops at the page — no sort key is computed for the other matches. The
-// cursor's time bound (d.time <= key) is an index condition.
-func (s *searchSQL) newestSQL(p store.SearchPlan) string {
+// cursor's time bound (d.time <= key) is an index condition. It returns
+// the CTEs that end in top (the page's ids and sort keys, one more than
+// the page) and the expression that counts the candidates ("0").
+func (s *searchSQL) newestTop(p store.SearchPlan) (with, among string) {
+	return "WITH top AS (" + s.newestIDs(p) + ") ", "0"
+}
+
+// newestIDs is newestTop's query alone: the ids and sort keys of the
+// page, newest first.
+func (s *searchSQL) newestIDs(p store.SearchPlan) string {
 	conds := s.matchConds()
 	if a := p.After; a != nil {
 		k := s.arg(int64(a.Key))
 		conds = append(conds, "d.time <= "+k, "(d.time < "+k+" OR d.id < "+s.arg(a.Doc)+")")
 	}
-	return "WITH top AS (SELECT d.id, d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Limit+1) + ") " +
-		fmt.Sprintf(pageSQL, "0")
+	return "SELECT d.id, d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Limit+1)
 }
 
-// rankedSQL is a query by rank: the most recent p.Candidates matching
-// documents (walked newest first, as newestSQL does, and cut there) are
-// ranked by ts_rank, and the best page after the cursor is read whole. The
-// last column counts the candidates (p.Candidates when the bound was
-// reached).
-func (s *searchSQL) rankedSQL(p store.SearchPlan) string {
+// rankedTop is a query by rank: the most recent p.Candidates matching
+// documents (walked newest first, as newestTop does, and cut there) are
+// ranked by ts_rank, and the best page after the cursor kept in top.
+// among counts the candidates (p.Candidates when the bound was reached).
+func (s *searchSQL) rankedTop(p store.SearchPlan) (with, among string) {
 	conds := s.matchConds()
 	var b strings.Builder
 	b.WriteString("WITH r AS MATERIALIZED (SELECT c.id, ts_rank(" + rankWeights + ", c.terms, " + s.matchArg + "::tsquery)::float8 AS key FROM (")
@@ -240,9 +254,21 @@ func (s *searchSQL) rankedSQL(p store.SearchPlan) string {
 		b.WriteString(" WHERE key < " + k + " OR (key = " + k + " AND id < " + s.arg(a.Doc) + ")")
 	}
 	b.WriteString(" ORDER BY key DESC, id DESC LIMIT " + s.arg(p.Limit+1) + ") ")
-	b.WriteString(fmt.Sprintf(pageSQL, "(SELECT count(*) FROM r)"))
-	return b.String()
+	return b.String(), "(SELECT count(*) FROM r)"
 }
+
+// topIDsSQL ends a query's CTEs (newestTop's, rankedTop's) with one row:
+// the candidates' count and the page's ids and sort keys, best first.
+const topIDsSQL = "SELECT %s, coalesce(array_agg(id ORDER BY key DESC, id DESC), '{}'), coalesce(array_agg(key ORDER BY key DESC, id DESC), '{}') FROM top"
+
+// pageByIDsSQL is pageSQL over the ids and sort keys a query of words
+// chose (topIDs): the same statement whatever the words, prepared once per
+// connection; pageByIDsPlainSQL is pagePlainSQL's, for a query whose words
+// are all excluded (nothing to mark).
+var (
+	pageByIDsSQL      = "WITH top AS (SELECT * FROM unnest($1::bigint[], $2::float8[]) AS t(id, key)) " + fmt.Sprintf(pageSQL, "0")
+	pageByIDsPlainSQL = "WITH top AS (SELECT * FROM unnest($1::bigint[], $2::float8[]) AS t(id, key)) " + fmt.Sprintf(pagePlainSQL, "0")
+)
 
 // whereSQL returns " WHERE …" for the conditions, or "".
 func whereSQL(conds []string) string {
@@ -252,29 +278,60 @@ func whereSQL(conds []string) string {
 	return " WHERE " + strings.Join(conds, " AND ")
 }
 
-// querySQL compiles a parsed query for the plan's order. mode is how to
-// run it: a query with words is planned for its values every time
-// (QueryExecModeExec: a cached generic plan cannot tell a rare word, for
-// the GIN index, from a common one, for the time index); one of operators
-// alone (tool:, error:, …) walks the same index whatever its values, so it
-// runs as a statement prepared once per connection — planning the page's
-// joins cost several times the query itself.
-func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, plan store.SearchPlan, mode pgx.QueryExecMode, err error) {
+// querySQL compiles a parsed query for the plan's order. A query of
+// operators alone (tool:, error:, …) is one statement that chooses its
+// page and reads it whole (pagePlainSQL: no words to mark), prepared
+// once per connection: it walks the same index whatever its values, and planning the page's joins costs several times the query
+// itself. A query with words (words true) is planned for its values every
+// time (a cached generic plan cannot tell a rare word, for the GIN index,
+// from a common one, for the time index), so it only chooses the page
+// (topIDsSQL) and the page is read by pageByIDsSQL, prepared.
+func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, plan store.SearchPlan, words bool, err error) {
 	s := compile(q)
 	plan, err = store.PlanSearch(o, s.match != "")
 	if err != nil {
-		return "", nil, plan, 0, err
+		return "", nil, plan, false, err
 	}
-	if plan.Order == store.OrderRank {
-		sql = s.rankedSQL(plan)
-	} else {
-		sql = s.newestSQL(plan)
+	var with, among string
+	switch {
+	case plan.Order == store.OrderRank:
+		with, among = s.rankedTop(plan)
+	case s.words:
+		// The ids alone, as rows: planned as cheaply as the bare query.
+		return s.newestIDs(plan), s.args, plan, true, nil
+	default:
+		with, among = s.newestTop(plan)
 	}
-	mode = pgx.QueryExecModeExec
-	if !s.words {
-		mode = pgx.QueryExecModeCacheStatement
+	if s.words {
+		return with + fmt.Sprintf(topIDsSQL, among), s.args, plan, true, nil
 	}
-	return sql, s.args, plan, mode, nil
+	// Operators alone: no words to mark.
+	return with + fmt.Sprintf(pagePlainSQL, among), s.args, plan, false, nil
+}
+
+// topIDs runs querySQL's query of a search with words: the page's ids and
+// sort keys, and how many candidates a ranked one had (topIDsSQL's one
+// row; a time-ordered one returns newestIDs' rows).
+func topIDs(ctx context.Context, pool *pgxpool.Pool, query string, args []any, order string) (ids []int64, keys []float64, among int, err error) {
+	all := append([]any{pgx.QueryExecModeExec}, args...)
+	if order == store.OrderRank {
+		err = pool.QueryRow(ctx, query, all...).Scan(&among, &ids, &keys)
+		return ids, keys, among, err
+	}
+	rows, err := pool.Query(ctx, query, all...)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var key float64
+		if err := rows.Scan(&id, &key); err != nil {
+			return nil, nil, 0, err
+		}
+		ids, keys = append(ids, id), append(keys, key)
+	}
+	return ids, keys, 0, rows.Err()
 }
 
 // Search runs a parsed query over the index and returns a page of hits
@@ -283,31 +340,69 @@ func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, p
 // (the SQLite store ranks by BM25: the orders of equally good hits may
 // differ), among the most recent store.RankCandidates matches.
 func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error) {
-	query, args, plan, mode, err := querySQL(q, o)
+	query, args, plan, words, err := querySQL(q, o)
 	if err != nil {
 		return store.SearchPage{}, err
 	}
-	rows, err := st.pool.Query(ctx, query, append([]any{mode}, args...)...)
+	among := 0
+	var rows pgx.Rows
+	if words {
+		// The page's ids, then the page: two statements, each a snapshot
+		// of its own. A document deleted between them (its session
+		// deleted, its log replaced) is missing from the page; every hit
+		// shown is one whose events exist.
+		var ids []int64
+		var keys []float64
+		if ids, keys, among, err = topIDs(ctx, st.pool, query, args, plan.Order); err != nil {
+			return store.SearchPage{}, translate(err, "search")
+		}
+		page := pageByIDsSQL
+		if len(q.Highlights()) == 0 {
+			page = pageByIDsPlainSQL
+		}
+		rows, err = st.pool.Query(ctx, page, pgx.QueryExecModeCacheStatement, ids, keys)
+	} else {
+		rows, err = st.pool.Query(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+	}
 	if err != nil {
 		return store.SearchPage{}, translate(err, "search")
 	}
 	type found struct {
 		hitRow
-		secs []search.Section
+		secs  []search.Section
+		plain *search.Plain
 	}
-	among := 0
+	hl := q.Highlights()
 	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (found, error) {
 		var x found
 		h := &x.hit
-		var code, header *string
+		var code, header, snip *string
 		var e [2]nullEvent
-		err := r.Scan(append([]any{&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time,
-			&h.SessionTitle, &h.SessionStatus, &x.key, &among, &header}, append(e[0].dest(), e[1].dest()...)...)...)
-		if err != nil {
+		n := &among
+		if words {
+			n = new(int) // the first statement counted them
+		}
+		dest := []any{&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time,
+			&h.SessionTitle, &h.SessionStatus, &x.key, n, &header}
+		if len(hl) == 0 {
+			dest = append(dest, &snip)
+		} else {
+			dest = append(dest, append(e[0].dest(), e[1].dest()...)...)
+		}
+		if err := r.Scan(dest...); err != nil {
 			return x, err
 		}
 		if code != nil {
 			h.Failed, h.ErrorCode = true, *code
+		}
+		if snip != nil {
+			if p, err := search.DecodePlain(*snip); err == nil {
+				x.plain = &p
+				return x, nil
+			} // else read from the log below
+		}
+		if len(hl) == 0 && h.Seq >= 0 {
+			return x, nil // filed without a snippet: read from the log below
 		}
 		var events []core.Event
 		for i := range e {
@@ -336,12 +431,33 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 		page.NextCursor = store.SearchCursor{Order: plan.Order, Key: last.key, Doc: last.doc}.Encode()
 		all = all[:plan.Limit]
 	}
-	hl := q.Highlights()
 	for _, r := range all {
-		r.hit.Snippet = search.MakeSnippet(r.secs, hl)
+		switch {
+		case r.plain != nil:
+			r.hit.Snippet = r.plain.Snippet()
+		case len(hl) == 0 && r.hit.Seq >= 0:
+			secs, err := st.hitSections(ctx, &r.hit)
+			if err != nil {
+				return store.SearchPage{}, translate(err, "search: snippet of session "+r.hit.SessionID)
+			}
+			r.hit.Snippet = search.MakeSnippet(secs, nil)
+		default:
+			r.hit.Snippet = search.MakeSnippet(r.secs, hl)
+		}
 		page.Hits = append(page.Hits, r.hit)
 	}
 	return page, nil
+}
+
+// hitSections reads what a hit's document was built from, for one filed
+// without its query-free snippet (before searchVersion 2 refiled it).
+func (st *Store) hitSections(ctx context.Context, h *store.SearchHit) ([]search.Section, error) {
+	seqs := store.HitSeqs(h)
+	events, err := queryEvents(ctx, st.pool, len(seqs), eventsSQL+" WHERE session_id = $1 AND seq = ANY($2) ORDER BY seq", h.SessionID, seqs)
+	if err != nil {
+		return nil, err
+	}
+	return store.HitSections(h, "", events)
 }
 
 func deref(s *string) string {

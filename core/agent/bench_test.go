@@ -4,7 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,6 +29,9 @@ type timedStore struct {
 	nanos   atomic.Int64
 	batches atomic.Int64
 	events  atomic.Int64
+	// paired, if set, commits the same rows bare right after each commit
+	// the loop waits for (BenchmarkDurableStep).
+	paired *pairedBare
 }
 
 func (s *timedStore) CreateSession(ctx context.Context, h core.SessionHeader) error {
@@ -32,10 +42,14 @@ func (s *timedStore) CreateSession(ctx context.Context, h core.SessionHeader) er
 
 func (s *timedStore) AppendEvents(ctx context.Context, id string, evs []core.Event) error {
 	start := time.Now()
-	defer func() { s.nanos.Add(int64(time.Since(start))) }()
 	s.batches.Add(1)
 	s.events.Add(int64(len(evs)))
-	return s.inner.AppendEvents(ctx, id, evs)
+	err := s.inner.AppendEvents(ctx, id, evs)
+	s.nanos.Add(int64(time.Since(start)))
+	if err == nil && s.paired != nil {
+		s.paired.add(evs, nil)
+	}
+	return err
 }
 
 // AppendChecked forwards to the inner store's, if it has one (a session
@@ -46,10 +60,98 @@ func (s *timedStore) AppendChecked(ctx context.Context, id string, evs []core.Ev
 		return s.AppendEvents(ctx, id, evs)
 	}
 	start := time.Now()
-	defer func() { s.nanos.Add(int64(time.Since(start))) }()
 	s.batches.Add(1)
 	s.events.Add(int64(len(evs)))
-	return cs.AppendChecked(ctx, id, evs, facts)
+	err := cs.AppendChecked(ctx, id, evs, facts)
+	s.nanos.Add(int64(time.Since(start)))
+	if err == nil && s.paired != nil {
+		s.paired.add(evs, facts)
+	}
+	return err
+}
+
+// pairedBare is the bound's commit, interleaved with the loop's: the rows
+// a session commits are inserted again, with plain prepared single-row
+// INSERTs through a connection of its own to another migrated file
+// (synchronous=FULL; no store: no summary, no index), in one transaction
+// per model step — committed right after the loop's commit of the step's
+// tool calls (or of its turn end) returns, while the loop waits for it. So
+// the bound's fsyncs and the loop's meet the same disk at the same moments,
+// and the time of the bare commits is taken out of the loop's.
+type pairedBare struct {
+	tb      testing.TB
+	db      *sql.DB
+	ins     *sql.Stmt
+	mu      sync.Mutex
+	rows    []core.Event
+	callIDs []any
+	nanos   time.Duration
+	commits int
+}
+
+// newPairedBare opens the bare commits' file at path.
+func newPairedBare(tb testing.TB, path string) *pairedBare {
+	ctx := context.Background()
+	st, err := db.Open(ctx, path, db.Options{Logger: quiet})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := st.CreateSession(ctx, core.SessionHeader{ID: "raw", Cwd: "/work"}); err != nil {
+		tb.Fatal(err)
+	}
+	st.Close()
+	raw, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=5000&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	raw.SetMaxOpenConns(1)
+	ins, err := raw.Prepare(`INSERT INTO events (session_id, seq, type, time, data, ignorable, call_id) VALUES (?, ?, ?, ?, ?, 0, ?)`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ins.Close()
+		raw.Close()
+	})
+	return &pairedBare{tb: tb, db: raw, ins: ins}
+}
+
+// add takes the rows of one of the loop's commits and, when the loop
+// waits for that commit (its step's tool calls, its turn end), commits
+// every row taken since the last bare commit.
+func (p *pairedBare) add(evs []core.Event, facts []*core.EventFacts) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	wait := false
+	for i, e := range evs {
+		var callID any
+		if i < len(facts) && facts[i] != nil && facts[i].CallID() != "" {
+			callID = facts[i].CallID()
+		}
+		p.rows = append(p.rows, e)
+		p.callIDs = append(p.callIDs, callID)
+		wait = wait || e.Type == core.EventToolCall || e.Type == core.EventTurnEnd
+	}
+	if !wait {
+		return
+	}
+	start := time.Now()
+	tx, err := p.db.Begin()
+	if err != nil {
+		p.tb.Fatal(err)
+	}
+	s := tx.Stmt(p.ins)
+	for i, e := range p.rows {
+		if _, err := s.Exec("raw", e.Seq, e.Type, e.Time, string(e.Data), p.callIDs[i]); err != nil {
+			p.tb.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		p.tb.Fatal(err)
+	}
+	p.nanos += time.Since(start)
+	p.commits++
+	p.rows, p.callIDs = p.rows[:0], p.callIDs[:0]
 }
 
 // noteScript is a session of calls note calls, perStep per model step,
@@ -75,7 +177,9 @@ func noteScript(calls, perStep int) model.Script {
 // the same way (see BenchmarkNoteSession). storage-% is the time spent
 // inside the store's AppendEvents over the session's time: since appends
 // no longer wait for commits, part of it overlaps the loop. events/commit
-// is the events per AppendEvents call (one transaction each).
+// is the events per AppendEvents call (one transaction each). A store that
+// is an io.Closer is closed after its session, outside the timer (db files
+// the search index's lag then: close-allocs/call counts its allocations).
 func benchmarkNoteSession(b *testing.B, perStep int, newStore func(testing.TB) core.EventStore) {
 	const calls = 1000
 	reg := core.NewRegistry(quiet)
@@ -83,6 +187,7 @@ func benchmarkNoteSession(b *testing.B, perStep int, newStore func(testing.TB) c
 	script := noteScript(calls, perStep)
 	var storeNanos, total time.Duration
 	var events, batches int64
+	var closeAllocs uint64
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -95,9 +200,22 @@ func benchmarkNoteSession(b *testing.B, perStep int, newStore func(testing.TB) c
 		storeNanos += time.Duration(store.nanos.Load())
 		events += store.events.Load()
 		batches += store.batches.Load()
+		// Close what is left (the search index's lag) outside the timer,
+		// counting its allocations apart, so no store works on during the
+		// next iteration.
+		if c, ok := store.inner.(io.Closer); ok {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			if err := c.Close(); err != nil {
+				b.Fatal(err)
+			}
+			runtime.ReadMemStats(&after)
+			closeAllocs += after.Mallocs - before.Mallocs
+		}
 		b.StartTimer()
 	}
 	b.StopTimer()
+	b.ReportMetric(float64(closeAllocs)/float64(calls*b.N), "close-allocs/call")
 	b.ReportMetric(float64(calls*b.N)/total.Seconds(), "calls/s")
 	b.ReportMetric(100*storeNanos.Seconds()/total.Seconds(), "storage-%")
 	b.ReportMetric(float64(events)/float64(b.N), "events/session")
@@ -106,7 +224,7 @@ func benchmarkNoteSession(b *testing.B, perStep int, newStore func(testing.TB) c
 
 // runNoteSession runs one scripted session through store and returns the
 // turn's time (the session's creation is not counted).
-func runNoteSession(b *testing.B, reg *core.Registry, script model.Script, calls int, store *timedStore) time.Duration {
+func runNoteSession(b testing.TB, reg *core.Registry, script model.Script, calls int, store *timedStore) time.Duration {
 	sess, err := core.NewSession(context.Background(), core.SessionHeader{Cwd: b.TempDir()},
 		core.SessionOptions{Store: store, Logger: quiet})
 	if err != nil {
@@ -130,12 +248,26 @@ func runNoteSession(b *testing.B, reg *core.Registry, script model.Script, calls
 }
 
 // BenchmarkDurableStep measures the loop through SQLite (synchronous=FULL)
-// beside its bound, in the same run, alternating: the in-memory store's
-// step plus one bare FULL commit of the step's rows — the same session's
-// events, split into one transaction per model step, committed with plain
-// prepared INSERTs through a connection of its own to a migrated file (no
-// store: no summary, no index). 1,000 note calls a session, at 1 and 10
-// calls per step. x-bound is the loop's calls/s over the bound's.
+// beside its bound, in the same run, interleaved. The bound is the
+// in-memory store's step plus one bare FULL commit of the step's rows.
+// The bare commits are paired with the loop's step by step (pairedBare:
+// the same rows, call ids included, committed right after the loop's
+// commit of the step's calls returns; their time is taken out of the
+// loop's), so the fsync latency of a shared disk, which drifts from second
+// to second, falls on both alike; the in-memory session runs in the same
+// round, before or after the SQLite one by turns. 1,000 note calls a
+// session, at 1 and 10 calls per step; each iteration is one round.
+//
+// x-bound is the loop's calls/s over the bound's; x-bound-min,
+// x-bound-median and x-bound-max the lowest, median (the upper one for an
+// even count) and highest of the rounds' own ratios. store-commit-ms is the
+// loop's wall time inside the store per commit (hand-off, writer, fsync,
+// acknowledgement) beside bare-commit-ms, the bound's per step;
+// commits/step the loop's commits per model step; close-ms what the store
+// still did after the turn, at Close (it files the search index's lag,
+// which the writer keeps off a session's back-to-back commits); load1 the
+// one-minute load average at the end (Linux; 0 where unknown). Run it with
+// -benchtime 4x -count 5 and report every ratio with the load.
 func BenchmarkDurableStep(b *testing.B) {
 	const calls = 1000
 	reg := core.NewRegistry(quiet)
@@ -144,83 +276,87 @@ func BenchmarkDurableStep(b *testing.B) {
 		b.Run(fmt.Sprintf("calls-per-step=%d", perStep), func(b *testing.B) {
 			script := noteScript(calls, perStep)
 			steps := len(script.Steps)
-			var memT, sqlT, rawT time.Duration
+			var memT, loopT, bareT, storeT, closeT time.Duration
 			var rows int
-			for range b.N {
-				mem := newMemStore()
-				memT += runNoteSession(b, reg, script, calls, &timedStore{inner: mem})
+			var commits, bareCommits int64
+			var ratios []float64
+			for round := range b.N {
 				dir := b.TempDir()
-				st, err := db.Open(context.Background(), filepath.Join(dir, "loop.db"), db.Options{Logger: quiet})
-				if err != nil {
-					b.Fatal(err)
+				var memR, loopR, bareR time.Duration
+				mem := func() {
+					m := newMemStore()
+					memR = runNoteSession(b, reg, script, calls, &timedStore{inner: m})
 				}
-				sqlT += runNoteSession(b, reg, script, calls, &timedStore{inner: st})
-				st.Close()
-				var log []core.Event
-				for _, evs := range mem.events {
-					log = evs
+				loop := func() {
+					st, err := db.Open(context.Background(), filepath.Join(dir, "loop.db"), db.Options{Logger: quiet})
+					if err != nil {
+						b.Fatal(err)
+					}
+					ts := &timedStore{inner: st, paired: newPairedBare(b, filepath.Join(dir, "bare.db"))}
+					elapsed := runNoteSession(b, reg, script, calls, ts)
+					bareR = ts.paired.nanos
+					loopR = elapsed - bareR
+					storeT += time.Duration(ts.nanos.Load())
+					commits += ts.batches.Load()
+					bareCommits += int64(ts.paired.commits)
+					rows = int(ts.events.Load())
+					start := time.Now()
+					if err := st.Close(); err != nil {
+						b.Fatal(err)
+					}
+					closeT += time.Since(start)
 				}
-				rows = len(log)
-				rawT += bareCommits(b, filepath.Join(dir, "raw.db"), log, steps)
+				if round%2 == 0 {
+					mem()
+					loop()
+				} else {
+					loop()
+					mem()
+				}
+				memT += memR
+				loopT += loopR
+				bareT += bareR
+				ratios = append(ratios, (memR+bareR).Seconds()/loopR.Seconds())
 			}
+			slices.Sort(ratios)
 			n := float64(b.N)
 			memStep := memT.Seconds() / n / float64(steps)
-			commit := rawT.Seconds() / n / float64(steps)
+			commit := bareT.Seconds() / n / float64(steps)
 			bound := float64(calls) / (float64(steps) * (memStep + commit))
-			loop := float64(calls) * n / sqlT.Seconds()
+			loop := float64(calls) * n / loopT.Seconds()
 			b.ReportMetric(loop, "calls/s")
 			b.ReportMetric(bound, "bound-calls/s")
 			b.ReportMetric(loop/bound, "x-bound")
+			b.ReportMetric(ratios[0], "x-bound-min")
+			b.ReportMetric(ratios[len(ratios)/2], "x-bound-median")
+			b.ReportMetric(ratios[len(ratios)-1], "x-bound-max")
 			b.ReportMetric(float64(calls)*n/memT.Seconds(), "mem-calls/s")
 			b.ReportMetric(memStep*1000, "mem-step-ms")
 			b.ReportMetric(commit*1000, "bare-commit-ms")
+			b.ReportMetric(float64(bareCommits)/n/float64(steps), "bare-commits/step")
+			b.ReportMetric(storeT.Seconds()*1000/float64(commits), "store-commit-ms")
+			b.ReportMetric(float64(commits)/n/float64(steps), "commits/step")
+			b.ReportMetric(closeT.Seconds()*1000/n, "close-ms")
 			b.ReportMetric(float64(rows)/float64(steps), "rows/step")
+			b.ReportMetric(loadAverage(), "load1")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
 }
 
-// bareCommits commits log's events in steps transactions of consecutive
-// rows (synchronous=FULL, plain prepared INSERTs) into a fresh migrated
-// file, and returns the time of the commits.
-func bareCommits(b *testing.B, path string, log []core.Event, steps int) time.Duration {
-	ctx := context.Background()
-	st, err := db.Open(ctx, path, db.Options{Logger: quiet})
+// loadAverage is the one-minute load average (Linux's /proc/loadavg), or
+// 0 where it cannot be read.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
-		b.Fatal(err)
+		return 0
 	}
-	if err := st.CreateSession(ctx, core.SessionHeader{ID: "raw", Cwd: "/work"}); err != nil {
-		b.Fatal(err)
-	}
-	st.Close()
-	raw, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=5000&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate")
+	f, _, _ := strings.Cut(string(b), " ")
+	v, err := strconv.ParseFloat(f, 64)
 	if err != nil {
-		b.Fatal(err)
+		return 0
 	}
-	defer raw.Close()
-	raw.SetMaxOpenConns(1)
-	ins, err := raw.Prepare(`INSERT INTO events (session_id, seq, type, time, data, ignorable) VALUES (?, ?, ?, ?, ?, 0)`)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ins.Close()
-	start := time.Now()
-	for k := 0; k < steps; k++ {
-		tx, err := raw.Begin()
-		if err != nil {
-			b.Fatal(err)
-		}
-		s := tx.Stmt(ins)
-		for _, e := range log[k*len(log)/steps : (k+1)*len(log)/steps] {
-			if _, err := s.Exec("raw", e.Seq, e.Type, e.Time, string(e.Data)); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return time.Since(start)
+	return v
 }
 
 // BenchmarkNoteSession: 1,000 note calls per session, with 1, 10 or 1,000

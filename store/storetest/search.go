@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -148,6 +149,8 @@ func CheckSearchIndex(t *testing.T, st Store) {
 		}
 		if h, ok := got[-1]; !ok || h.Kind != search.KindSession {
 			t.Errorf("session %s: its own document is missing (%+v)", info.ID, h)
+		} else if want := search.MakeSnippet(search.SessionSections(l.Info.Title, l.Info.Header.Cwd), nil); !reflect.DeepEqual(h.Snippet, want) {
+			t.Errorf("session %s: its own document's snippet %+v, want %+v", info.ID, h.Snippet, want)
 		}
 		delete(got, -1)
 		// Its own document holds its current title and cwd.
@@ -164,6 +167,15 @@ func CheckSearchIndex(t *testing.T, st Store) {
 			}
 			if h.Kind != w.kind || h.CallID != w.callID || h.Card != w.card || h.ResultSeq != w.resultSeq || h.Failed != w.failed || h.ErrorCode != w.code {
 				t.Errorf("session %s seq %d: indexed as %+v, want %+v", info.ID, seq, h, *w)
+			}
+			// A query without words shows the start of the section that
+			// says most, as if made from the log now.
+			var secs []search.Section
+			for _, es := range w.events {
+				secs = append(secs, search.Extract(&l.Events[es]).Sections...)
+			}
+			if want := search.MakeSnippet(secs, nil); !reflect.DeepEqual(h.Snippet, want) {
+				t.Errorf("session %s seq %d: snippet %+v, want %+v", info.ID, seq, h.Snippet, want)
 			}
 			delete(got, seq)
 		}
@@ -197,7 +209,13 @@ func CheckSearchIndex(t *testing.T, st Store) {
 		}
 	}
 	// Broad queries: every hit names events the log holds.
-	for _, q := range []string{"kind:call", "error:", "after:1970-01-01", "kind:user OR kind:assistant"} {
+	// (The last two have words: excluded only, nothing to mark; and one
+	// to mark.)
+	for _, q := range []string{"kind:call", "error:", "after:1970-01-01", "kind:user OR kind:assistant", "kind:call -config", "kind:call OR the"} {
+		parsed, err := search.Parse(q, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, h := range searchAll(t, st, q) {
 			l := logs[h.SessionID]
 			if l == nil {
@@ -216,6 +234,14 @@ func CheckSearchIndex(t *testing.T, st Store) {
 				if p := search.Extract(&e); p.CallID != h.CallID || (p.Role != search.RoleCall && h.ResultSeq != h.Seq) {
 					t.Errorf("%s: card hit %+v lands on %s of call %q", q, h, e.Type, p.CallID)
 				}
+			}
+			// Its snippet is what the log's events show for the query.
+			var secs []search.Section
+			for _, seq := range store.HitSeqs(&h) {
+				secs = append(secs, search.Extract(&l.Events[seq]).Sections...)
+			}
+			if want := search.MakeSnippet(secs, parsed.Highlights()); !reflect.DeepEqual(h.Snippet, want) {
+				t.Errorf("%s: session %s seq %d: snippet %+v, want %+v", q, h.SessionID, h.Seq, h.Snippet, want)
 			}
 		}
 	}
@@ -301,6 +327,11 @@ func testSearchIndexExactAfterDshImport(t *testing.T, e Engine) {
 	if imported < 3 {
 		t.Fatalf("imported %d fixtures of %v", imported, files)
 	}
+	CheckSearchIndex(t, st)
+	// A document filed without its query-free snippet, or with one that
+	// does not decode, shows the same: read from the log.
+	e.Exec(t, st, "UPDATE search_docs SET snip = NULL WHERE id % 3 = 0")
+	e.Exec(t, st, `UPDATE search_docs SET snip = '{"n": 1}' WHERE id % 3 = 1`)
 	CheckSearchIndex(t, st)
 }
 
