@@ -30,7 +30,7 @@ func runFork(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	as := fs.String("as", "", "the fork's id (default: a new one)")
 	prompt := fs.String("prompt", "", "run this prompt as the fork's first turn (default: none, the fork waits for a message)")
 	system := fs.String("system", "", "the fork's own system prompt (default: the configured one)")
-	title := fs.String("title", "", `the fork's title (default: the prompt's first line, or "fork of <the source's title> at turn N")`)
+	title := fs.String("title", "", `the fork's title (default: the prompt's first line, or: fork of “<the source's title>” at turn N)`)
 	tools := fs.String("tools", agent.ToolsReplay, `"replay": answer calls that repeat the source's with its recorded results; "live": run every call`)
 	af := addAgentFlags(fs)
 	pos, err := parseInterspersed(fs, args)

@@ -126,7 +126,7 @@ func TestForkAPI(t *testing.T) {
 	}
 	// A fork's title says it is one, unless the request names one.
 	for id, want := range map[string]string{
-		"": "fork of Show me around this workspace: its files, loose ends, a small fix, and failures. at turn 1", "titled": "my branch"} {
+		"": "fork of “Show me around this workspace: its files, loose ends, a small fix, and failures.” at turn 1", "titled": "my branch"} {
 		body := `{"atTurn":1}`
 		if id != "" {
 			body = `{"id":"` + id + `","atTurn":1,"title":"my branch"}`

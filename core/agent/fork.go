@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"prism/core"
 	"prism/core/logkey"
@@ -41,7 +42,7 @@ type ForkRequest struct {
 	// Tools is ToolsReplay ("" too) or ToolsLive.
 	Tools string
 	// Title is the fork's title ("" = its Prompt's first line, or without
-	// a Prompt "fork of <the source's title> at turn N").
+	// a Prompt `fork of “<the source's title>” at turn N`).
 	Title string
 }
 
@@ -169,7 +170,7 @@ func (r *Runner) Fork(ctx context.Context, req ForkRequest) (string, error) {
 
 // forkTitle is a fork's title: req.Title when given, else the first
 // line of its Prompt (as a new session is titled by its first prompt),
-// else "fork of <the source's title> at turn N" — the source's title as
+// else `fork of “<the source's title>” at turn N` — the source's title as
 // its list row shows it (core.Summary of events; its id when untitled),
 // N the turn the fork was cut after (n events inherited).
 func forkTitle(req ForkRequest, source string, events []core.Event, n int) string {
@@ -194,17 +195,18 @@ func forkTitle(req ForkRequest, source string, events []core.Event, n int) strin
 			turn = d.Turn
 		}
 	}
-	tail := fmt.Sprintf(" at turn %d", turn)
+	tail := fmt.Sprintf("” at turn %d", turn)
 	if turn == 0 {
-		tail = " before its first turn"
+		tail = "” before its first turn"
 	}
-	const head = "fork of "
+	const head = "fork of “"
 	// The whole title must fit core.Summary's cut of a session/title (200
 	// characters), or the turn would be cut off: the source's title is
 	// cut instead.
 	const maxTitle = 200
-	if r := []rune(title); len(r) > maxTitle-len(head)-len([]rune(tail)) {
-		title = string(r[:maxTitle-len(head)-len([]rune(tail))-1]) + "…"
+	room := maxTitle - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
+	if r := []rune(title); len(r) > room {
+		title = string(r[:room-1]) + "…"
 	}
 	return head + title + tail
 }

@@ -109,7 +109,7 @@ func TestFork_seedFailureLeavesNothing(t *testing.T) {
 	if l.Info.Header.ParentSession != "demo" || l.Info.Header.SeedLength == nil || l.Events[*l.Info.Header.SeedLength].Type != core.EventSessionEndSeed {
 		t.Fatalf("the fork's header = %+v; want a fork of demo whose seed ends with %s", l.Info.Header, core.EventSessionEndSeed)
 	}
-	if want := "fork of Show me around this workspace: its files, loose ends, a small fix, and failures. at turn 1"; l.Info.Summary.Title != want {
+	if want := "fork of “Show me around this workspace: its files, loose ends, a small fix, and failures.” at turn 1"; l.Info.Summary.Title != want {
 		t.Errorf("the fork's title = %q, want %q", l.Info.Summary.Title, want)
 	}
 	if ns, err := st.Notes(ctx, "demo", notes.Query{Kind: notes.KindFork}); err != nil || len(ns) != 1 || !strings.Contains(string(ns[0].Data), `"f1"`) {

@@ -10,8 +10,8 @@ import (
 )
 
 // TestFork_titleSaysItIsAFork: a fork's first own event titles it — its
-// Title when given, else its Prompt's first line, else "fork of <the
-// source's title> at turn N" (before its first turn for turn 0) — where
+// Title when given, else its Prompt's first line, else `fork of “<the
+// source's title>” at turn N` (before its first turn for turn 0) — where
 // the seed alone would keep the source's title verbatim.
 func TestFork_titleSaysItIsAFork(t *testing.T) {
 	g := newForkRig(t, namedModels{"same": countSteps([]string{"a"})})
@@ -36,8 +36,8 @@ func TestFork_titleSaysItIsAFork(t *testing.T) {
 		req  agent.ForkRequest
 		want string
 	}{
-		{"at a turn", agent.ForkRequest{Boundary: at(1)}, "fork of count the keys at turn 1"},
-		{"at the start", agent.ForkRequest{Boundary: at(0)}, "fork of count the keys before its first turn"},
+		{"at a turn", agent.ForkRequest{Boundary: at(1)}, "fork of “count the keys” at turn 1"},
+		{"at the start", agent.ForkRequest{Boundary: at(0)}, "fork of “count the keys” before its first turn"},
 		{"with a prompt", agent.ForkRequest{Boundary: at(1), Prompt: "\n  count again  \nslowly"}, "count again"},
 		{"with a title", agent.ForkRequest{Boundary: at(1), Prompt: "count again", Title: " my branch "}, "my branch"},
 	} {
@@ -63,7 +63,7 @@ func TestFork_longSourceTitleKeepsTheTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := core.Summarize(g.store.log(id)).Title
-	if n := utf8.RuneCountInString(got); n != 200 || !strings.HasPrefix(got, "fork of nnn") || !strings.HasSuffix(got, "n… at turn 1") {
+	if n := utf8.RuneCountInString(got); n != 200 || !strings.HasPrefix(got, "fork of “nnn") || !strings.HasSuffix(got, "n…” at turn 1") {
 		t.Errorf("the fork's title = %q (%d characters); want the source's name cut to fit 200 with \"… at turn 1\" kept", got, n)
 	}
 }
