@@ -38,6 +38,14 @@ func TestBrowser_NestedChildLive(t *testing.T) {
 	if !evalIn[bool](t, b, `document.querySelector('article[data-call-id="s1"] details.child-cards').open`) {
 		t.Error("the nest closed when the live frame morphed its card")
 	}
+	// The completed nested card looks completed inside its still pending
+	// parent: the parent's pending look (pulsing dot) stays on its own head.
+	if anim := evalIn[string](t, b, `getComputedStyle(document.querySelector('article[data-call-id="s1"] article[data-call-id="kc1"] .dot')).animationName`); anim != "none" {
+		t.Errorf("the completed nested card's dot is animated %q (its pending parent's look)", anim)
+	}
+	if anim := evalIn[string](t, b, `getComputedStyle(document.querySelector('article[data-call-id="s1"] > .card-head .dot')).animationName`); anim != "pulse" {
+		t.Errorf("the pending parent's dot is animated %q, want pulse", anim)
+	}
 	shots(t, b)
 	// The list: the child is collapsed under its parent until its count
 	// is clicked.
