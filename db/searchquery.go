@@ -214,11 +214,9 @@ func compile(q *search.Query) searchSQL {
 	return s
 }
 
-// hitCols are a hit's columns. A card's ordinal among the cards of its
-// call id is counted here, for the hits shown, rather than at append.
-const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''),
-	CASE WHEN d.call_id IS NULL THEN 0 ELSE (SELECT count(*) FROM search_docs x
-		WHERE x.session_id = d.session_id AND x.call_id = d.call_id AND x.call_id IS NOT NULL AND x.seq <= d.seq) END,
+// hitCols are a hit's columns. A card's number (its ordinal among the
+// cards of its call id) was counted when it was filed (insDocSQL).
+const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''), d.card,
 	COALESCE(d.tool, ''), COALESCE(d.result_seq, -1), d.error, d.time, s.title, s.status`
 
 // Search runs a parsed query over the index and returns a page of hits
@@ -489,8 +487,8 @@ func where(conds []string) string {
 // (its events, or its session's header; with plain, the query-free
 // snippet it was filed with instead of its events), in one statement. The
 // page's ids are chosen first and only they are read whole: SQLite
-// computes a row's result columns before its sorter sees it, so hitCols'
-// card ordinal would run for every match.
+// computes a row's result columns before its sorter sees it, so every
+// match would be read whole (and its events joined).
 func newestHits(ctx context.Context, q querier, s searchSQL, after *store.SearchCursor, n int, plain bool) ([]hitRow, error) {
 	var sb strings.Builder
 	var args []any
