@@ -843,3 +843,26 @@ func FuzzSearch(f *testing.F, st Store) {
 		}
 	})
 }
+
+// AppendReusedCallIDs stores a session whose call ids are reused, across
+// commits and within one, and one of a result alone followed by its call
+// id reused: cards numbered 1 to 3. An engine's test of the migration that
+// numbers the cards already filed runs it over them (CheckSearchIndex
+// holds every card's number to the log).
+func AppendReusedCallIDs(tb testing.TB, st core.EventStore) {
+	tb.Helper()
+	ctx := context.Background()
+	MustCreate(tb, st, "reused")
+	for _, events := range [][]core.Event{
+		{bashCall(0, "f", "one"), bashResult(1, "f", "oneout")},
+		{bashCall(2, "f", "two"), bashResult(3, "g", "gout"), bashCall(4, "f", "three"), bashResult(5, "f", "threeout"), bashResult(6, "f", "twoout")},
+	} {
+		if err := st.AppendEvents(ctx, "reused", events); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	MustCreate(tb, st, "alone")
+	if err := st.AppendEvents(ctx, "alone", []core.Event{bashResult(0, "e", "aloneout"), bashCall(1, "e", "after"), bashResult(2, "e", "afterout")}); err != nil {
+		tb.Fatal(err)
+	}
+}
