@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"prism/core"
@@ -499,8 +500,11 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 		extraArgs = []any{int64(after.Key), int64(after.Key), after.Doc}
 	}
 	conds := append(s.where[:len(s.where):len(s.where)], extra...)
-	top := "SELECT d.id, d.time FROM search_docs d" + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?"
-	args = append(append(append(args, s.args...), extraArgs...), n)
+	// The LIMIT is written into the statement, not bound: with a bound
+	// one SQLite ran the page's statement about twice as slowly (a page of
+	// tool:grep at 100k events: 57 against 31 µs).
+	top := "SELECT d.id, d.time FROM search_docs d" + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT " + strconv.Itoa(n)
+	args = append(append(args, s.args...), extraArgs...)
 	if plain {
 		sb.WriteString("SELECT " + hitCols + ", " + hitPlainCols + " FROM (" + top + ") top" +
 			" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id ORDER BY top.time DESC, top.id DESC")
@@ -513,20 +517,21 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 		return nil, err
 	}
 	defer rows.Close()
-	var found []hitRow
+	found := make([]hitRow, 0, n)
 	var e [2]nullEvent
-	var header, snip sql.NullString
+	var header, snip, errCol sql.NullString
+	// Each row is scanned into r (dest, made once), then copied.
+	var r hitRow
+	h := &r.hit
+	dest := []any{&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
+		&h.SessionTitle, &h.SessionStatus, &header}
+	if plain {
+		dest = append(dest, &snip)
+	} else {
+		dest = append(append(dest, e[0].dest()...), e[1].dest()...)
+	}
 	for rows.Next() {
-		var r hitRow
-		h := &r.hit
-		var errCol sql.NullString
-		dest := []any{&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
-			&h.SessionTitle, &h.SessionStatus, &header}
-		if plain {
-			dest = append(dest, &snip)
-		} else {
-			dest = append(append(dest, e[0].dest()...), e[1].dest()...)
-		}
+		r.plain, r.events = nil, nil
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
