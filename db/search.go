@@ -21,8 +21,13 @@ const searchVersion = 2
 
 // The index's statements, prepared once on the writer's connection.
 const (
-	insDocSQL = `INSERT INTO search_docs (session_id, seq, kind, call_id, tool, result_seq, error, time, snip)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// A card's number (its ordinal among its session's cards of its call
+	// id) is counted as it is filed: a session's documents are filed in
+	// seq order, so the cards of its call id already filed are the ones
+	// before it (migration 0018).
+	insDocSQL = `INSERT INTO search_docs (session_id, seq, kind, call_id, tool, result_seq, error, time, snip, card)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, CASE WHEN ?4 IS NULL THEN 0 ELSE (SELECT count(*) + 1 FROM search_docs x
+			WHERE x.session_id = ?1 AND x.call_id = ?4 AND x.call_id IS NOT NULL) END)`
 	insFTSSQL     = `INSERT INTO search_fts (docid, name, body, more, err) VALUES (?, ?, ?, ?, ?)`
 	openCardSQL   = `SELECT id, result_seq IS NULL, snip FROM search_docs WHERE session_id = ? AND call_id = ? AND call_id IS NOT NULL ORDER BY seq DESC`
 	updCardSQL    = `UPDATE search_docs SET result_seq = ?, error = ?, snip = ? WHERE id = ?`
@@ -128,8 +133,8 @@ func (t *wtx) indexEvent(id string, e *core.Event, facts *core.EventFacts) error
 	errCol := nullable(p.Code, p.IsError)
 	switch p.Role {
 	case search.RoleCall:
-		// Its ordinal among the cards of its call id is counted when a
-		// search shows it, not here (appends stay cheap).
+		// Its number among the cards of its call id is counted as it is
+		// filed (insDocSQL).
 		return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nullable(p.Tool, true), nil, nil, e.Time, p.Sections)
 	case search.RoleResult:
 		n, open, ok := 1, int64(0), false

@@ -117,7 +117,8 @@ func BenchmarkSearch(b *testing.B) {
 		}
 		b.Run(tc.name, func(b *testing.B) {
 			floor := searchFloor(q, tc.order)
-			var lat, bare []time.Duration
+			rowsFloor := searchRowsFloor(q)
+			var lat, bare, rowsBare []time.Duration
 			hits, among := 0, 0
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
@@ -132,8 +133,18 @@ func BenchmarkSearch(b *testing.B) {
 					b.Fatal(err)
 				}
 				bare = append(bare, time.Since(t0))
+				if rowsFloor != nil {
+					t0 = time.Now()
+					if err := rowsFloor(ctx, st.rdb); err != nil {
+						b.Fatal(err)
+					}
+					rowsBare = append(rowsBare, time.Since(t0))
+				}
 			}
 			reportVsFloor(b, lat, bare)
+			if rowsFloor != nil {
+				reportVsRowsFloor(b, lat, rowsBare)
+			}
 			b.ReportMetric(float64(hits), "hits")
 			b.ReportMetric(float64(among), "ranked-among")
 		})
@@ -141,8 +152,9 @@ func BenchmarkSearch(b *testing.B) {
 }
 
 // searchFloor returns the bare engine query for the same result set as a
-// search of q (document ids only: no page joins, card ordinals or
-// snippets): for rank order FTS4's MATCH and matchinfo over the same
+// search of q (document ids only: no page joins, card numbers or
+// snippets; searchRowsFloor is the second floor of a query of operators
+// alone, with the rows): for rank order FTS4's MATCH and matchinfo over the same
 // candidates (the most recent store.RankCandidates matches), scored by
 // bm25 and the top 21 kept; for time order the matching documents newest
 // first, LIMIT 21 (the matches computed once, as the search does).
@@ -200,6 +212,50 @@ func searchFloor(q *search.Query, order string) func(context.Context, *sql.DB) e
 		})
 		return nil
 	}
+}
+
+// searchRowsFloor returns, for a query of operators alone (nil for one
+// with words), a second floor beside searchFloor's ids: the bare indexed
+// ORDER BY time DESC LIMIT 21 that reads the columns of search_docs a page
+// returns, its filed snippet and card number included, each row scanned
+// (the snippet not decoded) — the bare engine query for the same result
+// set with its rows.
+func searchRowsFloor(q *search.Query) func(context.Context, *sql.DB) error {
+	s := compile(q)
+	if s.match != "" {
+		return nil
+	}
+	query := "SELECT d.id, d.session_id, d.seq, d.kind, d.call_id, d.card, d.tool, d.result_seq, d.error, d.time, d.snip FROM search_docs d" +
+		s.sessionsJoin() + where(s.where) + " ORDER BY d.time DESC, d.id DESC LIMIT 21"
+	return func(ctx context.Context, rdb *sql.DB) error {
+		rows, err := rdb.QueryContext(ctx, query, s.args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var id, seq, card, result, at sql.NullInt64
+		var session, kind, call, tool, errCol, snip sql.RawBytes
+		for rows.Next() {
+			if err := rows.Scan(&id, &session, &seq, &kind, &call, &card, &tool, &result, &errCol, &at, &snip); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
+}
+
+// reportVsRowsFloor reports a search's ratios to searchRowsFloor's floor,
+// beside that floor's p50 and p99.
+func reportVsRowsFloor(b *testing.B, lat, floor []time.Duration) {
+	slices.Sort(lat)
+	slices.Sort(floor)
+	pct := func(l []time.Duration, p int) float64 {
+		return float64(l[min(len(l)-1, len(l)*p/100)].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(floor, 50), "rows-floor-p50-ms")
+	b.ReportMetric(pct(floor, 99), "rows-floor-p99-ms")
+	b.ReportMetric(pct(lat, 50)/max(pct(floor, 50), 0.001), "x-rows-floor-p50")
+	b.ReportMetric(pct(lat, 99)/max(pct(floor, 99), 0.001), "x-rows-floor-p99")
 }
 
 // reportVsFloor reports a search's p50 and p99 beside its floor's, and

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"prism/core"
@@ -214,11 +215,9 @@ func compile(q *search.Query) searchSQL {
 	return s
 }
 
-// hitCols are a hit's columns. A card's ordinal among the cards of its
-// call id is counted here, for the hits shown, rather than at append.
-const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''),
-	CASE WHEN d.call_id IS NULL THEN 0 ELSE (SELECT count(*) FROM search_docs x
-		WHERE x.session_id = d.session_id AND x.call_id = d.call_id AND x.call_id IS NOT NULL AND x.seq <= d.seq) END,
+// hitCols are a hit's columns. A card's number (its ordinal among the
+// cards of its call id) was counted when it was filed (insDocSQL).
+const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''), d.card,
 	COALESCE(d.tool, ''), COALESCE(d.result_seq, -1), d.error, d.time, s.title, s.status`
 
 // Search runs a parsed query over the index and returns a page of hits
@@ -489,8 +488,8 @@ func where(conds []string) string {
 // (its events, or its session's header; with plain, the query-free
 // snippet it was filed with instead of its events), in one statement. The
 // page's ids are chosen first and only they are read whole: SQLite
-// computes a row's result columns before its sorter sees it, so hitCols'
-// card ordinal would run for every match.
+// computes a row's result columns before its sorter sees it, so every
+// match would be read whole (and its events joined).
 func newestHits(ctx context.Context, q querier, s searchSQL, after *store.SearchCursor, n int, plain bool) ([]hitRow, error) {
 	var sb strings.Builder
 	var args []any
@@ -501,8 +500,11 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 		extraArgs = []any{int64(after.Key), int64(after.Key), after.Doc}
 	}
 	conds := append(s.where[:len(s.where):len(s.where)], extra...)
-	top := "SELECT d.id, d.time FROM search_docs d" + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT ?"
-	args = append(append(append(args, s.args...), extraArgs...), n)
+	// The LIMIT is written into the statement, not bound: with a bound
+	// one SQLite ran the page's statement about twice as slowly (a page of
+	// tool:grep at 100k events: 57 against 31 µs).
+	top := "SELECT d.id, d.time FROM search_docs d" + s.sessionsJoin() + where(conds) + " ORDER BY d.time DESC, d.id DESC LIMIT " + strconv.Itoa(n)
+	args = append(append(args, s.args...), extraArgs...)
 	if plain {
 		sb.WriteString("SELECT " + hitCols + ", " + hitPlainCols + " FROM (" + top + ") top" +
 			" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id ORDER BY top.time DESC, top.id DESC")
@@ -515,20 +517,21 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 		return nil, err
 	}
 	defer rows.Close()
-	var found []hitRow
+	found := make([]hitRow, 0, n)
 	var e [2]nullEvent
-	var header, snip sql.NullString
+	var header, snip, errCol sql.NullString
+	// Each row is scanned into r (dest, made once), then copied.
+	var r hitRow
+	h := &r.hit
+	dest := []any{&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
+		&h.SessionTitle, &h.SessionStatus, &header}
+	if plain {
+		dest = append(dest, &snip)
+	} else {
+		dest = append(append(dest, e[0].dest()...), e[1].dest()...)
+	}
 	for rows.Next() {
-		var r hitRow
-		h := &r.hit
-		var errCol sql.NullString
-		dest := []any{&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
-			&h.SessionTitle, &h.SessionStatus, &header}
-		if plain {
-			dest = append(dest, &snip)
-		} else {
-			dest = append(append(dest, e[0].dest()...), e[1].dest()...)
-		}
+		r.plain, r.events = nil, nil
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}

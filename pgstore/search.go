@@ -116,6 +116,10 @@ type docRow struct {
 	code                        string
 	terms                       *termVector
 	plain                       search.Plain // what its query-free snippet is made from
+	// ord is a card's ordinal among this transaction's cards of its call
+	// id (0 for any other document): insertDocsSQL adds the cards filed
+	// before.
+	ord int32
 }
 
 // resultOp is a tool result whose card is not among this transaction's
@@ -157,6 +161,7 @@ func (x *searchIndex) indexEvent(id string, e *core.Event, facts *core.EventFact
 			x.cards = map[cardKey][]*docRow{}
 		}
 		k := cardKey{id, p.CallID}
+		d.ord = int32(len(x.cards[k]) + 1)
 		x.cards[k] = append(x.cards[k], d)
 		return
 	case search.RoleResult:
@@ -184,11 +189,15 @@ func (x *searchIndex) indexEvent(id string, e *core.Event, facts *core.EventFact
 
 func (x *searchIndex) empty() bool { return len(x.docs) == 0 && len(x.results) == 0 }
 
-// insertDocsSQL inserts documents column by column.
-const insertDocsSQL = `INSERT INTO search_docs (session_id, seq, kind, call_id, tool, result_seq, error, time, terms, snip)
-	SELECT s, q, k, CASE WHEN k = 'call' THEN c END, NULLIF(tl, ''), NULLIF(r, -1), CASE WHEN f THEN e END, ti, v::tsvector, sn::jsonb
-	FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::boolean[], $8::text[], $9::bigint[], $10::text[], $11::text[])
-		AS u(s, q, k, c, tl, r, f, e, ti, v, sn)`
+// insertDocsSQL inserts documents column by column. A card's number (its
+// ordinal among its session's cards of its call id) is its ordinal among
+// this transaction's (o) after the cards filed before it: the statement's
+// snapshot holds those, not the rows it inserts.
+const insertDocsSQL = `INSERT INTO search_docs (session_id, seq, kind, call_id, tool, result_seq, error, time, terms, snip, card)
+	SELECT s, q, k, CASE WHEN k = 'call' THEN c END, NULLIF(tl, ''), NULLIF(r, -1), CASE WHEN f THEN e END, ti, v::tsvector, sn::jsonb,
+		CASE WHEN k = 'call' THEN o + (SELECT count(*) FROM search_docs x WHERE x.session_id = u.s AND x.call_id = u.c)::int ELSE 0 END
+	FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::boolean[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::int[])
+		AS u(s, q, k, c, tl, r, f, e, ti, v, sn, o)`
 
 // queueDocs queues the insert of the documents.
 func (x *searchIndex) queueDocs(b *pgx.Batch) {
@@ -196,9 +205,10 @@ func (x *searchIndex) queueDocs(b *pgx.Batch) {
 	session, kind, call, tool, code, terms, plain := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	seq, result, at := make([]int64, n), make([]int64, n), make([]int64, n)
 	failed := make([]bool, n)
+	ord := make([]int32, n)
 	for i, d := range x.docs {
 		session[i], kind[i], call[i], tool[i], code[i], terms[i] = d.session, d.kind, d.callID, d.tool, d.code, d.terms.String()
-		seq[i], result[i], at[i], failed[i] = d.seq, d.resultSeq, d.time, d.failed
+		seq[i], result[i], at[i], failed[i], ord[i] = d.seq, d.resultSeq, d.time, d.failed, d.ord
 		// A card that waits for its result keeps its call's snippet
 		// whole (pairResultSQL merges the result's in); any other
 		// document only the part it shows.
@@ -208,14 +218,16 @@ func (x *searchIndex) queueDocs(b *pgx.Batch) {
 			plain[i] = d.plain.Reduced().Encode()
 		}
 	}
-	b.Queue(insertDocsSQL, session, seq, kind, call, tool, result, failed, code, at, terms, plain)
+	b.Queue(insertDocsSQL, session, seq, kind, call, tool, result, failed, code, at, terms, plain, ord)
 }
 
 // pairResultSQL files a tool result whose card an earlier transaction
 // wrote, by the transcript's rule: it completes the latest card of its
 // call id still waiting (before it in the log); with no such card, a call
 // id that has cards gets a row of its own (a second result), and one that
-// has none a card of the result alone (its call was never logged).
+// has none a card of the result alone (its call was never logged): card 1,
+// and the later cards of its call id (this transaction's, inserted before
+// it by insertDocsSQL) one more.
 const pairResultSQL = `WITH open AS (
 		SELECT id FROM search_docs WHERE session_id = $1 AND call_id = $2 AND seq < $3 AND result_seq IS NULL
 		ORDER BY seq DESC LIMIT 1),
@@ -223,11 +235,15 @@ const pairResultSQL = `WITH open AS (
 		UPDATE search_docs d SET result_seq = $3, error = $4, terms = d.terms || $5::tsvector, snip = $7::jsonb || d.snip
 		FROM open WHERE d.id = open.id RETURNING d.id),
 	cards AS (
-		SELECT EXISTS (SELECT 1 FROM search_docs WHERE session_id = $1 AND call_id = $2 AND seq < $3) AS any)
-	INSERT INTO search_docs (session_id, seq, kind, call_id, result_seq, error, time, terms, snip)
-	SELECT $1, $3, CASE WHEN cards.any THEN 'event' ELSE 'call' END, CASE WHEN cards.any THEN NULL ELSE $2 END,
-		CASE WHEN cards.any THEN NULL ELSE $3::bigint END, $4, $6, $5::tsvector, $7::jsonb
-	FROM cards WHERE NOT EXISTS (SELECT 1 FROM open)`
+		SELECT EXISTS (SELECT 1 FROM search_docs WHERE session_id = $1 AND call_id = $2 AND seq < $3) AS any),
+	ins AS (
+		INSERT INTO search_docs (session_id, seq, kind, call_id, result_seq, error, time, terms, snip, card)
+		SELECT $1, $3, CASE WHEN cards.any THEN 'event' ELSE 'call' END, CASE WHEN cards.any THEN NULL ELSE $2 END,
+			CASE WHEN cards.any THEN NULL ELSE $3::bigint END, $4, $6, $5::tsvector, $7::jsonb, CASE WHEN cards.any THEN 0 ELSE 1 END
+		FROM cards WHERE NOT EXISTS (SELECT 1 FROM open)
+		RETURNING kind)
+	UPDATE search_docs d SET card = d.card + 1
+	WHERE EXISTS (SELECT 1 FROM ins WHERE ins.kind = 'call') AND d.session_id = $1 AND d.call_id = $2 AND d.seq > $3`
 
 // queueResults queues the results the database pairs, in log order.
 func (x *searchIndex) queueResults(b *pgx.Batch) {

@@ -30,8 +30,9 @@ var searchCases = []struct{ name, q, order string }{
 }
 
 // floorSQL is the bare engine query for the same result set as a search
-// (its document ids only: no joins for the page, no card ordinals, no
-// snippets): for time order the matching documents newest first, LIMIT
+// (its document ids only: no joins for the page, no card numbers, no
+// snippets; rowsFloorSQL is the second floor of a query of operators
+// alone, with the rows): for time order the matching documents newest first, LIMIT
 // 21; for rank order ts_rank over the same tsquery among the same
 // candidates (the most recent store.RankCandidates matches), LIMIT 21.
 func floorSQL(q *search.Query, order string) (string, []any) {
@@ -43,6 +44,20 @@ func floorSQL(q *search.Query, order string) (string, []any) {
 	}
 	return "SELECT id FROM (SELECT c.id, ts_rank(" + rankWeights + ", c.terms, " + s.matchArg + "::tsquery) AS r FROM (" +
 		"SELECT d.id, d.terms" + newest + " LIMIT " + s.arg(store.RankCandidates) + ") c) x ORDER BY r DESC, id DESC LIMIT 21", s.args
+}
+
+// rowsFloorSQL is, for a query of operators alone ("" for one with
+// words), the second floor beside floorSQL's ids: the bare indexed ORDER
+// BY time DESC LIMIT 21 that reads the columns of search_docs a page
+// returns, its filed snippet and card number included — the bare engine
+// query for the same result set with its rows.
+func rowsFloorSQL(q *search.Query) (string, []any) {
+	s := compile(q)
+	if s.match != "" {
+		return "", nil
+	}
+	return "SELECT d.id, d.session_id, d.seq, d.kind, d.call_id, d.card, d.tool, d.result_seq, d.error, d.time, d.snip" +
+		s.docsFrom() + whereSQL(s.matchConds()) + newestFirst + " LIMIT 21", s.args
 }
 
 // explain returns EXPLAIN ANALYZE's plan of a query.
@@ -125,11 +140,12 @@ func BenchmarkSearch(b *testing.B) {
 				mode = pgx.QueryExecModeExec
 			}
 			floor, fargs := floorSQL(q, tc.order)
+			rowsFloor, rargs := rowsFloorSQL(q)
 			for _, x := range []struct {
 				what, sql string
 				args      []any
-			}{{"search", query, args}, {"floor", floor, fargs}} {
-				if explained[tc.name+x.what] {
+			}{{"search", query, args}, {"floor", floor, fargs}, {"rows floor", rowsFloor, rargs}} {
+				if x.sql == "" || explained[tc.name+x.what] {
 					continue
 				}
 				explained[tc.name+x.what] = true
@@ -152,7 +168,7 @@ func BenchmarkSearch(b *testing.B) {
 				}
 				b.Logf("%s %q, page:\n%s", tc.name, tc.q, plan)
 			}
-			var lat, bare []time.Duration
+			var lat, bare, rowsBare []time.Duration
 			hits, among := 0, 0
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
@@ -162,26 +178,52 @@ func BenchmarkSearch(b *testing.B) {
 				}
 				lat = append(lat, time.Since(t0))
 				hits, among = len(page.Hits), page.RankedAmong
-				t0 = time.Now()
 				// Run as Search's query is: planned for its values, or
 				// prepared once (operators alone).
-				rows, err := st.pool.Query(ctx, floor, append([]any{mode}, fargs...)...)
-				if err != nil {
-					b.Fatal(err)
+				bare = append(bare, runFloor(ctx, b, st, mode, floor, fargs))
+				if rowsFloor != "" {
+					rowsBare = append(rowsBare, runFloor(ctx, b, st, mode, rowsFloor, rargs))
 				}
-				for rows.Next() {
-				}
-				rows.Close()
-				if err := rows.Err(); err != nil {
-					b.Fatal(err)
-				}
-				bare = append(bare, time.Since(t0))
 			}
 			reportVsFloor(b, lat, bare)
+			if rowsFloor != "" {
+				reportVsRowsFloor(b, lat, rowsBare)
+			}
 			b.ReportMetric(float64(hits), "hits")
 			b.ReportMetric(float64(among), "ranked-among")
 		})
 	}
+}
+
+// runFloor runs a floor's query, reads its rows, and returns how long it
+// took.
+func runFloor(ctx context.Context, b *testing.B, st *Store, mode pgx.QueryExecMode, query string, args []any) time.Duration {
+	t0 := time.Now()
+	rows, err := st.pool.Query(ctx, query, append([]any{mode}, args...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for rows.Next() {
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(t0)
+}
+
+// reportVsRowsFloor reports a search's ratios to rowsFloorSQL's floor,
+// beside that floor's p50 and p99.
+func reportVsRowsFloor(b *testing.B, lat, floor []time.Duration) {
+	slices.Sort(lat)
+	slices.Sort(floor)
+	pct := func(l []time.Duration, p int) float64 {
+		return float64(l[min(len(l)-1, len(l)*p/100)].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(floor, 50), "rows-floor-p50-ms")
+	b.ReportMetric(pct(floor, 99), "rows-floor-p99-ms")
+	b.ReportMetric(pct(lat, 50)/max(pct(floor, 50), 0.001), "x-rows-floor-p50")
+	b.ReportMetric(pct(lat, 99)/max(pct(floor, 99), 0.001), "x-rows-floor-p99")
 }
 
 // reportVsFloor reports a search's p50 and p99 beside its floor's, and

@@ -156,11 +156,10 @@ func compile(q *search.Query) searchSQL {
 	return s
 }
 
-// hitCols are a hit's columns. A card's ordinal among the cards of its
-// call id is counted here, for the hits shown, rather than at append.
-const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''),
-	CASE WHEN d.call_id IS NULL THEN 0 ELSE (SELECT count(*) FROM search_docs x
-		WHERE x.session_id = d.session_id AND x.call_id = d.call_id AND x.seq <= d.seq) END,
+// hitCols are a hit's columns. A card's number (its ordinal among the
+// cards of its call id) was counted when it was filed (insertDocsSQL,
+// pairResultSQL).
+const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''), d.card,
 	COALESCE(d.tool, ''), COALESCE(d.result_seq, -1), d.error, d.time, s.title, s.status`
 
 // hitRow is one matched document and its sort key.

@@ -3,8 +3,10 @@ package search
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
@@ -132,11 +134,181 @@ func (p Plain) Encode() string {
 	return string(b)
 }
 
-// DecodePlain reads a Plain that Encode wrote (or PostgreSQL merged).
+// DecodePlain reads a Plain that Encode wrote (or PostgreSQL merged). A
+// search of operators alone decodes one per hit: the JSON Encode writes and
+// jsonb prints is read without reflection (decodePlainFast), anything else
+// by the JSON package.
 func DecodePlain(s string) (Plain, error) {
+	if p, ok := decodePlainFast(s); ok {
+		return p, nil
+	}
 	var p Plain
 	if err := jsonv2.Unmarshal([]byte(s), &p); err != nil {
 		return Plain{}, fmt.Errorf("stored snippet %.80q: %w", s, err)
 	}
 	return p, nil
+}
+
+// decodePlainFast reads the JSON of a Plain as Encode writes it or jsonb
+// prints it: an object of the keys f (a boolean) and n, b, m, e (objects of
+// the strings l and t), each at most once, white space between tokens.
+// ok is false for anything else (another key, a null, a duplicate,
+// invalid UTF-8…): DecodePlain then leaves it to the JSON package, so
+// what this accepts it reads as jsonv2.Unmarshal does.
+func decodePlainFast(s string) (p Plain, ok bool) {
+	d := plainScanner{s: s}
+	if !d.byte('{') {
+		return Plain{}, false
+	}
+	if d.byte('}') {
+		return p, d.end()
+	}
+	seen := 0
+	for {
+		key, ok := d.str()
+		if !ok || len(key) != 1 || !d.byte(':') {
+			return Plain{}, false
+		}
+		var bit int
+		switch key[0] {
+		case 'f':
+			bit = 1
+			if p.Failed, ok = d.boolean(); !ok {
+				return Plain{}, false
+			}
+		case 'n', 'b', 'm', 'e':
+			c := ColName
+			switch key[0] {
+			case 'b':
+				c = ColBody
+			case 'm':
+				c = ColMore
+			case 'e':
+				c = ColErr
+			}
+			bit = 2 << c
+			part, ok := d.part()
+			if !ok {
+				return Plain{}, false
+			}
+			*p.col(c) = part
+		default:
+			return Plain{}, false
+		}
+		if seen&bit != 0 {
+			return Plain{}, false
+		}
+		seen |= bit
+		switch {
+		case d.byte(','):
+		case d.byte('}'):
+			return p, d.end()
+		default:
+			return Plain{}, false
+		}
+	}
+}
+
+// plainScanner reads decodePlainFast's JSON from s at i.
+type plainScanner struct {
+	s string
+	i int
+}
+
+func (d *plainScanner) space() {
+	for d.i < len(d.s) && (d.s[d.i] == ' ' || d.s[d.i] == '\t' || d.s[d.i] == '\n' || d.s[d.i] == '\r') {
+		d.i++
+	}
+}
+
+// byte reads c (after white space), or reads nothing and returns false.
+func (d *plainScanner) byte(c byte) bool {
+	d.space()
+	if d.i < len(d.s) && d.s[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+// end reports whether only white space is left.
+func (d *plainScanner) end() bool {
+	d.space()
+	return d.i == len(d.s)
+}
+
+// str reads a string: a part of s when it has no escape, else unquoted by
+// jsontext.
+func (d *plainScanner) str() (string, bool) {
+	if !d.byte('"') {
+		return "", false
+	}
+	start, escaped := d.i, false
+	for ; d.i < len(d.s); d.i++ {
+		switch c := d.s[d.i]; {
+		case c == '"':
+			d.i++
+			if !escaped {
+				v := d.s[start : d.i-1]
+				return v, utf8.ValidString(v)
+			}
+			b, err := jsontext.AppendUnquote(nil, d.s[start-1:d.i])
+			return string(b), err == nil
+		case c == '\\':
+			escaped = true
+			d.i++ // the escaped byte (a quote or a backslash ends no string)
+		case c < 0x20:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+func (d *plainScanner) boolean() (v, ok bool) {
+	d.space()
+	switch {
+	case strings.HasPrefix(d.s[d.i:], "true"):
+		d.i += 4
+		return true, true
+	case strings.HasPrefix(d.s[d.i:], "false"):
+		d.i += 5
+		return false, true
+	}
+	return false, false
+}
+
+// part reads a PlainPart: an object of l and t, each at most once.
+func (d *plainScanner) part() (*PlainPart, bool) {
+	if !d.byte('{') {
+		return nil, false
+	}
+	part := &PlainPart{}
+	if d.byte('}') {
+		return part, true
+	}
+	var l, t bool
+	for {
+		key, ok := d.str()
+		if !ok || !d.byte(':') {
+			return nil, false
+		}
+		v, ok := d.str()
+		switch {
+		case !ok:
+			return nil, false
+		case key == "l" && !l:
+			part.Label, l = v, true
+		case key == "t" && !t:
+			part.Text, t = v, true
+		default:
+			return nil, false
+		}
+		switch {
+		case d.byte(','):
+		case d.byte('}'):
+			return part, true
+		default:
+			return nil, false
+		}
+	}
 }

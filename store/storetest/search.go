@@ -732,6 +732,18 @@ func testSearchPairsResultsAsTheTranscriptDoes(t *testing.T, e Engine) {
 		{"result-before-a-reused-call", [][]core.Event{
 			{call(0, "d", "early")}, {result(1, "d", "earlyout"), call(2, "d", "late")}, {result(3, "d", "lateout")},
 		}, map[string]string{"earlyout": "seq 0 card 1 result 1", "lateout": "seq 2 card 2 result 3"}},
+		// A card of a result alone, and then its call id reused, in one
+		// commit: the later card is the second.
+		{"result-alone-then-its-call-id", [][]core.Event{
+			{result(0, "e", "aloneout"), call(1, "e", "after"), result(2, "e", "afterout")},
+		}, map[string]string{"aloneout": "seq 0 card 1 result 0", "afterout": "seq 1 card 2 result 2"}},
+		// Cards of one call id in an earlier commit and in this one,
+		// with a result alone for another call id between them: each
+		// counted after those committed before.
+		{"cards-across-commits", [][]core.Event{
+			{call(0, "f", "one"), result(1, "f", "oneout")},
+			{call(2, "f", "two"), result(3, "g", "gout"), call(4, "f", "three"), result(5, "f", "threeout"), result(6, "f", "twoout")},
+		}, map[string]string{"oneout": "seq 0 card 1 result 1", "threeout": "seq 4 card 3 result 5", "twoout": "seq 2 card 2 result 6", "gout": "seq 3 card 1 result 3"}},
 	} {
 		t.Run(c.id, func(t *testing.T) {
 			MustCreate(t, st, c.id)
@@ -830,4 +842,27 @@ func FuzzSearch(f *testing.F, st Store) {
 			}
 		}
 	})
+}
+
+// AppendReusedCallIDs stores a session whose call ids are reused, across
+// commits and within one, and one of a result alone followed by its call
+// id reused: cards numbered 1 to 3. An engine's test of the migration that
+// numbers the cards already filed runs it over them (CheckSearchIndex
+// holds every card's number to the log).
+func AppendReusedCallIDs(tb testing.TB, st core.EventStore) {
+	tb.Helper()
+	ctx := context.Background()
+	MustCreate(tb, st, "reused")
+	for _, events := range [][]core.Event{
+		{bashCall(0, "f", "one"), bashResult(1, "f", "oneout")},
+		{bashCall(2, "f", "two"), bashResult(3, "g", "gout"), bashCall(4, "f", "three"), bashResult(5, "f", "threeout"), bashResult(6, "f", "twoout")},
+	} {
+		if err := st.AppendEvents(ctx, "reused", events); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	MustCreate(tb, st, "alone")
+	if err := st.AppendEvents(ctx, "alone", []core.Event{bashResult(0, "e", "aloneout"), bashCall(1, "e", "after"), bashResult(2, "e", "afterout")}); err != nil {
+		tb.Fatal(err)
+	}
 }
