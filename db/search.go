@@ -139,8 +139,12 @@ func (t *wtx) indexEvent(id string, e *core.Event, facts *core.EventFacts) error
 	case search.RoleResult:
 		n, open, ok := 1, int64(0), false
 		var call *search.Plain
+		var ref *cardRef
 		if t.batchCards != nil {
-			open, call, ok = t.openCard(id, p.CallID)
+			ref, ok = t.openCard(id, p.CallID)
+			if ok {
+				open, call = ref.doc, &ref.plain
+			}
 		}
 		if !ok {
 			var err error
@@ -159,6 +163,15 @@ func (t *wtx) indexEvent(id string, e *core.Event, facts *core.EventFacts) error
 			}
 			if _, err := ix.updCard.Exec(e.Seq, errCol, snip, open); err != nil {
 				return translate(err, "index the result seq "+fmt.Sprint(e.Seq)+" of session "+id)
+			}
+			if ref != nil && ref.unfiled {
+				// Its call's terms wait (insertDoc): the card's FTS row is
+				// written once, whole.
+				ref.unfiled = false
+				if _, err := ix.insFTS.Exec(open, ref.cols[search.ColName], ref.cols[search.ColBody], cols[search.ColMore], cols[search.ColErr]); err != nil {
+					return translate(err, "index the result seq "+fmt.Sprint(e.Seq)+" of session "+id)
+				}
+				return nil
 			}
 			if _, err := ix.updResult.Exec(cols[search.ColMore], cols[search.ColErr], open); err != nil {
 				return translate(err, "index the result seq "+fmt.Sprint(e.Seq)+" of session "+id)
@@ -233,12 +246,23 @@ func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultS
 		return translate(err, fmt.Sprintf("index seq %d of session %s", seq, id))
 	}
 	c := termColumns(secs)
+	if t.batchCards != nil && kind == search.KindCall {
+		// A card waiting for its result in an index transaction keeps
+		// its terms until the result comes (or its session's filing
+		// ends, fileUnfiled): an FTS4 UPDATE of the row would re-read and
+		// delete its terms and, its docid not being the newest, flush
+		// FTS4's pending terms into a segment of their own every time.
+		ref := &cardRef{doc: doc, waiting: resultSeq == nil, plain: plain}
+		k := cardKey{id, callID}
+		t.batchCards[k] = append(t.batchCards[k], ref)
+		if ref.waiting {
+			ref.unfiled, ref.cols = true, c
+			t.unfiled = append(t.unfiled, ref)
+			return nil
+		}
+	}
 	if _, err := ix.insFTS.Exec(doc, c[0], c[1], c[2], c[3]); err != nil {
 		return translate(err, fmt.Sprintf("index seq %d of session %s", seq, id))
-	}
-	if t.batchCards != nil && kind == search.KindCall {
-		k := cardKey{id, callID}
-		t.batchCards[k] = append(t.batchCards[k], &cardRef{doc: doc, waiting: resultSeq == nil, plain: plain})
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -508,6 +509,8 @@ func (t *wtx) catchUp(id string, g *lagLog) (int, error) {
 			return 0, translate(err, "search index: load session "+id)
 		}
 	}
+	// Cards left unfiled by a failed filing were rolled back with it.
+	t.unfiled = t.unfiled[:0]
 	n := len(events)
 	for i := range events {
 		if i > 0 && t.yield != nil && t.yield() {
@@ -522,6 +525,9 @@ func (t *wtx) catchUp(id string, g *lagLog) (int, error) {
 		if err := t.indexEvent(id, &events[i], f); err != nil {
 			return 0, err
 		}
+	}
+	if err := t.fileUnfiled(); err != nil {
+		return 0, err
 	}
 	if _, err := ix.setWatermark.Exec(last, id); err != nil {
 		return 0, translate(err, "search index: move the watermark of session "+id)
@@ -548,21 +554,43 @@ type cardRef struct {
 	doc     int64
 	waiting bool
 	plain   search.Plain // what its call's snippet is made from
+	// unfiled: its FTS row is not written yet; cols are its call's terms
+	// (insertDoc). Written with its result's, or by fileUnfiled.
+	unfiled bool
+	cols    columns
 }
 
 // openCard finds, among the cards of callID that this index transaction
 // filed, the latest still waiting for its result. They are the session's
 // newest, so when one waits it is the one the transcript pairs a result
 // with; ok false sends the caller to the stored cards.
-func (t *wtx) openCard(id, callID string) (doc int64, call *search.Plain, ok bool) {
+func (t *wtx) openCard(id, callID string) (ref *cardRef, ok bool) {
 	refs := t.batchCards[cardKey{id, callID}]
 	for i := len(refs) - 1; i >= 0; i-- {
 		if refs[i].waiting {
 			refs[i].waiting = false
-			return refs[i].doc, &refs[i].plain, true
+			return refs[i], true
 		}
 	}
-	return 0, nil, false
+	return nil, false
+}
+
+// fileUnfiled writes the FTS rows of the cards whose terms still wait for
+// their result (insertDoc), in docid order: a session's filing ends with
+// every document it wrote in the index.
+func (t *wtx) fileUnfiled() error {
+	ix := t.index()
+	for _, ref := range t.unfiled {
+		if !ref.unfiled {
+			continue
+		}
+		ref.unfiled = false
+		if _, err := ix.insFTS.Exec(ref.doc, ref.cols[0], ref.cols[1], ref.cols[2], ref.cols[3]); err != nil {
+			return translate(err, fmt.Sprintf("search index: file card %d", ref.doc))
+		}
+	}
+	t.unfiled = t.unfiled[:0]
+	return nil
 }
 
 // indexInline files the events t appended in t itself, pairing results with
@@ -578,6 +606,9 @@ func (t *wtx) indexInline() error {
 			if err := t.indexEvent(id, &s.appended[i], s.appendedFacts[i]); err != nil {
 				return err
 			}
+		}
+		if err := t.fileUnfiled(); err != nil {
+			return err
 		}
 		if _, err := t.index().setWatermark.Exec(s.sum.LastSeq, id); err != nil {
 			return translate(err, "search index: move the watermark of session "+id)

@@ -81,6 +81,10 @@ type wtx struct {
 	// batchCards are the cards an index transaction filed, by call id
 	// (searchlag.go); nil in other transactions.
 	batchCards map[cardKey][]*cardRef
+	// unfiled are the cards of batchCards whose FTS rows wait for their
+	// results, in docid order (insertDoc; written by fileUnfiled at the
+	// end of their session's catchUp).
+	unfiled []*cardRef
 	// yield, set in an index transaction of an idle writer, reports that a
 	// request waits: catchUp stops between two events (yielded), and filed
 	// records how far it filed each session (searchlag.go).
