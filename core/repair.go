@@ -109,7 +109,17 @@ func InterruptedTurnClosers(events []Event) []Event {
 		openStep *int
 		pending  pendingCalls
 	)
-	for i := range events {
+	// A turn/end resets all of it: only what follows the last one counts
+	// (an imported history is mostly closed turns, each decoded for
+	// nothing otherwise).
+	from := 0
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == EventTurnEnd {
+			from = i + 1
+			break
+		}
+	}
+	for i := from; i < len(events); i++ {
 		ev := &events[i]
 		switch ev.Type {
 		case EventTurnStart:
