@@ -47,29 +47,69 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.Close()
-	failed := 0
-	for _, f := range files {
-		res, err := st.ImportFileWith(ctx, f, o)
-		if err != nil {
-			failed++
-			fmt.Fprintf(stderr, "prism import: %v\n", err)
-			if ctx.Err() != nil {
-				break
+	// Two files are in flight: the next one decodes and is checked while
+	// the one before commits (2 cores do both at once). Their
+	// transactions, and the links of their subagents, keep the files'
+	// order (ImportOptions.Turn), so the outcome is a one-by-one import's.
+	results := make([]chan imported, len(files))
+	prev := make(chan struct{})
+	close(prev)
+	launched := 0
+	launch := func(i int) {
+		out := make(chan imported, 1)
+		results[i] = out
+		wait, mine := prev, make(chan struct{})
+		prev = mine
+		fo := o
+		fo.Turn = func(ctx context.Context) error {
+			select {
+			case <-wait:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
 			}
+		}
+		go func() {
+			var r imported
+			r.res, r.err = st.ImportFileWith(ctx, files[i], fo)
+			<-wait // a file refused before its turn still ends in order
+			if r.err == nil {
+				var children []string
+				for _, x := range r.res {
+					if x.ParentID != "" {
+						children = append(children, x.SessionID)
+					}
+				}
+				// Another agent's subagents: the link note on each
+				// spawning call.
+				r.links = watch.LinkImported(ctx, st, children)
+			}
+			close(mine)
+			out <- r
+		}()
+	}
+	failed := 0
+	for i, f := range files {
+		for launched < len(files) && launched <= i+1 && ctx.Err() == nil {
+			launch(launched)
+			launched++
+		}
+		if results[i] == nil {
+			break // interrupted: the files not started stay as they are
+		}
+		r := <-results[i]
+		if r.err != nil {
+			failed++
+			fmt.Fprintf(stderr, "prism import: %v\n", r.err)
 			continue
 		}
-		var children []string
-		for _, r := range res {
-			fmt.Fprintf(stdout, "%s\t%s\t%d events\n", r.SessionID, r.Outcome, r.Events)
-			for _, n := range r.Notes() {
+		for _, x := range r.res {
+			fmt.Fprintf(stdout, "%s\t%s\t%d events\n", x.SessionID, x.Outcome, x.Events)
+			for _, n := range x.Notes() {
 				fmt.Fprintf(stderr, "prism import: %s: %s\n", f, n)
 			}
-			if r.ParentID != "" {
-				children = append(children, r.SessionID)
-			}
 		}
-		// Another agent's subagents: the link note on each spawning call.
-		for _, err := range watch.LinkImported(ctx, st, children) {
+		for _, err := range r.links {
 			fmt.Fprintf(stderr, "prism import: %s: %v\n", f, err)
 		}
 	}
@@ -77,4 +117,12 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return exitError{code: 1}
 	}
 	return nil
+}
+
+// imported is one file's import: its sessions, or why it failed, and the
+// links of its subagents that failed.
+type imported struct {
+	res   []store.ImportResult
+	err   error
+	links []error
 }

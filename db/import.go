@@ -93,6 +93,11 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 	if err != nil {
 		return nil, err
 	}
+	if o.Turn != nil {
+		if err := o.Turn(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var results []store.ImportResult
 	err = st.write(ctx, func(t *wtx) error {
 		r, err := plan.Run(importTx{t: t, now: st.now})

@@ -57,6 +57,11 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 	if err != nil {
 		return nil, err
 	}
+	if o.Turn != nil {
+		if err := o.Turn(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var results []store.ImportResult
 	err = st.write(ctx, func(t *wtx) error {
 		if err := t.lock(ctx, plan.IDs()); err != nil {

@@ -107,6 +107,12 @@ type ImportOptions struct {
 	// events are dropped, the file's stored, and the session's share
 	// links revoked. A running live session is never replaced.
 	Replace bool
+	// Turn, if set, is called once the file is decoded and checked, just
+	// before its transaction: the import waits for it and fails with its
+	// error. A caller importing files concurrently orders their
+	// transactions with it (prism import decodes the next file while the
+	// one before commits).
+	Turn func(context.Context) error
 }
 
 // Check validates the options on their own.
