@@ -17,7 +17,6 @@ import (
 
 	"prism/core"
 	"prism/core/search"
-	"prism/db"
 	"prism/sources/dsh"
 	"prism/store/storetest"
 )
@@ -298,10 +297,11 @@ func importFloor(b *testing.B, heads []core.SessionHeader, logs [][]core.Event) 
 	return time.Since(start)
 }
 
-// BenchmarkImportTextHeavyInProcess is the CLI's import path in this
-// process (db.Open with the CLI's options, db.Store.ImportFile of each of
-// the 300 text-heavy files, Close, which files what the index lags), for
-// a CPU profile of where an import's time goes:
+// BenchmarkImportTextHeavyInProcess is `prism import` of the 300
+// text-heavy files (BenchmarkImportTextHeavyCLI) run in this process
+// (runImport, the command's own code: open, import, Close, which files
+// what the search index lags), for a CPU profile of where an import's
+// time goes:
 //
 //	go test . -run '^$' -bench ImportTextHeavyInProcess -benchtime 1x -cpuprofile cpu.out
 func BenchmarkImportTextHeavyInProcess(b *testing.B) {
@@ -313,18 +313,11 @@ func BenchmarkImportTextHeavyInProcess(b *testing.B) {
 	ctx := context.Background()
 	var total time.Duration
 	for range b.N {
+		args := append([]string{"--db", filepath.Join(b.TempDir(), "prism.db")}, paths...)
+		var stderr bytes.Buffer
 		start := time.Now()
-		st, err := db.Open(ctx, filepath.Join(b.TempDir(), "prism.db"), db.Options{Limits: dsh.DefaultLimits(), Logger: quietLog()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, p := range paths {
-			if _, err := st.ImportFile(ctx, p); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := st.Close(); err != nil {
-			b.Fatal(err)
+		if err := runImport(ctx, args, io.Discard, &stderr); err != nil {
+			b.Fatalf("import: %v\n%s", err, tail(stderr.String()))
 		}
 		total += time.Since(start)
 	}
