@@ -38,6 +38,14 @@ type TextsBlock struct {
 // appended value, nil otherwise (the data must then be decoded).
 func (f *EventFacts) Texts() *EventTexts { return f.texts }
 
+// WithTexts returns f holding t as its event's words (Texts): a caller
+// that decoded them itself (an import, core/search.DecodeTexts) hands them
+// to the search index with the facts, so the data is not decoded again.
+func (f EventFacts) WithTexts(t *EventTexts) EventFacts {
+	f.texts = t
+	return f
+}
+
 // appendedTexts returns the texts of appended data d (the pointer forms
 // appendedFacts switches on), or nil when only the encoding can tell (a
 // block whose JSON is its own raw bytes, a nil block).

@@ -7,6 +7,7 @@ import (
 
 	"prism/core"
 	"prism/core/memrelease"
+	"prism/core/search"
 	"prism/sources/dsh"
 	"prism/store"
 )
@@ -98,9 +99,10 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 			return nil, err
 		}
 	}
+	facts := importFacts(plan)
 	var results []store.ImportResult
 	err = st.write(ctx, func(t *wtx) error {
-		r, err := plan.Run(importTx{t: t, now: st.now})
+		r, err := plan.Run(importTx{t: t, now: st.now, facts: facts})
 		results = r
 		return err
 	})
@@ -111,10 +113,40 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 	return results, nil
 }
 
+// importFacts decodes the facts and the search words of the plan's
+// events by session id, in the importing goroutine, so that the writer,
+// which every write waits for, decodes none of them (insertEvents,
+// indexEvent): an import's next file decodes while this one commits.
+// A session id the file holds twice gets none.
+func importFacts(plan *store.ImportPlan) map[string][]*core.EventFacts {
+	preps := plan.Prepared()
+	facts := make(map[string][]*core.EventFacts, len(preps))
+	for _, p := range preps {
+		id := p.Log.Header.ID
+		if _, twice := facts[id]; twice {
+			facts[id] = nil
+			continue
+		}
+		fs := make([]core.EventFacts, len(p.Events))
+		ptrs := make([]*core.EventFacts, len(p.Events))
+		for i := range p.Events {
+			e := &p.Events[i]
+			fs[i] = core.FactsOf(e)
+			if t, ok := search.DecodeTexts(e); ok {
+				fs[i] = fs[i].WithTexts(t)
+			}
+			ptrs[i] = &fs[i]
+		}
+		facts[id] = ptrs
+	}
+	return facts
+}
+
 // importTx is a write transaction as store.ImportPlan.Run drives it.
 type importTx struct {
-	t   *wtx
-	now func() time.Time
+	t     *wtx
+	now   func() time.Time
+	facts map[string][]*core.EventFacts // importFacts
 }
 
 func (i importTx) Exists(id string) (bool, error) {
@@ -130,7 +162,11 @@ func (i importTx) Before(id string) int {
 }
 
 func (i importTx) SyncLog(h core.SessionHeader, events []core.Event, source string, replace bool) (string, int, error) {
-	return i.t.syncLog(h, events, source, replace)
+	facts := i.facts[h.ID]
+	if len(facts) != len(events) {
+		facts = nil
+	}
+	return i.t.syncLogFacts(h, events, facts, source, replace)
 }
 
 func (i importTx) PutSource(id string, info core.SourceInfo) error { return i.t.putSource(id, info) }
@@ -184,6 +220,12 @@ func (st *Store) ImportLimits() dsh.Limits { return st.opts.Limits }
 // (the watcher sets it for sessions tailed from a file, source watch;
 // import --replace for any session but a running live one).
 func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, replace bool) (outcome string, added int, err error) {
+	return t.syncLogFacts(h, events, nil, source, replace)
+}
+
+// syncLogFacts is syncLog with the events' facts when the caller has them
+// (nil: they are decoded).
+func (t *wtx) syncLogFacts(h core.SessionHeader, events []core.Event, facts []*core.EventFacts, source string, replace bool) (outcome string, added int, err error) {
 	if err := store.ValidateHeader(h); err != nil {
 		return "", 0, err
 	}
@@ -199,7 +241,7 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 		if err != nil {
 			return "", 0, err
 		}
-		return store.ImportCreated, len(evs), t.insertEvents(h.ID, s, evs, nil)
+		return store.ImportCreated, len(evs), t.insertEvents(h.ID, s, evs, facts)
 	}
 	stored, err := t.loadEvents(h.ID)
 	if err != nil {
@@ -222,7 +264,10 @@ func (t *wtx) syncLog(h core.SessionHeader, events []core.Event, source string, 
 	if err != nil {
 		return "", 0, err
 	}
-	return plan.Outcome, len(evs), t.insertEvents(h.ID, s, evs, nil)
+	if facts != nil {
+		facts = facts[plan.From:]
+	}
+	return plan.Outcome, len(evs), t.insertEvents(h.ID, s, evs, facts)
 }
 
 // importNotes stores the notes an export zip holds beside session id's

@@ -126,6 +126,11 @@ func PlanImport(file string, logs []*dsh.Log, o ImportOptions) (*ImportPlan, err
 	return p, nil
 }
 
+// Prepared returns the plan's logs as Run writes them (crash repair
+// appended), in file order, for what an engine derives from them before
+// its transaction. They must not be changed.
+func (p *ImportPlan) Prepared() []Prepared { return p.preps }
+
 // IDs returns the ids of the plan's sessions, in file order.
 func (p *ImportPlan) IDs() []string {
 	ids := make([]string, len(p.preps))

@@ -115,6 +115,11 @@ func unmarshalV1(data []byte, v any) error {
 	return jsonv2.Unmarshal(data, v, jsonv1.DefaultOptionsV1())
 }
 
+// DecodeTexts decodes the words of e's data as Extract does; ok is false
+// for a type with none and for data that does not decode. A caller that
+// hands them on (core.EventFacts.WithTexts) spares ExtractFacts the decode.
+func DecodeTexts(e *core.Event) (*core.EventTexts, bool) { return decodeTexts(e) }
+
 // decodeTexts decodes the words of e's data; ok is false for a type with
 // none and for data that does not decode.
 func decodeTexts(e *core.Event) (*core.EventTexts, bool) {
