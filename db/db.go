@@ -23,9 +23,10 @@
 // core.Summary, written to the sessions row, so the session list never
 // reads events. For what a core.Session appends, the facts (call id,
 // summary facts) and the words the index files (core.EventTexts) come with
-// the events through core.CheckedStore, so the store decodes nothing; only
-// imported or watched events are decoded. After the commit the writer
-// calls Options.Committed.
+// the events through core.CheckedStore, so the store decodes nothing; an
+// import decodes its events' facts and words in the importing goroutine
+// (importFacts), so the writer decodes nothing for it either. After the
+// commit the writer calls Options.Committed.
 //
 // # The search index
 //
@@ -55,7 +56,10 @@
 // under older index rules (searchVersion), is indexed when the store
 // opens, with its progress logged every two seconds. Within one index
 // transaction a result is paired in memory with the card its call filed
-// (indexEvent). Each document keeps its query-free snippet
+// (indexEvent); a card still waiting for its result keeps its call's terms
+// in memory and writes its FTS row once, with the result's terms, when the
+// result comes or the session's catch-up ends (fileUnfiled), instead of
+// an FTS4 UPDATE per result. Each document keeps its query-free snippet
 // (core/search.Plain, search_docs.snip): a query without words to mark
 // (tool:, error:, …) shows its page without reading events. Queries are
 // compiled from core/search's AST in searchquery.go: the FTS4 MATCH is
