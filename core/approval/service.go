@@ -324,9 +324,9 @@ func (s *Service) drop(k key) {
 
 // Decide answers a pending approval of session sessionID and returns once
 // the decision is committed to the log (durable); a decision whose commit
-// failed is an error wrapping the store's (its code kept). It fails with an *AlreadyDecidedError when
-// the approval was decided (by a person, the turn's end, the timeout…),
-// and with core.CodeNotFound when the service has never seen it waiting —
+// failed is an error wrapping the store's (its code kept). It fails with
+// an *AlreadyDecidedError when the approval was decided (by a person, the
+// turn's end, the timeout…), and with core.CodeNotFound when the service has never seen it waiting —
 // an approval of a session this server does not run, or one decided so
 // long ago that only the log knows.
 func (s *Service) Decide(ctx context.Context, sessionID, approvalID string, d Decision) (Decided, error) {
