@@ -11,6 +11,7 @@ import (
 
 	"prism/core"
 	"prism/core/logkey"
+	"prism/core/model"
 	"prism/core/notes"
 )
 
@@ -143,7 +144,7 @@ func (r *Runner) Fork(ctx context.Context, req ForkRequest) (string, error) {
 		model:  m, name: name, tools: r.cfg.Tools, system: req.System,
 		workspace: seedWorkspace,
 	}
-	if seedWorkspace != nil {
+	if _, demo := m.(model.WorkspaceSeeder); demo {
 		// The demo's workspace is one prism can rebuild: seeded afresh,
 		// then changed as the source's file tools changed it up to the
 		// boundary.

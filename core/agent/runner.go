@@ -684,7 +684,8 @@ func (r *Runner) drive(s *session) {
 // (the demo) it returns the path of a fresh directory named after the
 // session and seed, which creates and seeds it (call it once the session
 // exists) and returns the func that removes it. Otherwise the requested or
-// default directory, else a fresh empty one.
+// default directory, else a fresh empty one, which seed makes (once the
+// session exists) and whose cleanup removes it only while it is empty.
 func (r *Runner) workspace(m model.Model, id, requested string) (ws string, seed func() (cleanup func(), err error), err error) {
 	if seeder, ok := m.(model.WorkspaceSeeder); ok {
 		if requested != "" {
@@ -733,12 +734,24 @@ func (r *Runner) workspace(m model.Model, id, requested string) (ws string, seed
 	if r.cfg.Workspace != "" {
 		return r.cfg.Workspace, nil, nil
 	}
-	dir, err := os.MkdirTemp(r.cfg.WorkspaceRoot, "prism-workspace-")
+	// A fresh directory of its own, made once the session row exists (as
+	// the demo's): a start that fails before leaves nothing behind, one
+	// that fails after removes it while it is still empty. It outlives its
+	// session once the agent wrote in it: it holds the agent's work.
+	root := r.cfg.WorkspaceRoot
+	if root == "" {
+		root = os.TempDir()
+	}
+	dir, err := filepath.Abs(filepath.Join(root, "prism-workspace-"+id))
 	if err != nil {
 		return "", nil, fmt.Errorf("workspace: %w", err)
 	}
-	ws, err = filepath.Abs(dir)
-	return ws, nil, err
+	return dir, func() (func(), error) {
+		if err := os.Mkdir(dir, 0o700); err != nil { // new, never an existing directory
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		return func() { _ = os.Remove(dir) }, nil // only while empty
+	}, nil
 }
 
 // checkWorkspace returns the absolute, symlink-resolved path of an
