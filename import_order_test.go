@@ -23,9 +23,17 @@ import (
 func TestImportKeepsTheFilesOrder(t *testing.T) {
 	dir := t.TempDir()
 	log := storetest.NewCorpus(3).Log(60, 1764500000000) // 12 events a turn
+	// A whole log long enough that its prefix, the next file, decodes
+	// long before it: were the transactions not kept in the files' order,
+	// the prefix would commit first and the whole log would extend it.
+	long := storetest.NewCorpus(4).Log(6000, 1764500000000)
 	write := func(name, id string, n int) string {
+		src := log
+		if strings.HasPrefix(id, "b") {
+			src = long
+		}
 		var buf bytes.Buffer
-		if err := dsh.WriteJSONL(&buf, storetest.Header(id), log[:n]); err != nil {
+		if err := dsh.WriteJSONL(&buf, storetest.Header(id), src[:n]); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join(dir, name)
@@ -44,10 +52,10 @@ func TestImportKeepsTheFilesOrder(t *testing.T) {
 		a, b := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
 		files = append(files,
 			write(a+"-prefix.jsonl", a, 24), bad, write(a+"-whole.jsonl", a, len(log)),
-			write(b+"-whole.jsonl", b, len(log)), write(b+"-prefix.jsonl", b, 24))
+			write(b+"-whole.jsonl", b, len(long)), write(b+"-prefix.jsonl", b, 24))
 		want = append(want,
 			fmt.Sprintf("%s\tcreated\t24 events", a), fmt.Sprintf("%s\textended\t%d events", a, len(log)),
-			fmt.Sprintf("%s\tcreated\t%d events", b, len(log)))
+			fmt.Sprintf("%s\tcreated\t%d events", b, len(long)))
 	}
 	var stdout, stderr bytes.Buffer
 	err := runImport(context.Background(), append([]string{"--db", filepath.Join(dir, "prism.db")}, files...), &stdout, &stderr)
