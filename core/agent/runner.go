@@ -692,18 +692,12 @@ func (r *Runner) workspace(m model.Model, id, requested string) (ws string, seed
 			return "", nil, core.Errorf(core.CodeInvalid,
 				"the scripted demo model works in its own seeded workspace; omit the workspace or choose another model")
 		}
-		root := r.cfg.WorkspaceRoot
-		if root == "" {
-			root = os.TempDir()
-		}
-		dir, err := filepath.Abs(filepath.Join(root, "prism-demo-"+id))
+		dir, err := r.freshDir("prism-demo-" + id)
 		if err != nil {
 			return "", nil, fmt.Errorf("demo workspace: %w", err)
 		}
 		return dir, func() (func(), error) {
-			// Mkdir, not MkdirAll: the name must be new (never an existing
-			// directory, nor a symlink planted at it).
-			if err := os.Mkdir(dir, 0o700); err != nil {
+			if err := os.Mkdir(dir, 0o700); err != nil { // new: see freshDir
 				return nil, fmt.Errorf("demo workspace: %w", err)
 			}
 			cleanup := func() {
@@ -738,20 +732,28 @@ func (r *Runner) workspace(m model.Model, id, requested string) (ws string, seed
 	// the demo's): a start that fails before leaves nothing behind, one
 	// that fails after removes it while it is still empty. It outlives its
 	// session once the agent wrote in it: it holds the agent's work.
-	root := r.cfg.WorkspaceRoot
-	if root == "" {
-		root = os.TempDir()
-	}
-	dir, err := filepath.Abs(filepath.Join(root, "prism-workspace-"+id))
+	dir, err := r.freshDir("prism-workspace-" + id)
 	if err != nil {
 		return "", nil, fmt.Errorf("workspace: %w", err)
 	}
 	return dir, func() (func(), error) {
-		if err := os.Mkdir(dir, 0o700); err != nil { // new, never an existing directory
+		if err := os.Mkdir(dir, 0o700); err != nil { // new: see freshDir
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
 		return func() { _ = os.Remove(dir) }, nil // only while empty
 	}, nil
+}
+
+// freshDir returns the absolute path of directory name under the
+// workspace root (the system's temporary directory by default). Its
+// caller makes it with os.Mkdir, never MkdirAll: the name must be new —
+// never an existing directory, nor a symlink planted at it.
+func (r *Runner) freshDir(name string) (string, error) {
+	root := r.cfg.WorkspaceRoot
+	if root == "" {
+		root = os.TempDir()
+	}
+	return filepath.Abs(filepath.Join(root, name))
 }
 
 // checkWorkspace returns the absolute, symlink-resolved path of an
