@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -14,8 +15,12 @@ import (
 )
 
 // translate maps a database error to prism's error vocabulary: the one
-// place where the driver's errors become prism's. A unique or integrity
-// violation is CodeConflict; a deadlock, serialization failure or lock
+// place where the driver's errors become prism's. A unique violation on
+// the sessions key (an insert that lost to another transaction creating
+// the same id) is the create's own refusal, "create session X: it already
+// exists" (CodeConflict, as when the row was there before; takenSession
+// tells it apart); any other unique or integrity violation is
+// CodeConflict; a deadlock, serialization failure or lock
 // timeout CodeUnavailable; a database that cannot be reached — shut down,
 // restarting, refusing connections, or a connection that broke — a
 // *store.UnavailableError (CodeUnavailable with a Retry-After, "the store
@@ -27,6 +32,9 @@ func translate(err error, what string) error {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
+		if id, ok := takenSession(err); ok {
+			return &core.Error{Name: "Error", Code: core.CodeConflict, Message: fmt.Sprintf("create session %s: it already exists", id), Err: err}
+		}
 		switch pe.Code {
 		case "23505", "23000": // unique_violation, integrity_constraint_violation (the contiguity trigger)
 			return &core.Error{Name: "Error", Code: core.CodeConflict, Message: fmt.Sprintf("%s: %s", what, pe.Message), Err: err}
@@ -42,6 +50,26 @@ func translate(err error, what string) error {
 		return &store.UnavailableError{Op: what, Err: err}
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// sessionsKey is the sessions table's primary key constraint.
+const sessionsKey = "sessions_pkey"
+
+// takenSession reports whether err is a unique violation on the sessions
+// key — an insert of a session id that another transaction committed
+// first: the insert waited for it and then failed (or, were the key
+// deferred, the commit would) — and the id, as the server's detail names
+// it ("Key (id)=(x) already exists."), or "" when it does not.
+func takenSession(err error) (string, bool) {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "23505" || pe.ConstraintName != sessionsKey {
+		return "", false
+	}
+	id, ok := strings.CutPrefix(pe.Detail, "Key (id)=(")
+	if id, found := strings.CutSuffix(id, ") already exists."); ok && found {
+		return id, true
+	}
+	return "", true
 }
 
 // unreachable reports a server error that says the server went away or

@@ -15,7 +15,11 @@ import (
 // CreateFork creates a forked session whole, in one transaction: its row
 // (h, source live, run by this node: it claims the session first, as
 // CreateSession does), its seed and the fork note on its source (note).
-// All of it commits or none of it; the rules are the SQLite store's.
+// All of it commits or none of it; the rules are the SQLite store's: a
+// taken id is store.ForkIDTaken (SESSION_ALREADY_EXISTS) whether the row
+// was there when the fork locked it, another fork or create committed it
+// while this one ran (the unique violation on the sessions key), or
+// another node holds the id's claim (it runs or is creating that session).
 func (st *Store) CreateFork(ctx context.Context, h core.SessionHeader, seed []core.Event, note notes.Input) error {
 	if _, _, err := notes.Check(note); err != nil {
 		return fmt.Errorf("fork note on session %s: %w", note.Session, err)
@@ -23,11 +27,15 @@ func (st *Store) CreateFork(ctx context.Context, h core.SessionHeader, seed []co
 	if err := store.ValidateHeader(h); err != nil {
 		return err
 	}
-	if err := st.own.claim(ctx, h.ID); err != nil {
+	fresh, err := st.own.claim(ctx, h.ID)
+	if err != nil {
+		if errors.Is(err, errClaimedElsewhere) {
+			return store.ForkIDTaken(note.Session, h.ID)
+		}
 		return err
 	}
 	now := st.now().UnixMilli()
-	err := st.write(ctx, func(t *wtx) error {
+	err = st.write(ctx, func(t *wtx) error {
 		if err := t.lock(ctx, []string{h.ID}); err != nil {
 			return err
 		}
@@ -53,8 +61,11 @@ func (st *Store) CreateFork(ctx context.Context, h core.SessionHeader, seed []co
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && fresh {
 		st.own.release(h.ID)
+	}
+	if _, taken := takenSession(err); taken {
+		return store.ForkIDTaken(note.Session, h.ID)
 	}
 	return err
 }

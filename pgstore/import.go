@@ -63,7 +63,7 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 		}
 	}
 	var results []store.ImportResult
-	err = st.write(ctx, func(t *wtx) error {
+	err = st.writeCreating(ctx, func(t *wtx) error {
 		if err := t.lock(ctx, plan.IDs()); err != nil {
 			return err
 		}
@@ -120,7 +120,7 @@ func (i importTx) PutNotes(id string, ns []store.SideNote) error { return i.t.im
 // its own (store.Reconcile decides): it creates it, leaves it, appends the
 // missing tail, or with replace set replaces a watched session's log.
 func (st *Store) SyncLog(ctx context.Context, h core.SessionHeader, events []core.Event, source string, replace bool) (outcome string, added int, err error) {
-	err = st.write(ctx, func(t *wtx) error {
+	err = st.writeCreating(ctx, func(t *wtx) error {
 		if err := t.lock(ctx, []string{h.ID}); err != nil {
 			return err
 		}

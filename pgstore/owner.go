@@ -41,36 +41,42 @@ func newOwner(st *Store) *owner {
 	return &owner{st: st, held: map[string]bool{}, failed: map[string]*core.CancelCause{}}
 }
 
-// claim takes session id's lock for this node.
-func (o *owner) claim(ctx context.Context, id string) error {
+// errClaimedElsewhere is claim's refusal: another node holds the id's
+// lock (it runs that session, or is creating it).
+var errClaimedElsewhere = errors.New("another node runs it")
+
+// claim takes session id's lock for this node; fresh reports that this
+// call took it (false: the node held it already), so that a create that
+// fails gives back only a claim it took.
+func (o *owner) claim(ctx context.Context, id string) (fresh bool, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.held[id] {
-		return nil
+		return false, nil
 	}
 	if o.conn == nil || o.conn.IsClosed() {
 		if err := o.reconnectLocked(ctx); err != nil {
-			return translate(err, "claim session "+id)
+			return false, translate(err, "claim session "+id)
 		}
 	}
 	var ok bool
-	err := o.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", sessionLockKey(id)).Scan(&ok)
+	err = o.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", sessionLockKey(id)).Scan(&ok)
 	if err != nil && isConnErr(err) {
 		// The connection died since its last use (a database restart
 		// the sweep has not noticed yet): a new one, once.
 		if rerr := o.reconnectLocked(ctx); rerr != nil {
-			return translate(rerr, "claim session "+id)
+			return false, translate(rerr, "claim session "+id)
 		}
 		err = o.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", sessionLockKey(id)).Scan(&ok)
 	}
 	if err != nil {
-		return translate(err, "claim session "+id)
+		return false, translate(err, "claim session "+id)
 	}
 	if !ok {
-		return core.Errorf(core.CodeConflict, "claim session %s: another node runs it", id)
+		return false, core.Errorf(core.CodeConflict, "claim session %s: %w", id, errClaimedElsewhere)
 	}
 	o.held[id] = true
-	return nil
+	return true, nil
 }
 
 // reconnectLocked opens a new lock connection and takes again the locks

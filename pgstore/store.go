@@ -13,12 +13,13 @@ import (
 // startup repair touches it while it runs. It fails with core.CodeConflict
 // when the id exists.
 func (st *Store) CreateSession(ctx context.Context, h core.SessionHeader) error {
-	if err := st.own.claim(ctx, h.ID); err != nil {
+	fresh, err := st.own.claim(ctx, h.ID)
+	if err != nil {
 		return err
 	}
-	err := st.submit(ctx, &request{create: true, sessionID: h.ID, header: h})
-	if err != nil {
-		st.own.release(h.ID)
+	err = st.submit(ctx, &request{create: true, sessionID: h.ID, header: h})
+	if err != nil && fresh {
+		st.own.release(h.ID) // only a claim this call took: a refused create of a session this node runs keeps its lock
 	}
 	return err
 }
@@ -87,6 +88,19 @@ func (st *Store) IfEmpty(ctx context.Context, fn func(ctx context.Context) error
 		return true, fmt.Errorf("first start: %w", err)
 	}
 	return true, nil
+}
+
+// writeCreating is write for fn that may create sessions and may run
+// again (an import, SyncLog): when a session's insert lost to another
+// transaction that committed the same id first (takenSession), fn runs
+// once more in a new transaction, which finds the row and does what it
+// does with a stored session (left, extended, or refused as a conflict).
+func (st *Store) writeCreating(ctx context.Context, fn func(*wtx) error) error {
+	err := st.write(ctx, fn)
+	if _, taken := takenSession(err); taken {
+		err = st.write(ctx, fn)
+	}
+	return err
 }
 
 // write runs fn in a transaction of its own on a pooled connection: fn
