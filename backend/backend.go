@@ -146,6 +146,7 @@ type Reader interface {
 	LoadSession(ctx context.Context, id string) (*store.SessionLog, error)
 	EventsAfter(ctx context.Context, id string, afterSeq int64) ([]core.Event, error)
 	EventsUpTo(ctx context.Context, id string, seq int64) ([]core.Event, error)
+	EventsAfterEach(ctx context.Context, after map[string]int64) (map[string][]core.Event, error)
 	CallEvents(ctx context.Context, id, callID string, withTypes ...string) ([]core.Event, error)
 }
 
@@ -192,6 +193,11 @@ func (s Source) LoadSession(ctx context.Context, id string) (core.SessionHeader,
 // EventsAfter implements web.SessionSource.
 func (s Source) EventsAfter(ctx context.Context, id string, after int64) ([]core.Event, error) {
 	return s.Store.EventsAfter(ctx, id, after)
+}
+
+// EventsAfterEach implements web.SessionSource.
+func (s Source) EventsAfterEach(ctx context.Context, after map[string]int64) (map[string][]core.Event, error) {
+	return s.Store.EventsAfterEach(ctx, after)
 }
 
 // CallEvents implements web.SessionSource.

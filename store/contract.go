@@ -31,6 +31,10 @@ type Store interface {
 	LoadSession(ctx context.Context, id string) (*SessionLog, error)
 	// EventsAfter returns the events of a session after seq afterSeq.
 	EventsAfter(ctx context.Context, id string, afterSeq int64) ([]core.Event, error)
+	// EventsAfterEach returns, in one read, each session's events after
+	// the seq after names for it, in seq order (the board's tails of many
+	// running sessions); a session that does not exist is absent.
+	EventsAfterEach(ctx context.Context, after map[string]int64) (map[string][]core.Event, error)
 	// EventsUpTo returns the events of a session up to seq, included.
 	EventsUpTo(ctx context.Context, id string, seq int64) ([]core.Event, error)
 	// CallEvents returns the events of one tool call, and those of the

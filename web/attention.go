@@ -150,6 +150,7 @@ func (s *Server) boardView(ctx context.Context, inFlight inFlightFunc) (*views.B
 	}
 	now := time.Now()
 	v := &views.BoardView{Meta: s.meta("board"), Priced: s.deps.Prices != nil}
+	calls := inFlight(ctx, sums)
 	for i := range sums {
 		m := &sums[i]
 		row := rowView(m, s.deps.Prices)
@@ -160,8 +161,8 @@ func (s *Server) boardView(ctx context.Context, inFlight inFlightFunc) (*views.B
 				b.Approvals = append(b.Approvals, p.row)
 			}
 		}
-		if call, at, ok := inFlight(ctx, m); ok {
-			b.Call, b.Age = call, views.Ago(now.Sub(time.UnixMilli(at)))
+		if c := calls[i]; c.ok {
+			b.Call, b.Age = c.call, views.Ago(now.Sub(time.UnixMilli(c.at)))
 		}
 		v.Rows = append(v.Rows, b)
 	}
@@ -189,47 +190,11 @@ type approvalOf struct {
 // find its call in flight.
 const inFlightTail = 64
 
-// callInFlight returns the latest call of a running session still waiting
-// for its result among its last events: its tool and when it started.
-// GET /board reads it per session; the board's stream keeps the tails in
-// memory instead (boardHub).
-func (s *Server) callInFlight(ctx context.Context, m *SessionSummary) (string, int64, bool) {
-	if m.Calls == m.Results {
-		return "", 0, false
-	}
-	events, err := s.deps.Sessions.EventsAfter(ctx, m.ID, m.LastSeq-inFlightTail)
-	if err != nil {
-		return "", 0, false
-	}
-	open := map[string]int{}
-	type call struct {
-		name string
-		at   int64
-	}
-	var calls []call
-	for i := range events {
-		e := &events[i]
-		switch e.Type {
-		case core.EventToolCall:
-			var d core.ToolCall
-			if json.Unmarshal(e.Data, &d) == nil {
-				open[d.CallID] = len(calls)
-				calls = append(calls, call{d.Name, e.Time})
-			}
-		case core.EventToolResult:
-			f := core.FactsOf(e)
-			if j, ok := open[f.CallID()]; ok {
-				calls[j].name = ""
-				delete(open, f.CallID())
-			}
-		}
-	}
-	for i := len(calls) - 1; i >= 0; i-- {
-		if calls[i].name != "" {
-			return calls[i].name, calls[i].at, true
-		}
-	}
-	return "", 0, false
+// callInFlight finds the running sessions' calls in flight for one page
+// (GET /board): their tails read in one query (callsInFlight); the board's
+// stream keeps the tails in memory instead (boardHub).
+func (s *Server) callInFlight(ctx context.Context, sums []SessionSummary) []inFlightCall {
+	return callsInFlight(ctx, s.deps.Sessions, sums, map[string]*callTail{})
 }
 
 // handleBoard handles GET /board.

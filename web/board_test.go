@@ -93,33 +93,40 @@ func get(t *testing.T, u string) string {
 	return string(b)
 }
 
-// BenchmarkBoardFirstPaint: GET /board with 200 running sessions, each with
-// a call in flight; beside it, in the same run, GET / (the session list of
-// the same sessions) as the baseline.
+// BenchmarkBoardFirstPaint: GET /board with 100 and 1,000 running
+// sessions (the board shows boardLimit of them), each with a call in
+// flight; beside it, in the same run, GET / (the session list of the same
+// sessions) as the baseline.
 func BenchmarkBoardFirstPaint(b *testing.B) {
-	e := newEnv(b, func(d *web.Deps) { d.Runner = &fakeRunner{} })
-	for i := range 200 {
-		bl := coretest.NewBuilder(t0)
-		bl.TurnStart().StepStart().User("go")
-		for j := range 5 {
-			id := fmt.Sprintf("c%d", j)
-			bl.Call(id, "read", `{"path":"a.go"}`).Result(id, "package a", false, nil, nil)
-		}
-		bl.Call("c9", "bash", `{"command":"sleep 100"}`)
-		e.session(b, fmt.Sprintf("s%03d", i), bl.Events)
-	}
-	for name, path := range map[string]string{"board": "/board", "list": "/"} {
-		b.Run(name, func(b *testing.B) {
-			for b.Loop() {
-				resp, err := http.Get(e.ts.URL + path)
-				if err != nil {
-					b.Fatal(err)
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			e := newEnv(b, func(d *web.Deps) { d.Runner = &fakeRunner{} })
+			for i := range n {
+				bl := coretest.NewBuilder(t0)
+				bl.TurnStart().StepStart().User("go")
+				for j := range 5 {
+					id := fmt.Sprintf("c%d", j)
+					bl.Call(id, "read", `{"path":"a.go"}`).Result(id, "package a", false, nil, nil)
 				}
-				n, _ := io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 || n == 0 {
-					b.Fatalf("GET %s: %d", path, resp.StatusCode)
-				}
+				bl.Call("c9", "bash", `{"command":"sleep 100"}`)
+				e.session(b, fmt.Sprintf("s%04d", i), bl.Events)
+			}
+			for _, name := range []string{"board", "list"} {
+				path := map[string]string{"board": "/board", "list": "/"}[name]
+				b.Run(name, func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						resp, err := http.Get(e.ts.URL + path)
+						if err != nil {
+							b.Fatal(err)
+						}
+						n, _ := io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						if resp.StatusCode != 200 || n == 0 {
+							b.Fatalf("GET %s: %d", path, resp.StatusCode)
+						}
+					}
+				})
 			}
 		})
 	}
@@ -140,6 +147,51 @@ func (s *boardSource) ListSessions(ctx context.Context, q web.ListQuery) ([]web.
 func (s *boardSource) EventsAfter(ctx context.Context, id string, after int64) ([]core.Event, error) {
 	s.tails.Add(1)
 	return s.Source.EventsAfter(ctx, id, after)
+}
+
+// EventsAfterEach counts one read however many sessions' tails it reads.
+func (s *boardSource) EventsAfterEach(ctx context.Context, after map[string]int64) (map[string][]core.Event, error) {
+	s.tails.Add(1)
+	return s.Source.EventsAfterEach(ctx, after)
+}
+
+// TestBoard_firstPaintReadsTheTailsOnce: GET /board with several running
+// sessions, each with a call in flight, reads their tails in one read of
+// the store (not one per session) and still shows each one's call.
+func TestBoard_firstPaintReadsTheTailsOnce(t *testing.T) {
+	var src *boardSource
+	e := newEnv(t, func(d *web.Deps) {
+		d.Runner = &fakeRunner{}
+		src = &boardSource{Source: d.Sessions.(backend.Source)}
+		d.Sessions = src
+	})
+	tools := []string{"read", "grep", "glob", "bash", "edit"}
+	for i, tool := range tools {
+		b := coretest.NewBuilder(t0)
+		b.TurnStart().StepStart().User("go")
+		for j := range i * 20 { // tails of different lengths, some longer than the board reads
+			id := fmt.Sprintf("d%d", j)
+			b.Call(id, "write", `{}`).Result(id, "ok", false, nil, nil)
+		}
+		b.Call("c"+tool, tool, `{}`)
+		e.session(t, "s-"+tool, b.Events)
+	}
+	done := coretest.NewBuilder(t0)
+	done.TurnStart().StepStart().User("go").Call("c1", "write", `{}`).Result("c1", "ok", false, nil, nil)
+	e.session(t, "s-answered", done.Events) // running, nothing in flight: no read needed
+	tails := src.tails.Load()
+	page := get(t, e.ts.URL+"/board")
+	if got := src.tails.Load() - tails; got != 1 {
+		t.Errorf("GET /board read the running sessions' tails %d times, want once for all %d", got, len(tools))
+	}
+	for _, tool := range tools {
+		if !strings.Contains(page, "<code>"+tool+"</code>") {
+			t.Errorf("the board does not show session s-%s's call in flight (%s)", tool, tool)
+		}
+	}
+	if strings.Contains(page, "<code>write</code>") {
+		t.Error("the board shows an answered call as in flight")
+	}
 }
 
 // TestBoardStream_oneRenderPerChange: five viewers of /board/stream see

@@ -40,9 +40,18 @@ type boardHub struct {
 	version uint64             // counts renders (and failures)
 }
 
-// inFlightFunc returns a running session's latest call still waiting for
-// its result: its tool and when it started (ok false: none).
-type inFlightFunc func(ctx context.Context, m *SessionSummary) (call string, at int64, ok bool)
+// inFlightFunc returns each running session's latest call still waiting
+// for its result (one per summary, in order), reading what it lacks of the
+// sessions' logs in one read.
+type inFlightFunc func(ctx context.Context, sums []SessionSummary) []inFlightCall
+
+// inFlightCall is a session's latest call still waiting for its result:
+// its tool and when it started (ok false: none).
+type inFlightCall struct {
+	call string
+	at   int64
+	ok   bool
+}
 
 // boardSub is one board stream: kicked when a new render is ready.
 type boardSub struct {
@@ -190,35 +199,11 @@ func (h *boardHub) renderOnce(ctx context.Context, tails map[string]*callTail) (
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	shown := map[string]bool{}
-	frame, err := h.render(ctx, func(ctx context.Context, m *SessionSummary) (string, int64, bool) {
-		shown[m.ID] = true
-		t := tails[m.ID]
-		switch {
-		case m.Calls == m.Results:
-			// Nothing in flight at m.LastSeq: known without a read.
-			if t == nil || t.last <= m.LastSeq {
-				tails[m.ID] = &callTail{last: m.LastSeq}
-				return "", 0, false
-			}
-		case t == nil || t.last < m.LastSeq:
-			from := max(m.LastSeq-inFlightTail, -1)
-			if t != nil && t.last >= from {
-				from = t.last
-			} else {
-				t = &callTail{last: from}
-			}
-			events, err := h.b.src.EventsAfter(ctx, m.ID, from)
-			if err != nil {
-				delete(tails, m.ID)
-				return "", 0, false
-			}
-			if !t.take(events) {
-				delete(tails, m.ID)
-				return "", 0, false
-			}
-			tails[m.ID] = t
+	frame, err := h.render(ctx, func(ctx context.Context, sums []SessionSummary) []inFlightCall {
+		for i := range sums {
+			shown[sums[i].ID] = true
 		}
-		return t.inFlight()
+		return callsInFlight(ctx, h.b.src, sums, tails)
 	})
 	for id := range tails {
 		if !shown[id] {
@@ -226,6 +211,51 @@ func (h *boardHub) renderOnce(ctx context.Context, tails map[string]*callTail) (
 		}
 	}
 	return frame, err
+}
+
+// callsInFlight finds each running session's latest call still waiting
+// for its result in tails, which it brings up to the sessions' summaries:
+// a session with every call answered at its last seq needs no read; one
+// whose tail is not known yet, or lags its summary, is read (its last
+// inFlightTail events, or from where its tail ends) — all of them in one
+// read (SessionSource.EventsAfterEach). A read that fails, or a tail with
+// a gap, leaves the session's tail unknown and its call not shown.
+func callsInFlight(ctx context.Context, src SessionSource, sums []SessionSummary, tails map[string]*callTail) []inFlightCall {
+	read := map[string]int64{}
+	for i := range sums {
+		m := &sums[i]
+		t := tails[m.ID]
+		switch {
+		case m.Calls == m.Results:
+			// Nothing in flight at m.LastSeq: known without a read.
+			if t == nil || t.last <= m.LastSeq {
+				tails[m.ID] = &callTail{last: m.LastSeq}
+			}
+		case t == nil || t.last < m.LastSeq:
+			from := max(m.LastSeq-inFlightTail, -1)
+			if t == nil || t.last < from {
+				tails[m.ID] = &callTail{last: from}
+			} else {
+				from = t.last
+			}
+			read[m.ID] = from
+		}
+	}
+	if len(read) > 0 {
+		got, err := src.EventsAfterEach(ctx, read)
+		for id := range read {
+			if err != nil || !tails[id].take(got[id]) {
+				delete(tails, id)
+			}
+		}
+	}
+	out := make([]inFlightCall, len(sums))
+	for i := range sums {
+		if t := tails[sums[i].ID]; t != nil {
+			out[i].call, out[i].at, out[i].ok = t.inFlight()
+		}
+	}
+	return out
 }
 
 // callTail is what the board knows of a running session's log: the seq

@@ -51,6 +51,13 @@ func (s *logSource) EventsAfter(ctx context.Context, id string, after int64) ([]
 	_, ev, _ := s.LoadSession(ctx, id)
 	return ev[min(int(after+1), len(ev)):], nil
 }
+func (s *logSource) EventsAfterEach(ctx context.Context, after map[string]int64) (map[string][]core.Event, error) {
+	out := map[string][]core.Event{}
+	for id, seq := range after {
+		out[id], _ = s.EventsAfter(ctx, id, seq)
+	}
+	return out, nil
+}
 func (s *logSource) EventsUpTo(ctx context.Context, id string, upTo int64) (core.SessionHeader, []core.Event, error) {
 	h, ev, _ := s.LoadSession(ctx, id)
 	return h, ev[:min(int(upTo+1), len(ev))], nil

@@ -27,6 +27,9 @@ type SessionSource interface {
 	LoadSession(ctx context.Context, id string) (core.SessionHeader, []core.Event, error)
 	// EventsAfter returns the events with seq > after, in seq order.
 	EventsAfter(ctx context.Context, id string, after int64) ([]core.Event, error)
+	// EventsAfterEach returns, in one read, each session's events with seq
+	// > after[id], in seq order; an unknown session is absent.
+	EventsAfterEach(ctx context.Context, after map[string]int64) (map[string][]core.Event, error)
 	// EventsUpTo returns the header and the events with seq <= upTo.
 	EventsUpTo(ctx context.Context, id string, upTo int64) (core.SessionHeader, []core.Event, error)
 	// CallEvents returns the header and, in seq order, the events that

@@ -31,6 +31,7 @@ type Store interface {
 	LoadSession(ctx context.Context, id string) (*store.SessionLog, error)
 	EventsAfter(ctx context.Context, id string, afterSeq int64) ([]core.Event, error)
 	EventsUpTo(ctx context.Context, id string, seq int64) ([]core.Event, error)
+	EventsAfterEach(ctx context.Context, after map[string]int64) (map[string][]core.Event, error)
 	CallEvents(ctx context.Context, id, callID string, withTypes ...string) ([]core.Event, error)
 	Export(ctx context.Context, id string, w io.Writer) error
 	ImportFile(ctx context.Context, path string) ([]store.ImportResult, error)
@@ -114,6 +115,7 @@ func Run(t *testing.T, e Engine) {
 		{"CloseDrainsAndRefuses", testCloseDrainsAndRefuses},
 		{"DerivedSessionRow", testDerivedSessionRow},
 		{"ListAndEventQueries", testListAndEventQueries},
+		{"EventsAfterEach", testEventsAfterEach},
 		{"ListOrdersAndFilters", testListOrdersAndFilters},
 		{"CommittedHookAfterCommit", testCommittedHookAfterCommit},
 		{"ResummarizesOlderRows", testResummarizesOlderRows},
