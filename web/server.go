@@ -53,7 +53,7 @@ type Server struct {
 	// links that nest them, by the cached log they redact.
 	redactedChildren struct {
 		mu sync.Mutex
-		m  map[*views.ChildLog]*views.ChildLog
+		m  map[*views.ChildLog]*redactedChild
 	}
 
 	share404     []byte // the one answer to every share read not granted

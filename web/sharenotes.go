@@ -14,6 +14,7 @@ import (
 	"prism/core"
 	"prism/core/logkey"
 	"prism/core/notes"
+	"prism/core/redact"
 	"prism/core/share"
 	"prism/views"
 )
@@ -77,23 +78,48 @@ func (s *Server) shareChildren(sh share.Share, ns []notes.Note) map[string]*view
 	return out
 }
 
-// redactedChild returns child log c redacted by the links' redactor,
-// cached while c is the stored log and has not grown (a live child's log
-// grows in place: views.ChildLog.Extend).
+// redactedChild is a child's log as the links' redactor shows it, kept
+// beside the cached log it redacts: as that log grows, only its new events
+// are redacted (redact.Log) and the redacted log grows in place.
+type redactedChild struct {
+	log *redact.Log
+	out *views.ChildLog
+	n   int // the events of the cached log redacted so far
+}
+
+// redactedChild returns child log c redacted by the links' redactor, kept
+// while c is the cached log: a live child's log grows in place
+// (views.ChildLog.Extend), and each of its new events is redacted once,
+// for every link and viewer — the redacted log equals the whole log's
+// redaction (redact.Log), and grows in place too unless a stream that was
+// open at its end was redacted again (then it is made anew from the
+// redacted events, its fold with it).
 func (s *Server) redactedChild(c *views.ChildLog) *views.ChildLog {
 	events := c.Log()
 	s.redactedChildren.mu.Lock()
 	defer s.redactedChildren.mu.Unlock()
-	if r := s.redactedChildren.m[c]; r != nil && r.LastSeq() == lastSeqOf(events) {
-		return r
+	r := s.redactedChildren.m[c]
+	switch {
+	case r != nil && r.n == len(events):
+		return r.out
+	case r == nil || r.n > len(events):
+		r = &redactedChild{log: s.deps.Redactor.Log(c.Header)}
+		all, _ := r.log.Extend(events)
+		r.out, r.n = &views.ChildLog{Header: r.log.Header(), Events: all}, len(events)
+	default:
+		old := r.log.Len()
+		all, from := r.log.Extend(events[r.n:])
+		if from == old && r.out.Extend(all[from:]) {
+			break
+		}
+		r.out = &views.ChildLog{Header: r.log.Header(), Events: all}
 	}
-	h, redacted, _ := s.deps.Redactor.Session(c.Header, events)
-	r := &views.ChildLog{Header: h, Events: redacted}
+	r.n = len(events)
 	if s.redactedChildren.m == nil || len(s.redactedChildren.m) >= maxCachedChildren {
-		s.redactedChildren.m = map[*views.ChildLog]*views.ChildLog{}
+		s.redactedChildren.m = map[*views.ChildLog]*redactedChild{}
 	}
 	s.redactedChildren.m[c] = r
-	return r
+	return r.out
 }
 
 // shareHeader is header h as a share link shows it: without the session
