@@ -79,6 +79,9 @@ type hub struct {
 
 	// Owned by the run goroutine.
 	walker *redact.Walker // a redacting link's walker, nil otherwise
+	// aliases are the names a link that nests children shows for them
+	// (linkView.aliases), as last read.
+	aliases map[string]string
 
 	tl *views.Timeline
 	// digest is readerDigest of the reader the fold was last given: what
@@ -218,25 +221,69 @@ func (h *hub) load() (core.SessionHeader, []core.Event, error) {
 	}
 	hdr = shareHeader(hdr)
 	h.walker = nil
+	if a := h.v.link.aliases; a != nil {
+		if h.aliases, err = a(h.ctx); err != nil {
+			return hdr, nil, err
+		}
+	}
 	if r := h.v.link.redactor; r != nil {
 		h.walker = r.Walker()
 		hdr = h.walker.Header(hdr)
-		events = h.redact(events)
 	}
+	events = h.redact(events)
 	h.mu.Lock()
 	h.hdr, h.log = hdr, events[:len(events):len(events)]
 	h.mu.Unlock()
 	return hdr, events, nil
 }
 
-// redact returns a redacting link's copies of events, which continue what
-// it has taken; others' events as they are.
+// redact returns a link's copies of events, which continue what it has
+// taken: redacted when it redacts, the children it nests named by their
+// names on the link; others' events as they are.
 func (h *hub) redact(events []core.Event) []core.Event {
-	if h.walker == nil || len(events) == 0 {
+	if len(events) == 0 {
 		return events
 	}
-	h.b.stats.redacted.Add(int64(len(events)))
-	return h.walker.Events(events)
+	if h.walker != nil {
+		h.b.stats.redacted.Add(int64(len(events)))
+		events = h.walker.Events(events)
+	}
+	return aliasEvents(events, h.aliases)
+}
+
+// renamed reads a link's names of its children again (their link notes
+// changed) and reports whether the log the link has shown names a child
+// that has a name only now (its link note came after its events, as an
+// import's inferred links do): then the hub reloads the log, which names
+// it everywhere.
+func (h *hub) renamed() bool {
+	if h.v.link == nil || h.v.link.aliases == nil {
+		return false
+	}
+	a, err := h.v.link.aliases(h.ctx)
+	if err != nil {
+		h.b.log.Warn("share hub: names of the children not read", logkey.ShareID, h.v.link.id, logkey.Err, err)
+		return false
+	}
+	var fresh []string
+	for id := range a {
+		if _, ok := h.aliases[id]; !ok {
+			fresh = append(fresh, id)
+		}
+	}
+	h.aliases = a
+	if len(fresh) == 0 {
+		return false
+	}
+	h.mu.Lock()
+	log := h.log
+	h.mu.Unlock()
+	for i := range log {
+		if _, named := aliasText(log[i].Data, a); named {
+			return true
+		}
+	}
+	return false
 }
 
 // timeline returns an empty fold of the view's session: the owner's
@@ -368,6 +415,9 @@ func (h *hub) run() {
 		q, replace, notes, ask, kids := h.queue, h.replace, h.notes, h.askNotes, h.kids
 		h.queue, h.replace, h.notes, h.askNotes, h.kids = nil, false, false, nil, nil
 		h.mu.Unlock()
+		if notes && h.renamed() {
+			replace = true
+		}
 		if replace && !h.reload() {
 			return
 		}

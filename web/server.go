@@ -49,11 +49,11 @@ type Server struct {
 	remove   func()
 	hosts    atomic.Pointer[hostPolicy]
 	streams  streamSlots
-	// redactedChildren keeps the children's logs redacted for the share
-	// links that nest them, by the cached log they redact.
-	redactedChildren struct {
+	// linkChildren keeps the children's logs as the share links that nest
+	// them show them (linkChild), by the cached log they come from.
+	linkChildren struct {
 		mu sync.Mutex
-		m  map[*views.ChildLog]*redactedChild
+		m  map[linkChildKey]*linkChild
 	}
 
 	share404     []byte // the one answer to every share read not granted

@@ -220,7 +220,11 @@ func (s *Server) shareLogOwn(ctx context.Context, sh share.Share) (core.SessionH
 	if sh.Redact {
 		h, events, _ = s.deps.Redactor.Session(h, events)
 	}
-	return h, events, nil
+	aliases, err := s.childAliases(ctx, sh)
+	if err != nil {
+		return h, nil, err
+	}
+	return h, aliasEvents(events, aliases), nil
 }
 
 func (s *Server) shareMeta(title string) views.PageMeta {
@@ -667,6 +671,9 @@ func (s *Server) linkView(sr shareReq) view {
 		}}}
 	if sr.sh.Redact {
 		v.link.redactor = s.deps.Redactor
+	}
+	if sr.sh.Children {
+		v.link.aliases = func(ctx context.Context) (map[string]string, error) { return s.childAliases(ctx, sr.sh) }
 	}
 	return v
 }

@@ -10,6 +10,8 @@ package web
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"prism/core"
 	"prism/core/logkey"
@@ -54,72 +56,136 @@ func (s *Server) shareNotes(ctx context.Context, sh share.Share) []notes.Note {
 }
 
 // shareReader is what link sh's pages show their reader: read-only, with
-// the notes the link shows.
+// the notes the link shows; a link made with its children nests them
+// under their share-local names (sharealias.go), in the link notes too.
 func (s *Server) shareReader(ctx context.Context, sh share.Share) views.Reader {
 	rd := views.Reader{ReadOnly: true, Notes: s.shareNotes(ctx, sh), SharedNotes: true}
 	if sh.Children {
-		rd.Children, rd.ScopedChildren = s.shareChildren(sh, rd.Notes), sh.Scoped()
+		aliases := aliasesOf(rd.Notes)
+		rd.Children, rd.ScopedChildren = s.shareChildren(sh, rd.Notes, aliases), sh.Scoped()
+		for i := range rd.Notes {
+			rd.Notes[i].Data, _ = aliasText(rd.Notes[i].Data, aliases)
+		}
 	}
 	return rd
 }
 
 // shareChildren returns the logs of the children that link sh nests (the
-// link notes it shows name them), redacted when sh redacts: each child's
-// log redacted once per last seq (sharedChildren), the cache of
-// sessionChildren's logs beside it.
-func (s *Server) shareChildren(sh share.Share, ns []notes.Note) map[string]*views.ChildLog {
+// link notes it shows name them), by their names on the link (aliases),
+// each as the link shows it (linkChild): redacted when sh redacts, every
+// child named by its alias.
+func (s *Server) shareChildren(sh share.Share, ns []notes.Note, aliases map[string]string) map[string]*views.ChildLog {
 	out := s.sessionChildren(sh.SessionID, ns)
-	if !sh.Redact {
-		return out
-	}
+	named := make(map[string]*views.ChildLog, len(out))
 	for id, c := range out {
-		out[id] = s.redactedChild(c)
-	}
-	return out
-}
-
-// redactedChild is a child's log as the links' redactor shows it, kept
-// beside the cached log it redacts: as that log grows, only its new events
-// are redacted (redact.Log) and the redacted log grows in place.
-type redactedChild struct {
-	log *redact.Log
-	out *views.ChildLog
-	n   int // the events of the cached log redacted so far
-}
-
-// redactedChild returns child log c redacted by the links' redactor, kept
-// while c is the cached log: a live child's log grows in place
-// (views.ChildLog.Extend), and each of its new events is redacted once,
-// for every link and viewer — the redacted log equals the whole log's
-// redaction (redact.Log), and grows in place too unless a stream that was
-// open at its end was redacted again (then it is made anew from the
-// redacted events, its fold with it).
-func (s *Server) redactedChild(c *views.ChildLog) *views.ChildLog {
-	events := c.Log()
-	s.redactedChildren.mu.Lock()
-	defer s.redactedChildren.mu.Unlock()
-	r := s.redactedChildren.m[c]
-	switch {
-	case r != nil && r.n == len(events):
-		return r.out
-	case r == nil || r.n > len(events):
-		r = &redactedChild{log: s.deps.Redactor.Log(c.Header)}
-		all, _ := r.log.Extend(events)
-		r.out, r.n = &views.ChildLog{Header: r.log.Header(), Events: all}, len(events)
-	default:
-		old := r.log.Len()
-		all, from := r.log.Extend(events[r.n:])
-		if from == old && r.out.Extend(all[from:]) {
-			break
+		name := aliases[id]
+		if name == "" {
+			continue // not named by a link note: not nested
 		}
-		r.out = &views.ChildLog{Header: r.log.Header(), Events: all}
+		named[name] = s.linkChild(c, sh.Redact, aliases)
+	}
+	return named
+}
+
+// linkChild is a child's log as links show it, kept beside the cached log
+// it comes from: redacted by the links' redactor when they redact, and
+// every child of the link named by its alias. As that log grows, only its
+// new events are redacted (redact.Log) and named, and the link's copy
+// grows in place.
+type linkChild struct {
+	log *redact.Log // nil: not redacted
+	out *views.ChildLog
+	n   int // the events of the cached log taken so far
+}
+
+// linkChildKey is what a child's log as a link shows it depends on.
+type linkChildKey struct {
+	c       *views.ChildLog
+	redact  bool
+	aliases string // the link's names of children, in a canonical form
+}
+
+// linkChild returns child log c as a link shows it, kept while c is the
+// cached log: a live child's log grows in place (views.ChildLog.Extend),
+// and each of its new events is redacted and named once, for every link
+// and viewer alike — the redacted log equals the whole log's redaction
+// (redact.Log) — and the link's copy grows in place too, unless a stream
+// that was open at its end was redacted again (then it is made anew, its
+// fold with it).
+func (s *Server) linkChild(c *views.ChildLog, redacted bool, aliases map[string]string) *views.ChildLog {
+	if redacted && s.deps.Redactor == nil {
+		redacted = false
+	}
+	events := c.Log()
+	key := linkChildKey{c: c, redact: redacted, aliases: aliasKey(aliases)}
+	s.linkChildren.mu.Lock()
+	defer s.linkChildren.mu.Unlock()
+	r := s.linkChildren.m[key]
+	if r != nil && r.n == len(events) {
+		return r.out
+	}
+	header := func(h core.SessionHeader) core.SessionHeader {
+		if name := aliases[h.ID]; name != "" {
+			h.ID = name
+		}
+		return h
+	}
+	if r == nil || r.n > len(events) {
+		r = &linkChild{}
+		h, all := c.Header, events
+		if redacted {
+			r.log = s.deps.Redactor.Log(c.Header)
+			h = r.log.Header()
+			all, _ = r.log.Extend(events)
+		}
+		r.out = &views.ChildLog{Header: header(h), Events: aliasEvents(all, aliases)}
+	} else {
+		more, rewritten := events[r.n:], false
+		if redacted {
+			old := r.log.Len()
+			all, from := r.log.Extend(more)
+			more, rewritten = all[from:], from != old
+			if rewritten {
+				more = all
+			}
+		}
+		more = aliasEvents(more, aliases)
+		if rewritten || !r.out.Extend(more) {
+			r.out = &views.ChildLog{Header: r.out.Header, Events: aliasEvents(r.allEvents(events), aliases)}
+		}
 	}
 	r.n = len(events)
-	if s.redactedChildren.m == nil || len(s.redactedChildren.m) >= maxCachedChildren {
-		s.redactedChildren.m = map[*views.ChildLog]*redactedChild{}
+	if s.linkChildren.m == nil || len(s.linkChildren.m) >= maxCachedChildren {
+		s.linkChildren.m = map[linkChildKey]*linkChild{}
 	}
-	s.redactedChildren.m[c] = r
+	s.linkChildren.m[key] = r
 	return r.out
+}
+
+// allEvents is the whole of the child's log as the link shows it before
+// naming: the redacted log, or events.
+func (r *linkChild) allEvents(events []core.Event) []core.Event {
+	if r.log == nil {
+		return events
+	}
+	all, _ := r.log.Extend(nil)
+	return all
+}
+
+// aliasKey is a canonical form of aliases (the names follow from the
+// order, so the ids in name order say it all).
+func aliasKey(aliases map[string]string) string {
+	if len(aliases) == 0 {
+		return ""
+	}
+	ids := make([]string, len(aliases)+1)
+	for id, name := range aliases {
+		n, _ := strconv.Atoi(strings.TrimPrefix(name, "child-"))
+		if n > 0 && n < len(ids) {
+			ids[n] = id
+		}
+	}
+	return strings.Join(ids[1:], "\x00")
 }
 
 // shareHeader is header h as a share link shows it: without the session

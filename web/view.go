@@ -33,6 +33,9 @@ type linkView struct {
 	// reader is what the link's pages show their reader (the notes it
 	// shows, read again when they change).
 	reader func(ctx context.Context) views.Reader
+	// aliases names the children the link nests by their names on the
+	// link (Server.childAliases); nil when the link nests none.
+	aliases func(ctx context.Context) (map[string]string, error)
 	// active reports errLinkEnded once the link no longer grants access
 	// (revoked, expired), another error when it cannot tell; the hub asks
 	// every Tuning.ShareCheck.
