@@ -102,16 +102,19 @@ func cutTokens(ts []Token, max int) ([]Token, int) {
 	return ts, 0
 }
 
-// cachedHighlight tokenizes lines of source (language lang, else guessed from
-// path) into classed tokens, one slice per line. Unknown languages give one
-// plain token per line.
-func cachedHighlight(lang, path string, lines []string) [][]Token {
+// highlight tokenizes lines of source (language lang, else guessed from
+// path) into classed tokens, one slice per line, memoized in c (a nil c
+// memoizes nothing). Unknown languages give one plain token per line.
+func (c *HighlightCache) highlight(lang, path string, lines []string) [][]Token {
+	if c == nil {
+		return highlight(lang, path, lines)
+	}
 	key := hlKey(lang, path, lines)
-	if toks, ok := hlCache.get(key); ok {
+	if toks, ok := c.get(key); ok {
 		return toks
 	}
 	toks := highlight(lang, path, lines)
-	hlCache.put(key, toks)
+	c.put(key, toks)
 	return toks
 }
 
@@ -219,25 +222,35 @@ func tokenRules(s *chroma.Style) []cssRule {
 var chromaStructural = map[string]bool{"lnlinks": true, "lntd": true, "lntable": true, "hl": true,
 	"lnt": true, "ln": true, "line": true, "cl": true}
 
-// hlCache memoizes cachedHighlight, a pure and slow function (chroma's lexers
-// are regexp-based): a card is rendered for the page, for every live
-// patch and on every resume.
-var hlCache = &tokenCache{m: map[[32]byte][][]Token{}, max: 2048}
-
-type tokenCache struct {
+// HighlightCache memoizes the highlighting of code cards, a pure and slow
+// function (chroma's lexers are regexp-based): a card is rendered for the
+// page, for every live patch and on every resume. A server makes one
+// (NewHighlightCache) and hands it to its pages through Reader.Highlights.
+// It is safe for concurrent use.
+type HighlightCache struct {
 	mu  sync.Mutex
 	m   map[[32]byte][][]Token
 	max int
 }
 
-func (c *tokenCache) get(k [32]byte) ([][]Token, bool) {
+// DefaultHighlightEntries is how many highlighted texts a server's cache
+// keeps.
+const DefaultHighlightEntries = 2048
+
+// NewHighlightCache returns an empty cache of at most max highlighted
+// texts (past it, an arbitrary one is dropped for each new one).
+func NewHighlightCache(max int) *HighlightCache {
+	return &HighlightCache{m: map[[32]byte][][]Token{}, max: max}
+}
+
+func (c *HighlightCache) get(k [32]byte) ([][]Token, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.m[k]
 	return v, ok
 }
 
-func (c *tokenCache) put(k [32]byte, v [][]Token) {
+func (c *HighlightCache) put(k [32]byte, v [][]Token) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= c.max {

@@ -42,7 +42,7 @@ var callKinds = [...]bodyKind{
 var resultKinds = [...]bodyKind{
 	kindOf(newTerminalResultBody, nil),
 	kindOf(func(x *core.DiffResultView, _ bodyInput) CardBody { return newDiffBody(x.Diffs, false) }, nil),
-	kindOf(func(x *core.ReadResultView, _ bodyInput) CardBody { return newReadBody(x) }, readCut),
+	kindOf(func(x *core.ReadResultView, in bodyInput) CardBody { return newReadBody(x, in.hl) }, readCut),
 	kindOf(func(x *core.SearchMatchesView, in bodyInput) CardBody {
 		return newMatchesBody(x, in.card.Result.Projection())
 	}, matchesCut),
@@ -684,7 +684,7 @@ type CodeLine struct {
 // Token is a run of text with a highlighter class ("" for plain).
 type Token struct{ Class, Text string }
 
-func newReadBody(x *core.ReadResultView) *ReadBody {
+func newReadBody(x *core.ReadResultView, hl *HighlightCache) *ReadBody {
 	b := &ReadBody{
 		Label:      firstLine(clean(x.Title), 300),
 		Lang:       firstLine(clean(x.Lang), 40),
@@ -704,7 +704,7 @@ func newReadBody(x *core.ReadResultView) *ReadBody {
 	for i, l := range lines {
 		texts[i] = strings.ReplaceAll(clean(l.Text), "\n", " ")
 	}
-	toks := cachedHighlight(x.Lang, x.Path, texts)
+	toks := hl.highlight(x.Lang, x.Path, texts)
 	for i, l := range lines {
 		cl := CodeLine{N: l.Number, Tokens: toks[i], Expanded: i >= previewLines}
 		cl.Tokens, cl.Cut = cutTokens(cl.Tokens, maxLineRunes)

@@ -186,9 +186,9 @@ func NewCardViewIn(c *Card, r R) *CardView {
 	}
 
 	if c.Result == nil {
-		v.pendingBody(c, vs.call, cwd)
+		v.pendingBody(c, vs.call, cwd, r.Highlights)
 	} else {
-		v.resultBody(c, vs.call, vs.result, cwd)
+		v.resultBody(c, vs.call, vs.result, cwd, r.Highlights)
 	}
 	if c.Result != nil {
 		v.attachDownloads(r.links().Downloads(c.CallID, c.ID))
@@ -262,8 +262,8 @@ func (v *CardView) errorLine(c *Card) string {
 
 // pendingBody builds the body of a card still waiting for its result:
 // its call view's row of callKinds, else the generic card.
-func (v *CardView) pendingBody(c *Card, cv core.CallView, cwd string) {
-	in := bodyInput{card: c, call: cv, cwd: cwd, view: v}
+func (v *CardView) pendingBody(c *Card, cv core.CallView, cwd string, hl *HighlightCache) {
+	in := bodyInput{card: c, call: cv, cwd: cwd, view: v, hl: hl}
 	for _, k := range callKinds {
 		if b, ok := k.body(cv, in); ok {
 			v.Kind, v.Body = cv.Card(), b
@@ -275,8 +275,8 @@ func (v *CardView) pendingBody(c *Card, cv core.CallView, cwd string) {
 
 // resultBody builds the body of a completed card: its result view's row of
 // resultKinds, else the generic card.
-func (v *CardView) resultBody(c *Card, cv core.CallView, rv core.ResultView, cwd string) {
-	in := bodyInput{card: c, call: cv, cwd: cwd, view: v}
+func (v *CardView) resultBody(c *Card, cv core.CallView, rv core.ResultView, cwd string, hl *HighlightCache) {
+	in := bodyInput{card: c, call: cv, cwd: cwd, view: v, hl: hl}
 	for _, k := range resultKinds {
 		if b, ok := k.body(rv, in); ok {
 			v.Kind, v.Body = rv.Card(), b
@@ -300,13 +300,15 @@ type clipBody interface {
 }
 
 // bodyInput is what a body is built from besides its own view: the card,
-// its call view (nil when invalid), the session's cwd, and the screen model
-// being built, whose title a body may refine.
+// its call view (nil when invalid), the session's cwd, the screen model
+// being built, whose title a body may refine, and the render's memo of
+// highlighted code (nil: none).
 type bodyInput struct {
 	card *Card
 	call core.CallView
 	cwd  string
 	view *CardView
+	hl   *HighlightCache
 }
 
 // A bodyKind is the registration of one core view type with the views: how

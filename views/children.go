@@ -198,7 +198,7 @@ func nestChild(c *Card, r R, want func(i int) bool) (v *ChildView, shown []neste
 		cards = cards[v.Earlier:]
 	}
 	cr := R{SessionID: link.Child, Cwd: cl.Header.Cwd, Links: SessionLinks(link.Child), ReadOnly: true, Prices: r.Prices,
-		Seq: tl.LastSeq(), presenter: r.presenter}
+		Seq: tl.LastSeq(), Highlights: r.Highlights, presenter: r.presenter}
 	if shared {
 		cr.Links = OfflineLinks() // no download of the child's calls: their URLs are the owner's
 	}

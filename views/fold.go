@@ -101,6 +101,10 @@ type Reader struct {
 	// show what they had by the last event the reader may see, as at an
 	// event of time travel; the replay sets ChildrenUntil from it.
 	ScopedChildren bool
+	// Highlights memoizes the code cards' syntax highlighting across
+	// renders (the server's one cache); nil highlights every render
+	// afresh, to the same tokens.
+	Highlights *HighlightCache
 }
 
 // NewTimeline returns an empty fold of the session h whose cards are

@@ -63,7 +63,9 @@ type R struct {
 	// made with their children).
 	Children      map[string]*ChildLog
 	ChildrenUntil int64
-	presenter     Presenter
+	// Highlights is the Reader's memo of highlighted code (nil: none).
+	Highlights *HighlightCache
+	presenter  Presenter
 }
 
 // current reports whether the element id is the page's current element.
@@ -76,7 +78,7 @@ func (r R) current(id string) bool { return r.Current != "" && r.Current == id }
 func NewR(t *Timeline, l Links) R {
 	h := t.Header()
 	ro := t.reader.ReadOnly || l.Shared() || l.Offline()
-	r := R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: ro, Prices: t.reader.Prices, Seq: t.LastSeq(), presenter: t.p}
+	r := R{SessionID: h.ID, Cwd: h.Cwd, Links: l, ReadOnly: ro, Prices: t.reader.Prices, Seq: t.LastSeq(), Highlights: t.reader.Highlights, presenter: t.p}
 	if !l.Shared() && !l.Offline() {
 		// Labels never leave the owner's pages: not on a share link,
 		// not in a saved file. Nor do nested children.

@@ -46,9 +46,12 @@ type Server struct {
 	broker   *Broker
 	assets   views.Assets
 	hlCSS    []byte
-	remove   func()
-	hosts    atomic.Pointer[hostPolicy]
-	streams  streamSlots
+	// highlights memoizes the code cards' highlighting for every page of
+	// this server (views.Reader.Highlights).
+	highlights *views.HighlightCache
+	remove     func()
+	hosts      atomic.Pointer[hostPolicy]
+	streams    streamSlots
 	// linkChildren keeps the children's logs as the share links that nest
 	// them show them (linkChild), by the cached log they come from.
 	linkChildren struct {
@@ -93,7 +96,8 @@ func New(deps Deps) *Server {
 	if deps.Shares != nil && deps.Redactor == nil {
 		panic("web.New: Deps.Redactor is required with Deps.Shares")
 	}
-	s := &Server{deps: deps, tune: deps.Tuning.withDefaults(), log: deps.Logger, wait: waitFor}
+	s := &Server{deps: deps, tune: deps.Tuning.withDefaults(), log: deps.Logger, wait: waitFor,
+		highlights: views.NewHighlightCache(views.DefaultHighlightEntries)}
 	s.otlpSlots = make(chan struct{}, s.tune.OTLPReceives)
 	s.hosts.Store(newHostPolicy(nil, deps.AllowedHosts))
 	s.hlCSS = []byte(views.HighlightCSS())

@@ -59,7 +59,7 @@ func (s *Server) shareNotes(ctx context.Context, sh share.Share) []notes.Note {
 // the notes the link shows; a link made with its children nests them
 // under their share-local names (sharealias.go), in the link notes too.
 func (s *Server) shareReader(ctx context.Context, sh share.Share) views.Reader {
-	rd := views.Reader{ReadOnly: true, Notes: s.shareNotes(ctx, sh), SharedNotes: true}
+	rd := views.Reader{ReadOnly: true, Notes: s.shareNotes(ctx, sh), SharedNotes: true, Highlights: s.highlights}
 	if sh.Children {
 		aliases := aliasesOf(rd.Notes)
 		rd.Children, rd.ScopedChildren = s.shareChildren(sh, rd.Notes, aliases), sh.Scoped()

@@ -126,7 +126,8 @@ func (s *Server) ownerSource(id string) replaySource {
 func (s *Server) ownerReader(id string) views.Reader {
 	ns := s.sessionNotes(id)
 	return views.Reader{ReadOnly: !s.canDecide(id), Prices: s.deps.Prices, Notes: ns, Labels: s.deps.Notes != nil, LabelChoices: s.deps.Labels,
-		Children: s.sessionChildren(id, ns), Ancestors: s.ancestors(id), Fork: s.canFork(), Forks: s.forkLinks(context.Background(), id)}
+		Children: s.sessionChildren(id, ns), Ancestors: s.ancestors(id), Fork: s.canFork(), Forks: s.forkLinks(context.Background(), id),
+		Highlights: s.highlights}
 }
 
 // childCache keeps the logs of nested children, each with its fold: a
