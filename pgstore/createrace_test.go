@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -21,7 +22,7 @@ import (
 // insert waits for it (a unique violation on the sessions key) answers as
 // the same create of a stored id does — CreateFork SESSION_ALREADY_EXISTS
 // naming the id, CreateSession "it already exists", SyncLog the stored
-// session reconciled — never a generic CONFLICT. The other transaction is
+// session reconciled, an import too — never a generic CONFLICT. The other transaction is
 // held open on a connection of the test's; the create runs until
 // PostgreSQL shows its backend blocked by that transaction
 // (pg_blocking_pids), then the other commits.
@@ -50,12 +51,29 @@ func TestCreateLosingARaceAnswersAsTheSequentialOne(t *testing.T) {
 		return notes.Input{Session: src.ID, Kind: notes.KindFork, AtSeq: &at, Data: data}
 	}
 
+	zero := int64(0)
+	imported := storetest.Header("race-imp-00000")
+	imported.DelegationDepth = &zero
+	file := storetest.MultiSessionJSONL(t, "race-imp", 1, nil)
 	cases := []struct {
 		id string
+		// header is the other transaction's row (default: id, created at 1764500002000).
+		header *core.SessionHeader
 		// create is the racing create; check its outcome.
 		create func(h core.SessionHeader) error
 		check  func(t *testing.T, err error)
 	}{
+		{id: imported.ID, header: &imported, create: func(core.SessionHeader) error {
+			res, err := st.Import(ctx, "race.jsonl", bytes.NewReader(file), int64(len(file)))
+			if err == nil && (len(res) != 1 || res[0].Outcome != store.ImportExtended || res[0].Added != len(storetest.TurnEvents(0, 1, false))) {
+				t.Errorf("an import losing the race = %+v; want its session extended with every event", res)
+			}
+			return err
+		}, check: func(t *testing.T, err error) {
+			if err != nil {
+				t.Errorf("an import losing the race = %v, want the stored session extended", err)
+			}
+		}},
 		{id: "race-fork", create: func(h core.SessionHeader) error {
 			h, seed, err := core.ForkSeed(core.SessionHeader{ID: h.ID, CreatedAt: 1764500001000, ParentSession: src.ID}, events, n, 1764500001000)
 			if err != nil {
@@ -94,6 +112,9 @@ func TestCreateLosingARaceAnswersAsTheSequentialOne(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.id, func(t *testing.T) {
 			h := core.SessionHeader{ID: c.id, CreatedAt: 1764500002000}
+			if c.header != nil {
+				h = *c.header
+			}
 			other, err := pgx.Connect(ctx, url)
 			if err != nil {
 				t.Fatal(err)
