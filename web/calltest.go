@@ -32,9 +32,7 @@ func (s *Server) handleCallTest(c echo.Context) error {
 	}
 	var t *views.Timeline
 	for _, ref := range views.CallRefs(callID) {
-		if t, err = s.callFold(ctx, id, ref, func(h core.SessionHeader, events []core.Event) *views.Timeline {
-			return views.Fold(h, events, s.deps.Presenter)
-		}); err != nil {
+		if t, err = s.callFold(ctx, id, ref, s.ownerFold); err != nil {
 			return err
 		}
 		if len(t.CardsByCallID(ref)) > 0 {

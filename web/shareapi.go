@@ -389,7 +389,7 @@ func (s *Server) handleExportHTML(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.writeExport(c, views.Fold(h, events, s.deps.Presenter), ExportNote(s.now(), nil, false))
+	return s.writeExport(c, s.ownerFold(h, events), ExportNote(s.now(), nil, false))
 }
 
 // handleCallFile handles GET /sessions/:id/calls/:callId/{content.txt,
@@ -405,9 +405,7 @@ func (s *Server) handleCallFile(file string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		t, err := s.callFold(c.Request().Context(), id, callID, func(h core.SessionHeader, events []core.Event) *views.Timeline {
-			return views.Fold(h, events, s.deps.Presenter)
-		})
+		t, err := s.callFold(c.Request().Context(), id, callID, s.ownerFold)
 		if err != nil {
 			return err
 		}

@@ -120,6 +120,15 @@ func (s *Server) ownerSource(id string) replaySource {
 	}
 }
 
+// ownerFold folds a log for a page of the owner's that sets no reader of
+// its own (an export, a call's page or files): with the server's memo of
+// highlighted code.
+func (s *Server) ownerFold(h core.SessionHeader, events []core.Event) *views.Timeline {
+	t := views.Fold(h, events, s.deps.Presenter)
+	t.SetReader(views.Reader{Highlights: s.highlights})
+	return t
+}
+
 // ownerReader is what the owner's pages of session id show, whichever
 // path builds them (the live hub, a page at an event, a playback): the
 // only place the owner's price table reaches a page.
