@@ -31,7 +31,10 @@ import (
 //   - before every other write transaction (delete, import, repair,
 //     watch…), so those run on an index that is up to date;
 //   - before every search (Store.catchUpIndex): no search observes the lag,
-//     and a search right after an acknowledged append finds it;
+//     and a search right after an acknowledged append finds it — unless
+//     nothing can lag (Store.indexCurrent: the writer's lag is empty and no
+//     other connection committed since it last looked), when the search
+//     does not hand off to the writer goroutine at all;
 //   - at Close.
 //
 // search_sessions.through is each session's watermark, moved in the same
