@@ -50,7 +50,9 @@
 // large import or delete holds searches until it commits); when nothing
 // lags it only reads (data_version, and after another process's commit
 // one query for sessions behind their watermark), so it never waits for
-// another process's write lock. A session whose watermark is found behind
+// another process's write lock — and when the writer is free, its lag
+// empty and data_version unchanged, the search reads data_version on its
+// own goroutine and does not hand off to the writer at all. A session whose watermark is found behind
 // its own documents (a file an older prism wrote to after migration 0007)
 // is rebuilt from its log. A database written before the index existed, or
 // under older index rules (searchVersion), is indexed when the store

@@ -31,7 +31,10 @@ import (
 //   - before every other write transaction (delete, import, repair,
 //     watch…), so those run on an index that is up to date;
 //   - before every search (Store.catchUpIndex): no search observes the lag,
-//     and a search right after an acknowledged append finds it;
+//     and a search right after an acknowledged append finds it — unless
+//     nothing can lag (Store.indexCurrent: the writer's lag is empty and no
+//     other connection committed since it last looked), when the search
+//     does not hand off to the writer goroutine at all;
 //   - at Close.
 //
 // search_sessions.through is each session's watermark, moved in the same
@@ -542,7 +545,38 @@ func (t *wtx) catchUp(id string, g *lagLog) (int, error) {
 // that follows sees every event committed before it. It writes nothing
 // when nothing lags.
 func (st *Store) catchUpIndex(ctx context.Context) error {
+	st.w.indexRequests.Add(1)
 	return st.submit(ctx, &request{kind: kindIndex})
+}
+
+// indexCurrent reports, on the caller's goroutine, whether the index
+// already holds every event committed before the call, so that a search
+// need not hand off to the writer goroutine (catchUpIndex): nothing of this
+// process lags (its writer's lag is empty and it has nothing to sweep) and
+// no other connection — another process's writer: an import, a watch, a
+// second server — committed since this writer last looked (PRAGMA
+// data_version on the writer's own connection, which moves with every
+// commit but the connection's own). It is the test fileLag makes first,
+// made without the hand-off; false (the writer busy, a lag, another
+// connection's commit, any error) sends the caller to the writer.
+//
+// It takes w.mu only if it is free: an appender or the writer goroutine
+// holding it may be committing events that the caller must not miss once
+// acknowledged — those are in the lag before w.mu is released.
+func (st *Store) indexCurrent() bool {
+	w := st.w
+	if w == nil || !w.mu.TryLock() {
+		return false
+	}
+	defer w.mu.Unlock()
+	if w.noIndex || w.lag.events > 0 || w.lag.sweep || st.queue.Closed() {
+		return false
+	}
+	var v int64
+	if err := w.versionStmt.QueryRow().Scan(&v); err != nil {
+		return false // the writer reads it again, and reports what is wrong
+	}
+	return v == w.dataVersion
 }
 
 // cardKey names the cards of one call id of a session.

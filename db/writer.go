@@ -78,6 +78,9 @@ type writer struct {
 	// path (tests use both).
 	commits       atomic.Int64
 	isolateAlways bool
+	// indexRequests counts the searches (and others) that handed off to
+	// the writer to file the index's lag (catchUpIndex; tests read it).
+	indexRequests atomic.Int64
 
 	lastCallers int // requests in the last group commit
 }
