@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,6 +137,7 @@ func (p *pairedBare) add(evs []core.Event, facts []*core.EventFacts) {
 	if !wait {
 		return
 	}
+	defer trace.StartRegion(context.Background(), "bare-commit").End()
 	start := time.Now()
 	tx, err := p.db.Begin()
 	if err != nil {
@@ -285,7 +288,10 @@ func BenchmarkDurableStep(b *testing.B) {
 				var memR, loopR, bareR time.Duration
 				mem := func() {
 					m := newMemStore()
-					memR = runNoteSession(b, reg, script, calls, &timedStore{inner: m})
+					pprof.Do(context.Background(), pprof.Labels("session", "mem"), func(ctx context.Context) {
+						defer trace.StartRegion(ctx, "mem-session").End()
+						memR = runNoteSession(b, reg, script, calls, &timedStore{inner: m})
+					})
 				}
 				loop := func() {
 					st, err := db.Open(context.Background(), filepath.Join(dir, "loop.db"), db.Options{Logger: quiet})
@@ -293,7 +299,11 @@ func BenchmarkDurableStep(b *testing.B) {
 						b.Fatal(err)
 					}
 					ts := &timedStore{inner: st, paired: newPairedBare(b, filepath.Join(dir, "bare.db"))}
-					elapsed := runNoteSession(b, reg, script, calls, ts)
+					var elapsed time.Duration
+					pprof.Do(context.Background(), pprof.Labels("session", "sqlite"), func(ctx context.Context) {
+						defer trace.StartRegion(ctx, "sqlite-session").End()
+						elapsed = runNoteSession(b, reg, script, calls, ts)
+					})
 					bareR = ts.paired.nanos
 					loopR = elapsed - bareR
 					storeT += time.Duration(ts.nanos.Load())

@@ -83,6 +83,13 @@ func (t *turn) runGroup(group []*core.ToolCallBlock, mode core.Mode) groupOutcom
 	var out groupOutcome
 	nextToStart, committed, inFlight := 0, 0, 0
 	aborted := t.ctx.Err() != nil
+	// A group of one call (every step that asks for a single tool) runs
+	// its body on the loop's goroutine, right after the fill's Sync made
+	// its tool/call durable: a dispatch goroutine would cost the step two
+	// hand-offs (the commit waking it, its result waking the loop) while
+	// the loop only waits for it.
+	lone := len(group) == 1
+	inline := -1 // the slot whose body runs after the fill's Sync
 
 	commitReady := func() error {
 		for committed < len(group) && slots[committed].ready {
@@ -155,6 +162,10 @@ func (t *turn) runGroup(group []*core.ToolCallBlock, mode core.Mode) groupOutcom
 			} else {
 				inFlight++
 				dispatched = true
+				if lone {
+					inline = k
+					continue
+				}
 				go func() {
 					defer func() { done <- k }()
 					// No body runs before its tool/call is durable.
@@ -185,10 +196,21 @@ func (t *turn) runGroup(group []*core.ToolCallBlock, mode core.Mode) groupOutcom
 				break
 			}
 		}
-		if waiting { // the durability point of this fill's calls
-			return sess.Sync(t.w)
+		if !waiting {
+			return nil
 		}
-		return nil
+		// The durability point of this fill's calls.
+		err := sess.Sync(t.w)
+		if k := inline; k >= 0 {
+			inline = -1
+			if err != nil {
+				slots[k].err = err
+			} else {
+				slots[k].pending.Dispatch(t.ctx)
+			}
+			done <- k // buffered: settled by the loop below
+		}
+		return err
 	}
 	settle := func(i int) error {
 		inFlight--
