@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -48,6 +49,7 @@ func BenchmarkStepAfterBlock(b *testing.B) {
 			kinds := []string{"mem", "fsync", "sleep", "sqlite"}
 			outside := map[string]time.Duration{}
 			inside := map[string]time.Duration{}
+			excess := map[string][]float64{} // per round: outside-ms over mem's
 			for round := range b.N {
 				dir := b.TempDir()
 				f, err := os.Create(filepath.Join(dir, "scratch"))
@@ -55,6 +57,7 @@ func BenchmarkStepAfterBlock(b *testing.B) {
 					b.Fatal(err)
 				}
 				page := make([]byte, 4096)
+				last := map[string]time.Duration{}
 				for k := range kinds {
 					kind := kinds[(k+round)%len(kinds)]
 					var inner core.EventStore
@@ -84,14 +87,24 @@ func BenchmarkStepAfterBlock(b *testing.B) {
 					elapsed := runNoteSession(b, reg, script, calls, ts)
 					in := time.Duration(ts.nanos.Load())
 					outside[kind] += elapsed - in
+					last[kind] = elapsed - in
 					inside[kind] += in
 				}
 				f.Close()
+				memOut := last["mem"]
+				for kind, d := range last {
+					excess[kind] = append(excess[kind], (d-memOut).Seconds()*1000/steps)
+				}
 			}
 			n := float64(b.N) * steps
 			for _, kind := range kinds {
 				b.ReportMetric(outside[kind].Seconds()*1000/n, kind+"-outside-ms")
 				b.ReportMetric(inside[kind].Seconds()*1000/n, kind+"-store-ms")
+				if kind != "mem" {
+					e := excess[kind]
+					slices.Sort(e)
+					b.ReportMetric(e[len(e)/2], kind+"-excess-median-ms")
+				}
 			}
 			b.ReportMetric(loadAverage(), "load1")
 			b.ReportMetric(0, "ns/op")
