@@ -286,19 +286,23 @@ func runNoteSession(b testing.TB, reg *core.Registry, script model.Script, calls
 // beside its bound, in the same run, interleaved. The bound is the
 // in-memory store's step plus one bare FULL commit of the step's rows.
 // The bare commits are paired with the loop's step by step (pairedBare:
-// the same rows, call ids included, committed right after the loop's
-// commit of the step's calls returns; their time is taken out of the
-// loop's), so the fsync latency of a shared disk, which drifts from second
-// to second, falls on both alike; the in-memory session runs in the same
-// round, before or after the SQLite one by turns. 1,000 note calls a
-// session, at 1 and 10 calls per step; each iteration is one round.
+// the same rows, every column as the store writes it — the session's id
+// and the call ids included — committed right after the loop's commit of
+// the step's calls returns; their time is taken out of the loop's), so
+// the fsync latency of a shared disk, which drifts from second to second,
+// falls on both alike; the in-memory session runs in the same round,
+// before or after the SQLite one by turns. 1,000 note calls a session, at
+// 1 and 10 calls per step; each iteration is one round. The bare=before
+// variants commit each bare transaction right before the loop's instead
+// (the bare commit then follows the loop's work, not another commit).
 //
 // x-bound is the loop's calls/s over the bound's; x-bound-min,
 // x-bound-median and x-bound-max the lowest, median (the upper one for an
 // even count) and highest of the rounds' own ratios. store-commit-ms is the
 // loop's wall time inside the store per commit (hand-off, writer, fsync,
 // acknowledgement) beside bare-commit-ms, the bound's per step;
-// commits/step the loop's commits per model step; close-ms what the store
+// commits/step the loop's commits per model step; outside-ms the loop's
+// time per step outside its store, beside mem-step-ms; close-ms what the store
 // still did after the turn, at Close (it files the search index's lag,
 // which the writer keeps off a session's back-to-back commits); load1 the
 // one-minute load average at the end (Linux; 0 where unknown). Run it with
@@ -385,6 +389,9 @@ func BenchmarkDurableStep(b *testing.B) {
 			b.ReportMetric(commit*1000, "bare-commit-ms")
 			b.ReportMetric(float64(bareCommits)/n/float64(steps), "bare-commits/step")
 			b.ReportMetric(storeT.Seconds()*1000/float64(commits), "store-commit-ms")
+			// The loop's own time per step outside its store (the in-memory
+			// step's counterpart: BenchmarkStepAfterBlock splits it).
+			b.ReportMetric((loopT-storeT).Seconds()*1000/n/float64(steps), "outside-ms")
 			b.ReportMetric(float64(commits)/n/float64(steps), "commits/step")
 			b.ReportMetric(closeT.Seconds()*1000/n, "close-ms")
 			b.ReportMetric(float64(rows)/float64(steps), "rows/step")
