@@ -318,7 +318,7 @@ func BenchmarkDurableStep(b *testing.B) {
 		perStep := c.perStep
 		name := fmt.Sprintf("calls-per-step=%d", perStep)
 		if c.bareFirst {
-			name += "/bare=before"
+			name = "bare=before/" + name
 		}
 		b.Run(name, func(b *testing.B) {
 			script := noteScript(calls, perStep)
