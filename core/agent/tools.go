@@ -66,7 +66,8 @@ type slot struct {
 // guards) one after another in model order; only dispatch overlaps, in at
 // most MaxParallel goroutines. Before any body runs its tool/call is
 // durable: the fill ends with one Sync that commits the calls together, and
-// each dispatch goroutine waits for its call's commit. A later call is
+// each dispatch goroutine waits for its call's commit (a group of one call
+// runs its body on the loop's goroutine after that Sync instead). A later call is
 // reclassified before it starts: if it is no longer parallel the pool stops
 // there and the call becomes the next group. Results commit in model order:
 // post-execute, then tool/result citing the call's seq, then the result's
