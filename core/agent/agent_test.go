@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -771,5 +773,48 @@ func TestPromptCommittedWhileTheModelThinks(t *testing.T) {
 	close(m.release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLoneCallRunsOnTheLoop: a step's only call runs its body on the
+// loop's own goroutine once its tool/call is committed (no dispatch
+// goroutine to hand it to and back), while the calls of a parallel pool
+// still each get a goroutine of their own.
+func TestLoneCallRunsOnTheLoop(t *testing.T) {
+	var h *harness
+	var mu sync.Mutex
+	onLoop := map[string]bool{}
+	probe := core.MustDefine(core.Definition[keyArgs, keyValue]{
+		Name:       "probe",
+		Parameters: `{"key": {"type": "string", "required": true}}`,
+		Output: core.Output[keyArgs, keyValue]{
+			Schema: `{"type": "object", "additionalProperties": false, "properties": {"key": {"type": "string", "required": true}}}`,
+			Render: func(_ keyArgs, v keyValue) (core.Content, error) { return core.Text(v.Key), nil },
+		},
+		Execute: func(_ context.Context, a keyArgs, _ *core.Run) (keyValue, error) {
+			if h.sess.Durable() < h.sess.NextSeq()-1 {
+				// Only what the body itself may log can be pending.
+				t.Errorf("the body of %s ran with %d of %d events durable", a.Key, h.sess.Durable(), h.sess.NextSeq())
+			}
+			buf := make([]byte, 64<<10)
+			stack := string(buf[:runtime.Stack(buf, false)])
+			mu.Lock()
+			onLoop[a.Key] = strings.Contains(stack, "agent.(*Agent).Turn")
+			mu.Unlock()
+			return keyValue(a), nil
+		},
+		IsConcurrencySafe: func(keyArgs) bool { return true },
+	})
+	h = newHarness(t, []model.Step{
+		{Calls: []model.ScriptCall{call("lone", "probe", `{"key":"lone"}`)}},
+		{Calls: []model.ScriptCall{call("p1", "probe", `{"key":"p1"}`), call("p2", "probe", `{"key":"p2"}`)}},
+		{Text: "done"},
+	}, []*core.Tool{probe}, nil)
+	if r := h.turn(context.Background(), "go"); r.Kind != core.TurnCompleted {
+		t.Fatalf("reason = %+v", r)
+	}
+	want := map[string]bool{"lone": true, "p1": false, "p2": false}
+	if !maps.Equal(onLoop, want) {
+		t.Errorf("bodies run on the loop's goroutine: %v, want %v", onLoop, want)
 	}
 }

@@ -66,7 +66,8 @@ type slot struct {
 // guards) one after another in model order; only dispatch overlaps, in at
 // most MaxParallel goroutines. Before any body runs its tool/call is
 // durable: the fill ends with one Sync that commits the calls together, and
-// each dispatch goroutine waits for its call's commit. A later call is
+// each dispatch goroutine waits for its call's commit (a group of one call
+// runs its body on the loop's goroutine after that Sync instead). A later call is
 // reclassified before it starts: if it is no longer parallel the pool stops
 // there and the call becomes the next group. Results commit in model order:
 // post-execute, then tool/result citing the call's seq, then the result's
@@ -83,6 +84,13 @@ func (t *turn) runGroup(group []*core.ToolCallBlock, mode core.Mode) groupOutcom
 	var out groupOutcome
 	nextToStart, committed, inFlight := 0, 0, 0
 	aborted := t.ctx.Err() != nil
+	// A group of one call (every step that asks for a single tool) runs
+	// its body on the loop's goroutine, right after the fill's Sync made
+	// its tool/call durable: a dispatch goroutine would cost the step two
+	// hand-offs (the commit waking it, its result waking the loop) while
+	// the loop only waits for it.
+	lone := len(group) == 1
+	inline := -1 // the slot whose body runs after the fill's Sync
 
 	commitReady := func() error {
 		for committed < len(group) && slots[committed].ready {
@@ -155,6 +163,10 @@ func (t *turn) runGroup(group []*core.ToolCallBlock, mode core.Mode) groupOutcom
 			} else {
 				inFlight++
 				dispatched = true
+				if lone {
+					inline = k
+					continue
+				}
 				go func() {
 					defer func() { done <- k }()
 					// No body runs before its tool/call is durable.
@@ -185,10 +197,21 @@ func (t *turn) runGroup(group []*core.ToolCallBlock, mode core.Mode) groupOutcom
 				break
 			}
 		}
-		if waiting { // the durability point of this fill's calls
-			return sess.Sync(t.w)
+		if !waiting {
+			return nil
 		}
-		return nil
+		// The durability point of this fill's calls.
+		err := sess.Sync(t.w)
+		if k := inline; k >= 0 {
+			inline = -1
+			if err != nil {
+				slots[k].err = err
+			} else {
+				slots[k].pending.Dispatch(t.ctx)
+			}
+			done <- k // buffered: settled by the loop below
+		}
+		return err
 	}
 	settle := func(i int) error {
 		inFlight--
