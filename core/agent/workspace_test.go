@@ -40,8 +40,11 @@ func TestStart_failureLeavesNoWorkspace(t *testing.T) {
 		t.Errorf("the workspace root after a failed Start holds %v (%v); want nothing", entries, err)
 	}
 
+	// Two steps: the first turn leaves the script a step to play, so the
+	// runner keeps the (empty) workspace — a played-out script's empty one
+	// is removed when its turn ends, which would race with the Stat below.
 	ok, err := agent.NewRunner(agent.RunnerConfig{Store: newMemStore(), Tools: reg,
-		Models: scriptModels{[]model.Step{{Text: "hi"}}}, WorkspaceRoot: root, Logger: quiet})
+		Models: scriptModels{[]model.Step{{Text: "hi"}, {Text: "again"}}}, WorkspaceRoot: root, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
