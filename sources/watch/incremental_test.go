@@ -14,11 +14,14 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"prism/core"
+	"prism/core/search"
 	"prism/db"
 	"prism/sources/dsh"
 	"prism/sources/watch"
+	"prism/store"
 	"prism/views"
 )
 
@@ -126,12 +129,15 @@ func generated(line func(int) string, n int) string {
 // countingStore is the SQLite store, counting how the watcher wrote.
 type countingStore struct {
 	*db.Store
-	appends, syncs int
+	appends, rewrites, syncs int
 }
 
-func (s *countingStore) AppendWatched(ctx context.Context, h core.SessionHeader, from int, events []core.Event) (string, int, error) {
+func (s *countingStore) AppendWatched(ctx context.Context, h core.SessionHeader, w store.WatchedWrite) (string, int, error) {
 	s.appends++
-	return s.Store.AppendWatched(ctx, h, from, events)
+	if w.From < w.Stored {
+		s.rewrites++
+	}
+	return s.Store.AppendWatched(ctx, h, w)
 }
 
 func (s *countingStore) SyncWatched(ctx context.Context, h core.SessionHeader, events []core.Event) (string, int, error) {
@@ -315,6 +321,9 @@ func growAndCompare(t *testing.T, files []growFile, rng *rand.Rand, appendsOnly 
 			}
 		}
 		failed = failed[:0]
+		// A search files what the index lags: a later rewrite of the
+		// log's end must take filed documents out.
+		searchHits(t, st.Store, anyWord)
 		for _, g := range gs {
 			for _, l := range wholeRead(t, g.path) {
 				stored, err := st.LoadSession(ctx, l.Header.ID)
@@ -424,6 +433,24 @@ func growAndCompare(t *testing.T, files []growFile, rng *rand.Rand, appendsOnly 
 	if sessions == 0 {
 		t.Fatal("no session was read")
 	}
+	// The search index too: what a rewritten end left out is not found,
+	// what it wrote is.
+	found := 0
+	for _, word := range []string{"the", "a", "to", "regression", "abc123", "echo", "build", "passes", "asking", "look", "tool:Bash", "tool:shell"} {
+		q, err := search.Parse(word, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, w := searchHits(t, st.Store, q), searchHits(t, fresh, q)
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("search %q: %v\nwhole read %v", word, g, w)
+		}
+		found += len(w)
+	}
+	if found == 0 && !strings.Contains(t.Name(), "unknown") {
+		t.Error("no search found anything: the index's check proves nothing")
+	}
+	t.Logf("%d sessions: %d appends (%d rewrites), %d whole reconciliations", sessions, st.appends, st.rewrites, st.syncs)
 	if st.appends == 0 {
 		t.Errorf("no poll appended without reconciling the whole log (%d syncs)", st.syncs)
 	}
@@ -483,4 +510,29 @@ func (c claudeLines) childLines(agentID, prompt string) string {
 	call := strings.ReplaceAll(c.call(900), `"isSidechain":false`, `"isSidechain":true,"agentId":"`+agentID+`"`)
 	res := strings.ReplaceAll(c.result(900), `"isSidechain":false`, `"isSidechain":true,"agentId":"`+agentID+`"`)
 	return side + call + res
+}
+
+// anyWord is a query most of the tests' events match.
+var anyWord, _ = search.Parse("the", time.Now())
+
+// searchHits are the documents a search finds (all pages).
+func searchHits(t *testing.T, st *db.Store, q *search.Query) []string {
+	t.Helper()
+	var out []string
+	o := db.SearchOptions{Order: store.OrderTime, Limit: 200}
+	for {
+		page, err := st.Search(context.Background(), q, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range page.Hits {
+			out = append(out, fmt.Sprintf("%s %s %d %s#%d %s result=%d failed=%v %v", h.SessionID, h.Kind, h.Seq, h.CallID, h.Card, h.Tool, h.ResultSeq, h.Failed, h.Snippet))
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		o.Cursor = page.NextCursor
+	}
+	sort.Strings(out)
+	return out
 }

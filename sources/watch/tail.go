@@ -11,12 +11,13 @@ import (
 	"prism/store"
 )
 
-// Appender is a Store that appends to a watched session without reading
-// its log back when the watcher knows the stored log is what it wrote (db
-// and pgstore have it): the store checks the session's event count,
-// source and header, and refuses with core.CodeConflict when they differ.
+// Appender is a Store that writes what the watcher read on of a session
+// it stored before without reading its log back (db and pgstore have
+// it): the store checks the session's event count, source and header,
+// and refuses with core.CodeConflict what it cannot do so (then the
+// watcher reconciles the whole log with SyncWatched).
 type Appender interface {
-	AppendWatched(ctx context.Context, h core.SessionHeader, from int, events []core.Event) (outcome string, added int, err error)
+	AppendWatched(ctx context.Context, h core.SessionHeader, w store.WatchedWrite) (outcome string, added int, err error)
 }
 
 // markBytes is how much of a transcript's first bytes, and of the bytes
@@ -43,6 +44,10 @@ type sessionTail struct {
 	header  string // the header written (store.HeaderJSON)
 	wrote   int    // events stored
 	settled int    // of them, those no later line of the file changes
+	// mark is where the store keeps the session's summary
+	// (store.WatchedWrite.Mark; -1: nowhere): the watcher can rewrite
+	// the events after it.
+	mark int
 	// tail is events[settled:wrote] as stored: a later read of the file
 	// may end differently (a step it closed for now has grown).
 	tail []core.Event
@@ -147,44 +152,70 @@ func (w *Watcher) keepTails(k *fileKind, lim dsh.Limits) {
 }
 
 // storeTail stores log l of a transcript read by t, settled its events no
-// later line changes: when the stored log is what the watcher wrote and
-// l's events begin with it, only the new events are appended
-// (Appender), without reading the stored log back; otherwise (the
-// first read, a step that closed for now has grown, the stored log moved
-// under the watcher) SyncWatched reconciles the whole log.
+// later line changes, through the store's Appender when what the watcher
+// stored of the session is known: when l's events begin with it, the
+// new events are appended; when they end differently (a step the file's
+// end closed for now has grown), the events after the store's mark (or
+// after those settled) are rewritten. Neither reads the stored log back. Otherwise — the first
+// read, a changed header, a store without Appender or one that refuses
+// (the stored log moved under the watcher: an import, a delete) —
+// SyncWatched reconciles the whole log.
 func (w *Watcher) storeTail(ctx context.Context, t *foreignTail, l *dsh.Log, settled int) (outcome string, added int, err error) {
-	id := l.Header.ID
+	id, events := l.Header.ID, l.Events
+	settled = min(settled, len(events))
 	hj, herr := store.HeaderJSON(l.Header)
 	rec := t.sessions[id]
 	delete(t.sessions, id) // put back once stored
-	if app, ok := w.st.(Appender); ok && herr == nil && rec != nil && rec.header == hj && rec.prefixOf(l.Events) {
-		if len(l.Events) == rec.wrote {
-			outcome = store.ImportUnchanged
-		} else {
-			outcome, added, err = app.AppendWatched(ctx, l.Header, rec.wrote, l.Events[rec.wrote:])
-		}
-		if err == nil {
-			if outcome != store.ImportSkipped {
-				t.sessions[id] = newSessionTail(hj, l.Events, settled)
+	app, ok := w.st.(Appender)
+	if ok && herr == nil && rec != nil && rec.header == hj {
+		var ww store.WatchedWrite
+		mark := rec.mark
+		switch {
+		case rec.prefixOf(events) && len(events) == rec.wrote:
+			t.sessions[id] = rec.next(hj, events, settled, mark)
+			return store.ImportUnchanged, 0, nil
+		case rec.prefixOf(events):
+			ww = store.WatchedWrite{Stored: rec.wrote, From: rec.wrote, Events: events[rec.wrote:], Mark: -1}
+			if settled >= rec.wrote {
+				ww.Mark, mark = settled, settled
 			}
-			return outcome, added, nil
+		default:
+			// The end differs: rewrite it from the store's mark, or
+			// from the events settled before (the store then reads
+			// their summary once).
+			from := rec.settled
+			if rec.mark >= 0 {
+				from = rec.mark
+			}
+			ww = store.WatchedWrite{Stored: rec.wrote, From: from, Events: events[from:], Mark: settled}
+			mark = settled
 		}
-		if core.ErrorCode(err) != core.CodeConflict {
-			return "", 0, err
+		if ok {
+			outcome, added, err = app.AppendWatched(ctx, l.Header, ww)
+			if err == nil {
+				if outcome != store.ImportSkipped {
+					t.sessions[id] = rec.next(hj, events, settled, mark)
+				}
+				return outcome, added, nil
+			}
+			if core.ErrorCode(err) != core.CodeConflict {
+				return "", 0, err
+			}
+			// The stored log moved under the watcher, or the store
+			// cannot rewrite its end: reconcile it whole.
 		}
-		// The stored log moved under the watcher (an import, a delete,
-		// another node): reconcile it whole.
 	}
-	outcome, added, err = w.st.SyncWatched(ctx, l.Header, l.Events)
+	outcome, added, err = w.st.SyncWatched(ctx, l.Header, events)
 	if err == nil && herr == nil && outcome != store.ImportSkipped {
-		t.sessions[id] = newSessionTail(hj, l.Events, settled)
+		t.sessions[id] = (*sessionTail)(nil).next(hj, events, settled, -1)
 	}
 	return outcome, added, err
 }
 
-func newSessionTail(header string, events []core.Event, settled int) *sessionTail {
-	settled = min(settled, len(events))
-	return &sessionTail{header: header, wrote: len(events), settled: settled, tail: slices.Clone(events[settled:])}
+// next is what the watcher stored of a session once events (settled of
+// them) are, with the store's mark at mark.
+func (*sessionTail) next(header string, events []core.Event, settled, mark int) *sessionTail {
+	return &sessionTail{header: header, wrote: len(events), settled: settled, mark: mark, tail: slices.Clone(events[settled:])}
 }
 
 // prefixOf reports whether events begin with what was stored: their
