@@ -3,6 +3,7 @@ package watch
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"slices"
 
@@ -112,7 +113,7 @@ func (w *Watcher) readTail(path string, f io.ReaderAt, k *fileKind, end int64, l
 			return nil, nil, nil, err
 		}
 		if err := t.remember(f, end); err != nil {
-			return nil, nil, nil, withPath(err, path)
+			return nil, nil, nil, fmt.Errorf("read %s: %w", path, err)
 		}
 	}
 	logs, settled, err := dsh.TailLogs(t.lt, path)
