@@ -19,6 +19,7 @@ import (
 	"prism/core"
 	"prism/core/search"
 	"prism/db"
+	"prism/sources/claudecode"
 	"prism/sources/dsh"
 	"prism/sources/watch"
 	"prism/store"
@@ -562,4 +563,68 @@ func searchHits(t *testing.T, st *db.Store, q *search.Query) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestWatchKeepsTailsWithinTheBudget holds the watcher to its memory
+// policy: the decoder states it keeps hold at most one import's memory
+// budget together, the least recently grown dropped first — a transcript
+// whose state was dropped is read whole (SyncWatched) when it grows
+// again; with room for both, both grow by appends only.
+func TestWatchKeepsTailsWithinTheBudget(t *testing.T) {
+	ctx := context.Background()
+	text := generated(ccLine, 80)
+	// What one transcript's decoder state holds.
+	fg := claudecode.Format()
+	probe := fg.Tail("probe.jsonl", dsh.Limits{MaxMemoryBytes: 1 << 30})
+	if err := probe.Feed(bufio.NewReader(strings.NewReader(text))); err != nil {
+		t.Fatal(err)
+	}
+	one := probe.Mem()
+	for _, c := range []struct {
+		name   string
+		budget int64
+		syncs  int // whole reconciliations in all
+	}{
+		{"room for one", one * 3 / 2, 4},
+		{"room for both", one * 3, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			st := &countingStore{watchStore: newTestStore(t, func(o *db.Options) { o.Limits = dsh.Limits{MaxMemoryBytes: c.budget} })}
+			w := watch.New(st, root, watch.Options{Logger: quietLogger(), Foreign: foreignFormats(), Synced: func(s watch.Sync) {
+				if s.Err != nil {
+					t.Errorf("sync: %v", s.Err)
+				}
+			}})
+			paths := []string{filepath.Join(root, "-p", "a.jsonl"), filepath.Join(root, "-p", "b.jsonl")}
+			if err := os.MkdirAll(filepath.Dir(paths[0]), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range paths {
+				// Each its own session.
+				if err := os.WriteFile(p, []byte(strings.ReplaceAll(text, benchCCID, filepath.Base(p))), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Scan(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range paths {
+				f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := f.WriteString(strings.ReplaceAll(ccLine(80), benchCCID, filepath.Base(p)) + "\n"); err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+				if err := w.Scan(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if st.syncs != c.syncs {
+				t.Errorf("%d whole reconciliations, want %d (%d appends)", st.syncs, c.syncs, st.appends)
+			}
+		})
+	}
 }
