@@ -132,7 +132,7 @@ func writeLines(tb testing.TB, f *os.File, k growKind, from, to int) int64 {
 
 // growSetup writes lines [0, n) of k under a fresh folder and has a
 // Watcher into a fresh SQLite store take it in (one Scan).
-func growSetup(b *testing.B, k growKind, n int) (w *watch.Watcher, st *db.Store, f *os.File, fails *int) {
+func growSetup(b *testing.B, k growKind, n int) (w *watch.Watcher, st *db.Store, f *os.File, fails *int, mib float64) {
 	b.Helper()
 	root := b.TempDir()
 	path := filepath.Join(root, k.rel)
@@ -159,8 +159,7 @@ func growSetup(b *testing.B, k growKind, n int) (w *watch.Watcher, st *db.Store,
 	if *fails > 0 {
 		b.Fatalf("the first sync of %d lines failed", n)
 	}
-	b.ReportMetric(float64(size)/(1<<20), "file-MiB")
-	return w, st, f, fails
+	return w, st, f, fails, float64(size) / (1 << 20)
 }
 
 // BenchmarkWatchGrow times one poll of a watched Claude Code transcript
@@ -172,7 +171,7 @@ func BenchmarkWatchGrow(b *testing.B) {
 	for _, k := range growKinds {
 		for _, n := range []int{1000, 10000} {
 			b.Run(fmt.Sprintf("%s/lines=%d", k.name, n), func(b *testing.B) {
-				w, st, f, fails := growSetup(b, k, n)
+				w, st, f, fails, mib := growSetup(b, k, n)
 				next := n
 				b.ReportAllocs()
 				b.ResetTimer()
@@ -197,6 +196,7 @@ func BenchmarkWatchGrow(b *testing.B) {
 				if l, err := st.LoadSession(ctx, k.id); err != nil || len(l.Events) == 0 {
 					b.Fatalf("the grown session: %v", err)
 				}
+				b.ReportMetric(mib, "file-MiB")
 			})
 		}
 	}
@@ -213,7 +213,7 @@ func BenchmarkWatchGrowParts(b *testing.B) {
 	for _, k := range growKinds {
 		for _, n := range []int{1000, 10000} {
 			b.Run(fmt.Sprintf("%s/lines=%d", k.name, n), func(b *testing.B) {
-				_, st, f, _ := growSetup(b, k, n)
+				_, st, f, _, _ := growSetup(b, k, n)
 				fi, err := f.Stat()
 				if err != nil {
 					b.Fatal(err)
