@@ -150,6 +150,9 @@ type Store struct {
 	// created again): a Watcher does not bring them back.
 	deletedMu sync.Mutex
 	deleted   map[string]bool
+	// marks are the watched sessions' summaries at their marks
+	// (AppendWatched).
+	marks watchMarks
 }
 
 var (

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"prism/core"
 	"prism/sources/dsh"
@@ -49,7 +50,7 @@ func Detect(head []byte) bool {
 // Format is the Claude Code transcript as a dsh.Foreign, for import:
 // ReadFileWith and DecodeNamed detect it by content.
 func Format() dsh.Foreign {
-	return dsh.Foreign{Name: Source, Detect: Detect, Read: readLogs, ReadPath: readPath, Related: related}
+	return dsh.Foreign{Name: Source, Detect: Detect, Read: readLogs, ReadPath: readPath, Related: related, Tail: newTail}
 }
 
 // readPath reads the transcript at path: the main one of a session, or a
@@ -104,65 +105,96 @@ func ReadLog(r *bufio.Reader, lim dsh.Limits) (*dsh.Log, error) {
 // readLog is ReadLog; sidechain decodes a subagent's own transcript, whose
 // lines are all isSidechain.
 func readLog(r *bufio.Reader, lim dsh.Limits, sidechain bool, side *sidechains) (*dsh.Log, error) {
-	lim = lim.OrDefault()
+	lr := newLogReader(lim, sidechain, side)
+	if err := lr.feed(r); err != nil {
+		return nil, err
+	}
+	return finish(lr.d, lr.l, lr.n)
+}
+
+// logReader is readLog's state between lines: a whole read feeds it the
+// file once, a LineTail (Tail) what the file grew by each time.
+type logReader struct {
+	lim        dsh.Limits
+	d          *Decoder
+	l          *dsh.Log // Notes, Pos and Torn so far
+	side       *sidechains
+	total, mem int64
+	n          int // lines read
+	buf        []byte
+	done       bool // a torn last line ended the text
+}
+
+func newLogReader(lim dsh.Limits, sidechain bool, side *sidechains) *logReader {
 	d := NewDecoder()
 	d.sidechain = sidechain
-	l := &dsh.Log{}
-	var total int64
-	var mem int64
-	n := 0
-	var buf []byte
-	for {
+	return &logReader{lim: lim.OrDefault(), d: d, l: &dsh.Log{}, side: side}
+}
+
+// feed decodes r's lines, up to its end.
+func (lr *logReader) feed(r *bufio.Reader) error {
+	lim, d, l := lr.lim, lr.d, lr.l
+	for !lr.done {
 		line, err := r.ReadSlice('\n')
-		buf = append(buf[:0], line...)
+		buf := append(lr.buf[:0], line...)
 		for errors.Is(err, bufio.ErrBufferFull) {
 			if len(buf) > lim.MaxLineBytes {
-				return nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n + 1,
+				return &dsh.FormatError{Frame: -1, Offset: -1, Line: lr.n + 1,
 					Reason: fmt.Sprintf("line is longer than the limit of %d bytes", lim.MaxLineBytes)}
 			}
 			line, err = r.ReadSlice('\n')
 			buf = append(buf, line...)
 		}
+		lr.buf = buf
 		if err != nil && err != io.EOF {
-			return nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n + 1, Reason: err.Error()}
+			return &dsh.FormatError{Frame: -1, Offset: -1, Line: lr.n + 1, Reason: err.Error()}
 		}
 		if len(buf) == 0 && err == io.EOF {
-			break
+			return nil
 		}
-		n++
+		lr.n++
+		n := lr.n
 		if len(buf) > lim.MaxLineBytes+1 {
-			return nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
+			return &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
 				Reason: fmt.Sprintf("line is longer than the limit of %d bytes", lim.MaxLineBytes)}
 		}
-		if total += int64(len(buf)); total > lim.MaxLogBytes {
-			return nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
+		if lr.total += int64(len(buf)); lr.total > lim.MaxLogBytes {
+			return &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
 				Reason: fmt.Sprintf("transcript is longer than the limit of %d bytes", lim.MaxLogBytes)}
 		}
 		last := err == io.EOF
 		text := bytes.TrimSpace(buf)
 		if last && len(text) > 0 && !json.Valid(text) {
 			l.Torn = fmt.Sprintf("line %d: incomplete last line (%d bytes, no newline)", n, len(buf))
-			break
+			lr.done = true
+			return nil
 		}
-		if side != nil {
-			side.line(n, buf)
+		if lr.side != nil {
+			lr.side.line(n, buf)
 		}
 		before := len(d.events)
 		if lerr := d.Line(n, buf); lerr != nil {
 			l.Notes = append(l.Notes, lerr.Error()+" (kept raw)")
 		}
 		for _, e := range d.events[before:] {
-			mem += int64(len(e.Data)) + eventOverhead
+			lr.mem += int64(len(e.Data)) + eventOverhead
 			l.Pos = append(l.Pos, dsh.Position{Frame: -1, Line: n})
 		}
-		if mem > lim.MaxMemoryBytes {
-			return nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
+		if lr.mem > lim.MaxMemoryBytes {
+			return &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
 				Reason: fmt.Sprintf("decoded events exceed the memory budget of %d MiB (--import-memory)", lim.MaxMemoryBytes>>20)}
 		}
 		if last {
-			break
+			lr.done = true
 		}
 	}
+	return nil
+}
+
+// finish ends the read of n lines that d decoded into l: the assistant
+// group still waiting for its last line is written, and the log takes
+// the header, the events and the source.
+func finish(d *Decoder, l *dsh.Log, n int) (*dsh.Log, error) {
 	before := len(d.events)
 	d.Flush()
 	for range d.events[before:] {
@@ -176,4 +208,18 @@ func readLog(r *bufio.Reader, lim dsh.Limits, sidechain bool, side *sidechains) 
 	info := d.Info()
 	l.Source = &core.SourceInfo{Kind: Source, Version: info.Version, Cwd: info.Cwd, GitBranch: info.GitBranch, Title: info.Title}
 	return l, nil
+}
+
+// snapshot is finish on a copy of the reader's state, which goes on
+// unchanged: the log of the lines read so far, and how many of its first
+// events no later line changes.
+func (lr *logReader) snapshot() (*dsh.Log, int, error) {
+	l := *lr.l
+	l.Pos, l.Notes = slices.Clip(l.Pos), slices.Clip(l.Notes)
+	settled := 0
+	if lr.d.timed {
+		settled = len(lr.d.events)
+	}
+	out, err := finish(lr.d.clone(), &l, lr.n)
+	return out, settled, err
 }

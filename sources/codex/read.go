@@ -43,12 +43,18 @@ func Format() dsh.Foreign {
 		if err != nil {
 			return nil, err
 		}
-		l.Source.File = path
-		if ro.ParentThreadID != "" && ro.ParentThreadID != l.Header.ID {
-			asChild(l, path, ro.ParentThreadID)
-		}
-		return []*dsh.Log{l}, nil
-	}}
+		return []*dsh.Log{atPath(ro, l, path)}, nil
+	}, Tail: newTail}
+}
+
+// atPath completes the log l of the rollout ro read from the file at
+// path: its file, and its parent when it is a child thread.
+func atPath(ro *Rollout, l *dsh.Log, path string) *dsh.Log {
+	l.Source.File = path
+	if ro.ParentThreadID != "" && ro.ParentThreadID != l.Header.ID {
+		asChild(l, path, ro.ParentThreadID)
+	}
+	return l
 }
 
 // eventOverhead is what one decoded event costs beyond its data, as
@@ -63,43 +69,66 @@ const eventOverhead = 160
 // torn tail (Torn), left out. id is the session id when no session_meta
 // names one (IDFromFileName).
 func ReadLog(r *bufio.Reader, lim dsh.Limits, id string) (*Rollout, *dsh.Log, error) {
-	lim = lim.OrDefault()
-	d := NewDecoder(Options{ID: id})
-	l := &dsh.Log{}
-	var total, mem int64
-	n := 0
-	var buf []byte
-	for {
+	rr := newRolloutReader(lim, id)
+	if err := rr.feed(r); err != nil {
+		return nil, nil, err
+	}
+	return finish(rr.d, rr.l, rr.n)
+}
+
+// rolloutReader is ReadLog's state between lines: a whole read feeds it
+// the rollout once, a LineTail (Tail) what the file grew by each time.
+type rolloutReader struct {
+	lim        dsh.Limits
+	d          *Decoder
+	l          *dsh.Log // Notes, Pos and Torn so far
+	total, mem int64
+	n          int // lines read
+	buf        []byte
+	done       bool // a torn last line ended the text
+}
+
+func newRolloutReader(lim dsh.Limits, id string) *rolloutReader {
+	return &rolloutReader{lim: lim.OrDefault(), d: NewDecoder(Options{ID: id}), l: &dsh.Log{}}
+}
+
+// feed decodes r's lines, up to its end.
+func (rr *rolloutReader) feed(r *bufio.Reader) error {
+	lim, d, l := rr.lim, rr.d, rr.l
+	for !rr.done {
 		line, err := r.ReadSlice('\n')
-		buf = append(buf[:0], line...)
+		buf := append(rr.buf[:0], line...)
 		for errors.Is(err, bufio.ErrBufferFull) {
 			if len(buf) > lim.MaxLineBytes {
-				return nil, nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n + 1,
+				return &dsh.FormatError{Frame: -1, Offset: -1, Line: rr.n + 1,
 					Reason: fmt.Sprintf("line is longer than the limit of %d bytes", lim.MaxLineBytes)}
 			}
 			line, err = r.ReadSlice('\n')
 			buf = append(buf, line...)
 		}
+		rr.buf = buf
 		if err != nil && err != io.EOF {
-			return nil, nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n + 1, Reason: "read: " + err.Error()}
+			return &dsh.FormatError{Frame: -1, Offset: -1, Line: rr.n + 1, Reason: "read: " + err.Error()}
 		}
 		if len(buf) == 0 && err == io.EOF {
-			break
+			return nil
 		}
-		n++
+		rr.n++
+		n := rr.n
 		if len(buf) > lim.MaxLineBytes+1 {
-			return nil, nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
+			return &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
 				Reason: fmt.Sprintf("line is longer than the limit of %d bytes", lim.MaxLineBytes)}
 		}
-		if total += int64(len(buf)); total > lim.MaxLogBytes {
-			return nil, nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
+		if rr.total += int64(len(buf)); rr.total > lim.MaxLogBytes {
+			return &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
 				Reason: fmt.Sprintf("rollout is longer than the limit of %d bytes", lim.MaxLogBytes)}
 		}
 		last := err == io.EOF
 		text := bytes.TrimSpace(buf)
 		if last && len(text) > 0 && !json.Valid(text) {
 			l.Torn = fmt.Sprintf("line %d: incomplete last line (%d bytes, no newline)", n, len(buf))
-			break
+			rr.done = true
+			return nil
 		}
 		before := len(d.out.Events)
 		malformed := len(d.out.Malformed)
@@ -108,17 +137,23 @@ func ReadLog(r *bufio.Reader, lim dsh.Limits, id string) (*Rollout, *dsh.Log, er
 			l.Notes = append(l.Notes, e.Error()+" (kept raw)")
 		}
 		for _, e := range d.out.Events[before:] {
-			mem += int64(len(e.Data)) + eventOverhead
+			rr.mem += int64(len(e.Data)) + eventOverhead
 			l.Pos = append(l.Pos, dsh.Position{Frame: -1, Line: n})
 		}
-		if mem > lim.MaxMemoryBytes {
-			return nil, nil, &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
+		if rr.mem > lim.MaxMemoryBytes {
+			return &dsh.FormatError{Frame: -1, Offset: -1, Line: n,
 				Reason: fmt.Sprintf("decoded events exceed the memory budget of %d MiB (--import-memory)", lim.MaxMemoryBytes>>20)}
 		}
 		if last {
-			break
+			rr.done = true
 		}
 	}
+	return nil
+}
+
+// finish ends the read of n lines that d decoded into l (Decoder.Finish)
+// and gives the log its header, events and source.
+func finish(d *Decoder, l *dsh.Log, n int) (*Rollout, *dsh.Log, error) {
 	ro, err := d.Finish()
 	if err != nil {
 		return nil, nil, &dsh.FormatError{Frame: -1, Offset: -1, Reason: err.Error()}

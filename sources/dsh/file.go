@@ -39,6 +39,10 @@ type Foreign struct {
 	// transcript's subagent files). A watcher, which sees every file,
 	// does not use it.
 	Related func(path string) []string
+	// Tail, when set, returns a LineTail of the plain (not compressed)
+	// file at path: a watcher feeds it what the file grows by instead
+	// of reading it whole again.
+	Tail func(path string, lim Limits) LineTail
 }
 
 // ReadForeign decodes the stream r of the file at path (name "" when

@@ -2,6 +2,7 @@ package watch_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -129,5 +130,40 @@ func TestWatchSharedFolder(t *testing.T) {
 	}
 	if _, err := b.LoadSession(ctx, id); err != nil {
 		t.Errorf("node B did not tail the folder it took over: %v", err)
+	}
+}
+
+// TestWatchIncrementalIntoPostgres is TestWatchIncrementalEqualsWholeRead
+// on PostgreSQL (whose store appends and reconciles a rewritten end
+// whole) for a Claude Code and a Codex transcript pair and a cut-back
+// file.
+func TestWatchIncrementalIntoPostgres(t *testing.T) {
+	const ccSID = "5a1d0000-0000-4000-8000-0000000000c2"
+	const parent, child = "0196a1b2-0000-7000-8000-0000000000e1", "0196a1b2-0000-7000-8000-0000000000e2"
+	pText, cText := codexFamily(parent, child)
+	open := func(t *testing.T) watchStore {
+		st, err := pgstore.Open(context.Background(), pgtest.DB(t), pgstore.Options{Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	for name, files := range map[string][]growFile{
+		"claude-code talk": {
+			{rel: "cc/-home-dev-app/" + ccSID + ".jsonl", text: ccTalk(ccSID), chunks: 60},
+			{rel: "cc/-home-dev-app/" + ccSID + "/subagents/agent-b1.jsonl", text: ccChild(ccSID), chunks: 6},
+		},
+		"codex family": {
+			{rel: "codex/2026/05/01/rollout-2026-05-01T10-00-00-" + parent + ".jsonl", text: pText, chunks: 20},
+			{rel: "codex/2026/05/01/rollout-2026-05-01T10-00-08-" + child + ".jsonl", text: cText, chunks: 5},
+		},
+		"claude-code cut back": {
+			{rel: "cc/-p/" + ccSID + ".jsonl", text: ccTalk(ccSID), chunks: 30, rewrite: true},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			growAndCompare(t, open, files, rand.New(rand.NewPCG(1, 37)), false)
+		})
 	}
 }

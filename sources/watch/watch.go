@@ -136,6 +136,7 @@ type Watcher struct {
 	linked       map[string]bool
 	started      time.Time // when New made the Watcher (lag counts from it at most)
 	holding      bool      // this node holds the shared folder (Options.Shared)
+	tick         uint64    // counts the reads of foreign transcripts (foreignTail.used)
 
 	mu     sync.Mutex
 	health map[string]*kindHealth // by kind
@@ -155,6 +156,9 @@ type fileKind struct {
 	end          int64
 	sessions     []string
 	infos        map[string]core.SourceInfo // the source info recorded per session
+	// tail is the decoder's state after end, for a plain transcript
+	// whose format reads on (dsh.Foreign.Tail); nil: read it whole.
+	tail *foreignTail
 }
 
 // kindHealth is one kind's row of the folder's health.
@@ -570,12 +574,16 @@ func orDefaultFileBytes(l dsh.Limits) int64 {
 }
 
 // syncForeign brings the sessions of another agent's transcript up to
-// date: when the file changed, it is decoded again up to its last complete
-// line (a line still being written is read once complete) and each session
-// it holds is reconciled with the store (SyncWatched: an unchanged prefix
-// is kept and only new events are appended; a log that diverges, as when
-// the decoder closed a step that has now grown, replaces the watched
-// session's log).
+// date: when the file changed, it is decoded up to its last complete line
+// (a line still being written is read once complete) — a plain transcript
+// whose format reads on (dsh.Foreign.Tail) only from the end of the last
+// read, from the decoder's state kept there (readTail), unless the file
+// shrank or was rewritten — and each session it holds is brought up to
+// date in the store: the new events appended when what was stored is
+// still a prefix (storeTail), else reconciled whole (SyncWatched: an
+// unchanged prefix is kept and only new events are appended; a log that
+// diverges, as when the decoder closed a step that has now grown,
+// replaces the watched session's log).
 func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi os.FileInfo, k *fileKind) error {
 	sig := statSig(fi)
 	if sig == k.seen || sig == k.failed {
@@ -609,7 +617,14 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 		return err
 	}
 	defer release()
-	logs, err := k.fg.ReadFileAt(path, f, end, k.compressed, lim)
+	var logs []*dsh.Log
+	var settled []int
+	var t *foreignTail
+	if !k.compressed && k.fg.Tail != nil {
+		t, logs, settled, err = w.readTail(path, f, k, end, lim)
+	} else {
+		logs, err = k.fg.ReadFileAt(path, f, end, k.compressed, lim)
+	}
 	if err != nil {
 		k.failed = sig
 		w.report(Sync{Path: path, Kind: kind, Outcome: "failed", Err: err})
@@ -617,7 +632,7 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 	}
 	k.sessions = k.sessions[:0]
 	var lastLine int
-	for _, l := range logs {
+	for i, l := range logs {
 		if n := len(l.Pos); n > 0 && l.Pos[n-1].Line > lastLine {
 			lastLine = l.Pos[n-1].Line
 		}
@@ -626,7 +641,13 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 		if w.st.WasDeleted(id) {
 			continue
 		}
-		outcome, added, err := w.st.SyncWatched(ctx, l.Header, l.Events)
+		var outcome string
+		var added int
+		if t != nil {
+			outcome, added, err = w.storeTail(ctx, t, l, settled[i])
+		} else {
+			outcome, added, err = w.st.SyncWatched(ctx, l.Header, l.Events)
+		}
 		if err != nil {
 			k.failed = sig
 			w.report(Sync{Path: path, Kind: kind, SessionID: id, Outcome: "failed", Err: fmt.Errorf("%s: %w", path, err)})

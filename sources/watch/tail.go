@@ -1,0 +1,244 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+
+	"prism/core"
+	"prism/sources/dsh"
+	"prism/store"
+)
+
+// Appender is a Store that writes what the watcher read on of a session
+// it stored before without reading its log back (db and pgstore have
+// it): the store checks the session's event count, source and header,
+// and refuses with core.CodeConflict what it cannot do so (then the
+// watcher reconciles the whole log with SyncWatched).
+type Appender interface {
+	AppendWatched(ctx context.Context, h core.SessionHeader, w store.WatchedWrite) (outcome string, added int, err error)
+}
+
+// markBytes is how much of a transcript's first bytes, and of the bytes
+// before the end of what was read, the watcher keeps to tell that a file
+// it reads on from is still the one it read.
+const markBytes = 4 << 10
+
+// foreignTail is the incremental read of a plain foreign transcript: its
+// decoder's state after the last complete line read (dsh.LineTail), and
+// what was stored of each of its sessions.
+type foreignTail struct {
+	lt   dsh.LineTail
+	end  int64  // the offset read up to: just past a newline
+	head []byte // the file's first bytes, up to markBytes, as read
+	mark []byte // the bytes before end, up to markBytes, as read
+	// sessions are what the watcher stored of each session the file
+	// holds, by id.
+	sessions map[string]*sessionTail
+	used     uint64 // the Watcher's tick of its latest read
+}
+
+// sessionTail is what the watcher stored of one session of a file.
+type sessionTail struct {
+	header  string // the header written (store.HeaderJSON)
+	wrote   int    // events stored
+	settled int    // of them, those no later line of the file changes
+	// mark is where the store keeps the session's summary
+	// (store.WatchedWrite.Mark; -1: nowhere): the watcher can rewrite
+	// the events after it.
+	mark int
+	// tail is events[settled:wrote] as stored: a later read of the file
+	// may end differently (a step it closed for now has grown).
+	tail []core.Event
+}
+
+// readAt returns n bytes of f at off.
+func readAt(f io.ReaderAt, off int64, n int) ([]byte, error) {
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// trusted reports whether the file f, whose complete lines now end at
+// end, is the one t read, grown: not shorter, and the same first bytes
+// and bytes before the end of what was read (the inode and size are
+// checked by the caller).
+func (t *foreignTail) trusted(f io.ReaderAt, end int64) bool {
+	if end < t.end {
+		return false
+	}
+	head, err := readAt(f, 0, len(t.head))
+	if err != nil || !bytes.Equal(head, t.head) {
+		return false
+	}
+	mark, err := readAt(f, t.end-int64(len(t.mark)), len(t.mark))
+	return err == nil && bytes.Equal(mark, t.mark)
+}
+
+// remember keeps the marks of f read up to end.
+func (t *foreignTail) remember(f io.ReaderAt, end int64) error {
+	var err error
+	if int64(len(t.head)) < min(end, markBytes) {
+		if t.head, err = readAt(f, 0, int(min(end, markBytes))); err != nil {
+			return err
+		}
+	}
+	n := min(end, markBytes)
+	t.mark, err = readAt(f, end-n, int(n))
+	t.end = end
+	return err
+}
+
+// readTail decodes what the plain transcript f at path grew by since k's
+// last read, from the decoder state kept after it — or the whole file,
+// up to end, when there is none or it cannot be trusted (the file
+// shrank, or its first bytes or those before the end of the last read
+// changed: rewritten) — and returns its logs as a whole read returns
+// them, with the number of each log's settled events.
+func (w *Watcher) readTail(path string, f io.ReaderAt, k *fileKind, end int64, lim dsh.Limits) (*foreignTail, []*dsh.Log, []int, error) {
+	t := k.tail
+	k.tail = nil // put back once read
+	if t != nil && !t.trusted(f, end) {
+		t = nil
+	}
+	if t == nil {
+		t = &foreignTail{lt: k.fg.Tail(path, lim), sessions: map[string]*sessionTail{}}
+	}
+	if end > t.end {
+		if err := dsh.FeedFileAt(t.lt, path, f, t.end, end); err != nil {
+			return nil, nil, nil, err
+		}
+		if err := t.remember(f, end); err != nil {
+			return nil, nil, nil, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+	logs, settled, err := dsh.TailLogs(t.lt, path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	w.tick++
+	t.used = w.tick
+	k.tail = t
+	w.keepTails(k, lim)
+	return t, logs, settled, nil
+}
+
+// keepTails drops the decoder states of the transcripts that grew least
+// recently until those kept, k's among them, hold at most one import's
+// memory budget (Limits.MaxMemoryBytes) together: a file whose state was
+// dropped is read whole when it grows again.
+func (w *Watcher) keepTails(k *fileKind, lim dsh.Limits) {
+	budget := lim.OrDefault().MaxMemoryBytes
+	for {
+		var total int64
+		var oldest *fileKind
+		for _, o := range w.kinds {
+			if o.tail == nil {
+				continue
+			}
+			total += o.tail.lt.Mem()
+			if o != k && (oldest == nil || o.tail.used < oldest.tail.used) {
+				oldest = o
+			}
+		}
+		if total <= budget || oldest == nil {
+			return
+		}
+		oldest.tail = nil
+	}
+}
+
+// storeTail stores log l of a transcript read by t, settled its events no
+// later line changes, through the store's Appender when what the watcher
+// stored of the session is known: when l's events begin with it, the
+// new events are appended; when they end differently (a step the file's
+// end closed for now has grown), the events after the store's mark (or
+// after those settled) are rewritten. Neither reads the stored log back. Otherwise — the first
+// read, a changed header, a store without Appender or one that refuses
+// (the stored log moved under the watcher: an import, a delete) —
+// SyncWatched reconciles the whole log.
+func (w *Watcher) storeTail(ctx context.Context, t *foreignTail, l *dsh.Log, settled int) (outcome string, added int, err error) {
+	id, events := l.Header.ID, l.Events
+	settled = min(settled, len(events))
+	hj, herr := store.HeaderJSON(l.Header)
+	rec := t.sessions[id]
+	delete(t.sessions, id) // put back once stored
+	app, ok := w.st.(Appender)
+	if ok && herr == nil && rec != nil && rec.header == hj {
+		var ww store.WatchedWrite
+		mark := rec.mark
+		switch {
+		case rec.prefixOf(events) && len(events) == rec.wrote:
+			t.sessions[id] = rec.next(hj, events, settled, mark)
+			return store.ImportUnchanged, 0, nil
+		case rec.prefixOf(events):
+			ww = store.WatchedWrite{Stored: rec.wrote, From: rec.wrote, Events: events[rec.wrote:], Mark: -1}
+			if settled >= rec.wrote {
+				ww.Mark, mark = settled, settled
+			}
+		default:
+			// The end differs: rewrite it from the store's mark, or
+			// from the events settled before (the store then reads
+			// their summary once).
+			from := rec.settled
+			if rec.mark >= 0 {
+				from = rec.mark
+			}
+			ww = store.WatchedWrite{Stored: rec.wrote, From: from, Events: events[from:], Mark: settled}
+			mark = settled
+		}
+		if ok {
+			outcome, added, err = app.AppendWatched(ctx, l.Header, ww)
+			if err == nil {
+				if outcome != store.ImportSkipped {
+					t.sessions[id] = rec.next(hj, events, settled, mark)
+				}
+				return outcome, added, nil
+			}
+			if core.ErrorCode(err) != core.CodeConflict {
+				return "", 0, err
+			}
+			// The stored log moved under the watcher, or the store
+			// cannot rewrite its end: reconcile it whole.
+		}
+	}
+	outcome, added, err = w.st.SyncWatched(ctx, l.Header, events)
+	if err == nil && herr == nil && outcome != store.ImportSkipped {
+		t.sessions[id] = (*sessionTail)(nil).next(hj, events, settled, -1)
+	}
+	return outcome, added, err
+}
+
+// next is what the watcher stored of a session once events (settled of
+// them) are, with the store's mark at mark.
+func (*sessionTail) next(header string, events []core.Event, settled, mark int) *sessionTail {
+	return &sessionTail{header: header, wrote: len(events), settled: settled, mark: mark, tail: slices.Clone(events[settled:])}
+}
+
+// prefixOf reports whether events begin with what was stored: their
+// settled events are so by the decoder's word, the rest are compared.
+func (s *sessionTail) prefixOf(events []core.Event) bool {
+	if len(events) < s.wrote {
+		return false
+	}
+	for i, e := range s.tail {
+		if !sameEvent(e, events[s.settled+i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameEvent reports whether a and b are the same event (their JSON).
+func sameEvent(a, b core.Event) bool {
+	if a.Seq != b.Seq || a.Type != b.Type || a.Time != b.Time || a.Ignorable != b.Ignorable || !bytes.Equal(a.Data, b.Data) {
+		return false
+	}
+	x, err1 := a.MarshalJSON()
+	y, err2 := b.MarshalJSON()
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
