@@ -60,9 +60,9 @@ func rowsFloorSQL(q *search.Query) (string, []any) {
 		s.docsFrom() + whereSQL(s.matchConds()) + newestFirst + " LIMIT 21", s.args
 }
 
-// explain returns EXPLAIN ANALYZE's plan of a query.
+// explain returns EXPLAIN (ANALYZE, BUFFERS)'s plan of a query.
 func explain(ctx context.Context, st *Store, query string, args []any) (string, error) {
-	rows, err := st.pool.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, BUFFERS OFF) "+query, append([]any{pgx.QueryExecModeExec}, args...)...)
+	rows, err := st.pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+query, append([]any{pgx.QueryExecModeExec}, args...)...)
 	if err != nil {
 		return "", err
 	}
@@ -137,7 +137,7 @@ func BenchmarkSearch(b *testing.B) {
 			}
 			mode := pgx.QueryExecModeCacheStatement
 			if words {
-				mode = pgx.QueryExecModeExec
+				mode = wordsMode
 			}
 			floor, fargs := floorSQL(q, tc.order)
 			rowsFloor, rargs := rowsFloorSQL(q)
@@ -154,19 +154,6 @@ func BenchmarkSearch(b *testing.B) {
 					b.Fatalf("EXPLAIN %s: %v", x.what, err)
 				}
 				b.Logf("%s %q, %s:\n%s\n%s", tc.name, tc.q, x.what, x.sql, plan)
-			}
-			if words && !explained[tc.name+"page"] {
-				// The page, read by the ids the first statement chose.
-				explained[tc.name+"page"] = true
-				ids, keys, _, err := topIDs(ctx, st.pool, query, args, tc.order)
-				if err != nil {
-					b.Fatal(err)
-				}
-				plan, err := explain(ctx, st, pageByIDsSQL, []any{ids, keys})
-				if err != nil {
-					b.Fatalf("EXPLAIN page: %v", err)
-				}
-				b.Logf("%s %q, page:\n%s", tc.name, tc.q, plan)
 			}
 			var lat, bare, rowsBare []time.Duration
 			hits, among := 0, 0
