@@ -137,7 +137,7 @@ func BenchmarkSearch(b *testing.B) {
 			}
 			mode := pgx.QueryExecModeCacheStatement
 			if words {
-				mode = wordsMode
+				mode = pgx.QueryExecModeExec
 			}
 			floor, fargs := floorSQL(q, tc.order)
 			rowsFloor, rargs := rowsFloorSQL(q)
@@ -154,6 +154,19 @@ func BenchmarkSearch(b *testing.B) {
 					b.Fatalf("EXPLAIN %s: %v", x.what, err)
 				}
 				b.Logf("%s %q, %s:\n%s\n%s", tc.name, tc.q, x.what, x.sql, plan)
+			}
+			if words && !explained[tc.name+"page"] {
+				// The page, read by the ids the first statement chose.
+				explained[tc.name+"page"] = true
+				ids, keys, _, err := topIDs(ctx, st.pool, query, args, tc.order)
+				if err != nil {
+					b.Fatal(err)
+				}
+				plan, err := explain(ctx, st, pageByIDsSQL, []any{ids, keys})
+				if err != nil {
+					b.Fatalf("EXPLAIN page: %v", err)
+				}
+				b.Logf("%s %q, page:\n%s", tc.name, tc.q, plan)
 			}
 			var lat, bare, rowsBare []time.Duration
 			hits, among := 0, 0

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"prism/core"
 	"prism/core/search"
@@ -155,15 +156,11 @@ func compile(q *search.Query) searchSQL {
 	return s
 }
 
-// hitCols are a hit's columns from search_docs d. A card's number (its
-// ordinal among the cards of its call id) was counted when it was filed
-// (insertDocsSQL, pairResultSQL).
+// hitCols are a hit's columns. A card's number (its ordinal among the
+// cards of its call id) was counted when it was filed (insertDocsSQL,
+// pairResultSQL).
 const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''), d.card,
-	COALESCE(d.tool, ''), COALESCE(d.result_seq, -1), d.error, d.time`
-
-// docCols are the columns of search_docs that hitCols reads, for a
-// subquery that chooses a page's documents.
-const docCols = "d.id, d.session_id, d.seq, d.kind, d.call_id, d.card, d.tool, d.result_seq, d.error, d.time"
+	COALESCE(d.tool, ''), COALESCE(d.result_seq, -1), d.error, d.time, s.title, s.status`
 
 // hitRow is one matched document and its sort key.
 type hitRow struct {
@@ -197,31 +194,26 @@ func (s *searchSQL) docsFrom() string {
 	return " FROM search_docs d"
 }
 
-// pagePlainSQL reads the page of a query of operators alone whole
-// (hitCols), in the page's order, from top (its ids and sort keys, best
-// first): the columns are computed for the page only, not for every match
-// a sort passes over. Each document comes with its session's title and
-// status, its session's header for a session's own document, and the
-// query-free snippet it was filed with (core/search.Plain), not its
-// events.
-const pagePlainSQL = "SELECT " + hitCols + ", top.key, %s, s.title, s.status, CASE WHEN d.seq < 0 THEN s.header END, d.snip " +
+// pageSQL reads the page's documents whole (hitCols), in the page's order,
+// from top (its ids and sort keys, best first): the columns are computed
+// for the page only, not for every match a sort passes over. With each
+// document come what its snippet is made from (store.HitSeqs): its
+// session's header for a session's own document, else the type, data and
+// surface op of its event and of a card's result event — all that
+// core/search.Extract reads of an event.
+const pageSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 THEN s.header END, " +
+	"e1.type, e1.data, e1.surface_op, e2.type, e2.data, e2.surface_op " +
 	"FROM top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id " +
+	"LEFT JOIN events e1 ON e1.session_id = d.session_id AND e1.seq = d.seq " +
+	"LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq " +
 	"ORDER BY top.key DESC, d.id DESC"
 
-// sessionCol is, in the page of a query with words, a hit's session's
-// title, status and (for the session's own document) header as one text
-// array: a subquery run for each row of the page, planned on its own as
-// a lookup by primary key — not a join the planner weighs with the
-// others each time the statement is planned for its values.
-const sessionCol = "(SELECT ARRAY[s.title, s.status, CASE WHEN d.seq < 0 THEN s.header END] FROM sessions s WHERE s.id = d.session_id)"
-
-// snippetCols are, in the page of a query with words to mark, what a hit's
-// snippet is made from (store.HitSeqs): the type, data and surface op of
-// its event and of a card's result event, each as a text array (NULL
-// when the log holds no such event), read as sessionCol is. Nothing else
-// of the events is read: core/search.Extract needs no more.
-const snippetCols = "(SELECT ARRAY[e.type, e.data, e.surface_op] FROM events e WHERE e.session_id = d.session_id AND e.seq = d.seq), " +
-	"(SELECT ARRAY[e.type, e.data, e.surface_op] FROM events e WHERE e.session_id = d.session_id AND e.seq = d.result_seq AND d.result_seq <> d.seq)"
+// pagePlainSQL is pageSQL for a query without words to mark: each
+// document comes with the query-free snippet it was filed with
+// (core/search.Plain), not its events.
+const pagePlainSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 THEN s.header END, d.snip " +
+	"FROM top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id " +
+	"ORDER BY top.key DESC, d.id DESC"
 
 // newestTop is a query in time order: the matching documents newest
 // first, read straight from search_docs in the order of an index, so the
@@ -231,18 +223,18 @@ const snippetCols = "(SELECT ARRAY[e.type, e.data, e.surface_op] FROM events e W
 // the CTEs that end in top (the page's ids and sort keys, one more than
 // the page) and the expression that counts the candidates ("0").
 func (s *searchSQL) newestTop(p store.SearchPlan) (with, among string) {
-	return "WITH top AS (" + s.newest(p, "d.id") + ") ", "0"
+	return "WITH top AS (" + s.newestIDs(p) + ") ", "0"
 }
 
-// newest is newestTop's query alone: cols (of search_docs d) and the sort
-// key of the page's documents, newest first.
-func (s *searchSQL) newest(p store.SearchPlan, cols string) string {
+// newestIDs is newestTop's query alone: the ids and sort keys of the
+// page, newest first.
+func (s *searchSQL) newestIDs(p store.SearchPlan) string {
 	conds := s.matchConds()
 	if a := p.After; a != nil {
 		k := s.arg(int64(a.Key))
 		conds = append(conds, "d.time <= "+k, "(d.time < "+k+" OR d.id < "+s.arg(a.Doc)+")")
 	}
-	return "SELECT " + cols + ", d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Limit+1)
+	return "SELECT d.id, d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Limit+1)
 }
 
 // rankedTop is a query by rank: the most recent p.Candidates matching
@@ -263,6 +255,19 @@ func (s *searchSQL) rankedTop(p store.SearchPlan) (with, among string) {
 	return b.String(), "(SELECT count(*) FROM r)"
 }
 
+// topIDsSQL ends a query's CTEs (newestTop's, rankedTop's) with one row:
+// the candidates' count and the page's ids and sort keys, best first.
+const topIDsSQL = "SELECT %s, coalesce(array_agg(id ORDER BY key DESC, id DESC), '{}'), coalesce(array_agg(key ORDER BY key DESC, id DESC), '{}') FROM top"
+
+// pageByIDsSQL is pageSQL over the ids and sort keys a query of words
+// chose (topIDs): the same statement whatever the words, prepared once per
+// connection; pageByIDsPlainSQL is pagePlainSQL's, for a query whose words
+// are all excluded (nothing to mark).
+var (
+	pageByIDsSQL      = "WITH top AS (SELECT * FROM unnest($1::bigint[], $2::float8[]) AS t(id, key)) " + fmt.Sprintf(pageSQL, "0")
+	pageByIDsPlainSQL = "WITH top AS (SELECT * FROM unnest($1::bigint[], $2::float8[]) AS t(id, key)) " + fmt.Sprintf(pagePlainSQL, "0")
+)
+
 // whereSQL returns " WHERE …" for the conditions, or "".
 func whereSQL(conds []string) string {
 	if len(conds) == 0 {
@@ -271,58 +276,61 @@ func whereSQL(conds []string) string {
 	return " WHERE " + strings.Join(conds, " AND ")
 }
 
-// querySQL compiles a parsed query for the plan's order into one
-// statement that chooses the page and reads it, with what its snippets
-// are made from — one round trip, one snapshot.
-//
-// A query of operators alone (tool:, error:, …; words false) reads its
-// page with pagePlainSQL, prepared once per connection: it walks the same
-// index whatever its values, and planning the page's joins costs several
-// times the query itself.
-//
-// A query with words (words true) is planned for its values every time
-// (a cached generic plan cannot tell a rare word, for the GIN index, from
-// a common one, for the time index). So that planning it costs no more
-// than planning the bare query, it joins nothing for the page: the
-// page's documents are read by the query that chooses them (in time
-// order) or by their ids (by rank), and their sessions and events by
-// subqueries (sessionCol, snippetCols) that the planner plans alone and
-// runs for the page's rows only. A query whose words are all excluded
-// (nothing to mark) reads the documents' filed snippets instead of their
-// events.
+// querySQL compiles a parsed query for the plan's order. A query of
+// operators alone (tool:, error:, …) is one statement that chooses its
+// page and reads it whole (pagePlainSQL: no words to mark), prepared
+// once per connection: it walks the same index whatever its values, and planning the page's joins costs several times the query
+// itself. A query with words (words true) is planned for its values every
+// time (a cached generic plan cannot tell a rare word, for the GIN index,
+// from a common one, for the time index), so it only chooses the page
+// (topIDsSQL) and the page is read by pageByIDsSQL, prepared.
 func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, plan store.SearchPlan, words bool, err error) {
 	s := compile(q)
 	plan, err = store.PlanSearch(o, s.match != "")
 	if err != nil {
 		return "", nil, plan, false, err
 	}
-	if !s.words {
-		with, among := s.newestTop(plan)
-		return with + fmt.Sprintf(pagePlainSQL, among), s.args, plan, false, nil
+	var with, among string
+	switch {
+	case plan.Order == store.OrderRank:
+		with, among = s.rankedTop(plan)
+	case s.words:
+		// The ids alone, as rows: planned as cheaply as the bare query.
+		return s.newestIDs(plan), s.args, plan, true, nil
+	default:
+		with, among = s.newestTop(plan)
 	}
-	snippets := snippetCols
-	if len(q.Highlights()) == 0 {
-		snippets = "d.snip"
+	if s.words {
+		return with + fmt.Sprintf(topIDsSQL, among), s.args, plan, true, nil
 	}
-	if plan.Order == store.OrderRank {
-		with, among := s.rankedTop(plan)
-		return with + "SELECT " + hitCols + ", top.key, " + among + ", " + sessionCol + ", " + snippets +
-			" FROM top JOIN search_docs d ON d.id = top.id ORDER BY top.key DESC, d.id DESC", s.args, plan, true, nil
-	}
-	cols := docCols
-	if snippets == "d.snip" {
-		cols += ", d.snip"
-	}
-	return "SELECT " + hitCols + ", d.key, 0, " + sessionCol + ", " + snippets +
-		" FROM (" + s.newest(plan, cols) + ") d" + newestFirst, s.args, plan, true, nil
+	// Operators alone: no words to mark.
+	return with + fmt.Sprintf(pagePlainSQL, among), s.args, plan, false, nil
 }
 
-// wordsMode is how a query with words runs: parsed and planned for its
-// values every time (the unnamed statement), its parameter and result
-// types described once per connection, so it takes one round trip and
-// its rows come in the binary format (a text array of events is not
-// quoted and unquoted).
-const wordsMode = pgx.QueryExecModeCacheDescribe
+// topIDs runs querySQL's query of a search with words: the page's ids and
+// sort keys, and how many candidates a ranked one had (topIDsSQL's one
+// row; a time-ordered one returns newestIDs' rows).
+func topIDs(ctx context.Context, pool *pgxpool.Pool, query string, args []any, order string) (ids []int64, keys []float64, among int, err error) {
+	all := append([]any{pgx.QueryExecModeExec}, args...)
+	if order == store.OrderRank {
+		err = pool.QueryRow(ctx, query, all...).Scan(&among, &ids, &keys)
+		return ids, keys, among, err
+	}
+	rows, err := pool.Query(ctx, query, all...)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var key float64
+		if err := rows.Scan(&id, &key); err != nil {
+			return nil, nil, 0, err
+		}
+		ids, keys = append(ids, id), append(keys, key)
+	}
+	return ids, keys, 0, rows.Err()
+}
 
 // Search runs a parsed query over the index and returns a page of hits
 // with their snippets, read in one statement (one snapshot): every hit is
@@ -334,11 +342,26 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 	if err != nil {
 		return store.SearchPage{}, err
 	}
-	mode := pgx.QueryExecModeCacheStatement
+	among := 0
+	var rows pgx.Rows
 	if words {
-		mode = wordsMode
+		// The page's ids, then the page: two statements, each a snapshot
+		// of its own. A document deleted between them (its session
+		// deleted, its log replaced) is missing from the page; every hit
+		// shown is one whose events exist.
+		var ids []int64
+		var keys []float64
+		if ids, keys, among, err = topIDs(ctx, st.pool, query, args, plan.Order); err != nil {
+			return store.SearchPage{}, translate(err, "search")
+		}
+		page := pageByIDsSQL
+		if len(q.Highlights()) == 0 {
+			page = pageByIDsPlainSQL
+		}
+		rows, err = st.pool.Query(ctx, page, pgx.QueryExecModeCacheStatement, ids, keys)
+	} else {
+		rows, err = st.pool.Query(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 	}
-	rows, err := st.pool.Query(ctx, query, append([]any{mode}, args...)...)
 	if err != nil {
 		return store.SearchPage{}, translate(err, "search")
 	}
@@ -348,32 +371,24 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 		plain *search.Plain
 	}
 	hl := q.Highlights()
-	among := 0
 	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (found, error) {
 		var x found
 		h := &x.hit
 		var code, header, snip *string
-		var sess, e1, e2 []*string
-		dest := []any{&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time,
-			&x.key, &among}
+		var e [2]nullEvent
+		n := &among
 		if words {
-			dest = append(dest, &sess)
-		} else {
-			dest = append(dest, &h.SessionTitle, &h.SessionStatus, &header)
+			n = new(int) // the first statement counted them
 		}
+		dest := []any{&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time,
+			&h.SessionTitle, &h.SessionStatus, &x.key, n, &header}
 		if len(hl) == 0 {
 			dest = append(dest, &snip)
 		} else {
-			dest = append(dest, &e1, &e2)
+			dest = append(dest, append(e[0].dest(), e[1].dest()...)...)
 		}
 		if err := r.Scan(dest...); err != nil {
 			return x, err
-		}
-		if words {
-			if len(sess) != 3 || sess[0] == nil || sess[1] == nil {
-				return x, fmt.Errorf("document %d: its session %s is missing", x.doc, h.SessionID)
-			}
-			h.SessionTitle, h.SessionStatus, header = *sess[0], *sess[1], sess[2]
 		}
 		if code != nil {
 			h.Failed, h.ErrorCode = true, *code
@@ -388,11 +403,8 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 			return x, nil // filed without a snippet: read from the log below
 		}
 		var events []core.Event
-		for _, e := range []struct {
-			seq  int64
-			cols []*string
-		}{{h.Seq, e1}, {h.ResultSeq, e2}} {
-			ev, ok, err := snippetEvent(e.seq, e.cols)
+		for i, seq := range []int64{h.Seq, h.ResultSeq} {
+			ev, ok, err := e[i].event(seq)
 			if err != nil {
 				return x, err
 			}
@@ -453,19 +465,26 @@ func deref(s *string) string {
 	return *s
 }
 
-// snippetEvent is the event at seq as snippetCols read it (its type, data
-// and surface op), enough for core/search.Extract; ok is false when the
-// log holds none (cols NULL).
-func snippetEvent(seq int64, cols []*string) (e core.Event, ok bool, err error) {
-	if cols == nil {
+// nullEvent is what pageSQL reads of an event for its snippet (its type,
+// data and surface op) from an outer join: all NULL when there is no
+// event.
+type nullEvent struct {
+	typ, surface *string
+	data         []byte // read as bytes: the event's Data, not copied again
+}
+
+func (n *nullEvent) dest() []any {
+	return []any{&n.typ, &n.data, &n.surface}
+}
+
+// event returns the event at seq, or ok false when the join found none.
+func (n *nullEvent) event(seq int64) (e core.Event, ok bool, err error) {
+	if n.typ == nil {
 		return e, false, nil
 	}
-	if len(cols) != 3 || cols[0] == nil || cols[1] == nil {
-		return e, false, fmt.Errorf("event %d: %d columns read for its snippet, want its type, data and surface op", seq, len(cols))
-	}
-	e = core.Event{Seq: seq, Type: *cols[0], Data: []byte(*cols[1])}
-	if cols[2] != nil {
-		if e.SurfaceOp, err = store.DecodeSurfaceOp(*cols[2]); err != nil {
+	e = core.Event{Seq: seq, Type: *n.typ, Data: n.data}
+	if n.surface != nil {
+		if e.SurfaceOp, err = store.DecodeSurfaceOp(*n.surface); err != nil {
 			return e, false, fmt.Errorf("event %d: stored surfaceOp: %w", seq, err)
 		}
 	}

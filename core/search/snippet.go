@@ -180,7 +180,9 @@ func window(label, text string, spans []span) Snippet {
 			}
 		}
 	}
-	var runes []rune
+	// The excerpt's characters: SnippetRunes, a few more to end a match
+	// and the two ellipses (one allocation, not one per doubling).
+	runes := make([]rune, 0, SnippetRunes+8)
 	if start > 0 {
 		runes = append(runes, '…')
 	}
