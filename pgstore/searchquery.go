@@ -371,25 +371,28 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 		plain *search.Plain
 	}
 	hl := q.Highlights()
-	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (found, error) {
-		var x found
-		h := &x.hit
-		var code, header, snip *string
-		var e [2]nullEvent
-		n := &among
-		if words {
-			n = new(int) // the first statement counted them
-		}
-		dest := []any{&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time,
-			&h.SessionTitle, &h.SessionStatus, &x.key, n, &header}
-		if len(hl) == 0 {
-			dest = append(dest, &snip)
-		} else {
-			dest = append(dest, append(e[0].dest(), e[1].dest()...)...)
-		}
+	// The rows are scanned into one set of targets (not a set allocated
+	// for each row), and each kept as a found.
+	var sc struct {
+		hitRow
+		among              int
+		code, header, snip *string
+		e                  [2]nullEvent
+	}
+	dest := []any{&sc.doc, &sc.hit.SessionID, &sc.hit.Seq, &sc.hit.Kind, &sc.hit.CallID, &sc.hit.Card, &sc.hit.Tool,
+		&sc.hit.ResultSeq, &sc.code, &sc.hit.Time, &sc.hit.SessionTitle, &sc.hit.SessionStatus, &sc.key, &sc.among, &sc.header}
+	if len(hl) == 0 {
+		dest = append(dest, &sc.snip)
+	} else {
+		dest = append(dest, append(sc.e[0].dest(), sc.e[1].dest()...)...)
+	}
+	all, err := pgx.AppendRows(make([]found, 0, plan.Limit+1), rows, func(r pgx.CollectableRow) (found, error) {
 		if err := r.Scan(dest...); err != nil {
-			return x, err
+			return found{}, err
 		}
+		x := found{hitRow: sc.hitRow}
+		h := &x.hit
+		code, header, snip, e := sc.code, sc.header, sc.snip, &sc.e
 		if code != nil {
 			h.Failed, h.ErrorCode = true, *code
 		}
@@ -419,6 +422,9 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 	})
 	if err != nil {
 		return store.SearchPage{}, translate(err, "search")
+	}
+	if !words && len(all) > 0 {
+		among = sc.among // else the first statement counted them
 	}
 	page := store.SearchPage{Hits: make([]store.SearchHit, 0, min(len(all), plan.Limit))}
 	if plan.Order == store.OrderRank && among >= plan.Candidates {
@@ -470,7 +476,18 @@ func deref(s *string) string {
 // event.
 type nullEvent struct {
 	typ, surface *string
-	data         []byte // read as bytes: the event's Data, not copied again
+	data         reusedBytes // the event's Data, valid until the next row is scanned
+}
+
+// reusedBytes is a column read as bytes into the same buffer row after
+// row: an event's data is decoded for the row's snippet and not kept.
+type reusedBytes []byte
+
+// ScanBytes implements pgtype.BytesScanner: it keeps a copy of v (valid
+// only during the call) in its buffer.
+func (b *reusedBytes) ScanBytes(v []byte) error {
+	*b = append((*b)[:0], v...)
+	return nil
 }
 
 func (n *nullEvent) dest() []any {
@@ -482,7 +499,7 @@ func (n *nullEvent) event(seq int64) (e core.Event, ok bool, err error) {
 	if n.typ == nil {
 		return e, false, nil
 	}
-	e = core.Event{Seq: seq, Type: *n.typ, Data: n.data}
+	e = core.Event{Seq: seq, Type: *n.typ, Data: []byte(n.data)}
 	if n.surface != nil {
 		if e.SurfaceOp, err = store.DecodeSurfaceOp(*n.surface); err != nil {
 			return e, false, fmt.Errorf("event %d: stored surfaceOp: %w", seq, err)
