@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,9 +61,9 @@ func rowsFloorSQL(q *search.Query) (string, []any) {
 		s.docsFrom() + whereSQL(s.matchConds()) + newestFirst + " LIMIT 21", s.args
 }
 
-// explain returns EXPLAIN ANALYZE's plan of a query.
+// explain returns EXPLAIN (ANALYZE, BUFFERS)'s plan of a query.
 func explain(ctx context.Context, st *Store, query string, args []any) (string, error) {
-	rows, err := st.pool.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, BUFFERS OFF) "+query, append([]any{pgx.QueryExecModeExec}, args...)...)
+	rows, err := st.pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+query, append([]any{pgx.QueryExecModeExec}, args...)...)
 	if err != nil {
 		return "", err
 	}
@@ -75,7 +76,10 @@ func explain(ctx context.Context, st *Store, query string, args []any) (string, 
 // each beside its floor in the same run: the bare engine query for the
 // same result set (floorSQL), timed in turn with the search, so each
 // figure is a ratio under the same load. A search is 20 hits with their
-// snippets. It logs EXPLAIN ANALYZE of each class's query and floor (-v).
+// snippets. Beside the wall-clock figures it reports this process's CPU
+// per search and per floor (cpu-us, floor-cpu-us: the client's work,
+// which a loaded machine does not stretch). It logs EXPLAIN (ANALYZE,
+// BUFFERS) of each class's query, its page and its floor (-v).
 // The tables are ANALYZEd after the fill, as autovacuum would. The size
 // reported is the database's (pg_database_size) per event.
 //
@@ -169,23 +173,32 @@ func BenchmarkSearch(b *testing.B) {
 				b.Logf("%s %q, page:\n%s", tc.name, tc.q, plan)
 			}
 			var lat, bare, rowsBare []time.Duration
+			var cpu, floorCPU time.Duration
 			hits, among := 0, 0
 			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
+				c0, t0 := processCPU(b), time.Now()
 				page, err := st.Search(ctx, q, o)
 				if err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(t0))
+				c1 := processCPU(b)
+				cpu += c1 - c0
 				hits, among = len(page.Hits), page.RankedAmong
 				// Run as Search's query is: planned for its values, or
 				// prepared once (operators alone).
 				bare = append(bare, runFloor(ctx, b, st, mode, floor, fargs))
+				floorCPU += processCPU(b) - c1
 				if rowsFloor != "" {
 					rowsBare = append(rowsBare, runFloor(ctx, b, st, mode, rowsFloor, rargs))
 				}
 			}
 			reportVsFloor(b, lat, bare)
+			// This process's CPU (the client's: decoding, snippets, its
+			// garbage collection), which the machine's load does not
+			// stretch as it does a wall-clock time.
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us")
+			b.ReportMetric(float64(floorCPU.Microseconds())/float64(b.N), "floor-cpu-us")
 			if rowsFloor != "" {
 				reportVsRowsFloor(b, lat, rowsBare)
 			}
@@ -241,4 +254,14 @@ func reportVsFloor(b *testing.B, lat, floor []time.Duration) {
 	b.ReportMetric(pct(lat, 50)/max(pct(floor, 50), 0.001), "x-floor-p50")
 	b.ReportMetric(pct(lat, 99)/max(pct(floor, 99), 0.001), "x-floor-p99")
 	b.ReportMetric(0, "ns/op")
+}
+
+// processCPU returns the CPU time this process has used (user and
+// system, all its threads).
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

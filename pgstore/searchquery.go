@@ -198,12 +198,11 @@ func (s *searchSQL) docsFrom() string {
 // from top (its ids and sort keys, best first): the columns are computed
 // for the page only, not for every match a sort passes over. With each
 // document come what its snippet is made from (store.HitSeqs): its
-// session's header for a session's own document, else its event and a
-// card's result event — so a search is one statement, one snapshot and
-// one round trip.
+// session's header for a session's own document, else the type, data and
+// surface op of its event and of a card's result event — all that
+// core/search.Extract reads of an event.
 const pageSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 THEN s.header END, " +
-	"e1.seq, e1.type, e1.time, e1.data, e1.ignorable, e1.surface_op, e1.source_event_seqs, " +
-	"e2.seq, e2.type, e2.time, e2.data, e2.ignorable, e2.surface_op, e2.source_event_seqs " +
+	"e1.type, e1.data, e1.surface_op, e2.type, e2.data, e2.surface_op " +
 	"FROM top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id " +
 	"LEFT JOIN events e1 ON e1.session_id = d.session_id AND e1.seq = d.seq " +
 	"LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq " +
@@ -228,14 +227,18 @@ func (s *searchSQL) newestTop(p store.SearchPlan) (with, among string) {
 }
 
 // newestIDs is newestTop's query alone: the ids and sort keys of the
-// page, newest first.
+// page, newest first. The limit (store.PlanSearch bounds it) is written
+// into the statement, not bound: a statement of operators alone is
+// prepared, and with a bound LIMIT PostgreSQL's generic plan is costed for
+// a tenth of the matches, so at a million events it kept planning the
+// statement at every search (0 generic plans in 10, 0.2-0.3 ms each).
 func (s *searchSQL) newestIDs(p store.SearchPlan) string {
 	conds := s.matchConds()
 	if a := p.After; a != nil {
 		k := s.arg(int64(a.Key))
 		conds = append(conds, "d.time <= "+k, "(d.time < "+k+" OR d.id < "+s.arg(a.Doc)+")")
 	}
-	return "SELECT d.id, d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + s.arg(p.Limit+1)
+	return "SELECT d.id, d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + strconv.Itoa(p.Limit+1)
 }
 
 // rankedTop is a query by rank: the most recent p.Candidates matching
@@ -372,25 +375,28 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 		plain *search.Plain
 	}
 	hl := q.Highlights()
-	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (found, error) {
-		var x found
-		h := &x.hit
-		var code, header, snip *string
-		var e [2]nullEvent
-		n := &among
-		if words {
-			n = new(int) // the first statement counted them
-		}
-		dest := []any{&x.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &code, &h.Time,
-			&h.SessionTitle, &h.SessionStatus, &x.key, n, &header}
-		if len(hl) == 0 {
-			dest = append(dest, &snip)
-		} else {
-			dest = append(dest, append(e[0].dest(), e[1].dest()...)...)
-		}
+	// The rows are scanned into one set of targets (not a set allocated
+	// for each row), and each kept as a found.
+	var sc struct {
+		hitRow
+		among              int
+		code, header, snip *string
+		e                  [2]nullEvent
+	}
+	dest := []any{&sc.doc, &sc.hit.SessionID, &sc.hit.Seq, &sc.hit.Kind, &sc.hit.CallID, &sc.hit.Card, &sc.hit.Tool,
+		&sc.hit.ResultSeq, &sc.code, &sc.hit.Time, &sc.hit.SessionTitle, &sc.hit.SessionStatus, &sc.key, &sc.among, &sc.header}
+	if len(hl) == 0 {
+		dest = append(dest, &sc.snip)
+	} else {
+		dest = append(dest, append(sc.e[0].dest(), sc.e[1].dest()...)...)
+	}
+	all, err := pgx.AppendRows(make([]found, 0, plan.Limit+1), rows, func(r pgx.CollectableRow) (found, error) {
 		if err := r.Scan(dest...); err != nil {
-			return x, err
+			return found{}, err
 		}
+		x := found{hitRow: sc.hitRow}
+		h := &x.hit
+		code, header, snip, e := sc.code, sc.header, sc.snip, &sc.e
 		if code != nil {
 			h.Failed, h.ErrorCode = true, *code
 		}
@@ -404,8 +410,8 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 			return x, nil // filed without a snippet: read from the log below
 		}
 		var events []core.Event
-		for i := range e {
-			ev, ok, err := e[i].event()
+		for i, seq := range []int64{h.Seq, h.ResultSeq} {
+			ev, ok, err := e[i].event(seq)
 			if err != nil {
 				return x, err
 			}
@@ -420,6 +426,9 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 	})
 	if err != nil {
 		return store.SearchPage{}, translate(err, "search")
+	}
+	if !words && len(all) > 0 {
+		among = sc.among // else the first statement counted them
 	}
 	page := store.SearchPage{Hits: make([]store.SearchHit, 0, min(len(all), plan.Limit))}
 	if plan.Order == store.OrderRank && among >= plan.Candidates {
@@ -466,37 +475,38 @@ func deref(s *string) string {
 	return *s
 }
 
-// nullEvent is an event's columns (eventsSQL's) from an outer join: all
-// NULL when there is no event.
+// nullEvent is what pageSQL reads of an event for its snippet (its type,
+// data and surface op) from an outer join: all NULL when there is no
+// event.
 type nullEvent struct {
-	seq, time        *int64
-	typ, data        *string
-	ignorable        *bool
-	surface, sources *string
+	typ, surface *string
+	data         reusedBytes // the event's Data, valid until the next row is scanned
+}
+
+// reusedBytes is a column read as bytes into the same buffer row after
+// row: an event's data is decoded for the row's snippet and not kept.
+type reusedBytes []byte
+
+// ScanBytes implements pgtype.BytesScanner: it keeps a copy of v (valid
+// only during the call) in its buffer.
+func (b *reusedBytes) ScanBytes(v []byte) error {
+	*b = append((*b)[:0], v...)
+	return nil
 }
 
 func (n *nullEvent) dest() []any {
-	return []any{&n.seq, &n.typ, &n.time, &n.data, &n.ignorable, &n.surface, &n.sources}
+	return []any{&n.typ, &n.data, &n.surface}
 }
 
-// event returns the event, or ok false when the join found none.
-func (n *nullEvent) event() (e core.Event, ok bool, err error) {
-	if n.seq == nil {
+// event returns the event at seq, or ok false when the join found none.
+func (n *nullEvent) event(seq int64) (e core.Event, ok bool, err error) {
+	if n.typ == nil {
 		return e, false, nil
 	}
-	e = core.Event{Seq: *n.seq, Type: deref(n.typ), Data: []byte(deref(n.data))}
-	if n.time != nil {
-		e.Time = *n.time
-	}
-	e.Ignorable = n.ignorable != nil && *n.ignorable
+	e = core.Event{Seq: seq, Type: *n.typ, Data: []byte(n.data)}
 	if n.surface != nil {
 		if e.SurfaceOp, err = store.DecodeSurfaceOp(*n.surface); err != nil {
-			return e, false, fmt.Errorf("event %d: stored surfaceOp: %w", e.Seq, err)
-		}
-	}
-	if n.sources != nil {
-		if e.SourceEventSeqs, err = store.DecodeSeqs(*n.sources); err != nil {
-			return e, false, fmt.Errorf("event %d: stored sourceEventSeqs: %w", e.Seq, err)
+			return e, false, fmt.Errorf("event %d: stored surfaceOp: %w", seq, err)
 		}
 	}
 	return e, true, nil

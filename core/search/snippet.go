@@ -75,6 +75,25 @@ func matchSpans(text string, terms []Term) []span {
 	if len(terms) == 0 || text == "" {
 		return nil
 	}
+	spans, ok := asciiSpans(text, terms)
+	if !ok {
+		spans = tokenSpans(text, terms)
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	merged := spans[:0]
+	for _, s := range spans {
+		if n := len(merged); n > 0 && s.start <= merged[n-1].end {
+			merged[n-1].end = max(merged[n-1].end, s.end)
+			continue
+		}
+		merged = append(merged, s)
+	}
+	return merged
+}
+
+// tokenSpans returns where terms match text, unordered: text split into
+// its tokens (Tokens), each term's words looked for in a row.
+func tokenSpans(text string, terms []Term) []span {
 	toks := Tokens(text)
 	var spans []span
 	for _, t := range terms {
@@ -100,16 +119,7 @@ func matchSpans(text string, terms []Term) []span {
 			}
 		}
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
-	merged := spans[:0]
-	for _, s := range spans {
-		if n := len(merged); n > 0 && s.start <= merged[n-1].end {
-			merged[n-1].end = max(merged[n-1].end, s.end)
-			continue
-		}
-		merged = append(merged, s)
-	}
-	return merged
+	return spans
 }
 
 // MakeSnippet builds a hit's snippet from its document's sections: the
@@ -170,7 +180,9 @@ func window(label, text string, spans []span) Snippet {
 			}
 		}
 	}
-	var runes []rune
+	// The excerpt's characters: SnippetRunes, a few more to end a match
+	// and the two ellipses (one allocation, not one per doubling).
+	runes := make([]rune, 0, SnippetRunes+8)
 	if start > 0 {
 		runes = append(runes, '…')
 	}
