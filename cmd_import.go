@@ -27,6 +27,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.As, "as", "", "import the file's one session under this id")
 	fs.BoolVar(&o.Replace, "replace", false, "replace a stored session whose log differs (revokes its share links)")
 	mem := importMemoryFlag(fs)
+	// A bulk import has no live writer waiting behind it: each file's
+	// search documents are prepared as it decodes and filed in its own
+	// transaction, not by the writer after its commit.
+	o.FileIndex = true
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)

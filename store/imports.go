@@ -113,6 +113,14 @@ type ImportOptions struct {
 	// transactions with it (prism import decodes the next file while the
 	// one before commits).
 	Turn func(context.Context) error
+	// FileIndex asks the engine to file the search documents of the
+	// events it imports in the import's own transaction, prepared before
+	// it, instead of after its commit: for a bulk importer no live writer
+	// waits behind (prism import). A store that serves leaves it unset, so
+	// an upload's transaction holds the writer no longer than its rows
+	// take (SQLite files its index lag while idle, db/searchlag.go). An
+	// engine that always indexes in the transaction ignores it.
+	FileIndex bool
 }
 
 // Check validates the options on their own.
