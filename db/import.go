@@ -2,6 +2,8 @@ package db
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"io"
 	"time"
 
@@ -102,19 +104,52 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 	}
 	facts, docs := importFacts(plan, o.FileIndex && !st.w.noIndex)
 	var results []store.ImportResult
-	err = st.write(ctx, func(t *wtx) error {
+	err = st.submit(ctx, &request{kind: kindTx, relaxed: o.Relaxed, fn: func(t *wtx) error {
 		if docs != nil {
 			t.imported, t.filedNow = docs, map[string]bool{}
 		}
 		r, err := plan.Run(importTx{t: t, now: st.now, facts: facts})
 		results = r
 		return err
-	})
+	}})
 	if err != nil {
 		return nil, err
 	}
 	plan.Done(ctx, st.log, st, results)
 	return results, nil
+}
+
+// beginRelaxed starts a write transaction that commits at
+// synchronous=NORMAL (SQLite refuses the change inside a transaction):
+// the writer's next begin puts FULL back (restoreSync), as after an index
+// transaction.
+func (w *writer) beginRelaxed() (*sql.Tx, error) {
+	if !w.st.opts.SyncNormal && !w.relaxed {
+		if _, err := w.st.wdb.Exec("PRAGMA synchronous = NORMAL"); err != nil {
+			return nil, translate(err, "import: relax synchronous")
+		}
+		w.relaxed = true
+	}
+	return w.beginAsSet()
+}
+
+// Sync returns once every commit before it is on disk, relaxed ones
+// (store.ImportOptions.Relaxed) included: it commits a transaction at
+// synchronous=FULL, which syncs the write-ahead log — written in order, so
+// every commit before it is durable with it. The transaction rewrites the
+// file's user_version with its own value: it changes nothing, but writes
+// a page, so its commit reaches the disk.
+func (st *Store) Sync(ctx context.Context) error {
+	return st.write(ctx, func(t *wtx) error {
+		var v int64
+		if err := t.tx.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+			return translate(err, "sync: read user_version")
+		}
+		if _, err := t.tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", v)); err != nil {
+			return translate(err, "sync: write user_version")
+		}
+		return nil
+	})
 }
 
 // importFacts decodes the facts and the search words of the plan's

@@ -121,6 +121,20 @@ type ImportOptions struct {
 	// take (SQLite files its index lag while idle, db/searchlag.go). An
 	// engine that always indexes in the transaction ignores it.
 	FileIndex bool
+	// Relaxed lets the engine commit the import without waiting for the
+	// disk (SQLite: synchronous=NORMAL for its transaction): the import
+	// stays atomic — a crash leaves the file all imported or not at all —
+	// but a power failure may undo it until a later durable commit, or a
+	// Sync (Syncer), reaches the disk. For a bulk importer that reports a
+	// file only once a durable commit follows it (prism import). An engine
+	// whose commits are always durable ignores it.
+	Relaxed bool
+}
+
+// Syncer is a store whose commits may be relaxed (ImportOptions.Relaxed):
+// Sync returns once every commit before it is on disk.
+type Syncer interface {
+	Sync(ctx context.Context) error
 }
 
 // Check validates the options on their own.
