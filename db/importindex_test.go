@@ -3,6 +3,7 @@ package db
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -179,4 +180,104 @@ func TestImportFilingItsIndexEqualsTheLag(t *testing.T) {
 		t.Errorf("the index filed by the imports differs from the lag's (-lag +import):\n%s", diff)
 	}
 	storetest.CheckSearchIndex(t, filing)
+}
+
+// synchronousNow reads the writer connection's synchronous setting (1
+// NORMAL, 2 FULL) between two of its transactions.
+func synchronousNow(t *testing.T, st *Store) int {
+	t.Helper()
+	st.w.mu.Lock()
+	defer st.w.mu.Unlock()
+	var v int
+	if err := st.wdb.QueryRow("PRAGMA synchronous").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestRelaxedImportCommitsAtNormalAndSyncCommitsAtFull: an import with
+// ImportOptions.Relaxed commits at synchronous=NORMAL, the writer's next
+// transaction at FULL again; Sync commits a change at FULL (another
+// connection sees the file's data_version move) and leaves the data as it
+// was.
+func TestRelaxedImportCommitsAtNormalAndSyncCommitsAtFull(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "relaxed.db")
+	st, err := Open(ctx, path, Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	log := storetest.NewCorpus(5).Log(40, 1764500000000)
+	file := writeJSONL(t, dir, storetest.Header("relaxed"), log)
+	if _, err := st.ImportFileWith(ctx, file, store.ImportOptions{Relaxed: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := synchronousNow(t, st); got != 1 {
+		t.Fatalf("after a relaxed import the writer is at synchronous=%d, want 1 (NORMAL)", got)
+	}
+	var inTx int
+	if err := st.write(ctx, func(t *wtx) error { return t.tx.QueryRow("PRAGMA synchronous").Scan(&inTx) }); err != nil {
+		t.Fatal(err)
+	}
+	if inTx != 2 {
+		t.Errorf("the write after a relaxed import ran at synchronous=%d, want 2 (FULL)", inTx)
+	}
+	if _, err := st.ImportFileWith(ctx, writeJSONL(t, dir, storetest.Header("durable"), log), store.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := synchronousNow(t, st); got != 2 {
+		t.Errorf("after an import that is not relaxed the writer is at synchronous=%d, want 2 (FULL)", got)
+	}
+
+	other, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	version := func() (v int64) {
+		if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	var userVersion int64
+	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&userVersion); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ImportFileWith(ctx, writeJSONL(t, dir, storetest.Header("relaxed2"), log), store.ImportOptions{Relaxed: true}); err != nil {
+		t.Fatal(err)
+	}
+	before := version()
+	if err := st.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if version() == before {
+		t.Error("Sync committed nothing: data_version did not move")
+	}
+	if got := synchronousNow(t, st); got != 2 {
+		t.Errorf("after Sync the writer is at synchronous=%d, want 2 (FULL)", got)
+	}
+	var after int64
+	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != userVersion {
+		t.Errorf("Sync changed user_version from %d to %d", userVersion, after)
+	}
+	for _, id := range []string{"relaxed", "durable", "relaxed2"} {
+		sl, err := st.LoadSession(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sl.Events) != len(log) {
+			t.Errorf("session %s holds %d events, want %d", id, len(sl.Events), len(log))
+		}
+	}
 }
