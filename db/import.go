@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"prism/core"
-	"prism/core/logkey"
 	"prism/core/memrelease"
 	"prism/core/search"
 	"prism/sources/dsh"
@@ -196,45 +195,17 @@ func importFacts(plan *store.ImportPlan, withDocs bool) (map[string][]*core.Even
 		}
 		facts[id] = ptrs
 		if docs != nil && len(p.Events) > 0 {
-			d := importedDocs{first: p.Events[0].Seq, docs: dptrs}
-			if d.first == 0 {
-				d.rows = planDocs(p.Events, ds)
-			}
-			docs[id] = d
+			docs[id] = importedDocs{first: p.Events[0].Seq, docs: dptrs}
 		}
 	}
 	return facts, docs
 }
 
-// filePlanned runs insertPlanned in a savepoint: a failure leaves the
-// index as it was (and is logged) for the caller to file the events one
-// by one. Only a failure of the savepoint itself is returned.
-func (t *wtx) filePlanned(id string, rows []docRow, last int64) (done bool, err error) {
-	if _, err := t.tx.Exec("SAVEPOINT file_planned"); err != nil {
-		return false, translate(err, "search index: savepoint")
-	}
-	done, ferr := t.insertPlanned(id, rows, last)
-	if ferr != nil {
-		t.w.st.log.Warn("search index: could not file an import's planned documents; filing its events one by one", logkey.SessionID, id, logkey.Err, ferr)
-		if _, err := t.tx.Exec("ROLLBACK TO file_planned"); err != nil {
-			return false, translate(err, "search index: roll back to savepoint")
-		}
-		done = false
-	}
-	if _, err := t.tx.Exec("RELEASE file_planned"); err != nil {
-		return false, translate(err, "search index: release savepoint")
-	}
-	return done, nil
-}
-
 // importedDocs are the prepared search documents of a session's events
-// in a file: docs[i] is the document of the event of seq first+i; rows,
-// when the file holds the session from its first event, are its planned
-// document rows (planDocs).
+// in a file: docs[i] is the document of the event of seq first+i.
 type importedDocs struct {
 	first int64
 	docs  []*eventDoc
-	rows  []docRow
 }
 
 // of returns the documents of events, nil unless it holds each of them.
@@ -265,19 +236,7 @@ func (t *wtx) fileImported() error {
 		if !s.exists || s.deleted || len(s.appended) == 0 {
 			continue
 		}
-		d := t.imported[id]
-		if (s.created || s.replaced) && d.rows != nil && s.appended[0].Seq == 0 && len(s.appended) == len(d.docs) {
-			done, err := t.filePlanned(id, d.rows, s.appended[len(s.appended)-1].Seq)
-			if err != nil {
-				return err
-			}
-			if done {
-				t.filedNow[id] = true
-				t.w.lag.planned++
-				continue
-			}
-		}
-		g := &lagLog{events: s.appended, facts: s.appendedFacts, docs: d.of(s.appended)}
+		g := &lagLog{events: s.appended, facts: s.appendedFacts, docs: t.imported[id].of(s.appended)}
 		failed, err := t.catchUpIsolated(id, g)
 		if err != nil {
 			return err

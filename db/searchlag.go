@@ -70,9 +70,6 @@ type searchLag struct {
 	// inline indexes in the append transaction, as prism did before the
 	// lag (tests only: the reference the lag's index must equal).
 	inline bool
-	// planned counts the sessions imports filed from planned rows in
-	// their own transactions (fileImported; tests read it).
-	planned int
 }
 
 // lagLog is a session's committed events awaiting the index, in seq order,
