@@ -119,12 +119,16 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 }
 
 // beginRelaxed starts a write transaction that commits at
-// synchronous=NORMAL (SQLite refuses the change inside a transaction):
-// the writer's next begin puts FULL back (restoreSync), as after an index
-// transaction.
+// synchronous=NORMAL (SQLite refuses the change inside a transaction),
+// with the write-ahead log's automatic checkpoints put off: an import's
+// relaxed files would otherwise checkpoint every file or two (each of its
+// commits writes near the default 1,000 pages), copying the pages the
+// next ones write again, with two waits for the disk each. The writer's
+// next begin puts both back (restoreSync), as after an index transaction:
+// the durable commit that follows relaxed ones checkpoints them at once.
 func (w *writer) beginRelaxed() (*sql.Tx, error) {
 	if !w.st.opts.SyncNormal && !w.relaxed {
-		if _, err := w.st.wdb.Exec("PRAGMA synchronous = NORMAL"); err != nil {
+		if _, err := w.st.wdb.Exec("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0"); err != nil {
 			return nil, translate(err, "import: relax synchronous")
 		}
 		w.relaxed = true

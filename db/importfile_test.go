@@ -176,16 +176,19 @@ func TestImportFilingItsIndexEqualsTheLag(t *testing.T) {
 }
 
 // synchronousNow reads the writer connection's synchronous setting (1
-// NORMAL, 2 FULL) between two of its transactions.
-func synchronousNow(t *testing.T, st *Store) int {
+// NORMAL, 2 FULL) and its wal_autocheckpoint between two of its
+// transactions.
+func synchronousNow(t *testing.T, st *Store) (sync, autocheckpoint int) {
 	t.Helper()
 	st.w.mu.Lock()
 	defer st.w.mu.Unlock()
-	var v int
-	if err := st.wdb.QueryRow("PRAGMA synchronous").Scan(&v); err != nil {
+	if err := st.wdb.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil {
 		t.Fatal(err)
 	}
-	return v
+	if err := st.wdb.QueryRow("PRAGMA wal_autocheckpoint").Scan(&autocheckpoint); err != nil {
+		t.Fatal(err)
+	}
+	return sync, autocheckpoint
 }
 
 // TestRelaxedImportCommitsAtNormalAndSyncCommitsAtFull: an import with
@@ -207,21 +210,26 @@ func TestRelaxedImportCommitsAtNormalAndSyncCommitsAtFull(t *testing.T) {
 	if _, err := st.ImportFileWith(ctx, file, store.ImportOptions{Relaxed: true}); err != nil {
 		t.Fatal(err)
 	}
-	if got := synchronousNow(t, st); got != 1 {
-		t.Fatalf("after a relaxed import the writer is at synchronous=%d, want 1 (NORMAL)", got)
+	if sync, ckpt := synchronousNow(t, st); sync != 1 || ckpt != 0 {
+		t.Fatalf("after a relaxed import the writer is at synchronous=%d, wal_autocheckpoint=%d; want 1 (NORMAL), 0 (put off)", sync, ckpt)
 	}
-	var inTx int
-	if err := st.write(ctx, func(t *wtx) error { return t.tx.QueryRow("PRAGMA synchronous").Scan(&inTx) }); err != nil {
+	var inTx, ckptInTx int
+	if err := st.write(ctx, func(t *wtx) error {
+		if err := t.tx.QueryRow("PRAGMA synchronous").Scan(&inTx); err != nil {
+			return err
+		}
+		return t.tx.QueryRow("PRAGMA wal_autocheckpoint").Scan(&ckptInTx)
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if inTx != 2 {
-		t.Errorf("the write after a relaxed import ran at synchronous=%d, want 2 (FULL)", inTx)
+	if inTx != 2 || ckptInTx != 1000 {
+		t.Errorf("the write after a relaxed import ran at synchronous=%d, wal_autocheckpoint=%d; want 2 (FULL), 1000", inTx, ckptInTx)
 	}
 	if _, err := st.ImportFileWith(ctx, writeJSONL(t, dir, storetest.Header("durable"), log), store.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := synchronousNow(t, st); got != 2 {
-		t.Errorf("after an import that is not relaxed the writer is at synchronous=%d, want 2 (FULL)", got)
+	if sync, ckpt := synchronousNow(t, st); sync != 2 || ckpt != 1000 {
+		t.Errorf("after an import that is not relaxed the writer is at synchronous=%d, wal_autocheckpoint=%d; want 2 (FULL), 1000", sync, ckpt)
 	}
 
 	other, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
@@ -254,8 +262,8 @@ func TestRelaxedImportCommitsAtNormalAndSyncCommitsAtFull(t *testing.T) {
 	if version() == before {
 		t.Error("Sync committed nothing: data_version did not move")
 	}
-	if got := synchronousNow(t, st); got != 2 {
-		t.Errorf("after Sync the writer is at synchronous=%d, want 2 (FULL)", got)
+	if sync, _ := synchronousNow(t, st); sync != 2 {
+		t.Errorf("after Sync the writer is at synchronous=%d, want 2 (FULL)", sync)
 	}
 	var after int64
 	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&after); err != nil {

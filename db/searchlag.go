@@ -353,7 +353,9 @@ func (w *writer) restoreSync() error {
 	if !w.relaxed {
 		return nil
 	}
-	if _, err := w.st.wdb.Exec("PRAGMA synchronous = FULL"); err != nil {
+	// A relaxed import also put off the write-ahead log's checkpoints
+	// (beginRelaxed): they run again, at SQLite's default.
+	if _, err := w.st.wdb.Exec("PRAGMA synchronous = FULL; PRAGMA wal_autocheckpoint = 1000"); err != nil {
 		return translate(err, "restore synchronous=FULL")
 	}
 	w.relaxed = false
