@@ -157,7 +157,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		// The last durable commit was not after them (a file failed or
 		// changed nothing, or the import was interrupted).
 		if err := syncer.Sync(context.WithoutCancel(ctx)); err != nil {
-			return fmt.Errorf("prism import: make the imported files durable: %w", err)
+			n := len(held)
+			report() // committed, but maybe not on disk: the error says so
+			return fmt.Errorf("the last %d files imported are committed but may not be on disk: %w", n, err)
 		}
 	}
 	report()
