@@ -134,8 +134,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		r := <-results[i]
 		if r.err != nil {
+			// Held too, so the reports keep the files' order.
 			failed++
-			fmt.Fprintf(stderr, "prism import: %v\n", r.err)
+			held = append(held, func() { fmt.Fprintf(stderr, "prism import: %v\n", r.err) })
 			continue
 		}
 		held = append(held, func() {
