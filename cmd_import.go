@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"sync"
 
 	"prism/sources/watch"
 	"prism/store"
@@ -78,29 +79,44 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	relaxed := func(i int) bool {
 		return syncer != nil && i != len(files)-1 && (i+1)%durableEvery != 0
 	}
+	//
+	// A file's turn comes once the file before has queued its
+	// transaction (ImportOptions.Queued: SQLite's writer commits in that
+	// order), so the writer finds the next file's transaction waiting when
+	// it commits one; or, when the file before writes links after its
+	// transaction, or its engine does not say, once it is over.
 	results := make([]chan imported, len(files))
-	prev := make(chan struct{})
-	close(prev)
+	prevTurn, prevDone := make(chan struct{}), make(chan struct{})
+	close(prevTurn)
+	close(prevDone)
 	launched := 0
 	launch := func(i int) {
 		out := make(chan imported, 1)
 		results[i] = out
-		wait, mine := prev, make(chan struct{})
-		prev = mine
+		turn, myTurn := prevTurn, make(chan struct{})
+		before, mine := prevDone, make(chan struct{})
+		prevTurn, prevDone = myTurn, mine
+		var once sync.Once
+		pass := func() { once.Do(func() { close(myTurn) }) }
 		fo := o
 		fo.Relaxed = relaxed(i)
 		fo.Turn = func(ctx context.Context) error {
 			select {
-			case <-wait:
+			case <-turn:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
+		fo.Queued = func(linksFollow bool) {
+			if !linksFollow {
+				pass()
+			}
+		}
 		go func() {
 			var r imported
 			r.res, r.err = st.ImportFileWith(ctx, files[i], fo)
-			<-wait // a file refused before its turn still ends in order
+			<-before // a file refused before its turn still ends in order
 			if r.err == nil {
 				var children []string
 				for _, x := range r.res {
@@ -112,6 +128,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				// spawning call.
 				r.links = watch.LinkImported(ctx, st, children)
 			}
+			pass()
 			close(mine)
 			out <- r
 		}()

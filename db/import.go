@@ -103,14 +103,22 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 	}
 	facts, docs := importFacts(plan, o.FileIndex && !st.w.noIndex)
 	var results []store.ImportResult
-	err = st.submit(ctx, &request{kind: kindTx, relaxed: o.Relaxed, fn: func(t *wtx) error {
+	var queued func()
+	if o.Queued != nil {
+		follow := false
+		for _, p := range plan.Prepared() {
+			follow = follow || p.Log.Header.ChildOf() != ""
+		}
+		queued = func() { o.Queued(follow) }
+	}
+	err = st.queue.SubmitThen(ctx, &request{kind: kindTx, relaxed: o.Relaxed, fn: func(t *wtx) error {
 		if docs != nil {
 			t.imported, t.filedNow = docs, map[string]bool{}
 		}
 		r, err := plan.Run(importTx{t: t, now: st.now, facts: facts})
 		results = r
 		return err
-	}})
+	}}, queued)
 	if err != nil {
 		return nil, err
 	}

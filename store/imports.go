@@ -129,6 +129,15 @@ type ImportOptions struct {
 	// file only once a durable commit follows it (prism import). An engine
 	// whose commits are always durable ignores it.
 	Relaxed bool
+	// Queued, if set, is called once the import's transaction is queued
+	// for an engine that commits its transactions in the order they were
+	// queued (SQLite's one writer): an import whose Turn waits for it
+	// commits after this one. linksFollow reports that this import writes
+	// more after its transaction (the links of subagents it holds), so a
+	// caller keeping a one-by-one outcome waits for the import's end
+	// instead. An engine that does not order its transactions so never
+	// calls it.
+	Queued func(linksFollow bool)
 }
 
 // Syncer is a store whose commits may be relaxed (ImportOptions.Relaxed):
