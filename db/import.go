@@ -2,6 +2,8 @@ package db
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"io"
 	"time"
 
@@ -99,13 +101,24 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 			return nil, err
 		}
 	}
-	facts := importFacts(plan)
+	facts, docs := importFacts(plan, o.FileIndex && !st.w.noIndex)
 	var results []store.ImportResult
-	err = st.write(ctx, func(t *wtx) error {
+	var queued func()
+	if o.Queued != nil {
+		follow := false
+		for _, p := range plan.Prepared() {
+			follow = follow || p.Log.Header.ChildOf() != ""
+		}
+		queued = func() { o.Queued(follow) }
+	}
+	err = st.queue.SubmitThen(ctx, &request{kind: kindTx, relaxed: o.Relaxed, fn: func(t *wtx) error {
+		if docs != nil {
+			t.imported, t.filedNow = docs, map[string]bool{}
+		}
 		r, err := plan.Run(importTx{t: t, now: st.now, facts: facts})
 		results = r
 		return err
-	})
+	}}, queued)
 	if err != nil {
 		return nil, err
 	}
@@ -113,22 +126,73 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 	return results, nil
 }
 
+// beginRelaxed starts a write transaction that commits at
+// synchronous=NORMAL (SQLite refuses the change inside a transaction),
+// with the write-ahead log's automatic checkpoints put off: an import's
+// relaxed files would otherwise checkpoint every file or two (each of its
+// commits writes near the default 1,000 pages), copying the pages the
+// next ones write again, with two waits for the disk each. The writer's
+// next begin puts both back (restoreSync), as after an index transaction:
+// the durable commit that follows relaxed ones checkpoints them at once.
+func (w *writer) beginRelaxed() (*sql.Tx, error) {
+	if !w.st.opts.SyncNormal && !w.relaxed {
+		if _, err := w.st.wdb.Exec("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0"); err != nil {
+			return nil, translate(err, "import: relax synchronous")
+		}
+		w.relaxed = true
+	}
+	return w.beginAsSet()
+}
+
+// Sync returns once every commit before it is on disk, relaxed ones
+// (store.ImportOptions.Relaxed) included: it commits a transaction at
+// synchronous=FULL, which syncs the write-ahead log — written in order, so
+// every commit before it is durable with it. The transaction rewrites the
+// file's user_version with its own value: it changes nothing, but writes
+// a page, so its commit reaches the disk.
+func (st *Store) Sync(ctx context.Context) error {
+	return st.write(ctx, func(t *wtx) error {
+		var v int64
+		if err := t.tx.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+			return translate(err, "sync: read user_version")
+		}
+		if _, err := t.tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", v)); err != nil {
+			return translate(err, "sync: write user_version")
+		}
+		return nil
+	})
+}
+
 // importFacts decodes the facts and the search words of the plan's
 // events by session id, in the importing goroutine, so that the writer,
 // which every write waits for, decodes none of them (insertEvents,
 // indexEvent): an import's next file decodes while this one commits.
-// A session id the file holds twice gets none.
-func importFacts(plan *store.ImportPlan) map[string][]*core.EventFacts {
+// With withDocs it prepares their search documents too (prepareDoc), for
+// an import that files them in its own transaction (fileImported); docs
+// is nil without. A session id the file holds twice gets neither.
+func importFacts(plan *store.ImportPlan, withDocs bool) (map[string][]*core.EventFacts, map[string]importedDocs) {
 	preps := plan.Prepared()
 	facts := make(map[string][]*core.EventFacts, len(preps))
+	var docs map[string]importedDocs
+	if withDocs {
+		docs = make(map[string]importedDocs, len(preps))
+	}
 	for _, p := range preps {
 		id := p.Log.Header.ID
 		if _, twice := facts[id]; twice {
 			facts[id] = nil
+			if docs != nil {
+				docs[id] = importedDocs{}
+			}
 			continue
 		}
 		fs := make([]core.EventFacts, len(p.Events))
 		ptrs := make([]*core.EventFacts, len(p.Events))
+		var ds []eventDoc
+		var dptrs []*eventDoc
+		if docs != nil {
+			ds, dptrs = make([]eventDoc, len(p.Events)), make([]*eventDoc, len(p.Events))
+		}
 		for i := range p.Events {
 			e := &p.Events[i]
 			fs[i] = core.FactsOf(e)
@@ -136,10 +200,64 @@ func importFacts(plan *store.ImportPlan) map[string][]*core.EventFacts {
 				fs[i] = fs[i].WithTexts(t)
 			}
 			ptrs[i] = &fs[i]
+			if docs != nil {
+				ds[i] = prepareDoc(e, &fs[i])
+				dptrs[i] = &ds[i]
+			}
 		}
 		facts[id] = ptrs
+		if docs != nil && len(p.Events) > 0 {
+			docs[id] = importedDocs{first: p.Events[0].Seq, docs: dptrs}
+		}
 	}
-	return facts
+	return facts, docs
+}
+
+// importedDocs are the prepared search documents of a session's events
+// in a file: docs[i] is the document of the event of seq first+i.
+type importedDocs struct {
+	first int64
+	docs  []*eventDoc
+}
+
+// of returns the documents of events, nil unless it holds each of them.
+func (d importedDocs) of(events []core.Event) []*eventDoc {
+	if len(events) == 0 {
+		return nil
+	}
+	from := events[0].Seq - d.first
+	if from < 0 || from+int64(len(events)) > int64(len(d.docs)) {
+		return nil
+	}
+	return d.docs[from : from+int64(len(events))]
+}
+
+// fileImported files, in an import's own transaction, the search
+// documents of the events it appended (ImportOptions.FileIndex), from
+// their prepared documents, and moves each session's watermark — what an
+// index transaction after the commit would do (catchUp; a session it
+// cannot file stays behind its log and goes to the lag, as an append's
+// events do). The writer files the lag before an import's transaction,
+// so the appended events are the ones the index misses.
+func (t *wtx) fileImported() error {
+	if t.w.noIndex {
+		return nil
+	}
+	for _, id := range t.order {
+		s := t.touched[id]
+		if !s.exists || s.deleted || len(s.appended) == 0 {
+			continue
+		}
+		g := &lagLog{events: s.appended, facts: s.appendedFacts, docs: t.imported[id].of(s.appended)}
+		failed, err := t.catchUpIsolated(id, g)
+		if err != nil {
+			return err
+		}
+		if failed == nil {
+			t.filedNow[id] = true
+		}
+	}
+	return nil
 }
 
 // importTx is a write transaction as store.ImportPlan.Run drives it.

@@ -116,6 +116,27 @@ func nullable(s string, ok bool) any {
 	return s
 }
 
+// eventDoc is what one event contributes to the index, ready to file:
+// its part (search.ExtractFacts), its terms by column and what its
+// snippet is made from. The writer prepares it as it files the event
+// (indexEvent); an import prepares its events' before its transaction,
+// in the importing goroutine (importDocs), so the writer only inserts.
+type eventDoc struct {
+	part  search.Part
+	cols  columns
+	plain search.Plain
+}
+
+// prepareDoc returns event e's eventDoc (facts: its facts, nil when
+// unknown).
+func prepareDoc(e *core.Event, facts *core.EventFacts) eventDoc {
+	p := search.ExtractFacts(e, facts)
+	if p.Role == search.RoleNone {
+		return eventDoc{part: p}
+	}
+	return eventDoc{part: p, cols: termColumns(p.Sections), plain: search.PlainOf(p.Sections)}
+}
+
 // indexEvent files one event of session id in the index (an index
 // transaction, searchlag.go, files a session's events in seq order): a
 // document of its own, a new card, or the result that completes a card
@@ -125,7 +146,16 @@ func (t *wtx) indexEvent(id string, e *core.Event, facts *core.EventFacts) error
 	if t.w.noIndex {
 		return nil
 	}
-	p := search.ExtractFacts(e, facts)
+	d := prepareDoc(e, facts)
+	return t.indexDoc(id, e, &d)
+}
+
+// indexDoc is indexEvent for an event whose document is prepared.
+func (t *wtx) indexDoc(id string, e *core.Event, d *eventDoc) error {
+	if t.w.noIndex {
+		return nil
+	}
+	p := &d.part
 	if p.Role == search.RoleNone {
 		return nil
 	}
@@ -135,7 +165,7 @@ func (t *wtx) indexEvent(id string, e *core.Event, facts *core.EventFacts) error
 	case search.RoleCall:
 		// Its number among the cards of its call id is counted as it is
 		// filed (insDocSQL).
-		return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nullable(p.Tool, true), nil, nil, e.Time, p.Sections)
+		return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nullable(p.Tool, true), nil, nil, e.Time, d.cols, d.plain)
 	case search.RoleResult:
 		n, open, ok := 1, int64(0), false
 		var call *search.Plain
@@ -154,12 +184,12 @@ func (t *wtx) indexEvent(id string, e *core.Event, facts *core.EventFacts) error
 		}
 		switch {
 		case ok:
-			cols := termColumns(p.Sections)
+			cols := &d.cols
 			// The card's snippet: its call's and then its result's (none
 			// when its call's was filed without one).
 			var snip any
 			if call != nil {
-				snip = call.Then(search.PlainOf(p.Sections)).Reduced().Encode()
+				snip = call.Then(d.plain).Reduced().Encode()
 			}
 			if _, err := ix.updCard.Exec(e.Seq, errCol, snip, open); err != nil {
 				return translate(err, "index the result seq "+fmt.Sprint(e.Seq)+" of session "+id)
@@ -179,13 +209,13 @@ func (t *wtx) indexEvent(id string, e *core.Event, facts *core.EventFacts) error
 			return nil
 		case n > 0:
 			// A second result for a call: a row of its own.
-			return t.insertDoc(id, e.Seq, search.KindEvent, "", nil, nil, errCol, e.Time, p.Sections)
+			return t.insertDoc(id, e.Seq, search.KindEvent, "", nil, nil, errCol, e.Time, d.cols, d.plain)
 		default:
 			// The call was never logged: the card is the result alone.
-			return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nil, e.Seq, errCol, e.Time, p.Sections)
+			return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nil, e.Seq, errCol, e.Time, d.cols, d.plain)
 		}
 	}
-	return t.insertDoc(id, e.Seq, p.Kind, "", nil, nil, errCol, e.Time, p.Sections)
+	return t.insertDoc(id, e.Seq, p.Kind, "", nil, nil, errCol, e.Time, d.cols, d.plain)
 }
 
 // cards returns how many cards of callID session id has, and the latest
@@ -218,7 +248,10 @@ func (t *wtx) cards(id, callID string) (n int, open int64, call *search.Plain, o
 	return n, open, call, ok, translate(rows.Err(), "read the cards of call "+callID)
 }
 
-func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultSeq, errCol any, at int64, secs []search.Section) error {
+// insertDoc files a document of session id: c are its terms, plain what
+// its snippet is made from (PlainOf its sections; unused for a session's
+// own document, seq -1).
+func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultSeq, errCol any, at int64, c columns, plain search.Plain) error {
 	ix := t.index()
 	var call any
 	if kind == search.KindCall {
@@ -228,9 +261,7 @@ func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultS
 	// else only what it shows; none for a session's own document (its
 	// title changes).
 	var snip any
-	var plain search.Plain
 	if seq >= 0 {
-		plain = search.PlainOf(secs)
 		if kind == search.KindCall && resultSeq == nil {
 			snip = plain.Encode()
 		} else {
@@ -245,7 +276,6 @@ func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultS
 	if err != nil {
 		return translate(err, fmt.Sprintf("index seq %d of session %s", seq, id))
 	}
-	c := termColumns(secs)
 	if t.batchCards != nil && kind == search.KindCall {
 		// A card waiting for its result in an index transaction keeps
 		// its terms until the result comes (or its session's filing
@@ -278,17 +308,16 @@ func (t *wtx) indexSession(id string, s *sessState) error {
 		Cwd string `json:"cwd"`
 	}
 	_ = json.Unmarshal([]byte(s.header), &h)
-	secs := search.SessionSections(s.sum.Title, h.Cwd)
+	c := termColumns(search.SessionSections(s.sum.Title, h.Cwd))
 	var doc int64
 	switch err := ix.sessionDoc.QueryRow(id).Scan(&doc); {
 	case errors.Is(err, sql.ErrNoRows):
-		if err := t.insertDoc(id, -1, search.KindSession, "", nil, nil, nil, s.createdAt, secs); err != nil {
+		if err := t.insertDoc(id, -1, search.KindSession, "", nil, nil, nil, s.createdAt, c, search.Plain{}); err != nil {
 			return err
 		}
 	case err != nil:
 		return translate(err, "index session "+id)
 	default:
-		c := termColumns(secs)
 		if _, err := ix.updSessFTS.Exec(c[search.ColName], c[search.ColBody], doc); err != nil {
 			return translate(err, "index session "+id)
 		}

@@ -76,10 +76,13 @@ type searchLag struct {
 }
 
 // lagLog is a session's committed events awaiting the index, in seq order,
-// with the facts the appending session handed over (nil where none).
+// with the facts the appending session handed over (nil where none) and,
+// for an import that files its own events (fileImported), their prepared
+// documents (docs[i] is events[i]'s; nil where none: prepared as filed).
 type lagLog struct {
 	events []core.Event
 	facts  []*core.EventFacts
+	docs   []*eventDoc
 }
 
 // add records the events a commit appended to session id.
@@ -353,7 +356,9 @@ func (w *writer) restoreSync() error {
 	if !w.relaxed {
 		return nil
 	}
-	if _, err := w.st.wdb.Exec("PRAGMA synchronous = FULL"); err != nil {
+	// A relaxed import also put off the write-ahead log's checkpoints
+	// (beginRelaxed): they run again, at SQLite's default.
+	if _, err := w.st.wdb.Exec("PRAGMA synchronous = FULL; PRAGMA wal_autocheckpoint = 1000"); err != nil {
 		return translate(err, "restore synchronous=FULL")
 	}
 	w.relaxed = false
@@ -496,10 +501,14 @@ func (t *wtx) catchUp(id string, g *lagLog) (int, error) {
 	}
 	var events []core.Event
 	var facts []*core.EventFacts
+	var docs []*eventDoc
 	if g != nil && len(g.events) > 0 {
 		first, n := g.events[0].Seq, int64(len(g.events))
 		if first <= through+1 && g.events[n-1].Seq == last && last-first == n-1 {
 			events, facts = g.events[through+1-first:], g.facts[through+1-first:]
+			if len(g.docs) == len(g.events) {
+				docs = g.docs[through+1-first:]
+			}
 		}
 	}
 	if t.batchCards == nil {
@@ -520,6 +529,12 @@ func (t *wtx) catchUp(id string, g *lagLog) (int, error) {
 			// A request waits: stop here; the watermark says how far.
 			t.yielded, n, last = true, i, events[i-1].Seq
 			break
+		}
+		if i < len(docs) && docs[i] != nil {
+			if err := t.indexDoc(id, &events[i], docs[i]); err != nil {
+				return 0, err
+			}
+			continue
 		}
 		var f *core.EventFacts
 		if i < len(facts) {

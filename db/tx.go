@@ -91,6 +91,12 @@ type wtx struct {
 	yield   func() bool
 	yielded bool
 	filed   map[string]int64
+	// imported, set by an import with ImportOptions.FileIndex, makes
+	// finish file the transaction's appended events in the index itself
+	// (fileImported), with these prepared documents; filedNow are the
+	// sessions it filed, which publish leaves out of the lag.
+	imported map[string]importedDocs
+	filedNow map[string]bool
 	// The root's tx-bound statements, each bound on first use (most
 	// transactions append to a cached session: they need no SELECT or
 	// INSERT of a session row); children use their root's.
@@ -395,6 +401,9 @@ func (t *wtx) finish() error {
 	if t.w.lag.inline {
 		return t.indexInline()
 	}
+	if t.imported != nil {
+		return t.fileImported()
+	}
 	return nil
 }
 
@@ -422,7 +431,7 @@ func (t *wtx) publish() {
 		if s.deleted || s.replaced || s.created || !s.exists {
 			t.w.lag.drop(id) // what lagged of an old log goes with it
 		}
-		if s.exists && !s.deleted && !t.w.noIndex && !t.w.lag.inline {
+		if s.exists && !s.deleted && !t.w.noIndex && !t.w.lag.inline && !t.filedNow[id] {
 			t.w.lag.add(id, s.appended, s.appendedFacts)
 		}
 	}

@@ -32,6 +32,9 @@ type request struct {
 	header    core.SessionHeader
 	source    string
 	fn        func(*wtx) error
+	// relaxed, on a kindTx request, commits it at synchronous=NORMAL
+	// (beginRelaxed; an import with store.ImportOptions.Relaxed).
+	relaxed bool
 	// yield, on a kindIndex request, lets its index transaction stop early
 	// (searchlag.go, fileLagAndForget; tests use it).
 	yield func() bool
@@ -408,7 +411,11 @@ func (w *writer) tryBatch(batch []*request, isolated bool) ([]error, []store.Com
 
 // runTx runs a kindTx request alone in its own transaction.
 func (w *writer) runTx(r *request) error {
-	tx, err := w.begin()
+	begin := w.begin
+	if r.relaxed {
+		begin = w.beginRelaxed
+	}
+	tx, err := begin()
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,13 @@ func (q *Queue[R]) Len() int { return len(q.reqs) }
 // takes r, r is withdrawn; once taken, Submit waits for the commit (or
 // rollback) that decides it, so an error never hides a durable write.
 func (q *Queue[R]) Submit(ctx context.Context, r R) error {
+	return q.SubmitThen(ctx, r, nil)
+}
+
+// SubmitThen is Submit that calls queued, if not nil, once r is queued
+// (not when it was refused first): a request queued after that is taken
+// after r, the writer taking them in order.
+func (q *Queue[R]) SubmitThen(ctx context.Context, r R, queued func()) error {
 	h := r.handoff()
 	h.done = make(chan error, 1)
 	q.mu.RLock()
@@ -78,6 +85,9 @@ func (q *Queue[R]) Submit(ctx context.Context, r R) error {
 		return ctx.Err()
 	}
 	q.mu.RUnlock()
+	if queued != nil {
+		queued()
+	}
 	select {
 	case err := <-h.done:
 		return err

@@ -113,6 +113,37 @@ type ImportOptions struct {
 	// transactions with it (prism import decodes the next file while the
 	// one before commits).
 	Turn func(context.Context) error
+	// FileIndex asks the engine to file the search documents of the
+	// events it imports in the import's own transaction, prepared before
+	// it, instead of after its commit: for a bulk importer no live writer
+	// waits behind (prism import). A store that serves leaves it unset, so
+	// an upload's transaction holds the writer no longer than its rows
+	// take (SQLite files its index lag while idle, db/searchlag.go). An
+	// engine that always indexes in the transaction ignores it.
+	FileIndex bool
+	// Relaxed lets the engine commit the import without waiting for the
+	// disk (SQLite: synchronous=NORMAL for its transaction): the import
+	// stays atomic — a crash leaves the file all imported or not at all —
+	// but a power failure may undo it until a later durable commit, or a
+	// Sync (Syncer), reaches the disk. For a bulk importer that reports a
+	// file only once a durable commit follows it (prism import). An engine
+	// whose commits are always durable ignores it.
+	Relaxed bool
+	// Queued, if set, is called once the import's transaction is queued
+	// for an engine that commits its transactions in the order they were
+	// queued (SQLite's one writer): an import whose Turn waits for it
+	// commits after this one. linksFollow reports that this import writes
+	// more after its transaction (the links of subagents it holds), so a
+	// caller keeping a one-by-one outcome waits for the import's end
+	// instead. An engine that does not order its transactions so never
+	// calls it.
+	Queued func(linksFollow bool)
+}
+
+// Syncer is a store whose commits may be relaxed (ImportOptions.Relaxed):
+// Sync returns once every commit before it is on disk.
+type Syncer interface {
+	Sync(ctx context.Context) error
 }
 
 // Check validates the options on their own.
