@@ -64,7 +64,7 @@ func (s *Server) shareReader(ctx context.Context, sh share.Share) views.Reader {
 		aliases := aliasesOf(rd.Notes)
 		rd.Children, rd.ScopedChildren = s.shareChildren(sh, rd.Notes, aliases), sh.Scoped()
 		for i := range rd.Notes {
-			rd.Notes[i].Data, _ = aliasText(rd.Notes[i].Data, aliases)
+			rd.Notes[i].Data, _ = aliasNoteData(rd.Notes[i].Data, aliases)
 		}
 	}
 	return rd
