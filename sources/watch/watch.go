@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -134,6 +135,12 @@ type Watcher struct {
 	// parent's spawning call to be stored; linked those written.
 	pendingLinks map[string]pendingLink
 	linked       map[string]bool
+	// orphans are the foreign files holding a child stored without its
+	// parent or its spawning call, by the parent session's id they wait
+	// for; recheck the files to read again at the end of this poll,
+	// their parent stored or grown (orphans.go).
+	orphans map[string]map[string]bool
+	recheck map[string]bool
 	started      time.Time // when New made the Watcher (lag counts from it at most)
 	holding      bool      // this node holds the shared folder (Options.Shared)
 	tick         uint64    // counts the reads of foreign transcripts (foreignTail.used)
@@ -159,6 +166,11 @@ type fileKind struct {
 	// tail is the decoder's state after end, for a plain transcript
 	// whose format reads on (dsh.Foreign.Tail); nil: read it whole.
 	tail *foreignTail
+	// waits are the parent sessions a child of the file waits for
+	// (Watcher.orphans); recheck: read the file even though it did not
+	// change, its parent having been stored or grown.
+	waits   map[string]bool
+	recheck bool
 }
 
 // kindHealth is one kind's row of the folder's health.
@@ -206,7 +218,8 @@ func New(st Store, dir string, o Options) *Watcher {
 		o.Now = time.Now
 	}
 	return &Watcher{st: st, dir: dir, opts: o, log: o.Logger.With(logkey.Watch, dir), files: map[string]*watchedFile{}, started: o.Now(),
-		kinds: map[string]*fileKind{}, health: map[string]*kindHealth{}, pendingLinks: map[string]pendingLink{}, linked: map[string]bool{}}
+		kinds: map[string]*fileKind{}, health: map[string]*kindHealth{}, pendingLinks: map[string]pendingLink{}, linked: map[string]bool{},
+		orphans: map[string]map[string]bool{}, recheck: map[string]bool{}}
 }
 
 // Dir is the watched folder.
@@ -298,10 +311,14 @@ func (w *Watcher) Scan(ctx context.Context) error {
 			delete(w.files, p)
 		}
 	}
+	if err := w.recheckWaiting(ctx); err != nil {
+		return err
+	}
 	w.linkPending(ctx)
 	for p, k := range w.kinds {
 		if !seen[p] {
 			delete(w.kinds, p)
+			w.wait(p, k, nil)
 			if k.kind == dsh.KindDsh || k.kind == dsh.KindForeign {
 				w.gone(p, k)
 			}
@@ -417,6 +434,7 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 	if k == nil || k.dev != dev || k.ino != ino || k.kind == dsh.KindUnknown && k.seen != sig {
 		if k != nil && k.kind == dsh.KindForeign {
 			w.gone(path, k) // replaced: its sessions are re-read below
+			w.wait(path, k, nil)
 		}
 		kind, fg, compressed, serr := dsh.SniffFile(path, f, w.opts.Foreign)
 		if kind == dsh.KindUndecided {
@@ -586,7 +604,10 @@ func orDefaultFileBytes(l dsh.Limits) int64 {
 // replaces the watched session's log).
 func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi os.FileInfo, k *fileKind) error {
 	sig := statSig(fi)
-	if sig == k.seen || sig == k.failed {
+	// A recheck reads an unchanged file again (its parent was stored or
+	// grew), not one that failed.
+	recheck := k.recheck && sig == k.seen
+	if !recheck && sig == k.seen || sig == k.failed {
 		return nil
 	}
 	kind := k.fg.Name
@@ -604,7 +625,7 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 			w.report(Sync{Path: path, Kind: kind, Outcome: "failed", Err: fmt.Errorf("read %s: %w", path, err)})
 			return nil
 		}
-		if end == k.end && k.end > 0 {
+		if end == k.end && k.end > 0 && !recheck {
 			k.seen = sig // only a partial line was added: read it once complete
 			return nil
 		}
@@ -631,13 +652,16 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 		return nil
 	}
 	k.sessions = k.sessions[:0]
+	for _, l := range logs {
+		k.sessions = append(k.sessions, l.Header.ID)
+	}
+	waits := map[string]bool{}
 	var lastLine int
 	for i, l := range logs {
 		if n := len(l.Pos); n > 0 && l.Pos[n-1].Line > lastLine {
 			lastLine = l.Pos[n-1].Line
 		}
 		id := l.Header.ID
-		k.sessions = append(k.sessions, id)
 		if w.st.WasDeleted(id) {
 			continue
 		}
@@ -666,11 +690,22 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 			if sp := l.Source.SpawnedBy; sp != nil && l.Header.ParentSession != "" && !w.linked[id] {
 				w.pendingLinks[id] = pendingLink{parent: l.Header.ParentSession, spawn: *sp}
 			}
+			// A child of this file waits for a parent in another file
+			// (an inline sidechain's parent is read with it).
+			if p := waitingParent(l); p != "" && !slices.Contains(k.sessions, p) {
+				waits[p] = true
+			}
 		}
-		raw, why := rawLines(l)
-		w.note(kind, path, id, lastLine, fi.ModTime(), raw, why)
+		if outcome != store.ImportSkipped {
+			w.parentSynced(id)
+		}
+		if !recheck { // the file did not change: its health row neither
+			raw, why := rawLines(l)
+			w.note(kind, path, id, lastLine, fi.ModTime(), raw, why)
+		}
 		w.report(Sync{Path: path, Kind: kind, SessionID: id, Outcome: outcome, Added: added})
 	}
+	w.wait(path, k, waits)
 	k.seen, k.failed, k.end = sig, [3]int64{}, end
 	return nil
 }
