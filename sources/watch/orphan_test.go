@@ -4,11 +4,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"prism/core"
 	"prism/core/notes"
+	"prism/internal/pgtest"
+	"prism/pgstore"
 	"prism/sources/claudecode"
 	"prism/sources/watch"
 )
@@ -23,6 +27,8 @@ type family struct {
 	// ""), parentRest its spawning call and what follows; child the
 	// child's lines.
 	parentHead, parentRest, child string
+	// childMore and parentMore are lines each writes on afterwards.
+	childMore, parentMore     string
 	parentID, childID, callID string
 }
 
@@ -47,13 +53,17 @@ func families() []family {
 	return []family{
 		{name: "claude-subagents", parentRel: "-home-dev-app/" + sid + ".jsonl", childRel: "-home-dev-app/" + sid + "/subagents/agent-b1.jsonl",
 			parentHead: ccHead, parentRest: ccRest, child: c.childLines("b1", "Count the files"),
+			childMore: sidechain(c.call(901), "b1"), parentMore: c.call(70),
 			parentID: sid, childID: claudecode.ChildID(sid, "b1"), callID: "toolu_52"},
 		{name: "claude-beside", parentRel: "-home-dev-old/" + old + ".jsonl", childRel: "-home-dev-old/agent-d4.jsonl",
 			parentHead: oldHead, parentRest: oldRest, child: o.childLines("d4", "List the packages"),
+			childMore: sidechain(o.call(901), "d4"), parentMore: o.call(70),
 			parentID: old, childID: claudecode.ChildID(old, "d4"), callID: "toolu_7"},
 		{name: "codex", parentRel: "2026/05/01/rollout-2026-05-01T10-00-00-" + parent + ".jsonl", childRel: "2026/05/01/rollout-2026-05-01T10-00-08-" + child + ".jsonl",
 			parentHead: pText[:at], parentRest: pText[at:], child: cText,
-			parentID: parent, childID: child, callID: "call_C"},
+			childMore:  `{"timestamp":"2026-05-01T10:00:10.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"More."}]}}` + "\n",
+			parentMore: `{"timestamp":"2026-05-01T10:01:03.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_E","output":"Exit code: 0"}}` + "\n",
+			parentID:   parent, childID: child, callID: "call_C"},
 	}
 }
 
@@ -63,6 +73,37 @@ func families() []family {
 type linkStore interface {
 	watchStore
 	SourceInfo(ctx context.Context, id string) (core.SourceInfo, bool, error)
+}
+
+// engines open a fresh store of each engine: SQLite (a file) and
+// PostgreSQL (the package's test cluster).
+var engines = []struct {
+	name string
+	open func(t *testing.T) linkStore
+}{
+	{"sqlite", func(t *testing.T) linkStore { return newTestStore(t) }},
+	{"postgres", func(t *testing.T) linkStore {
+		st, err := pgstore.Open(context.Background(), pgtest.DB(t), pgstore.Options{Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}},
+}
+
+// eachFamily runs fn for each family on each engine.
+func eachFamily(t *testing.T, fn func(t *testing.T, st linkStore, f family)) {
+	for _, e := range engines {
+		for _, f := range families() {
+			t.Run(e.name+"/"+f.name, func(t *testing.T) { fn(t, e.open(t), f) })
+		}
+	}
+}
+
+// sidechain marks a Claude Code line as subagent agentID's.
+func sidechain(line, agentID string) string {
+	return strings.ReplaceAll(line, `"isSidechain":false`, `"isSidechain":true,"agentId":"`+agentID+`"`)
 }
 
 // appendFile appends text to the file at path, made with its folders.
@@ -134,39 +175,91 @@ func checkLinked(t *testing.T, st linkStore, f family) {
 // its parent's file exists, polls, then writes the parent's (its spawning
 // call included) and polls again: the child, though its own file never
 // changes again, becomes the parent's child, linked to the spawning call.
+// The child is read again only then (not on quiet polls, nor once
+// linked, when the parent grows on), its recheck leaves the folder's
+// health row as the parent's read left it, and the child read on from
+// there (incrementally, its header changed) is what a whole read gives.
 func TestWatchChildBeforeParent(t *testing.T) {
 	ctx := context.Background()
-	for _, f := range families() {
-		t.Run(f.name, func(t *testing.T) {
-			st := newTestStore(t)
-			root := t.TempDir()
-			w := watch.New(st, root, watch.Options{Logger: quietLogger(), Foreign: foreignFormats()})
-			appendFile(t, filepath.Join(root, f.childRel), f.child)
+	eachFamily(t, func(t *testing.T, st linkStore, f family) {
+		root := t.TempDir()
+		childPath, parentPath := filepath.Join(root, f.childRel), filepath.Join(root, f.parentRel)
+		t0 := time.Now().Truncate(time.Second)
+		now := t0
+		childReads := 0
+		w := watch.New(st, root, watch.Options{Logger: quietLogger(), Foreign: foreignFormats(), Now: func() time.Time { return now },
+			Synced: func(s watch.Sync) {
+				if s.Err != nil {
+					t.Errorf("%s: %v", s.Path, s.Err)
+				}
+				if s.Path == childPath {
+					childReads++
+				}
+			}})
+		scan := func() {
+			t.Helper()
 			if err := w.Scan(ctx); err != nil {
 				t.Fatal(err)
 			}
-			l, err := st.LoadSession(ctx, f.childID)
-			if err != nil {
-				t.Fatalf("child not stored: %v", err)
+		}
+		appendFile(t, childPath, f.child)
+		scan()
+		l, err := st.LoadSession(ctx, f.childID)
+		if err != nil {
+			t.Fatalf("child not stored: %v", err)
+		}
+		if l.Info.ParentID != "" {
+			t.Fatalf("the child read before its parent exists has parent %q", l.Info.ParentID)
+		}
+		if info, _, _ := st.SourceInfo(ctx, f.childID); info.MissingParent != f.parentID {
+			t.Fatalf("the child read before its parent exists: source info %+v, want its missing parent named", info)
+		}
+		scan() // quiet
+		if childReads != 1 {
+			t.Fatalf("the waiting child was read %d times by two polls, want once", childReads)
+		}
+		// An hour later the parent is written (its file as fresh as the
+		// clock): the child's file, an hour old, is read again but lags
+		// nothing.
+		now = t0.Add(time.Hour)
+		appendFile(t, parentPath, f.parentHead+f.parentRest)
+		if err := os.Chtimes(parentPath, now, now); err != nil {
+			t.Fatal(err)
+		}
+		scan()
+		checkLinked(t, st, f)
+		if childReads != 2 {
+			t.Errorf("the child was read %d times, want once more once its parent is in", childReads)
+		}
+		for _, r := range w.SourceHealth() {
+			if r.LastPath != "" && (r.LastPath != parentPath || r.Lag != 0) {
+				t.Errorf("health row %s: last read %s, lag %v; want the parent's, no lag", r.Kind, r.LastPath, r.Lag)
 			}
-			if l.Info.ParentID != "" {
-				t.Fatalf("the child read before its parent exists has parent %q", l.Info.ParentID)
-			}
-			if info, _, _ := st.SourceInfo(ctx, f.childID); info.MissingParent != f.parentID {
-				t.Fatalf("the child read before its parent exists: source info %+v, want its missing parent named", info)
-			}
-			appendFile(t, filepath.Join(root, f.parentRel), f.parentHead+f.parentRest)
-			if err := w.Scan(ctx); err != nil {
-				t.Fatal(err)
-			}
-			checkLinked(t, st, f)
-			// A quiet poll changes nothing, and writes no second link.
-			if err := w.Scan(ctx); err != nil {
-				t.Fatal(err)
-			}
-			checkLinked(t, st, f)
-		})
-	}
+		}
+		// Linked: the parent growing on reads the child no more.
+		appendFile(t, parentPath, f.parentMore)
+		scan()
+		scan()
+		checkLinked(t, st, f)
+		if childReads != 2 {
+			t.Errorf("the linked child was read again (%d reads) as its parent grew", childReads)
+		}
+		// The child growing on is stored as a whole read gives it.
+		appendFile(t, childPath, f.childMore)
+		scan()
+		checkLinked(t, st, f)
+		whole := wholeRead(t, childPath)
+		if len(whole) != 1 {
+			t.Fatalf("a whole read of the child gives %d sessions", len(whole))
+		}
+		stored, err := st.LoadSession(ctx, f.childID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := eventsJSON(t, stored.Events), eventsJSON(t, whole[0].Events); !reflect.DeepEqual(got, want) || len(got) <= len(l.Events) {
+			t.Errorf("the grown child: stored %d events (%d before), a whole read %d; first difference:\n%s", len(got), len(l.Events), len(want), firstDiff(got, want))
+		}
+	})
 }
 
 // TestWatchChildBeforeSpawningLine writes the parent's first lines, then
@@ -175,29 +268,26 @@ func TestWatchChildBeforeParent(t *testing.T) {
 // is linked to the call once its line is in.
 func TestWatchChildBeforeSpawningLine(t *testing.T) {
 	ctx := context.Background()
-	for _, f := range families() {
-		t.Run(f.name, func(t *testing.T) {
-			st := newTestStore(t)
-			root := t.TempDir()
-			w := watch.New(st, root, watch.Options{Logger: quietLogger(), Foreign: foreignFormats()})
-			appendFile(t, filepath.Join(root, f.parentRel), f.parentHead)
-			if err := w.Scan(ctx); err != nil {
-				t.Fatal(err)
-			}
-			appendFile(t, filepath.Join(root, f.childRel), f.child)
-			if err := w.Scan(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if links := linkedChildren(t, st, f.parentID); len(links) != 0 {
-				t.Fatalf("linked before the spawning call was written: %v", links)
-			}
-			appendFile(t, filepath.Join(root, f.parentRel), f.parentRest)
-			if err := w.Scan(ctx); err != nil {
-				t.Fatal(err)
-			}
-			checkLinked(t, st, f)
-		})
-	}
+	eachFamily(t, func(t *testing.T, st linkStore, f family) {
+		root := t.TempDir()
+		w := watch.New(st, root, watch.Options{Logger: quietLogger(), Foreign: foreignFormats()})
+		appendFile(t, filepath.Join(root, f.parentRel), f.parentHead)
+		if err := w.Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		appendFile(t, filepath.Join(root, f.childRel), f.child)
+		if err := w.Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if links := linkedChildren(t, st, f.parentID); len(links) != 0 {
+			t.Fatalf("linked before the spawning call was written: %v", links)
+		}
+		appendFile(t, filepath.Join(root, f.parentRel), f.parentRest)
+		if err := w.Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		checkLinked(t, st, f)
+	})
 }
 
 // TestWatchParentBeforeChild is the order the watcher expects: the
@@ -205,20 +295,17 @@ func TestWatchChildBeforeSpawningLine(t *testing.T) {
 // later; the child is linked on the poll that reads it.
 func TestWatchParentBeforeChild(t *testing.T) {
 	ctx := context.Background()
-	for _, f := range families() {
-		t.Run(f.name, func(t *testing.T) {
-			st := newTestStore(t)
-			root := t.TempDir()
-			w := watch.New(st, root, watch.Options{Logger: quietLogger(), Foreign: foreignFormats()})
-			appendFile(t, filepath.Join(root, f.parentRel), f.parentHead+f.parentRest)
-			if err := w.Scan(ctx); err != nil {
-				t.Fatal(err)
-			}
-			appendFile(t, filepath.Join(root, f.childRel), f.child)
-			if err := w.Scan(ctx); err != nil {
-				t.Fatal(err)
-			}
-			checkLinked(t, st, f)
-		})
-	}
+	eachFamily(t, func(t *testing.T, st linkStore, f family) {
+		root := t.TempDir()
+		w := watch.New(st, root, watch.Options{Logger: quietLogger(), Foreign: foreignFormats()})
+		appendFile(t, filepath.Join(root, f.parentRel), f.parentHead+f.parentRest)
+		if err := w.Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		appendFile(t, filepath.Join(root, f.childRel), f.child)
+		if err := w.Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		checkLinked(t, st, f)
+	})
 }

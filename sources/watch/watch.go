@@ -141,9 +141,9 @@ type Watcher struct {
 	// their parent stored or grown (orphans.go).
 	orphans map[string]map[string]bool
 	recheck map[string]bool
-	started      time.Time // when New made the Watcher (lag counts from it at most)
-	holding      bool      // this node holds the shared folder (Options.Shared)
-	tick         uint64    // counts the reads of foreign transcripts (foreignTail.used)
+	started time.Time // when New made the Watcher (lag counts from it at most)
+	holding bool      // this node holds the shared folder (Options.Shared)
+	tick    uint64    // counts the reads of foreign transcripts (foreignTail.used)
 
 	mu     sync.Mutex
 	health map[string]*kindHealth // by kind
