@@ -106,6 +106,17 @@ func sidechain(line, agentID string) string {
 	return strings.ReplaceAll(line, `"isSidechain":false`, `"isSidechain":true,"agentId":"`+agentID+`"`)
 }
 
+// infoCounting is a store counting the source infos written, by session.
+type infoCounting struct {
+	linkStore
+	puts map[string]int
+}
+
+func (s *infoCounting) PutSourceInfo(ctx context.Context, id string, info core.SourceInfo) error {
+	s.puts[id]++
+	return s.linkStore.PutSourceInfo(ctx, id, info)
+}
+
 // appendFile appends text to the file at path, made with its folders.
 func appendFile(t *testing.T, path, text string) {
 	t.Helper()
@@ -178,10 +189,12 @@ func checkLinked(t *testing.T, st linkStore, f family) {
 // The child is read again only then (not on quiet polls, nor once
 // linked, when the parent grows on), its recheck leaves the folder's
 // health row as the parent's read left it, and the child read on from
-// there (incrementally, its header changed) is what a whole read gives.
+// there (incrementally, its header changed) is what a whole read gives;
+// its source info is written when it changes only.
 func TestWatchChildBeforeParent(t *testing.T) {
 	ctx := context.Background()
-	eachFamily(t, func(t *testing.T, st linkStore, f family) {
+	eachFamily(t, func(t *testing.T, base linkStore, f family) {
+		st := &infoCounting{linkStore: base, puts: map[string]int{}}
 		root := t.TempDir()
 		childPath, parentPath := filepath.Join(root, f.childRel), filepath.Join(root, f.parentRel)
 		t0 := time.Now().Truncate(time.Second)
@@ -258,6 +271,9 @@ func TestWatchChildBeforeParent(t *testing.T) {
 		}
 		if got, want := eventsJSON(t, stored.Events), eventsJSON(t, whole[0].Events); !reflect.DeepEqual(got, want) || len(got) <= len(l.Events) {
 			t.Errorf("the grown child: stored %d events (%d before), a whole read %d; first difference:\n%s", len(got), len(l.Events), len(want), firstDiff(got, want))
+		}
+		if n := st.puts[f.childID]; n != 2 {
+			t.Errorf("the child's source info was written %d times, want twice (missing parent, then spawned by %s)", n, f.callID)
 		}
 	})
 }

@@ -714,7 +714,7 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 // it changed since last recorded.
 func (w *Watcher) putSource(ctx context.Context, k *fileKind, id string, info core.SourceInfo) error {
 	ss, ok := w.st.(SourceInfoStore)
-	if !ok || k.infos[id] == info {
+	if have, known := k.infos[id]; !ok || known && sameSourceInfo(have, info) {
 		return nil
 	}
 	if err := ss.PutSourceInfo(ctx, id, info); err != nil {
@@ -725,6 +725,14 @@ func (w *Watcher) putSource(ctx context.Context, k *fileKind, id string, info co
 	}
 	k.infos[id] = info
 	return nil
+}
+
+// sameSourceInfo reports whether a and b say the same (their spawning
+// calls compared by value: each read decodes a new one).
+func sameSourceInfo(a, b core.SourceInfo) bool {
+	sa, sb := a.SpawnedBy, b.SpawnedBy
+	a.SpawnedBy, b.SpawnedBy = nil, nil
+	return a == b && (sa == nil) == (sb == nil) && (sa == nil || *sa == *sb)
 }
 
 // rawLines counts the log's source/raw events (lines kept raw) and says
