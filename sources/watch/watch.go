@@ -135,11 +135,11 @@ type Watcher struct {
 	// parent's spawning call to be stored; linked those written.
 	pendingLinks map[string]pendingLink
 	linked       map[string]bool
-	// orphans are the foreign files holding a child stored without its
+	// waiting are the foreign files holding a child stored without its
 	// parent or its spawning call, by the parent session's id they wait
 	// for; recheck the files to read again at the end of this poll,
-	// their parent stored or grown (orphans.go).
-	orphans map[string]map[string]bool
+	// their parent stored or grown (waiting.go).
+	waiting map[string]map[string]bool
 	recheck map[string]bool
 	started time.Time // when New made the Watcher (lag counts from it at most)
 	holding bool      // this node holds the shared folder (Options.Shared)
@@ -167,7 +167,7 @@ type fileKind struct {
 	// whose format reads on (dsh.Foreign.Tail); nil: read it whole.
 	tail *foreignTail
 	// waits are the parent sessions a child of the file waits for
-	// (Watcher.orphans); recheck: read the file even though it did not
+	// (Watcher.waiting); recheck: read the file even though it did not
 	// change, its parent having been stored or grown.
 	waits   map[string]bool
 	recheck bool
@@ -219,7 +219,7 @@ func New(st Store, dir string, o Options) *Watcher {
 	}
 	return &Watcher{st: st, dir: dir, opts: o, log: o.Logger.With(logkey.Watch, dir), files: map[string]*watchedFile{}, started: o.Now(),
 		kinds: map[string]*fileKind{}, health: map[string]*kindHealth{}, pendingLinks: map[string]pendingLink{}, linked: map[string]bool{},
-		orphans: map[string]map[string]bool{}, recheck: map[string]bool{}}
+		waiting: map[string]map[string]bool{}, recheck: map[string]bool{}}
 }
 
 // Dir is the watched folder.
@@ -601,7 +601,10 @@ func orDefaultFileBytes(l dsh.Limits) int64 {
 // still a prefix (storeTail), else reconciled whole (SyncWatched: an
 // unchanged prefix is kept and only new events are appended; a log that
 // diverges, as when the decoder closed a step that has now grown,
-// replaces the watched session's log).
+// replaces the watched session's log). A file marked for a recheck — a
+// child of it waits for its parent, whose session was just stored or
+// grew (waiting.go) — is read again though it did not change, and its
+// health row is left as it was.
 func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi os.FileInfo, k *fileKind) error {
 	sig := statSig(fi)
 	// A recheck reads an unchanged file again (its parent was stored or

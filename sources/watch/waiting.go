@@ -21,6 +21,11 @@ import (
 // the decoder then links it to what the parent's file holds by then. Its
 // stored log is reconciled whole when its header changed (SyncWatched),
 // its source info written again, and the link note follows (linkPending).
+// A recheck costs what finishing the child's kept decoder state costs
+// (its file is not read again; an archive is) plus the decoder's search
+// of the parent's file, once per poll in which the parent changed; a
+// child linked to its call waits no more, and nothing is rechecked on a
+// poll in which no parent of a waiting child changed.
 
 // waitingParent returns the id of the parent session l, a session of a
 // foreign file, waits for — the parent its source names as missing, or a
@@ -47,20 +52,20 @@ func (w *Watcher) wait(path string, k *fileKind, parents map[string]bool) {
 		}
 	}
 	for p := range parents {
-		if w.orphans[p] == nil {
-			w.orphans[p] = map[string]bool{}
+		if w.waiting[p] == nil {
+			w.waiting[p] = map[string]bool{}
 		}
-		w.orphans[p][path] = true
+		w.waiting[p][path] = true
 	}
 	k.waits = parents
 }
 
 // unwait forgets that the file at path waits for parent.
 func (w *Watcher) unwait(parent, path string) {
-	if files := w.orphans[parent]; files != nil {
+	if files := w.waiting[parent]; files != nil {
 		delete(files, path)
 		if len(files) == 0 {
-			delete(w.orphans, parent)
+			delete(w.waiting, parent)
 		}
 	}
 }
@@ -68,7 +73,7 @@ func (w *Watcher) unwait(parent, path string) {
 // parentSynced marks the files waiting for session id for a recheck: id
 // was just stored, or grew.
 func (w *Watcher) parentSynced(id string) {
-	for p := range w.orphans[id] {
+	for p := range w.waiting[id] {
 		w.recheck[p] = true
 	}
 }
