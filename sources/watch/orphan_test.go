@@ -325,3 +325,37 @@ func TestWatchParentBeforeChild(t *testing.T) {
 		checkLinked(t, st, f)
 	})
 }
+
+// TestWatchGrandchildBeforeAll writes a Codex thread's grandchild's
+// rollout first, its child's next, its own last, polling after each: the
+// poll that reads the top thread links the child to it, and the child's
+// new header reaches the grandchild, linked to the child's call since
+// the child's rollout appeared.
+func TestWatchGrandchildBeforeAll(t *testing.T) {
+	ctx := context.Background()
+	const top, mid, leaf = "0196a1b2-0000-7000-8000-0000000000a1", "0196a1b2-0000-7000-8000-0000000000a2", "0196a1b2-0000-7000-8000-0000000000a3"
+	topText, _ := codexFamily(top, mid)
+	midText, leafText := codexFamily(mid, leaf)
+	midText = strings.Replace(midText, `"source":"cli"`, `"source":{"subagent":{"thread_spawn":{"parent_thread_id":"`+top+`","depth":1}}}`, 1)
+	day := "2026/05/01/"
+	steps := []struct{ rel, text string }{
+		{day + "rollout-2026-05-01T10-00-09-" + leaf + ".jsonl", leafText},
+		{day + "rollout-2026-05-01T10-00-08-" + mid + ".jsonl", midText},
+		{day + "rollout-2026-05-01T10-00-00-" + top + ".jsonl", topText},
+	}
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			st := e.open(t)
+			root := t.TempDir()
+			w := watch.New(st, root, watch.Options{Logger: quietLogger(), Foreign: foreignFormats()})
+			for _, s := range steps {
+				appendFile(t, filepath.Join(root, s.rel), s.text)
+				if err := w.Scan(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			checkLinked(t, st, family{name: "mid", parentID: top, childID: mid, callID: "call_C"})
+			checkLinked(t, st, family{name: "leaf", parentID: mid, childID: leaf, callID: "call_C"})
+		})
+	}
+}
