@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,16 +13,18 @@ import (
 
 	"prism/core/redact"
 	"prism/sources/claudecode"
+	"prism/views"
 	"prism/web"
 )
 
 // TestWatchSubagentBeforeParent serves a watched Claude Code projects
 // folder in which a subagent's transcript (current layout, no sidecar)
 // is written whole before its parent's: the child shows on its own
-// first; once the parent's transcript is written (the Agent call, and
-// its result naming the child's agentId), the child, whose file never
-// changes again, is nested in the parent's Agent card on the parent's
-// page and listed under the parent.
+// first; once the parent's transcript is written it is listed under the
+// parent, and once the result of the parent's Agent call names its
+// agentId, the child, whose file never changed again, is nested in that
+// call's card on the parent's open page (live) and on a page opened
+// then.
 func TestWatchSubagentBeforeParent(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "projects")
 	project := filepath.Join(dir, "-home-dev-app")
@@ -83,12 +86,29 @@ func TestWatchSubagentBeforeParent(t *testing.T) {
 	if b := get("/"); !regexp.MustCompile(`data-session-id="`+child+`"`).Match(b) || nested.Match(b) {
 		t.Fatal("the child read before its parent is not listed on its own")
 	}
-	if err := os.WriteFile(filepath.Join(project, sid+".jsonl"),
-		[]byte(c.prompt("Investigate")+c.agentCall(1, "Agent", "Find the regression")+c.agentResult(1, "c1", "completed")), 0o644); err != nil {
+	// The parent's transcript: its Agent call (whose prompt is not the
+	// child's first), the child's link not in yet.
+	parent, err := os.OpenFile(filepath.Join(project, sid+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
 		t.Fatal(err)
 	}
-	await("/sessions/"+sid, regexp.MustCompile(`data-child="`+child+`"\s+data-child-status=`), "the child nested in its parent's Agent card")
-	if b := get("/"); !nested.Match(b) {
-		t.Error("the list does not have the child under its parent")
+	defer parent.Close()
+	if _, err := parent.WriteString(c.prompt("Investigate") + c.agentCall(1, "Agent", "Look into the build")); err != nil {
+		t.Fatal(err)
 	}
+	await("/", nested, "the child listed under its parent once the parent's transcript exists")
+	if b := get("/sessions/" + sid); !regexp.MustCompile(`data-call-id="toolu_1"`).Match(b) || regexp.MustCompile(`data-child=`).Match(b) {
+		t.Fatal("the parent's page: want its Agent call, no child nested before the call's result names it")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	page := openStream(t, ctx, ts.URL+views.SessionStreamURL(sid, -1))
+	defer page.res.Body.Close()
+	// The result naming the child's agentId: the open page nests the
+	// child in the Agent card, live.
+	if _, err := parent.WriteString(c.agentResult(1, "c1", "completed")); err != nil {
+		t.Fatal(err)
+	}
+	page.until(t, regexp.MustCompile(`data-child="`+child+`"\s+data-child-status=`))
+	await("/sessions/"+sid, regexp.MustCompile(`data-child="`+child+`"\s+data-child-status=`), "the child nested in its parent's Agent card")
 }
