@@ -281,8 +281,9 @@ func (w *Watcher) Poll(ctx context.Context) (holding bool, err error) {
 }
 
 // Scan makes one pass over the directory: new files, grown files, shrunk or
-// replaced files. It returns an error only when ctx ends or the store is
-// closed.
+// replaced files, then the unchanged files of children waiting for a
+// parent that this pass stored or grew (waiting.go). It returns an error
+// only when ctx ends or the store is closed.
 func (w *Watcher) Scan(ctx context.Context) error {
 	paths := w.list()
 	// Subagent transcripts after the others: a child's parent is then
