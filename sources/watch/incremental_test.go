@@ -239,6 +239,16 @@ func TestWatchIncrementalEqualsWholeRead(t *testing.T) {
 			{rel: day + "rollout-2026-05-01T10-00-00-" + parent + ".jsonl", text: pText, chunks: 40},
 			{rel: day + "rollout-2026-05-01T10-00-08-" + child + ".jsonl", text: cText, chunks: 10},
 		}},
+		// The child's file first: it is read before its parent's
+		// exists, or before its spawning line is in.
+		{name: "claude-code child first", files: []growFile{
+			{rel: "cc/-home-dev-app/" + ccSID + "/subagents/agent-b1.jsonl", text: ccChild(ccSID), chunks: 4},
+			{rel: "cc/-home-dev-app/" + ccSID + ".jsonl", text: ccTalk(ccSID), chunks: 40},
+		}},
+		{name: "codex child first", files: []growFile{
+			{rel: day + "rollout-2026-05-01T10-00-08-" + child + ".jsonl", text: cText, chunks: 3},
+			{rel: day + "rollout-2026-05-01T10-00-00-" + parent + ".jsonl", text: pText, chunks: 20},
+		}},
 		{name: "claude-code cut back", files: []growFile{
 			{rel: "cc/-p/" + ccSID + ".jsonl", text: ccTalk(ccSID), chunks: 60, rewrite: true},
 		}},
@@ -356,10 +366,8 @@ func growAndCompare(t *testing.T, open func(t *testing.T) watchStore, files []gr
 		}
 	}
 	for {
-		// A file starts once those before it exist: a child's after its
-		// parent's (a child read before its parent exists stays
-		// top-level until its own file changes again, incremental or
-		// not).
+		// A file starts once those before it exist (a child's file
+		// listed first starts before its parent's).
 		var open []*growing
 		for _, g := range gs {
 			if len(g.cuts) > 0 {

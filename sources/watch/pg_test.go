@@ -135,8 +135,8 @@ func TestWatchSharedFolder(t *testing.T) {
 
 // TestWatchIncrementalIntoPostgres is TestWatchIncrementalEqualsWholeRead
 // on PostgreSQL (whose store appends and reconciles a rewritten end
-// whole) for a Claude Code and a Codex transcript pair and a cut-back
-// file.
+// whole) for a Claude Code and a Codex transcript pair (the Codex pair
+// also with the child's rollout started first) and a cut-back file.
 func TestWatchIncrementalIntoPostgres(t *testing.T) {
 	const ccSID = "5a1d0000-0000-4000-8000-0000000000c2"
 	const parent, child = "0196a1b2-0000-7000-8000-0000000000e1", "0196a1b2-0000-7000-8000-0000000000e2"
@@ -157,6 +157,10 @@ func TestWatchIncrementalIntoPostgres(t *testing.T) {
 		"codex family": {
 			{rel: "codex/2026/05/01/rollout-2026-05-01T10-00-00-" + parent + ".jsonl", text: pText, chunks: 20},
 			{rel: "codex/2026/05/01/rollout-2026-05-01T10-00-08-" + child + ".jsonl", text: cText, chunks: 5},
+		},
+		"codex child first": {
+			{rel: "codex/2026/05/01/rollout-2026-05-01T10-00-08-" + child + ".jsonl", text: cText, chunks: 3},
+			{rel: "codex/2026/05/01/rollout-2026-05-01T10-00-00-" + parent + ".jsonl", text: pText, chunks: 20},
 		},
 		"claude-code cut back": {
 			{rel: "cc/-p/" + ccSID + ".jsonl", text: ccTalk(ccSID), chunks: 30, rewrite: true},

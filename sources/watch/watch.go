@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -134,9 +135,15 @@ type Watcher struct {
 	// parent's spawning call to be stored; linked those written.
 	pendingLinks map[string]pendingLink
 	linked       map[string]bool
-	started      time.Time // when New made the Watcher (lag counts from it at most)
-	holding      bool      // this node holds the shared folder (Options.Shared)
-	tick         uint64    // counts the reads of foreign transcripts (foreignTail.used)
+	// waiting are the foreign files holding a child stored without its
+	// parent or its spawning call, by the parent session's id they wait
+	// for; recheck the files to read again at the end of this poll,
+	// their parent stored or grown (waiting.go).
+	waiting map[string]map[string]bool
+	recheck map[string]bool
+	started time.Time // when New made the Watcher (lag counts from it at most)
+	holding bool      // this node holds the shared folder (Options.Shared)
+	tick    uint64    // counts the reads of foreign transcripts (foreignTail.used)
 
 	mu     sync.Mutex
 	health map[string]*kindHealth // by kind
@@ -159,6 +166,11 @@ type fileKind struct {
 	// tail is the decoder's state after end, for a plain transcript
 	// whose format reads on (dsh.Foreign.Tail); nil: read it whole.
 	tail *foreignTail
+	// waits are the parent sessions a child of the file waits for
+	// (Watcher.waiting); recheck: read the file even though it did not
+	// change, its parent having been stored or grown.
+	waits   map[string]bool
+	recheck bool
 }
 
 // kindHealth is one kind's row of the folder's health.
@@ -206,7 +218,8 @@ func New(st Store, dir string, o Options) *Watcher {
 		o.Now = time.Now
 	}
 	return &Watcher{st: st, dir: dir, opts: o, log: o.Logger.With(logkey.Watch, dir), files: map[string]*watchedFile{}, started: o.Now(),
-		kinds: map[string]*fileKind{}, health: map[string]*kindHealth{}, pendingLinks: map[string]pendingLink{}, linked: map[string]bool{}}
+		kinds: map[string]*fileKind{}, health: map[string]*kindHealth{}, pendingLinks: map[string]pendingLink{}, linked: map[string]bool{},
+		waiting: map[string]map[string]bool{}, recheck: map[string]bool{}}
 }
 
 // Dir is the watched folder.
@@ -268,8 +281,9 @@ func (w *Watcher) Poll(ctx context.Context) (holding bool, err error) {
 }
 
 // Scan makes one pass over the directory: new files, grown files, shrunk or
-// replaced files. It returns an error only when ctx ends or the store is
-// closed.
+// replaced files, then the unchanged files of children waiting for a
+// parent that this pass stored or grew (waiting.go). It returns an error
+// only when ctx ends or the store is closed.
 func (w *Watcher) Scan(ctx context.Context) error {
 	paths := w.list()
 	// Subagent transcripts after the others: a child's parent is then
@@ -298,10 +312,14 @@ func (w *Watcher) Scan(ctx context.Context) error {
 			delete(w.files, p)
 		}
 	}
+	if err := w.recheckWaiting(ctx); err != nil {
+		return err
+	}
 	w.linkPending(ctx)
 	for p, k := range w.kinds {
 		if !seen[p] {
 			delete(w.kinds, p)
+			w.wait(p, k, nil)
 			if k.kind == dsh.KindDsh || k.kind == dsh.KindForeign {
 				w.gone(p, k)
 			}
@@ -417,6 +435,7 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 	if k == nil || k.dev != dev || k.ino != ino || k.kind == dsh.KindUnknown && k.seen != sig {
 		if k != nil && k.kind == dsh.KindForeign {
 			w.gone(path, k) // replaced: its sessions are re-read below
+			w.wait(path, k, nil)
 		}
 		kind, fg, compressed, serr := dsh.SniffFile(path, f, w.opts.Foreign)
 		if kind == dsh.KindUndecided {
@@ -583,10 +602,16 @@ func orDefaultFileBytes(l dsh.Limits) int64 {
 // still a prefix (storeTail), else reconciled whole (SyncWatched: an
 // unchanged prefix is kept and only new events are appended; a log that
 // diverges, as when the decoder closed a step that has now grown,
-// replaces the watched session's log).
+// replaces the watched session's log). A file marked for a recheck — a
+// child of it waits for its parent, whose session was just stored or
+// grew (waiting.go) — is read again though it did not change, and its
+// health row is left as it was.
 func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi os.FileInfo, k *fileKind) error {
 	sig := statSig(fi)
-	if sig == k.seen || sig == k.failed {
+	// A recheck reads an unchanged file again (its parent was stored or
+	// grew), not one that failed.
+	recheck := k.recheck && sig == k.seen
+	if !recheck && sig == k.seen || sig == k.failed {
 		return nil
 	}
 	kind := k.fg.Name
@@ -604,7 +629,7 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 			w.report(Sync{Path: path, Kind: kind, Outcome: "failed", Err: fmt.Errorf("read %s: %w", path, err)})
 			return nil
 		}
-		if end == k.end && k.end > 0 {
+		if end == k.end && k.end > 0 && !recheck {
 			k.seen = sig // only a partial line was added: read it once complete
 			return nil
 		}
@@ -631,13 +656,16 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 		return nil
 	}
 	k.sessions = k.sessions[:0]
+	for _, l := range logs {
+		k.sessions = append(k.sessions, l.Header.ID)
+	}
+	waits := map[string]bool{}
 	var lastLine int
 	for i, l := range logs {
 		if n := len(l.Pos); n > 0 && l.Pos[n-1].Line > lastLine {
 			lastLine = l.Pos[n-1].Line
 		}
 		id := l.Header.ID
-		k.sessions = append(k.sessions, id)
 		if w.st.WasDeleted(id) {
 			continue
 		}
@@ -666,11 +694,22 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 			if sp := l.Source.SpawnedBy; sp != nil && l.Header.ParentSession != "" && !w.linked[id] {
 				w.pendingLinks[id] = pendingLink{parent: l.Header.ParentSession, spawn: *sp}
 			}
+			// A child of this file waits for a parent in another file
+			// (an inline sidechain's parent is read with it).
+			if p := waitingParent(l); p != "" && !slices.Contains(k.sessions, p) {
+				waits[p] = true
+			}
 		}
-		raw, why := rawLines(l)
-		w.note(kind, path, id, lastLine, fi.ModTime(), raw, why)
+		if outcome != store.ImportSkipped {
+			w.parentSynced(id)
+		}
+		if !recheck { // the file did not change: its health row neither
+			raw, why := rawLines(l)
+			w.note(kind, path, id, lastLine, fi.ModTime(), raw, why)
+		}
 		w.report(Sync{Path: path, Kind: kind, SessionID: id, Outcome: outcome, Added: added})
 	}
+	w.wait(path, k, waits)
 	k.seen, k.failed, k.end = sig, [3]int64{}, end
 	return nil
 }
@@ -679,7 +718,7 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 // it changed since last recorded.
 func (w *Watcher) putSource(ctx context.Context, k *fileKind, id string, info core.SourceInfo) error {
 	ss, ok := w.st.(SourceInfoStore)
-	if !ok || k.infos[id] == info {
+	if have, known := k.infos[id]; !ok || known && sameSourceInfo(have, info) {
 		return nil
 	}
 	if err := ss.PutSourceInfo(ctx, id, info); err != nil {
@@ -690,6 +729,14 @@ func (w *Watcher) putSource(ctx context.Context, k *fileKind, id string, info co
 	}
 	k.infos[id] = info
 	return nil
+}
+
+// sameSourceInfo reports whether a and b say the same (their spawning
+// calls compared by value: each read decodes a new one).
+func sameSourceInfo(a, b core.SourceInfo) bool {
+	sa, sb := a.SpawnedBy, b.SpawnedBy
+	a.SpawnedBy, b.SpawnedBy = nil, nil
+	return a == b && (sa == nil) == (sb == nil) && (sa == nil || *sa == *sb)
 }
 
 // rawLines counts the log's source/raw events (lines kept raw) and says

@@ -1,0 +1,110 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	"prism/sources/dsh"
+	"prism/store"
+)
+
+// Children read before their parents. The files of a folder appear in any
+// order, and a parent's line that spawns a child may land after the
+// child's first lines (or after its last): a child's decoder links it
+// only to what is on disk when the child's file is read — its parent's
+// transcript (else the child is top-level and names its missing parent)
+// and, in it, the spawning call (else the child has no call to nest
+// under). Since a file is read again only when it changes, such a child
+// waits here, by the id of the parent session it names, and its file is
+// read again (recheck) on the poll its parent session is stored or grows:
+// the decoder then links it to what the parent's file holds by then. Its
+// stored log is reconciled whole when its header changed (SyncWatched),
+// its source info written again, and the link note follows (linkPending).
+// A recheck costs what finishing the child's kept decoder state costs
+// (its file is not read again; an archive is) plus the decoder's search
+// of the parent's file, once per poll in which the parent changed; a
+// child linked to its call waits no more, and nothing is rechecked on a
+// poll in which no parent of a waiting child changed.
+
+// waitingParent returns the id of the parent session l, a session of a
+// foreign file, waits for — the parent its source names as missing, or a
+// child's parent when the call that spawned it was not found — or "".
+func waitingParent(l *dsh.Log) string {
+	if l.Source == nil {
+		return ""
+	}
+	if l.Source.MissingParent != "" {
+		return l.Source.MissingParent
+	}
+	if p := l.Header.ChildOf(); p != "" && l.Source.SpawnedBy == nil {
+		return p
+	}
+	return ""
+}
+
+// wait records that the foreign file at path, of kind k, now waits for
+// the parent sessions in parents (none: it waits for nothing).
+func (w *Watcher) wait(path string, k *fileKind, parents map[string]bool) {
+	for p := range k.waits {
+		if !parents[p] {
+			w.unwait(p, path)
+		}
+	}
+	for p := range parents {
+		if w.waiting[p] == nil {
+			w.waiting[p] = map[string]bool{}
+		}
+		w.waiting[p][path] = true
+	}
+	k.waits = parents
+}
+
+// unwait forgets that the file at path waits for parent.
+func (w *Watcher) unwait(parent, path string) {
+	if files := w.waiting[parent]; files != nil {
+		delete(files, path)
+		if len(files) == 0 {
+			delete(w.waiting, parent)
+		}
+	}
+}
+
+// parentSynced marks the files waiting for session id for a recheck: id
+// was just stored, or grew.
+func (w *Watcher) parentSynced(id string) {
+	for p := range w.waiting[id] {
+		w.recheck[p] = true
+	}
+}
+
+// recheckWaiting reads again the files marked for a recheck during the
+// poll, each at most once per poll (a child linked so may itself be a
+// parent others wait for).
+func (w *Watcher) recheckWaiting(ctx context.Context) error {
+	done := map[string]bool{}
+	for len(w.recheck) > 0 {
+		var paths []string
+		for p := range w.recheck {
+			if !done[p] {
+				paths = append(paths, p)
+			}
+		}
+		clear(w.recheck)
+		sort.Strings(paths)
+		for _, p := range paths {
+			done[p] = true
+			k := w.kinds[p]
+			if k == nil || k.kind != dsh.KindForeign {
+				continue
+			}
+			k.recheck = true
+			err := w.syncFile(ctx, p)
+			k.recheck = false
+			if err != nil && (errors.Is(err, store.ErrClosed) || ctx.Err() != nil) {
+				return err
+			}
+		}
+	}
+	return nil
+}
