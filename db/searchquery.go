@@ -459,7 +459,7 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 		sb.WriteString("SELECT " + hitCols + ", " + hitPlainCols + " FROM (" + top + ") top" +
 			" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id")
 	} else {
-		sb.WriteString("SELECT " + hitCols + ", " + hitEventCols + " FROM (" + top + ") top" +
+		sb.WriteString("SELECT " + hitCols + ", " + hitPageCols + " FROM (" + top + ") top" +
 			" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id" + hitEventsJoin)
 	}
 	rows, err := q.QueryContext(ctx, sb.String(), args...)
@@ -468,7 +468,8 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 	}
 	defer rows.Close()
 	found := make([]hitRow, 0, n)
-	var e [2]nullEvent
+	var e [2]snipEvent
+	var appendOp core.SurfaceOp
 	var header, snip, errCol sql.NullString
 	// Each row is scanned into r (dest, made once), then copied.
 	var r hitRow
@@ -482,8 +483,14 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 	}
 	for rows.Next() {
 		r.plain, r.events = nil, nil
+		e[0].data, e[1].data = e[0].buf[:0], e[1].buf[:0]
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
+		}
+		for j := range e {
+			if cap(e[j].data) > cap(e[j].buf) {
+				e[j].buf = e[j].data[:0]
+			}
 		}
 		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
 		r.key = float64(h.Time)
@@ -506,14 +513,15 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 			if q != h.Seq {
 				i = 1
 			}
-			ev, ok, err := e[i].event()
+			ev, ok, err := e[i].event(q, &appendOp)
 			if err != nil {
 				return nil, err
 			}
-			if !ok || ev.Seq != q {
+			if !ok {
 				r.read = false // the log lacks it: hitSections names it
 				break
 			}
+			ev.Data = append([]byte(nil), ev.Data...) // kept past the row
 			r.events = append(r.events, ev)
 		}
 		found = append(found, r)
@@ -530,56 +538,14 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 	return found, nil
 }
 
-// hitEventCols are, after hitCols, what a hit's snippet is made from: its
-// session's header for a session's own document, its event (e1) and a
-// card's result event (e2), each as eventsSQL's columns (NULL when the
-// join finds none); hitEventsJoin joins them.
+// hitPlainCols replace hitPageCols for a query without words to mark:
+// the header, and the snippet the document was filed with. hitEventsJoin
+// joins a hit's event (e1) and a card's result event (e2).
 const (
-	hitEventCols = `CASE WHEN d.seq < 0 THEN s.header END,
-	e1.seq, e1.type, e1.time, e1.data, e1.ignorable, e1.surface_op IS '"append"', CASE WHEN e1.surface_op IS '"append"' THEN NULL ELSE e1.surface_op END, e1.source_event_seqs,
-	e2.seq, e2.type, e2.time, e2.data, e2.ignorable, e2.surface_op IS '"append"', CASE WHEN e2.surface_op IS '"append"' THEN NULL ELSE e2.surface_op END, e2.source_event_seqs`
-	// hitPlainCols replace hitEventCols for a query without words to
-	// mark: the header, and the snippet the document was filed with.
 	hitPlainCols  = `CASE WHEN d.seq < 0 THEN s.header END, d.snip`
 	hitEventsJoin = " LEFT JOIN events e1 ON e1.session_id = d.session_id AND e1.seq = d.seq AND d.seq >= 0" +
 		" LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq"
 )
-
-// nullEvent is an event's columns (eventsSQL's) from an outer join: all
-// NULL when there is none.
-type nullEvent struct {
-	seq, at          sql.NullInt64
-	typ, data        sql.NullString
-	ign, appendOp    sql.NullInt64
-	surface, sources sql.NullString
-}
-
-func (n *nullEvent) dest() []any {
-	return []any{&n.seq, &n.typ, &n.at, &n.data, &n.ign, &n.appendOp, &n.surface, &n.sources}
-}
-
-// event returns the event, or ok false when the join found none.
-func (n *nullEvent) event() (e core.Event, ok bool, err error) {
-	if !n.seq.Valid {
-		return e, false, nil
-	}
-	e = core.Event{Seq: n.seq.Int64, Type: n.typ.String, Time: n.at.Int64, Data: []byte(n.data.String), Ignorable: n.ign.Int64 == 1}
-	if n.appendOp.Int64 == 1 {
-		e.SurfaceOp = &core.SurfaceOp{} // core.AppendOp()'s value
-	} else if n.surface.Valid {
-		op := new(core.SurfaceOp)
-		if err := op.UnmarshalJSON([]byte(n.surface.String)); err != nil {
-			return e, false, fmt.Errorf("event %d: stored surfaceOp: %w", e.Seq, err)
-		}
-		e.SurfaceOp = op
-	}
-	if n.sources.Valid {
-		if e.SourceEventSeqs, err = store.DecodeSeqs(n.sources.String); err != nil {
-			return e, false, fmt.Errorf("event %d: stored sourceEventSeqs: %w", e.Seq, err)
-		}
-	}
-	return e, true, nil
-}
 
 // rankedHits returns up to n documents best match first (BM25, then
 // document id), after the cursor, among the most recent candidates
@@ -630,11 +596,10 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 	return found, among, err
 }
 
-// hitPageCols are, after hitCols, what the snippet of a hit of a query
-// with words is made from: its session's header for a session's own
-// document, and the type, data and surface op of its event (e1) and of a
-// card's result event (e2) — all that core/search.Extract reads of an
-// event; hitEventsJoin joins them.
+// hitPageCols are, after hitCols, what a hit's snippet is made from: its
+// session's header for a session's own document, and the type, data and
+// surface op of its event (e1) and of a card's result event (e2) — all
+// that core/search.Extract reads of an event; hitEventsJoin joins them.
 const hitPageCols = `CASE WHEN d.seq < 0 THEN s.header END, e1.type, e1.data, e1.surface_op, e2.type, e2.data, e2.surface_op`
 
 // snipEvent is what hitPageCols read of an event (NULL when the join
@@ -650,7 +615,8 @@ func (e *snipEvent) dest() []any { return []any{&e.typ, &e.data, &e.surface} }
 
 // event returns the event at seq (its Data valid until the next row is
 // scanned), or ok false when the join found none. appendOp is the value
-// an append op decodes to, shared by the rows (Extract only reads it).
+// an append op decodes to, shared by the rows: a snippet's sections
+// (core/search.Extract) only read it.
 func (e *snipEvent) event(seq int64, appendOp *core.SurfaceOp) (ev core.Event, ok bool, err error) {
 	if !e.typ.Valid {
 		return ev, false, nil
