@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -119,21 +120,25 @@ func BenchmarkSearch(b *testing.B) {
 			floor := searchFloor(q, tc.order)
 			rowsFloor := searchRowsFloor(q)
 			var lat, bare, rowsBare []time.Duration
+			var cpu, floorCPU time.Duration
 			hits, among := 0, 0
 			handoffs := st.w.indexRequests.Load()
 			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
+				c0, t0 := processCPU(b), time.Now()
 				page, err := st.Search(ctx, q, SearchOptions{Order: tc.order, Limit: 20})
 				if err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(t0))
+				c1 := processCPU(b)
+				cpu += c1 - c0
 				hits, among = len(page.Hits), page.RankedAmong
 				t0 = time.Now()
 				if err := floor(ctx, st.rdb); err != nil {
 					b.Fatal(err)
 				}
 				bare = append(bare, time.Since(t0))
+				floorCPU += processCPU(b) - c1
 				if rowsFloor != nil {
 					t0 = time.Now()
 					if err := rowsFloor(ctx, st.rdb); err != nil {
@@ -143,6 +148,11 @@ func BenchmarkSearch(b *testing.B) {
 				}
 			}
 			reportVsFloor(b, lat, bare)
+			// This process's CPU (the search's work and SQLite's, less
+			// sensitive than latency to the machine's other load) per
+			// search and per floor.
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us")
+			b.ReportMetric(float64(floorCPU.Microseconds())/float64(b.N), "floor-cpu-us")
 			if rowsFloor != nil {
 				reportVsRowsFloor(b, lat, rowsBare)
 			}
@@ -246,6 +256,16 @@ func searchRowsFloor(q *search.Query) func(context.Context, *sql.DB) error {
 		}
 		return rows.Err()
 	}
+}
+
+// processCPU returns the CPU time this process has used (user and
+// system, all its threads).
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // reportVsRowsFloor reports a search's ratios to searchRowsFloor's floor,

@@ -251,7 +251,7 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 		if err != nil {
 			return SearchPage{}, translate(err, "search")
 		}
-		return st.page(ctx, st.rdb, q, plan, found, 0, nil)
+		return st.page(ctx, st.rdb, q, plan, found, 0)
 	}
 	tx, err := st.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -268,17 +268,16 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 	if err != nil {
 		return SearchPage{}, translate(err, "search")
 	}
-	return st.page(ctx, tx, q, plan, found, among, tx)
+	return st.page(ctx, tx, q, plan, found, among)
 }
 
 // page makes the page of a search from the documents found (one more
 // than the page when there is a next one): the cursor, and each hit's
 // snippet — for a query without words to mark, the one its document was
-// filed with (newestHits' plain); else from the events its row brought
-// with it (newestHits), else from its events read in one query through tx
-// (hitsEvents), else one by one (hitSections names an event the log
-// lacks).
-func (st *Store) page(ctx context.Context, rq querier, parsed *search.Query, plan store.SearchPlan, found []hitRow, among int, tx *sql.Tx) (SearchPage, error) {
+// filed with (newestHits' plain); else from the sections its row brought
+// (readHits) or the events it brought (newestHits), else from its events
+// read on their own (hitSections names an event the log lacks).
+func (st *Store) page(ctx context.Context, rq querier, parsed *search.Query, plan store.SearchPlan, found []hitRow, among int) (SearchPage, error) {
 	limit, order := plan.Limit, plan.Order
 	page := SearchPage{Hits: make([]SearchHit, 0, min(len(found), limit))}
 	if order == OrderRank && among >= plan.Candidates {
@@ -290,13 +289,6 @@ func (st *Store) page(ctx context.Context, rq querier, parsed *search.Query, pla
 		found = found[:limit]
 	}
 	hl := parsed.Highlights()
-	var events map[eventKey]core.Event
-	if tx != nil {
-		var err error
-		if events, err = hitsEvents(ctx, tx, found); err != nil {
-			return SearchPage{}, translate(err, "search: snippets")
-		}
-	}
 	for _, r := range found {
 		if r.plain != nil && len(hl) == 0 {
 			r.hit.Snippet = r.plain.Snippet()
@@ -305,16 +297,11 @@ func (st *Store) page(ctx context.Context, rq querier, parsed *search.Query, pla
 		}
 		var secs []search.Section
 		var err error
-		seqs := store.HitSeqs(&r.hit)
 		switch {
+		case r.sectioned:
+			secs = r.secs
 		case r.read:
 			secs, err = store.HitSections(&r.hit, r.header, r.events)
-		case events != nil && len(seqs) > 0:
-			evs := make([]core.Event, len(seqs))
-			for i, q := range seqs {
-				evs[i] = events[eventKey{r.hit.SessionID, q}]
-			}
-			secs, err = store.HitSections(&r.hit, "", evs)
 		default:
 			secs, err = hitSections(ctx, rq, &r.hit)
 		}
@@ -325,56 +312,6 @@ func (st *Store) page(ctx context.Context, rq querier, parsed *search.Query, pla
 		page.Hits = append(page.Hits, r.hit)
 	}
 	return page, nil
-}
-
-// eventKey names an event.
-type eventKey struct {
-	session string
-	seq     int64
-}
-
-// hitsEvents reads the events the hits' snippets are made from
-// (store.HitSeqs) in one query rather than one per hit. It returns nil
-// when the log does not hold one of them: each hit is then read on its
-// own (hitSections), which names the one the log lacks.
-func hitsEvents(ctx context.Context, tx *sql.Tx, hits []hitRow) (map[eventKey]core.Event, error) {
-	seen := map[eventKey]bool{}
-	var keys []eventKey
-	for i := range hits {
-		for _, q := range store.HitSeqs(&hits[i].hit) {
-			if k := (eventKey{hits[i].hit.SessionID, q}); !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-		}
-	}
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	// The query returns them in this order: by session id (SQLite's
-	// binary collation, Go's string order), then seq.
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].session != keys[j].session {
-			return keys[i].session < keys[j].session
-		}
-		return keys[i].seq < keys[j].seq
-	})
-	args := make([]any, 0, 2*len(keys))
-	for _, k := range keys {
-		args = append(args, k.session, k.seq)
-	}
-	events, err := queryEvents(ctx, tx, len(keys), eventsSQL+" WHERE (session_id, seq) IN (VALUES (?, ?)"+strings.Repeat(", (?, ?)", len(keys)-1)+") ORDER BY session_id, seq", args...)
-	if err != nil || len(events) != len(keys) {
-		return nil, err
-	}
-	byKey := make(map[eventKey]core.Event, len(keys))
-	for i, k := range keys {
-		if events[i].Seq != k.seq {
-			return nil, nil
-		}
-		byKey[k] = events[i]
-	}
-	return byKey, nil
 }
 
 // hitSections re-reads what a hit's document was built from.
@@ -423,6 +360,10 @@ type hitRow struct {
 	// plain is what its query-free snippet is made from, as filed (nil
 	// when not read, or filed without it).
 	plain *search.Plain
+	// sectioned is set when the row brought its snippet's sections
+	// (secs: readHits).
+	sectioned bool
+	secs      []search.Section
 }
 
 // matchCTE is the words' matches, computed once (MATERIALIZED): joined
@@ -518,7 +459,7 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 		sb.WriteString("SELECT " + hitCols + ", " + hitPlainCols + " FROM (" + top + ") top" +
 			" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id")
 	} else {
-		sb.WriteString("SELECT " + hitCols + ", " + hitEventCols + " FROM (" + top + ") top" +
+		sb.WriteString("SELECT " + hitCols + ", " + hitPageCols + " FROM (" + top + ") top" +
 			" JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id" + hitEventsJoin)
 	}
 	rows, err := q.QueryContext(ctx, sb.String(), args...)
@@ -527,7 +468,8 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 	}
 	defer rows.Close()
 	found := make([]hitRow, 0, n)
-	var e [2]nullEvent
+	var e [2]snipEvent
+	var appendOp core.SurfaceOp
 	var header, snip, errCol sql.NullString
 	// Each row is scanned into r (dest, made once), then copied.
 	var r hitRow
@@ -541,8 +483,14 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 	}
 	for rows.Next() {
 		r.plain, r.events = nil, nil
+		e[0].data, e[1].data = e[0].buf[:0], e[1].buf[:0]
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
+		}
+		for j := range e {
+			if cap(e[j].data) > cap(e[j].buf) {
+				e[j].buf = e[j].data[:0]
+			}
 		}
 		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
 		r.key = float64(h.Time)
@@ -565,14 +513,15 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 			if q != h.Seq {
 				i = 1
 			}
-			ev, ok, err := e[i].event()
+			ev, ok, err := e[i].event(q, &appendOp)
 			if err != nil {
 				return nil, err
 			}
-			if !ok || ev.Seq != q {
+			if !ok {
 				r.read = false // the log lacks it: hitSections names it
 				break
 			}
+			ev.Data = append([]byte(nil), ev.Data...) // kept past the row
 			r.events = append(r.events, ev)
 		}
 		found = append(found, r)
@@ -589,56 +538,14 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 	return found, nil
 }
 
-// hitEventCols are, after hitCols, what a hit's snippet is made from: its
-// session's header for a session's own document, its event (e1) and a
-// card's result event (e2), each as eventsSQL's columns (NULL when the
-// join finds none); hitEventsJoin joins them.
+// hitPlainCols replace hitPageCols for a query without words to mark:
+// the header, and the snippet the document was filed with. hitEventsJoin
+// joins a hit's event (e1) and a card's result event (e2).
 const (
-	hitEventCols = `CASE WHEN d.seq < 0 THEN s.header END,
-	e1.seq, e1.type, e1.time, e1.data, e1.ignorable, e1.surface_op IS '"append"', CASE WHEN e1.surface_op IS '"append"' THEN NULL ELSE e1.surface_op END, e1.source_event_seqs,
-	e2.seq, e2.type, e2.time, e2.data, e2.ignorable, e2.surface_op IS '"append"', CASE WHEN e2.surface_op IS '"append"' THEN NULL ELSE e2.surface_op END, e2.source_event_seqs`
-	// hitPlainCols replace hitEventCols for a query without words to
-	// mark: the header, and the snippet the document was filed with.
 	hitPlainCols  = `CASE WHEN d.seq < 0 THEN s.header END, d.snip`
 	hitEventsJoin = " LEFT JOIN events e1 ON e1.session_id = d.session_id AND e1.seq = d.seq AND d.seq >= 0" +
 		" LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq"
 )
-
-// nullEvent is an event's columns (eventsSQL's) from an outer join: all
-// NULL when there is none.
-type nullEvent struct {
-	seq, at          sql.NullInt64
-	typ, data        sql.NullString
-	ign, appendOp    sql.NullInt64
-	surface, sources sql.NullString
-}
-
-func (n *nullEvent) dest() []any {
-	return []any{&n.seq, &n.typ, &n.at, &n.data, &n.ign, &n.appendOp, &n.surface, &n.sources}
-}
-
-// event returns the event, or ok false when the join found none.
-func (n *nullEvent) event() (e core.Event, ok bool, err error) {
-	if !n.seq.Valid {
-		return e, false, nil
-	}
-	e = core.Event{Seq: n.seq.Int64, Type: n.typ.String, Time: n.at.Int64, Data: []byte(n.data.String), Ignorable: n.ign.Int64 == 1}
-	if n.appendOp.Int64 == 1 {
-		e.SurfaceOp = &core.SurfaceOp{} // core.AppendOp()'s value
-	} else if n.surface.Valid {
-		op := new(core.SurfaceOp)
-		if err := op.UnmarshalJSON([]byte(n.surface.String)); err != nil {
-			return e, false, fmt.Errorf("event %d: stored surfaceOp: %w", e.Seq, err)
-		}
-		e.SurfaceOp = op
-	}
-	if n.sources.Valid {
-		if e.SourceEventSeqs, err = store.DecodeSeqs(n.sources.String); err != nil {
-			return e, false, fmt.Errorf("event %d: stored sourceEventSeqs: %w", e.Seq, err)
-		}
-	}
-	return e, true, nil
-}
 
 // rankedHits returns up to n documents best match first (BM25, then
 // document id), after the cursor, among the most recent candidates
@@ -685,38 +592,126 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 	for i, sc := range all {
 		docs[i], keys[i] = sc.doc, sc.rank
 	}
-	found, err = readHits(ctx, tx, docs, keys)
+	found, err = readHits(ctx, tx, docs, keys, n-1)
 	return found, among, err
 }
 
+// hitPageCols are, after hitCols, what a hit's snippet is made from: its
+// session's header for a session's own document, and the type, data and
+// surface op of its event (e1) and of a card's result event (e2) — all
+// that core/search.Extract reads of an event; hitEventsJoin joins them.
+const hitPageCols = `CASE WHEN d.seq < 0 THEN s.header END, e1.type, e1.data, e1.surface_op, e2.type, e2.data, e2.surface_op`
+
+// snipEvent is what hitPageCols read of an event (NULL when the join
+// finds none). Its data is read into a buffer reused row after row: an
+// event is decoded for its row's snippet sections and not kept.
+type snipEvent struct {
+	typ, surface sql.NullString
+	data         sql.RawBytes
+	buf          []byte // data's buffer, kept when a NULL clears data
+}
+
+func (e *snipEvent) dest() []any { return []any{&e.typ, &e.data, &e.surface} }
+
+// event returns the event at seq (its Data valid until the next row is
+// scanned), or ok false when the join found none. appendOp is the value
+// an append op decodes to, shared by the rows: a snippet's sections
+// (core/search.Extract) only read it.
+func (e *snipEvent) event(seq int64, appendOp *core.SurfaceOp) (ev core.Event, ok bool, err error) {
+	if !e.typ.Valid {
+		return ev, false, nil
+	}
+	ev = core.Event{Seq: seq, Type: e.typ.String, Data: []byte(e.data)}
+	switch {
+	case !e.surface.Valid:
+	case e.surface.String == `"append"`:
+		ev.SurfaceOp = appendOp
+	default:
+		if ev.SurfaceOp, err = store.DecodeSurfaceOp(e.surface.String); err != nil {
+			return ev, false, fmt.Errorf("event %d: stored surfaceOp: %w", seq, err)
+		}
+	}
+	return ev, true, nil
+}
+
 // readHits reads the documents docs whole (hitCols), in that order, each
-// with its sort key.
-func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64) ([]hitRow, error) {
+// with its sort key, in one statement; the first page of them (the rest
+// only look ahead for the cursor) with their snippet's sections, made from
+// what the same statement read (hitPageCols).
+func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, page int) ([]hitRow, error) {
 	if len(docs) == 0 {
 		return nil, nil
 	}
 	ids := make([]any, len(docs))
-	marks := make([]string, len(docs))
 	for i, d := range docs {
-		ids[i], marks[i] = d, "?"
+		ids[i] = d
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+hitCols+" FROM search_docs d JOIN sessions s ON s.id = d.session_id WHERE d.id IN ("+strings.Join(marks, ",")+")", ids...)
+	rows, err := tx.QueryContext(ctx, "SELECT "+hitCols+", "+hitPageCols+" FROM search_docs d JOIN sessions s ON s.id = d.session_id"+
+		hitEventsJoin+" WHERE d.id IN (?"+strings.Repeat(",?", len(docs)-1)+")", ids...)
 	if err != nil {
 		return nil, err
 	}
-	got, err := scanHits(rows)
-	if err != nil {
-		return nil, err
+	defer rows.Close()
+	index := make(map[int64]int, len(docs))
+	for i, d := range docs {
+		index[d] = i
 	}
-	byDoc := make(map[int64]hitRow, len(got))
-	for _, r := range got {
-		byDoc[r.doc] = r
+	got := make([]hitRow, len(docs))
+	seen := make([]bool, len(docs))
+	// Each row is scanned into r (dest, made once), then copied.
+	var r hitRow
+	h := &r.hit
+	var errCol, header sql.NullString
+	var e [2]snipEvent
+	dest := append([]any{&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
+		&h.SessionTitle, &h.SessionStatus, &header}, append(e[0].dest(), e[1].dest()...)...)
+	var appendOp core.SurfaceOp
+	evs := make([]core.Event, 0, 2)
+	for rows.Next() {
+		e[0].data, e[1].data = e[0].buf[:0], e[1].buf[:0]
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		for j := range e {
+			if cap(e[j].data) > cap(e[j].buf) {
+				e[j].buf = e[j].data[:0]
+			}
+		}
+		i, ok := index[r.doc]
+		if !ok {
+			continue
+		}
+		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
+		r.key, r.secs, r.sectioned = keys[i], nil, false
+		if i < page {
+			evs = evs[:0]
+			for j, q := range []int64{h.Seq, h.ResultSeq} {
+				ev, ok, err := e[j].event(q, &appendOp)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					evs = append(evs, ev)
+				}
+			}
+			// A hit whose events the log lacks is read on its own
+			// (hitSections), which names the one missing.
+			if h.Seq < 0 || len(evs) == len(store.HitSeqs(h)) {
+				if r.secs, err = store.HitSections(h, header.String, evs); err != nil {
+					return nil, err
+				}
+				r.sectioned = true
+			}
+		}
+		got[i], seen[i] = r, true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
 	found := make([]hitRow, 0, len(docs))
-	for i, d := range docs {
-		if r, ok := byDoc[d]; ok {
-			r.key = keys[i]
-			found = append(found, r)
+	for i := range got {
+		if seen[i] {
+			found = append(found, got[i])
 		}
 	}
 	return found, nil
@@ -753,22 +748,5 @@ func newestMatchHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return readHits(ctx, tx, docs, keys)
-}
-
-func scanHits(rows *sql.Rows) ([]hitRow, error) {
-	defer rows.Close()
-	var found []hitRow
-	for rows.Next() {
-		var r hitRow
-		h := &r.hit
-		var errCol sql.NullString
-		if err := rows.Scan(&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
-			&h.SessionTitle, &h.SessionStatus); err != nil {
-			return nil, err
-		}
-		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
-		found = append(found, r)
-	}
-	return found, rows.Err()
+	return readHits(ctx, tx, docs, keys, n-1)
 }
