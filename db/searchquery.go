@@ -483,14 +483,8 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 	}
 	for rows.Next() {
 		r.plain, r.events = nil, nil
-		e[0].data, e[1].data = e[0].buf[:0], e[1].buf[:0]
-		if err := rows.Scan(dest...); err != nil {
+		if err := scanSnipRow(rows, dest, &e); err != nil {
 			return nil, err
-		}
-		for j := range e {
-			if cap(e[j].data) > cap(e[j].buf) {
-				e[j].buf = e[j].data[:0]
-			}
 		}
 		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
 		r.key = float64(h.Time)
@@ -613,6 +607,22 @@ type snipEvent struct {
 
 func (e *snipEvent) dest() []any { return []any{&e.typ, &e.data, &e.surface} }
 
+// scanSnipRow scans the next row of rows into dest, whose last columns
+// are e's: each event's data goes into its buffer, kept from row to row
+// (grown when a row's data is larger).
+func scanSnipRow(rows *sql.Rows, dest []any, e *[2]snipEvent) error {
+	e[0].data, e[1].data = e[0].buf[:0], e[1].buf[:0]
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	for j := range e {
+		if cap(e[j].data) > cap(e[j].buf) {
+			e[j].buf = e[j].data[:0]
+		}
+	}
+	return nil
+}
+
 // event returns the event at seq (its Data valid until the next row is
 // scanned), or ok false when the join found none. appendOp is the value
 // an append op decodes to, shared by the rows: a snippet's sections
@@ -668,14 +678,8 @@ func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, pag
 	var appendOp core.SurfaceOp
 	evs := make([]core.Event, 0, 2)
 	for rows.Next() {
-		e[0].data, e[1].data = e[0].buf[:0], e[1].buf[:0]
-		if err := rows.Scan(dest...); err != nil {
+		if err := scanSnipRow(rows, dest, &e); err != nil {
 			return nil, err
-		}
-		for j := range e {
-			if cap(e[j].data) > cap(e[j].buf) {
-				e[j].buf = e[j].data[:0]
-			}
 		}
 		i, ok := index[r.doc]
 		if !ok {
