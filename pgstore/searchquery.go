@@ -396,13 +396,13 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 type pageRow struct {
 	hitRow
 	// secs are the sections of a hit with words to mark, made from the
-	// row's session header or events (sectioned: they were made; never
-	// for the look-ahead row).
+	// row's session header or events (sectioned: they were made).
 	secs      []search.Section
 	sectioned bool
 	// plain is the query-free snippet a hit without words to mark was
 	// filed with (nil: filed without one, read from the log by Search).
 	plain *search.Plain
+	// Neither is made for the look-ahead row: only its cursor is used.
 }
 
 // pageRows runs a search's statements and returns the page's rows and the
@@ -463,6 +463,9 @@ func (st *Store) pageRows(ctx context.Context, q *search.Query, o store.SearchOp
 		if code != nil {
 			h.Failed, h.ErrorCode = true, *code
 		}
+		if n > plan.Limit {
+			return x, nil // the look-ahead row: only its cursor is used
+		}
 		if snip != nil {
 			if p, err := search.DecodePlain(*snip); err == nil {
 				x.plain = &p
@@ -471,9 +474,6 @@ func (st *Store) pageRows(ctx context.Context, q *search.Query, o store.SearchOp
 		}
 		if len(hl) == 0 && h.Seq >= 0 {
 			return x, nil // filed without a snippet: read from the log by Search
-		}
-		if n > plan.Limit {
-			return x, nil // the look-ahead row: only its cursor is used
 		}
 		var events []core.Event
 		for i, seq := range []int64{h.Seq, h.ResultSeq} {
