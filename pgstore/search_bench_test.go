@@ -18,16 +18,23 @@ import (
 )
 
 // searchCases are the query classes BenchmarkSearch measures (the SQLite
-// store's BenchmarkSearch runs the same ones over the same corpus).
-var searchCases = []struct{ name, q, order string }{
-	{"word", "config", store.OrderRank},
-	{"word/time", "config", store.OrderTime},
-	{"rare-word", storetest.NewCorpus(1).Vocab(2000), store.OrderRank},
-	{"phrase", `"connection refused"`, store.OrderRank},
-	{"identifier", "fmt.Sprintf", store.OrderRank},
-	{"tool", "tool:grep", store.OrderRank},
-	{"error", "error:TOOL_TIMEOUT", store.OrderRank},
-	{"tool+word", "tool:bash refused", store.OrderRank},
+// store's BenchmarkSearch runs the same ones over the same corpus). A
+// class with page2 set searches for the page after the first (its
+// cursor's values bound to the statement).
+var searchCases = []struct {
+	name, q, order string
+	page2          bool
+}{
+	{"word", "config", store.OrderRank, false},
+	{"word/time", "config", store.OrderTime, false},
+	{"rare-word", storetest.NewCorpus(1).Vocab(2000), store.OrderRank, false},
+	{"phrase", `"connection refused"`, store.OrderRank, false},
+	{"identifier", "fmt.Sprintf", store.OrderRank, false},
+	{"tool", "tool:grep", store.OrderRank, false},
+	{"error", "error:TOOL_TIMEOUT", store.OrderRank, false},
+	{"tool/page2", "tool:grep", store.OrderRank, true},
+	{"error/page2", "error:TOOL_TIMEOUT", store.OrderRank, true},
+	{"tool+word", "tool:bash refused", store.OrderRank, false},
 }
 
 // floorSQL is the bare engine query for the same result set as a search
@@ -36,13 +43,14 @@ var searchCases = []struct{ name, q, order string }{
 // alone, with the rows): for time order the matching documents newest first, LIMIT
 // 21; for rank order ts_rank over the same tsquery among the same
 // candidates (the most recent store.RankCandidates matches), LIMIT 21.
-func floorSQL(q *search.Query, order string) (string, []any) {
+// After a cursor (a page after the first, time order) it is the bare
+// keyset query: (d.time, d.id) < (key, doc).
+func floorSQL(q *search.Query, order string, after *store.SearchCursor) (string, []any) {
 	s := compile(q)
-	conds := s.matchConds()
-	newest := s.docsFrom() + whereSQL(conds) + newestFirst
 	if s.match == "" || order == store.OrderTime {
-		return "SELECT d.id" + newest + " LIMIT 21", s.args
+		return "SELECT d.id" + s.docsFrom() + whereSQL(s.keysetConds(after)) + newestFirst + " LIMIT 21", s.args
 	}
+	newest := s.docsFrom() + whereSQL(s.matchConds()) + newestFirst
 	return "SELECT id FROM (SELECT c.id, ts_rank(" + rankWeights + ", c.terms, " + s.matchArg + "::tsquery) AS r FROM (" +
 		"SELECT d.id, d.terms" + newest + " LIMIT " + s.arg(store.RankCandidates) + ") c) x ORDER BY r DESC, id DESC LIMIT 21", s.args
 }
@@ -52,13 +60,92 @@ func floorSQL(q *search.Query, order string) (string, []any) {
 // BY time DESC LIMIT 21 that reads the columns of search_docs a page
 // returns, its filed snippet and card number included — the bare engine
 // query for the same result set with its rows.
-func rowsFloorSQL(q *search.Query) (string, []any) {
+func rowsFloorSQL(q *search.Query, after *store.SearchCursor) (string, []any) {
 	s := compile(q)
 	if s.match != "" {
 		return "", nil
 	}
 	return "SELECT d.id, d.session_id, d.seq, d.kind, d.call_id, d.card, d.tool, d.result_seq, d.error, d.time, d.snip" +
-		s.docsFrom() + whereSQL(s.matchConds()) + newestFirst + " LIMIT 21", s.args
+		s.docsFrom() + whereSQL(s.keysetConds(after)) + newestFirst + " LIMIT 21", s.args
+}
+
+// keysetConds are a floor's conditions: the query's, and after a cursor
+// the bare keyset condition (d.time, d.id) < (key, doc).
+func (s *searchSQL) keysetConds(after *store.SearchCursor) []string {
+	conds := s.matchConds()
+	if after != nil {
+		conds = append(conds, "(d.time, d.id) < ("+s.arg(int64(after.Key))+", "+s.arg(after.Doc)+")")
+	}
+	return conds
+}
+
+// preparedPlans returns how many times the idle connections of st's pool
+// planned query, a statement they prepared, generically and for its
+// values (pg_prepared_statements, PostgreSQL 14 and later).
+func preparedPlans(ctx context.Context, st *Store, query string) (generic, custom int64, err error) {
+	for _, c := range st.pool.AcquireAllIdle(ctx) {
+		var g, cu int64
+		err = c.QueryRow(ctx, "SELECT coalesce(sum(generic_plans), 0)::bigint, coalesce(sum(custom_plans), 0)::bigint FROM pg_prepared_statements WHERE statement = $1",
+			pgx.QueryExecModeExec, query).Scan(&g, &cu)
+		c.Release()
+		if err != nil {
+			return 0, 0, fmt.Errorf("pg_prepared_statements: %w", err)
+		}
+		generic, custom = generic+g, custom+cu
+	}
+	return generic, custom, nil
+}
+
+// explainPrepared prepares query on one connection, executes it n times,
+// and returns EXPLAIN (ANALYZE, BUFFERS) of its next execution and how it
+// was planned then (generic or custom): what a statement prepared once per
+// connection costs once PostgreSQL has chosen between its plans (after
+// the 5th execution). The arguments are written as literals (strings and
+// integers only).
+func explainPrepared(ctx context.Context, st *Store, query string, args []any, n int) (string, error) {
+	c, err := st.pool.Acquire(ctx)
+	if err != nil {
+		return "", fmt.Errorf("acquire: %w", err)
+	}
+	defer c.Release()
+	lits := make([]string, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			lits[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
+		case int64, int:
+			lits[i] = fmt.Sprint(v)
+		default:
+			return "", fmt.Errorf("argument %d: %T not written as a literal", i+1, a)
+		}
+	}
+	const name = "bench_explained"
+	exec := "EXECUTE " + name
+	if len(lits) > 0 {
+		exec += "(" + strings.Join(lits, ", ") + ")"
+	}
+	if _, err := c.Exec(ctx, "PREPARE "+name+" AS "+query, pgx.QueryExecModeSimpleProtocol); err != nil {
+		return "", fmt.Errorf("prepare: %w", err)
+	}
+	defer c.Exec(ctx, "DEALLOCATE "+name, pgx.QueryExecModeSimpleProtocol) //nolint:errcheck // the connection goes back to the pool either way
+	for i := 0; i < n; i++ {
+		if _, err := c.Exec(ctx, exec, pgx.QueryExecModeSimpleProtocol); err != nil {
+			return "", fmt.Errorf("execute %d: %w", i+1, err)
+		}
+	}
+	rows, err := c.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+exec, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		return "", fmt.Errorf("explain: %w", err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", fmt.Errorf("explain: %w", err)
+	}
+	var g, cu int64
+	if err := c.QueryRow(ctx, "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = '"+name+"'", pgx.QueryExecModeSimpleProtocol).Scan(&g, &cu); err != nil {
+		return "", fmt.Errorf("pg_prepared_statements: %w", err)
+	}
+	return fmt.Sprintf("execution %d: generic plans %d, custom plans %d\n%s", n+1, g, cu, strings.Join(lines, "\n")), nil
 }
 
 // explain returns EXPLAIN (ANALYZE, BUFFERS)'s plan of a query.
@@ -134,8 +221,18 @@ func BenchmarkSearch(b *testing.B) {
 			b.Fatal(err)
 		}
 		o := store.SearchOptions{Order: tc.order, Limit: 20}
+		if tc.page2 {
+			first, err := st.Search(ctx, q, o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if first.NextCursor == "" {
+				b.Fatalf("%s: %q has one page only", tc.name, tc.q)
+			}
+			o.Cursor = first.NextCursor
+		}
 		b.Run(tc.name, func(b *testing.B) {
-			query, args, _, words, err := querySQL(q, o)
+			query, args, plan, words, err := querySQL(q, o)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -143,8 +240,8 @@ func BenchmarkSearch(b *testing.B) {
 			if words {
 				mode = pgx.QueryExecModeExec
 			}
-			floor, fargs := floorSQL(q, tc.order)
-			rowsFloor, rargs := rowsFloorSQL(q)
+			floor, fargs := floorSQL(q, plan.Order, plan.After)
+			rowsFloor, rargs := rowsFloorSQL(q, plan.After)
 			for _, x := range []struct {
 				what, sql string
 				args      []any
@@ -171,6 +268,17 @@ func BenchmarkSearch(b *testing.B) {
 					b.Fatalf("EXPLAIN page: %v", err)
 				}
 				b.Logf("%s %q, page:\n%s", tc.name, tc.q, plan)
+			}
+			if !words && !explained[tc.name+"prepared"] {
+				// Prepared once per connection: its 6th execution, after
+				// PostgreSQL chose between the generic plan and its
+				// values'.
+				explained[tc.name+"prepared"] = true
+				plan, err := explainPrepared(ctx, st, query, args, 5)
+				if err != nil {
+					b.Fatalf("EXPLAIN prepared: %v", err)
+				}
+				b.Logf("%s %q, prepared:\n%s", tc.name, tc.q, plan)
 			}
 			var lat, bare, rowsBare []time.Duration
 			var cpu, floorCPU time.Duration
@@ -204,6 +312,16 @@ func BenchmarkSearch(b *testing.B) {
 			}
 			b.ReportMetric(float64(hits), "hits")
 			b.ReportMetric(float64(among), "ranked-among")
+			if !words {
+				// How the pool's connections planned the prepared
+				// statement over the run.
+				generic, custom, err := preparedPlans(ctx, st, query)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(generic), "generic-plans")
+				b.ReportMetric(float64(custom), "custom-plans")
+			}
 		})
 	}
 }

@@ -222,8 +222,12 @@ const pagePlainSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 T
 // cursor's time bound (d.time <= key) is an index condition. It returns
 // the CTEs that end in top (the page's ids and sort keys, one more than
 // the page) and the expression that counts the candidates ("0").
+//
+// newestTop's statement is one of operators alone, prepared once per
+// connection: its cursor is written as values the planner cannot see
+// (newestIDs' hidden).
 func (s *searchSQL) newestTop(p store.SearchPlan) (with, among string) {
-	return "WITH top AS (" + s.newestIDs(p) + ") ", "0"
+	return "WITH top AS (" + s.newestIDs(p, true) + ") ", "0"
 }
 
 // newestIDs is newestTop's query alone: the ids and sort keys of the
@@ -232,11 +236,24 @@ func (s *searchSQL) newestTop(p store.SearchPlan) (with, among string) {
 // prepared, and with a bound LIMIT PostgreSQL's generic plan is costed for
 // a tenth of the matches, so at a million events it kept planning the
 // statement at every search (0 generic plans in 10, 0.2-0.3 ms each).
-func (s *searchSQL) newestIDs(p store.SearchPlan) string {
+//
+// With hidden set (a prepared statement) the cursor's values are each
+// read by a subquery (an InitPlan), which the planner estimates without
+// the value whether it plans for the values or generically: with the
+// values bound as plain parameters, the plan for a page's values (its
+// time near the newest) was always costed below the generic one, so
+// PostgreSQL planned the statement again at every page after the first
+// (0 generic plans in 10 at a million events; planning 0.46-0.50 ms
+// against an execution of 0.10). A statement with words is planned for
+// its values every time and sees them.
+func (s *searchSQL) newestIDs(p store.SearchPlan, hidden bool) string {
 	conds := s.matchConds()
 	if a := p.After; a != nil {
-		k := s.arg(int64(a.Key))
-		conds = append(conds, "d.time <= "+k, "(d.time < "+k+" OR d.id < "+s.arg(a.Doc)+")")
+		k, doc := s.arg(int64(a.Key)), s.arg(a.Doc)
+		if hidden {
+			k, doc = "(SELECT "+k+"::bigint)", "(SELECT "+doc+"::bigint)"
+		}
+		conds = append(conds, "d.time <= "+k, "(d.time < "+k+" OR d.id < "+doc+")")
 	}
 	return "SELECT d.id, d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + strconv.Itoa(p.Limit+1)
 }
@@ -300,7 +317,7 @@ func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, p
 		with, among = s.rankedTop(plan)
 	case s.words:
 		// The ids alone, as rows: planned as cheaply as the bare query.
-		return s.newestIDs(plan), s.args, plan, true, nil
+		return s.newestIDs(plan, false), s.args, plan, true, nil
 	default:
 		with, among = s.newestTop(plan)
 	}
@@ -342,93 +359,9 @@ func topIDs(ctx context.Context, pool *pgxpool.Pool, query string, args []any, o
 // (the SQLite store ranks by BM25: the orders of equally good hits may
 // differ), among the most recent store.RankCandidates matches.
 func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error) {
-	query, args, plan, words, err := querySQL(q, o)
+	all, plan, among, err := st.pageRows(ctx, q, o)
 	if err != nil {
 		return store.SearchPage{}, err
-	}
-	among := 0
-	var rows pgx.Rows
-	if words {
-		// The page's ids, then the page: two statements, each a snapshot
-		// of its own. A document deleted between them (its session
-		// deleted, its log replaced) is missing from the page; every hit
-		// shown is one whose events exist.
-		var ids []int64
-		var keys []float64
-		if ids, keys, among, err = topIDs(ctx, st.pool, query, args, plan.Order); err != nil {
-			return store.SearchPage{}, translate(err, "search")
-		}
-		page := pageByIDsSQL
-		if len(q.Highlights()) == 0 {
-			page = pageByIDsPlainSQL
-		}
-		rows, err = st.pool.Query(ctx, page, pgx.QueryExecModeCacheStatement, ids, keys)
-	} else {
-		rows, err = st.pool.Query(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
-	}
-	if err != nil {
-		return store.SearchPage{}, translate(err, "search")
-	}
-	type found struct {
-		hitRow
-		secs  []search.Section
-		plain *search.Plain
-	}
-	hl := q.Highlights()
-	// The rows are scanned into one set of targets (not a set allocated
-	// for each row), and each kept as a found.
-	var sc struct {
-		hitRow
-		among              int
-		code, header, snip *string
-		e                  [2]nullEvent
-	}
-	dest := []any{&sc.doc, &sc.hit.SessionID, &sc.hit.Seq, &sc.hit.Kind, &sc.hit.CallID, &sc.hit.Card, &sc.hit.Tool,
-		&sc.hit.ResultSeq, &sc.code, &sc.hit.Time, &sc.hit.SessionTitle, &sc.hit.SessionStatus, &sc.key, &sc.among, &sc.header}
-	if len(hl) == 0 {
-		dest = append(dest, &sc.snip)
-	} else {
-		dest = append(dest, append(sc.e[0].dest(), sc.e[1].dest()...)...)
-	}
-	all, err := pgx.AppendRows(make([]found, 0, plan.Limit+1), rows, func(r pgx.CollectableRow) (found, error) {
-		if err := r.Scan(dest...); err != nil {
-			return found{}, err
-		}
-		x := found{hitRow: sc.hitRow}
-		h := &x.hit
-		code, header, snip, e := sc.code, sc.header, sc.snip, &sc.e
-		if code != nil {
-			h.Failed, h.ErrorCode = true, *code
-		}
-		if snip != nil {
-			if p, err := search.DecodePlain(*snip); err == nil {
-				x.plain = &p
-				return x, nil
-			} // else read from the log below
-		}
-		if len(hl) == 0 && h.Seq >= 0 {
-			return x, nil // filed without a snippet: read from the log below
-		}
-		var events []core.Event
-		for i, seq := range []int64{h.Seq, h.ResultSeq} {
-			ev, ok, err := e[i].event(seq)
-			if err != nil {
-				return x, err
-			}
-			if ok {
-				events = append(events, ev)
-			}
-		}
-		if x.secs, err = store.HitSections(h, deref(header), events); err != nil {
-			return x, fmt.Errorf("snippet of session %s: %w", h.SessionID, err)
-		}
-		return x, nil
-	})
-	if err != nil {
-		return store.SearchPage{}, translate(err, "search")
-	}
-	if !words && len(all) > 0 {
-		among = sc.among // else the first statement counted them
 	}
 	page := store.SearchPage{Hits: make([]store.SearchHit, 0, min(len(all), plan.Limit))}
 	if plan.Order == store.OrderRank && among >= plan.Candidates {
@@ -439,6 +372,7 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 		page.NextCursor = store.SearchCursor{Order: plan.Order, Key: last.key, Doc: last.doc}.Encode()
 		all = all[:plan.Limit]
 	}
+	hl := q.Highlights()
 	for _, r := range all {
 		switch {
 		case r.plain != nil:
@@ -455,6 +389,115 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 		page.Hits = append(page.Hits, r.hit)
 	}
 	return page, nil
+}
+
+// pageRow is one row of a search's page statement: a hit and what its
+// snippet is made from.
+type pageRow struct {
+	hitRow
+	// secs are the sections of a hit with words to mark, made from the
+	// row's session header or events (sectioned: they were made).
+	secs      []search.Section
+	sectioned bool
+	// plain is the query-free snippet a hit without words to mark was
+	// filed with (nil: filed without one, read from the log by Search).
+	plain *search.Plain
+	// Neither is made for the look-ahead row: only its cursor is used.
+}
+
+// pageRows runs a search's statements and returns the page's rows and the
+// look-ahead row after them (plan.Limit+1 at most), each with what its
+// snippet is made from, and how many candidates a ranked search had.
+func (st *Store) pageRows(ctx context.Context, q *search.Query, o store.SearchOptions) (all []pageRow, plan store.SearchPlan, among int, err error) {
+	query, args, plan, words, err := querySQL(q, o)
+	if err != nil {
+		return nil, plan, 0, err
+	}
+	var rows pgx.Rows
+	if words {
+		// The page's ids, then the page: two statements, each a snapshot
+		// of its own. A document deleted between them (its session
+		// deleted, its log replaced) is missing from the page; every hit
+		// shown is one whose events exist.
+		var ids []int64
+		var keys []float64
+		if ids, keys, among, err = topIDs(ctx, st.pool, query, args, plan.Order); err != nil {
+			return nil, plan, 0, translate(err, "search")
+		}
+		page := pageByIDsSQL
+		if len(q.Highlights()) == 0 {
+			page = pageByIDsPlainSQL
+		}
+		rows, err = st.pool.Query(ctx, page, pgx.QueryExecModeCacheStatement, ids, keys)
+	} else {
+		rows, err = st.pool.Query(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+	}
+	if err != nil {
+		return nil, plan, 0, translate(err, "search")
+	}
+	hl := q.Highlights()
+	// The rows are scanned into one set of targets (not a set allocated
+	// for each row), and each kept as a pageRow.
+	var sc struct {
+		hitRow
+		among              int
+		code, header, snip *string
+		e                  [2]nullEvent
+	}
+	dest := []any{&sc.doc, &sc.hit.SessionID, &sc.hit.Seq, &sc.hit.Kind, &sc.hit.CallID, &sc.hit.Card, &sc.hit.Tool,
+		&sc.hit.ResultSeq, &sc.code, &sc.hit.Time, &sc.hit.SessionTitle, &sc.hit.SessionStatus, &sc.key, &sc.among, &sc.header}
+	if len(hl) == 0 {
+		dest = append(dest, &sc.snip)
+	} else {
+		dest = append(dest, append(sc.e[0].dest(), sc.e[1].dest()...)...)
+	}
+	n := 0
+	all, err = pgx.AppendRows(make([]pageRow, 0, plan.Limit+1), rows, func(r pgx.CollectableRow) (pageRow, error) {
+		if err := r.Scan(dest...); err != nil {
+			return pageRow{}, err
+		}
+		n++
+		x := pageRow{hitRow: sc.hitRow}
+		h := &x.hit
+		code, header, snip, e := sc.code, sc.header, sc.snip, &sc.e
+		if code != nil {
+			h.Failed, h.ErrorCode = true, *code
+		}
+		if n > plan.Limit {
+			return x, nil // the look-ahead row: only its cursor is used
+		}
+		if snip != nil {
+			if p, err := search.DecodePlain(*snip); err == nil {
+				x.plain = &p
+				return x, nil
+			} // else read from the log by Search
+		}
+		if len(hl) == 0 && h.Seq >= 0 {
+			return x, nil // filed without a snippet: read from the log by Search
+		}
+		var events []core.Event
+		for i, seq := range []int64{h.Seq, h.ResultSeq} {
+			ev, ok, err := e[i].event(seq)
+			if err != nil {
+				return x, err
+			}
+			if ok {
+				events = append(events, ev)
+			}
+		}
+		if x.secs, err = store.HitSections(h, deref(header), events); err != nil {
+			return x, fmt.Errorf("snippet of session %s: %w", h.SessionID, err)
+		}
+		x.sectioned = true
+		return x, nil
+	})
+	if err != nil {
+		return nil, plan, 0, translate(err, "search")
+	}
+	if !words && len(all) > 0 {
+		among = sc.among // else the first statement counted them
+	}
+	return all, plan, among, nil
 }
 
 // hitSections reads what a hit's document was built from, for one filed

@@ -1,0 +1,113 @@
+package pgstore
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"prism/core/search"
+	"prism/store"
+	"prism/store/storetest"
+)
+
+// TestSearchPageRowsBringTheirSnippetSections: the statements that read a
+// search's page bring what its hits' snippets are made from, equal to
+// what the hits' session headers and events read on their own give
+// (readAlone) — for a query with words to mark (ranked, newest first, or
+// operators with words) the sections of every hit of the page (not of the
+// look-ahead row), for one without (operators alone, words all excluded)
+// the query-free snippet each document was filed with (for neither the
+// look-ahead row, whose cursor alone is used) — so no hit is read again
+// one by one (storetest's suite cannot tell: Search reads a hit
+// that came without its snippet from the log).
+func TestSearchPageRowsBringTheirSnippetSections(t *testing.T) {
+	ctx := context.Background()
+	st, _ := newTestStore(t, Options{})
+	storetest.MustCreate(t, st, "s")
+	if err := st.AppendEvents(ctx, "s", storetest.NewCorpus(1).Log(600, 1764500000000)); err != nil {
+		t.Fatal(err)
+	}
+	const limit = 8
+	for _, tc := range []struct {
+		name, q, order string
+		marks          bool // the query has words to mark
+	}{
+		{"words/rank", "config", store.OrderRank, true},
+		{"words/time", "config", store.OrderTime, true},
+		{"operators+words/rank", "tool:bash test", store.OrderRank, true},
+		{"operators+words/time", "tool:bash OR tool:grep OR refused", store.OrderTime, true},
+		{"operators", "tool:bash OR tool:grep", store.OrderTime, false},
+		{"excluded", "tool:bash -config", store.OrderTime, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := search.Parse(tc.q, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(q.Highlights()) > 0; got != tc.marks {
+				t.Fatalf("%q: words to mark %v, want %v", tc.q, got, tc.marks)
+			}
+			rows, plan, _, err := st.pageRows(ctx, q, store.SearchOptions{Order: tc.order, Limit: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan.Order != tc.order {
+				t.Fatalf("%q planned in %s order, want %s", tc.q, plan.Order, tc.order)
+			}
+			if len(rows) != limit+1 {
+				t.Fatalf("%q: %d rows, want the page and one more (%d)", tc.q, len(rows), limit+1)
+			}
+			cards := 0
+			for i, r := range rows {
+				if i == limit {
+					if r.sectioned || r.plain != nil {
+						t.Errorf("the look-ahead row (doc %d) was made into sections or its snippet decoded", r.doc)
+					}
+					continue
+				}
+				want := readAlone(ctx, t, st, &r.hit)
+				switch {
+				case tc.marks && !r.sectioned:
+					t.Fatalf("row %d (seq %d, result %d) came without its sections", i, r.hit.Seq, r.hit.ResultSeq)
+				case tc.marks:
+					if !reflect.DeepEqual(r.secs, want) {
+						t.Errorf("row %d (seq %d): sections\n%+v\nwant\n%+v", i, r.hit.Seq, r.secs, want)
+					}
+				case r.plain == nil:
+					t.Fatalf("row %d (seq %d, result %d) came without its filed snippet", i, r.hit.Seq, r.hit.ResultSeq)
+				default:
+					if got, want := r.plain.Snippet(), search.MakeSnippet(want, nil); !reflect.DeepEqual(got, want) {
+						t.Errorf("row %d (seq %d): snippet\n%+v\nwant\n%+v", i, r.hit.Seq, got, want)
+					}
+				}
+				if len(store.HitSeqs(&r.hit)) == 2 {
+					cards++
+				}
+			}
+			if cards == 0 {
+				t.Error("no card (call and result) among the rows: the result's event is not checked")
+			}
+		})
+	}
+}
+
+// readAlone reads what a hit's document was built from on its own: its
+// session's header, or its events.
+func readAlone(ctx context.Context, t *testing.T, st *Store, h *store.SearchHit) []search.Section {
+	t.Helper()
+	var header string
+	if err := st.pool.QueryRow(ctx, "SELECT header FROM sessions WHERE id = $1", h.SessionID).Scan(&header); err != nil {
+		t.Fatal(err)
+	}
+	seqs := store.HitSeqs(h)
+	events, err := queryEvents(ctx, st.pool, len(seqs), eventsSQL+" WHERE session_id = $1 AND seq = ANY($2) ORDER BY seq", h.SessionID, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs, err := store.HitSections(h, header, events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return secs
+}
