@@ -161,6 +161,9 @@ func TestWatchUpgradesInferredLink(t *testing.T) {
 		head, rest, childText   string
 		parentID, childID       string
 		inferredCall, exactCall string
+		// quiet is a line of the parent's that leaves the inferred
+		// call's events as they were ("": none tried).
+		quiet string
 	}{
 		{name: "claude", parentRel: "-home-dev-app/" + sid + ".jsonl", childRel: "-home-dev-app/" + sid + "/subagents/agent-b1.jsonl",
 			head: c.prompt("Go") + c.agentCall(52, "Task", "Count the files"), rest: c.agentResult(52, "b1", "completed"),
@@ -173,17 +176,22 @@ func TestWatchUpgradesInferredLink(t *testing.T) {
 			inferredCall: "toolu_52", exactCall: "toolu_53"},
 		{name: "codex", parentRel: "2026/05/01/rollout-2026-05-01T10-00-00-" + parent + ".jsonl", childRel: "2026/05/01/rollout-2026-05-01T10-00-08-" + child + ".jsonl",
 			head: pText[:at], rest: pText[at:], childText: cText, parentID: parent, childID: child,
-			inferredCall: "call_C", exactCall: "call_C"},
+			inferredCall: "call_C", exactCall: "call_C",
+			quiet: `{"timestamp":"2026-05-01T10:00:08.150Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0,"total_tokens":2}}}}` + "\n"},
 	}
 	for _, e := range engines {
 		for _, tc := range cases {
 			t.Run(e.name+"/"+tc.name, func(t *testing.T) {
 				st := e.open(t)
 				root := t.TempDir()
+				childReads := 0
 				w := watch.New(st, root, watch.Options{Logger: quietLogger(), Foreign: foreignFormats(),
 					Synced: func(s watch.Sync) {
 						if s.Err != nil {
 							t.Errorf("%s: %v", s.Path, s.Err)
+						}
+						if s.Path == filepath.Join(root, tc.childRel) {
+							childReads++
 						}
 					}})
 				scan := func() {
@@ -197,6 +205,14 @@ func TestWatchUpgradesInferredLink(t *testing.T) {
 				scan()
 				if got, want := strings.Join(linkNotes(t, st, tc.parentID, tc.childID), ", "), tc.inferredCall+" inferred=true"; got != want {
 					t.Fatalf("before the parent names the child: links %q, want %q", got, want)
+				}
+				if tc.quiet != "" {
+					before := childReads
+					appendFile(t, filepath.Join(root, tc.parentRel), tc.quiet)
+					scan()
+					if childReads != before {
+						t.Errorf("the inferred child was read again (%d reads) as its parent grew without touching its call", childReads-before)
+					}
 				}
 				appendFile(t, filepath.Join(root, tc.parentRel), tc.rest)
 				scan()
