@@ -27,6 +27,13 @@ import (
 // of the parent's file, once per poll in which the parent changed; a
 // child linked to its call waits no more, and nothing is rechecked on a
 // poll in which no parent of a waiting child changed.
+//
+// A child linked only by its prompt (its spawning call inferred: the
+// parent's result naming it not written yet) waits too, for its link to
+// be named exactly: its file is read again only on a poll in which the
+// stored events of the call it was matched to changed (its result
+// landed) — one read of that call's events by its id per growth of the
+// parent — and the link note is then upgraded (LinkChild).
 
 // waitingParent returns the id of the parent session l, a session of a
 // foreign file, waits for — the parent its source names as missing, or a

@@ -177,8 +177,8 @@ type fileKind struct {
 	recheck bool
 	// inferred are the parents (of waits) a child of the file waits for
 	// only to have its link, matched by prompt, named exactly: by the
-	// call it was matched to, rechecked once that call's result is
-	// stored.
+	// call it was matched to, rechecked once that call's stored events
+	// change (parentSynced).
 	inferred map[string]inferredWait
 }
 
@@ -953,6 +953,9 @@ func (w *Watcher) linkPending(ctx context.Context) {
 		pl.tries++
 		ok, err := LinkChild(ctx, w.st, pl.parent, child, pl.spawn)
 		if err != nil {
+			// Not the call missing but the store failing: try again on
+			// the next poll (counted: a lasting failure gives up too).
+			pl.due = true
 			w.log.Warn("watch: cannot link a subagent to its call", logkey.SessionID, child, logkey.Err, err)
 		}
 		if ok {
