@@ -19,7 +19,13 @@ type sidechains struct {
 	byKey  map[string]*sideGroup // agentId or a uuid of the group → group
 	spawns map[string]core.Spawn // agentId → the call whose result names it
 	calls  []taskCall            // the Task/Agent calls of the main lines, in order
+	// mem is about the bytes the sidechain lines kept raw hold.
+	mem int64
 }
+
+// lineOverhead is what one kept raw line costs beyond its bytes (its
+// slice and its number).
+const lineOverhead = 32
 
 type sideGroup struct {
 	key   string
@@ -66,6 +72,7 @@ func (s *sidechains) line(n int, line []byte) {
 			s.byKey[r.UUID] = g
 		}
 		g.lines = append(g.lines, append([]byte(nil), line...))
+		s.mem += int64(len(line)) + lineOverhead
 		g.nums = append(g.nums, n)
 		return
 	}

@@ -21,7 +21,9 @@ type tail struct {
 	// (noted up to seen), for its inline sidechains' links.
 	calls []taskCall
 	seen  int
-	err   error
+	// callMem is about the bytes of calls (their ids and prompts).
+	callMem int64
+	err     error
 }
 
 // newTail returns the LineTail of the transcript at path.
@@ -64,6 +66,9 @@ func (t *tail) Logs() ([]*dsh.Log, []int, error) {
 	// each time, on a copy.
 	s := &sidechains{calls: t.calls}
 	s.noteCalls(l.Events[t.seen:settled])
+	for _, c := range s.calls[len(t.calls):] {
+		t.callMem += int64(len(c.id)+len(c.prompt)) + lineOverhead
+	}
 	t.calls, t.seen = s.calls, settled
 	view := *side
 	view.calls = slices.Clip(t.calls)
@@ -85,4 +90,13 @@ func (d *Decoder) clone() *Decoder {
 	return &c
 }
 
-func (t *tail) Mem() int64 { return t.lr.mem }
+// Mem counts the events decoded and what a main transcript keeps for
+// its inline sidechains: their lines, kept raw until read as child
+// sessions, and the Task/Agent calls they are linked by.
+func (t *tail) Mem() int64 {
+	m := t.lr.mem + t.callMem
+	if t.lr.side != nil {
+		m += t.lr.side.mem
+	}
+	return m
+}

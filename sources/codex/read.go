@@ -83,9 +83,12 @@ type rolloutReader struct {
 	d          *Decoder
 	l          *dsh.Log // Notes, Pos and Torn so far
 	total, mem int64
-	n          int // lines read
-	buf        []byte
-	done       bool // a torn last line ended the text
+	// seedMem is mem's count of a fork's seed events still held by the
+	// seed's decoder (d.seed): they join mem once the seed ends.
+	seedMem int64
+	n       int // lines read
+	buf     []byte
+	done    bool // a torn last line ended the text
 }
 
 func newRolloutReader(lim dsh.Limits, id string) *rolloutReader {
@@ -131,8 +134,19 @@ func (rr *rolloutReader) feed(r *bufio.Reader) error {
 			return nil
 		}
 		before := len(d.out.Events)
+		seedBefore := 0
+		if d.seed != nil {
+			seedBefore = len(d.seed.out.Events)
+		}
 		malformed := len(d.out.Malformed)
 		d.Line(buf)
+		if d.seed == nil {
+			rr.seedMem = 0 // ended: its events are d's, counted below
+		} else {
+			for _, e := range d.seed.out.Events[min(seedBefore, len(d.seed.out.Events)):] {
+				rr.seedMem += int64(len(e.Data)) + eventOverhead
+			}
+		}
 		for _, e := range d.out.Malformed[malformed:] {
 			l.Notes = append(l.Notes, e.Error()+" (kept raw)")
 		}

@@ -61,4 +61,6 @@ func (d *Decoder) clone() *Decoder {
 	return &c
 }
 
-func (t *tail) Mem() int64 { return t.rr.mem }
+// Mem counts the events decoded and, for a fork whose seed has not
+// ended, the seed's events its decoder holds until then.
+func (t *tail) Mem() int64 { return t.rr.mem + t.rr.seedMem }

@@ -2,45 +2,57 @@ package watch
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"strings"
 
 	"prism/core"
 	"prism/core/notes"
 	"prism/store"
 )
 
-// linkData is the data of a link note (the subagents issue's shape).
-type linkData struct {
-	Child      string `json:"child"`
-	Background bool   `json:"background"`
-	Inferred   bool   `json:"inferred"`
-}
-
 // sourceInfoReader is a store that keeps sessions' source info.
 type sourceInfoReader interface {
 	SourceInfo(ctx context.Context, id string) (core.SourceInfo, bool, error)
 }
 
+// callEvents returns the stored events of call callID of session parent,
+// read by the call's id (the store's index of a call's events, not the
+// whole log); none when the session is not stored.
+func callEvents(ctx context.Context, st store.Store, parent, callID string) ([]core.Event, error) {
+	events, err := st.CallEvents(ctx, parent, callID)
+	if core.ErrorCode(err) == core.CodeNotFound {
+		return nil, nil
+	}
+	return events, err
+}
+
+// callSig sums up a call's stored events (seq, type and size of each):
+// it changes when the call's result lands or is rewritten.
+func callSig(events []core.Event) string {
+	var b strings.Builder
+	for _, e := range events {
+		fmt.Fprintf(&b, "%d:%s:%d;", e.Seq, e.Type, len(e.Data))
+	}
+	return b.String()
+}
+
 // LinkChild writes the link note on the call of parent that spawned child
 // (kind link, {child, background, inferred}, at the call's seq), unless it
-// is there already. It reports false when the parent's call is not stored
-// yet (a watcher tries again later).
+// is there already. The call is looked up by its id (CallEvents), never by
+// reading the parent's log. A link to child written before from a match
+// by prompt (inferred) is upgraded once sp names the call exactly: the
+// note on the same call has its data replaced, one on another call is
+// removed; an exact link is never replaced by an inferred one. It reports
+// false when the parent's call is not stored yet (a watcher tries again
+// later).
 func LinkChild(ctx context.Context, st store.Store, parent, child string, sp core.Spawn) (bool, error) {
-	l, err := st.LoadSession(ctx, parent)
+	events, err := callEvents(ctx, st, parent, sp.CallID)
 	if err != nil {
-		if core.ErrorCode(err) == core.CodeNotFound {
-			return false, nil
-		}
 		return false, fmt.Errorf("link subagent %s to %s: %w", child, parent, err)
 	}
 	seq := int64(-1)
-	for _, e := range l.Events {
-		if e.Type != core.EventToolCall {
-			continue
-		}
-		var c core.ToolCall
-		if json.Unmarshal(e.Data, &c) == nil && c.CallID == sp.CallID {
+	for _, e := range events {
+		if e.Type == core.EventToolCall {
 			seq = e.Seq
 			break
 		}
@@ -52,17 +64,33 @@ func LinkChild(ctx context.Context, st store.Store, parent, child string, sp cor
 	if err != nil {
 		return false, fmt.Errorf("link subagent %s to %s: %w", child, parent, err)
 	}
+	want := notes.LinkData{Child: child, Background: sp.Background, Inferred: sp.Inferred}
+	replace := ""
 	for _, n := range have {
-		var d linkData
-		if n.CallID == sp.CallID && json.Unmarshal(n.Data, &d) == nil && d.Child == child {
-			return true, nil
+		d, err := notes.ParseLink(n.Data)
+		if err != nil || d.Child != child {
+			continue
+		}
+		switch {
+		case n.CallID == sp.CallID && (d == want || !d.Inferred && want.Inferred):
+			return true, nil // there already (or exact already)
+		case n.CallID == sp.CallID:
+			replace = n.ID
+		case !d.Inferred && want.Inferred:
+			return true, nil // linked exactly to another call: keep it
+		case d.Inferred && !want.Inferred:
+			// Matched by prompt to another call: the exact call wins.
+			if _, err := st.RemoveNote(ctx, parent, n.ID); err != nil {
+				return false, fmt.Errorf("link subagent %s to %s: remove the inferred link on %s: %w", child, parent, n.CallID, err)
+			}
 		}
 	}
-	data, err := json.Marshal(linkData{Child: child, Background: sp.Background, Inferred: sp.Inferred})
+	in, err := notes.Link(parent, sp.CallID, seq, want)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("link subagent %s to %s: %w", child, parent, err)
 	}
-	if _, err := st.PutNote(ctx, notes.Input{Session: parent, Kind: notes.KindLink, CallID: sp.CallID, AtSeq: &seq, Data: data}); err != nil {
+	in.ID = replace
+	if _, err := st.PutNote(ctx, in); err != nil {
 		return false, fmt.Errorf("link subagent %s to %s: %w", child, parent, err)
 	}
 	return true, nil

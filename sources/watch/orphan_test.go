@@ -118,7 +118,7 @@ func (s *infoCounting) PutSourceInfo(ctx context.Context, id string, info core.S
 }
 
 // appendFile appends text to the file at path, made with its folders.
-func appendFile(t *testing.T, path, text string) {
+func appendFile(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)

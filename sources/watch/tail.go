@@ -52,6 +52,23 @@ type sessionTail struct {
 	// tail is events[settled:wrote] as stored: a later read of the file
 	// may end differently (a step it closed for now has grown).
 	tail []core.Event
+	// mem is about the bytes header and tail hold (the decoder state
+	// does not hold tail's events: its end closed for now is a copy's).
+	mem int64
+}
+
+// eventOverhead is what one event costs beyond its data, as the decoders
+// count it against Limits.MaxMemoryBytes.
+const eventOverhead = 160
+
+// mem is about the bytes t keeps: its decoder's state, its marks and
+// what it recorded of each session stored.
+func (t *foreignTail) mem() int64 {
+	m := t.lt.Mem() + int64(len(t.head)+len(t.mark))
+	for id, s := range t.sessions {
+		m += int64(len(id)) + s.mem
+	}
+	return m
 }
 
 // readAt returns n bytes of f at off.
@@ -140,7 +157,7 @@ func (w *Watcher) keepTails(k *fileKind, lim dsh.Limits) {
 			if o.tail == nil {
 				continue
 			}
-			total += o.tail.lt.Mem()
+			total += o.tail.mem()
 			if o != k && (oldest == nil || o.tail.used < oldest.tail.used) {
 				oldest = o
 			}
@@ -216,7 +233,12 @@ func (w *Watcher) storeTail(ctx context.Context, t *foreignTail, l *dsh.Log, set
 // next is what the watcher stored of a session once events (settled of
 // them) are, with the store's mark at mark.
 func (*sessionTail) next(header string, events []core.Event, settled, mark int) *sessionTail {
-	return &sessionTail{header: header, wrote: len(events), settled: settled, mark: mark, tail: slices.Clone(events[settled:])}
+	st := &sessionTail{header: header, wrote: len(events), settled: settled, mark: mark, tail: slices.Clone(events[settled:])}
+	st.mem = int64(len(header))
+	for _, e := range st.tail {
+		st.mem += int64(len(e.Data)) + eventOverhead
+	}
+	return st
 }
 
 // prefixOf reports whether events begin with what was stored: their

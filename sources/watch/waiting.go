@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 
+	"prism/core/logkey"
 	"prism/sources/dsh"
 	"prism/store"
 )
@@ -26,6 +27,13 @@ import (
 // of the parent's file, once per poll in which the parent changed; a
 // child linked to its call waits no more, and nothing is rechecked on a
 // poll in which no parent of a waiting child changed.
+//
+// A child linked only by its prompt (its spawning call inferred: the
+// parent's result naming it not written yet) waits too, for its link to
+// be named exactly: its file is read again only on a poll in which the
+// stored events of the call it was matched to changed (its result
+// landed) — one read of that call's events by its id per growth of the
+// parent — and the link note is then upgraded (LinkChild).
 
 // waitingParent returns the id of the parent session l, a session of a
 // foreign file, waits for — the parent its source names as missing, or a
@@ -44,8 +52,11 @@ func waitingParent(l *dsh.Log) string {
 }
 
 // wait records that the foreign file at path, of kind k, now waits for
-// the parent sessions in parents (none: it waits for nothing).
-func (w *Watcher) wait(path string, k *fileKind, parents map[string]bool) {
+// the parent sessions in parents (none: it waits for nothing); inferred
+// are those of them a child waits for only to be linked exactly, by the
+// call it was matched to by prompt.
+func (w *Watcher) wait(path string, k *fileKind, parents map[string]bool, inferred map[string]inferredWait) {
+	k.inferred = inferred
 	for p := range k.waits {
 		if !parents[p] {
 			w.unwait(p, path)
@@ -71,11 +82,39 @@ func (w *Watcher) unwait(parent, path string) {
 }
 
 // parentSynced marks the files waiting for session id for a recheck: id
-// was just stored, or grew.
-func (w *Watcher) parentSynced(id string) {
+// was just stored, or grew. A file whose child waits only to have its
+// link, matched by prompt, named exactly is marked only when the events
+// stored of the call it was matched to changed (its result landed, or was
+// rewritten): one read of that call's events by its id, not a read of
+// the child's file and a search of the parent's on every growth.
+func (w *Watcher) parentSynced(ctx context.Context, id string) {
+	w.written[id] = true
 	for p := range w.waiting[id] {
+		if k := w.kinds[p]; k != nil {
+			if iw, ok := k.inferred[id]; ok && w.inferredSig(ctx, id, iw.call) == iw.sig {
+				continue
+			}
+		}
 		w.recheck[p] = true
 	}
+}
+
+// inferredWait is a child's wait for its link to be named exactly: the
+// call it was matched to by prompt, and the sum of that call's events
+// stored when the child was read (callSig).
+type inferredWait struct {
+	call, sig string
+}
+
+// inferredSig returns callSig of call callID of session parent as stored
+// ("" when it cannot be read: logged).
+func (w *Watcher) inferredSig(ctx context.Context, parent, callID string) string {
+	events, err := callEvents(ctx, w.st, parent, callID)
+	if err != nil {
+		w.log.Warn("watch: cannot read a subagent's spawning call", logkey.SessionID, parent, logkey.Err, err)
+		return ""
+	}
+	return callSig(events)
 }
 
 // recheckWaiting reads again the files marked for a recheck during the

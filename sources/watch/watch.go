@@ -132,9 +132,13 @@ type Watcher struct {
 	kinds map[string]*fileKind
 
 	// pendingLinks are the children whose link note waits for the
-	// parent's spawning call to be stored; linked those written.
-	pendingLinks map[string]pendingLink
-	linked       map[string]bool
+	// parent's spawning call to be stored (linkPending); linked the
+	// spawning call each child's note was written for, unlinked the one
+	// given up on; written the sessions stored during this poll.
+	pendingLinks map[string]*pendingLink
+	linked       map[string]core.Spawn
+	unlinked     map[string]core.Spawn
+	written      map[string]bool
 	// waiting are the foreign files holding a child stored without its
 	// parent or its spawning call, by the parent session's id they wait
 	// for; recheck the files to read again at the end of this poll,
@@ -171,6 +175,11 @@ type fileKind struct {
 	// change, its parent having been stored or grown.
 	waits   map[string]bool
 	recheck bool
+	// inferred are the parents (of waits) a child of the file waits for
+	// only to have its link, matched by prompt, named exactly: by the
+	// call it was matched to, rechecked once that call's stored events
+	// change (parentSynced).
+	inferred map[string]inferredWait
 }
 
 // kindHealth is one kind's row of the folder's health.
@@ -218,7 +227,8 @@ func New(st Store, dir string, o Options) *Watcher {
 		o.Now = time.Now
 	}
 	return &Watcher{st: st, dir: dir, opts: o, log: o.Logger.With(logkey.Watch, dir), files: map[string]*watchedFile{}, started: o.Now(),
-		kinds: map[string]*fileKind{}, health: map[string]*kindHealth{}, pendingLinks: map[string]pendingLink{}, linked: map[string]bool{},
+		kinds: map[string]*fileKind{}, health: map[string]*kindHealth{}, pendingLinks: map[string]*pendingLink{}, linked: map[string]core.Spawn{},
+		unlinked: map[string]core.Spawn{}, written: map[string]bool{},
 		waiting: map[string]map[string]bool{}, recheck: map[string]bool{}}
 }
 
@@ -295,6 +305,7 @@ func (w *Watcher) Scan(ctx context.Context) error {
 		}
 		return paths[i] < paths[j]
 	})
+	clear(w.written)
 	seen := map[string]bool{}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
@@ -319,7 +330,7 @@ func (w *Watcher) Scan(ctx context.Context) error {
 	for p, k := range w.kinds {
 		if !seen[p] {
 			delete(w.kinds, p)
-			w.wait(p, k, nil)
+			w.wait(p, k, nil, nil)
 			if k.kind == dsh.KindDsh || k.kind == dsh.KindForeign {
 				w.gone(p, k)
 			}
@@ -435,7 +446,7 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 	if k == nil || k.dev != dev || k.ino != ino || k.kind == dsh.KindUnknown && k.seen != sig {
 		if k != nil && k.kind == dsh.KindForeign {
 			w.gone(path, k) // replaced: its sessions are re-read below
-			w.wait(path, k, nil)
+			w.wait(path, k, nil, nil)
 		}
 		kind, fg, compressed, serr := dsh.SniffFile(path, f, w.opts.Foreign)
 		if kind == dsh.KindUndecided {
@@ -660,6 +671,7 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 		k.sessions = append(k.sessions, l.Header.ID)
 	}
 	waits := map[string]bool{}
+	var inferred map[string]inferredWait
 	var lastLine int
 	for i, l := range logs {
 		if n := len(l.Pos); n > 0 && l.Pos[n-1].Line > lastLine {
@@ -691,17 +703,28 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 			if err := w.putSource(ctx, k, id, *l.Source); err != nil {
 				w.report(Sync{Path: path, Kind: kind, SessionID: id, Outcome: "failed", Err: fmt.Errorf("%s: %w", path, err)})
 			}
-			if sp := l.Source.SpawnedBy; sp != nil && l.Header.ParentSession != "" && !w.linked[id] {
-				w.pendingLinks[id] = pendingLink{parent: l.Header.ParentSession, spawn: *sp}
+			if sp := l.Source.SpawnedBy; sp != nil && l.Header.ParentSession != "" {
+				w.pend(id, l.Header.ParentSession, *sp, kind)
 			}
 			// A child of this file waits for a parent in another file
 			// (an inline sidechain's parent is read with it).
 			if p := waitingParent(l); p != "" && !slices.Contains(k.sessions, p) {
 				waits[p] = true
+			} else if sp := l.Source.SpawnedBy; p == "" && sp != nil && sp.Inferred {
+				// Linked by its prompt only: it waits for the parent's
+				// result naming it, read again when the events of the
+				// call it was matched to change (parentSynced).
+				if p := l.Header.ParentSession; p != "" && !slices.Contains(k.sessions, p) {
+					waits[p] = true
+					if inferred == nil {
+						inferred = map[string]inferredWait{}
+					}
+					inferred[p] = inferredWait{call: sp.CallID, sig: w.inferredSig(ctx, p, sp.CallID)}
+				}
 			}
 		}
 		if outcome != store.ImportSkipped {
-			w.parentSynced(id)
+			w.parentSynced(ctx, id)
 		}
 		if !recheck { // the file did not change: its health row neither
 			raw, why := rawLines(l)
@@ -709,7 +732,7 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 		}
 		w.report(Sync{Path: path, Kind: kind, SessionID: id, Outcome: outcome, Added: added})
 	}
-	w.wait(path, k, waits)
+	w.wait(path, k, waits, inferred)
 	k.seen, k.failed, k.end = sig, [3]int64{}, end
 	return nil
 }
@@ -876,11 +899,23 @@ func (w *Watcher) SourceHealth() []core.SourceHealth {
 	return rows
 }
 
-// pendingLink is a child's link note still to write.
+// pendingLink is a child's link note still to write, and how often it
+// was tried.
 type pendingLink struct {
 	parent string
 	spawn  core.Spawn
+	kind   string // the child's kind of source (its health row)
+	tries  int
+	due    bool // try it on this poll whatever its parent did
 }
+
+// maxLinkTries bounds the tries of a pending link: a try is made on a
+// poll that stored (or grew) the link's parent session, so a spawning
+// call not stored after this many is given up on (reported in the
+// folder's health and the log), not looked for forever. The spawning
+// call of a child is on disk when the child is read (its decoder found
+// it there), so it is stored on the parent's next read: a few tries do.
+const maxLinkTries = 16
 
 // isChildFile reports whether path is a subagent's transcript
 // (agent-<id>.jsonl).
@@ -888,17 +923,55 @@ func isChildFile(path string) bool {
 	return strings.HasPrefix(filepath.Base(path), "agent-")
 }
 
-// linkPending writes the link notes whose parent call is now stored.
+// pend records that child's link note, to call sp of session parent, is
+// to be written, unless it was written or given up on for that same
+// call; a link already pending for it keeps its tries.
+func (w *Watcher) pend(child, parent string, sp core.Spawn, kind string) {
+	if have, ok := w.linked[child]; ok && have == sp {
+		return
+	}
+	if have, ok := w.unlinked[child]; ok && have == sp {
+		return
+	}
+	if pl := w.pendingLinks[child]; pl != nil && pl.parent == parent && pl.spawn == sp {
+		return
+	}
+	w.pendingLinks[child] = &pendingLink{parent: parent, spawn: sp, kind: kind, due: true}
+}
+
+// linkPending writes the link notes whose parent call is now stored. A
+// pending link is tried on the poll it was found and then only on polls
+// that stored its parent session (its call cannot have appeared
+// otherwise), each try a read of the call's events by its id; it is given
+// up on after maxLinkTries.
 func (w *Watcher) linkPending(ctx context.Context) {
 	for child, pl := range w.pendingLinks {
+		if !pl.due && !w.written[pl.parent] {
+			continue
+		}
+		pl.due = false
+		pl.tries++
 		ok, err := LinkChild(ctx, w.st, pl.parent, child, pl.spawn)
 		if err != nil {
+			// Not the call missing but the store failing: try again on
+			// the next poll (counted: a lasting failure gives up too).
+			pl.due = true
 			w.log.Warn("watch: cannot link a subagent to its call", logkey.SessionID, child, logkey.Err, err)
-			continue
 		}
 		if ok {
 			delete(w.pendingLinks, child)
-			w.linked[child] = true
+			w.linked[child] = pl.spawn
+			continue
+		}
+		if pl.tries >= maxLinkTries {
+			delete(w.pendingLinks, child)
+			w.unlinked[child] = pl.spawn
+			why := fmt.Sprintf("subagent %s is not nested in %s: its spawning call %s was not stored after %d reads of the parent", child, pl.parent, pl.spawn.CallID, pl.tries)
+			w.mu.Lock()
+			h := w.row(pl.kind)
+			h.row.LastError, h.row.LastErrorAt = why, w.opts.Now()
+			w.mu.Unlock()
+			w.log.Warn("watch: giving up linking a subagent to its call", logkey.SessionID, child, logkey.Reason, why)
 		}
 	}
 }
