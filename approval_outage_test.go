@@ -111,6 +111,21 @@ func TestApprovalDuringOutage(t *testing.T) {
 		return res.StatusCode, res.Header.Get("Retry-After"), string(body)
 	}
 
+	// The event reaches the feed once PostgreSQL committed it, which may be
+	// before the committing connection has its answer; crashing then would
+	// leave that commit's outcome unknown to the session, which fails (and
+	// is repaired as interrupted). The approval is listed once its commit
+	// was answered: crash only then.
+	listed := time.NewTicker(time.Millisecond)
+	defer listed.Stop()
+	for deadline := time.Now().Add(30 * time.Second); ; <-listed.C {
+		if p := svc.Pending(); len(p) == 1 && p[0].ID == a.ID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("approval %s was never listed as waiting", a.ID)
+		}
+	}
 	pg.Crash()
 	code, retry, body := decide()
 	if code != http.StatusServiceUnavailable || retry == "" || !strings.Contains(body, "unreachable") ||
