@@ -195,10 +195,7 @@ func importFacts(plan *store.ImportPlan, withDocs bool) (map[string][]*core.Even
 		}
 		for i := range p.Events {
 			e := &p.Events[i]
-			fs[i] = core.FactsOf(e)
-			if t, ok := search.DecodeTexts(e); ok {
-				fs[i] = fs[i].WithTexts(t)
-			}
+			fs[i] = search.FactsWithTexts(e)
 			ptrs[i] = &fs[i]
 			if docs != nil {
 				ds[i] = prepareDoc(e, &fs[i])

@@ -120,6 +120,21 @@ func unmarshalV1(data []byte, v any) error {
 // hands them on (core.EventFacts.WithTexts) spares ExtractFacts the decode.
 func DecodeTexts(e *core.Event) (*core.EventTexts, bool) { return decodeTexts(e) }
 
+// FactsWithTexts returns core.FactsOf(e) holding the event's words when
+// it has any (DecodeTexts; core.EventFacts.WithTexts), as an import hands
+// them to the search index: from one decode of the data when
+// core.FactsTextsOnce can, else from the two decodes apart.
+func FactsWithTexts(e *core.Event) core.EventFacts {
+	if f, ok := core.FactsTextsOnce(e); ok {
+		return f
+	}
+	f := core.FactsOf(e)
+	if t, ok := decodeTexts(e); ok {
+		f = f.WithTexts(t)
+	}
+	return f
+}
+
 // decodeTexts decodes the words of e's data; ok is false for a type with
 // none and for data that does not decode.
 func decodeTexts(e *core.Event) (*core.EventTexts, bool) {
