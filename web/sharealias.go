@@ -6,7 +6,9 @@ package web
 // link notes (removed ones too, so a name never moves), everywhere the
 // link shows it — the link notes, the nested child's header, and every
 // event of the session and of its nested children that names it (the
-// subagent tool's meta and background text, a foreign agent's records).
+// subagent tool's meta and background text, a foreign agent's records) —
+// inside JSON string values only, never a key, a number or a literal
+// (aliasText).
 
 import (
 	"bytes"
