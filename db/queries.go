@@ -142,23 +142,23 @@ func (st *Store) LoadSession(ctx context.Context, id string) (*store.SessionLog,
 	return &store.SessionLog{Info: info, Events: events}, nil
 }
 
-// eventsSQL selects an event's columns. The surface op of an ordinary
-// surface event ("append", most of a log: every streamed chunk) comes as a
-// flag, its text only for a replacement, so the driver makes no string of
-// it.
-const eventsSQL = `SELECT seq, type, time, data, ignorable, surface_op IS '"append"',
-	CASE WHEN surface_op IS '"append"' THEN NULL ELSE surface_op END, source_event_seqs FROM events`
+// eventsSQL selects an event's columns (eventColumns).
+var eventsSQL = "SELECT " + eventColumns("") + " FROM events"
+
+// eventColumns lists an event's columns, each prefixed with p (a table
+// alias and its dot, or ""). The surface op of an ordinary surface event
+// ("append", most of a log: every streamed chunk) comes as a flag, its
+// text only for a replacement, so the driver makes no string of it.
+func eventColumns(p string) string {
+	return p + "seq, " + p + "type, " + p + "time, " + p + "data, " + p + "ignorable, " + p + `surface_op IS '"append"', ` +
+		"CASE WHEN " + p + `surface_op IS '"append"' THEN NULL ELSE ` + p + "surface_op END, " + p + "source_event_seqs"
+}
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// queryEvents runs an event query (eventsSQL's columns). A long log is
-// read with few allocations and copies per event: the scan destinations
-// are reused (Scan's arguments escape, so fresh ones would cost an
-// allocation each per event), strings are taken as the driver made them
-// (a string needs no copy), and the data of many events is copied once
-// into a shared block.
+// queryEvents runs an event query (eventColumns' columns).
 func queryEvents(ctx context.Context, q querier, sizeHint int, query string, args ...any) ([]core.Event, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -166,51 +166,80 @@ func queryEvents(ctx context.Context, q querier, sizeHint int, query string, arg
 	}
 	defer rows.Close()
 	events := make([]core.Event, 0, max(0, min(sizeHint, 1<<16)))
-	var block []byte // the data of the events read so far shares it
-	blockSize := min(1<<20, max(4<<10, sizeHint*256))
-	var ops []core.SurfaceOp // the append ops read so far share it, one each
-	var seq, at int64
-	var typ, data string
-	var ign, appendOp int
-	var surface, sources sql.NullString
+	sc := newEventScanner(sizeHint)
 	for rows.Next() {
-		if err := rows.Scan(&seq, &typ, &at, &data, &ign, &appendOp, &surface, &sources); err != nil {
+		e, err := sc.scan(rows)
+		if err != nil {
 			return nil, err
-		}
-		e := core.Event{Seq: seq, Type: typ, Time: at}
-		switch {
-		case len(data) > blockSize: // a block of its own, not cleared first
-			e.Data = []byte(data)
-		default:
-			if cap(block)-len(block) < len(data) {
-				block = make([]byte, 0, blockSize)
-			}
-			n := len(block)
-			block = append(block, data...)
-			e.Data = block[n:len(block):len(block)] // an append to it copies
-		}
-		e.Ignorable = ign == 1
-		if appendOp == 1 {
-			if len(ops) == cap(ops) {
-				ops = make([]core.SurfaceOp, 0, min(1024, max(16, sizeHint)))
-			}
-			ops = append(ops, core.SurfaceOp{}) // core.AppendOp()'s value
-			e.SurfaceOp = &ops[len(ops)-1]
-		} else if surface.Valid {
-			op := new(core.SurfaceOp)
-			if err := op.UnmarshalJSON([]byte(surface.String)); err != nil {
-				return nil, fmt.Errorf("event %d: stored surfaceOp: %w", e.Seq, err)
-			}
-			e.SurfaceOp = op
-		}
-		if sources.Valid {
-			if e.SourceEventSeqs, err = store.DecodeSeqs(sources.String); err != nil {
-				return nil, fmt.Errorf("event %d: stored sourceEventSeqs: %w", e.Seq, err)
-			}
 		}
 		events = append(events, e)
 	}
 	return events, rows.Err()
+}
+
+// eventScanner decodes rows of eventColumns' columns (after its lead
+// columns). A long log is read with few allocations
+// and copies per event: the scan destinations are reused (Scan's arguments
+// escape, so fresh ones would cost an allocation each per event), strings
+// are taken as the driver made them (a string needs no copy), and the data
+// of many events is copied once into a shared block.
+type eventScanner struct {
+	sizeHint, blockSize int
+	block               []byte           // the data of the events read so far shares it
+	ops                 []core.SurfaceOp // the append ops read so far share it, one each
+	seq, at             int64
+	typ, data           string
+	ign, appendOp       int
+	surface, sources    sql.NullString
+	dest                []any
+}
+
+// newEventScanner returns a scanner of rows whose first columns scan into
+// lead (a session's id, say), then an event's.
+func newEventScanner(sizeHint int, lead ...any) *eventScanner {
+	sc := &eventScanner{sizeHint: sizeHint, blockSize: min(1<<20, max(4<<10, sizeHint*256))}
+	sc.dest = append(lead, &sc.seq, &sc.typ, &sc.at, &sc.data, &sc.ign, &sc.appendOp, &sc.surface, &sc.sources)
+	return sc
+}
+
+// scan decodes the row rows is on.
+func (sc *eventScanner) scan(rows *sql.Rows) (core.Event, error) {
+	if err := rows.Scan(sc.dest...); err != nil {
+		return core.Event{}, err
+	}
+	e := core.Event{Seq: sc.seq, Type: sc.typ, Time: sc.at}
+	switch data := sc.data; {
+	case len(data) > sc.blockSize: // a block of its own, not cleared first
+		e.Data = []byte(data)
+	default:
+		if cap(sc.block)-len(sc.block) < len(data) {
+			sc.block = make([]byte, 0, sc.blockSize)
+		}
+		n := len(sc.block)
+		sc.block = append(sc.block, data...)
+		e.Data = sc.block[n:len(sc.block):len(sc.block)] // an append to it copies
+	}
+	e.Ignorable = sc.ign == 1
+	if sc.appendOp == 1 {
+		if len(sc.ops) == cap(sc.ops) {
+			sc.ops = make([]core.SurfaceOp, 0, min(1024, max(16, sc.sizeHint)))
+		}
+		sc.ops = append(sc.ops, core.SurfaceOp{}) // core.AppendOp()'s value
+		e.SurfaceOp = &sc.ops[len(sc.ops)-1]
+	} else if sc.surface.Valid {
+		op := new(core.SurfaceOp)
+		if err := op.UnmarshalJSON([]byte(sc.surface.String)); err != nil {
+			return e, fmt.Errorf("event %d: stored surfaceOp: %w", e.Seq, err)
+		}
+		e.SurfaceOp = op
+	}
+	if sc.sources.Valid {
+		var err error
+		if e.SourceEventSeqs, err = store.DecodeSeqs(sc.sources.String); err != nil {
+			return e, fmt.Errorf("event %d: stored sourceEventSeqs: %w", e.Seq, err)
+		}
+	}
+	return e, nil
 }
 
 // events runs an event query after checking the session exists.

@@ -2,19 +2,17 @@ package db
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 
 	"prism/core"
-	"prism/store"
 )
 
 // eventsAfterEachSQL reads the events of many sessions after a seq each:
 // the sessions and seqs come as one JSON object (json_each's key and
 // value), which drives the join, so each session is a range of the
 // events key.
-const eventsAfterEachSQL = `SELECT e.session_id, e.seq, e.type, e.time, e.data, e.ignorable, e.surface_op, e.source_event_seqs
+var eventsAfterEachSQL = "SELECT e.session_id, " + eventColumns("e.") + `
 	FROM json_each(?) AS j CROSS JOIN events AS e ON e.session_id = j.key AND e.seq > j.value
 	ORDER BY e.session_id, e.seq`
 
@@ -26,33 +24,22 @@ func (st *Store) EventsAfterEach(ctx context.Context, after map[string]int64) (m
 	if len(after) == 0 {
 		return out, nil
 	}
+	what := fmt.Sprintf("events after seqs of %d sessions", len(after))
 	arg, err := json.Marshal(after)
 	if err != nil {
-		return nil, fmt.Errorf("events after seqs of %d sessions: %w", len(after), err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	what := fmt.Sprintf("events after seqs of %d sessions", len(after))
 	rows, err := st.rdb.QueryContext(ctx, eventsAfterEachSQL, string(arg))
 	if err != nil {
 		return nil, translate(err, what)
 	}
 	defer rows.Close()
-	var id, data string
-	var surface, sources sql.NullString
+	var id string
+	sc := newEventScanner(64, &id)
 	for rows.Next() {
-		var e core.Event
-		if err := rows.Scan(&id, &e.Seq, &e.Type, &e.Time, &data, &e.Ignorable, &surface, &sources); err != nil {
-			return nil, translate(err, what)
-		}
-		e.Data = []byte(data)
-		if surface.Valid {
-			if e.SurfaceOp, err = store.DecodeSurfaceOp(surface.String); err != nil {
-				return nil, fmt.Errorf("%s: session %s event %d: stored surfaceOp: %w", what, id, e.Seq, err)
-			}
-		}
-		if sources.Valid {
-			if e.SourceEventSeqs, err = store.DecodeSeqs(sources.String); err != nil {
-				return nil, fmt.Errorf("%s: session %s event %d: stored sourceEventSeqs: %w", what, id, e.Seq, err)
-			}
+		e, err := sc.scan(rows)
+		if err != nil {
+			return nil, translate(fmt.Errorf("session %s: %w", id, err), what)
 		}
 		out[id] = append(out[id], e)
 	}
