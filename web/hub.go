@@ -238,24 +238,25 @@ func (h *hub) load() (core.SessionHeader, []core.Event, error) {
 }
 
 // redact returns a link's copies of events, which continue what it has
-// taken: redacted when it redacts, the children it nests named by their
-// names on the link; others' events as they are.
+// taken: the descendants it nests named by their names on the link, then
+// redacted when it redacts; others' events as they are.
 func (h *hub) redact(events []core.Event) []core.Event {
 	if len(events) == 0 {
 		return events
 	}
+	events = aliasEvents(events, h.aliases) // named before redacted (sharealias.go)
 	if h.walker != nil {
 		h.b.stats.redacted.Add(int64(len(events)))
 		events = h.walker.Events(events)
 	}
-	return aliasEvents(events, h.aliases)
+	return events
 }
 
 // renamed reads a link's names of its children again (their link notes
 // changed) and reports whether the log the link has shown names a child
 // that has a name only now (its link note came after its events, as an
-// import's inferred links do): then the hub reloads the log, which names
-// it everywhere.
+// import's inferred links do), or a name moved: then the hub reloads the
+// log, which names it everywhere.
 func (h *hub) renamed() bool {
 	if h.v.link == nil || h.v.link.aliases == nil {
 		return false
@@ -266,12 +267,19 @@ func (h *hub) renamed() bool {
 		return false
 	}
 	var fresh []string
-	for id := range a {
-		if _, ok := h.aliases[id]; !ok {
+	moved := false
+	for id, name := range a {
+		switch old, ok := h.aliases[id]; {
+		case !ok:
 			fresh = append(fresh, id)
+		case old != name:
+			moved = true // a new descendant came before it (familyNames)
 		}
 	}
 	h.aliases = a
+	if moved {
+		return true
+	}
 	if len(fresh) == 0 {
 		return false
 	}

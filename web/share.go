@@ -217,14 +217,16 @@ func (s *Server) shareLogOwn(ctx context.Context, sh share.Share) (core.SessionH
 		}
 		events = events[:n]
 	}
-	if sh.Redact {
-		h, events, _ = s.deps.Redactor.Session(h, events)
-	}
-	aliases, err := s.childAliases(ctx, sh)
+	// Named before redacted (sharealias.go).
+	aliases, _, err := s.childAliases(ctx, sh)
 	if err != nil {
 		return h, nil, err
 	}
-	return h, aliasEvents(events, aliases), nil
+	events = aliasEvents(events, aliases)
+	if sh.Redact {
+		h, events, _ = s.deps.Redactor.Session(h, events)
+	}
+	return h, events, nil
 }
 
 func (s *Server) shareMeta(title string) views.PageMeta {
@@ -315,8 +317,13 @@ func (s *Server) shareNotModified(c echo.Context, sr shareReq, what string) (tag
 		fmt.Fprintf(h, "%d", *sr.sh.UpToSeq)
 	}
 	// The notes the link shows decide its bytes too (repair's why; its
-	// labels when it shows them).
-	digest := noteDigest(s.shareNotes(c.Request().Context(), sr.sh))
+	// labels when it shows them), and so do the names of its children.
+	aliases, _, err := s.childAliases(c.Request().Context(), sr.sh)
+	if err != nil {
+		return "", false, err
+	}
+	h.Write([]byte(aliasKey(aliases)))
+	digest := noteDigest(s.shareNotes(c.Request().Context(), sr.sh, aliases))
 	for _, call := range slices.Sorted(maps.Keys(digest)) {
 		fmt.Fprintf(h, "\x00%s\x00%s", call, digest[call])
 	}
@@ -673,7 +680,10 @@ func (s *Server) linkView(sr shareReq) view {
 		v.link.redactor = s.deps.Redactor
 	}
 	if sr.sh.Children {
-		v.link.aliases = func(ctx context.Context) (map[string]string, error) { return s.childAliases(ctx, sr.sh) }
+		v.link.aliases = func(ctx context.Context) (map[string]string, error) {
+			aliases, _, err := s.childAliases(ctx, sr.sh)
+			return aliases, err
+		}
 	}
 	return v
 }

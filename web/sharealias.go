@@ -1,19 +1,30 @@
 package web
 
 // A link made with its children nests them without revealing their
-// session ids: each child is named on the link by a share-local name,
-// child-1, child-2, … by order of first appearance among the session's
-// link notes (removed ones too, so a name never moves), everywhere the
-// link shows it — the link notes, the nested child's header, and every
-// event of the session and of its nested children that names it (the
-// subagent tool's meta and background text, a foreign agent's records) —
-// inside JSON string values only, never a key, a number or a literal
-// (aliasText).
+// session ids: each descendant the link includes — its children, their
+// own children, and so on — is named on the link by a share-local name,
+// child-1, child-2, … (familyNames: the session's children by order of
+// first appearance among its link notes, removed ones too, then their
+// children breadth first, each session's by its own link notes' order),
+// everywhere the link shows it — the link notes, the nested child's
+// header, and every event of the session and of its nested children that
+// names it (the subagent tool's meta and background text, a foreign
+// agent's records) — inside JSON string values only, never a key, a
+// number or a literal (aliasText). A child whose id is its parent's id
+// and a piece of its own (Claude Code's <session>-agent-<agentId>, the
+// agentId in the parent's result and meta) has that piece named too:
+// otherwise the parent's id, which the link shows, and the piece would
+// rebuild the child's id. Every path of a link — its page and reader,
+// its stream's hub, its downloads — names them by one function over the
+// stored (never redacted) link notes (Server.childAliases), and names
+// before it redacts, so a redaction rule that matches an id cannot make
+// two paths name a child differently.
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -22,33 +33,101 @@ import (
 	"prism/core/share"
 )
 
-// childAliases maps the ids of the children link sh nests to the names the
-// link shows instead (aliasesOf its link notes); nil for a link made
-// without its children.
-func (s *Server) childAliases(ctx context.Context, sh share.Share) (map[string]string, error) {
+// childAliases maps the ids of the descendants that link sh nests — and
+// the pieces of those ids their parents show (idPieces) — to the names
+// the link shows instead (familyNames over the stored link notes, never
+// redacted ones); links are the session's own link notes it read (the
+// children the link nests). Both are nil for a link made without its
+// children.
+func (s *Server) childAliases(ctx context.Context, sh share.Share) (aliases map[string]string, links []notes.Note, err error) {
 	if !sh.Children || s.deps.Notes == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	ns, err := s.deps.Notes.Notes(ctx, sh.SessionID, notes.Query{Kind: notes.KindLink, Removed: true})
-	if err != nil && core.ErrorCode(err) != core.CodeNotFound {
-		return nil, err
+	linksOf := func(id string) ([]notes.Note, error) {
+		ns, err := s.deps.Notes.Notes(ctx, id, notes.Query{Kind: notes.KindLink, Removed: true})
+		if err != nil && core.ErrorCode(err) != core.CodeNotFound {
+			return nil, fmt.Errorf("link notes of %s: %w", id, err)
+		}
+		if id == sh.SessionID {
+			links = ns
+		}
+		return ns, nil
 	}
-	return aliasesOf(ns), nil
+	aliases, err = familyNames(sh.SessionID, linksOf)
+	if err != nil {
+		return nil, nil, err
+	}
+	return aliases, links, nil
 }
 
-// aliasesOf names the children of the link notes among ns: child-1,
-// child-2, … in the order ns has them (the order they were made).
-func aliasesOf(ns []notes.Note) map[string]string {
+// maxFamily bounds the descendants a link names (familyNames): a family
+// beyond it is not read further (its later members keep their ids on the
+// link only where their parents' logs name them).
+const maxFamily = 4096
+
+// familyNames names the descendants of session root: child-1, child-2, …
+// for root's children in the order of its link notes (linksOf), then
+// breadth first each named child's own children in the order of its link
+// notes — one numbering, whatever path of the link asks. Each name also
+// stands for the pieces of its id its parent's log shows (idPieces). A
+// session met again (a cycle, a child linked twice) keeps its first name.
+func familyNames(root string, linksOf func(id string) ([]notes.Note, error)) (map[string]string, error) {
 	out := map[string]string{}
-	for _, n := range ns {
-		if n.Kind != notes.KindLink {
-			continue
+	ids := 0
+	type member struct{ id, parent string }
+	queue := []member{{id: root}}
+	seen := map[string]bool{root: true}
+	var pieces []member
+	for len(queue) > 0 && ids < maxFamily {
+		m := queue[0]
+		queue = queue[1:]
+		ns, err := linksOf(m.id)
+		if err != nil {
+			return nil, err
 		}
-		d, err := notes.ParseLink(n.Data)
-		if err != nil || d.Child == "" || out[d.Child] != "" {
-			continue
+		for _, n := range ns {
+			if n.Kind != notes.KindLink {
+				continue
+			}
+			d, err := notes.ParseLink(n.Data)
+			if err != nil || d.Child == "" || seen[d.Child] || ids >= maxFamily {
+				continue
+			}
+			seen[d.Child] = true
+			ids++
+			out[d.Child] = "child-" + strconv.Itoa(ids)
+			queue = append(queue, member{id: d.Child, parent: m.id})
+			pieces = append(pieces, member{id: d.Child, parent: m.id})
 		}
-		out[d.Child] = "child-" + strconv.Itoa(len(out)+1)
+	}
+	// Pieces after every id: an id is always named by its own name.
+	for _, m := range pieces {
+		for _, p := range idPieces(m.parent, m.id) {
+			if _, taken := out[p]; !taken && !seen[p] {
+				out[p] = out[m.id]
+			}
+		}
+	}
+	return out, nil
+}
+
+// idPieces returns what a parent's log may show of child id beyond the
+// parent's own id, when id is the parent's id and a piece of its own
+// (<parent>-<rest>, Claude Code's <session>-agent-<agentId>): the rest
+// ("agent-<agentId>"), and its last part ("<agentId>") — the agentId of
+// the parent's Task/Agent result and meta. None for an id of its own (a
+// prism or Codex child: its whole id is what a parent shows).
+func idPieces(parent, id string) []string {
+	if parent == "" || len(id) <= len(parent)+1 || !strings.HasPrefix(id, parent) {
+		return nil
+	}
+	if c := id[len(parent)]; c != '-' && c != '_' {
+		return nil
+	}
+	rest := id[len(parent)+1:]
+	out := []string{rest}
+	if i := strings.LastIndexAny(rest, "-_"); i >= 0 && i+1 < len(rest) {
+		out = append(out, rest[i+1:])
 	}
 	return out
 }
@@ -201,11 +280,12 @@ func aliasString(s string, aliases map[string]string, exact bool) (string, bool)
 
 // distinctive reports an id that cannot be an ordinary word of a tool's
 // output or a JSON field's value (prism's, Codex's and Claude Code's ids
-// all are): 8 bytes or more, not letters alone. An id that is a plain
-// word ("text", "summary") is left alone in text: replacing it would
-// corrupt what the link shows, and such an id tells nothing.
+// all are, and so are Claude Code's agentIds): 6 bytes or more, not
+// letters alone. An id that is a plain word ("text", "summary") is left
+// alone in text: replacing it would corrupt what the link shows, and such
+// an id tells nothing.
 func distinctive(id string) bool {
-	if len(id) < 8 {
+	if len(id) < 6 {
 		return false
 	}
 	for i := 0; i < len(id); i++ {
@@ -231,7 +311,7 @@ func plainInJSON(id string) bool {
 // exactly, is replaced even if the id is not distinctive.
 func childKey(k string) bool {
 	switch k {
-	case "child", "childSession", "sessionId", "session_id":
+	case "child", "childSession", "sessionId", "session_id", "agentId", "agent_id":
 		return true
 	}
 	return false

@@ -10,7 +10,8 @@ package web
 
 import (
 	"context"
-	"strconv"
+	"maps"
+	"slices"
 	"strings"
 
 	"prism/core"
@@ -22,9 +23,10 @@ import (
 )
 
 // shareNotes returns the notes link sh shows, removed ones included (time
-// travel shows each between its two seqs), redacted when sh redacts, and
+// travel shows each between its two seqs), the descendants it nests named
+// by aliases (Server.childAliases) and then redacted when sh redacts, and
 // without their author.
-func (s *Server) shareNotes(ctx context.Context, sh share.Share) []notes.Note {
+func (s *Server) shareNotes(ctx context.Context, sh share.Share, aliases map[string]string) []notes.Note {
 	if s.deps.Notes == nil {
 		return nil
 	}
@@ -47,6 +49,11 @@ func (s *Server) shareNotes(ctx context.Context, sh share.Share) []notes.Note {
 		// Who made a note names a tab or API client (its address too):
 		// the owner's business, never a link's.
 		n.Author = ""
+		if n.Kind == notes.KindLink {
+			n.Data, _ = aliasNoteData(n.Data, aliases)
+		} else {
+			n.Data, _ = aliasText(n.Data, aliases)
+		}
 		if sh.Redact && s.deps.Redactor != nil {
 			n.Data, _ = s.deps.Redactor.JSON(n.Data)
 		}
@@ -57,23 +64,27 @@ func (s *Server) shareNotes(ctx context.Context, sh share.Share) []notes.Note {
 
 // shareReader is what link sh's pages show their reader: read-only, with
 // the notes the link shows; a link made with its children nests them
-// under their share-local names (sharealias.go), in the link notes too.
+// under their share-local names (sharealias.go), in the link notes too —
+// the names of Server.childAliases, as every path of the link has them.
 func (s *Server) shareReader(ctx context.Context, sh share.Share) views.Reader {
-	rd := views.Reader{ReadOnly: true, Notes: s.shareNotes(ctx, sh), SharedNotes: true, Highlights: s.highlights}
+	aliases, links, err := s.childAliases(ctx, sh)
+	if err != nil {
+		// Without the names no child is nested, and no note that would
+		// name one is shown.
+		s.log.Warn("share: names of the children not read", logkey.SessionID, sh.SessionID, logkey.ShareID, sh.ID, logkey.Err, err)
+		return views.Reader{ReadOnly: true, SharedNotes: true, Highlights: s.highlights}
+	}
+	rd := views.Reader{ReadOnly: true, Notes: s.shareNotes(ctx, sh, aliases), SharedNotes: true, Highlights: s.highlights}
 	if sh.Children {
-		aliases := aliasesOf(rd.Notes)
-		rd.Children, rd.ScopedChildren = s.shareChildren(sh, rd.Notes, aliases), sh.Scoped()
-		for i := range rd.Notes {
-			rd.Notes[i].Data, _ = aliasNoteData(rd.Notes[i].Data, aliases)
-		}
+		rd.Children, rd.ScopedChildren = s.shareChildren(sh, links, aliases), sh.Scoped()
 	}
 	return rd
 }
 
-// shareChildren returns the logs of the children that link sh nests (the
-// link notes it shows name them), by their names on the link (aliases),
-// each as the link shows it (linkChild): redacted when sh redacts, every
-// child named by its alias.
+// shareChildren returns the logs of the children that link sh nests (its
+// stored link notes ns name them), by their names on the link (aliases),
+// each as the link shows it (linkChild): every descendant named by its
+// alias, then redacted when sh redacts.
 func (s *Server) shareChildren(sh share.Share, ns []notes.Note, aliases map[string]string) map[string]*views.ChildLog {
 	out := s.sessionChildren(sh.SessionID, ns)
 	named := make(map[string]*views.ChildLog, len(out))
@@ -88,10 +99,10 @@ func (s *Server) shareChildren(sh share.Share, ns []notes.Note, aliases map[stri
 }
 
 // linkChild is a child's log as links show it, kept beside the cached log
-// it comes from: redacted by the links' redactor when they redact, and
-// every child of the link named by its alias. As that log grows, only its
-// new events are redacted (redact.Log) and named, and the link's copy
-// grows in place.
+// it comes from: every descendant of the link named by its alias, then
+// redacted by the links' redactor when they redact. As that log grows,
+// only its new events are named and redacted (redact.Log), and the link's
+// copy grows in place.
 type linkChild struct {
 	log *redact.Log // nil: not redacted
 	out *views.ChildLog
@@ -107,11 +118,12 @@ type linkChildKey struct {
 
 // linkChild returns child log c as a link shows it, kept while c is the
 // cached log: a live child's log grows in place (views.ChildLog.Extend),
-// and each of its new events is redacted and named once, for every link
+// and each of its new events is named and redacted once, for every link
 // and viewer alike — the redacted log equals the whole log's redaction
 // (redact.Log) — and the link's copy grows in place too, unless a stream
 // that was open at its end was redacted again (then it is made anew, its
-// fold with it).
+// fold with it). Names come first: a redaction rule that matches an id
+// must not keep the name from replacing it (sharealias.go).
 func (s *Server) linkChild(c *views.ChildLog, redacted bool, aliases map[string]string) *views.ChildLog {
 	if redacted && s.deps.Redactor == nil {
 		redacted = false
@@ -124,23 +136,20 @@ func (s *Server) linkChild(c *views.ChildLog, redacted bool, aliases map[string]
 	if r != nil && r.n == len(events) {
 		return r.out
 	}
-	header := func(h core.SessionHeader) core.SessionHeader {
+	if r == nil || r.n > len(events) {
+		r = &linkChild{}
+		h, all := c.Header, aliasEvents(events, aliases)
 		if name := aliases[h.ID]; name != "" {
 			h.ID = name
 		}
-		return h
-	}
-	if r == nil || r.n > len(events) {
-		r = &linkChild{}
-		h, all := c.Header, events
 		if redacted {
-			r.log = s.deps.Redactor.Log(c.Header)
+			r.log = s.deps.Redactor.Log(h)
 			h = r.log.Header()
-			all, _ = r.log.Extend(events)
+			all, _ = r.log.Extend(all)
 		}
-		r.out = &views.ChildLog{Header: header(h), Events: aliasEvents(all, aliases)}
+		r.out = &views.ChildLog{Header: h, Events: all}
 	} else {
-		more, rewritten := events[r.n:], false
+		more, rewritten := aliasEvents(events[r.n:], aliases), false
 		if redacted {
 			old := r.log.Len()
 			all, from := r.log.Extend(more)
@@ -149,9 +158,12 @@ func (s *Server) linkChild(c *views.ChildLog, redacted bool, aliases map[string]
 				more = all
 			}
 		}
-		more = aliasEvents(more, aliases)
 		if rewritten || !r.out.Extend(more) {
-			r.out = &views.ChildLog{Header: r.out.Header, Events: aliasEvents(r.allEvents(events), aliases)}
+			all := more
+			if !rewritten {
+				all = r.allEvents(events, aliases)
+			}
+			r.out = &views.ChildLog{Header: r.out.Header, Events: all}
 		}
 	}
 	r.n = len(events)
@@ -162,30 +174,30 @@ func (s *Server) linkChild(c *views.ChildLog, redacted bool, aliases map[string]
 	return r.out
 }
 
-// allEvents is the whole of the child's log as the link shows it before
-// naming: the redacted log, or events.
-func (r *linkChild) allEvents(events []core.Event) []core.Event {
+// allEvents is the whole of the child's log as the link shows it: the
+// redacted log (named as it was extended), or events named by aliases.
+func (r *linkChild) allEvents(events []core.Event, aliases map[string]string) []core.Event {
 	if r.log == nil {
-		return events
+		return aliasEvents(events, aliases)
 	}
 	all, _ := r.log.Extend(nil)
 	return all
 }
 
-// aliasKey is a canonical form of aliases (the names follow from the
-// order, so the ids in name order say it all).
+// aliasKey is a canonical form of aliases: its ids and pieces with their
+// names, in the order of the ids.
 func aliasKey(aliases map[string]string) string {
 	if len(aliases) == 0 {
 		return ""
 	}
-	ids := make([]string, len(aliases)+1)
-	for id, name := range aliases {
-		n, _ := strconv.Atoi(strings.TrimPrefix(name, "child-"))
-		if n > 0 && n < len(ids) {
-			ids[n] = id
-		}
+	var b strings.Builder
+	for _, id := range slices.Sorted(maps.Keys(aliases)) {
+		b.WriteString(id)
+		b.WriteByte(0)
+		b.WriteString(aliases[id])
+		b.WriteByte(0)
 	}
-	return strings.Join(ids[1:], "\x00")
+	return b.String()
 }
 
 // shareHeader is header h as a share link shows it: without the session
