@@ -27,7 +27,7 @@ func (st *Store) CreateFork(ctx context.Context, h core.SessionHeader, seed []co
 	if err := store.ValidateHeader(h); err != nil {
 		return err
 	}
-	fresh, err := st.own.claim(ctx, h.ID)
+	settle, err := st.own.claim(ctx, h.ID)
 	if err != nil {
 		if errors.Is(err, errClaimedElsewhere) {
 			return store.ForkIDTaken(note.Session, h.ID)
@@ -61,9 +61,7 @@ func (st *Store) CreateFork(ctx context.Context, h core.SessionHeader, seed []co
 		}
 		return nil
 	})
-	if err != nil && fresh {
-		st.own.release(h.ID)
-	}
+	settle(err == nil)
 	if _, taken := takenSession(err); taken {
 		return store.ForkIDTaken(note.Session, h.ID)
 	}

@@ -29,6 +29,12 @@ type owner struct {
 	mu   sync.Mutex
 	conn *pgx.Conn
 	held map[string]bool
+	// creating are this node's creates in flight, by session id (claim to
+	// its settle): who of them may give the id's lock back.
+	creating map[string]*creates
+	// claimed, when set (tests), runs after each claim a create took,
+	// before the create writes anything.
+	claimed func(id string)
 	// failed holds the sessions of this node whose append failed (their
 	// core.Session refuses further appends) and why, until the sweep
 	// (orphans.go) repaired them; their locks were given back.
@@ -38,25 +44,46 @@ type owner struct {
 }
 
 func newOwner(st *Store) *owner {
-	return &owner{st: st, held: map[string]bool{}, failed: map[string]*core.CancelCause{}}
+	return &owner{st: st, held: map[string]bool{}, creating: map[string]*creates{}, failed: map[string]*core.CancelCause{}}
+}
+
+// creates are the creates of one session id in flight on this node at
+// once (concurrent requests naming one id): the id's lock is the node's
+// while any of them runs, and stays when one of them created the session
+// — whichever took the lock — or when the node held it before them (it
+// runs that session). It is given back only when none of them created it
+// and the first of them took it.
+type creates struct {
+	n    int  // in flight
+	took bool // the first of them took the lock (the node held none)
+	made bool // one of them created the session
 }
 
 // errClaimedElsewhere is claim's refusal: another node holds the id's
 // lock (it runs that session, or is creating it).
 var errClaimedElsewhere = errors.New("another node runs it")
 
-// claim takes session id's lock for this node; fresh reports that this
-// call took it (false: the node held it already), so that a create that
-// fails gives back only a claim it took.
-func (o *owner) claim(ctx context.Context, id string) (fresh bool, err error) {
+// claim takes session id's lock for this node, for a create of that
+// session; the create calls settle once it knows whether it created the
+// session. A create that fails gives the lock back only when no other
+// create of the id in flight beside it succeeded and the node did not hold
+// the lock before them (creates): the lock stays with the session that
+// runs.
+func (o *owner) claim(ctx context.Context, id string) (settle func(created bool), err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	settle = func(created bool) { o.settle(id, created) }
+	if c := o.creating[id]; c != nil {
+		c.n++
+		return settle, nil
+	}
 	if o.held[id] {
-		return false, nil
+		o.creating[id] = &creates{n: 1}
+		return settle, nil
 	}
 	if o.conn == nil || o.conn.IsClosed() {
 		if err := o.reconnectLocked(ctx); err != nil {
-			return false, translate(err, "claim session "+id)
+			return nil, translate(err, "claim session "+id)
 		}
 	}
 	var ok bool
@@ -65,18 +92,41 @@ func (o *owner) claim(ctx context.Context, id string) (fresh bool, err error) {
 		// The connection died since its last use (a database restart
 		// the sweep has not noticed yet): a new one, once.
 		if rerr := o.reconnectLocked(ctx); rerr != nil {
-			return false, translate(rerr, "claim session "+id)
+			return nil, translate(rerr, "claim session "+id)
 		}
 		err = o.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", sessionLockKey(id)).Scan(&ok)
 	}
 	if err != nil {
-		return false, translate(err, "claim session "+id)
+		return nil, translate(err, "claim session "+id)
 	}
 	if !ok {
-		return false, core.Errorf(core.CodeConflict, "claim session %s: %w", id, errClaimedElsewhere)
+		return nil, core.Errorf(core.CodeConflict, "claim session %s: %w", id, errClaimedElsewhere)
 	}
 	o.held[id] = true
-	return true, nil
+	o.creating[id] = &creates{n: 1, took: true}
+	return settle, nil
+}
+
+// settle ends one create of session id that claim admitted: created
+// reports whether it created the session. The last create of the id in
+// flight gives the lock back when none of them created the session and
+// the first of them took the lock.
+func (o *owner) settle(id string, created bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	c := o.creating[id]
+	if c == nil {
+		return
+	}
+	c.n--
+	c.made = c.made || created
+	if c.n > 0 {
+		return
+	}
+	delete(o.creating, id)
+	if c.took && !c.made {
+		o.releaseLocked(id)
+	}
 }
 
 // reconnectLocked opens a new lock connection and takes again the locks
@@ -215,10 +265,15 @@ func (o *owner) repaired(id string) {
 	o.mu.Unlock()
 }
 
-// release gives a claim back (a create that failed).
+// release gives session id's lock back.
 func (o *owner) release(id string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.releaseLocked(id)
+}
+
+// releaseLocked is release; the caller holds o.mu.
+func (o *owner) releaseLocked(id string) {
 	if !o.held[id] || o.conn == nil {
 		return
 	}
@@ -241,6 +296,7 @@ func (o *owner) close() {
 		o.conn = nil
 	}
 	clear(o.held)
+	clear(o.creating)
 }
 
 // Running reports whether some node (this one included) runs session id:

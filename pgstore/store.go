@@ -13,14 +13,18 @@ import (
 // startup repair touches it while it runs. It fails with core.CodeConflict
 // when the id exists.
 func (st *Store) CreateSession(ctx context.Context, h core.SessionHeader) error {
-	fresh, err := st.own.claim(ctx, h.ID)
+	settle, err := st.own.claim(ctx, h.ID)
 	if err != nil {
 		return err
 	}
-	err = st.submit(ctx, &request{create: true, sessionID: h.ID, header: h})
-	if err != nil && fresh {
-		st.own.release(h.ID) // only a claim this call took: a refused create of a session this node runs keeps its lock
+	if st.own.claimed != nil {
+		st.own.claimed(h.ID)
 	}
+	err = st.submit(ctx, &request{create: true, sessionID: h.ID, header: h})
+	// A refused create gives the lock back only when it took it and no
+	// create of the id beside it succeeded (owner.settle): a session this
+	// node runs keeps its lock.
+	settle(err == nil)
 	return err
 }
 
