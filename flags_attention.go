@@ -24,7 +24,7 @@ func loadRules(cfg serveConfig) (*attention.Rules, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the rules file: %w", err)
 	}
-	return attention.Parse(cfg.Rules, data, attention.Options{Prices: cfg.prices != nil, ListenAddr: cfg.Addr})
+	return attention.Parse(cfg.Rules, data, attention.Options{Prices: cfg.prices != nil, ListenAddr: cfg.Addr, OTLPAddr: cfg.OTLPAddr})
 }
 
 // newAttention builds the attention service over the store: firings are

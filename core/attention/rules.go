@@ -110,9 +110,12 @@ type Options struct {
 	// Prices says whether a price table is loaded (--prices): a budget in
 	// usd needs one.
 	Prices bool
-	// ListenAddr is prism's own listen address: a webhook URL pointing at
-	// it is refused (it would post to itself).
+	// ListenAddr is prism's own listen address (--addr): a webhook URL
+	// pointing at it is refused (it would post to itself).
 	ListenAddr string
+	// OTLPAddr is prism's OTLP listener (--otlp-addr, "" = none): a
+	// webhook URL pointing at it is refused as ListenAddr is.
+	OTLPAddr string
 }
 
 // Error is a rules file that cannot be used, naming the line.
@@ -335,7 +338,7 @@ func Parse(file string, data []byte, o Options) (*Rules, error) {
 			}
 			return ln.webhook
 		}
-		if err := checkURL(w.URL, o.ListenAddr); err != nil {
+		if err := checkURL(w.URL, ownAddr{o.ListenAddr, "--addr"}, ownAddr{o.OTLPAddr, "--otlp-addr"}); err != nil {
 			return nil, &Error{File: file, Line: wl("url"), Msg: "webhook: " + err.Error()}
 		}
 		hook := &Webhook{URL: w.URL, Secret: w.Secret, Timeout: 10 * time.Second, Retries: 3}
@@ -357,50 +360,69 @@ func Parse(file string, data []byte, o Options) (*Rules, error) {
 	return out, nil
 }
 
-// checkURL refuses a webhook URL that is not http(s)://host… or that is
-// prism's own listen address (another port on loopback is fine: a relay).
-func checkURL(raw, listen string) error {
+// ownAddr is an address prism listens on, and the flag that set it.
+type ownAddr struct{ addr, flag string }
+
+// checkURL refuses a webhook URL that is not http(s)://host… or that
+// names one of prism's own listen addresses (own): the same port, and the
+// same host or a name of this machine for it — localhost, a loopback or
+// unspecified address (0.0.0.0, [::]) for a listener on loopback or on
+// every address. Another port on loopback is fine (a relay), and so is any
+// other name: nothing is looked up.
+func checkURL(raw string, own ...ownAddr) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("url must be an http(s) URL such as https://hooks.example.com/prism, got %q", raw)
-	}
-	if listen == "" {
-		return nil
-	}
-	lh, lp, err := net.SplitHostPort(listen)
-	if err != nil {
-		return nil
 	}
 	port := u.Port()
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
-	if port != lp {
-		return nil
-	}
-	if sameHost(u.Hostname(), lh) {
-		return fmt.Errorf("url %q is prism's own listen address %s: a webhook would post to prism itself", raw, listen)
+	for _, o := range own {
+		if o.addr == "" {
+			continue
+		}
+		lh, lp, err := net.SplitHostPort(o.addr)
+		if err != nil || port != lp {
+			continue
+		}
+		if sameHost(u.Hostname(), lh) {
+			return fmt.Errorf("url %q is prism's own listen address %s (%s): a webhook would post to prism itself", raw, o.addr, o.flag)
+		}
 	}
 	return nil
 }
 
-// sameHost reports whether a URL's host names the listen host: equal
-// names, or both loopback, or a listen on every address.
+// sameHost reports whether a URL's host reaches the listen host: equal
+// names, or a name of this machine (localHost) for a listener on loopback
+// or on every address.
 func sameHost(h, listen string) bool {
-	if strings.EqualFold(h, listen) {
+	if strings.EqualFold(strings.TrimSuffix(h, "."), strings.TrimSuffix(listen, ".")) {
 		return true
 	}
-	loop := func(s string) bool {
-		if strings.EqualFold(s, "localhost") {
-			return true
-		}
-		ip := net.ParseIP(s)
-		return ip != nil && ip.IsLoopback()
+	if !localHost(h) {
+		return false
 	}
-	if listen == "" || listen == "0.0.0.0" || listen == "::" {
-		return loop(h)
+	if listen == "" {
+		return true // every address
 	}
-	return loop(h) && loop(listen)
+	if ip := net.ParseIP(listen); ip != nil && ip.IsUnspecified() {
+		return true
+	}
+	return localHost(listen)
+}
+
+// localHost reports a host that names this machine without a lookup:
+// localhost (and its subdomains, RFC 6761), a loopback address
+// (127.0.0.0/8, ::1, IPv4-mapped too) or an unspecified one (0.0.0.0,
+// ::), which a connection takes for this machine.
+func localHost(h string) bool {
+	h = strings.ToLower(strings.TrimSuffix(h, "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }
 
 // ParseQuery parses a query rule's query: the search language, without
