@@ -20,17 +20,22 @@ import (
 // serve at startup with a usage error naming the file's line.
 func TestServeRefusesBadRules(t *testing.T) {
 	dir := t.TempDir()
-	for name, c := range map[string]struct{ text, want string }{
-		"kind":   {"[[rule]]\nname = \"x\"\nwhen = \"slowly\"\n", `rules.toml:3: rule x: unknown kind "slowly"`},
-		"usd":    {"[[rule]]\nname = \"spend\"\nwhen = \"budget\"\nusd = 2.0\n", `rules.toml:4: rule spend: a budget in usd needs a price table (--prices)`},
-		"itself": {"[[rule]]\nname = \"x\"\nwhen = \"loop\"\ncount = 2\nactions = [\"webhook\"]\n[webhook]\nurl = \"http://127.0.0.1:18499/hook\"\n", `rules.toml:7: webhook: url "http://127.0.0.1:18499/hook" is prism's own listen address`},
+	for name, c := range map[string]struct {
+		text, want string
+		more       []string
+	}{
+		"kind":   {"[[rule]]\nname = \"x\"\nwhen = \"slowly\"\n", `rules.toml:3: rule x: unknown kind "slowly"`, nil},
+		"usd":    {"[[rule]]\nname = \"spend\"\nwhen = \"budget\"\nusd = 2.0\n", `rules.toml:4: rule spend: a budget in usd needs a price table (--prices)`, nil},
+		"itself": {"[[rule]]\nname = \"x\"\nwhen = \"loop\"\ncount = 2\nactions = [\"webhook\"]\n[webhook]\nurl = \"http://127.0.0.1:18499/hook\"\n", `rules.toml:7: webhook: url "http://127.0.0.1:18499/hook" is prism's own listen address`, nil},
+		"otlp": {"[webhook]\nurl = \"http://localhost:18500/v1/traces\"\n", `rules.toml:2: webhook: url "http://localhost:18500/v1/traces" is prism's own listen address 127.0.0.1:18500 (--otlp-addr)`,
+			[]string{"--otlp-addr", "127.0.0.1:18500"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(dir, "rules.toml")
 			if err := os.WriteFile(path, []byte(c.text), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			err := runServe(context.Background(), []string{"--addr", "127.0.0.1:18499", "--db", filepath.Join(dir, "p.db"), "--no-demo", "--rules", path}, io.Discard, io.Discard)
+			err := runServe(context.Background(), append([]string{"--addr", "127.0.0.1:18499", "--db", filepath.Join(dir, "p.db"), "--no-demo", "--rules", path}, c.more...), io.Discard, io.Discard)
 			if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("serve = %v, want a usage error containing %q", err, c.want)
 			}
