@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http/httptest"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"prism/core/redact"
 	"prism/db"
 	"prism/sources/claudecode"
+	"prism/sources/codex"
 	"prism/sources/dsh"
 	"prism/sources/watch"
 	"prism/web"
@@ -25,15 +25,16 @@ const (
 	ccAgent   = "a7f2c1d"
 )
 
-// claudeShareEnv is a share env over a store that imports Claude Code
-// transcripts, with the fixture imported as the CLI imports it (the
-// children's link notes written after).
-func claudeShareEnv(t *testing.T) *env {
+// foreignShareEnv is a share env over a store that imports Claude Code
+// and Codex transcripts, with files imported as the CLI imports them (the
+// children's link notes written after); it returns the imported
+// children's ids.
+func foreignShareEnv(t *testing.T, files ...string) (*env, []string) {
 	t.Helper()
 	ctx := context.Background()
 	feed := &backend.Feed{}
 	st, err := db.Open(ctx, filepath.Join(t.TempDir(), "prism.db"), db.Options{Logger: testLogger(), Committed: feed.Publish,
-		Foreign: []dsh.Foreign{claudecode.Format()}})
+		Foreign: []dsh.Foreign{claudecode.Format(), codex.Format()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,23 +52,52 @@ func claudeShareEnv(t *testing.T) *env {
 		ts.Close()
 		srv.Close()
 	})
-	res, err := st.ImportFile(ctx, filepath.Join("testdata", "ccsubagent", "-repo", ccSession+".jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var children []string
-	for _, x := range res {
-		if x.ParentID != "" {
-			children = append(children, x.SessionID)
+	for _, f := range files {
+		res, err := st.ImportFile(ctx, f)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if len(children) != 1 || children[0] != claudecode.ChildID(ccSession, ccAgent) {
-		t.Fatalf("the fixture imported children %v, want [%s]", children, claudecode.ChildID(ccSession, ccAgent))
+		for _, x := range res {
+			if x.ParentID != "" {
+				children = append(children, x.SessionID)
+			}
+		}
 	}
 	if errs := watch.LinkImported(ctx, st, children); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	return &env{ts: ts, store: st, feed: feed, srv: srv}
+	return &env{ts: ts, store: st, feed: feed, srv: srv}, children
+}
+
+// noneServed checks every byte link bodies serves — its page, stream,
+// JSONL, saved page and the files the page links, for each body — for
+// secrets, and that the page nests child-1; e makes the links of session.
+func noneServed(t *testing.T, e *env, session string, secrets []string, pageHas ...string) {
+	t.Helper()
+	leaks := func(what, got string) {
+		t.Helper()
+		for _, w := range secrets {
+			if i := strings.Index(got, w); i >= 0 {
+				t.Errorf("%s shows %q: %q", what, w, got[max(0, i-160):min(len(got), i+60)])
+			}
+		}
+	}
+	for _, body := range []string{`{"children":true}`, `{"children":true,"redact":false}`} {
+		l, _ := shareLinksOf2(t, e, session, body)
+		leaks(body+": the stream", streamed(t, e, l, `data-child="child-1"`))
+		_, page := e.get(t, l.Page())
+		leaks(body+": the page", page)
+		for _, want := range append([]string{`data-child="child-1"`}, pageHas...) {
+			if !strings.Contains(page, want) {
+				t.Errorf("%s: the page does not show %s", body, want)
+			}
+		}
+		for _, path := range sharePaths(l, page) {
+			_, got := e.get(t, path)
+			leaks(body+": GET "+path, got)
+		}
+	}
 }
 
 // TestShareChildren_claudeCodeAgentIDHidden: a link made with its children
@@ -78,37 +108,25 @@ func claudeShareEnv(t *testing.T) *env {
 // nested as child-1 and the agentId the parent's events carry is child-1
 // too.
 func TestShareChildren_claudeCodeAgentIDHidden(t *testing.T) {
-	e := claudeShareEnv(t)
+	e, children := foreignShareEnv(t, filepath.Join("testdata", "ccsubagent", "-repo", ccSession+".jsonl"))
 	child := claudecode.ChildID(ccSession, ccAgent)
-	leaks := func(what, got string) {
-		t.Helper()
-		for _, w := range []string{child, ccAgent} {
-			if i := strings.Index(got, w); i >= 0 {
-				t.Errorf("%s shows %q: %q", what, w, got[max(0, i-160):min(len(got), i+60)])
-			}
-		}
+	if len(children) != 1 || children[0] != child {
+		t.Fatalf("the fixture imported children %v, want [%s]", children, child)
 	}
-	for _, body := range []string{`{"children":true}`, `{"children":true,"redact":false}`} {
-		l, _ := shareLinksOf2(t, e, ccSession, body)
-		st := e.stream(t, l.Stream(-1))
-		leaks(body+": the stream's first frame", strings.Join(st.next(t).Data, "\n"))
-		_, page := e.get(t, l.Page())
-		leaks(body+": the page", page)
-		if !strings.Contains(page, `data-child="child-1"`) || !strings.Contains(page, "git log -p") {
-			t.Errorf("%s: the page does not nest the child as child-1 with its Bash card", body)
-		}
-		if !strings.Contains(page, "agentId: child-1") {
-			t.Errorf("%s: the Agent call's output does not name the agentId child-1", body)
-		}
-		paths := []string{l.Events(), l.ExportHTML()}
-		for _, m := range regexp.MustCompile(`(?:href|action|src)="([^"]+)"`).FindAllStringSubmatch(page, -1) {
-			if strings.HasPrefix(m[1], l.Page()+"/") {
-				paths = append(paths, strings.ReplaceAll(m[1], "&amp;", "&"))
-			}
-		}
-		for _, path := range paths {
-			_, got := e.get(t, path)
-			leaks(body+": GET "+path, got)
-		}
+	noneServed(t, e, ccSession, []string{child, ccAgent}, "git log -p", "agentId: child-1")
+}
+
+// TestShareChildren_codexThreadIDHidden: a Codex child thread's id is its
+// whole session id, which the parent's spawn_agent output and a wait
+// call's arguments and output carry: a link made with its children of
+// the imported parent shows child-1 there and never the thread id.
+func TestShareChildren_codexThreadIDHidden(t *testing.T) {
+	const parent, child = "0196a1b2-0000-7000-8000-0000000000a1", "0196a1b2-0000-7000-8000-0000000000a2"
+	day := filepath.Join("testdata", "codexchild", "2026", "05", "01")
+	e, children := foreignShareEnv(t, filepath.Join(day, "rollout-2026-05-01T10-00-00-"+parent+".jsonl"),
+		filepath.Join(day, "rollout-2026-05-01T10-00-08-"+child+".jsonl"))
+	if len(children) != 1 || children[0] != child {
+		t.Fatalf("the fixture imported children %v, want [%s]", children, child)
 	}
+	noneServed(t, e, parent, []string{child}, "child-1")
 }
