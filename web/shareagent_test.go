@@ -129,4 +129,8 @@ func TestShareChildren_codexThreadIDHidden(t *testing.T) {
 		t.Fatalf("the fixture imported children %v, want [%s]", children, child)
 	}
 	noneServed(t, e, parent, []string{child}, "child-1")
+	l, _ := shareLinksOf2(t, e, parent, `{"children":true}`)
+	if _, jsonl := e.get(t, l.Events()); !strings.Contains(jsonl, `{\"agent_id\":\"child-1\"`) || !strings.Contains(jsonl, `{\"ids\":[\"child-1\"]`) {
+		t.Errorf("the JSONL does not name the thread child-1 in the spawn_agent output and the wait call: %s", jsonl)
+	}
 }
