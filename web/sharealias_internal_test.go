@@ -2,8 +2,12 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
+
+	"prism/core/notes"
 )
 
 // TestAliasText_onlyStringValues: a child's id is replaced where a string
@@ -110,4 +114,71 @@ func FuzzAliasText(f *testing.F) {
 		}
 		walk(v)
 	})
+}
+
+// TestFamilyNames_oneOrder: the descendants of a session are named in one
+// order — its children by its link notes' order, then breadth first each
+// child's own — a session met twice (a child linked twice, a cycle) keeps
+// its first name, and the piece of a child's id beyond its parent's
+// (Claude Code's agentId) is named as the child.
+func TestFamilyNames_oneOrder(t *testing.T) {
+	const cc = "r-agent-a7f2c1d"
+	link := func(child string) notes.Note {
+		in, err := notes.Link("x", "c", 0, notes.LinkData{Child: child})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return notes.Note{Kind: notes.KindLink, Data: in.Data}
+	}
+	family := map[string][]notes.Note{
+		"r":   {link("a"), link(cc), link("a")},
+		"a":   {link("g1"), {Kind: notes.KindLabel, Data: []byte(`{"text":"not a link"}`)}},
+		cc:    {link("g2"), link("r")},
+		"g1":  {link("a"), link("gg1")},
+		"gg1": nil,
+	}
+	var read []string
+	got, err := familyNames("r", func(id string) ([]notes.Note, error) {
+		read = append(read, id)
+		return family[id], nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": "child-1", cc: "child-2", "g1": "child-3", "g2": "child-4", "gg1": "child-5",
+		"agent-a7f2c1d": "child-2", "a7f2c1d": "child-2"}
+	if len(got) != len(want) {
+		t.Errorf("names %v, want %v", got, want)
+	}
+	for id, name := range want {
+		if got[id] != name {
+			t.Errorf("%s is named %q, want %q (all: %v)", id, got[id], name, got)
+		}
+	}
+	if strings.Join(read, " ") != "r a "+cc+" g1 g2 gg1" {
+		t.Errorf("link notes read of %v, want breadth first, each session once", read)
+	}
+	if _, err := familyNames("r", func(string) ([]notes.Note, error) { return nil, errors.New("down") }); err == nil {
+		t.Error("a failed read of link notes gave names")
+	}
+}
+
+// TestIDPieces: only an id that extends its parent's id, past a '-' or
+// '_', has pieces.
+func TestIDPieces(t *testing.T) {
+	for _, c := range []struct {
+		parent, id string
+		want       []string
+	}{
+		{"s1", "s1-agent-a7f2c1d", []string{"agent-a7f2c1d", "a7f2c1d"}},
+		{"s1", "s1_x", []string{"x"}},
+		{"s1", "s1x-agent-a", nil},
+		{"s1", "0194f3a2-aaaa", nil},
+		{"", "s1-agent-a", nil},
+		{"s1", "s1-", nil},
+	} {
+		if got := idPieces(c.parent, c.id); !slices.Equal(got, c.want) {
+			t.Errorf("idPieces(%q, %q) = %q, want %q", c.parent, c.id, got, c.want)
+		}
+	}
 }
