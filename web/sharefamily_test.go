@@ -165,3 +165,43 @@ func TestShareChildren_redactedIDsOneName(t *testing.T) {
 		}
 	}
 }
+
+// TestShareChildren_grandchildRenamedLive: on an open link, a grandchild
+// named child-2 becomes child-3 when a second child of the parent is
+// linked (children are numbered before grandchildren): the stream sends
+// the nested child's card with the new name, and no frame ever shows the
+// grandchild's id.
+func TestShareChildren_grandchildRenamedLive(t *testing.T) {
+	const kid1, kid2, grand = "zqkid-1a2b3c4d", "zqkid-5e6f7a8b", "zqgrand-9c0d1e2f"
+	e, _ := shareEnv(t, withNotes)
+	pb := coretest.NewBuilder(t0)
+	pb.TurnStart().StepStart().User("delegate").
+		Call("s1", "subagent", `{"description":"count","prompt":"Count."}`)
+	e.session(t, "p", pb.Events)
+	kb := coretest.NewBuilder(t0 + 100)
+	kb.TurnStart().StepStart().User("Count.").
+		Call("g1", "subagent", `{"description":"deeper","prompt":"Deeper.","background":true}`).
+		Result("g1", "Started subagent "+grand+" in the background.", false, map[string]any{"child": grand, "background": true}, nil)
+	linkChildOf(t, e, "p", "s1", 3, kid1, 1, false, kb.Events)
+	linkChildOf(t, e, kid1, "g1", 4, grand, 2, true, coretest.NewBuilder(t0+200).TurnStart().StepStart().User("Deeper.").Events)
+
+	l, _ := shareLinksOf2(t, e, "p", `{"children":true}`)
+	st := e.stream(t, l.Stream(-1))
+	check := func(ev sseEvent) string {
+		d := strings.Join(ev.Data, "\n")
+		if strings.Contains(d, grand) || strings.Contains(d, kid1) || strings.Contains(d, kid2) {
+			t.Fatalf("a frame shows an id: %s", d)
+		}
+		return d
+	}
+	st.until(t, func(ev sseEvent) bool { return strings.Contains(check(ev), "Started subagent child-2 in the background.") })
+
+	n := len(pb.Events)
+	pb.Call("s2", "subagent", `{"description":"watch","prompt":"Watch."}`)
+	e.append(t, "p", pb.Events[n:]...)
+	linkChildOf(t, e, "p", "s2", pb.Events[len(pb.Events)-1].Seq, kid2, 1, false, coretest.NewBuilder(t0+300).TurnStart().StepStart().User("Watch.").Events)
+	st.until(t, func(ev sseEvent) bool { return strings.Contains(check(ev), "Started subagent child-3 in the background.") })
+	if _, page := e.get(t, l.Page()); !strings.Contains(page, "Started subagent child-3 in the background.") || !strings.Contains(page, `data-child="child-2"`) {
+		t.Errorf("after the second child, the page does not name the grandchild child-3 and the second child child-2")
+	}
+}
