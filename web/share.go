@@ -323,6 +323,21 @@ func (s *Server) shareNotModified(c echo.Context, sr shareReq, what string) (tag
 		return "", false, err
 	}
 	h.Write([]byte(aliasKey(aliases)))
+	// A link with its children shows their cards: each child's log decides
+	// its bytes as much as the parent's does.
+	for _, id := range familyIDs(aliases) {
+		csum, err := s.deps.Sessions.Summary(c.Request().Context(), id)
+		if core.ErrorCode(err) == core.CodeNotFound {
+			fmt.Fprintf(h, "\x00%s\x00gone", id)
+			continue
+		}
+		if err != nil {
+			return "", false, err
+		}
+		if err := json.NewEncoder(h).Encode(csum); err != nil {
+			return "", false, fmt.Errorf("share validator of %s: child %s: %w", sr.sh.ID, id, err)
+		}
+	}
 	digest := noteDigest(s.shareNotes(c.Request().Context(), sr.sh, aliases))
 	for _, call := range slices.Sorted(maps.Keys(digest)) {
 		fmt.Fprintf(h, "\x00%s\x00%s", call, digest[call])

@@ -25,6 +25,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -109,6 +111,19 @@ func familyNames(root string, linksOf func(id string) ([]notes.Note, error)) (ma
 		}
 	}
 	return out, nil
+}
+
+// familyIDs returns the session ids aliases (familyNames' result) names,
+// sorted: for each name the longest id it stands for — the other ids of a
+// name are pieces of it (idPieces), its suffixes.
+func familyIDs(aliases map[string]string) []string {
+	longest := map[string]string{}
+	for id, name := range aliases {
+		if len(id) > len(longest[name]) {
+			longest[name] = id
+		}
+	}
+	return slices.Sorted(maps.Values(longest))
 }
 
 // idPieces returns what a parent's log may show of child id beyond the

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -194,14 +195,60 @@ func TestShareChildren_grandchildRenamedLive(t *testing.T) {
 		}
 		return d
 	}
-	st.until(t, func(ev sseEvent) bool { return strings.Contains(check(ev), "Started subagent child-2 in the background.") })
+	st.until(t, func(ev sseEvent) bool {
+		return strings.Contains(check(ev), "Started subagent child-2 in the background.")
+	})
 
 	n := len(pb.Events)
 	pb.Call("s2", "subagent", `{"description":"watch","prompt":"Watch."}`)
 	e.append(t, "p", pb.Events[n:]...)
 	linkChildOf(t, e, "p", "s2", pb.Events[len(pb.Events)-1].Seq, kid2, 1, false, coretest.NewBuilder(t0+300).TurnStart().StepStart().User("Watch.").Events)
-	st.until(t, func(ev sseEvent) bool { return strings.Contains(check(ev), "Started subagent child-3 in the background.") })
+	st.until(t, func(ev sseEvent) bool {
+		return strings.Contains(check(ev), "Started subagent child-3 in the background.")
+	})
 	if _, page := e.get(t, l.Page()); !strings.Contains(page, "Started subagent child-3 in the background.") || !strings.Contains(page, `data-child="child-2"`) {
 		t.Errorf("after the second child, the page does not name the grandchild child-3 and the second child child-2")
+	}
+}
+
+// TestShareChildren_validatorFollowsChildren: a link made with its children
+// shows their cards, so a child's new event changes what the link serves
+// even while its parent's log stands still — a reload holding the old
+// validator gets the new page (200, a new ETag), never a 304 that keeps the
+// stale nested cards; without a change it is still a 304.
+func TestShareChildren_validatorFollowsChildren(t *testing.T) {
+	const kid = "zqkid-1a2b3c4d"
+	e, _ := shareEnv(t, withNotes)
+	pb := coretest.NewBuilder(t0)
+	pb.TurnStart().StepStart().User("delegate").
+		Call("s1", "subagent", `{"description":"watch","prompt":"Watch.","background":true}`).
+		Result("s1", "Started subagent "+kid+" in the background.", false, map[string]any{"child": kid, "background": true}, nil)
+	e.session(t, "p", pb.Events)
+	kb := coretest.NewBuilder(t0 + 100)
+	kb.TurnStart().StepStart().User("Watch.").Call("kc1", "note", `{"title":"zqfirst"}`)
+	linkChildOf(t, e, "p", "s1", 4, kid, 1, true, kb.Events)
+
+	l, _ := shareLinksOf2(t, e, "p", `{"children":true}`)
+	for _, path := range []string{l.Page(), l.ExportHTML()} {
+		res, _ := e.get(t, path)
+		tag := res.Header.Get("ETag")
+		if res, _ := e.get(t, path, "If-None-Match", tag); res.StatusCode != http.StatusNotModified {
+			t.Fatalf("GET %s with its ETag before any change: %d, want 304", path, res.StatusCode)
+		}
+	}
+	res, _ := e.get(t, l.Page())
+	pageTag := res.Header.Get("ETag")
+	res, _ = e.get(t, l.ExportHTML())
+	savedTag := res.Header.Get("ETag")
+	kb.Result("kc1", "noted zqsecond", false, nil, nil)
+	e.append(t, kid, kb.Events[len(kb.Events)-1])
+	for path, tag := range map[string]string{l.Page(): pageTag, l.ExportHTML(): savedTag} {
+		res, body := e.get(t, path, "If-None-Match", tag)
+		if res.StatusCode != http.StatusOK || res.Header.Get("ETag") == tag {
+			t.Errorf("GET %s after its child's new event, with the old ETag: %d, ETag %q (was %q); want 200 and a new one", path, res.StatusCode, res.Header.Get("ETag"), tag)
+		}
+		if res.StatusCode == http.StatusOK && !strings.Contains(body, "noted zqsecond") {
+			t.Errorf("GET %s after its child's new event does not show it", path)
+		}
 	}
 }
