@@ -148,6 +148,7 @@ type Watcher struct {
 	started time.Time // when New made the Watcher (lag counts from it at most)
 	holding bool      // this node holds the shared folder (Options.Shared)
 	tick    uint64    // counts the reads of foreign transcripts (foreignTail.used)
+	sumBuf  []byte    // what foreignTail.trusted reads a transcript through
 
 	mu     sync.Mutex
 	health map[string]*kindHealth // by kind
@@ -641,8 +642,11 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 			return nil
 		}
 		if end == k.end && k.end > 0 && !recheck {
-			k.seen = sig // only a partial line was added: read it once complete
-			return nil
+			if k.tail == nil || k.tail.trusted(f, end, w.sumBuffer()) {
+				k.seen = sig // only a partial line was added: read it once complete
+				return nil
+			}
+			k.tail = nil // rewritten in place without growing: read it whole
 		}
 		if end == 0 {
 			return nil
