@@ -145,6 +145,10 @@ type Watcher struct {
 	// their parent stored or grown (waiting.go).
 	waiting map[string]map[string]bool
 	recheck map[string]bool
+	// owners are the foreign files owning each session id; dups the
+	// other files yielding it, left out (owners.go).
+	owners  map[string]string
+	dups    map[string]map[string]bool
 	started time.Time // when New made the Watcher (lag counts from it at most)
 	holding bool      // this node holds the shared folder (Options.Shared)
 	tick    uint64    // counts the reads of foreign transcripts (foreignTail.used)
@@ -181,6 +185,10 @@ type fileKind struct {
 	// call it was matched to, rechecked once that call's stored events
 	// change (parentSynced).
 	inferred map[string]inferredWait
+	// owned are the sessions the file owns; dupOf the owner of each
+	// session it yields but another file owns (owners.go).
+	owned map[string]bool
+	dupOf map[string]string
 }
 
 // kindHealth is one kind's row of the folder's health.
@@ -188,6 +196,7 @@ type kindHealth struct {
 	row      core.SourceHealth
 	sessions map[string]bool
 	files    map[string]bool
+	dups     map[string]string // why each duplicate file (path NUL session id) is left out
 }
 
 type watchedFile struct {
@@ -230,7 +239,8 @@ func New(st Store, dir string, o Options) *Watcher {
 	return &Watcher{st: st, dir: dir, opts: o, log: o.Logger.With(logkey.Watch, dir), files: map[string]*watchedFile{}, started: o.Now(),
 		kinds: map[string]*fileKind{}, health: map[string]*kindHealth{}, pendingLinks: map[string]*pendingLink{}, linked: map[string]core.Spawn{},
 		unlinked: map[string]core.Spawn{}, written: map[string]bool{},
-		waiting: map[string]map[string]bool{}, recheck: map[string]bool{}}
+		waiting: map[string]map[string]bool{}, recheck: map[string]bool{},
+		owners: map[string]string{}, dups: map[string]map[string]bool{}}
 }
 
 // Dir is the watched folder.
@@ -682,7 +692,7 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 			lastLine = l.Pos[n-1].Line
 		}
 		id := l.Header.ID
-		if w.st.WasDeleted(id) {
+		if !w.claim(path, k, id) || w.st.WasDeleted(id) {
 			continue
 		}
 		var outcome string
@@ -737,6 +747,7 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 		w.report(Sync{Path: path, Kind: kind, SessionID: id, Outcome: outcome, Added: added})
 	}
 	w.wait(path, k, waits, inferred)
+	w.settleOwnership(path, k)
 	k.seen, k.failed, k.end = sig, [3]int64{}, end
 	return nil
 }
@@ -860,6 +871,7 @@ func (w *Watcher) gone(path string, k *fileKind) {
 	kind := "dsh"
 	if k.fg != nil {
 		kind = k.fg.Name
+		w.disown(path, k)
 	}
 	w.mu.Lock()
 	h := w.row(kind)
@@ -881,6 +893,7 @@ func (w *Watcher) SourceHealth() []core.SourceHealth {
 		r.Sessions = len(h.sessions)
 		if h.row.Kind != "other" {
 			r.Files = len(h.files)
+			r.Skipped, r.SkippedWhy = dupReport(h)
 		}
 		rows = append(rows, r)
 	}
