@@ -227,3 +227,60 @@ func TestWatchUpgradesInferredLink(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchInferredWaitIsBounded: a child linked only by its prompt waits
+// for its parent to name it; a parent that never does (it grows on, call
+// after call) costs a bounded number of reads of the matched call, not
+// one per write forever: the wait is given up after maxLinkTries writes
+// of the parent, reported in the kind's health row, and the inferred
+// link note stays.
+func TestWatchInferredWaitIsBounded(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			const sid = "5b0e3c1a-0000-4000-8000-0000000000e5"
+			c := claudeLines{sid: sid}
+			st := &readCounting{linkStore: e.open(t), id: sid, reads: map[string]int{}}
+			root := t.TempDir()
+			parentPath := filepath.Join(root, "-home-dev-app", sid+".jsonl")
+			w := newQuietWatcher(t, st, root)
+			appendFile(t, parentPath, c.prompt("Go")+c.agentCall(52, "Task", "Count the files"))
+			appendFile(t, filepath.Join(root, "-home-dev-app", sid, "subagents", "agent-b1.jsonl"), c.childLines("b1", "Count the files"))
+			scanOK(t, w)
+			child := claudecode.ChildID(sid, "b1")
+			if got := strings.Join(linkNotes(t, st, sid, child), ", "); got != "toolu_52 inferred=true" {
+				t.Fatalf("links %q, want toolu_52 inferred", got)
+			}
+			first := st.reads["CallEvents"]
+			for i := range 60 {
+				appendFile(t, parentPath, c.call(100+i)+c.result(100+i))
+				scanOK(t, w)
+			}
+			if n := st.reads["CallEvents"] - first; n > 20 {
+				t.Errorf("60 writes of a parent that never names its inferred child read the matched call %d times, want the wait given up (at most 20)", n)
+			}
+			found := false
+			for _, r := range w.SourceHealth() {
+				if r.Kind == "claude-code" && strings.Contains(r.LastError, child) && strings.Contains(r.LastError, "toolu_52") && strings.Contains(r.LastError, "inferred") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("health %+v: no row says the inferred wait was given up", w.SourceHealth())
+			}
+			if got := strings.Join(linkNotes(t, st, sid, child), ", "); got != "toolu_52 inferred=true" {
+				t.Errorf("after giving up: links %q, want the inferred link kept", got)
+			}
+			// A later read of the child (it grew) does not wait again.
+			appendFile(t, filepath.Join(root, "-home-dev-app", sid, "subagents", "agent-b1.jsonl"), sidechain(c.call(901), "b1"))
+			scanOK(t, w)
+			before := st.reads["CallEvents"]
+			for i := range 5 {
+				appendFile(t, parentPath, c.call(200+i))
+				scanOK(t, w)
+			}
+			if n := st.reads["CallEvents"] - before; n != 0 {
+				t.Errorf("after giving up, 5 writes of the parent read the matched call %d times, want none", n)
+			}
+		})
+	}
+}

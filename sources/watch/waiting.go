@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 
 	"prism/core/logkey"
@@ -33,7 +34,12 @@ import (
 // be named exactly: its file is read again only on a poll in which the
 // stored events of the call it was matched to changed (its result
 // landed) — one read of that call's events by its id per growth of the
-// parent — and the link note is then upgraded (LinkChild).
+// parent — and the link note is then upgraded (LinkChild). That wait is
+// bounded like a pending link (maxLinkTries): a parent that grows that
+// often without naming the child is not asked again — the inferred link
+// stays, the wait is given up, reported in the kind's health row and the
+// log, and not taken up again for that call when the child's file is
+// read again.
 
 // waitingParent returns the id of the parent session l, a session of a
 // foreign file, waits for — the parent its source names as missing, or a
@@ -91,8 +97,16 @@ func (w *Watcher) parentSynced(ctx context.Context, id string) {
 	w.written[id] = true
 	for p := range w.waiting[id] {
 		if k := w.kinds[p]; k != nil {
-			if iw, ok := k.inferred[id]; ok && w.inferredSig(ctx, id, iw.call) == iw.sig {
-				continue
+			if iw, ok := k.inferred[id]; ok {
+				iw.tries++
+				if iw.tries > maxLinkTries {
+					w.giveUpInferred(p, k, id, iw)
+					continue
+				}
+				k.inferred[id] = iw
+				if w.inferredSig(ctx, id, iw.call) == iw.sig {
+					continue
+				}
 			}
 		}
 		w.recheck[p] = true
@@ -100,10 +114,31 @@ func (w *Watcher) parentSynced(ctx context.Context, id string) {
 }
 
 // inferredWait is a child's wait for its link to be named exactly: the
-// call it was matched to by prompt, and the sum of that call's events
-// stored when the child was read (callSig).
+// child, the call it was matched to by prompt, the sum of that call's
+// events stored when the child was read (callSig), and how many writes
+// of the parent it has waited through (given up after maxLinkTries).
 type inferredWait struct {
-	call, sig string
+	child, call, sig string
+	tries            int
+}
+
+// giveUpInferred ends the wait of the foreign file at path (kind k) for
+// parent to name its child linked by prompt (iw): the inferred link
+// stays; the file is not read again for it, nor waits again for that call.
+func (w *Watcher) giveUpInferred(path string, k *fileKind, parent string, iw inferredWait) {
+	delete(k.inferred, parent)
+	delete(k.waits, parent)
+	w.unwait(parent, path)
+	if k.gaveUp == nil {
+		k.gaveUp = map[string]string{}
+	}
+	k.gaveUp[parent] = iw.call
+	why := fmt.Sprintf("subagent %s stays linked to call %s of %s by its prompt only (inferred): the parent did not name it in %d writes", iw.child, iw.call, parent, iw.tries-1)
+	w.mu.Lock()
+	h := w.row(k.fg.Name)
+	h.row.LastError, h.row.LastErrorAt = why, w.opts.Now()
+	w.mu.Unlock()
+	w.log.Warn("watch: giving up waiting for a parent to name its subagent", logkey.SessionID, iw.child, logkey.Reason, why)
 }
 
 // inferredSig returns callSig of call callID of session parent as stored

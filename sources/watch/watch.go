@@ -185,6 +185,9 @@ type fileKind struct {
 	// call it was matched to, rechecked once that call's stored events
 	// change (parentSynced).
 	inferred map[string]inferredWait
+	// gaveUp are the parents (and the call) an inferred wait was given
+	// up on (giveUpInferred): not waited for again for that call.
+	gaveUp map[string]string
 	// owned are the sessions the file owns; dupOf the owner of each
 	// session it yields but another file owns (owners.go).
 	owned map[string]bool
@@ -728,12 +731,16 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 				// Linked by its prompt only: it waits for the parent's
 				// result naming it, read again when the events of the
 				// call it was matched to change (parentSynced).
-				if p := l.Header.ParentSession; p != "" && !slices.Contains(k.sessions, p) {
+				if p := l.Header.ParentSession; p != "" && !slices.Contains(k.sessions, p) && k.gaveUp[p] != sp.CallID {
 					waits[p] = true
 					if inferred == nil {
 						inferred = map[string]inferredWait{}
 					}
-					inferred[p] = inferredWait{call: sp.CallID, sig: w.inferredSig(ctx, p, sp.CallID)}
+					iw := inferredWait{child: id, call: sp.CallID, sig: w.inferredSig(ctx, p, sp.CallID)}
+					if prev, ok := k.inferred[p]; ok && prev.call == iw.call && prev.child == id {
+						iw.tries = prev.tries // a read again does not restart the count
+					}
+					inferred[p] = iw
 				}
 			}
 		}
