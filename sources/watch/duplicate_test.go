@@ -136,3 +136,69 @@ func TestWatchDuplicateFileOwner(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchDuplicateDshLog: a dsh session directory copied under another
+// project yields the same session id from two logs; the session follows
+// the first (by path), the copy is reported as its duplicate, whatever
+// it grows to, until the first is deleted.
+func TestWatchDuplicateDshLog(t *testing.T) {
+	ctx := context.Background()
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			st := e.open(t)
+			root := t.TempDir()
+			owner := newDshFile(t, root, "basic/session.jsonl.zstd")
+			copied := newDshFile(t, root, "basic/session.jsonl.zstd")
+			copied.path = filepath.Join(root, "--home-bob-src-app--", basicID, "session.jsonl.zstd")
+			if len(owner.frames) < 4 {
+				t.Fatalf("the fixture has %d frames", len(owner.frames))
+			}
+			owner.publish(2)
+			copied.publish(len(copied.frames) - 1)
+			w := newQuietWatcher(t, st, root)
+			count := func() int {
+				t.Helper()
+				l, err := st.LoadSession(ctx, basicID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(l.Events)
+			}
+			scanOK(t, w)
+			ownerEvents := count()
+			fresh := e.open(t)
+			fw := newQuietWatcher(t, fresh, filepath.Dir(filepath.Dir(owner.path)))
+			scanOK(t, fw)
+			if l, err := fresh.LoadSession(ctx, basicID); err != nil || len(l.Events) != ownerEvents {
+				t.Fatalf("the session has %d events, the first log alone makes %d (%v)", ownerEvents, len(l.Events), err)
+			}
+			dshRow := func() core.SourceHealth {
+				for _, r := range w.SourceHealth() {
+					if r.Kind == "dsh" {
+						return r
+					}
+				}
+				return core.SourceHealth{}
+			}
+			if r := dshRow(); r.Skipped != 1 || !strings.Contains(r.SkippedWhy, copied.path) || !strings.Contains(r.SkippedWhy, "duplicate of "+owner.path) {
+				t.Errorf("the dsh row: %d skipped, %q; want the copy reported as a duplicate of the first", r.Skipped, r.SkippedWhy)
+			}
+			copied.appendBytes(copied.frames[len(copied.frames)-1])
+			scanOK(t, w)
+			if got := count(); got != ownerEvents {
+				t.Errorf("after the copy grew: %d events, want the first log's %d", got, ownerEvents)
+			}
+			if err := os.Remove(owner.path); err != nil {
+				t.Fatal(err)
+			}
+			scanOK(t, w)
+			scanOK(t, w)
+			if got := count(); got <= ownerEvents {
+				t.Errorf("the first log deleted: %d events, want the copy's (more than %d)", got, ownerEvents)
+			}
+			if r := dshRow(); r.Skipped != 0 {
+				t.Errorf("the first log deleted: the dsh row still reports %d duplicates (%q)", r.Skipped, r.SkippedWhy)
+			}
+		})
+	}
+}

@@ -20,7 +20,16 @@ import (
 // longer yielding the id), the duplicates are read again on the next
 // poll: the first of them (by path) takes the session over.
 
-// claim reports whether the foreign file at path, of kind k, may store
+// kindName is the name of k's kind of source (its health row): "dsh" or
+// the foreign format's.
+func kindName(k *fileKind) string {
+	if k.fg == nil {
+		return "dsh"
+	}
+	return k.fg.Name
+}
+
+// claim reports whether the session file at path, of kind k, may store
 // session id: it owns it, or no present file does (it then takes it).
 // Otherwise the file is recorded as a duplicate of the owner.
 func (w *Watcher) claim(path string, k *fileKind, id string) bool {
@@ -39,7 +48,7 @@ func (w *Watcher) claim(path string, k *fileKind, id string) bool {
 	return true
 }
 
-// duplicate records that the file at path, of kind k, yields session id,
+// duplicate records that the session file at path, of kind k, yields session id,
 // which the file at owner owns.
 func (w *Watcher) duplicate(path string, k *fileKind, id, owner string) {
 	if w.dups[id] == nil {
@@ -53,7 +62,7 @@ func (w *Watcher) duplicate(path string, k *fileKind, id, owner string) {
 	k.dupOf[id] = owner
 	why := fmt.Sprintf("%s holds session %s, a duplicate of %s: left out (the session follows the file first seen)", path, id, owner)
 	w.mu.Lock()
-	h := w.row(k.fg.Name)
+	h := w.row(kindName(k))
 	if h.dups == nil {
 		h.dups = map[string]string{}
 	}
@@ -78,7 +87,7 @@ func (w *Watcher) undup(path string, k *fileKind, id string) {
 		}
 	}
 	w.mu.Lock()
-	if h := w.health[k.fg.Name]; h != nil {
+	if h := w.health[kindName(k)]; h != nil {
 		delete(h.dups, path+"\x00"+id)
 	}
 	w.mu.Unlock()
@@ -100,7 +109,7 @@ func (w *Watcher) settleOwnership(path string, k *fileKind) {
 	}
 }
 
-// disown forgets the foreign file at path (kind k), deleted or replaced:
+// disown forgets the session file at path (kind k), deleted or replaced:
 // the sessions it owned are released, its duplicates forgotten.
 func (w *Watcher) disown(path string, k *fileKind) {
 	for id := range k.owned {
@@ -112,8 +121,8 @@ func (w *Watcher) disown(path string, k *fileKind) {
 }
 
 // release gives up the file at path's (kind k) ownership of session id:
-// the files that duplicate it are read again on the next poll, whole,
-// where the first of them takes it.
+// the files that duplicate it are read again on the next poll, whole
+// (a dsh log from scratch), where the first of them takes it.
 func (w *Watcher) release(path string, k *fileKind, id string) {
 	delete(k.owned, id)
 	if w.owners[id] == path {
@@ -122,6 +131,7 @@ func (w *Watcher) release(path string, k *fileKind, id string) {
 	for p := range w.dups[id] {
 		if d := w.kinds[p]; d != nil {
 			d.seen, d.failed, d.end, d.tail = [3]int64{}, [3]int64{}, 0, nil
+			delete(w.files, p) // a dsh log
 			w.undup(p, d, id)
 		}
 	}

@@ -32,8 +32,7 @@ import (
 )
 
 // Store is what the watcher writes through: the store contract, and what
-// tailing adds to it (package db's Store has it; PostgreSQL's does not
-// yet, so prism refuses --watch with a postgres:// --db).
+// tailing adds to it (package db's and package pgstore's Stores have it).
 type Store interface {
 	store.Store
 	// SyncWatched makes a watched session's log h plus events (SyncLog
@@ -217,6 +216,9 @@ type watchedFile struct {
 	// skipped: the file's session was deleted during this run; the file
 	// is not read again while it stays deleted.
 	skipped bool
+	// dup: another log owns the file's session (owners.go); the file is
+	// not read while it does.
+	dup bool
 }
 
 func statSig(fi os.FileInfo) [3]int64 {
@@ -486,6 +488,12 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 		return w.syncForeign(ctx, path, f, fi, k)
 	}
 	wf := w.files[path]
+	if wf != nil && wf.dup {
+		if owner, ok := w.owners[wf.sessionID]; ok && owner != path && w.kinds[owner] != nil && wf.dev == dev && wf.ino == ino {
+			return nil
+		}
+		wf = nil // its owner went, or it was replaced: read it anew
+	}
 	if wf != nil && wf.skipped {
 		if w.st.WasDeleted(wf.sessionID) {
 			return nil
@@ -579,6 +587,18 @@ func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino 
 		return nil // no complete header frame yet
 	}
 	wf := &watchedFile{dev: dev, ino: ino, format: format, tail: tail, sessionID: h.ID}
+	if k := w.kinds[path]; k != nil {
+		for id := range k.owned {
+			if id != h.ID {
+				w.release(path, k, id) // the log now holds another session
+			}
+		}
+		if !w.claim(path, k, h.ID) {
+			wf.dup, wf.seen = true, sig
+			w.files[path] = wf
+			return nil
+		}
+	}
 	var outcome string
 	var added int
 	outcome, added, err = w.st.SyncWatched(ctx, h, events)
@@ -875,11 +895,8 @@ func (w *Watcher) skip(path, why string) {
 // gone forgets a file that was deleted, rotated or replaced: it is
 // reported in the health view; its sessions stay stored.
 func (w *Watcher) gone(path string, k *fileKind) {
-	kind := "dsh"
-	if k.fg != nil {
-		kind = k.fg.Name
-		w.disown(path, k)
-	}
+	kind := kindName(k)
+	w.disown(path, k)
 	w.mu.Lock()
 	h := w.row(kind)
 	delete(h.files, path)
