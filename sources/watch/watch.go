@@ -144,7 +144,7 @@ type Watcher struct {
 	// their parent stored or grown (waiting.go).
 	waiting map[string]map[string]bool
 	recheck map[string]bool
-	// owners are the foreign files owning each session id; dups the
+	// owners are the session files owning each session id; dups the
 	// other files yielding it, left out (owners.go).
 	owners  map[string]string
 	dups    map[string]map[string]bool
@@ -752,20 +752,20 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 				// result naming it, read again when the events of the
 				// call it was matched to change (parentSynced).
 				if p := l.Header.ParentSession; p != "" && !slices.Contains(k.sessions, p) && k.gaveUp[p] != sp.CallID {
-					waits[p] = true
-					if inferred == nil {
-						inferred = map[string]inferredWait{}
-					}
 					iw := inferredWait{child: id, call: sp.CallID, sig: w.inferredSig(ctx, p, sp.CallID)}
 					if prev, ok := k.inferred[p]; ok && prev.call == iw.call && prev.child == id {
 						iw.tries = prev.tries // a read again does not restart the count
+					}
+					waits[p] = true
+					if inferred == nil {
+						inferred = map[string]inferredWait{}
 					}
 					inferred[p] = iw
 				}
 			}
 		}
 		if outcome != store.ImportSkipped {
-			w.parentSynced(ctx, id)
+			w.parentSynced(ctx, id, l.Events[len(l.Events)-min(added, len(l.Events)):])
 		}
 		if !recheck { // the file did not change: its health row neither
 			raw, why := rawLines(l)
