@@ -58,7 +58,7 @@ type sessionTail struct {
 // count it against Limits.MaxMemoryBytes.
 const eventOverhead = 160
 
-// mem is about the bytes t keeps: its decoder's state, its marks and
+// mem is about the bytes t keeps: its decoder's state and
 // what it recorded of each session stored.
 func (t *foreignTail) mem() int64 {
 	m := t.lt.Mem()
