@@ -119,6 +119,9 @@ type Store struct {
 	// deleted are the sessions deleted through this Store during its run
 	// (a watcher skips their files meanwhile; watch.go).
 	deleted deletedSet
+	// marks are the watched sessions' summaries at their marks
+	// (AppendWatched).
+	marks watchMarks
 
 	stop context.CancelFunc // ends the background goroutines
 	bg   sync.WaitGroup

@@ -2,6 +2,7 @@ package watch_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -222,6 +223,98 @@ func TestWatchUpgradesInferredLink(t *testing.T) {
 				info, _, err := st.SourceInfo(ctx, tc.childID)
 				if err != nil || info.SpawnedBy == nil || info.SpawnedBy.CallID != tc.exactCall || info.SpawnedBy.Inferred {
 					t.Errorf("the child's source info %+v (%v), want spawned exactly by %s", info.SpawnedBy, err, tc.exactCall)
+				}
+			})
+		}
+	}
+}
+
+// TestWatchInferredWaitIsBounded: a child linked only by its prompt waits
+// for its parent to name it. The parent's writes that leave the matched
+// call's events as they were — progress lines while the subagent runs,
+// other calls — cost no read of it however many, and a result naming the
+// child after them still makes the link exact. Writes of the call's
+// events that never name the child cost a bounded number of reads: the
+// wait is given up after maxLinkTries of them, reported in the kind's
+// health row, the inferred link kept, and nothing is read for it
+// afterwards, not even when the child's file is read again.
+func TestWatchInferredWaitIsBounded(t *testing.T) {
+	for _, e := range engines {
+		for _, named := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/named=%v", e.name, named), func(t *testing.T) {
+				const sid = "5b0e3c1a-0000-4000-8000-0000000000e5"
+				c := claudeLines{sid: sid}
+				st := &readCounting{linkStore: e.open(t), id: sid, reads: map[string]int{}}
+				root := t.TempDir()
+				parentPath := filepath.Join(root, "-home-dev-app", sid+".jsonl")
+				childPath := filepath.Join(root, "-home-dev-app", sid, "subagents", "agent-b1.jsonl")
+				w := newQuietWatcher(t, st, root)
+				appendFile(t, parentPath, c.prompt("Go")+c.agentCall(52, "Task", "Count the files"))
+				appendFile(t, childPath, c.childLines("b1", "Count the files"))
+				scanOK(t, w)
+				child := claudecode.ChildID(sid, "b1")
+				if got := strings.Join(linkNotes(t, st, sid, child), ", "); got != "toolu_52 inferred=true" {
+					t.Fatalf("links %q, want toolu_52 inferred", got)
+				}
+				givenUp := func() bool {
+					for _, r := range w.SourceHealth() {
+						if r.Kind == "claude-code" && strings.Contains(r.LastError, child) && strings.Contains(r.LastError, "toolu_52") && strings.Contains(r.LastError, "inferred") {
+							return true
+						}
+					}
+					return false
+				}
+				first := st.reads["CallEvents"]
+				if named {
+					for i := range 60 {
+						appendFile(t, parentPath, fmt.Sprintf(`{"type":"progress","sessionId":%q,"uuid":"p%d","timestamp":"2026-05-01T10:00:%02d.500Z","parentToolUseID":"toolu_52","data":{"type":"agent_progress","message":"step %d"}}`+"\n", sid, i, i%60, i))
+						scanOK(t, w)
+					}
+					if n := st.reads["CallEvents"] - first; n != 0 {
+						t.Errorf("60 progress lines of the parent read the matched call %d times, want none", n)
+					}
+					appendFile(t, parentPath, c.agentResult(52, "b1", "completed"))
+					scanOK(t, w)
+					if got := strings.Join(linkNotes(t, st, sid, child), ", "); got != "toolu_52 inferred=false" {
+						t.Errorf("the parent named the child after 60 progress lines: links %q, want toolu_52 exact (given up: %v)", got, givenUp())
+					}
+					return
+				}
+				for i := range 60 {
+					appendFile(t, parentPath, c.call(100+i)+c.result(100+i))
+					scanOK(t, w)
+				}
+				if n := st.reads["CallEvents"] - first; n > 2 {
+					t.Errorf("60 writes of other calls read the matched call %d times, want at most 2 (its placeholder result)", n)
+				}
+				// The call's results, never naming the child.
+				// Each counted write reads the call once, and once more
+				// when the child is read again (the call changed): 2 per
+				// try, up to maxLinkTries (16).
+				for range 80 {
+					appendFile(t, parentPath, c.result(52))
+					scanOK(t, w)
+				}
+				if n := st.reads["CallEvents"] - first; n > 2*16+2 {
+					t.Errorf("80 results of the matched call naming no child read it %d times, want the wait given up (at most %d)", n, 2*16+2)
+				}
+				if !givenUp() {
+					t.Errorf("health %+v: no row says the inferred wait was given up", w.SourceHealth())
+				}
+				if got := strings.Join(linkNotes(t, st, sid, child), ", "); got != "toolu_52 inferred=true" {
+					t.Errorf("after giving up: links %q, want the inferred link kept", got)
+				}
+				// Neither the parent's writes nor a read of the child (it
+				// grew) take the wait up again.
+				before := st.reads["CallEvents"]
+				appendFile(t, childPath, sidechain(c.call(901), "b1"))
+				scanOK(t, w)
+				for i := range 5 {
+					appendFile(t, parentPath, c.call(200+i)+c.result(200+i))
+					scanOK(t, w)
+				}
+				if n := st.reads["CallEvents"] - before; n != 0 {
+					t.Errorf("after giving up, the child's read and 5 writes of the parent read the matched call %d times, want none", n)
 				}
 			})
 		}

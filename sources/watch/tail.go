@@ -3,7 +3,7 @@ package watch
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"hash/crc32"
 	"io"
 	"slices"
 
@@ -21,19 +21,16 @@ type Appender interface {
 	AppendWatched(ctx context.Context, h core.SessionHeader, w store.WatchedWrite) (outcome string, added int, err error)
 }
 
-// markBytes is how much of a transcript's first bytes, and of the bytes
-// before the end of what was read, the watcher keeps to tell that a file
-// it reads on from is still the one it read.
-const markBytes = 4 << 10
-
 // foreignTail is the incremental read of a plain foreign transcript: its
 // decoder's state after the last complete line read (dsh.LineTail), and
 // what was stored of each of its sessions.
 type foreignTail struct {
-	lt   dsh.LineTail
-	end  int64  // the offset read up to: just past a newline
-	head []byte // the file's first bytes, up to markBytes, as read
-	mark []byte // the bytes before end, up to markBytes, as read
+	lt  dsh.LineTail
+	end int64 // the offset read up to: just past a newline
+	// sum is the running CRC-32C of the bytes [0, end) the decoder
+	// consumed: the file is read on from end only while its first end
+	// bytes still sum to it (trusted).
+	sum uint32
 	// sessions are what the watcher stored of each session the file
 	// holds, by id.
 	sessions map[string]*sessionTail
@@ -61,77 +58,101 @@ type sessionTail struct {
 // count it against Limits.MaxMemoryBytes.
 const eventOverhead = 160
 
-// mem is about the bytes t keeps: its decoder's state, its marks and
+// mem is about the bytes t keeps: its decoder's state and
 // what it recorded of each session stored.
 func (t *foreignTail) mem() int64 {
-	m := t.lt.Mem() + int64(len(t.head)+len(t.mark))
+	m := t.lt.Mem()
 	for id, s := range t.sessions {
 		m += int64(len(id)) + s.mem
 	}
 	return m
 }
 
-// readAt returns n bytes of f at off.
-func readAt(f io.ReaderAt, off int64, n int) ([]byte, error) {
-	b := make([]byte, n)
-	if _, err := f.ReadAt(b, off); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
+// sumBufBytes is the size of the buffer the prefix of a transcript is
+// read through to be summed (Watcher.sumBuf).
+const sumBufBytes = 256 << 10
+
+// castagnoli is the CRC-32C table (the CPU's CRC32 instruction where it
+// has one: the cheapest sum of the standard library, about twice
+// maphash's speed on large buffers); read only.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // trusted reports whether the file f, whose complete lines now end at
-// end, is the one t read, grown: not shorter, and the same first bytes
-// and bytes before the end of what was read (the inode and size are
-// checked by the caller).
-func (t *foreignTail) trusted(f io.ReaderAt, end int64) bool {
+// end, is the one t read, grown or unchanged: not shorter, and its first
+// t.end bytes sum to what the decoder consumed of them. Every byte is
+// read and summed (through buf; CRC-32C: a change confined to 32
+// consecutive bits is always found, any other missed with a chance of
+// 2^-32), so a rewrite anywhere in what was read — a changed middle line,
+// a file truncated and written again — is told apart from growth; the
+// inode and size are checked by the caller.
+func (t *foreignTail) trusted(f io.ReaderAt, end int64, buf []byte) bool {
 	if end < t.end {
 		return false
 	}
-	head, err := readAt(f, 0, len(t.head))
-	if err != nil || !bytes.Equal(head, t.head) {
-		return false
+	var sum uint32
+	for off := int64(0); off < t.end; {
+		n := int(min(int64(len(buf)), t.end-off))
+		if _, err := f.ReadAt(buf[:n], off); err != nil {
+			return false
+		}
+		sum = crc32.Update(sum, castagnoli, buf[:n])
+		off += int64(n)
 	}
-	mark, err := readAt(f, t.end-int64(len(t.mark)), len(t.mark))
-	return err == nil && bytes.Equal(mark, t.mark)
+	return sum == t.sum
 }
 
-// remember keeps the marks of f read up to end.
-func (t *foreignTail) remember(f io.ReaderAt, end int64) error {
-	var err error
-	if int64(len(t.head)) < min(end, markBytes) {
-		if t.head, err = readAt(f, 0, int(min(end, markBytes))); err != nil {
-			return err
-		}
+// sumBuffer is the Watcher's buffer of trusted, made on first use.
+func (w *Watcher) sumBuffer() []byte {
+	if w.sumBuf == nil {
+		w.sumBuf = make([]byte, sumBufBytes)
 	}
-	n := min(end, markBytes)
-	t.mark, err = readAt(f, end-n, int(n))
-	t.end = end
-	return err
+	return w.sumBuf
+}
+
+// summingReaderAt sums (CRC-32C) what is read through it, in order from
+// next: the bytes a decoder consumes (foreignTail.sum). A read out of
+// that order sets gap (the sum is then not of the bytes read).
+type summingReaderAt struct {
+	r    io.ReaderAt
+	sum  uint32
+	next int64
+	gap  bool
+}
+
+func (r *summingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.r.ReadAt(p, off)
+	if off != r.next {
+		r.gap = true
+	} else {
+		r.sum = crc32.Update(r.sum, castagnoli, p[:n])
+		r.next += int64(n)
+	}
+	return n, err
 }
 
 // readTail decodes what the plain transcript f at path grew by since k's
 // last read, from the decoder state kept after it — or the whole file,
 // up to end, when there is none or it cannot be trusted (the file
-// shrank, or its first bytes or those before the end of the last read
-// changed: rewritten) — and returns its logs as a whole read returns
-// them, with the number of each log's settled events.
+// shrank, or the bytes read before changed: rewritten, foreignTail.trusted)
+// — and returns its logs as a whole read returns them, with the number of
+// each log's settled events.
 func (w *Watcher) readTail(path string, f io.ReaderAt, k *fileKind, end int64, lim dsh.Limits) (*foreignTail, []*dsh.Log, []int, error) {
 	t := k.tail
 	k.tail = nil // put back once read
-	if t != nil && !t.trusted(f, end) {
+	if t != nil && !t.trusted(f, end, w.sumBuffer()) {
 		t = nil
 	}
 	if t == nil {
 		t = &foreignTail{lt: k.fg.Tail(path, lim), sessions: map[string]*sessionTail{}}
 	}
+	whole := true // the decoder consumed [0, end), summed
 	if end > t.end {
-		if err := dsh.FeedFileAt(t.lt, path, f, t.end, end); err != nil {
+		sr := &summingReaderAt{r: f, sum: t.sum, next: t.end}
+		if err := dsh.FeedFileAt(t.lt, path, sr, t.end, end); err != nil {
 			return nil, nil, nil, err
 		}
-		if err := t.remember(f, end); err != nil {
-			return nil, nil, nil, fmt.Errorf("read %s: %w", path, err)
-		}
+		whole = !sr.gap && sr.next == end
+		t.sum, t.end = sr.sum, end
 	}
 	logs, settled, err := dsh.TailLogs(t.lt, path)
 	if err != nil {
@@ -139,8 +160,10 @@ func (w *Watcher) readTail(path string, f io.ReaderAt, k *fileKind, end int64, l
 	}
 	w.tick++
 	t.used = w.tick
-	k.tail = t
-	w.keepTails(k, lim)
+	if whole {
+		k.tail = t
+		w.keepTails(k, lim)
+	}
 	return t, logs, settled, nil
 }
 

@@ -1,10 +1,13 @@
 package watch
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 
+	"prism/core"
 	"prism/core/logkey"
 	"prism/sources/dsh"
 	"prism/store"
@@ -33,7 +36,17 @@ import (
 // be named exactly: its file is read again only on a poll in which the
 // stored events of the call it was matched to changed (its result
 // landed) — one read of that call's events by its id per growth of the
-// parent — and the link note is then upgraded (LinkChild).
+// parent that wrote events of that call (a write of other events — Claude
+// Code's progress lines while the subagent runs, other calls — reads
+// nothing, whatever their number) — and the link note is then upgraded
+// (LinkChild). The reads are bounded like a pending link's: the wait is
+// given up after maxLinkTries writes of the call's events that left the
+// child unnamed; the inferred link stays, the giving up is reported in the
+// kind's health row and the log, and the wait is not taken up again for
+// that call when the child's file is read again. (A result of the call is
+// not the end of the wait: Claude Code's decoder closes a call left open
+// by the next message with a placeholder result, and the real one,
+// naming the child, may land later.)
 
 // waitingParent returns the id of the parent session l, a session of a
 // foreign file, waits for — the parent its source names as missing, or a
@@ -82,17 +95,29 @@ func (w *Watcher) unwait(parent, path string) {
 }
 
 // parentSynced marks the files waiting for session id for a recheck: id
-// was just stored, or grew. A file whose child waits only to have its
+// was just stored, or grew, by written (the events written: appended or
+// rewritten). A file whose child waits only to have its
 // link, matched by prompt, named exactly is marked only when the events
 // stored of the call it was matched to changed (its result landed, or was
 // rewritten): one read of that call's events by its id, not a read of
 // the child's file and a search of the parent's on every growth.
-func (w *Watcher) parentSynced(ctx context.Context, id string) {
+func (w *Watcher) parentSynced(ctx context.Context, id string, written []core.Event) {
 	w.written[id] = true
 	for p := range w.waiting[id] {
 		if k := w.kinds[p]; k != nil {
-			if iw, ok := k.inferred[id]; ok && w.inferredSig(ctx, id, iw.call) == iw.sig {
-				continue
+			if iw, ok := k.inferred[id]; ok {
+				if !touches(written, iw.call) {
+					continue // the call's stored events did not change
+				}
+				iw.tries++
+				if iw.tries > maxLinkTries {
+					w.giveUpInferred(p, k, id, iw)
+					continue
+				}
+				k.inferred[id] = iw
+				if w.inferredSig(ctx, id, iw.call) == iw.sig {
+					continue
+				}
 			}
 		}
 		w.recheck[p] = true
@@ -100,10 +125,52 @@ func (w *Watcher) parentSynced(ctx context.Context, id string) {
 }
 
 // inferredWait is a child's wait for its link to be named exactly: the
-// call it was matched to by prompt, and the sum of that call's events
-// stored when the child was read (callSig).
+// child, the call it was matched to by prompt, the sum of that call's
+// events stored when the child was read (callSig), and how many writes
+// of the parent it has waited through (given up after maxLinkTries).
 type inferredWait struct {
-	call, sig string
+	child, call, sig string
+	tries            int
+}
+
+// touches reports whether one of events belongs to call callID (as the
+// store files it: core.FactsOf's call id), i.e. writing them changed the
+// call's stored events. Only the events whose data holds the id are
+// decoded.
+func touches(events []core.Event, callID string) bool {
+	if callID == "" {
+		return false
+	}
+	id := []byte(callID)
+	for i := range events {
+		if bytes.Contains(events[i].Data, id) {
+			if f := core.FactsOf(&events[i]); f.CallID() == callID {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// giveUpInferred ends the wait of the foreign file at path (kind k) for
+// parent to name its child linked by prompt (iw), after maxLinkTries
+// writes of the call's events: the inferred link stays, reported in the
+// kind's health row and the log; the file is not read again for it, nor
+// waits again for that call.
+func (w *Watcher) giveUpInferred(path string, k *fileKind, parent string, iw inferredWait) {
+	delete(k.inferred, parent)
+	delete(k.waits, parent)
+	w.unwait(parent, path)
+	if k.gaveUp == nil {
+		k.gaveUp = map[string]string{}
+	}
+	k.gaveUp[parent] = iw.call
+	why := fmt.Sprintf("subagent %s stays linked to call %s of %s by its prompt only (inferred): the parent did not name it in %d writes of that call's events", iw.child, iw.call, parent, iw.tries-1)
+	w.mu.Lock()
+	h := w.row(k.fg.Name)
+	h.row.LastError, h.row.LastErrorAt = why, w.opts.Now()
+	w.mu.Unlock()
+	w.log.Warn("watch: giving up waiting for a parent to name its subagent", logkey.SessionID, iw.child, logkey.Reason, why)
 }
 
 // inferredSig returns callSig of call callID of session parent as stored

@@ -32,8 +32,7 @@ import (
 )
 
 // Store is what the watcher writes through: the store contract, and what
-// tailing adds to it (package db's Store has it; PostgreSQL's does not
-// yet, so prism refuses --watch with a postgres:// --db).
+// tailing adds to it (package db's and package pgstore's Stores have it).
 type Store interface {
 	store.Store
 	// SyncWatched makes a watched session's log h plus events (SyncLog
@@ -145,9 +144,14 @@ type Watcher struct {
 	// their parent stored or grown (waiting.go).
 	waiting map[string]map[string]bool
 	recheck map[string]bool
+	// owners are the session files owning each session id; dups the
+	// other files yielding it, left out (owners.go).
+	owners  map[string]string
+	dups    map[string]map[string]bool
 	started time.Time // when New made the Watcher (lag counts from it at most)
 	holding bool      // this node holds the shared folder (Options.Shared)
 	tick    uint64    // counts the reads of foreign transcripts (foreignTail.used)
+	sumBuf  []byte    // what foreignTail.trusted reads a transcript through
 
 	mu     sync.Mutex
 	health map[string]*kindHealth // by kind
@@ -180,6 +184,13 @@ type fileKind struct {
 	// call it was matched to, rechecked once that call's stored events
 	// change (parentSynced).
 	inferred map[string]inferredWait
+	// gaveUp are the parents (and the call) an inferred wait was given
+	// up on (giveUpInferred): not waited for again for that call.
+	gaveUp map[string]string
+	// owned are the sessions the file owns; dupOf the owner of each
+	// session it yields but another file owns (owners.go).
+	owned map[string]bool
+	dupOf map[string]string
 }
 
 // kindHealth is one kind's row of the folder's health.
@@ -187,6 +198,7 @@ type kindHealth struct {
 	row      core.SourceHealth
 	sessions map[string]bool
 	files    map[string]bool
+	dups     map[string]string // why each duplicate file (path NUL session id) is left out
 }
 
 type watchedFile struct {
@@ -204,6 +216,9 @@ type watchedFile struct {
 	// skipped: the file's session was deleted during this run; the file
 	// is not read again while it stays deleted.
 	skipped bool
+	// dup: another log owns the file's session (owners.go); the file is
+	// not read while it does.
+	dup bool
 }
 
 func statSig(fi os.FileInfo) [3]int64 {
@@ -229,7 +244,8 @@ func New(st Store, dir string, o Options) *Watcher {
 	return &Watcher{st: st, dir: dir, opts: o, log: o.Logger.With(logkey.Watch, dir), files: map[string]*watchedFile{}, started: o.Now(),
 		kinds: map[string]*fileKind{}, health: map[string]*kindHealth{}, pendingLinks: map[string]*pendingLink{}, linked: map[string]core.Spawn{},
 		unlinked: map[string]core.Spawn{}, written: map[string]bool{},
-		waiting: map[string]map[string]bool{}, recheck: map[string]bool{}}
+		waiting: map[string]map[string]bool{}, recheck: map[string]bool{},
+		owners: map[string]string{}, dups: map[string]map[string]bool{}}
 }
 
 // Dir is the watched folder.
@@ -472,6 +488,12 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 		return w.syncForeign(ctx, path, f, fi, k)
 	}
 	wf := w.files[path]
+	if wf != nil && wf.dup {
+		if owner, ok := w.owners[wf.sessionID]; ok && owner != path && w.kinds[owner] != nil && wf.dev == dev && wf.ino == ino {
+			return nil
+		}
+		wf = nil // its owner went, or it was replaced: read it anew
+	}
 	if wf != nil && wf.skipped {
 		if w.st.WasDeleted(wf.sessionID) {
 			return nil
@@ -565,6 +587,18 @@ func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino 
 		return nil // no complete header frame yet
 	}
 	wf := &watchedFile{dev: dev, ino: ino, format: format, tail: tail, sessionID: h.ID}
+	if k := w.kinds[path]; k != nil {
+		for id := range k.owned {
+			if id != h.ID {
+				w.release(path, k, id) // the log now holds another session
+			}
+		}
+		if !w.claim(path, k, h.ID) {
+			wf.dup, wf.seen = true, sig
+			w.files[path] = wf
+			return nil
+		}
+	}
 	var outcome string
 	var added int
 	outcome, added, err = w.st.SyncWatched(ctx, h, events)
@@ -641,8 +675,11 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 			return nil
 		}
 		if end == k.end && k.end > 0 && !recheck {
-			k.seen = sig // only a partial line was added: read it once complete
-			return nil
+			if k.tail == nil || k.tail.trusted(f, end, w.sumBuffer()) {
+				k.seen = sig // only a partial line was added: read it once complete
+				return nil
+			}
+			k.tail = nil // rewritten in place without growing: read it whole
 		}
 		if end == 0 {
 			return nil
@@ -678,7 +715,7 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 			lastLine = l.Pos[n-1].Line
 		}
 		id := l.Header.ID
-		if w.st.WasDeleted(id) {
+		if !w.claim(path, k, id) || w.st.WasDeleted(id) {
 			continue
 		}
 		var outcome string
@@ -714,17 +751,21 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 				// Linked by its prompt only: it waits for the parent's
 				// result naming it, read again when the events of the
 				// call it was matched to change (parentSynced).
-				if p := l.Header.ParentSession; p != "" && !slices.Contains(k.sessions, p) {
+				if p := l.Header.ParentSession; p != "" && !slices.Contains(k.sessions, p) && k.gaveUp[p] != sp.CallID {
+					iw := inferredWait{child: id, call: sp.CallID, sig: w.inferredSig(ctx, p, sp.CallID)}
+					if prev, ok := k.inferred[p]; ok && prev.call == iw.call && prev.child == id {
+						iw.tries = prev.tries // a read again does not restart the count
+					}
 					waits[p] = true
 					if inferred == nil {
 						inferred = map[string]inferredWait{}
 					}
-					inferred[p] = inferredWait{call: sp.CallID, sig: w.inferredSig(ctx, p, sp.CallID)}
+					inferred[p] = iw
 				}
 			}
 		}
 		if outcome != store.ImportSkipped {
-			w.parentSynced(ctx, id)
+			w.parentSynced(ctx, id, l.Events[len(l.Events)-min(added, len(l.Events)):])
 		}
 		if !recheck { // the file did not change: its health row neither
 			raw, why := rawLines(l)
@@ -733,6 +774,7 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 		w.report(Sync{Path: path, Kind: kind, SessionID: id, Outcome: outcome, Added: added})
 	}
 	w.wait(path, k, waits, inferred)
+	w.settleOwnership(path, k)
 	k.seen, k.failed, k.end = sig, [3]int64{}, end
 	return nil
 }
@@ -853,10 +895,8 @@ func (w *Watcher) skip(path, why string) {
 // gone forgets a file that was deleted, rotated or replaced: it is
 // reported in the health view; its sessions stay stored.
 func (w *Watcher) gone(path string, k *fileKind) {
-	kind := "dsh"
-	if k.fg != nil {
-		kind = k.fg.Name
-	}
+	kind := kindName(k)
+	w.disown(path, k)
 	w.mu.Lock()
 	h := w.row(kind)
 	delete(h.files, path)
@@ -877,6 +917,7 @@ func (w *Watcher) SourceHealth() []core.SourceHealth {
 		r.Sessions = len(h.sessions)
 		if h.row.Kind != "other" {
 			r.Files = len(h.files)
+			r.Skipped, r.SkippedWhy = dupReport(h)
 		}
 		rows = append(rows, r)
 	}

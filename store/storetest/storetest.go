@@ -174,6 +174,7 @@ func Run(t *testing.T, e Engine) {
 		{"SearchFindsLabels", testSearchFindsLabels},
 		{"OpenNotesAcrossSessions", testOpenNotesAcrossSessions},
 		{"NotesOnce", testNotesOnce},
+		{"AppendWatchedRewritesTheEnd", testAppendWatchedRewritesTheEnd},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, e) })
 	}
