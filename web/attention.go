@@ -191,9 +191,15 @@ type approvalOf struct {
 const inFlightTail = 64
 
 // callInFlight finds the running sessions' calls in flight for one page
-// (GET /board): their tails read in one query (callsInFlight); the board's
-// stream keeps the tails in memory instead (boardHub).
+// (GET /board): with a commit feed, from what the last paints read
+// (boardTails: only the tails that moved since are read, in one query);
+// without one (nothing would tell of a replaced log), every tail is read
+// in one query (callsInFlight). The board's stream keeps its tails in
+// memory instead (boardHub).
 func (s *Server) callInFlight(ctx context.Context, sums []SessionSummary) []inFlightCall {
+	if s.deps.Commits != nil {
+		return s.broker.board.known.inFlight(ctx, s.deps.Sessions, sums)
+	}
 	return callsInFlight(ctx, s.deps.Sessions, sums, map[string]*callTail{})
 }
 

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,6 +28,10 @@ type boardHub struct {
 	// render renders the board's rows as one SSE frame, a session's call
 	// in flight found by inFlight (Server.boardFrame).
 	render func(ctx context.Context, inFlight inFlightFunc) ([]byte, error)
+	// known is what GET /board knows of the running sessions' tails
+	// between paints, whether or not the board has viewers (replaced
+	// forgets a session's).
+	known *boardTails
 
 	mu      sync.Mutex
 	subs    map[*boardSub]struct{}
@@ -60,7 +65,7 @@ type boardSub struct {
 }
 
 func newBoardHub(b *Broker) *boardHub {
-	return &boardHub{b: b, subs: map[*boardSub]struct{}{}, queue: map[string][]core.Event{}, reset: map[string]bool{}, wake: make(chan struct{}, 1)}
+	return &boardHub{b: b, known: newBoardTails(), subs: map[*boardSub]struct{}{}, queue: map[string][]core.Event{}, reset: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // subscribe adds a board stream, starting the render loop for the first.
@@ -104,9 +109,12 @@ func (h *boardHub) current() ([]byte, uint64, error) {
 // summary or notes changed). It never blocks and renders nothing.
 func (h *boardHub) touch(id string, events []core.Event) { h.changed(id, events, false) }
 
-// replaced tells the board that session id's whole log was replaced: what
-// it knew of its tail is dropped.
-func (h *boardHub) replaced(id string) { h.changed(id, nil, true) }
+// replaced tells the board that session id's whole log was replaced (or
+// the session deleted): what it knew of its tail is dropped.
+func (h *boardHub) replaced(id string) {
+	h.known.forget(id)
+	h.changed(id, nil, true)
+}
 
 func (h *boardHub) changed(id string, events []core.Event, replaced bool) {
 	h.mu.Lock()
@@ -228,7 +236,7 @@ func callsInFlight(ctx context.Context, src SessionSource, sums []SessionSummary
 		switch {
 		case m.Calls == m.Results:
 			// Nothing in flight at m.LastSeq: known without a read.
-			if t == nil || t.last <= m.LastSeq {
+			if t == nil || t.last < m.LastSeq || (t.last == m.LastSeq && len(t.open) > 0) {
 				tails[m.ID] = &callTail{last: m.LastSeq}
 			}
 		case t == nil || t.last < m.LastSeq:
@@ -237,6 +245,7 @@ func callsInFlight(ctx context.Context, src SessionSource, sums []SessionSummary
 				tails[m.ID] = &callTail{last: from}
 			} else {
 				from = t.last
+				tails[m.ID] = t.clone() // tails may be shared (boardTails): never changed in place
 			}
 			read[m.ID] = from
 		}
@@ -271,6 +280,11 @@ type openCall struct {
 	at       int64
 }
 
+// clone returns a copy of t that take may change.
+func (t *callTail) clone() *callTail {
+	return &callTail{last: t.last, open: slices.Clone(t.open)}
+}
+
 // take applies events that continue the tail (those at or before last
 // are skipped). It returns false on a gap: the tail is no longer known.
 func (t *callTail) take(events []core.Event) bool {
@@ -296,8 +310,17 @@ func (t *callTail) take(events []core.Event) bool {
 				t.open = append(t.open, openCall{id: d.CallID, name: d.Name, at: e.Time})
 			}
 		case core.EventToolResult:
-			f := core.FactsOf(e)
-			id := f.CallID()
+			// Only the call id (core.FactsOf's CallID of a result): the
+			// result's content is not decoded.
+			var d struct {
+				Message struct {
+					Source struct {
+						CallID string `json:"callId"`
+					} `json:"source"`
+				} `json:"message"`
+			}
+			_ = json.Unmarshal(e.Data, &d)
+			id := d.Message.Source.CallID
 			for j := range t.open {
 				if t.open[j].id == id {
 					t.open = append(t.open[:j], t.open[j+1:]...)
