@@ -153,9 +153,8 @@ func (s *Server) boardView(ctx context.Context, inFlight inFlightFunc) (*views.B
 	calls := inFlight(ctx, sums)
 	for i := range sums {
 		m := &sums[i]
-		row := rowView(m, s.deps.Prices)
-		b := &views.BoardRow{ID: m.ID, Title: row.Title, Status: m.Status, URL: row.URL, Tokens: row.Tokens, Cost: row.Cost,
-			Attention: views.AttentionOf(attn[m.ID])}
+		b := views.NewBoardRow(m.ID, &m.Summary, s.deps.Prices)
+		b.Attention = views.AttentionOf(attn[m.ID])
 		for _, p := range pending {
 			if p.session == m.ID {
 				b.Approvals = append(b.Approvals, p.row)
