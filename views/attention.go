@@ -103,6 +103,10 @@ type BoardRow struct {
 	Attention []AttentionView
 	Tokens    string
 	Cost      string
+	// Rendered, when set, is this row's HTML as BoardRowView renders it
+	// (a cache's, for a row equal to this one): BoardRows writes it as
+	// is.
+	Rendered string
 }
 
 // NewBoardRow is session id's board row from its summary, priced by p

@@ -174,6 +174,9 @@ func (s *Server) boardView(ctx context.Context, inFlight inFlightFunc) (*views.B
 		}
 		return 1
 	})
+	if err := s.broker.board.cells.fill(ctx, v.Rows); err != nil {
+		return nil, err
+	}
 	if s.deps.Commits != nil {
 		v.StreamURL = views.BoardStreamURL()
 	}

@@ -287,3 +287,50 @@ func TestBoardStream_oneRenderPerChange(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkBoardLiveCommit: the board's live update per commit with 100
+// running sessions, each with a call in flight: each op commits to one
+// session (round-robin) its call's result and a new call with its own
+// tool name, and waits until the one viewer of /board/stream is sent the
+// board showing that call. Beside it, "commit-only" makes the same
+// commits with no viewer (the board renders nothing): the difference is
+// what the board costs per commit.
+func BenchmarkBoardLiveCommit(b *testing.B) {
+	const n = 100
+	for _, name := range []string{"board-stream", "commit-only"} {
+		b.Run(name, func(b *testing.B) {
+			e := newEnv(b, func(d *web.Deps) { d.Runner = &fakeRunner{} })
+			logs := make([]*coretest.Builder, n)
+			open := make([]string, n)
+			for i := range n {
+				bl := coretest.NewBuilder(t0)
+				bl.TurnStart().StepStart().User("go")
+				for j := range 5 {
+					id := fmt.Sprintf("c%d", j)
+					bl.Call(id, "read", `{"path":"a.go"}`).Result(id, "package a", false, nil, nil)
+				}
+				bl.Call("c9", "bash", `{"command":"sleep 100"}`)
+				e.session(b, fmt.Sprintf("s%04d", i), bl.Events)
+				logs[i], open[i] = bl, "c9"
+			}
+			var sc *sseClient
+			if name == "board-stream" {
+				sc = e.stream(b, "/board/stream") // sent a render per change, none before
+			}
+			op := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				i := op % n
+				bl, k := logs[i], len(logs[i].Events)
+				call, tool := fmt.Sprintf("m%d", op), fmt.Sprintf("t%d", op)
+				bl.Result(open[i], "done", false, nil, nil).Call(call, tool, `{}`)
+				open[i] = call
+				e.append(b, fmt.Sprintf("s%04d", i), bl.Events[k:]...)
+				if sc != nil {
+					sc.until(b, func(ev sseEvent) bool { return strings.Contains(ev.Elements(), "<code>"+tool+"</code>") })
+				}
+				op++
+			}
+		})
+	}
+}

@@ -32,6 +32,9 @@ type boardHub struct {
 	// between paints, whether or not the board has viewers (replaced
 	// forgets a session's).
 	known *boardTails
+	// cells is each row's HTML between renders, GET /board's and this
+	// hub's alike.
+	cells *boardCells
 
 	mu      sync.Mutex
 	subs    map[*boardSub]struct{}
@@ -65,7 +68,7 @@ type boardSub struct {
 }
 
 func newBoardHub(b *Broker) *boardHub {
-	return &boardHub{b: b, known: newBoardTails(), subs: map[*boardSub]struct{}{}, queue: map[string][]core.Event{}, reset: map[string]bool{}, wake: make(chan struct{}, 1)}
+	return &boardHub{b: b, known: newBoardTails(), cells: newBoardCells(), subs: map[*boardSub]struct{}{}, queue: map[string][]core.Event{}, reset: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // subscribe adds a board stream, starting the render loop for the first.
