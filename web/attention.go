@@ -192,6 +192,12 @@ type approvalOf struct {
 // find its call in flight.
 const inFlightTail = 64
 
+// inFlightPeek is how many of a session's last events the board reads
+// first when it knows nothing of its tail: enough when they hold as many
+// calls waiting as its summary counts (the latest call in flight is
+// nearly always among a log's last events); else it reads inFlightTail.
+const inFlightPeek = 16
+
 // callInFlight finds the running sessions' calls in flight for one page
 // (GET /board): with a commit feed, from what the last paints read
 // (boardTails: only the tails that moved since are read, in one query);

@@ -233,6 +233,7 @@ func (h *boardHub) renderOnce(ctx context.Context, tails map[string]*callTail) (
 // a gap, leaves the session's tail unknown and its call not shown.
 func callsInFlight(ctx context.Context, src SessionSource, sums []SessionSummary, tails map[string]*callTail) []inFlightCall {
 	read := map[string]int64{}
+	var peeked []int // the sums whose tails were not known: read from their last inFlightPeek events
 	for i := range sums {
 		m := &sums[i]
 		t := tails[m.ID]
@@ -245,7 +246,10 @@ func callsInFlight(ctx context.Context, src SessionSource, sums []SessionSummary
 		case t == nil || t.last < m.LastSeq:
 			from := max(m.LastSeq-inFlightTail, -1)
 			if t == nil || t.last < from {
+				// Not known: its last inFlightPeek events first.
+				from = max(m.LastSeq-inFlightPeek, -1)
 				tails[m.ID] = &callTail{last: from}
+				peeked = append(peeked, i)
 			} else {
 				from = t.last
 				tails[m.ID] = t.clone() // tails may be shared (boardTails): never changed in place
@@ -253,14 +257,23 @@ func callsInFlight(ctx context.Context, src SessionSource, sums []SessionSummary
 			read[m.ID] = from
 		}
 	}
-	if len(read) > 0 {
-		got, err := src.EventsAfterEach(ctx, read)
-		for id := range read {
-			if err != nil || !tails[id].take(got[id]) {
-				delete(tails, id)
-			}
+	readTails(ctx, src, read, tails)
+	// A peek that found fewer calls waiting than its summary counts, and
+	// did not reach the log's start, is read again over inFlightTail
+	// events: what the board shows is what that read finds.
+	wide := map[string]int64{}
+	for _, i := range peeked {
+		m := &sums[i]
+		if read[m.ID] < 0 {
+			continue // the peek read the whole log
+		}
+		if t := tails[m.ID]; t == nil || int64(len(t.open)) < m.Calls-m.Results {
+			from := max(m.LastSeq-inFlightTail, -1)
+			tails[m.ID] = &callTail{last: from}
+			wide[m.ID] = from
 		}
 	}
+	readTails(ctx, src, wide, tails)
 	out := make([]inFlightCall, len(sums))
 	for i := range sums {
 		if t := tails[sums[i].ID]; t != nil {
@@ -268,6 +281,21 @@ func callsInFlight(ctx context.Context, src SessionSource, sums []SessionSummary
 		}
 	}
 	return out
+}
+
+// readTails reads the tails of the sessions of read (after the seq each)
+// in one read and applies them to tails; a session whose read failed or
+// found a gap is dropped from tails (not known).
+func readTails(ctx context.Context, src SessionSource, read map[string]int64, tails map[string]*callTail) {
+	if len(read) == 0 {
+		return
+	}
+	got, err := src.EventsAfterEach(ctx, read)
+	for id := range read {
+		if err != nil || !tails[id].take(got[id]) {
+			delete(tails, id)
+		}
+	}
 }
 
 // callTail is what the board knows of a running session's log: the seq

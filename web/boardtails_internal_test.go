@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"testing"
 
 	"prism/core"
@@ -84,5 +86,98 @@ func TestCallsInFlight_neverChangesAKnownTail(t *testing.T) {
 	}
 	if held.last != seq || len(held.open) != 1 || held.open[0].name != "read" {
 		t.Errorf("the held tail was changed: %+v", held)
+	}
+}
+
+// tailLogSource serves each session's log (EventsAfterEach) and records the
+// reads: which sessions, after which seq.
+type tailLogSource struct {
+	SessionSource
+	logs  map[string][]core.Event
+	reads []map[string]int64
+}
+
+func (s *tailLogSource) EventsAfterEach(_ context.Context, after map[string]int64) (map[string][]core.Event, error) {
+	s.reads = append(s.reads, after)
+	out := map[string][]core.Event{}
+	for id, seq := range after {
+		for _, e := range s.logs[id] {
+			if e.Seq > seq {
+				out[id] = append(out[id], e)
+			}
+		}
+	}
+	return out, nil
+}
+
+// summaryOf is a running session's summary of log.
+func summaryOf(id string, log []core.Event) SessionSummary {
+	m := SessionSummary{ID: id, Summary: core.Summary{Status: core.StatusRunning, LastSeq: log[len(log)-1].Seq}}
+	for _, e := range log {
+		switch e.Type {
+		case core.EventToolCall:
+			m.Calls++
+		case core.EventToolResult:
+			m.Results++
+		}
+	}
+	return m
+}
+
+// TestCallsInFlight_peeksThenReadsWide: a tail not known is read from its
+// last inFlightPeek events when they hold every call its summary counts
+// waiting; else (a call waiting further back, calls in parallel) it is
+// read over inFlightTail events, so the board finds what reading
+// inFlightTail at once finds — also once the latest call is answered.
+func TestCallsInFlight_peeksThenReadsWide(t *testing.T) {
+	busy := func(b *coretest.Builder, n int) {
+		for j := range n {
+			id := "d" + strconv.Itoa(j)
+			b.Call(id, "write", `{}`).Result(id, "ok", false, nil, nil)
+		}
+	}
+	recent := coretest.NewBuilder(1)
+	recent.TurnStart().StepStart().User("go")
+	busy(recent, 30)
+	recent.Call("r1", "read", `{}`)
+	older := coretest.NewBuilder(1) // a call waiting 40 events back
+	older.TurnStart().StepStart().User("go").Call("o1", "grep", `{}`)
+	busy(older, 20)
+	parallel := coretest.NewBuilder(1) // two waiting, the older 30 events back
+	parallel.TurnStart().StepStart().User("go").Call("p1", "glob", `{}`)
+	busy(parallel, 15)
+	parallel.Call("p2", "edit", `{}`)
+	src := &tailLogSource{logs: map[string][]core.Event{"recent": recent.Events, "older": older.Events, "parallel": parallel.Events}}
+	sums := []SessionSummary{summaryOf("recent", recent.Events), summaryOf("older", older.Events), summaryOf("parallel", parallel.Events)}
+	tails := map[string]*callTail{}
+	got := callsInFlight(context.Background(), src, sums, tails)
+	for i, want := range []string{"read", "grep", "edit"} {
+		if !got[i].ok || got[i].call != want {
+			t.Errorf("session %s: in flight %+v, want %s", sums[i].ID, got[i], want)
+		}
+	}
+	if len(src.reads) != 2 {
+		t.Fatalf("%d reads, want 2 (the peek, then the wide read of two)", len(src.reads))
+	}
+	peek := map[string]int64{}
+	for _, m := range sums {
+		peek[m.ID] = m.LastSeq - inFlightPeek
+	}
+	if fmt.Sprint(src.reads[0]) != fmt.Sprint(peek) {
+		t.Errorf("first read %v, want each session's last %d events %v", src.reads[0], inFlightPeek, peek)
+	}
+	wide := map[string]int64{"older": max(sums[1].LastSeq-inFlightTail, -1), "parallel": max(sums[2].LastSeq-inFlightTail, -1)}
+	if fmt.Sprint(src.reads[1]) != fmt.Sprint(wide) {
+		t.Errorf("second read %v, want the sessions the peek fell short of over %d events %v", src.reads[1], inFlightTail, wide)
+	}
+	// p2 answered: p1, found by the wide read, is in flight.
+	n := len(parallel.Events)
+	parallel.Result("p2", "done", false, nil, nil)
+	src.logs["parallel"] = parallel.Events
+	sums[2] = summaryOf("parallel", parallel.Events)
+	tails["parallel"].take(parallel.Events[n:])
+	got = callsInFlight(context.Background(), src, sums, tails)
+	if !got[2].ok || got[2].call != "glob" {
+		t.Errorf("parallel after p2's result: in flight %+v, want glob (p1)", got[2])
 	}
 }
