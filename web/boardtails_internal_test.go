@@ -181,3 +181,33 @@ func TestCallsInFlight_peeksThenReadsWide(t *testing.T) {
 		t.Errorf("parallel after p2's result: in flight %+v, want glob (p1)", got[2])
 	}
 }
+
+// TestCallTail_decodesAsEncodingJSON: take reads a call's id and name and
+// a result's call id as encoding/json (core.FactsOf) reads them, member
+// names matched without regard to case, the content of a result not
+// needed.
+func TestCallTail_decodesAsEncodingJSON(t *testing.T) {
+	ev := func(seq int64, typ, data string) core.Event {
+		return core.Event{Seq: seq, Type: typ, Time: 100 + seq, Data: []byte(data)}
+	}
+	events := []core.Event{
+		ev(0, core.EventToolCall, `{"callId":"a","name":"read","input":{"callId":"nested"}}`),
+		ev(1, core.EventToolCall, `{"CALLID":"b","Name":"grep"}`),
+		ev(2, core.EventToolCall, `{"callId":"c","name":"glob"}`),
+		ev(3, core.EventToolResult, `{"message":{"role":"tool","content":[{"type":"tool_result","text":"x"}],"source":{"callId":"c"}}}`),
+		ev(4, core.EventToolResult, `{"Message":{"Source":{"CallId":"a"}}}`),
+	}
+	for _, e := range events[3:] {
+		f := core.FactsOf(&e)
+		if id := map[int64]string{3: "c", 4: "a"}[e.Seq]; f.CallID() != id {
+			t.Fatalf("the fixture: FactsOf(seq %d).CallID() = %q, want %q", e.Seq, f.CallID(), id)
+		}
+	}
+	tl := &callTail{last: -1}
+	if !tl.take(events) {
+		t.Fatal("take found a gap in contiguous events")
+	}
+	if len(tl.open) != 1 || tl.open[0] != (openCall{id: "b", name: "grep", at: 101}) {
+		t.Errorf("open calls %+v, want b (grep) only", tl.open)
+	}
+}
