@@ -145,7 +145,10 @@ func (h *boardHub) changed(id string, events []core.Event, replaced bool) {
 // run is the render loop: one render per change (changes that come
 // while one is due are in it), every viewer sent the same bytes.
 func (h *boardHub) run(ctx context.Context) {
-	tails := map[string]*callTail{}
+	// What GET /board's paints read (a viewer's page was painted just
+	// before its stream opened): the first render reads only what moved
+	// since.
+	tails := h.known.snapshot()
 	tick := time.NewTicker(boardRefresh)
 	defer tick.Stop()
 	timer := time.NewTimer(time.Hour)
@@ -175,8 +178,13 @@ func (h *boardHub) run(ctx context.Context) {
 			delete(tails, id)
 		}
 		for id, evs := range q {
-			if t := tails[id]; t != nil && !t.take(evs) {
-				delete(tails, id) // a gap: read again when needed
+			if t := tails[id]; t != nil {
+				c := t.clone() // t may be shared (boardTails): never changed in place
+				if c.take(evs) {
+					tails[id] = c
+				} else {
+					delete(tails, id) // a gap: read again when needed
+				}
 			}
 		}
 		if !dirty && !force {

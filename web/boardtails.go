@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"maps"
 	"sync"
 )
 
@@ -33,6 +34,14 @@ func (k *boardTails) forget(id string) {
 	defer k.mu.Unlock()
 	k.gen++
 	delete(k.tail, id)
+}
+
+// snapshot returns what is known, to start a board hub's tails from (the
+// tails themselves are shared, never changed in place).
+func (k *boardTails) snapshot() map[string]*callTail {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return maps.Clone(k.tail)
 }
 
 // inFlight is callsInFlight over what is known: the running sessions'

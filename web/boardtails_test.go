@@ -167,3 +167,38 @@ func TestBoard_replacedOrDeletedSessionIsReadAgain(t *testing.T) {
 		t.Errorf("kept made again after its delete: board %v, want kept edit", got)
 	}
 }
+
+// TestBoardStream_firstRenderStartsFromThePaint: the board's stream,
+// opened after its page was painted, renders a commit without reading any
+// session's tail: it starts from the tails the paint read, the commit's
+// events continuing one of them; every row still shows its call.
+func TestBoardStream_firstRenderStartsFromThePaint(t *testing.T) {
+	var src *boardSource
+	e := newEnv(t, func(d *web.Deps) {
+		d.Runner = &fakeRunner{}
+		src = &boardSource{Source: d.Sessions.(backend.Source)}
+		d.Sessions = src
+	})
+	logs := map[string]*coretest.Builder{}
+	for id, tool := range map[string]string{"a": "read", "b": "grep", "c": "edit"} {
+		b := openStep()
+		b.Call("c-"+id, tool, `{}`)
+		logs[id] = b
+		e.session(t, id, b.Events)
+	}
+	get(t, e.ts.URL+"/board")
+	tails := src.tails.Load()
+	s := e.stream(t, "/board/stream")
+	a := logs["a"]
+	k := len(a.Events)
+	a.Result("c-a", "done", false, nil, nil).Call("c-a2", "glob", `{}`)
+	e.append(t, "a", a.Events[k:]...)
+	evs := s.until(t, func(ev sseEvent) bool { return strings.Contains(ev.Elements(), "<code>glob</code>") })
+	want := map[string]string{"a": "glob", "b": "grep", "c": "edit"}
+	if got := boardCalls(t, evs[len(evs)-1].Elements()); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the stream's first render: board %v, want %v", got, want)
+	}
+	if got := src.tails.Load() - tails; got != 0 {
+		t.Errorf("the stream's first render read tails %d times, want 0 (the paint read them)", got)
+	}
+}
