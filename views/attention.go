@@ -7,7 +7,9 @@ import (
 	"net/url"
 	"time"
 
+	"prism/core"
 	"prism/core/notes"
+	"prism/core/price"
 )
 
 // Attention routes.
@@ -101,6 +103,20 @@ type BoardRow struct {
 	Attention []AttentionView
 	Tokens    string
 	Cost      string
+	// Rendered, when set, is this row's HTML as BoardRowView renders it
+	// (a cache's, for a row equal to this one): BoardRows writes it as
+	// is.
+	Rendered string
+}
+
+// NewBoardRow is session id's board row from its summary, priced by p
+// (nil: no cost): its title, status, link, tokens and cost as its list
+// row (NewSessionRow) shows them, and nothing the board does not show.
+func NewBoardRow(id string, sum *core.Summary, p price.Table) *BoardRow {
+	r := &BoardRow{ID: id, Title: displayTitle(sum.Title, id), Status: sum.Status, URL: SessionURL(id),
+		Tokens: CompactCount(sum.InputTokens) + " / " + CompactCount(sum.OutputTokens)}
+	r.Cost, _ = SessionCost(sum, p)
+	return r
 }
 
 // NeedsPerson reports whether the row waits for a person: an approval or

@@ -153,9 +153,8 @@ func (s *Server) boardView(ctx context.Context, inFlight inFlightFunc) (*views.B
 	calls := inFlight(ctx, sums)
 	for i := range sums {
 		m := &sums[i]
-		row := rowView(m, s.deps.Prices)
-		b := &views.BoardRow{ID: m.ID, Title: row.Title, Status: m.Status, URL: row.URL, Tokens: row.Tokens, Cost: row.Cost,
-			Attention: views.AttentionOf(attn[m.ID])}
+		b := views.NewBoardRow(m.ID, &m.Summary, s.deps.Prices)
+		b.Attention = views.AttentionOf(attn[m.ID])
 		for _, p := range pending {
 			if p.session == m.ID {
 				b.Approvals = append(b.Approvals, p.row)
@@ -175,6 +174,9 @@ func (s *Server) boardView(ctx context.Context, inFlight inFlightFunc) (*views.B
 		}
 		return 1
 	})
+	if err := s.broker.board.cells.fill(ctx, v.Rows); err != nil {
+		return nil, err
+	}
 	if s.deps.Commits != nil {
 		v.StreamURL = views.BoardStreamURL()
 	}
@@ -190,10 +192,22 @@ type approvalOf struct {
 // find its call in flight.
 const inFlightTail = 64
 
+// inFlightPeek is how many of a session's last events the board reads
+// first when it knows nothing of its tail: enough when they hold as many
+// calls waiting as its summary counts (the latest call in flight is
+// nearly always among a log's last events); else it reads inFlightTail.
+const inFlightPeek = 16
+
 // callInFlight finds the running sessions' calls in flight for one page
-// (GET /board): their tails read in one query (callsInFlight); the board's
-// stream keeps the tails in memory instead (boardHub).
+// (GET /board): with a commit feed, from what the last paints read
+// (boardTails: only the tails that moved since are read, in one query);
+// without one (nothing would tell of a replaced log), every tail is read
+// in one query (callsInFlight). The board's stream keeps its tails in
+// memory instead (boardHub).
 func (s *Server) callInFlight(ctx context.Context, sums []SessionSummary) []inFlightCall {
+	if s.deps.Commits != nil {
+		return s.broker.board.known.inFlight(ctx, s.deps.Sessions, sums)
+	}
 	return callsInFlight(ctx, s.deps.Sessions, sums, map[string]*callTail{})
 }
 

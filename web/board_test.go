@@ -15,6 +15,7 @@ import (
 	"prism/core"
 	"prism/core/approval"
 	"prism/core/coretest"
+	"prism/store"
 	"prism/web"
 )
 
@@ -96,11 +97,16 @@ func get(t *testing.T, u string) string {
 // BenchmarkBoardFirstPaint: GET /board with 100 and 1,000 running
 // sessions (the board shows boardLimit of them), each with a call in
 // flight; beside it, in the same run, GET / (the session list of the same
-// sessions) as the baseline.
+// sessions) as the baseline. "board" paints a board whose sessions did
+// not change since the last paint; "board-moved" one where every tenth
+// session committed since (its call answered, another in flight);
+// "board-cold" one where every session's log was reported replaced since
+// (as on a server's first paint: every tail is read).
 func BenchmarkBoardFirstPaint(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
 			e := newEnv(b, func(d *web.Deps) { d.Runner = &fakeRunner{} })
+			logs := make([]*coretest.Builder, n)
 			for i := range n {
 				bl := coretest.NewBuilder(t0)
 				bl.TurnStart().StepStart().User("go")
@@ -110,21 +116,56 @@ func BenchmarkBoardFirstPaint(b *testing.B) {
 				}
 				bl.Call("c9", "bash", `{"command":"sleep 100"}`)
 				e.session(b, fmt.Sprintf("s%04d", i), bl.Events)
+				logs[i] = bl
 			}
-			for _, name := range []string{"board", "list"} {
-				path := map[string]string{"board": "/board", "list": "/"}[name]
+			open := make([]string, n) // each session's call in flight
+			for i := range open {
+				open[i] = "c9"
+			}
+			moves := 0
+			before := map[string]func(b *testing.B){
+				"board-moved": func(b *testing.B) {
+					for i := moves % 10; i < n; i += 10 {
+						bl, k := logs[i], len(logs[i].Events)
+						next := fmt.Sprintf("m%d", moves)
+						bl.Result(open[i], "done", false, nil, nil).Call(next, "bash", `{"command":"sleep 1"}`)
+						open[i] = next
+						e.append(b, fmt.Sprintf("s%04d", i), bl.Events[k:]...)
+					}
+					moves++
+				},
+				"board-cold": func(*testing.B) {
+					for i := range n {
+						e.feed.Publish(store.Commit{SessionID: fmt.Sprintf("s%04d", i), Replaced: true, Local: true})
+					}
+				},
+			}
+			for _, name := range []string{"board", "board-moved", "board-cold", "list"} {
+				path := map[string]string{"list": "/"}[name]
+				if path == "" {
+					path = "/board"
+				}
+				paint := func(b *testing.B) {
+					resp, err := http.Get(e.ts.URL + path)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n, _ := io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 || n == 0 {
+						b.Fatalf("GET %s: %d", path, resp.StatusCode)
+					}
+				}
 				b.Run(name, func(b *testing.B) {
+					paint(b) // the server's first paint is not measured
 					b.ReportAllocs()
 					for b.Loop() {
-						resp, err := http.Get(e.ts.URL + path)
-						if err != nil {
-							b.Fatal(err)
+						if f := before[name]; f != nil {
+							b.StopTimer()
+							f(b)
+							b.StartTimer()
 						}
-						n, _ := io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-						if resp.StatusCode != 200 || n == 0 {
-							b.Fatalf("GET %s: %d", path, resp.StatusCode)
-						}
+						paint(b)
 					}
 				})
 			}
@@ -247,6 +288,57 @@ func TestBoardStream_oneRenderPerChange(t *testing.T) {
 	for _, s := range streams {
 		s.until(t, func(ev sseEvent) bool {
 			return strings.Contains(ev.Elements(), "<code>read</code>") && !strings.Contains(ev.Elements(), "<code>grep</code>")
+		})
+	}
+}
+
+// BenchmarkBoardLiveCommit: the board's live update per commit with 100
+// running sessions, each with a call in flight: each op commits to one
+// session (round-robin) its call's result and a new call with its own
+// tool name, and waits until the one viewer of /board/stream is sent the
+// board showing that call. Beside it, "commit-only" makes the same
+// commits with no viewer (the board renders nothing): the difference is
+// what the board costs per commit.
+func BenchmarkBoardLiveCommit(b *testing.B) {
+	const n = 100
+	for _, name := range []string{"board-stream", "commit-only"} {
+		b.Run(name, func(b *testing.B) {
+			e := newEnv(b, func(d *web.Deps) { d.Runner = &fakeRunner{} })
+			logs := make([]*coretest.Builder, n)
+			open := make([]string, n)
+			for i := range n {
+				bl := coretest.NewBuilder(t0)
+				bl.TurnStart().StepStart().User("go")
+				for j := range 5 {
+					id := fmt.Sprintf("c%d", j)
+					bl.Call(id, "read", `{"path":"a.go"}`).Result(id, "package a", false, nil, nil)
+				}
+				bl.Call("c9", "bash", `{"command":"sleep 100"}`)
+				e.session(b, fmt.Sprintf("s%04d", i), bl.Events)
+				logs[i], open[i] = bl, "c9"
+			}
+			var sc *sseClient
+			if name == "board-stream" {
+				sc = e.stream(b, "/board/stream") // sent a render per change, none before
+			}
+			op := 0
+			commit := func(b *testing.B) {
+				i := op % n
+				bl, k := logs[i], len(logs[i].Events)
+				call, tool := fmt.Sprintf("m%d", op), fmt.Sprintf("t%d", op)
+				bl.Result(open[i], "done", false, nil, nil).Call(call, tool, `{}`)
+				open[i] = call
+				e.append(b, fmt.Sprintf("s%04d", i), bl.Events[k:]...)
+				if sc != nil {
+					sc.until(b, func(ev sseEvent) bool { return strings.Contains(ev.Elements(), "<code>"+tool+"</code>") })
+				}
+				op++
+			}
+			commit(b) // the board's first render (every tail read) is not measured
+			b.ReportAllocs()
+			for b.Loop() {
+				commit(b)
+			}
 		})
 	}
 }

@@ -2,9 +2,12 @@ package web
 
 import (
 	"context"
-	"encoding/json"
+	"slices"
 	"sync"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"prism/core"
 	"prism/core/logkey"
@@ -27,6 +30,13 @@ type boardHub struct {
 	// render renders the board's rows as one SSE frame, a session's call
 	// in flight found by inFlight (Server.boardFrame).
 	render func(ctx context.Context, inFlight inFlightFunc) ([]byte, error)
+	// known is what GET /board knows of the running sessions' tails
+	// between paints, whether or not the board has viewers (replaced
+	// forgets a session's).
+	known *boardTails
+	// cells is each row's HTML between renders, GET /board's and this
+	// hub's alike.
+	cells *boardCells
 
 	mu      sync.Mutex
 	subs    map[*boardSub]struct{}
@@ -60,7 +70,7 @@ type boardSub struct {
 }
 
 func newBoardHub(b *Broker) *boardHub {
-	return &boardHub{b: b, subs: map[*boardSub]struct{}{}, queue: map[string][]core.Event{}, reset: map[string]bool{}, wake: make(chan struct{}, 1)}
+	return &boardHub{b: b, known: newBoardTails(), cells: newBoardCells(), subs: map[*boardSub]struct{}{}, queue: map[string][]core.Event{}, reset: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // subscribe adds a board stream, starting the render loop for the first.
@@ -104,9 +114,12 @@ func (h *boardHub) current() ([]byte, uint64, error) {
 // summary or notes changed). It never blocks and renders nothing.
 func (h *boardHub) touch(id string, events []core.Event) { h.changed(id, events, false) }
 
-// replaced tells the board that session id's whole log was replaced: what
-// it knew of its tail is dropped.
-func (h *boardHub) replaced(id string) { h.changed(id, nil, true) }
+// replaced tells the board that session id's whole log was replaced (or
+// the session deleted): what it knew of its tail is dropped.
+func (h *boardHub) replaced(id string) {
+	h.known.forget(id)
+	h.changed(id, nil, true)
+}
 
 func (h *boardHub) changed(id string, events []core.Event, replaced bool) {
 	h.mu.Lock()
@@ -132,7 +145,10 @@ func (h *boardHub) changed(id string, events []core.Event, replaced bool) {
 // run is the render loop: one render per change (changes that come
 // while one is due are in it), every viewer sent the same bytes.
 func (h *boardHub) run(ctx context.Context) {
-	tails := map[string]*callTail{}
+	// What GET /board's paints read (a viewer's page was painted just
+	// before its stream opened): the first render reads only what moved
+	// since.
+	tails := h.known.snapshot()
 	tick := time.NewTicker(boardRefresh)
 	defer tick.Stop()
 	timer := time.NewTimer(time.Hour)
@@ -162,8 +178,13 @@ func (h *boardHub) run(ctx context.Context) {
 			delete(tails, id)
 		}
 		for id, evs := range q {
-			if t := tails[id]; t != nil && !t.take(evs) {
-				delete(tails, id) // a gap: read again when needed
+			if t := tails[id]; t != nil {
+				c := t.clone() // t may be shared (boardTails): never changed in place
+				if c.take(evs) {
+					tails[id] = c
+				} else {
+					delete(tails, id) // a gap: read again when needed
+				}
 			}
 		}
 		if !dirty && !force {
@@ -222,33 +243,47 @@ func (h *boardHub) renderOnce(ctx context.Context, tails map[string]*callTail) (
 // a gap, leaves the session's tail unknown and its call not shown.
 func callsInFlight(ctx context.Context, src SessionSource, sums []SessionSummary, tails map[string]*callTail) []inFlightCall {
 	read := map[string]int64{}
+	var peeked []int // the sums whose tails were not known: read from their last inFlightPeek events
 	for i := range sums {
 		m := &sums[i]
 		t := tails[m.ID]
 		switch {
 		case m.Calls == m.Results:
 			// Nothing in flight at m.LastSeq: known without a read.
-			if t == nil || t.last <= m.LastSeq {
+			if t == nil || t.last < m.LastSeq || (t.last == m.LastSeq && len(t.open) > 0) {
 				tails[m.ID] = &callTail{last: m.LastSeq}
 			}
 		case t == nil || t.last < m.LastSeq:
 			from := max(m.LastSeq-inFlightTail, -1)
 			if t == nil || t.last < from {
+				// Not known: its last inFlightPeek events first.
+				from = max(m.LastSeq-inFlightPeek, -1)
 				tails[m.ID] = &callTail{last: from}
+				peeked = append(peeked, i)
 			} else {
 				from = t.last
+				tails[m.ID] = t.clone() // tails may be shared (boardTails): never changed in place
 			}
 			read[m.ID] = from
 		}
 	}
-	if len(read) > 0 {
-		got, err := src.EventsAfterEach(ctx, read)
-		for id := range read {
-			if err != nil || !tails[id].take(got[id]) {
-				delete(tails, id)
-			}
+	readTails(ctx, src, read, tails)
+	// A peek that found fewer calls waiting than its summary counts, and
+	// did not reach the log's start, is read again over inFlightTail
+	// events: what the board shows is what that read finds.
+	wide := map[string]int64{}
+	for _, i := range peeked {
+		m := &sums[i]
+		if read[m.ID] < 0 {
+			continue // the peek read the whole log
+		}
+		if t := tails[m.ID]; t == nil || int64(len(t.open)) < m.Calls-m.Results {
+			from := max(m.LastSeq-inFlightTail, -1)
+			tails[m.ID] = &callTail{last: from}
+			wide[m.ID] = from
 		}
 	}
+	readTails(ctx, src, wide, tails)
 	out := make([]inFlightCall, len(sums))
 	for i := range sums {
 		if t := tails[sums[i].ID]; t != nil {
@@ -256,6 +291,21 @@ func callsInFlight(ctx context.Context, src SessionSource, sums []SessionSummary
 		}
 	}
 	return out
+}
+
+// readTails reads the tails of the sessions of read (after the seq each)
+// in one read and applies them to tails; a session whose read failed or
+// found a gap is dropped from tails (not known).
+func readTails(ctx context.Context, src SessionSource, read map[string]int64, tails map[string]*callTail) {
+	if len(read) == 0 {
+		return
+	}
+	got, err := src.EventsAfterEach(ctx, read)
+	for id := range read {
+		if err != nil || !tails[id].take(got[id]) {
+			delete(tails, id)
+		}
+	}
 }
 
 // callTail is what the board knows of a running session's log: the seq
@@ -271,9 +321,19 @@ type openCall struct {
 	at       int64
 }
 
+// clone returns a copy of t that take may change.
+func (t *callTail) clone() *callTail {
+	return &callTail{last: t.last, open: slices.Clone(t.open)}
+}
+
 // take applies events that continue the tail (those at or before last
 // are skipped). It returns false on a gap: the tail is no longer known.
+//
+// It decodes what it reads of an event's data with the JSON v2 engine
+// under encoding/json's semantics (as core does): the same values,
+// fewer allocations.
 func (t *callTail) take(events []core.Event) bool {
+	v1 := jsonv1.DefaultOptionsV1()
 	for i := range events {
 		e := &events[i]
 		switch {
@@ -289,15 +349,24 @@ func (t *callTail) take(events []core.Event) bool {
 				CallID string `json:"callId"`
 				Name   string `json:"name"`
 			}
-			if json.Unmarshal(e.Data, &d) == nil {
+			if jsonv2.Unmarshal(e.Data, &d, v1) == nil {
 				if len(t.open) >= inFlightTail {
 					t.open = append(t.open[:0], t.open[1:]...)
 				}
 				t.open = append(t.open, openCall{id: d.CallID, name: d.Name, at: e.Time})
 			}
 		case core.EventToolResult:
-			f := core.FactsOf(e)
-			id := f.CallID()
+			// Only the call id (core.FactsOf's CallID of a result): the
+			// result's content is not decoded.
+			var d struct {
+				Message struct {
+					Source struct {
+						CallID string `json:"callId"`
+					} `json:"source"`
+				} `json:"message"`
+			}
+			_ = jsonv2.Unmarshal(e.Data, &d, v1)
+			id := d.Message.Source.CallID
 			for j := range t.open {
 				if t.open[j].id == id {
 					t.open = append(t.open[:j], t.open[j+1:]...)
