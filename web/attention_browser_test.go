@@ -85,7 +85,11 @@ secret = "shh"
 		t.Fatal(err)
 	}
 
-	b := coretest.NewBuilder(t0)
+	// The events are stamped with the service's clock: the service may
+	// first hear of the session by its create (no events) and read the
+	// call from the store — timed from its event then, not its commit —
+	// when its append landed before that read.
+	b := coretest.NewBuilder(clock.UnixMilli())
 	b.TurnStart().StepStart().User("hi").Call("c1", "note", `{"title":"x"}`)
 	e.session(t, "s", b.Events)
 	for s := range seen {
