@@ -13,9 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -368,7 +370,9 @@ type ownAddr struct{ addr, flag string }
 // same host or a name of this machine for it — localhost, a loopback or
 // unspecified address (0.0.0.0, [::]) for a listener on loopback or on
 // every address. Another port on loopback is fine (a relay), and so is any
-// other name: nothing is looked up.
+// other name: nothing is looked up (a service-name port is read from the
+// system's services table). Ports compare as numbers, addresses without
+// their zone.
 func checkURL(raw string, own ...ownAddr) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -376,14 +380,14 @@ func checkURL(raw string, own ...ownAddr) error {
 	}
 	port := u.Port()
 	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		port = u.Scheme
 	}
 	for _, o := range own {
 		if o.addr == "" {
 			continue
 		}
 		lh, lp, err := net.SplitHostPort(o.addr)
-		if err != nil || port != lp {
+		if err != nil || !samePort(port, lp) {
 			continue
 		}
 		if sameHost(u.Hostname(), lh) {
@@ -393,12 +397,43 @@ func checkURL(raw string, own ...ownAddr) error {
 	return nil
 }
 
+// samePort reports whether two ports are one: as numbers ("08080" is
+// 8080), a service name by the system's services table ("http" is 80; no
+// network lookup).
+func samePort(a, b string) bool {
+	num := func(p string) (int, bool) {
+		if n, err := strconv.ParseUint(p, 10, 16); err == nil {
+			return int(n), true
+		}
+		n, err := net.LookupPort("tcp", p)
+		return n, err == nil
+	}
+	na, okA := num(a)
+	nb, okB := num(b)
+	return okA && okB && na == nb
+}
+
+// hostAddr is host as an IP address without its zone ("::1%lo" is ::1),
+// IPv4-mapped ones as IPv4, and whether it is one.
+func hostAddr(h string) (netip.Addr, bool) {
+	if i := strings.IndexByte(h, '%'); i >= 0 {
+		h = h[:i]
+	}
+	a, err := netip.ParseAddr(h)
+	return a.Unmap(), err == nil
+}
+
 // sameHost reports whether a URL's host reaches the listen host: equal
-// names, or a name of this machine (localHost) for a listener on loopback
-// or on every address.
+// names or addresses, or a name of this machine (localHost) for a
+// listener on loopback or on every address.
 func sameHost(h, listen string) bool {
 	if strings.EqualFold(strings.TrimSuffix(h, "."), strings.TrimSuffix(listen, ".")) {
 		return true
+	}
+	if a, ok := hostAddr(h); ok {
+		if b, ok := hostAddr(listen); ok && a == b {
+			return true
+		}
 	}
 	if !localHost(h) {
 		return false
@@ -406,7 +441,7 @@ func sameHost(h, listen string) bool {
 	if listen == "" {
 		return true // every address
 	}
-	if ip := net.ParseIP(listen); ip != nil && ip.IsUnspecified() {
+	if a, ok := hostAddr(listen); ok && a.IsUnspecified() {
 		return true
 	}
 	return localHost(listen)
@@ -421,8 +456,8 @@ func localHost(h string) bool {
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return true
 	}
-	ip := net.ParseIP(h)
-	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+	a, ok := hostAddr(h)
+	return ok && (a.IsLoopback() || a.IsUnspecified())
 }
 
 // ParseQuery parses a query rule's query: the search language, without

@@ -30,6 +30,12 @@ func TestWebhookRefusesPrismsOwnAddresses(t *testing.T) {
 		{"127.0.0.1:8080", "127.0.0.1:4318", "http://localhost:4318/v1/traces", "127.0.0.1:4318 (--otlp-addr)"},
 		{"127.0.0.1:8080", "127.0.0.1:4318", "http://0.0.0.0:4318/v1/traces", "127.0.0.1:4318 (--otlp-addr)"},
 		{"127.0.0.1:8080", ":4318", "http://[::1]:4318/v1/traces", ":4318 (--otlp-addr)"},
+		// Other spellings of the same address and port.
+		{"127.0.0.1:8080", "", "http://[::1%25lo]:8080/x", "127.0.0.1:8080 (--addr)"},
+		{":8080", "", "http://localhost:08080/x", ":8080 (--addr)"},
+		{":http", "", "http://localhost/x", ":http (--addr)"},
+		{"[::1]:8080", "", "http://[0:0:0:0:0:0:0:1]:8080/x", "[::1]:8080 (--addr)"},
+		{"[::ffff:127.0.0.1]:8080", "", "http://127.0.0.1:8080/x", "[::ffff:127.0.0.1]:8080 (--addr)"},
 	}
 	for _, c := range refused {
 		file := "[webhook]\nurl = \"" + c.url + "\"\n"
