@@ -34,6 +34,8 @@ func (st *Store) CreateFork(ctx context.Context, h core.SessionHeader, seed []co
 		}
 		return err
 	}
+	created := false
+	defer func() { settle(created) }() // deferred: a panic below settles too
 	now := st.now().UnixMilli()
 	err = st.write(ctx, func(t *wtx) error {
 		if err := t.lock(ctx, []string{h.ID}); err != nil {
@@ -61,7 +63,7 @@ func (st *Store) CreateFork(ctx context.Context, h core.SessionHeader, seed []co
 		}
 		return nil
 	})
-	settle(err == nil)
+	created = err == nil
 	if _, taken := takenSession(err); taken {
 		return store.ForkIDTaken(note.Session, h.ID)
 	}

@@ -17,14 +17,16 @@ func (st *Store) CreateSession(ctx context.Context, h core.SessionHeader) error 
 	if err != nil {
 		return err
 	}
+	// A refused create gives the lock back only when it took it and no
+	// create of the id beside it succeeded (owner.settle): a session this
+	// node runs keeps its lock. Deferred, so a panic below settles too.
+	created := false
+	defer func() { settle(created) }()
 	if st.own.claimed != nil {
 		st.own.claimed(h.ID)
 	}
 	err = st.submit(ctx, &request{create: true, sessionID: h.ID, header: h})
-	// A refused create gives the lock back only when it took it and no
-	// create of the id beside it succeeded (owner.settle): a session this
-	// node runs keeps its lock.
-	settle(err == nil)
+	created = err == nil
 	return err
 }
 
