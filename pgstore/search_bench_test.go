@@ -236,10 +236,7 @@ func BenchmarkSearch(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			mode := pgx.QueryExecModeCacheStatement
-			if words {
-				mode = pgx.QueryExecModeExec
-			}
+			mode := searchMode(words)
 			floor, fargs := floorSQL(q, plan.Order, plan.After)
 			rowsFloor, rargs := rowsFloorSQL(q, plan.After)
 			for _, x := range []struct {
@@ -256,10 +253,10 @@ func BenchmarkSearch(b *testing.B) {
 				}
 				b.Logf("%s %q, %s:\n%s\n%s", tc.name, tc.q, x.what, x.sql, plan)
 			}
-			if words && !explained[tc.name+"page"] {
+			if plan.Order == store.OrderRank && !explained[tc.name+"page"] {
 				// The page, read by the ids the first statement chose.
 				explained[tc.name+"page"] = true
-				ids, keys, _, err := topIDs(ctx, st.pool, query, args, tc.order)
+				ids, keys, _, err := topIDs(ctx, st.pool, query, args)
 				if err != nil {
 					b.Fatal(err)
 				}
