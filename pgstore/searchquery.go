@@ -268,7 +268,7 @@ func (s *searchSQL) newestPage(p store.SearchPlan, hidden bool, col string) stri
 const pageSession = " CROSS JOIN LATERAL (SELECT s.title, s.status, s.header FROM sessions s WHERE s.id = d.session_id OFFSET 0) s"
 
 // rankedTop is a query by rank: the most recent p.Candidates matching
-// documents (walked newest first, as newestTop does, and cut there) are
+// documents (walked newest first, as newestPage does, and cut there) are
 // ranked by ts_rank, and the best page after the cursor kept in top.
 // among counts the candidates (p.Candidates when the bound was reached).
 func (s *searchSQL) rankedTop(p store.SearchPlan) (with, among string) {
