@@ -166,7 +166,7 @@ func explain(ctx context.Context, st *Store, query string, args []any) (string, 
 // snippets. Beside the wall-clock figures it reports this process's CPU
 // per search and per floor (cpu-us, floor-cpu-us: the client's work,
 // which a loaded machine does not stretch). It logs EXPLAIN (ANALYZE,
-// BUFFERS) of each class's query, its page and its floor (-v).
+// BUFFERS) of each class's query (its whole page) and its floor (-v).
 // The tables are VACUUMed and ANALYZEd after the fill, as autovacuum would
 // (a GIN index's pending list merged: left to chance, it made a rare
 // word's index scan read 4 or 164 buffers from one run to the next). The size
@@ -254,19 +254,6 @@ func BenchmarkSearch(b *testing.B) {
 					b.Fatalf("EXPLAIN %s: %v", x.what, err)
 				}
 				b.Logf("%s %q, %s:\n%s\n%s", tc.name, tc.q, x.what, x.sql, plan)
-			}
-			if plan.Order == store.OrderRank && !explained[tc.name+"page"] {
-				// The page, read by the ids the first statement chose.
-				explained[tc.name+"page"] = true
-				ids, keys, _, err := topIDs(ctx, st.pool, query, args)
-				if err != nil {
-					b.Fatal(err)
-				}
-				plan, err := explain(ctx, st, pageByIDsSQL, []any{ids, keys})
-				if err != nil {
-					b.Fatalf("EXPLAIN page: %v", err)
-				}
-				b.Logf("%s %q, page:\n%s", tc.name, tc.q, plan)
 			}
 			if !words && !explained[tc.name+"prepared"] {
 				// Prepared once per connection: its 6th execution, after
