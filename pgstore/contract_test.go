@@ -83,7 +83,8 @@ var pgEngine = storetest.Engine{
 	Unindex: func(t testing.TB, st storetest.Store) {
 		t.Helper()
 		for _, q := range []string{"DROP TABLE search_docs", "DROP TABLE search_sessions", "DELETE FROM migrations WHERE name = '0005_search.sql'",
-			"DELETE FROM migrations WHERE name = '0015_search_snippets.sql'", "DELETE FROM migrations WHERE name = '0016_search_cards.sql'"} {
+			"DELETE FROM migrations WHERE name = '0015_search_snippets.sql'", "DELETE FROM migrations WHERE name = '0016_search_cards.sql'",
+			"DELETE FROM migrations WHERE name = '0017_search_sections.sql'"} {
 			if _, err := st.(*Store).pool.Exec(context.Background(), q); err != nil {
 				t.Fatalf("%s: %v", q, err)
 			}

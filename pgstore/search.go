@@ -16,8 +16,9 @@ import (
 // tokenizer and Extract (shared with the SQLite store, whose
 // db.searchVersion moves with it) and how this file files their output.
 // Open reindexes the sessions indexed under another version.
-// Version 2 keeps each document's query-free snippet (search_docs.snip).
-const searchVersion = 2
+// Version 2 keeps each document's query-free snippet (search_docs.snip);
+// version 3 its sections (search_docs.secs, searchsecs.go).
+const searchVersion = 3
 
 // tsvector's limits: a position is at most maxPos (later words share it),
 // and a term keeps at most maxPositions positions.
@@ -116,6 +117,9 @@ type docRow struct {
 	code                        string
 	terms                       *termVector
 	plain                       search.Plain // what its query-free snippet is made from
+	// secs are its sections (a card's call's, then its result's): what
+	// its snippet is made from when a query has words to mark.
+	secs []search.Section
 	// ord is a card's ordinal among this transaction's cards of its call
 	// id (0 for any other document): insertDocsSQL adds the cards filed
 	// before.
@@ -131,6 +135,7 @@ type resultOp struct {
 	code            string
 	terms           string
 	plain           string // its search.Plain as JSON, merged after its card's
+	secs            []byte // its sections (encodeSections), appended to its card's
 }
 
 // searchIndex is what a write transaction adds to the search index,
@@ -155,7 +160,7 @@ func (x *searchIndex) indexEvent(id string, e *core.Event, facts *core.EventFact
 		return
 	case search.RoleCall:
 		d := &docRow{session: id, seq: e.Seq, kind: search.KindCall, callID: p.CallID, tool: p.Tool, resultSeq: -1, time: e.Time, terms: vectorOf(p.Sections),
-			plain: search.PlainOf(p.Sections)}
+			plain: search.PlainOf(p.Sections), secs: p.Sections}
 		x.docs = append(x.docs, d)
 		if x.cards == nil {
 			x.cards = map[cardKey][]*docRow{}
@@ -171,6 +176,7 @@ func (x *searchIndex) indexEvent(id string, e *core.Event, facts *core.EventFact
 				c.resultSeq, c.failed, c.code = e.Seq, p.IsError, p.Code
 				c.terms.add(p.Sections)
 				c.plain = c.plain.Then(search.PlainOf(p.Sections))
+				c.secs = append(c.secs[:len(c.secs):len(c.secs)], p.Sections...)
 				return
 			}
 		}
@@ -180,11 +186,11 @@ func (x *searchIndex) indexEvent(id string, e *core.Event, facts *core.EventFact
 		r.pos = 1 // a gap after the card's terms it is appended to
 		r.add(p.Sections)
 		x.results = append(x.results, resultOp{session: id, callID: p.CallID, seq: e.Seq, time: e.Time, failed: p.IsError, code: p.Code, terms: r.String(),
-			plain: search.PlainOf(p.Sections).Encode()})
+			plain: search.PlainOf(p.Sections).Encode(), secs: encodeSections(p.Sections)})
 		return
 	}
 	x.docs = append(x.docs, &docRow{session: id, seq: e.Seq, kind: p.Kind, resultSeq: -1, time: e.Time, failed: p.IsError, code: p.Code, terms: vectorOf(p.Sections),
-		plain: search.PlainOf(p.Sections)})
+		plain: search.PlainOf(p.Sections), secs: p.Sections})
 }
 
 func (x *searchIndex) empty() bool { return len(x.docs) == 0 && len(x.results) == 0 }
@@ -193,11 +199,12 @@ func (x *searchIndex) empty() bool { return len(x.docs) == 0 && len(x.results) =
 // ordinal among its session's cards of its call id) is its ordinal among
 // this transaction's (o) after the cards filed before it: the statement's
 // snapshot holds those, not the rows it inserts.
-const insertDocsSQL = `INSERT INTO search_docs (session_id, seq, kind, call_id, tool, result_seq, error, time, terms, snip, card)
+const insertDocsSQL = `INSERT INTO search_docs (session_id, seq, kind, call_id, tool, result_seq, error, time, terms, snip, card, secs)
 	SELECT s, q, k, CASE WHEN k = 'call' THEN c END, NULLIF(tl, ''), NULLIF(r, -1), CASE WHEN f THEN e END, ti, v::tsvector, sn::jsonb,
-		CASE WHEN k = 'call' THEN o + (SELECT count(*) FROM search_docs x WHERE x.session_id = u.s AND x.call_id = u.c)::int ELSE 0 END
-	FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::boolean[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::int[])
-		AS u(s, q, k, c, tl, r, f, e, ti, v, sn, o)`
+		CASE WHEN k = 'call' THEN o + (SELECT count(*) FROM search_docs x WHERE x.session_id = u.s AND x.call_id = u.c)::int ELSE 0 END, sc
+	FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::boolean[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::int[],
+		$13::bytea[])
+		AS u(s, q, k, c, tl, r, f, e, ti, v, sn, o, sc)`
 
 // queueDocs queues the insert of the documents.
 func (x *searchIndex) queueDocs(b *pgx.Batch) {
@@ -206,7 +213,9 @@ func (x *searchIndex) queueDocs(b *pgx.Batch) {
 	seq, result, at := make([]int64, n), make([]int64, n), make([]int64, n)
 	failed := make([]bool, n)
 	ord := make([]int32, n)
+	secs := make([][]byte, n)
 	for i, d := range x.docs {
+		secs[i] = encodeSections(d.secs)
 		session[i], kind[i], call[i], tool[i], code[i], terms[i] = d.session, d.kind, d.callID, d.tool, d.code, d.terms.String()
 		seq[i], result[i], at[i], failed[i], ord[i] = d.seq, d.resultSeq, d.time, d.failed, d.ord
 		// A card that waits for its result keeps its call's snippet
@@ -218,7 +227,7 @@ func (x *searchIndex) queueDocs(b *pgx.Batch) {
 			plain[i] = d.plain.Reduced().Encode()
 		}
 	}
-	b.Queue(insertDocsSQL, session, seq, kind, call, tool, result, failed, code, at, terms, plain, ord)
+	b.Queue(insertDocsSQL, session, seq, kind, call, tool, result, failed, code, at, terms, plain, ord, secs)
 }
 
 // pairResultSQL files a tool result whose card an earlier transaction
@@ -232,14 +241,14 @@ const pairResultSQL = `WITH open AS (
 		SELECT id FROM search_docs WHERE session_id = $1 AND call_id = $2 AND seq < $3 AND result_seq IS NULL
 		ORDER BY seq DESC LIMIT 1),
 	done AS (
-		UPDATE search_docs d SET result_seq = $3, error = $4, terms = d.terms || $5::tsvector, snip = $7::jsonb || d.snip
+		UPDATE search_docs d SET result_seq = $3, error = $4, terms = d.terms || $5::tsvector, snip = $7::jsonb || d.snip, secs = d.secs || $8::bytea
 		FROM open WHERE d.id = open.id RETURNING d.id),
 	cards AS (
 		SELECT EXISTS (SELECT 1 FROM search_docs WHERE session_id = $1 AND call_id = $2 AND seq < $3) AS any),
 	ins AS (
-		INSERT INTO search_docs (session_id, seq, kind, call_id, result_seq, error, time, terms, snip, card)
+		INSERT INTO search_docs (session_id, seq, kind, call_id, result_seq, error, time, terms, snip, card, secs)
 		SELECT $1, $3, CASE WHEN cards.any THEN 'event' ELSE 'call' END, CASE WHEN cards.any THEN NULL ELSE $2 END,
-			CASE WHEN cards.any THEN NULL ELSE $3::bigint END, $4, $6, $5::tsvector, $7::jsonb, CASE WHEN cards.any THEN 0 ELSE 1 END
+			CASE WHEN cards.any THEN NULL ELSE $3::bigint END, $4, $6, $5::tsvector, $7::jsonb, CASE WHEN cards.any THEN 0 ELSE 1 END, $8::bytea
 		FROM cards WHERE NOT EXISTS (SELECT 1 FROM open)
 		RETURNING kind)
 	UPDATE search_docs d SET card = d.card + 1
@@ -252,7 +261,7 @@ func (x *searchIndex) queueResults(b *pgx.Batch) {
 		if r.failed {
 			code = &r.code
 		}
-		b.Queue(pairResultSQL, r.session, r.callID, r.seq, code, r.terms, r.time, r.plain)
+		b.Queue(pairResultSQL, r.session, r.callID, r.seq, code, r.terms, r.time, r.plain, r.secs)
 	}
 }
 

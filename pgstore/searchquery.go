@@ -7,9 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"prism/core"
 	"prism/core/search"
 	"prism/store"
 )
@@ -194,59 +192,42 @@ func (s *searchSQL) docsFrom() string {
 	return " FROM search_docs d"
 }
 
-// pageSQL reads the page's documents whole (hitCols), in the page's order,
-// from top (its ids and sort keys, best first): the columns are computed
-// for the page only, not for every match a sort passes over. With each
-// document come what its snippet is made from (store.HitSeqs): its
-// session's header for a session's own document, else the type, data and
-// surface op of its event and of a card's result event — all that
-// core/search.Extract reads of an event.
-const pageSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 THEN s.header END, " +
-	"e1.type, e1.data, e1.surface_op, e2.type, e2.data, e2.surface_op " +
-	"FROM top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id " +
-	"LEFT JOIN events e1 ON e1.session_id = d.session_id AND e1.seq = d.seq " +
-	"LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq " +
-	"ORDER BY top.key DESC, d.id DESC"
-
-// pagePlainSQL is pageSQL for a query without words to mark: each
-// document comes with the query-free snippet it was filed with
-// (core/search.Plain), not its events.
-const pagePlainSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 THEN s.header END, d.snip " +
-	"FROM top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id " +
-	"ORDER BY top.key DESC, d.id DESC"
-
-// newestTop is a query in time order: the matching documents newest
-// first, read straight from search_docs in the order of an index, so the
-// planner walks search_docs_time_idx (or a tool's or error's index) and
-// stops at the page — no sort key is computed for the other matches. The
-// cursor's time bound (d.time <= key) is an index condition. It returns
-// the CTEs that end in top (the page's ids and sort keys, one more than
-// the page) and the expression that counts the candidates ("0").
-//
-// newestTop's statement is one of operators alone, prepared once per
-// connection: its cursor is written as values the planner cannot see
-// (newestIDs' hidden).
-func (s *searchSQL) newestTop(p store.SearchPlan) (with, among string) {
-	return "WITH top AS (" + s.newestIDs(p, true) + ") ", "0"
+// snippetCol is the column of search_docs a page reads for its snippets:
+// the sections when the query has words to mark, else the query-free
+// snippet.
+func snippetCol(marks bool) string {
+	if marks {
+		return "secs"
+	}
+	return "snip"
 }
 
-// newestIDs is newestTop's query alone: the ids and sort keys of the
-// page, newest first. The limit (store.PlanSearch bounds it) is written
-// into the statement, not bound: a statement of operators alone is
-// prepared, and with a bound LIMIT PostgreSQL's generic plan is costed for
-// a tenth of the matches, so at a million events it kept planning the
-// statement at every search (0 generic plans in 10, 0.2-0.3 ms each).
+// newestPage is a query in time order, whole in one statement: the
+// matching documents newest first, read straight from search_docs in the
+// order of an index, so the planner walks search_docs_time_idx (or a
+// tool's or error's index) and stops at the page — no sort key is
+// computed for the other matches — with the columns a page shows (and
+// col, snippetCol's), each session's read for the page's rows alone. The
+// cursor's time bound (d.time <= key) is an index condition. The page is
+// one more than plan.Limit; its candidates are counted as 0.
 //
-// With hidden set (a prepared statement) the cursor's values are each
-// read by a subquery (an InitPlan), which the planner estimates without
-// the value whether it plans for the values or generically: with the
-// values bound as plain parameters, the plan for a page's values (its
-// time near the newest) was always costed below the generic one, so
-// PostgreSQL planned the statement again at every page after the first
-// (0 generic plans in 10 at a million events; planning 0.46-0.50 ms
-// against an execution of 0.10). A statement with words is planned for
-// its values every time and sees them.
-func (s *searchSQL) newestIDs(p store.SearchPlan, hidden bool) string {
+// The limit (store.PlanSearch bounds it) is written into the statement,
+// not bound: a statement of operators alone is prepared, and with a bound
+// LIMIT PostgreSQL's generic plan is costed for a tenth of the matches, so
+// at a million events it kept planning the statement at every search (0
+// generic plans in 10, 0.2-0.3 ms each).
+//
+// With hidden set (a statement of operators alone, prepared once per
+// connection) the cursor's values are each read by a subquery (an
+// InitPlan), which the planner estimates without the value whether it
+// plans for the values or generically: with the values bound as plain
+// parameters, the plan for a page's values (its time near the newest) was
+// always costed below the generic one, so PostgreSQL planned the
+// statement again at every page after the first (0 generic plans in 10 at
+// a million events; planning 0.46-0.50 ms against an execution of 0.10).
+// A statement with words is planned for its values every time and sees
+// them.
+func (s *searchSQL) newestPage(p store.SearchPlan, hidden bool, col string) string {
 	conds := s.matchConds()
 	if a := p.After; a != nil {
 		k, doc := s.arg(int64(a.Key)), s.arg(a.Doc)
@@ -255,11 +236,21 @@ func (s *searchSQL) newestIDs(p store.SearchPlan, hidden bool) string {
 		}
 		conds = append(conds, "d.time <= "+k, "(d.time < "+k+" OR d.id < "+doc+")")
 	}
-	return "SELECT d.id, d.time::float8 AS key" + s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + strconv.Itoa(p.Limit+1)
+	return "SELECT " + hitCols + ", d.key, 0, CASE WHEN d.seq < 0 THEN s.header END, d." + col + " FROM (" +
+		"SELECT d.id, d.session_id, d.seq, d.kind, d.call_id, d.card, d.tool, d.result_seq, d.error, d.time, d." + col + ", d.time::float8 AS key" +
+		s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + strconv.Itoa(p.Limit+1) + ") d" + pageSession + " ORDER BY d.key DESC, d.id DESC"
 }
 
+// pageSession joins each row of a page (d) to its session (s), looked up
+// by its key row by row: a subquery the planner cannot merge into the
+// statement (OFFSET 0), so it is planned as one nested loop over the
+// page's rows and sessions_pkey. As a plain join it was planned as a hash
+// join over a scan of every session (0.1 ms at 300 sessions), and planned
+// at three times the cost.
+const pageSession = " CROSS JOIN LATERAL (SELECT s.title, s.status, s.header FROM sessions s WHERE s.id = d.session_id OFFSET 0) s"
+
 // rankedTop is a query by rank: the most recent p.Candidates matching
-// documents (walked newest first, as newestTop does, and cut there) are
+// documents (walked newest first, as newestPage does, and cut there) are
 // ranked by ts_rank, and the best page after the cursor kept in top.
 // among counts the candidates (p.Candidates when the bound was reached).
 func (s *searchSQL) rankedTop(p store.SearchPlan) (with, among string) {
@@ -276,18 +267,11 @@ func (s *searchSQL) rankedTop(p store.SearchPlan) (with, among string) {
 	return b.String(), "(SELECT count(*) FROM r)"
 }
 
-// topIDsSQL ends a query's CTEs (newestTop's, rankedTop's) with one row:
-// the candidates' count and the page's ids and sort keys, best first.
-const topIDsSQL = "SELECT %s, coalesce(array_agg(id ORDER BY key DESC, id DESC), '{}'), coalesce(array_agg(key ORDER BY key DESC, id DESC), '{}') FROM top"
-
-// pageByIDsSQL is pageSQL over the ids and sort keys a query of words
-// chose (topIDs): the same statement whatever the words, prepared once per
-// connection; pageByIDsPlainSQL is pagePlainSQL's, for a query whose words
-// are all excluded (nothing to mark).
-var (
-	pageByIDsSQL      = "WITH top AS (SELECT * FROM unnest($1::bigint[], $2::float8[]) AS t(id, key)) " + fmt.Sprintf(pageSQL, "0")
-	pageByIDsPlainSQL = "WITH top AS (SELECT * FROM unnest($1::bigint[], $2::float8[]) AS t(id, key)) " + fmt.Sprintf(pagePlainSQL, "0")
-)
+// rankedPageSQL ends a ranked query's CTEs (rankedTop's) with its page,
+// read whole (hitCols, the candidates' count, and the column of
+// search_docs its snippets are made from, snippetCol's), best first.
+const rankedPageSQL = "SELECT " + hitCols + ", top.key, %s, CASE WHEN d.seq < 0 THEN s.header END, d.%s " +
+	"FROM top JOIN search_docs d ON d.id = top.id" + pageSession + " ORDER BY top.key DESC, d.id DESC"
 
 // whereSQL returns " WHERE …" for the conditions, or "".
 func whereSQL(conds []string) string {
@@ -297,67 +281,49 @@ func whereSQL(conds []string) string {
 	return " WHERE " + strings.Join(conds, " AND ")
 }
 
-// querySQL compiles a parsed query for the plan's order. A query of
-// operators alone (tool:, error:, …) is one statement that chooses its
-// page and reads it whole (pagePlainSQL: no words to mark), prepared
-// once per connection: it walks the same index whatever its values, and planning the page's joins costs several times the query
-// itself. A query with words (words true) is planned for its values every
-// time (a cached generic plan cannot tell a rare word, for the GIN index,
-// from a common one, for the time index), so it only chooses the page
-// (topIDsSQL) and the page is read by pageByIDsSQL, prepared.
+// querySQL compiles a parsed query for the plan's order into one
+// statement that chooses its page and reads it whole, with what its
+// snippets are made from (snippetCol): in time order newestPage, by rank
+// rankedTop's CTEs and rankedPageSQL. A query of operators alone (words
+// false; always in time order) is prepared once per connection: it walks
+// the same index whatever its values, and planning the page's join costs
+// several times the query itself. A query with words (words true) is
+// planned for its values every time (a cached generic plan cannot tell a
+// rare word, for the GIN index, from a common one, for the time index).
+// A ranked query was once two statements (the page's ids planned for
+// their values, then a prepared page that read and decoded the hits'
+// events): with the hits' sections filed in search_docs the page is one
+// join more, and one statement spends less of this process's CPU per
+// search (about 80 µs at 100k events) and one round trip less.
 func querySQL(q *search.Query, o store.SearchOptions) (sql string, args []any, plan store.SearchPlan, words bool, err error) {
 	s := compile(q)
 	plan, err = store.PlanSearch(o, s.match != "")
 	if err != nil {
 		return "", nil, plan, false, err
 	}
-	var with, among string
-	switch {
-	case plan.Order == store.OrderRank:
-		with, among = s.rankedTop(plan)
-	case s.words:
-		// The ids alone, as rows: planned as cheaply as the bare query.
-		return s.newestIDs(plan, false), s.args, plan, true, nil
-	default:
-		with, among = s.newestTop(plan)
+	if plan.Order == store.OrderRank {
+		with, among := s.rankedTop(plan)
+		return with + fmt.Sprintf(rankedPageSQL, among, snippetCol(len(q.Highlights()) > 0)), s.args, plan, true, nil
 	}
-	if s.words {
-		return with + fmt.Sprintf(topIDsSQL, among), s.args, plan, true, nil
-	}
-	// Operators alone: no words to mark.
-	return with + fmt.Sprintf(pagePlainSQL, among), s.args, plan, false, nil
+	return s.newestPage(plan, !s.words, snippetCol(len(q.Highlights()) > 0)), s.args, plan, s.words, nil
 }
 
-// topIDs runs querySQL's query of a search with words: the page's ids and
-// sort keys, and how many candidates a ranked one had (topIDsSQL's one
-// row; a time-ordered one returns newestIDs' rows).
-func topIDs(ctx context.Context, pool *pgxpool.Pool, query string, args []any, order string) (ids []int64, keys []float64, among int, err error) {
-	all := append([]any{pgx.QueryExecModeExec}, args...)
-	if order == store.OrderRank {
-		err = pool.QueryRow(ctx, query, all...).Scan(&among, &ids, &keys)
-		return ids, keys, among, err
+// searchMode is how Search runs querySQL's statement: one with words
+// planned for its values at every execution (an unnamed statement whose
+// result types pgx caches, so its rows come in the binary format in one
+// round trip), one of operators alone prepared once per connection.
+func searchMode(words bool) pgx.QueryExecMode {
+	if words {
+		return pgx.QueryExecModeCacheDescribe
 	}
-	rows, err := pool.Query(ctx, query, all...)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var key float64
-		if err := rows.Scan(&id, &key); err != nil {
-			return nil, nil, 0, err
-		}
-		ids, keys = append(ids, id), append(keys, key)
-	}
-	return ids, keys, 0, rows.Err()
+	return pgx.QueryExecModeCacheStatement
 }
 
 // Search runs a parsed query over the index and returns a page of hits
 // with their snippets, read in one statement (one snapshot): every hit is
-// a committed document whose events exist. Words are ranked by ts_rank
-// (the SQLite store ranks by BM25: the orders of equally good hits may
-// differ), among the most recent store.RankCandidates matches.
+// a committed document whose events exist. Words are ranked by
+// ts_rank (the SQLite store ranks by BM25: the orders of equally good hits
+// may differ), among the most recent store.RankCandidates matches.
 func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error) {
 	all, plan, among, err := st.pageRows(ctx, q, o)
 	if err != nil {
@@ -377,12 +343,14 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 		switch {
 		case r.plain != nil:
 			r.hit.Snippet = r.plain.Snippet()
-		case len(hl) == 0 && r.hit.Seq >= 0:
+		case !r.sectioned:
+			// Filed without what its snippet is made from (by an older
+			// version, or an older node): read from the log.
 			secs, err := st.hitSections(ctx, &r.hit)
 			if err != nil {
 				return store.SearchPage{}, translate(err, "search: snippet of session "+r.hit.SessionID)
 			}
-			r.hit.Snippet = search.MakeSnippet(secs, nil)
+			r.hit.Snippet = search.MakeSnippet(secs, hl)
 		default:
 			r.hit.Snippet = search.MakeSnippet(r.secs, hl)
 		}
@@ -395,17 +363,20 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 // snippet is made from.
 type pageRow struct {
 	hitRow
-	// secs are the sections of a hit with words to mark, made from the
-	// row's session header or events (sectioned: they were made).
+	// secs are the sections of a hit with words to mark (as filed, or its
+	// session's title and cwd), or of a session's own document (sectioned:
+	// they were read).
 	secs      []search.Section
 	sectioned bool
 	// plain is the query-free snippet a hit without words to mark was
-	// filed with (nil: filed without one, read from the log by Search).
+	// filed with.
 	plain *search.Plain
-	// Neither is made for the look-ahead row: only its cursor is used.
+	// When a row brings neither (filed without them), Search reads its
+	// events; none is made for the look-ahead row: only its cursor is
+	// used.
 }
 
-// pageRows runs a search's statements and returns the page's rows and the
+// pageRows runs a search's statement and returns the page's rows and the
 // look-ahead row after them (plan.Limit+1 at most), each with what its
 // snippet is made from, and how many candidates a ranked search had.
 func (st *Store) pageRows(ctx context.Context, q *search.Query, o store.SearchOptions) (all []pageRow, plan store.SearchPlan, among int, err error) {
@@ -413,43 +384,26 @@ func (st *Store) pageRows(ctx context.Context, q *search.Query, o store.SearchOp
 	if err != nil {
 		return nil, plan, 0, err
 	}
-	var rows pgx.Rows
-	if words {
-		// The page's ids, then the page: two statements, each a snapshot
-		// of its own. A document deleted between them (its session
-		// deleted, its log replaced) is missing from the page; every hit
-		// shown is one whose events exist.
-		var ids []int64
-		var keys []float64
-		if ids, keys, among, err = topIDs(ctx, st.pool, query, args, plan.Order); err != nil {
-			return nil, plan, 0, translate(err, "search")
-		}
-		page := pageByIDsSQL
-		if len(q.Highlights()) == 0 {
-			page = pageByIDsPlainSQL
-		}
-		rows, err = st.pool.Query(ctx, page, pgx.QueryExecModeCacheStatement, ids, keys)
-	} else {
-		rows, err = st.pool.Query(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
-	}
+	marks := len(q.Highlights()) > 0
+	rows, err := st.pool.Query(ctx, query, append([]any{searchMode(words)}, args...)...)
 	if err != nil {
 		return nil, plan, 0, translate(err, "search")
 	}
-	hl := q.Highlights()
 	// The rows are scanned into one set of targets (not a set allocated
 	// for each row), and each kept as a pageRow.
 	var sc struct {
 		hitRow
-		among              int
-		code, header, snip *string
-		e                  [2]nullEvent
+		among        int
+		code, header *string
+		snip         *string
+		secs         nullBytes
 	}
 	dest := []any{&sc.doc, &sc.hit.SessionID, &sc.hit.Seq, &sc.hit.Kind, &sc.hit.CallID, &sc.hit.Card, &sc.hit.Tool,
 		&sc.hit.ResultSeq, &sc.code, &sc.hit.Time, &sc.hit.SessionTitle, &sc.hit.SessionStatus, &sc.key, &sc.among, &sc.header}
-	if len(hl) == 0 {
-		dest = append(dest, &sc.snip)
+	if marks {
+		dest = append(dest, &sc.secs)
 	} else {
-		dest = append(dest, append(sc.e[0].dest(), sc.e[1].dest()...)...)
+		dest = append(dest, &sc.snip)
 	}
 	n := 0
 	all, err = pgx.AppendRows(make([]pageRow, 0, plan.Limit+1), rows, func(r pgx.CollectableRow) (pageRow, error) {
@@ -459,49 +413,45 @@ func (st *Store) pageRows(ctx context.Context, q *search.Query, o store.SearchOp
 		n++
 		x := pageRow{hitRow: sc.hitRow}
 		h := &x.hit
-		code, header, snip, e := sc.code, sc.header, sc.snip, &sc.e
-		if code != nil {
-			h.Failed, h.ErrorCode = true, *code
+		if sc.code != nil {
+			h.Failed, h.ErrorCode = true, *sc.code
 		}
 		if n > plan.Limit {
 			return x, nil // the look-ahead row: only its cursor is used
 		}
-		if snip != nil {
-			if p, err := search.DecodePlain(*snip); err == nil {
+		switch {
+		case h.Seq < 0:
+			// A session's own document: its current title and cwd.
+			if x.secs, err = store.HitSections(h, deref(sc.header), nil); err != nil {
+				return x, fmt.Errorf("snippet of session %s: %w", h.SessionID, err)
+			}
+			x.sectioned = true
+		case sc.snip != nil:
+			if p, err := search.DecodePlain(*sc.snip); err == nil {
 				x.plain = &p
-				return x, nil
+			} // else read from the log by Search
+		case sc.secs.valid:
+			if secs, err := decodeSections(nil, sc.secs.b); err == nil {
+				x.secs, x.sectioned = secs, true
 			} // else read from the log by Search
 		}
-		if len(hl) == 0 && h.Seq >= 0 {
-			return x, nil // filed without a snippet: read from the log by Search
-		}
-		var events []core.Event
-		for i, seq := range []int64{h.Seq, h.ResultSeq} {
-			ev, ok, err := e[i].event(seq)
-			if err != nil {
-				return x, err
-			}
-			if ok {
-				events = append(events, ev)
-			}
-		}
-		if x.secs, err = store.HitSections(h, deref(header), events); err != nil {
-			return x, fmt.Errorf("snippet of session %s: %w", h.SessionID, err)
-		}
-		x.sectioned = true
 		return x, nil
 	})
 	if err != nil {
 		return nil, plan, 0, translate(err, "search")
 	}
-	if !words && len(all) > 0 {
-		among = sc.among // else the first statement counted them
+	if len(all) > 0 {
+		// Every row carries the candidates' count (an empty page, which
+		// no cursor leads to, says none).
+		among = sc.among
 	}
+
 	return all, plan, among, nil
 }
 
 // hitSections reads what a hit's document was built from, for one filed
-// without its query-free snippet (before searchVersion 2 refiled it).
+// without its sections or query-free snippet (before searchVersion 3
+// refiled it, or by an older node).
 func (st *Store) hitSections(ctx context.Context, h *store.SearchHit) ([]search.Section, error) {
 	seqs := store.HitSeqs(h)
 	events, err := queryEvents(ctx, st.pool, len(seqs), eventsSQL+" WHERE session_id = $1 AND seq = ANY($2) ORDER BY seq", h.SessionID, seqs)
@@ -518,39 +468,16 @@ func deref(s *string) string {
 	return *s
 }
 
-// nullEvent is what pageSQL reads of an event for its snippet (its type,
-// data and surface op) from an outer join: all NULL when there is no
-// event.
-type nullEvent struct {
-	typ, surface *string
-	data         reusedBytes // the event's Data, valid until the next row is scanned
+// nullBytes is a bytea column that may be NULL, read into the same buffer
+// row after row: valid until the next row is scanned.
+type nullBytes struct {
+	b     []byte
+	valid bool
 }
-
-// reusedBytes is a column read as bytes into the same buffer row after
-// row: an event's data is decoded for the row's snippet and not kept.
-type reusedBytes []byte
 
 // ScanBytes implements pgtype.BytesScanner: it keeps a copy of v (valid
-// only during the call) in its buffer.
-func (b *reusedBytes) ScanBytes(v []byte) error {
-	*b = append((*b)[:0], v...)
+// only during the call) in its buffer; v nil is NULL.
+func (n *nullBytes) ScanBytes(v []byte) error {
+	n.b, n.valid = append(n.b[:0], v...), v != nil
 	return nil
-}
-
-func (n *nullEvent) dest() []any {
-	return []any{&n.typ, &n.data, &n.surface}
-}
-
-// event returns the event at seq, or ok false when the join found none.
-func (n *nullEvent) event(seq int64) (e core.Event, ok bool, err error) {
-	if n.typ == nil {
-		return e, false, nil
-	}
-	e = core.Event{Seq: seq, Type: *n.typ, Data: []byte(n.data)}
-	if n.surface != nil {
-		if e.SurfaceOp, err = store.DecodeSurfaceOp(*n.surface); err != nil {
-			return e, false, fmt.Errorf("event %d: stored surfaceOp: %w", seq, err)
-		}
-	}
-	return e, true, nil
 }

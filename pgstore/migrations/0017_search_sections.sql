@@ -1,0 +1,11 @@
+-- Each document's sections, kept when it is filed (pgstore/searchsecs.go:
+-- each section's column, label and text; a card's call's, then its
+-- result's, which pairResultSQL appends with ||): what the snippet of a
+-- query with words to mark is made from, so a page of hits is read in one
+-- statement without reading and decoding its events. NULL for a session's
+-- own document (its snippet is its current title and cwd) and for a
+-- document filed before this migration: pgstore.searchVersion 3 refiles
+-- every session's documents when the store opens (a search reads a
+-- document still without them, e.g. one filed by an older node, from the
+-- log).
+ALTER TABLE search_docs ADD COLUMN secs bytea;
