@@ -185,6 +185,7 @@ func (w *writer) commitOn(c *sqlite3.SQLiteConn, r *request) (ran bool, commits 
 	if err := t.finish(); err != nil {
 		return notRaw()
 	}
+	w.rawCommits.Add(1)
 	if err := tx.Commit(); err != nil {
 		return true, nil, translate(err, "commit")
 	}

@@ -87,6 +87,9 @@ type writer struct {
 	// indexRequests counts the searches (and others) that handed off to
 	// the writer to file the index's lag (catchUpIndex; tests read it).
 	indexRequests atomic.Int64
+	// rawCommits counts the COMMITs the hot path ran, failed ones too
+	// (rawcommit.go; tests read it).
+	rawCommits atomic.Int64
 
 	lastCallers int // requests in the last group commit
 }
