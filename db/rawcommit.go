@@ -29,6 +29,9 @@ import (
 // connection; the writer owns them (w.mu).
 type rawStmts struct {
 	conn    *sqlite3.SQLiteConn
+	begin   driver.Stmt // BEGIN IMMEDIATE, as the connection's _txlock
+	commit  driver.Stmt
+	abort   driver.Stmt // ROLLBACK
 	version driver.Stmt
 	upd     driver.Stmt
 	ins     [insertRows + 1]driver.Stmt // INSERTs of n events
@@ -50,7 +53,7 @@ func (r *rawStmts) use(c *sqlite3.SQLiteConn) {
 
 // close finalizes the prepared statements (before the connection closes).
 func (r *rawStmts) close() {
-	for _, s := range append([]driver.Stmt{r.version, r.upd}, r.ins[:]...) {
+	for _, s := range append([]driver.Stmt{r.begin, r.commit, r.abort, r.version, r.upd}, r.ins[:]...) {
 		if s != nil {
 			s.Close() //nolint:errcheck
 		}
@@ -58,12 +61,12 @@ func (r *rawStmts) close() {
 	*r = rawStmts{args: r.args[:0]}
 }
 
-// stmt returns *slot, preparing q into it on first use.
-func (r *rawStmts) stmt(slot *driver.Stmt, q string) (driver.Stmt, error) {
+// stmt returns *slot, preparing q() into it on first use.
+func (r *rawStmts) stmt(slot *driver.Stmt, q func() string) (driver.Stmt, error) {
 	if *slot == nil {
-		s, err := r.conn.Prepare(q)
+		s, err := r.conn.Prepare(q())
 		if err != nil {
-			return nil, fmt.Errorf("prepare %q: %w", q, err)
+			return nil, fmt.Errorf("prepare %q: %w", q(), err)
 		}
 		*slot = s
 	}
@@ -100,9 +103,23 @@ func driverValue(a any) (driver.Value, error) {
 	return driver.DefaultParameterConverter.ConvertValue(a)
 }
 
+// run executes the argument-less statement in *slot, prepared from q.
+func (r *rawStmts) run(slot *driver.Stmt, q string) error {
+	s, err := r.stmt(slot, func() string { return q })
+	if err != nil {
+		return err
+	}
+	return r.exec(s, nil)
+}
+
+// rollback ends the transaction, dropping what it wrote.
+func (r *rawStmts) rollback() {
+	r.run(&r.abort, "ROLLBACK") //nolint:errcheck
+}
+
 // dataVersion reads PRAGMA data_version on the raw connection.
 func (r *rawStmts) dataVersion() (int64, error) {
-	s, err := r.stmt(&r.version, "PRAGMA data_version")
+	s, err := r.stmt(&r.version, func() string { return "PRAGMA data_version" })
 	if err != nil {
 		return 0, err
 	}
@@ -155,17 +172,16 @@ func (w *writer) commitRaw(r *request) (ran bool, commits []store.Commit, err er
 
 // commitOn is commitRaw's transaction on the driver connection c.
 func (w *writer) commitOn(c *sqlite3.SQLiteConn, r *request) (ran bool, commits []store.Commit, err error) {
-	tx, err := c.BeginTx(context.Background(), driver.TxOptions{})
-	if err != nil {
+	if err := w.raw.run(&w.raw.begin, "BEGIN IMMEDIATE"); err != nil {
 		return true, nil, translate(err, "begin write transaction")
 	}
 	notRaw := func() (bool, []store.Commit, error) {
-		tx.Rollback() //nolint:errcheck
+		w.raw.rollback()
 		return false, nil, nil
 	}
 	v, err := w.raw.dataVersion()
 	if err != nil {
-		tx.Rollback() //nolint:errcheck
+		w.raw.rollback()
 		return true, nil, translate(err, "read data_version")
 	}
 	if v != w.dataVersion || len(w.cache) > 10000 {
@@ -186,7 +202,10 @@ func (w *writer) commitOn(c *sqlite3.SQLiteConn, r *request) (ran bool, commits 
 		return notRaw()
 	}
 	w.rawCommits.Add(1)
-	if err := tx.Commit(); err != nil {
+	if err := w.raw.run(&w.raw.commit, "COMMIT"); err != nil {
+		// SQLite may leave the transaction open after a failed COMMIT;
+		// end it, as database/sql's Tx.Commit does (through the driver).
+		w.raw.rollback()
 		return true, nil, translate(err, "commit")
 	}
 	w.commits.Add(1)

@@ -126,9 +126,16 @@ func TestRawCommitWritesWhatTheGeneralPathWrites(t *testing.T) {
 func TestRawCommitFailuresSurfaceAsBefore(t *testing.T) {
 	ctx := context.Background()
 	hot, general := rawPathStores(t)
-	// The failures, installed by another connection: triggers on events
-	// that refuse a statement or make the COMMIT fail.
+	// The failures, installed by another connection after the hot path
+	// prepared its statements (SQLite prepares them again): triggers on
+	// events that refuse a statement or make the COMMIT fail.
 	for _, st := range []*Store{hot, general} {
+		storetest.MustCreate(t, st, "s")
+		for turn := range 2 {
+			if err := st.AppendEvents(ctx, "s", storetest.TurnEvents(int64(turn*8), turn+1, false)); err != nil {
+				t.Fatal(err)
+			}
+		}
 		other, err := sql.Open("sqlite3", "file:"+st.Path()+"?_busy_timeout=5000&_foreign_keys=1")
 		if err != nil {
 			t.Fatal(err)
@@ -143,11 +150,15 @@ func TestRawCommitFailuresSurfaceAsBefore(t *testing.T) {
 			t.Fatal(err)
 		}
 		other.Close()
-		storetest.MustCreate(t, st, "s")
-		for turn := range 2 {
-			if err := st.AppendEvents(ctx, "s", storetest.TurnEvents(int64(turn*8), turn+1, false)); err != nil {
-				t.Fatal(err)
-			}
+	}
+	if hot.w.rawCommits.Load() == 0 {
+		t.Fatal("the hot path prepared nothing before the schema changed")
+	}
+	// The first append after another connection's commit reads the
+	// session again (the general path); the next goes the hot path.
+	for _, st := range []*Store{hot, general} {
+		if err := st.AppendEvents(ctx, "s", []core.Event{storetest.Ev(16, core.EventStepStart, `{"turn":3,"step":1}`)}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	for _, c := range []struct {
@@ -155,15 +166,15 @@ func TestRawCommitFailuresSurfaceAsBefore(t *testing.T) {
 		events   []core.Event
 		rawTries int64 // COMMITs the hot path runs for it
 	}{
-		{"statement fails", []core.Event{storetest.Ev(16, "test/statement-fails", `{}`)}, 0},
-		{"commit fails", []core.Event{storetest.Ev(16, core.EventStepStart, `{"turn":3,"step":1}`), storetest.Ev(17, "test/commit-fails", `{}`)}, 1},
-		{"refused: seq gap", []core.Event{storetest.Ev(18, core.EventStepStart, `{"turn":3,"step":1}`)}, 0},
+		{"statement fails", []core.Event{storetest.Ev(17, "test/statement-fails", `{}`)}, 0},
+		{"commit fails", []core.Event{storetest.Ev(17, core.EventStepEnd, `{"turn":3,"step":1}`), storetest.Ev(18, "test/commit-fails", `{}`)}, 1},
+		{"refused: seq gap", []core.Event{storetest.Ev(19, core.EventStepStart, `{"turn":3,"step":2}`)}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var errs [2]string
 			for i, st := range []*Store{hot, general} {
 				beforeRaw := st.w.rawCommits.Load()
-				before := tableRows(t, st.rdb, eventRowsSQL+"")
+				before := tableRows(t, st.rdb, eventRowsSQL)
 				beforeSess := tableRows(t, st.rdb, sessionRowsSQL)
 				err := st.AppendEvents(ctx, "s", c.events)
 				if err == nil {
@@ -186,11 +197,11 @@ func TestRawCommitFailuresSurfaceAsBefore(t *testing.T) {
 			t.Logf("both: %s", errs[0])
 		})
 	}
-	// Nothing was half written: the next good append takes seq 16, on the
+	// Nothing was half written: the next good append takes seq 17, on the
 	// hot path.
 	beforeRaw := hot.w.rawCommits.Load()
 	for _, st := range []*Store{hot, general} {
-		if err := st.AppendEvents(ctx, "s", storetest.TurnEvents(16, 3, false)); err != nil {
+		if err := st.AppendEvents(ctx, "s", storetest.TurnEvents(17, 4, false)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -374,7 +374,7 @@ func (t *wtx) insertRows(n int, args []any) error {
 		return t.parent.insertRows(n, args)
 	}
 	if t.raw != nil {
-		st, err := t.raw.stmt(&t.raw.ins[n], insertEventsSQL(n))
+		st, err := t.raw.stmt(&t.raw.ins[n], func() string { return insertEventsSQL(n) })
 		if err != nil {
 			return err
 		}
@@ -425,7 +425,7 @@ func (t *wtx) finish() error {
 // hot commit path).
 func (t *wtx) updateSession(args ...any) error {
 	if t.raw != nil {
-		st, err := t.raw.stmt(&t.raw.upd, updSessionSQL)
+		st, err := t.raw.stmt(&t.raw.upd, func() string { return updSessionSQL })
 		if err != nil {
 			return err
 		}
