@@ -11,13 +11,7 @@
 // A lone appender that finds the writer idle and nothing queued runs the
 // same transaction and commit on its own goroutine, holding the writer's
 // lock (writer.go, Store.submit): a session's durable steps then do not pay
-// two goroutine hand-offs each. When that append goes to a session the
-// writer holds in its cache, the transaction runs on the write connection's
-// driver handle (sql.Conn.Raw, statements prepared for the connection's
-// life), without database/sql's goroutine per transaction and argument
-// conversion; anything else it meets — a session to read or create, a new
-// title, a refused append, a failed statement, another process's commit —
-// is rolled back and run by the general path (rawcommit.go).
+// two goroutine hand-offs each.
 // The search index lags the log: the writer files committed events in
 // index transactions of its own, and every search has it file what lags
 // first (searchlag.go).

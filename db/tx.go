@@ -104,10 +104,6 @@ type wtx struct {
 	upd     *sql.Stmt
 	sel     *sql.Stmt
 	insSess *sql.Stmt
-	// raw, set on the hot commit path (rawcommit.go), runs the events'
-	// INSERTs and the session row's UPDATE on the driver connection; tx is
-	// nil then, and no other statement may run.
-	raw *rawStmts
 }
 
 func newWtx(w *writer, tx *sql.Tx) *wtx {
@@ -127,9 +123,6 @@ func (t *wtx) bound(slot func(*wtx) **sql.Stmt, s *sql.Stmt) *sql.Stmt {
 	}
 	p := slot(r)
 	if *p == nil {
-		if r.tx == nil {
-			panic("db: a statement other than an event INSERT or a session UPDATE on the raw commit path")
-		}
 		*p = r.tx.Stmt(s)
 	}
 	return *p
@@ -373,13 +366,6 @@ func (t *wtx) insertRows(n int, args []any) error {
 	if t.parent != nil {
 		return t.parent.insertRows(n, args)
 	}
-	if t.raw != nil {
-		st, err := t.raw.stmt(&t.raw.ins[n], func() string { return insertEventsSQL(n) })
-		if err != nil {
-			return err
-		}
-		return t.raw.exec(st, args)
-	}
 	st := t.ins[n]
 	if st == nil {
 		st = t.tx.Stmt(t.w.insEvents[n])
@@ -406,7 +392,7 @@ func (t *wtx) finish() error {
 		if err != nil {
 			return fmt.Errorf("update session %s: %w", id, err)
 		}
-		if err := t.updateSession(core.SummaryVersion, sm.Title, b2i(sm.Titled), sm.Status, b2i(sm.OneShot), sm.LastSeq,
+		if _, err := t.updStmt().Exec(core.SummaryVersion, sm.Title, b2i(sm.Titled), sm.Status, b2i(sm.OneShot), sm.LastSeq,
 			sm.Turns, sm.Steps, sm.Calls, sm.Results, sm.Errors, sm.InputTokens, sm.OutputTokens, sm.FirstTime, sm.LastTime,
 			sm.Awaiting, sm.Model, usage, s.updatedAt(), id); err != nil {
 			return translate(err, "update session "+id)
@@ -419,20 +405,6 @@ func (t *wtx) finish() error {
 		return t.fileImported()
 	}
 	return nil
-}
-
-// updateSession runs updSessionSQL with args (on the raw connection on the
-// hot commit path).
-func (t *wtx) updateSession(args ...any) error {
-	if t.raw != nil {
-		st, err := t.raw.stmt(&t.raw.upd, func() string { return updSessionSQL })
-		if err != nil {
-			return err
-		}
-		return t.raw.exec(st, args)
-	}
-	_, err := t.updStmt().Exec(args...)
-	return err
 }
 
 // commits describes what the transaction changed, per session.

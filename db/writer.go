@@ -61,9 +61,6 @@ type writer struct {
 	// insEvents[n] inserts n events (1 ≤ n ≤ insertRows).
 	insEvents [insertRows + 1]*sql.Stmt
 	idx       *indexStmts // the search index's (search.go)
-	// raw are the hot commit path's statements on the driver connection
-	// (rawcommit.go).
-	raw rawStmts
 	// noIndex appends without the search index: only benchmarks set it,
 	// to measure what the index costs in the same run.
 	noIndex bool
@@ -87,9 +84,6 @@ type writer struct {
 	// indexRequests counts the searches (and others) that handed off to
 	// the writer to file the index's lag (catchUpIndex; tests read it).
 	indexRequests atomic.Int64
-	// rawCommits counts the COMMITs the hot path ran, failed ones too
-	// (rawcommit.go; tests read it).
-	rawCommits atomic.Int64
 
 	lastCallers int // requests in the last group commit
 }
@@ -147,7 +141,6 @@ func (w *writer) closeStmts() {
 			s.Close()
 		}
 	}
-	w.raw.close()
 }
 
 // eventCols is the number of columns insertEventsSQL writes per event.
@@ -198,13 +191,7 @@ func (w *writer) appendInline(ctx context.Context, r *request) (ran bool, err er
 	}
 	lagged := w.lag.events > 0
 	w.lastCallers = 1
-	var results []error
-	var commits []store.Commit
-	if ran, c, err := w.commitRaw(r); ran {
-		results, commits = []error{err}, c
-	} else {
-		results, commits = w.runBatch([]*request{r})
-	}
+	results, commits := w.runBatch([]*request{r})
 	w.notify(commits) // still under w.mu: in commit order
 	w.lastActive = time.Now()
 	err = results[0]
