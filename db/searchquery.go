@@ -361,9 +361,9 @@ type hitRow struct {
 	// when not read, or filed without it).
 	plain *search.Plain
 	// sectioned is set when the row brought its snippet's sections
-	// (secs: readHits).
-	sectioned bool
-	secs      []search.Section
+	// (secs: readHits); stored when they are its stored text.
+	sectioned, stored bool
+	secs              []search.Section
 }
 
 // matchCTE is the words' matches, computed once (MATERIALIZED): joined
@@ -644,10 +644,21 @@ func (e *snipEvent) event(seq int64, appendOp *core.SurfaceOp) (ev core.Event, o
 	return ev, true, nil
 }
 
+// hitTextCol is, after hitPageCols, a document's text (searchtext.go);
+// hitTextJoin joins it and, only for a document without one, its events
+// (hitEventsJoin's).
+const (
+	hitTextCol  = `t.secs`
+	hitTextJoin = " LEFT JOIN search_text t ON t.id = d.id" +
+		" LEFT JOIN events e1 ON t.id IS NULL AND e1.session_id = d.session_id AND e1.seq = d.seq AND d.seq >= 0" +
+		" LEFT JOIN events e2 ON t.id IS NULL AND e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq"
+)
+
 // readHits reads the documents docs whole (hitCols), in that order, each
 // with its sort key, in one statement; the first page of them (the rest
 // only look ahead for the cursor) with their snippet's sections, made from
-// what the same statement read (hitPageCols).
+// what the same statement read: the document's text when it has one
+// (hitTextCol), else its events (hitPageCols).
 func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, page int) ([]hitRow, error) {
 	if len(docs) == 0 {
 		return nil, nil
@@ -656,8 +667,8 @@ func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, pag
 	for i, d := range docs {
 		ids[i] = d
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+hitCols+", "+hitPageCols+" FROM search_docs d JOIN sessions s ON s.id = d.session_id"+
-		hitEventsJoin+" WHERE d.id IN (?"+strings.Repeat(",?", len(docs)-1)+")", ids...)
+	rows, err := tx.QueryContext(ctx, "SELECT "+hitCols+", "+hitPageCols+", "+hitTextCol+" FROM search_docs d JOIN sessions s ON s.id = d.session_id"+
+		hitTextJoin+" WHERE d.id IN (?"+strings.Repeat(",?", len(docs)-1)+")", ids...)
 	if err != nil {
 		return nil, err
 	}
@@ -673,38 +684,51 @@ func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, pag
 	h := &r.hit
 	var errCol, header sql.NullString
 	var e [2]snipEvent
-	dest := append([]any{&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
-		&h.SessionTitle, &h.SessionStatus, &header}, append(e[0].dest(), e[1].dest()...)...)
+	var text, textBuf sql.RawBytes
+	dest := append(append([]any{&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
+		&h.SessionTitle, &h.SessionStatus, &header}, append(e[0].dest(), e[1].dest()...)...), &text)
 	var appendOp core.SurfaceOp
 	evs := make([]core.Event, 0, 2)
 	for rows.Next() {
+		text = textBuf[:0]
 		if err := scanSnipRow(rows, dest, &e); err != nil {
 			return nil, err
+		}
+		if cap(text) > cap(textBuf) {
+			textBuf = text[:0]
 		}
 		i, ok := index[r.doc]
 		if !ok {
 			continue
 		}
 		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
-		r.key, r.secs, r.sectioned = keys[i], nil, false
+		r.key, r.secs, r.sectioned, r.stored = keys[i], nil, false, false
 		if i < page {
-			evs = evs[:0]
-			for j, q := range []int64{h.Seq, h.ResultSeq} {
-				ev, ok, err := e[j].event(q, &appendOp)
-				if err != nil {
-					return nil, err
+			if text != nil && h.Seq >= 0 {
+				// A text that does not decode is set aside: the
+				// snippet is made from the hit's events (hitSections).
+				if secs, err := decodeSections(nil, text); err == nil {
+					r.secs, r.sectioned, r.stored = secs, true, true
 				}
-				if ok {
-					evs = append(evs, ev)
+			} else {
+				evs = evs[:0]
+				for j, q := range []int64{h.Seq, h.ResultSeq} {
+					ev, ok, err := e[j].event(q, &appendOp)
+					if err != nil {
+						return nil, err
+					}
+					if ok {
+						evs = append(evs, ev)
+					}
 				}
-			}
-			// A hit whose events the log lacks is read on its own
-			// (hitSections), which names the one missing.
-			if h.Seq < 0 || len(evs) == len(store.HitSeqs(h)) {
-				if r.secs, err = store.HitSections(h, header.String, evs); err != nil {
-					return nil, err
+				// A hit whose events the log lacks is read on its own
+				// (hitSections), which names the one missing.
+				if h.Seq < 0 || len(evs) == len(store.HitSeqs(h)) {
+					if r.secs, err = store.HitSections(h, header.String, evs); err != nil {
+						return nil, err
+					}
+					r.sectioned = true
 				}
-				r.sectioned = true
 			}
 		}
 		got[i], seen[i] = r, true
