@@ -39,10 +39,10 @@ const (
 	watermarkSQL    = `SELECT x.through, s.last_seq FROM search_sessions x JOIN sessions s ON s.id = x.session_id WHERE x.session_id = ?`
 	setWatermarkSQL = `UPDATE search_sessions SET through = ? WHERE session_id = ?`
 	// A document's text (searchtext.go): written with it, a card's
-	// result's appended to its call's (none when its call's was filed
-	// without it: its snippet is then made from its events).
-	insTextSQL    = `INSERT INTO search_text (id, secs) VALUES (?, ?)`
-	appendTextSQL = `UPDATE search_text SET secs = secs || ? WHERE id = ?`
+	// result's added to its call's (not when its call's was filed without
+	// one: its snippet is then made from its events).
+	insTextSQL    = `INSERT INTO search_text (id, secs, result_secs) VALUES (?, ?, ?)`
+	appendTextSQL = `UPDATE search_text SET result_secs = ? WHERE id = ?`
 )
 
 // indexStmts are the index's prepared statements.
@@ -208,10 +208,10 @@ func (t *wtx) indexDoc(id string, e *core.Event, d *eventDoc) error {
 				if _, err := ix.insFTS.Exec(open, ref.cols[search.ColName], ref.cols[search.ColBody], cols[search.ColMore], cols[search.ColErr]); err != nil {
 					return translate(err, "index the result seq "+fmt.Sprint(e.Seq)+" of session "+id)
 				}
-				text := encodeSections(ref.secs, p.Sections)
+				call, result := encodeText(ref.secs), encodeText(p.Sections)
 				ref.secs = nil
-				if text != nil {
-					if _, err := ix.insText.Exec(open, text); err != nil {
+				if call != nil || result != nil {
+					if _, err := ix.insText.Exec(open, call, result); err != nil {
 						return translate(err, "index the text of result seq "+fmt.Sprint(e.Seq)+" of session "+id)
 					}
 				}
@@ -220,7 +220,7 @@ func (t *wtx) indexDoc(id string, e *core.Event, d *eventDoc) error {
 			if _, err := ix.updResult.Exec(cols[search.ColMore], cols[search.ColErr], open); err != nil {
 				return translate(err, "index the result seq "+fmt.Sprint(e.Seq)+" of session "+id)
 			}
-			if text := encodeSections(p.Sections); text != nil {
+			if text := encodeText(p.Sections); text != nil {
 				if _, err := ix.appendText.Exec(text, open); err != nil {
 					return translate(err, "index the text of result seq "+fmt.Sprint(e.Seq)+" of session "+id)
 				}
@@ -314,8 +314,8 @@ func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultS
 	if _, err := ix.insFTS.Exec(doc, c[0], c[1], c[2], c[3]); err != nil {
 		return translate(err, fmt.Sprintf("index seq %d of session %s", seq, id))
 	}
-	if text := encodeSections(secs); text != nil {
-		if _, err := ix.insText.Exec(doc, text); err != nil {
+	if text := encodeText(secs); text != nil {
+		if _, err := ix.insText.Exec(doc, text, nil); err != nil {
 			return translate(err, fmt.Sprintf("index the text of seq %d of session %s", seq, id))
 		}
 	}

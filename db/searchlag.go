@@ -639,10 +639,10 @@ func (t *wtx) fileUnfiled() error {
 		if _, err := ix.insFTS.Exec(ref.doc, ref.cols[0], ref.cols[1], ref.cols[2], ref.cols[3]); err != nil {
 			return translate(err, fmt.Sprintf("search index: file card %d", ref.doc))
 		}
-		text := encodeSections(ref.secs)
+		text := encodeText(ref.secs)
 		ref.secs = nil
 		if text != nil {
-			if _, err := ix.insText.Exec(ref.doc, text); err != nil {
+			if _, err := ix.insText.Exec(ref.doc, text, nil); err != nil {
 				return translate(err, fmt.Sprintf("search index: file the text of card %d", ref.doc))
 			}
 		}

@@ -644,21 +644,34 @@ func (e *snipEvent) event(seq int64, appendOp *core.SurfaceOp) (ev core.Event, o
 	return ev, true, nil
 }
 
-// hitTextCol is, after hitPageCols, a document's text (searchtext.go);
+// hitTextCols are, after hitPageCols, a document's text (searchtext.go);
 // hitTextJoin joins it and, only for a document without one, its events
 // (hitEventsJoin's).
 const (
-	hitTextCol  = `t.secs`
+	hitTextCols = `t.secs, t.result_secs`
 	hitTextJoin = " LEFT JOIN search_text t ON t.id = d.id" +
 		" LEFT JOIN events e1 ON t.id IS NULL AND e1.session_id = d.session_id AND e1.seq = d.seq AND d.seq >= 0" +
 		" LEFT JOIN events e2 ON t.id IS NULL AND e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq"
 )
 
+// storedText is a column of hitTextCols, read into a buffer reused row
+// after row (nil for NULL).
+type storedText struct{ b, buf sql.RawBytes }
+
+func (t *storedText) reset() { t.b = t.buf[:0] }
+
+// keep keeps the row's buffer when it grew.
+func (t *storedText) keep() {
+	if cap(t.b) > cap(t.buf) {
+		t.buf = t.b[:0]
+	}
+}
+
 // readHits reads the documents docs whole (hitCols), in that order, each
 // with its sort key, in one statement; the first page of them (the rest
 // only look ahead for the cursor) with their snippet's sections, made from
 // what the same statement read: the document's text when it has one
-// (hitTextCol), else its events (hitPageCols).
+// (hitTextCols), else its events (hitPageCols).
 func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, page int) ([]hitRow, error) {
 	if len(docs) == 0 {
 		return nil, nil
@@ -667,7 +680,7 @@ func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, pag
 	for i, d := range docs {
 		ids[i] = d
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+hitCols+", "+hitPageCols+", "+hitTextCol+" FROM search_docs d JOIN sessions s ON s.id = d.session_id"+
+	rows, err := tx.QueryContext(ctx, "SELECT "+hitCols+", "+hitPageCols+", "+hitTextCols+" FROM search_docs d JOIN sessions s ON s.id = d.session_id"+
 		hitTextJoin+" WHERE d.id IN (?"+strings.Repeat(",?", len(docs)-1)+")", ids...)
 	if err != nil {
 		return nil, err
@@ -684,19 +697,20 @@ func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, pag
 	h := &r.hit
 	var errCol, header sql.NullString
 	var e [2]snipEvent
-	var text, textBuf sql.RawBytes
+	var text [2]storedText
+	var td textDecoder
 	dest := append(append([]any{&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
-		&h.SessionTitle, &h.SessionStatus, &header}, append(e[0].dest(), e[1].dest()...)...), &text)
+		&h.SessionTitle, &h.SessionStatus, &header}, append(e[0].dest(), e[1].dest()...)...), &text[0].b, &text[1].b)
 	var appendOp core.SurfaceOp
 	evs := make([]core.Event, 0, 2)
 	for rows.Next() {
-		text = textBuf[:0]
+		text[0].reset()
+		text[1].reset()
 		if err := scanSnipRow(rows, dest, &e); err != nil {
 			return nil, err
 		}
-		if cap(text) > cap(textBuf) {
-			textBuf = text[:0]
-		}
+		text[0].keep()
+		text[1].keep()
 		i, ok := index[r.doc]
 		if !ok {
 			continue
@@ -704,10 +718,14 @@ func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, pag
 		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
 		r.key, r.secs, r.sectioned, r.stored = keys[i], nil, false, false
 		if i < page {
-			if text != nil && h.Seq >= 0 {
+			if (text[0].b != nil || text[1].b != nil) && h.Seq >= 0 {
 				// A text that does not decode is set aside: the
 				// snippet is made from the hit's events (hitSections).
-				if secs, err := decodeSections(nil, text); err == nil {
+				secs, err := td.decode(nil, text[0].b)
+				if err == nil {
+					secs, err = td.decode(secs, text[1].b)
+				}
+				if err == nil {
 					r.secs, r.sectioned, r.stored = secs, true, true
 				}
 			} else {

@@ -1,12 +1,14 @@
 -- Each document's text: the sections its events contribute to the index
 -- (core/search.Extract), kept when it is filed (db/searchtext.go says how
 -- they are written), so a search with words makes its page's snippets
--- from them rather than reading and decoding each hit's events. A card's
--- result's sections are added to its call's when it is filed. No row for a
--- session's own document (its snippet is its current title and cwd), for
--- a document without text, and for the documents filed before this
--- migration: their snippets are made from their events, as before.
+-- from them rather than reading and decoding each hit's events. secs are
+-- the document's sections (a card's call's); result_secs a card's
+-- result's, written when it is filed. No row for a session's own document
+-- (its snippet is its current title and cwd), for a document without
+-- text, and for the documents filed before this migration: their snippets
+-- are made from their events, as before.
 CREATE TABLE search_text (
-	id   INTEGER PRIMARY KEY REFERENCES search_docs (id) ON DELETE CASCADE,
-	secs TEXT NOT NULL
+	id          INTEGER PRIMARY KEY REFERENCES search_docs (id) ON DELETE CASCADE,
+	secs        BLOB,
+	result_secs BLOB
 ) STRICT;
