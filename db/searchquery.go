@@ -586,7 +586,7 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 	for i, sc := range all {
 		docs[i], keys[i] = sc.doc, sc.rank
 	}
-	found, err = readHits(ctx, tx, docs, keys, n-1)
+	found, err = pageHits(ctx, tx, docs, keys, n-1)
 	return found, among, err
 }
 
@@ -646,13 +646,36 @@ func (e *snipEvent) event(seq int64, appendOp *core.SurfaceOp) (ev core.Event, o
 
 // hitTextCols are, after hitPageCols, a document's text (searchtext.go);
 // hitTextJoin joins it and, only for a document without one, its events
-// (hitEventsJoin's).
+// (hitEventsJoin's). The condition is in the events' key, which it makes
+// NULL: SQLite then skips the lookup (a condition beside the key is tested
+// after it).
 const (
 	hitTextCols = `t.secs, t.result_secs`
 	hitTextJoin = " LEFT JOIN search_text t ON t.id = d.id" +
-		" LEFT JOIN events e1 ON t.id IS NULL AND e1.session_id = d.session_id AND e1.seq = d.seq AND d.seq >= 0" +
-		" LEFT JOIN events e2 ON t.id IS NULL AND e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq"
+		" LEFT JOIN events e1 ON e1.session_id = d.session_id AND e1.seq = CASE WHEN t.id IS NULL AND d.seq >= 0 THEN d.seq END" +
+		" LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = CASE WHEN t.id IS NULL AND d.result_seq <> d.seq THEN d.result_seq END"
 )
+
+// pageHits returns the documents docs (readHits) of which only the first
+// page are read: the ones after it (the look-ahead that says a next page
+// exists) only with their ids and keys. Should a document of the page be
+// missing (never within one snapshot), all are read.
+func pageHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, page int) ([]hitRow, error) {
+	if page >= len(docs) {
+		return readHits(ctx, tx, docs, keys, page)
+	}
+	found, err := readHits(ctx, tx, docs[:page], keys[:page], page)
+	if err != nil || len(found) < page {
+		if err == nil {
+			found, err = readHits(ctx, tx, docs, keys, page)
+		}
+		return found, err
+	}
+	for i := page; i < len(docs); i++ {
+		found = append(found, hitRow{doc: docs[i], key: keys[i]})
+	}
+	return found, nil
+}
 
 // storedText is a column of hitTextCols, read into a buffer reused row
 // after row (nil for NULL).
@@ -794,5 +817,5 @@ func newestMatchHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return readHits(ctx, tx, docs, keys, n-1)
+	return pageHits(ctx, tx, docs, keys, n-1)
 }
