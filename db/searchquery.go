@@ -744,11 +744,7 @@ func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, pag
 			if (text[0].b != nil || text[1].b != nil) && h.Seq >= 0 {
 				// A text that does not decode is set aside: the
 				// snippet is made from the hit's events (hitSections).
-				secs, err := td.decode(nil, text[0].b)
-				if err == nil {
-					secs, err = td.decode(secs, text[1].b)
-				}
-				if err == nil {
+				if secs, err := td.decode(nil, text[0].b, text[1].b); err == nil {
 					r.secs, r.sectioned, r.stored = secs, true, true
 				}
 			} else {

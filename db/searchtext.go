@@ -2,6 +2,7 @@ package db
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/klauspost/compress/s2"
@@ -57,36 +58,47 @@ func encodeText(secs []search.Section) any {
 // to the next.
 type textDecoder struct{ buf []byte }
 
-// decode appends the sections of the stored text b to secs; each text is
-// a copy (b and the decoder's buffer may be reused).
-func (d *textDecoder) decode(secs []search.Section, b []byte) ([]search.Section, error) {
-	if len(b) == 0 {
-		return secs, nil
+// decode appends the sections of the stored texts bs (in order) to secs.
+// Their texts are parts of one string made for the call: bs and the
+// decoder's buffer may be reused.
+func (d *textDecoder) decode(secs []search.Section, bs ...[]byte) ([]search.Section, error) {
+	whole := d.buf[:0]
+	for _, b := range bs {
+		if len(b) == 0 {
+			continue
+		}
+		switch b[0] {
+		case textRaw:
+			whole = append(whole, b[1:]...)
+		case textS2:
+			n, err := s2.DecodedLen(b[1:])
+			if err != nil {
+				return nil, fmt.Errorf("stored text: %w", err)
+			}
+			at := len(whole)
+			whole = slices.Grow(whole, n)[:at+n]
+			out, err := s2.Decode(whole[at:at+n:at+n], b[1:])
+			if err != nil {
+				return nil, fmt.Errorf("stored text: %w", err)
+			}
+			if len(out) != n {
+				return nil, fmt.Errorf("stored text: %d bytes decoded, %d announced", len(out), n)
+			}
+			if n > 0 && &out[0] != &whole[at] {
+				copy(whole[at:], out)
+			}
+		default:
+			return nil, fmt.Errorf("stored text: unknown encoding %d", b[0])
+		}
 	}
-	switch b[0] {
-	case textRaw:
-		b = b[1:]
-	case textS2:
-		n, err := s2.DecodedLen(b[1:])
-		if err != nil {
-			return nil, fmt.Errorf("stored text: %w", err)
-		}
-		if cap(d.buf) < n {
-			d.buf = make([]byte, n)
-		}
-		if b, err = s2.Decode(d.buf[:cap(d.buf)], b[1:]); err != nil {
-			return nil, fmt.Errorf("stored text: %w", err)
-		}
-	default:
-		return nil, fmt.Errorf("stored text: unknown encoding %d", b[0])
-	}
-	return decodeSections(secs, b)
+	d.buf = whole[:0]
+	return decodeSections(secs, string(whole))
 }
 
-// sectionLabel returns label as one of the labels core/search writes (no
-// copy of b), or a copy of it.
-func sectionLabel(b []byte) string {
-	switch string(b) {
+// sectionLabel returns label as one of the labels core/search writes, or
+// label itself.
+func sectionLabel(label string) string {
+	switch label {
 	case "text":
 		return "text"
 	case "reasoning":
@@ -106,19 +118,19 @@ func sectionLabel(b []byte) string {
 	case "failure":
 		return "failure"
 	}
-	return string(b)
+	return label
 }
 
 // decodeSections appends the sections written out in b (appendSections)
-// to secs, each text a copy.
-func decodeSections(secs []search.Section, b []byte) ([]search.Section, error) {
+// to secs, their texts parts of b.
+func decodeSections(secs []search.Section, b string) ([]search.Section, error) {
 	for i := 0; i < len(b); {
 		start := i
 		col := search.Col(b[i] - '0')
 		if col < 0 || col >= search.NumCols {
 			return nil, fmt.Errorf("stored text: column %q at byte %d", b[i], start)
 		}
-		var label, text []byte
+		var label, text string
 		var ok bool
 		if label, i, ok = lengthPrefixed(b, i+1); !ok {
 			return nil, fmt.Errorf("stored text: the label of the section at byte %d is cut short", start)
@@ -126,7 +138,7 @@ func decodeSections(secs []search.Section, b []byte) ([]search.Section, error) {
 		if text, i, ok = lengthPrefixed(b, i); !ok {
 			return nil, fmt.Errorf("stored text: the text of the section at byte %d is cut short", start)
 		}
-		secs = append(secs, search.Section{Col: col, Label: sectionLabel(label), Text: string(text)})
+		secs = append(secs, search.Section{Col: col, Label: sectionLabel(label), Text: text})
 	}
 	return secs, nil
 }
@@ -134,15 +146,15 @@ func decodeSections(secs []search.Section, b []byte) ([]search.Section, error) {
 // lengthPrefixed reads from b at i a length (decimal), a colon and that
 // many bytes; it returns them and where they end (ok false when b does
 // not hold them).
-func lengthPrefixed(b []byte, i int) (v []byte, end int, ok bool) {
+func lengthPrefixed(b string, i int) (v string, end int, ok bool) {
 	n := 0
 	for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
 		if n = n*10 + int(b[i]-'0'); n > len(b) {
-			return nil, 0, false
+			return "", 0, false
 		}
 	}
 	if i >= len(b) || b[i] != ':' || n > len(b)-i-1 {
-		return nil, 0, false
+		return "", 0, false
 	}
 	i++
 	return b[i : i+n], i + n, true

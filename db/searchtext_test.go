@@ -42,6 +42,13 @@ func TestStoredTextRoundTrip(t *testing.T) {
 			t.Errorf("a repetitive text of %d bytes was stored uncompressed (%d bytes)", len(long), len(enc))
 		}
 	}
+	// A card's call's text and its result's, read as one.
+	call := []search.Section{{Col: search.ColName, Label: "tool", Text: "bash"}}
+	result := []search.Section{{Col: search.ColMore, Label: "result", Text: long}}
+	var d textDecoder
+	if got, err := d.decode(nil, encodeText(call).([]byte), nil, encodeText(result).([]byte)); err != nil || !reflect.DeepEqual(got, append(call, result...)) {
+		t.Errorf("a call's and a result's texts decode to %d sections (%v), want the call's and the result's", len(got), err)
+	}
 	if got := encodeText(nil); got != nil {
 		t.Errorf("encodeText(no sections) = %v, want nil (no row)", got)
 	}
