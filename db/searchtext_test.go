@@ -254,3 +254,26 @@ func TestSearchTextMigration(t *testing.T) {
 	}
 	storetest.CheckSearchIndex(t, st)
 }
+
+// TestSearchTextGoesWithItsDocuments: a deleted session's documents take
+// their texts with them (the foreign key's cascade); the other session's
+// stay.
+func TestSearchTextGoesWithItsDocuments(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, filepath.Join(t.TempDir(), "text.db"), Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	fillText(t, st)
+	if _, err := st.DeleteSession(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	var orphans, left int
+	if err := st.rdb.QueryRow("SELECT (SELECT count(*) FROM search_text WHERE id NOT IN (SELECT id FROM search_docs)), (SELECT count(*) FROM search_text)").Scan(&orphans, &left); err != nil {
+		t.Fatal(err)
+	}
+	if orphans != 0 || left == 0 {
+		t.Errorf("%d texts whose document is gone (%d left in all), want none (and the other sessions')", orphans, left)
+	}
+}
