@@ -16,8 +16,9 @@ import (
 // searchVersion numbers the rules of the search index (core/search's
 // tokenizer and Extract, and how this file files their output). Open
 // reindexes the sessions indexed under another version.
-// Version 2 keeps each document's query-free snippet (search_docs.snip).
-const searchVersion = 2
+// Version 2 keeps each document's query-free snippet (search_docs.snip);
+// version 3 its text (search_text, searchtext.go).
+const searchVersion = 3
 
 // The index's statements, prepared once on the writer's connection.
 const (

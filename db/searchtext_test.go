@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -181,10 +182,10 @@ func TestSearchSnippetsFromStoredTextEqualTheLog(t *testing.T) {
 	storetest.CheckSearchIndex(t, st)
 }
 
-// TestSearchTextMigration: a database indexed before migration 0019 opens
-// with the table, its documents without texts (their snippets made from
-// their events, the pages unchanged); the documents filed after have
-// theirs, and a card whose call was filed before it stays without one.
+// TestSearchTextMigration: a database indexed before migration 0019
+// (under searchVersion 2, without the table) opens with the table and
+// every document of an event refiled with its text, its hits' snippets
+// unchanged.
 func TestSearchTextMigration(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "prism.db")
@@ -192,16 +193,10 @@ func TestSearchTextMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.MustCreate(t, st, "old")
-	if err := st.AppendEvents(ctx, "old", []core.Event{
-		{Seq: 0, Type: core.EventToolCall, Time: 1, Data: []byte(`{"callId":"c1","name":"bash","arguments":"{\"command\":\"make config\"}"}`)},
-	}); err != nil {
-		t.Fatal(err)
-	}
 	fillText(t, st)
 	before := searchPages(t, st, textQueries)
-	// The schema before 0019.
-	for _, q := range []string{"DROP TABLE search_text", "DELETE FROM migrations WHERE name = '0019_search_text.sql'"} {
+	// The schema and the index rules before 0019.
+	for _, q := range []string{"DROP TABLE search_text", "DELETE FROM migrations WHERE name = '0019_search_text.sql'", "UPDATE search_sessions SET version = 2"} {
 		if _, err := st.wdb.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -213,44 +208,79 @@ func TestSearchTextMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	count := func() (n int) {
-		t.Helper()
-		if err := st.rdb.QueryRow("SELECT count(*) FROM search_text").Scan(&n); err != nil {
-			t.Fatal(err)
+	var docs, texts int
+	if err := st.rdb.QueryRow("SELECT (SELECT count(*) FROM search_docs WHERE seq >= 0), (SELECT count(*) FROM search_text)").Scan(&docs, &texts); err != nil {
+		t.Fatal(err)
+	}
+	if docs == 0 || texts != docs {
+		t.Fatalf("%d texts after the migration for %d documents of events, want one each", texts, docs)
+	}
+	// Refiled documents have new ids (ties rank by id, cursors name
+	// them): each hit found before and after has the same snippet.
+	for k, page := range searchPages(t, st, textQueries) {
+		was := map[string]SearchHit{}
+		for _, h := range before[k].Hits {
+			was[fmt.Sprint(h.SessionID, h.Seq)] = h
 		}
-		return n
-	}
-	if n := count(); n != 0 {
-		t.Fatalf("%d texts after the migration, want none", n)
-	}
-	if after := searchPages(t, st, textQueries); !reflect.DeepEqual(after, before) {
-		t.Errorf("pages after the migration differ from before:\n%+v\nwant\n%+v", after, before)
-	}
-	// The pending card's result, and a message, filed after it.
-	appendOps := func(events []core.Event) []core.Event {
-		for i := range events {
-			if core.IsSurfaceType(events[i].Type) {
-				events[i].SurfaceOp = core.AppendOp()
+		same := 0
+		for _, h := range page.Hits {
+			w, ok := was[fmt.Sprint(h.SessionID, h.Seq)]
+			if !ok {
+				continue
+			}
+			same++
+			if !reflect.DeepEqual(h, w) {
+				t.Errorf("%s: after the migration %+v, before %+v", k, h, w)
 			}
 		}
-		return events
+		if same < len(page.Hits)/2 {
+			t.Errorf("%s: %d of %d hits found before the migration too", k, same, len(page.Hits))
+		}
 	}
-	if err := st.AppendEvents(ctx, "old", appendOps([]core.Event{
-		{Seq: 1, Type: core.EventToolResult, Time: 2, Data: []byte(`{"message":{"role":"user","content":[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"config written"}]}],"source":{"kind":"tool","callId":"c1"}}}`)},
-		{Seq: 2, Type: core.EventUserMessage, Time: 3, Data: []byte(`{"role":"user","content":[{"type":"text","text":"and now the config"}],"source":{"kind":"user"}}`)},
-	})); err != nil {
+	storetest.CheckSearchIndex(t, st)
+}
+
+// TestSearchTextOfACardWhoseCallHasNone: a card whose call was filed
+// without a text (no row: filed before its table existed, or with no
+// sections) gets none when its result is filed by a later index
+// transaction, and its snippet is made from its events.
+func TestSearchTextOfACardWhoseCallHasNone(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, filepath.Join(t.TempDir(), "text.db"), Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	storetest.MustCreate(t, st, "old")
+	if err := st.AppendEvents(ctx, "old", []core.Event{
+		{Seq: 0, Type: core.EventToolCall, Time: 1, Data: []byte(`{"callId":"c1","name":"bash","arguments":"{\"command\":\"make config\"}"}`)},
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.catchUpIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var card, msg int
-	if err := st.rdb.QueryRow(`SELECT (SELECT count(*) FROM search_text t JOIN search_docs d ON d.id = t.id WHERE d.session_id = 'old' AND d.seq = 0),
-		(SELECT count(*) FROM search_text t JOIN search_docs d ON d.id = t.id WHERE d.session_id = 'old' AND d.seq = 2)`).Scan(&card, &msg); err != nil {
+	if _, err := st.wdb.Exec("DELETE FROM search_text"); err != nil {
 		t.Fatal(err)
 	}
-	if card != 0 || msg != 1 {
-		t.Errorf("texts: %d for the card filed before the migration (want 0), %d for the message after (want 1)", card, msg)
+	result := core.Event{Seq: 1, Type: core.EventToolResult, Time: 2, SurfaceOp: core.AppendOp(),
+		Data: []byte(`{"message":{"role":"user","content":[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"config written"}]}],"source":{"kind":"tool","callId":"c1"}}}`)}
+	if err := st.AppendEvents(ctx, "old", []core.Event{result}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.catchUpIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var texts int
+	if err := st.rdb.QueryRow("SELECT count(*) FROM search_text").Scan(&texts); err != nil {
+		t.Fatal(err)
+	}
+	if texts != 0 {
+		t.Errorf("%d texts, want none: the card's call was filed without one", texts)
+	}
+	page := searchPages(t, st, []string{"config"})["config "+OrderRank]
+	if len(page.Hits) != 1 || page.Hits[0].Snippet.Label != "arguments" && page.Hits[0].Snippet.Label != "result" {
+		t.Errorf("config finds %+v, want the card with its snippet", page.Hits)
 	}
 	storetest.CheckSearchIndex(t, st)
 }
