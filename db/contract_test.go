@@ -65,7 +65,7 @@ var sqliteEngine = storetest.Engine{
 	},
 	Unindex: func(t testing.TB, st storetest.Store) {
 		t.Helper()
-		for _, q := range []string{"DROP TABLE search_fts", "DROP TABLE search_docs", "DROP TABLE search_sessions", "DELETE FROM migrations WHERE name = '0005_search.sql'",
+		for _, q := range []string{"DROP TABLE search_text", "DELETE FROM migrations WHERE name = '0019_search_text.sql'", "DROP TABLE search_fts", "DROP TABLE search_docs", "DROP TABLE search_sessions", "DELETE FROM migrations WHERE name = '0005_search.sql'",
 			"DELETE FROM migrations WHERE name = '0007_search_through.sql'", "DELETE FROM migrations WHERE name = '0017_search_snippets.sql'",
 			"DELETE FROM migrations WHERE name = '0018_search_cards.sql'"} {
 			if _, err := st.(*Store).wdb.Exec(q); err != nil {

@@ -16,8 +16,9 @@ import (
 // searchVersion numbers the rules of the search index (core/search's
 // tokenizer and Extract, and how this file files their output). Open
 // reindexes the sessions indexed under another version.
-// Version 2 keeps each document's query-free snippet (search_docs.snip).
-const searchVersion = 2
+// Version 2 keeps each document's query-free snippet (search_docs.snip);
+// version 3 its text (search_text, searchtext.go).
+const searchVersion = 3
 
 // The index's statements, prepared once on the writer's connection.
 const (
@@ -38,12 +39,17 @@ const (
 		ON CONFLICT (session_id) DO UPDATE SET version = excluded.version`
 	watermarkSQL    = `SELECT x.through, s.last_seq FROM search_sessions x JOIN sessions s ON s.id = x.session_id WHERE x.session_id = ?`
 	setWatermarkSQL = `UPDATE search_sessions SET through = ? WHERE session_id = ?`
+	// A document's text (searchtext.go): written with it, a card's
+	// result's added to its call's (not when its call's was filed without
+	// one: its snippet is then made from its events).
+	insTextSQL    = `INSERT INTO search_text (id, secs, result_secs) VALUES (?, ?, ?)`
+	appendTextSQL = `UPDATE search_text SET result_secs = ? WHERE id = ?`
 )
 
 // indexStmts are the index's prepared statements.
 type indexStmts struct {
 	insDoc, insFTS, openCard, updCard, updResult, sessionDoc, updSessFTS, indexed *sql.Stmt
-	watermark, setWatermark                                                       *sql.Stmt
+	watermark, setWatermark, insText, appendText                                  *sql.Stmt
 }
 
 func prepareIndex(prep func(string) (*sql.Stmt, error)) (*indexStmts, error) {
@@ -53,7 +59,7 @@ func prepareIndex(prep func(string) (*sql.Stmt, error)) (*indexStmts, error) {
 		q   string
 	}{{&s.insDoc, insDocSQL}, {&s.insFTS, insFTSSQL}, {&s.openCard, openCardSQL}, {&s.updCard, updCardSQL},
 		{&s.updResult, updResultSQL}, {&s.sessionDoc, sessionDocSQL}, {&s.updSessFTS, updSessFTSSQL}, {&s.indexed, indexedSQL},
-		{&s.watermark, watermarkSQL}, {&s.setWatermark, setWatermarkSQL}} {
+		{&s.watermark, watermarkSQL}, {&s.setWatermark, setWatermarkSQL}, {&s.insText, insTextSQL}, {&s.appendText, appendTextSQL}} {
 		st, err := prep(p.q)
 		if err != nil {
 			return nil, err
@@ -64,13 +70,15 @@ func prepareIndex(prep func(string) (*sql.Stmt, error)) (*indexStmts, error) {
 }
 
 func (s *indexStmts) all() []*sql.Stmt {
-	return []*sql.Stmt{s.insDoc, s.insFTS, s.openCard, s.updCard, s.updResult, s.sessionDoc, s.updSessFTS, s.indexed, s.watermark, s.setWatermark}
+	return []*sql.Stmt{s.insDoc, s.insFTS, s.openCard, s.updCard, s.updResult, s.sessionDoc, s.updSessFTS, s.indexed, s.watermark, s.setWatermark,
+		s.insText, s.appendText}
 }
 
 // bind returns the statements bound to tx.
 func (s *indexStmts) bind(tx *sql.Tx) *indexStmts {
 	b := *s
-	for _, p := range []**sql.Stmt{&b.insDoc, &b.insFTS, &b.openCard, &b.updCard, &b.updResult, &b.sessionDoc, &b.updSessFTS, &b.indexed, &b.watermark, &b.setWatermark} {
+	for _, p := range []**sql.Stmt{&b.insDoc, &b.insFTS, &b.openCard, &b.updCard, &b.updResult, &b.sessionDoc, &b.updSessFTS, &b.indexed, &b.watermark, &b.setWatermark,
+		&b.insText, &b.appendText} {
 		*p = tx.Stmt(*p)
 	}
 	return &b
@@ -165,7 +173,7 @@ func (t *wtx) indexDoc(id string, e *core.Event, d *eventDoc) error {
 	case search.RoleCall:
 		// Its number among the cards of its call id is counted as it is
 		// filed (insDocSQL).
-		return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nullable(p.Tool, true), nil, nil, e.Time, d.cols, d.plain)
+		return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nullable(p.Tool, true), nil, nil, e.Time, d.cols, d.plain, p.Sections)
 	case search.RoleResult:
 		n, open, ok := 1, int64(0), false
 		var call *search.Plain
@@ -195,27 +203,39 @@ func (t *wtx) indexDoc(id string, e *core.Event, d *eventDoc) error {
 				return translate(err, "index the result seq "+fmt.Sprint(e.Seq)+" of session "+id)
 			}
 			if ref != nil && ref.unfiled {
-				// Its call's terms wait (insertDoc): the card's FTS row is
-				// written once, whole.
+				// Its call's terms and text wait (insertDoc): the card's
+				// FTS row and text are written once, whole.
 				ref.unfiled = false
 				if _, err := ix.insFTS.Exec(open, ref.cols[search.ColName], ref.cols[search.ColBody], cols[search.ColMore], cols[search.ColErr]); err != nil {
 					return translate(err, "index the result seq "+fmt.Sprint(e.Seq)+" of session "+id)
+				}
+				call, result := encodeText(ref.secs), encodeText(p.Sections)
+				ref.secs = nil
+				if call != nil || result != nil {
+					if _, err := ix.insText.Exec(open, call, result); err != nil {
+						return translate(err, "index the text of result seq "+fmt.Sprint(e.Seq)+" of session "+id)
+					}
 				}
 				return nil
 			}
 			if _, err := ix.updResult.Exec(cols[search.ColMore], cols[search.ColErr], open); err != nil {
 				return translate(err, "index the result seq "+fmt.Sprint(e.Seq)+" of session "+id)
 			}
+			if text := encodeText(p.Sections); text != nil {
+				if _, err := ix.appendText.Exec(text, open); err != nil {
+					return translate(err, "index the text of result seq "+fmt.Sprint(e.Seq)+" of session "+id)
+				}
+			}
 			return nil
 		case n > 0:
 			// A second result for a call: a row of its own.
-			return t.insertDoc(id, e.Seq, search.KindEvent, "", nil, nil, errCol, e.Time, d.cols, d.plain)
+			return t.insertDoc(id, e.Seq, search.KindEvent, "", nil, nil, errCol, e.Time, d.cols, d.plain, p.Sections)
 		default:
 			// The call was never logged: the card is the result alone.
-			return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nil, e.Seq, errCol, e.Time, d.cols, d.plain)
+			return t.insertDoc(id, e.Seq, search.KindCall, p.CallID, nil, e.Seq, errCol, e.Time, d.cols, d.plain, p.Sections)
 		}
 	}
-	return t.insertDoc(id, e.Seq, p.Kind, "", nil, nil, errCol, e.Time, d.cols, d.plain)
+	return t.insertDoc(id, e.Seq, p.Kind, "", nil, nil, errCol, e.Time, d.cols, d.plain, p.Sections)
 }
 
 // cards returns how many cards of callID session id has, and the latest
@@ -250,8 +270,9 @@ func (t *wtx) cards(id, callID string) (n int, open int64, call *search.Plain, o
 
 // insertDoc files a document of session id: c are its terms, plain what
 // its snippet is made from (PlainOf its sections; unused for a session's
-// own document, seq -1).
-func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultSeq, errCol any, at int64, c columns, plain search.Plain) error {
+// own document, seq -1), secs its sections (its text; nil for a session's
+// own document).
+func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultSeq, errCol any, at int64, c columns, plain search.Plain, secs []search.Section) error {
 	ix := t.index()
 	var call any
 	if kind == search.KindCall {
@@ -286,13 +307,18 @@ func (t *wtx) insertDoc(id string, seq int64, kind, callID string, tool, resultS
 		k := cardKey{id, callID}
 		t.batchCards[k] = append(t.batchCards[k], ref)
 		if ref.waiting {
-			ref.unfiled, ref.cols = true, c
+			ref.unfiled, ref.cols, ref.secs = true, c, secs
 			t.unfiled = append(t.unfiled, ref)
 			return nil
 		}
 	}
 	if _, err := ix.insFTS.Exec(doc, c[0], c[1], c[2], c[3]); err != nil {
 		return translate(err, fmt.Sprintf("index seq %d of session %s", seq, id))
+	}
+	if text := encodeText(secs); text != nil {
+		if _, err := ix.insText.Exec(doc, text, nil); err != nil {
+			return translate(err, fmt.Sprintf("index the text of seq %d of session %s", seq, id))
+		}
 	}
 	return nil
 }
@@ -312,7 +338,7 @@ func (t *wtx) indexSession(id string, s *sessState) error {
 	var doc int64
 	switch err := ix.sessionDoc.QueryRow(id).Scan(&doc); {
 	case errors.Is(err, sql.ErrNoRows):
-		if err := t.insertDoc(id, -1, search.KindSession, "", nil, nil, nil, s.createdAt, c, search.Plain{}); err != nil {
+		if err := t.insertDoc(id, -1, search.KindSession, "", nil, nil, nil, s.createdAt, c, search.Plain{}, nil); err != nil {
 			return err
 		}
 	case err != nil:

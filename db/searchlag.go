@@ -603,10 +603,12 @@ type cardRef struct {
 	doc     int64
 	waiting bool
 	plain   search.Plain // what its call's snippet is made from
-	// unfiled: its FTS row is not written yet; cols are its call's terms
-	// (insertDoc). Written with its result's, or by fileUnfiled.
+	// unfiled: its FTS row and its text are not written yet; cols are
+	// its call's terms, secs its call's sections (insertDoc). Written with
+	// its result's, or by fileUnfiled.
 	unfiled bool
 	cols    columns
+	secs    []search.Section
 }
 
 // openCard finds, among the cards of callID that this index transaction
@@ -624,8 +626,8 @@ func (t *wtx) openCard(id, callID string) (ref *cardRef, ok bool) {
 	return nil, false
 }
 
-// fileUnfiled writes the FTS rows of the cards whose terms still wait for
-// their result (insertDoc), in docid order: a session's filing ends with
+// fileUnfiled writes the FTS rows and texts of the cards whose terms still
+// wait for their result (insertDoc), in docid order: a session's filing ends with
 // every document it wrote in the index.
 func (t *wtx) fileUnfiled() error {
 	ix := t.index()
@@ -636,6 +638,13 @@ func (t *wtx) fileUnfiled() error {
 		ref.unfiled = false
 		if _, err := ix.insFTS.Exec(ref.doc, ref.cols[0], ref.cols[1], ref.cols[2], ref.cols[3]); err != nil {
 			return translate(err, fmt.Sprintf("search index: file card %d", ref.doc))
+		}
+		text := encodeText(ref.secs)
+		ref.secs = nil
+		if text != nil {
+			if _, err := ix.insText.Exec(ref.doc, text, nil); err != nil {
+				return translate(err, fmt.Sprintf("search index: file the text of card %d", ref.doc))
+			}
 		}
 	}
 	t.unfiled = t.unfiled[:0]

@@ -361,9 +361,9 @@ type hitRow struct {
 	// when not read, or filed without it).
 	plain *search.Plain
 	// sectioned is set when the row brought its snippet's sections
-	// (secs: readHits).
-	sectioned bool
-	secs      []search.Section
+	// (secs: readHits); stored when they are its stored text.
+	sectioned, stored bool
+	secs              []search.Section
 }
 
 // matchCTE is the words' matches, computed once (MATERIALIZED): joined
@@ -586,7 +586,7 @@ func rankedHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.Searc
 	for i, sc := range all {
 		docs[i], keys[i] = sc.doc, sc.rank
 	}
-	found, err = readHits(ctx, tx, docs, keys, n-1)
+	found, err = pageHits(ctx, tx, docs, keys, n-1)
 	return found, among, err
 }
 
@@ -644,10 +644,57 @@ func (e *snipEvent) event(seq int64, appendOp *core.SurfaceOp) (ev core.Event, o
 	return ev, true, nil
 }
 
+// hitTextCols are, after hitPageCols, a document's text (searchtext.go);
+// hitTextJoin joins it and, only for a document without one, its events
+// (hitEventsJoin's). The condition is in the events' key, which it makes
+// NULL: SQLite then skips the lookup (a condition beside the key is tested
+// after it).
+const (
+	hitTextCols = `t.secs, t.result_secs`
+	hitTextJoin = " LEFT JOIN search_text t ON t.id = d.id" +
+		" LEFT JOIN events e1 ON e1.session_id = d.session_id AND e1.seq = CASE WHEN t.id IS NULL AND d.seq >= 0 THEN d.seq END" +
+		" LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = CASE WHEN t.id IS NULL AND d.result_seq <> d.seq THEN d.result_seq END"
+)
+
+// pageHits returns the documents docs (readHits) of which only the first
+// page are read: the ones after it (the look-ahead that says a next page
+// exists) only with their ids and keys. Should a document of the page be
+// missing (never within one snapshot), all are read.
+func pageHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, page int) ([]hitRow, error) {
+	if page >= len(docs) {
+		return readHits(ctx, tx, docs, keys, page)
+	}
+	found, err := readHits(ctx, tx, docs[:page], keys[:page], page)
+	if err != nil || len(found) < page {
+		if err == nil {
+			found, err = readHits(ctx, tx, docs, keys, page)
+		}
+		return found, err
+	}
+	for i := page; i < len(docs); i++ {
+		found = append(found, hitRow{doc: docs[i], key: keys[i]})
+	}
+	return found, nil
+}
+
+// storedText is a column of hitTextCols, read into a buffer reused row
+// after row (nil for NULL).
+type storedText struct{ b, buf sql.RawBytes }
+
+func (t *storedText) reset() { t.b = t.buf[:0] }
+
+// keep keeps the row's buffer when it grew.
+func (t *storedText) keep() {
+	if cap(t.b) > cap(t.buf) {
+		t.buf = t.b[:0]
+	}
+}
+
 // readHits reads the documents docs whole (hitCols), in that order, each
 // with its sort key, in one statement; the first page of them (the rest
 // only look ahead for the cursor) with their snippet's sections, made from
-// what the same statement read (hitPageCols).
+// what the same statement read: the document's text when it has one
+// (hitTextCols), else its events (hitPageCols).
 func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, page int) ([]hitRow, error) {
 	if len(docs) == 0 {
 		return nil, nil
@@ -656,8 +703,8 @@ func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, pag
 	for i, d := range docs {
 		ids[i] = d
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+hitCols+", "+hitPageCols+" FROM search_docs d JOIN sessions s ON s.id = d.session_id"+
-		hitEventsJoin+" WHERE d.id IN (?"+strings.Repeat(",?", len(docs)-1)+")", ids...)
+	rows, err := tx.QueryContext(ctx, "SELECT "+hitCols+", "+hitPageCols+", "+hitTextCols+" FROM search_docs d JOIN sessions s ON s.id = d.session_id"+
+		hitTextJoin+" WHERE d.id IN (?"+strings.Repeat(",?", len(docs)-1)+")", ids...)
 	if err != nil {
 		return nil, err
 	}
@@ -673,38 +720,52 @@ func readHits(ctx context.Context, tx *sql.Tx, docs []int64, keys []float64, pag
 	h := &r.hit
 	var errCol, header sql.NullString
 	var e [2]snipEvent
-	dest := append([]any{&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
-		&h.SessionTitle, &h.SessionStatus, &header}, append(e[0].dest(), e[1].dest()...)...)
+	var text [2]storedText
+	var td textDecoder
+	dest := append(append([]any{&r.doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
+		&h.SessionTitle, &h.SessionStatus, &header}, append(e[0].dest(), e[1].dest()...)...), &text[0].b, &text[1].b)
 	var appendOp core.SurfaceOp
 	evs := make([]core.Event, 0, 2)
 	for rows.Next() {
+		text[0].reset()
+		text[1].reset()
 		if err := scanSnipRow(rows, dest, &e); err != nil {
 			return nil, err
 		}
+		text[0].keep()
+		text[1].keep()
 		i, ok := index[r.doc]
 		if !ok {
 			continue
 		}
 		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
-		r.key, r.secs, r.sectioned = keys[i], nil, false
+		r.key, r.secs, r.sectioned, r.stored = keys[i], nil, false, false
 		if i < page {
-			evs = evs[:0]
-			for j, q := range []int64{h.Seq, h.ResultSeq} {
-				ev, ok, err := e[j].event(q, &appendOp)
-				if err != nil {
-					return nil, err
+			if (text[0].b != nil || text[1].b != nil) && h.Seq >= 0 {
+				// A text that does not decode is set aside: the
+				// snippet is made from the hit's events (hitSections).
+				if secs, err := td.decode(nil, text[0].b, text[1].b); err == nil {
+					r.secs, r.sectioned, r.stored = secs, true, true
 				}
-				if ok {
-					evs = append(evs, ev)
+			} else {
+				evs = evs[:0]
+				for j, q := range []int64{h.Seq, h.ResultSeq} {
+					ev, ok, err := e[j].event(q, &appendOp)
+					if err != nil {
+						return nil, err
+					}
+					if ok {
+						evs = append(evs, ev)
+					}
 				}
-			}
-			// A hit whose events the log lacks is read on its own
-			// (hitSections), which names the one missing.
-			if h.Seq < 0 || len(evs) == len(store.HitSeqs(h)) {
-				if r.secs, err = store.HitSections(h, header.String, evs); err != nil {
-					return nil, err
+				// A hit whose events the log lacks is read on its own
+				// (hitSections), which names the one missing.
+				if h.Seq < 0 || len(evs) == len(store.HitSeqs(h)) {
+					if r.secs, err = store.HitSections(h, header.String, evs); err != nil {
+						return nil, err
+					}
+					r.sectioned = true
 				}
-				r.sectioned = true
 			}
 		}
 		got[i], seen[i] = r, true
@@ -752,5 +813,5 @@ func newestMatchHits(ctx context.Context, tx *sql.Tx, s searchSQL, after *store.
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return readHits(ctx, tx, docs, keys, n-1)
+	return pageHits(ctx, tx, docs, keys, n-1)
 }
