@@ -96,7 +96,7 @@ func (s *Server) handleShare(c echo.Context) error {
 		return s.shareNotFound(c)
 	}
 	if err != nil {
-		return err
+		return shareFailure{err}
 	}
 	c.Set(shareIDKey, sr.sh.ID)
 	switch {
@@ -135,7 +135,12 @@ func (s *Server) handleShare(c echo.Context) error {
 		}
 		return s.shareNotFound(c)
 	}
-	return err
+	if err != nil {
+		// Whatever else failed is logged whole (handleError) and told
+		// the reader only by its status: its text names sessions.
+		return shareFailure{err}
+	}
+	return nil
 }
 
 // shareParts splits /s/TOKEN/… into its unescaped segments.
