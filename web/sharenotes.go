@@ -2,7 +2,7 @@ package web
 
 // What of a session's notes a share link shows: the why of crash repair
 // and a fork's replayed calls always (they say why a turn stopped and
-// where a result came from, nothing more), labels only on a link made
+// that a result was replayed, never from which session), labels only on a link made
 // asking for them, redacted as the rest of the link; links to subagents
 // only on a link made with its children (which it nests, redacted and
 // without their owner's URLs); attention notes and every other kind
@@ -49,6 +49,12 @@ func (s *Server) shareNotes(ctx context.Context, sh share.Share, aliases map[str
 		// Who made a note names a tab or API client (its address too):
 		// the owner's business, never a link's.
 		n.Author = ""
+		if n.Kind == notes.KindReplayed {
+			// Which call of which session answered it names the fork's
+			// source, which a link never shows: it says only that the
+			// call was replayed (views.ReplayedView).
+			n.Data = []byte("{}")
+		}
 		if n.Kind == notes.KindLink {
 			n.Data, _ = aliasNoteData(n.Data, aliases)
 		} else {
