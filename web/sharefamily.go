@@ -34,53 +34,72 @@ type linkFamily struct {
 const maxCachedFamilies = 1024
 
 // familyCache keeps the family of each link made with its children, by
-// familyKey, until a member's notes change (invalidate). A read that a
-// change of one of its members overtook is returned to its caller but not
-// kept (its members' notes may have been read before the change).
+// familyKey, until a member's notes change (invalidate). Readers that miss
+// the same key at once share one read. A read that a change of one of its
+// members overtook is returned to its readers but not kept (its members'
+// notes may have been read before the change).
 type familyCache struct {
 	mu    sync.Mutex
 	m     map[string]*linkFamily
-	reads map[*familyRead]struct{}
+	reads map[string]*familyRead
 }
 
-// familyRead is one family being read: the sessions invalidated
-// meanwhile.
-type familyRead struct{ touched map[string]bool }
+// familyRead is one family being read: its result once done is closed,
+// and the sessions invalidated meanwhile.
+type familyRead struct {
+	done    chan struct{}
+	f       *linkFamily
+	err     error
+	touched map[string]bool
+}
 
 // familyKey is the key of link id of session in familyCache.
 func familyKey(id, session string) string { return id + "\x00" + session }
 
-// get returns the family kept under key, or reads it (read) and keeps it
-// unless a member's notes changed meanwhile. A failed read is not kept.
+// get returns the family kept under key, or reads it (read) — or waits for
+// the read under way — and keeps it unless a member's notes changed
+// meanwhile. A failed read is not kept; a reader that waited for it reads
+// on its own (the read may have failed for its first reader's context).
 func (c *familyCache) get(key string, read func() (*linkFamily, error)) (*linkFamily, error) {
 	c.mu.Lock()
 	if f := c.m[key]; f != nil {
 		c.mu.Unlock()
 		return f, nil
 	}
-	r := &familyRead{}
-	if c.reads == nil {
-		c.reads = map[*familyRead]struct{}{}
+	if r := c.reads[key]; r != nil {
+		c.mu.Unlock()
+		<-r.done
+		if r.err == nil {
+			return r.f, nil
+		}
+		return read()
 	}
-	c.reads[r] = struct{}{}
+	r := &familyRead{done: make(chan struct{})}
+	if c.reads == nil {
+		c.reads = map[string]*familyRead{}
+	}
+	c.reads[key] = r
 	c.mu.Unlock()
-	f, err := read()
+	r.f, r.err = read()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.reads, r)
-	if err != nil {
-		return nil, err
+	defer close(r.done)
+	if c.reads[key] == r {
+		delete(c.reads, key)
+	}
+	if r.err != nil {
+		return nil, r.err
 	}
 	for id := range r.touched {
-		if f.members[id] {
-			return f, nil // overtaken: the next get reads it again
+		if r.f.members[id] {
+			return r.f, nil // overtaken: the next get reads it again
 		}
 	}
 	if c.m == nil || len(c.m) >= maxCachedFamilies {
 		c.m = map[string]*linkFamily{}
 	}
-	c.m[key] = f
-	return f, nil
+	c.m[key] = r.f
+	return r.f, nil
 }
 
 // has reports whether the family of key is kept.
@@ -92,15 +111,18 @@ func (c *familyCache) has(key string) bool {
 
 // invalidate drops the families session is a member of (its notes or log
 // changed) and returns their keys; a read under way that it is a member of
-// is not kept.
+// is not kept, and no later reader waits for a read under way.
 func (c *familyCache) invalidate(session string) map[string]bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for r := range c.reads {
+	for key, r := range c.reads {
 		if r.touched == nil {
 			r.touched = map[string]bool{}
 		}
 		r.touched[session] = true
+		// A reader that comes after the change does not wait for a read
+		// that began before it: it reads on its own.
+		delete(c.reads, key)
 	}
 	var dropped map[string]bool
 	for key, f := range c.m {

@@ -52,3 +52,40 @@ func TestFamilyCache_invalidation(t *testing.T) {
 		t.Errorf("a read overtaken by another session's change was not kept")
 	}
 }
+
+// TestFamilyCache_readAfterChange: a reader that comes after a change
+// of a member does not wait for (nor take) a read that began before it:
+// it reads on its own, and its read is the one kept.
+func TestFamilyCache_readAfterChange(t *testing.T) {
+	var c familyCache
+	started, release := make(chan struct{}), make(chan struct{})
+	reads := 0
+	first := make(chan *linkFamily)
+	go func() {
+		f, _ := c.get("L", func() (*linkFamily, error) {
+			reads++
+			close(started)
+			<-release
+			return &linkFamily{key: "old", members: map[string]bool{"p": true}}, nil
+		})
+		first <- f
+	}()
+	<-started
+	c.invalidate("p") // the read under way began before this change
+	f, err := c.get("L", func() (*linkFamily, error) {
+		return &linkFamily{key: "new", members: map[string]bool{"p": true}}, nil
+	})
+	if err != nil || f.key != "new" {
+		t.Errorf("a reader after the change got %+v, %v; want its own read", f, err)
+	}
+	close(release)
+	if f := <-first; f.key != "old" {
+		t.Errorf("the first reader got %q", f.key)
+	}
+	if got, _ := c.get("L", nil); got.key != "new" {
+		t.Errorf("kept %q, want the read made after the change", got.key)
+	}
+	if reads != 1 {
+		t.Errorf("%d reads", reads)
+	}
+}

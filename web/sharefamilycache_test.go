@@ -59,7 +59,8 @@ func TestShareFamily_grandchildNoteReachesOpenLink(t *testing.T) {
 
 // TestShareFamily_readOncePerChange: a link made with its children reads
 // its family's link notes once, not on each request — its page (a 304
-// included), JSONL and export — and again, once, when a member's link
+// included), JSONL and export — nor on a child's commit its open hub
+// takes, and again, once, when a member's link
 // notes change: a new grandchild (linked on the child) is named at once
 // on the page, the JSONL and the validator moves; a removed link note
 // keeps its name (removed notes count, familyNames).
@@ -97,9 +98,20 @@ func TestShareFamily_readOncePerChange(t *testing.T) {
 		e.get(t, l.Events())
 		e.get(t, l.ExportHTML())
 	}
+	// The child's commits reach the open link's hub, which does not read
+	// the family again either.
+	st := e.stream(t, l.Stream(-1))
+	st.until(t, func(ev sseEvent) bool { return strings.Contains(strings.Join(ev.Data, "\n"), `data-child="child-1"`) })
+	n := len(kb.Events)
+	kb.Call("k2", "note", `{"title":"zqmarker"}`)
+	e.append(t, kid1, kb.Events[n:]...)
+	st.until(t, func(ev sseEvent) bool { return strings.Contains(strings.Join(ev.Data, "\n"), "zqmarker") })
+	st.cancel()
 	if n := reads() - before; n != 0 {
-		t.Errorf("the child's link notes were read %d times by 12 requests; want none (the family is kept)", n)
+		t.Errorf("the child's link notes were read %d times by 12 requests and a child's commit on an open link; want none (the family is kept)", n)
 	}
+	res, _ = e.get(t, l.Page())
+	tag = res.Header.Get("ETag")
 
 	linkChildOf(t, e, kid1, "g1", 4, grand, 2, true, coretest.NewBuilder(t0+200).TurnStart().StepStart().User("Deeper.").Events)
 	before = reads()
