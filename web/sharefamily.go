@@ -10,6 +10,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"prism/core/notes"
@@ -53,6 +54,9 @@ type familyRead struct {
 	touched map[string]bool
 }
 
+// errFamilyUnread is the result of a family read that did not return.
+var errFamilyUnread = errors.New("share: the family's read did not finish")
+
 // familyKey is the key of link id of session in familyCache.
 func familyKey(id, session string) string { return id + "\x00" + session }
 
@@ -80,16 +84,21 @@ func (c *familyCache) get(key string, read func() (*linkFamily, error)) (*linkFa
 	}
 	c.reads[key] = r
 	c.mu.Unlock()
+	defer func() { // also when read panics: its waiters read on their own
+		c.mu.Lock()
+		if c.reads[key] == r {
+			delete(c.reads, key)
+		}
+		c.mu.Unlock()
+		close(r.done)
+	}()
+	r.err = errFamilyUnread
 	r.f, r.err = read()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	defer close(r.done)
-	if c.reads[key] == r {
-		delete(c.reads, key)
-	}
 	if r.err != nil {
 		return nil, r.err
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for id := range r.touched {
 		if r.f.members[id] {
 			return r.f, nil // overtaken: the next get reads it again
