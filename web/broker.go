@@ -198,10 +198,13 @@ func (b *Broker) Publish(sessionID string, events []core.Event) {
 // and queued, reload the log from the source, and send every subscriber
 // the page re-rendered from it; later events continue the new log.
 func (b *Broker) Replace(sessionID string) {
+	// The families it is in are dropped before any hub wakes (a hub that
+	// reloads reads its names again).
+	family := b.familyChanged(sessionID)
 	for _, h := range b.hubsOf(sessionID) {
 		h.replaced()
 	}
-	for _, h := range b.familyChanged(sessionID) {
+	for _, h := range family {
 		h.notesChanged()
 	}
 	b.childChanged(sessionID)
@@ -215,13 +218,15 @@ func (b *Broker) Replace(sessionID string) {
 // only what the link shows (Server.shareNotes), so a link without labels
 // is sent nothing for a label.
 func (b *Broker) Notes(sessionID string) {
+	// A member's link notes name a link's descendants: the families it is
+	// in are dropped before any hub wakes, and the hubs of the links
+	// whose family it is in read their names again (hub.renamed), as the
+	// session's own hubs do.
+	family := b.familyChanged(sessionID)
 	for _, h := range b.hubsOf(sessionID) {
 		h.notesChanged()
 	}
-	// A descendant's link notes name the link's grandchildren: the hubs
-	// of the links whose family it is in read their names again
-	// (hub.renamed), the session's own hubs did above.
-	for _, h := range b.familyChanged(sessionID) {
+	for _, h := range family {
 		h.notesChanged()
 	}
 	b.list.touch(sessionID) // an attention badge on its row
