@@ -10,7 +10,9 @@ import (
 
 // ReplayedView marks a fork's call answered with its source's recorded
 // result (a KindReplayed note): the card says "replayed from <source>
-// #seq", linking the source's call.
+// #seq", linking the source's call — on a share link only "replayed":
+// a link never names a fork's source (its note carries none,
+// Server.shareNotes), nor links the owner's pages.
 type ReplayedView struct {
 	Source, Short string
 	Seq           int64
@@ -28,8 +30,11 @@ func replayedView(callID string, r R) *ReplayedView {
 			continue
 		}
 		var d notes.ReplayedData
-		if json.Unmarshal(n.Data, &d) != nil || d.SourceSession == "" {
+		if json.Unmarshal(n.Data, &d) != nil {
 			continue
+		}
+		if d.SourceSession == "" || r.Links.Shared() {
+			return &ReplayedView{} // a link's: no source, no owner URL
 		}
 		return &ReplayedView{Source: clean(d.SourceSession), Short: shortID(clean(d.SourceSession)), Seq: d.SourceSeq,
 			URL: SessionEventURL(d.SourceSession, d.SourceSeq)}

@@ -69,6 +69,11 @@ type Broker struct {
 	// child returns a nested child's log as it is now (Server.readChild;
 	// nil: children are not nested live).
 	child func(id string) (*views.ChildLog, error)
+
+	// families keeps the family each link made with its children names
+	// (Server.linkFamily), until a member's notes change or its log is
+	// replaced (familyChanged).
+	families familyCache
 }
 
 // watchChildren records that parent's pages nest children: their commits,
@@ -193,8 +198,14 @@ func (b *Broker) Publish(sessionID string, events []core.Event) {
 // and queued, reload the log from the source, and send every subscriber
 // the page re-rendered from it; later events continue the new log.
 func (b *Broker) Replace(sessionID string) {
+	// The families it is in are dropped before any hub wakes (a hub that
+	// reloads reads its names again).
+	family := b.familyChanged(sessionID)
 	for _, h := range b.hubsOf(sessionID) {
 		h.replaced()
+	}
+	for _, h := range family {
+		h.notesChanged()
 	}
 	b.childChanged(sessionID)
 	b.list.touch(sessionID)
@@ -207,11 +218,41 @@ func (b *Broker) Replace(sessionID string) {
 // only what the link shows (Server.shareNotes), so a link without labels
 // is sent nothing for a label.
 func (b *Broker) Notes(sessionID string) {
+	// A member's link notes name a link's descendants: the families it is
+	// in are dropped before any hub wakes, and the hubs of the links
+	// whose family it is in read their names again (hub.renamed), as the
+	// session's own hubs do.
+	family := b.familyChanged(sessionID)
 	for _, h := range b.hubsOf(sessionID) {
+		h.notesChanged()
+	}
+	for _, h := range family {
 		h.notesChanged()
 	}
 	b.list.touch(sessionID) // an attention badge on its row
 	b.board.touch(sessionID, nil)
+}
+
+// familyChanged drops the kept families that session is a member of (its
+// notes changed, or its log was replaced or deleted, which may change
+// them) and returns the open hubs of other sessions' links made with their
+// children whose names may have moved: those whose family held session,
+// and those whose family is not kept now (read before the change, or
+// dropped from a full cache) — never a hub of session itself.
+func (b *Broker) familyChanged(session string) []*hub {
+	dropped := b.families.invalidate(session)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*hub
+	for _, h := range b.hubs {
+		if h.v.link == nil || h.v.link.aliases == nil || h.id == session {
+			continue
+		}
+		if key := familyKey(h.v.link.id, h.id); dropped[key] || !b.families.has(key) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // hubsOf returns the open hubs of a session.

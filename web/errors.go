@@ -53,6 +53,63 @@ func messageOf(err error, status int) string {
 	return err.Error()
 }
 
+// shareRetryMessage is all a share link's reader is told of a failure
+// that may pass (a busy or unreachable store): the error's own text names
+// sessions (a nested child's id among them) and stays in the server's log.
+const shareRetryMessage = "temporarily unavailable, retry"
+
+// shareFailureRetry is the Retry-After of a share read that failed for a
+// while (503) without saying for how long.
+const shareFailureRetry = 2 * time.Second
+
+// shareMessageOf is messageOf for a share link's reader: never the error's
+// own text, which may name a session the link hides (a child, a fork's
+// source), only what its status says — shareRetryMessage for a 503,
+// "internal error" for another 5xx.
+func shareMessageOf(status int) string {
+	switch {
+	case status == http.StatusServiceUnavailable:
+		return shareRetryMessage
+	case status >= 500:
+		return "internal error"
+	case status == http.StatusNotFound:
+		return "this session was deleted"
+	}
+	return strings.ToLower(http.StatusText(status))
+}
+
+// shareFailure is an error of a share route as its reader is answered
+// (shareMessageOf, with a Retry-After for a 503) while handleError logs
+// the whole of it.
+type shareFailure struct{ err error }
+
+func (e shareFailure) Error() string { return e.err.Error() }
+func (e shareFailure) Unwrap() error { return e.err }
+
+// PublicMessage is what the reader is told (messageOf).
+func (e shareFailure) PublicMessage() string { return shareMessageOf(statusOf(e.err)) }
+
+// RetryAfter is the wrapped error's own, else shareFailureRetry for a 503.
+func (e shareFailure) RetryAfter() time.Duration {
+	var busy interface{ RetryAfter() time.Duration }
+	if errors.As(e.err, &busy) && busy.RetryAfter() > 0 {
+		return busy.RetryAfter()
+	}
+	if statusOf(e.err) == http.StatusServiceUnavailable {
+		return shareFailureRetry
+	}
+	return 0
+}
+
+// streamMessageOf is the text an open stream reports for err: messageOf's,
+// or shareMessageOf's on a share link's stream (shared).
+func streamMessageOf(err error, shared bool) string {
+	if shared {
+		return shareMessageOf(statusOf(err))
+	}
+	return messageOf(err, statusOf(err))
+}
+
 // handleError is Echo's HTTPErrorHandler: JSON for /api/ and non-HTML
 // clients, the error page otherwise. It never writes into a response that
 // already started (a stream reports its errors itself).

@@ -46,12 +46,12 @@ func TestRedactedChild_onlyTheNewEvents(t *testing.T) {
 	}
 	s := &Server{deps: Deps{Redactor: r}}
 	c, more := childOfCalls(t, 3, 3)
-	s.linkChild(c, true, nil)
+	s.linkChild(c, true, nil, "")
 	for _, e := range more {
 		if !c.Extend([]core.Event{e}) {
 			t.Fatal("the child's log did not take its next event")
 		}
-		got := s.linkChild(c, true, nil)
+		got := s.linkChild(c, true, nil, "")
 		wantH, want, _ := r.Session(c.Header, c.Log())
 		if diff := cmp.Diff(want, got.Log(), cmpopts.EquateEmpty()); diff != "" || !cmp.Equal(wantH, got.Header) {
 			t.Fatalf("after event %d the redacted child differs from the whole log's redaction (-whole +kept):\n%s", e.Seq, diff)
@@ -61,11 +61,11 @@ func TestRedactedChild_onlyTheNewEvents(t *testing.T) {
 	perEvent := func(calls int) float64 {
 		s := &Server{deps: Deps{Redactor: r}}
 		c, more := childOfCalls(t, calls, 50)
-		s.linkChild(c, true, nil)
+		s.linkChild(c, true, nil, "")
 		i := 0
 		return testing.AllocsPerRun(len(more)-1, func() {
 			c.Extend(more[i : i+1])
-			s.linkChild(c, true, nil)
+			s.linkChild(c, true, nil, "")
 			i++
 		})
 	}
@@ -87,7 +87,7 @@ func BenchmarkRedactedChildEvent(b *testing.B) {
 		b.Run(fmt.Sprintf("calls=%d", calls), func(b *testing.B) {
 			s := &Server{deps: Deps{Redactor: r}}
 			c, _ := childOfCalls(b, calls, 0)
-			s.linkChild(c, true, nil)
+			s.linkChild(c, true, nil, "")
 			// The events appended: the child goes on with a tenth more
 			// calls (at least 5); then a fresh child of the named length,
 			// so the length stays within 50% (10 calls) or 10% (1,000)
@@ -100,12 +100,12 @@ func BenchmarkRedactedChildEvent(b *testing.B) {
 					b.StopTimer()
 					s = &Server{deps: Deps{Redactor: r}}
 					c, _ = childOfCalls(b, calls, 0)
-					s.linkChild(c, true, nil)
+					s.linkChild(c, true, nil, "")
 					i = 0
 					b.StartTimer()
 				}
 				c.Extend(next[i : i+1])
-				s.linkChild(c, true, nil)
+				s.linkChild(c, true, nil, "")
 				i++
 			}
 		})

@@ -96,7 +96,7 @@ func (s *Server) handleShare(c echo.Context) error {
 		return s.shareNotFound(c)
 	}
 	if err != nil {
-		return err
+		return shareFailure{err}
 	}
 	c.Set(shareIDKey, sr.sh.ID)
 	switch {
@@ -135,7 +135,12 @@ func (s *Server) handleShare(c echo.Context) error {
 		}
 		return s.shareNotFound(c)
 	}
-	return err
+	if err != nil {
+		// Whatever else failed is logged whole (handleError) and told
+		// the reader only by its status: its text names sessions.
+		return shareFailure{err}
+	}
+	return nil
 }
 
 // shareParts splits /s/TOKEN/… into its unescaped segments.
@@ -218,11 +223,11 @@ func (s *Server) shareLogOwn(ctx context.Context, sh share.Share) (core.SessionH
 		events = events[:n]
 	}
 	// Named before redacted (sharealias.go).
-	aliases, _, err := s.childAliases(ctx, sh)
+	f, err := s.linkFamily(ctx, sh)
 	if err != nil {
 		return h, nil, err
 	}
-	events = aliasEvents(events, aliases)
+	events = aliasEvents(events, f.aliases)
 	if sh.Redact {
 		h, events, _ = s.deps.Redactor.Session(h, events)
 	}
@@ -318,14 +323,14 @@ func (s *Server) shareNotModified(c echo.Context, sr shareReq, what string) (tag
 	}
 	// The notes the link shows decide its bytes too (repair's why; its
 	// labels when it shows them), and so do the names of its children.
-	aliases, _, err := s.childAliases(c.Request().Context(), sr.sh)
+	f, err := s.linkFamily(c.Request().Context(), sr.sh)
 	if err != nil {
 		return "", false, err
 	}
-	h.Write([]byte(aliasKey(aliases)))
+	h.Write([]byte(f.key))
 	// A link with its children shows their cards: each child's log decides
 	// its bytes as much as the parent's does.
-	for _, id := range familyIDs(aliases) {
+	for _, id := range f.ids {
 		csum, err := s.deps.Sessions.Summary(c.Request().Context(), id)
 		if core.ErrorCode(err) == core.CodeNotFound {
 			fmt.Fprintf(h, "\x00%s\x00gone", id)
@@ -338,7 +343,7 @@ func (s *Server) shareNotModified(c echo.Context, sr shareReq, what string) (tag
 			return "", false, fmt.Errorf("share validator of %s: child %s: %w", sr.sh.ID, id, err)
 		}
 	}
-	digest := noteDigest(s.shareNotes(c.Request().Context(), sr.sh, aliases))
+	digest := noteDigest(s.shareNotes(c.Request().Context(), sr.sh, f.aliases))
 	for _, call := range slices.Sorted(maps.Keys(digest)) {
 		fmt.Fprintf(h, "\x00%s\x00%s", call, digest[call])
 	}
@@ -696,8 +701,11 @@ func (s *Server) linkView(sr shareReq) view {
 	}
 	if sr.sh.Children {
 		v.link.aliases = func(ctx context.Context) (map[string]string, error) {
-			aliases, _, err := s.childAliases(ctx, sr.sh)
-			return aliases, err
+			f, err := s.linkFamily(ctx, sr.sh)
+			if err != nil {
+				return nil, err
+			}
+			return f.aliases, nil
 		}
 	}
 	return v

@@ -2,7 +2,7 @@ package web
 
 // What of a session's notes a share link shows: the why of crash repair
 // and a fork's replayed calls always (they say why a turn stopped and
-// where a result came from, nothing more), labels only on a link made
+// that a result was replayed, never from which session), labels only on a link made
 // asking for them, redacted as the rest of the link; links to subagents
 // only on a link made with its children (which it nests, redacted and
 // without their owner's URLs); attention notes and every other kind
@@ -49,6 +49,12 @@ func (s *Server) shareNotes(ctx context.Context, sh share.Share, aliases map[str
 		// Who made a note names a tab or API client (its address too):
 		// the owner's business, never a link's.
 		n.Author = ""
+		if n.Kind == notes.KindReplayed {
+			// Which call of which session answered it names the fork's
+			// source, which a link never shows: it says only that the
+			// call was replayed (views.ReplayedView).
+			n.Data = []byte("{}")
+		}
 		if n.Kind == notes.KindLink {
 			n.Data, _ = aliasNoteData(n.Data, aliases)
 		} else {
@@ -65,35 +71,36 @@ func (s *Server) shareNotes(ctx context.Context, sh share.Share, aliases map[str
 // shareReader is what link sh's pages show their reader: read-only, with
 // the notes the link shows; a link made with its children nests them
 // under their share-local names (sharealias.go), in the link notes too —
-// the names of Server.childAliases, as every path of the link has them.
+// the names of Server.childAliases, as every path of the link has them
+// (its family as last read, Server.linkFamily).
 func (s *Server) shareReader(ctx context.Context, sh share.Share) views.Reader {
-	aliases, links, err := s.childAliases(ctx, sh)
+	f, err := s.linkFamily(ctx, sh)
 	if err != nil {
 		// Without the names no child is nested, and no note that would
 		// name one is shown.
 		s.log.Warn("share: names of the children not read", logkey.SessionID, sh.SessionID, logkey.ShareID, sh.ID, logkey.Err, err)
 		return views.Reader{ReadOnly: true, SharedNotes: true, Highlights: s.highlights}
 	}
-	rd := views.Reader{ReadOnly: true, Notes: s.shareNotes(ctx, sh, aliases), SharedNotes: true, Highlights: s.highlights}
+	rd := views.Reader{ReadOnly: true, Notes: s.shareNotes(ctx, sh, f.aliases), SharedNotes: true, Highlights: s.highlights}
 	if sh.Children {
-		rd.Children, rd.ScopedChildren = s.shareChildren(sh, links, aliases), sh.Scoped()
+		rd.Children, rd.ScopedChildren = s.shareChildren(sh, f), sh.Scoped()
 	}
 	return rd
 }
 
-// shareChildren returns the logs of the children that link sh nests (its
-// stored link notes ns name them), by their names on the link (aliases),
-// each as the link shows it (linkChild): every descendant named by its
-// alias, then redacted when sh redacts.
-func (s *Server) shareChildren(sh share.Share, ns []notes.Note, aliases map[string]string) map[string]*views.ChildLog {
-	out := s.sessionChildren(sh.SessionID, ns)
+// shareChildren returns the logs of the children that link sh nests (the
+// session's stored link notes, f.links, name them), by their names on the
+// link (f.aliases), each as the link shows it (linkChild): every
+// descendant named by its alias, then redacted when sh redacts.
+func (s *Server) shareChildren(sh share.Share, f *linkFamily) map[string]*views.ChildLog {
+	out := s.sessionChildren(sh.SessionID, f.links)
 	named := make(map[string]*views.ChildLog, len(out))
 	for id, c := range out {
-		name := aliases[id]
+		name := f.aliases[id]
 		if name == "" {
 			continue // not named by a link note: not nested
 		}
-		named[name] = s.linkChild(c, sh.Redact, aliases)
+		named[name] = s.linkChild(c, sh.Redact, f.aliases, f.key)
 	}
 	return named
 }
@@ -116,7 +123,8 @@ type linkChildKey struct {
 	aliases string // the link's names of children, in a canonical form
 }
 
-// linkChild returns child log c as a link shows it, kept while c is the
+// linkChild returns child log c as a link shows it (aliasesKey is
+// aliasKey(aliases), which the link's family keeps), kept while c is the
 // cached log: a live child's log grows in place (views.ChildLog.Extend),
 // and each of its new events is named and redacted once, for every link
 // and viewer alike — the redacted log equals the whole log's redaction
@@ -124,12 +132,12 @@ type linkChildKey struct {
 // that was open at its end was redacted again (then it is made anew, its
 // fold with it). Names come first: a redaction rule that matches an id
 // must not keep the name from replacing it (sharealias.go).
-func (s *Server) linkChild(c *views.ChildLog, redacted bool, aliases map[string]string) *views.ChildLog {
+func (s *Server) linkChild(c *views.ChildLog, redacted bool, aliases map[string]string, aliasesKey string) *views.ChildLog {
 	if redacted && s.deps.Redactor == nil {
 		redacted = false
 	}
 	events := c.Log()
-	key := linkChildKey{c: c, redact: redacted, aliases: aliasKey(aliases)}
+	key := linkChildKey{c: c, redact: redacted, aliases: aliasesKey}
 	s.linkChildren.mu.Lock()
 	defer s.linkChildren.mu.Unlock()
 	r := s.linkChildren.m[key]

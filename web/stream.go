@@ -229,7 +229,7 @@ func (s *Server) follow(ctx context.Context, w *streamConn, v view, cursor int64
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.ErrorContext(ctx, "stream: subscribe failed", logkey.SessionID, id, logkey.Err, err)
-			w.fail("live updates unavailable: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
+			w.fail("live updates unavailable: " + streamMessageOf(err, v.link != nil) + ". Reload to retry.")
 		}
 		return
 	}
@@ -242,7 +242,7 @@ func (s *Server) follow(ctx context.Context, w *streamConn, v view, cursor int64
 		if ctx.Err() == nil {
 			s.log.ErrorContext(ctx, "stream: catch-up failed", logkey.SessionID, id, logkey.After, cursor, logkey.Err, err)
 			err = sessionGone(err)
-			w.fail("live updates stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
+			w.fail("live updates stopped: " + streamMessageOf(err, v.link != nil) + ". Reload to retry.")
 		}
 	}
 	catchUp := func(to int64) bool {
@@ -296,7 +296,7 @@ func (s *Server) follow(ctx context.Context, w *streamConn, v view, cursor int64
 			if err := h.stopErr(); errors.Is(err, errLinkEnded) {
 				w.fail(shareEndedMessage)
 			} else if err != nil {
-				w.fail("live updates stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
+				w.fail("live updates stopped: " + streamMessageOf(err, v.link != nil) + ". Reload to retry.")
 			} else {
 				w.fail(stoppedMessage)
 			}

@@ -579,7 +579,7 @@ func (s *Server) openLive(ctx context.Context, w *streamConn, src replaySource) 
 	}
 	if ctx.Err() == nil {
 		s.log.ErrorContext(ctx, "stream: going live failed", logkey.SessionID, src.key, logkey.Err, err)
-		w.fail("live updates unavailable: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
+		w.fail("live updates unavailable: " + streamMessageOf(err, src.links.Shared()) + ". Reload to retry.")
 	}
 	return -1, false
 }
@@ -683,7 +683,7 @@ func (s *Server) playback(ctx context.Context, w *streamConn, src replaySource, 
 	fail := func(err error) (int64, bool) {
 		if ctx.Err() == nil {
 			s.log.ErrorContext(ctx, "playback failed", logkey.After, cursor, logkey.Err, err)
-			w.fail("playback stopped: " + messageOf(err, statusOf(err)) + ". Reload to retry.")
+			w.fail("playback stopped: " + streamMessageOf(err, src.links.Shared()) + ". Reload to retry.")
 		}
 		return cursor, true
 	}

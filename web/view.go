@@ -34,7 +34,8 @@ type linkView struct {
 	// shows, read again when they change).
 	reader func(ctx context.Context) views.Reader
 	// aliases names the children the link nests by their names on the
-	// link (Server.childAliases); nil when the link nests none.
+	// link (Server.childAliases, as the link last read them:
+	// Server.linkFamily); nil when the link nests none.
 	aliases func(ctx context.Context) (map[string]string, error)
 	// active reports errLinkEnded once the link no longer grants access
 	// (revoked, expired), another error when it cannot tell; the hub asks
