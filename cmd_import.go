@@ -251,11 +251,14 @@ const (
 // events, facts and search documents take several times its bytes. A
 // compressed file counts 8 times its size (what text inflates to); a file
 // larger than the bound is a batch of its own, and so is one whose size
-// is unknown (its import reports why). size returns a file's bytes and
-// whether it is compressed.
+// is unknown (its import reports why). The first batches are smaller —
+// an eighth of the bound, then a quarter, a half — so the writer starts
+// soon: nothing commits while the first batch decodes. size returns a
+// file's bytes and whether it is compressed.
 func importBatches(files []string, budget int64, size func(string) (int64, bool, error)) [][]string {
-	limit := min(int64(importBatchBytes), budget/8)
+	limit := max(min(int64(importBatchBytes), budget/8), 1)
 	var batches [][]string
+	bound := func() int64 { return max(limit>>max(3-len(batches), 0), 1) }
 	var cur []string
 	var bytes int64
 	for _, f := range files {
@@ -263,7 +266,7 @@ func importBatches(files []string, budget int64, size func(string) (int64, bool,
 		if packed {
 			n *= 8
 		}
-		if err != nil || len(cur) >= importBatchFiles || len(cur) > 0 && bytes+n > limit {
+		if err != nil || len(cur) >= importBatchFiles || len(cur) > 0 && bytes+n > bound() {
 			if len(cur) > 0 {
 				batches = append(batches, cur)
 			}
@@ -283,17 +286,22 @@ func importBatches(files []string, budget int64, size func(string) (int64, bool,
 }
 
 // fileSize returns a file's size and whether it is compressed (a zstd
-// frame or a zip, told by its first bytes as the decoder tells them).
+// frame or a zip, told by its first bytes as the decoder tells them). A
+// file that is not a regular one (a named pipe) is not opened: its size
+// is unknown.
 func fileSize(path string) (int64, bool, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, false, fmt.Errorf("%s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, false, err
-	}
 	var magic [4]byte
 	n, _ := io.ReadFull(f, magic[:])
 	packed := n == 4 && (magic == [4]byte{0x28, 0xb5, 0x2f, 0xfd} || magic == [4]byte{'P', 'K', 3, 4})
