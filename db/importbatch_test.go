@@ -185,3 +185,36 @@ func countRows(t *testing.T, st *Store, table string) int {
 	}
 	return n
 }
+
+// TestImportRefusesLossyDataAtItsLine: the import's check of a log skips
+// the second scan of event data (core.ValidateDecodedLog), since the
+// decoder refuses data that is not lossless JSON — with the file, the
+// line and the reason — and nothing of the file is kept.
+func TestImportRefusesLossyDataAtItsLine(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := storetest.NewCorpus(3)
+	var buf bytes.Buffer
+	if err := dsh.WriteJSONL(&buf, storetest.Header("lossy"), c.Log(12, 1764500000000)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(buf.String(), "\n")
+	// Line 3 is the step/start of the first turn: {"turn":1,"step":1}.
+	if !strings.Contains(lines[2], `"step":1`) {
+		t.Fatalf("line 3 is %q, not a step/start", lines[2])
+	}
+	lines[2] = strings.Replace(lines[2], `"step":1`, `"step":-0`, 1)
+	path := filepath.Join(dir, "lossy.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := newTestStore(t)
+	out := st.ImportFilesWith(ctx, []string{path}, store.ImportOptions{FileIndex: true})
+	if err := out[0].Err; err == nil || !strings.Contains(err.Error(), "lossy.jsonl") || !strings.Contains(err.Error(), "line 3") ||
+		!strings.Contains(err.Error(), "negative zero") {
+		t.Errorf("import of a file with negative zero in an event's data: %v; want an error naming the file, line 3 and negative zero", err)
+	}
+	if n := countRows(t, st, "sessions"); n != 0 {
+		t.Errorf("the refused file left %d sessions", n)
+	}
+}
