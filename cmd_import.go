@@ -20,8 +20,10 @@ import (
 // torn tail that was ignored, a crash repair, a replacement (with the share
 // links it revoked). --as imports a one-session file under another id;
 // --replace lets a file replace a stored session whose log differs. Each
-// file is one transaction: a file that fails changes nothing, is reported,
-// and the others still import (exit status 1 if any failed).
+// file is all imported or not at all (on SQLite several files share a
+// transaction, each in a savepoint of its own; see importBatches): a file
+// that fails changes nothing, is reported, and the others still import
+// (exit status 1 if any failed).
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
