@@ -20,8 +20,10 @@ import (
 // torn tail that was ignored, a crash repair, a replacement (with the share
 // links it revoked). --as imports a one-session file under another id;
 // --replace lets a file replace a stored session whose log differs. Each
-// file is one transaction: a file that fails changes nothing, is reported,
-// and the others still import (exit status 1 if any failed).
+// file is all imported or not at all (on SQLite several files share a
+// transaction, each in a savepoint of its own; see importBatches): a file
+// that fails changes nothing, is reported, and the others still import
+// (exit status 1 if any failed).
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -65,33 +67,48 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.Close()
-	// Two files are in flight: the next one decodes and is checked while
-	// the one before commits (2 cores do both at once). Their
+	// An engine that imports several files in one transaction
+	// (store.BatchImporter) gets them in batches (importBatches): one
+	// commit, and one flush of the search index's pending terms, per
+	// batch rather than per file; a file that fails in it is rolled back
+	// to its own savepoint, the others kept. Otherwise a batch is one
+	// file.
+	bi, _ := st.(store.BatchImporter)
+	batches := [][]string{}
+	if bi != nil && o.As == "" {
+		batches = importBatches(files, lim.MaxMemoryBytes, fileSize)
+	} else {
+		for _, f := range files {
+			batches = append(batches, []string{f})
+		}
+	}
+	// Two batches are in flight: the next one decodes and is checked
+	// while the one before commits (2 cores do both at once). Their
 	// transactions, and the links of their subagents, keep the files'
 	// order (ImportOptions.Turn), so the outcome is a one-by-one import's.
 	//
-	// Most files commit relaxed (ImportOptions.Relaxed: not waiting for
-	// the disk); every durableEvery-th file, and the last, commits
-	// durably, which makes the files before it durable too. A file's line
-	// is printed once a durable commit follows it (or the Sync at the
-	// end), so what the import reports is on disk.
+	// Most batches commit relaxed (ImportOptions.Relaxed: not waiting
+	// for the disk); the first batch that ends durableEvery files or more
+	// after the last durable one, and the last, commit durably, which
+	// makes the ones before durable too. A file's line is printed once a
+	// durable commit follows it (or the Sync at the end), so what the
+	// import reports is on disk.
 	syncer, _ := st.(store.Syncer)
-	relaxed := func(i int) bool {
-		return syncer != nil && i != len(files)-1 && (i+1)%durableEvery != 0
-	}
+	durable := durableBatches(batches)
+	relaxed := func(i int) bool { return syncer != nil && !durable[i] }
 	//
-	// A file's turn comes once the file before has queued its
+	// A batch's turn comes once the batch before has queued its
 	// transaction (ImportOptions.Queued: SQLite's writer commits in that
-	// order), so the writer finds the next file's transaction waiting when
-	// it commits one; or, when the file before writes links after its
+	// order), so the writer finds the next transaction waiting when it
+	// commits one; or, when the batch before writes links after its
 	// transaction, or its engine does not say, once it is over.
-	results := make([]chan imported, len(files))
+	results := make([]chan []imported, len(batches))
 	prevTurn, prevDone := make(chan struct{}), make(chan struct{})
 	close(prevTurn)
 	close(prevDone)
 	launched := 0
 	launch := func(i int) {
-		out := make(chan imported, 1)
+		out := make(chan []imported, 1)
 		results[i] = out
 		turn, myTurn := prevTurn, make(chan struct{})
 		before, mine := prevDone, make(chan struct{})
@@ -114,10 +131,20 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 		}
 		go func() {
-			var r imported
-			r.res, r.err = st.ImportFileWith(ctx, files[i], fo)
-			<-before // a file refused before its turn still ends in order
-			if r.err == nil {
+			rs := make([]imported, len(batches[i]))
+			if bi != nil && o.As == "" {
+				for k, x := range bi.ImportFilesWith(ctx, batches[i], fo) {
+					rs[k].res, rs[k].err = x.Results, x.Err
+				}
+			} else {
+				rs[0].res, rs[0].err = st.ImportFileWith(ctx, batches[i][0], fo)
+			}
+			<-before // a batch refused before its turn still ends in order
+			for k := range rs {
+				r := &rs[k]
+				if r.err != nil {
+					continue
+				}
 				var children []string
 				for _, x := range r.res {
 					if x.ParentID != "" {
@@ -130,7 +157,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			pass()
 			close(mine)
-			out <- r
+			out <- rs
 		}()
 	}
 	failed := 0
@@ -141,38 +168,43 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		held = held[:0]
 	}
-	for i, f := range files {
-		for launched < len(files) && launched <= i+1 && ctx.Err() == nil {
+	for i, batch := range batches {
+		for launched < len(batches) && launched <= i+1 && ctx.Err() == nil {
 			launch(launched)
 			launched++
 		}
 		if results[i] == nil {
 			break // interrupted: the files not started stay as they are
 		}
-		r := <-results[i]
-		if r.err != nil {
-			// Held too, so the reports keep the files' order.
-			failed++
-			held = append(held, func() { fmt.Fprintf(stderr, "prism import: %v\n", r.err) })
-			continue
-		}
-		held = append(held, func() {
-			for _, x := range r.res {
-				fmt.Fprintf(stdout, "%s\t%s\t%d events\n", x.SessionID, x.Outcome, x.Events)
-				for _, n := range x.Notes() {
-					fmt.Fprintf(stderr, "prism import: %s: %s\n", f, n)
+		rs := <-results[i]
+		wroteAny := false
+		for k, r := range rs {
+			if r.err != nil {
+				// Held too, so the reports keep the files' order.
+				failed++
+				held = append(held, func() { fmt.Fprintf(stderr, "prism import: %v\n", r.err) })
+				continue
+			}
+			wroteAny = wroteAny || wrote(r.res)
+			f := batch[k]
+			held = append(held, func() {
+				for _, x := range r.res {
+					fmt.Fprintf(stdout, "%s\t%s\t%d events\n", x.SessionID, x.Outcome, x.Events)
+					for _, n := range x.Notes() {
+						fmt.Fprintf(stderr, "prism import: %s: %s\n", f, n)
+					}
 				}
-			}
-			for _, err := range r.links {
-				fmt.Fprintf(stderr, "prism import: %s: %v\n", f, err)
-			}
-		})
-		if !relaxed(i) && wrote(r.res) {
-			report() // its durable commit covers the files before it
+				for _, err := range r.links {
+					fmt.Fprintf(stderr, "prism import: %s: %v\n", f, err)
+				}
+			})
+		}
+		if !relaxed(i) && wroteAny {
+			report() // its durable commit covers the batches before it
 		}
 	}
 	if len(held) > 0 && syncer != nil {
-		// The last durable commit was not after them (a file failed or
+		// The last durable commit was not after them (a batch failed or
 		// changed nothing, or the import was interrupted).
 		if err := syncer.Sync(context.WithoutCancel(ctx)); err != nil {
 			n := len(held)
@@ -187,10 +219,96 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// durableEvery is how often prism import commits a file durably: the
-// files between commit relaxed (store.ImportOptions.Relaxed), so 16 files
-// cost one wait for the disk, not 16.
+// durableEvery is how often prism import commits durably, in files: the
+// batches between commit relaxed (store.ImportOptions.Relaxed), so 16
+// files cost one wait for the disk, not 16.
 const durableEvery = 16
+
+// durableBatches reports which batches commit durably: the first to end
+// durableEvery files or more after the last durable one, and the last.
+func durableBatches(batches [][]string) []bool {
+	d := make([]bool, len(batches))
+	since := 0
+	for i, b := range batches {
+		since += len(b)
+		if since >= durableEvery || i == len(batches)-1 {
+			d[i], since = true, 0
+		}
+	}
+	return d
+}
+
+// The bounds of an import's batch (importBatches): its files' bytes as
+// read from disk and how many files.
+const (
+	importBatchBytes = 2048 << 10
+	importBatchFiles = 64
+)
+
+// importBatches groups files, in order, into the batches of an engine
+// that imports several in one transaction (store.BatchImporter): a batch
+// ends before the file that would take it past importBatchFiles files,
+// or past importBatchBytes — or an eighth of the memory budget of one
+// file (budget), as two batches are in flight and a batch's decoded
+// events, facts and search documents take several times its bytes. A
+// compressed file counts 8 times its size (what text inflates to); a file
+// larger than the bound is a batch of its own, and so is one whose size
+// is unknown (its import reports why). The first batches are smaller —
+// an eighth of the bound, then a quarter, a half — so the writer starts
+// soon: nothing commits while the first batch decodes. size returns a
+// file's bytes and whether it is compressed.
+func importBatches(files []string, budget int64, size func(string) (int64, bool, error)) [][]string {
+	limit := max(min(int64(importBatchBytes), budget/8), 1)
+	var batches [][]string
+	bound := func() int64 { return max(limit>>max(3-len(batches), 0), 1) }
+	var cur []string
+	var bytes int64
+	for _, f := range files {
+		n, packed, err := size(f)
+		if packed {
+			n *= 8
+		}
+		if err != nil || len(cur) >= importBatchFiles || len(cur) > 0 && bytes+n > bound() {
+			if len(cur) > 0 {
+				batches = append(batches, cur)
+			}
+			cur, bytes = nil, 0
+		}
+		cur = append(cur, f)
+		bytes += n
+		if err != nil {
+			batches = append(batches, cur)
+			cur, bytes = nil, 0
+		}
+	}
+	if len(cur) > 0 {
+		batches = append(batches, cur)
+	}
+	return batches
+}
+
+// fileSize returns a file's size and whether it is compressed (a zstd
+// frame or a zip, told by its first bytes as the decoder tells them). A
+// file that is not a regular one (a named pipe) is not opened: its size
+// is unknown.
+func fileSize(path string) (int64, bool, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, false, fmt.Errorf("%s: not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false, err
+	}
+	defer f.Close()
+	var magic [4]byte
+	n, _ := io.ReadFull(f, magic[:])
+	packed := n == 4 && (magic == [4]byte{0x28, 0xb5, 0x2f, 0xfd} || magic == [4]byte{'P', 'K', 3, 4})
+	return fi.Size(), packed, nil
+}
 
 // wrote reports whether an import's transaction wrote (so its commit,
 // when durable, reached the disk): a file whose every session was

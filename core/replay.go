@@ -17,13 +17,25 @@ import (
 // CodeInvalid whose text names the offending index (= seq) and the reason,
 // worded as dsh words it.
 func ValidateLog(h SessionHeader, events []Event) error {
+	return validateLog(h, events, false)
+}
+
+// ValidateDecodedLog is ValidateLog for events whose data the caller
+// decoded with Event's own decoder (Event.UnmarshalJSON, which refuses data
+// that is not lossless JSON) or checked with CheckJSON: it does not scan
+// their data for that again. Every other check is ValidateLog's.
+func ValidateDecodedLog(h SessionHeader, events []Event) error {
+	return validateLog(h, events, true)
+}
+
+func validateLog(h SessionHeader, events []Event, dataChecked bool) error {
 	if err := validateHeader(h); err != nil {
 		return err
 	}
 	var surf surface
 	for i := range events {
 		ev := &events[i]
-		if err := validateSeedEvent(ev, i); err != nil {
+		if err := validateSeedEvent(ev, i, dataChecked); err != nil {
 			return err
 		}
 		p, err := surf.plan(ev, logView{head: events[:i]})
@@ -35,9 +47,10 @@ func ValidateLog(h SessionHeader, events []Event) error {
 	return nil
 }
 
-// validateSeedEvent runs the event-local seed checks, in dsh's order.
-func validateSeedEvent(ev *Event, i int) error {
-	if len(ev.Data) > 0 {
+// validateSeedEvent runs the event-local seed checks, in dsh's order;
+// dataChecked skips the lossless-JSON check of data already checked.
+func validateSeedEvent(ev *Event, i int, dataChecked bool) error {
+	if len(ev.Data) > 0 && !dataChecked {
 		if err := CheckJSON(ev.Data); err != nil {
 			return Errorf(CodeInvalid, "seed event at index %d is not losslessly JSON-serializable: %w", i, err)
 		}

@@ -108,6 +108,16 @@ func TestValidateLogRejects(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			err := core.ValidateLog(header("s1"), tc.mut(transcriptLog()))
 			wantCoreError(t, err, core.CodeInvalid, tc.msg)
+			// ValidateDecodedLog keeps every check but the scan of data
+			// its caller's decoder checked already.
+			err = core.ValidateDecodedLog(header("s1"), tc.mut(transcriptLog()))
+			if tc.name == "lossy data" {
+				if err != nil {
+					t.Errorf("ValidateDecodedLog scanned the data again: %v", err)
+				}
+				return
+			}
+			wantCoreError(t, err, core.CodeInvalid, tc.msg)
 		})
 	}
 }

@@ -126,6 +126,220 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 	return results, nil
 }
 
+// ImportFilesWith imports files in one transaction, each inside a
+// savepoint of its own (store.BatchImporter): a bulk import commits, and
+// its search index flushes its pending terms, once per batch rather than
+// once per file. Each file is decoded and checked as ImportFileWith does,
+// in turn, before the transaction; one that fails then is reported and
+// left out. In the transaction a file that fails is rolled back to its
+// savepoint — none of its sessions, events, notes or index documents are
+// kept — and the files around it go on. A failed commit fails every file
+// the batch held.
+func (st *Store) ImportFilesWith(ctx context.Context, paths []string, o store.ImportOptions) []store.FileImport {
+	out := make([]store.FileImport, len(paths))
+	if o.As != "" && len(paths) != 1 {
+		err := core.Errorf(core.CodeInvalid, "import as %q: --as names one session, so it takes one file (got %d)", o.As, len(paths))
+		for i := range out {
+			out[i].Err = err
+		}
+		return out
+	}
+	withDocs := o.FileIndex && !st.w.noIndex
+	var files []batchFile
+	for i, path := range paths {
+		_, err := st.importReader().ReadFile(ctx, path, o, func(logs []*dsh.Log) ([]store.ImportResult, error) {
+			plan, err := store.PlanImport(path, logs, o)
+			if err != nil {
+				return nil, err
+			}
+			f := batchFile{at: i, path: path, plan: plan}
+			f.facts, f.docs = importFacts(plan, withDocs)
+			files = append(files, f)
+			return nil, nil
+		})
+		out[i].Err = err
+	}
+	if len(files) == 0 {
+		return out
+	}
+	if err := st.importBatch(ctx, files, o); err != nil {
+		for _, f := range files {
+			out[f.at].Err = err
+		}
+		return out
+	}
+	for _, f := range files {
+		out[f.at] = store.FileImport{Results: f.results, Err: f.err}
+		if f.err == nil {
+			f.plan.Done(ctx, st.log, st, f.results)
+		}
+	}
+	return out
+}
+
+// batchFile is one file of ImportFilesWith: its plan, its events' facts
+// and search documents (importFacts), and, once its transaction ran, its
+// outcome.
+type batchFile struct {
+	at      int // its index in the batch's paths
+	path    string
+	plan    *store.ImportPlan
+	facts   map[string][]*core.EventFacts
+	docs    map[string]importedDocs
+	results []store.ImportResult
+	err     error
+}
+
+// importBatch writes files in one transaction, each in a savepoint: a
+// file's plan, its sessions' derived values and its search documents
+// (wtx.finish in a child transaction), released into the transaction
+// when all of them succeed, rolled back to the savepoint (f.err) when one
+// fails. The error is the transaction's: nothing of the batch committed.
+func (st *Store) importBatch(ctx context.Context, files []batchFile, o store.ImportOptions) error {
+	if o.Turn != nil {
+		if err := o.Turn(ctx); err != nil {
+			return err
+		}
+	}
+	var queued func()
+	if o.Queued != nil {
+		follow := false
+		for _, f := range files {
+			for _, p := range f.plan.Prepared() {
+				follow = follow || p.Log.Header.ChildOf() != ""
+			}
+		}
+		queued = func() { o.Queued(follow) }
+	}
+	return st.queue.SubmitThen(ctx, &request{kind: kindTx, relaxed: o.Relaxed, fn: func(t *wtx) error {
+		// The savepoint comes before anything is written, so FTS4 has no
+		// pending terms to flush for it.
+		if _, err := t.tx.Exec("SAVEPOINT import_batch"); err != nil {
+			return translate(err, "import: savepoint")
+		}
+		isolated := map[int]bool{}
+		for {
+			failed, err := attemptBatch(t, st.now, files, isolated)
+			if err != nil {
+				return err
+			}
+			if failed < 0 {
+				break
+			}
+			// Again from the start, that file in a savepoint of its own.
+			isolated[failed] = true
+			if _, err := t.tx.Exec("ROLLBACK TO import_batch"); err != nil {
+				return translate(err, "import: roll back to savepoint")
+			}
+		}
+		if _, err := t.tx.Exec("RELEASE import_batch"); err != nil {
+			return translate(err, "import: release savepoint")
+		}
+		t.finished = true
+		return nil
+	}}, queued)
+}
+
+// attemptBatch writes files in t, each in a child transaction, and
+// merges them into t when all succeed. FTS4 flushes its pending terms
+// into a new segment at every savepoint — a SAVEPOINT, and the statement
+// savepoint of a multi-row INSERT or of an UPDATE of a row other tables
+// refer to (events, sessions) — so the files not in isolated are written
+// in two passes: first every file's sessions, events, notes and session
+// rows (store.ImportPlan.Run, wtx.finishSessions), then every file's
+// search documents (indexSessions, wtx.finishIndex, without a savepoint
+// per session: wtx.bulk), in the files' order. If one of them fails, the
+// attempt stops and returns its index (failed), and the caller rolls
+// back and tries again with it isolated. An isolated file is written
+// whole, at its place in the first pass, inside a savepoint: if it fails
+// it is rolled back to it, its error kept (batchFile.err), and the others
+// go on. failed is -1 when the attempt went through; err is a failure of
+// the transaction itself. (The writer's lag.inline, a mode of one test
+// that files every transaction's appended events itself, is not for
+// batches: two files appending to one session would file the first
+// one's events twice.)
+func attemptBatch(t *wtx, now func() time.Time, files []batchFile, isolated map[int]bool) (failed int, err error) {
+	b := t.child()
+	subs := make([]*wtx, len(files))
+	for i := range files {
+		f := &files[i]
+		f.results, f.err = nil, nil
+		iso := isolated[i]
+		if iso {
+			if _, err := t.tx.Exec("SAVEPOINT import_file"); err != nil {
+				return 0, translate(err, "import: savepoint")
+			}
+		}
+		sub := b.child()
+		sub.bulk = !iso
+		if f.docs != nil {
+			sub.imported, sub.filedNow = f.docs, map[string]bool{}
+		}
+		r, err := f.plan.Run(importTx{t: sub, now: now, facts: f.facts})
+		if err == nil {
+			if iso {
+				err = sub.finish()
+			} else {
+				err = sub.finishSessions(false)
+			}
+			if err != nil {
+				err = fmt.Errorf("import %s: %w", f.path, err)
+			}
+		}
+		switch {
+		case err != nil && !iso:
+			return i, nil
+		case err != nil:
+			f.err = err
+			if _, err := t.tx.Exec("ROLLBACK TO import_file; RELEASE import_file"); err != nil {
+				return 0, translate(err, "import: roll back to savepoint")
+			}
+			continue
+		case iso:
+			if _, err := t.tx.Exec("RELEASE import_file"); err != nil {
+				return 0, translate(err, "import: release savepoint")
+			}
+		}
+		sub.mergeInto(b)
+		f.results, subs[i] = r, sub
+	}
+	filed := map[string]bool{}
+	for i, sub := range subs {
+		if sub == nil {
+			continue
+		}
+		if !isolated[i] {
+			err := sub.indexSessions()
+			if err == nil {
+				err = sub.finishIndex()
+			}
+			if err != nil {
+				return i, nil // isolated, its error is kept
+			}
+		}
+		for id := range sub.filedNow {
+			filed[id] = true
+		}
+	}
+	b.mergeInto(t)
+	t.filedNow = filed
+	return -1, nil
+}
+
+// indexSessions files the own search document of each session t created,
+// replaced or retitled, which finishSessions(false) left to it.
+func (t *wtx) indexSessions() error {
+	for _, id := range t.order {
+		s := t.touched[id]
+		if s.dirty && !s.deleted && (s.created || s.replaced || s.retitled) {
+			if err := t.indexSession(id, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // beginRelaxed starts a write transaction that commits at
 // synchronous=NORMAL (SQLite refuses the change inside a transaction),
 // with the write-ahead log's automatic checkpoints put off: an import's
@@ -246,6 +460,13 @@ func (t *wtx) fileImported() error {
 			continue
 		}
 		g := &lagLog{events: s.appended, facts: s.appendedFacts, docs: t.imported[id].of(s.appended)}
+		if t.bulk {
+			if _, err := t.catchUp(id, g); err != nil {
+				return err
+			}
+			t.filedNow[id] = true
+			continue
+		}
 		failed, err := t.catchUpIsolated(id, g)
 		if err != nil {
 			return err

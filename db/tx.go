@@ -97,6 +97,14 @@ type wtx struct {
 	// sessions it filed, which publish leaves out of the lag.
 	imported map[string]importedDocs
 	filedNow map[string]bool
+	// finished: its children wrote every session's derived values and
+	// index inside their savepoints (an import of several files,
+	// importBatch), so finish has nothing left to do.
+	finished bool
+	// bulk: fileImported files each session without a savepoint of its
+	// own (FTS4 flushes its pending terms into a new segment at every
+	// SAVEPOINT); a failure fails the whole attempt (importBatch).
+	bulk bool
 	// The root's tx-bound statements, each bound on first use (most
 	// transactions append to a cached session: they need no SELECT or
 	// INSERT of a session row); children use their root's.
@@ -377,12 +385,25 @@ func (t *wtx) insertRows(n int, args []any) error {
 
 // finish writes the derived values of every changed session.
 func (t *wtx) finish() error {
+	if t.finished {
+		return nil
+	}
+	if err := t.finishSessions(true); err != nil {
+		return err
+	}
+	return t.finishIndex()
+}
+
+// finishSessions writes the row of every changed session and, with
+// index, the session's own search document when it was created, replaced
+// or retitled (an import batch files those later, indexSessions).
+func (t *wtx) finishSessions(index bool) error {
 	for _, id := range t.order {
 		s := t.touched[id]
 		if !s.dirty || s.deleted {
 			continue
 		}
-		if s.created || s.replaced || s.retitled {
+		if index && (s.created || s.replaced || s.retitled) {
 			if err := t.indexSession(id, s); err != nil {
 				return err
 			}
@@ -398,6 +419,12 @@ func (t *wtx) finish() error {
 			return translate(err, "update session "+id)
 		}
 	}
+	return nil
+}
+
+// finishIndex files the transaction's appended events in the index when
+// it does so itself (inline, or an import's prepared documents).
+func (t *wtx) finishIndex() error {
 	if t.w.lag.inline {
 		return t.indexInline()
 	}

@@ -194,3 +194,24 @@ func (p *ImportPlan) Done(ctx context.Context, log *slog.Logger, st NoteWriter, 
 		log.Warn("inferred subagent links", logkey.File, p.file, logkey.Err, err)
 	}
 }
+
+// FileImport is one file's outcome in a batch import (BatchImporter): its
+// sessions, or why nothing of it was kept.
+type FileImport struct {
+	Results []ImportResult
+	Err     error
+}
+
+// BatchImporter is an engine that imports several files in one
+// transaction (prism import's bulk path): each file is decoded and
+// checked as ImportFileWith checks it, then written inside a savepoint of
+// its own, so a file that fails there is rolled back to it — nothing of
+// it is kept — while the files around it commit. Its files are in one
+// commit: once ImportFilesWith returns, every file it reports imported
+// is committed (durably unless ImportOptions.Relaxed), and a failed
+// commit fails them all. ImportOptions.Turn and Queued apply to the
+// batch's one transaction; As needs a batch of one file. The outcomes
+// are in paths' order.
+type BatchImporter interface {
+	ImportFilesWith(ctx context.Context, paths []string, o ImportOptions) []FileImport
+}

@@ -171,7 +171,11 @@ func PrepareLog(file string, l *dsh.Log) (Prepared, error) {
 				Reason: fmt.Sprintf("unknown required event type %q (seq %d): prism cannot interpret this session (only types marked ignorable may be unknown)", e.Type, e.Seq)}
 		}
 	}
-	if err := core.ValidateLog(l.Header, l.Events); err != nil {
+	validate := core.ValidateLog
+	if l.DataChecked {
+		validate = core.ValidateDecodedLog
+	}
+	if err := validate(l.Header, l.Events); err != nil {
 		where := file
 		if l.Entry != "" {
 			where += ": " + l.Entry

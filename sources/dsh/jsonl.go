@@ -44,6 +44,7 @@ func (s *scanner) headerLine(line []byte, pos Position) error {
 		return errAt(pos, "%v", err)
 	}
 	s.log.Header = h
+	s.log.DataChecked = true // its events come through DecodeRecord only
 	s.header = true
 	return nil
 }

@@ -178,6 +178,11 @@ type Log struct {
 	// zip's notes.jsonl holds for it (prism export --with-notes), each
 	// checked (notes.Check).
 	SideNotes []notes.Note
+	// DataChecked: every event's data came through core.Event's decoder
+	// (or a packed row's expansion, which checks each member), so it is
+	// lossless JSON and need not be scanned again (core.ValidateDecodedLog).
+	// Set by the decoder of prism and dsh logs, not by Foreign ones.
+	DataChecked bool
 }
 
 // FormatError is a decoding failure with its location. It is a core.Coded
