@@ -9,8 +9,9 @@ package web
 // everywhere the link shows it — the link notes, the nested child's
 // header, and every event of the session and of its nested children that
 // names it (the subagent tool's meta and background text, a foreign
-// agent's records) — inside JSON string values only, never a key, a
-// number or a literal (aliasText). A child whose id is its parent's id
+// agent's records) — inside JSON string values, and a key only when the
+// whole key is a child's id (Codex's collab statuses map is keyed by
+// thread id), never a number or a literal (aliasText). A child whose id is its parent's id
 // and a piece of its own (Claude Code's <session>-agent-<agentId>, the
 // agentId in the parent's result and meta) has that piece named too:
 // otherwise the parent's id, which the link shows, and the piece would
@@ -173,13 +174,16 @@ func aliasEvents(events []core.Event, aliases map[string]string) []core.Event {
 
 // aliasText replaces in JSON document b each whole occurrence of a
 // distinctive child id of aliases (distinctive) inside a string value —
-// never in an object's key, a number or a literal — by its name, in a
-// copy; changed is false, and b returned, when b names no child. Whole:
-// in the decoded text, not inside a longer run of id characters (letters,
-// digits, '-', '_'), so an id after an escape ("\n", "\u003c") is found
-// and "text", a key or a number are never touched. A changed string is
-// encoded again; the rest of b keeps its bytes. b that is not JSON is
-// treated as one string.
+// and an object's key that is such an id whole, never part of a key, a
+// number or a literal — by its name, in a copy; changed is false, and b
+// returned, when b names no child. Whole: in the decoded text, not inside
+// a longer run of id characters (letters, digits, '-', '_'), so an id
+// after an escape ("\n", "\u003c") is found and "text" or a number are
+// never touched. A changed string is encoded again; the rest of b keeps
+// its bytes. b that is not JSON is treated as one string. Two keys of an
+// object that name one child (its id and a piece of it, or a key that
+// already was its name) become one key twice: still JSON, which decoders
+// read as the last of them (encoding/json, JavaScript's JSON.parse).
 func aliasText(b []byte, aliases map[string]string) (out []byte, changed bool) {
 	return aliasJSON(b, aliases, false)
 }
@@ -213,8 +217,15 @@ func aliasJSON(b []byte, aliases map[string]string, exact bool) ([]byte, bool) {
 		i = end
 		if isKey(b, end) {
 			key, keyEnd = "", end
-			if end-start <= 32 {
+			if end-start <= 32 || mayName(b[start:end], aliases, false) {
 				_ = json.Unmarshal(b[start:end], &key)
+			}
+			// A key that is a child's id, whole (Codex's collab statuses
+			// map, keyed by thread id), is named too; never a part of one.
+			if name, ok := aliases[key]; ok && distinctive(key) {
+				out = append(out, b[last:start]...)
+				out = appendJSONString(out, name)
+				last = end
 			}
 			continue
 		}

@@ -67,8 +67,35 @@ func TestAliasText_onlyStringValues(t *testing.T) {
 	}
 }
 
+// TestAliasText_wholeKeys: an object's key that is a child's id whole (or
+// a named piece of one) is named — Codex keys its collab statuses by
+// thread id —, a key that only contains an id is kept, and two keys that
+// become one name keep the document JSON, decoded as the last of them.
+func TestAliasText_wholeKeys(t *testing.T) {
+	const id = "0196a1b2-0000-7000-8000-0000000000a2"
+	a := map[string]string{id: "child-1", "r-agent-a7f2c1d": "child-2", "agent-a7f2c1d": "child-2"}
+	for _, c := range []struct{ in, want string }{
+		{`{"statuses":{"` + id + `":{"completed":"ok"}}}`, `{"statuses":{"child-1":{"completed":"ok"}}}`},
+		{`{"statuses":{"` + id + `" : 1}}`, `{"statuses":{"child-1" : 1}}`},
+		{`{"agent-a7f2c1d":"` + id + `"}`, `{"child-2":"child-1"}`},
+		{`{"x-` + id + `":1,"` + id + `x":2}`, `{"x-` + id + `":1,"` + id + `x":2}`},
+		{`{"0196a1b2-0000":1}`, `{"0196a1b2-0000":1}`},
+	} {
+		out, _ := aliasText([]byte(c.in), a)
+		if string(out) != c.want {
+			t.Errorf("%s became %s, want %s", c.in, out, c.want)
+		}
+	}
+	out, changed := aliasText([]byte(`{"child-1":1,"`+id+`":2}`), a)
+	var got map[string]int
+	if err := json.Unmarshal(out, &got); !changed || err != nil || len(got) != 1 || got["child-1"] != 2 {
+		t.Errorf("two keys naming one child: %s (changed=%v) decodes to %v, %v; want {child-1: 2}", out, changed, got, err)
+	}
+}
+
 // FuzzAliasText: whatever the document, the result is JSON when the input
-// is, and no distinctive id survives in any string value.
+// is, and no distinctive id survives in any string value nor as a whole
+// key.
 func FuzzAliasText(f *testing.F) {
 	const id = "kid-12345678"
 	f.Add([]byte(`{"a":"kid-12345678","kid-12345678":1}`))
@@ -107,7 +134,10 @@ func FuzzAliasText(f *testing.F) {
 					walk(e)
 				}
 			case map[string]any:
-				for _, e := range x {
+				for k, e := range x {
+					if k == id {
+						t.Fatalf("%s: the id survives as a key", b)
+					}
 					walk(e)
 				}
 			}
