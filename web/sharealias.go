@@ -127,25 +127,43 @@ func familyIDs(aliases map[string]string) []string {
 	return slices.Sorted(maps.Values(longest))
 }
 
+// agentInfix joins a Claude Code child's id to its parent's:
+// <parent>-agent-<agentId>.
+const agentInfix = "-agent-"
+
 // idPieces returns what a parent's log may show of child id beyond the
-// parent's own id, when id is the parent's id and a piece of its own
-// (<parent>-<rest>, Claude Code's <session>-agent-<agentId>): the rest
-// ("agent-<agentId>"), and its last part ("<agentId>") — the agentId of
-// the parent's Task/Agent result and meta. None for an id of its own (a
-// prism or Codex child: its whole id is what a parent shows).
+// parent's own id when id has Claude Code's shape <parent>-agent-<agentId>
+// (the agentId may hold '-'): "agent-<agentId>" and "<agentId>" — the
+// agentId of the parent's Task/Agent result and meta. None for any other
+// id (a prism or Codex child: its whole id is what a parent shows; an id
+// that merely extends its parent's, <parent>-step-000001, whose last part
+// is an ordinary word or number).
 func idPieces(parent, id string) []string {
-	if parent == "" || len(id) <= len(parent)+1 || !strings.HasPrefix(id, parent) {
+	if parent == "" || len(id) <= len(parent)+len(agentInfix) || !strings.HasPrefix(id, parent+agentInfix) {
 		return nil
 	}
-	if c := id[len(parent)]; c != '-' && c != '_' {
-		return nil
+	agentID := id[len(parent)+len(agentInfix):]
+	return []string{agentInfix[1:] + agentID, agentID}
+}
+
+// agentPiece reports whether id of aliases is a Claude Code agentId
+// (idPieces): "agent-<id>" is named as it is.
+func agentPiece(id string, aliases map[string]string) bool {
+	name, ok := aliases[id]
+	return ok && aliases[agentInfix[1:]+id] == name
+}
+
+// inText reports whether id of aliases is named wherever a string shows it
+// whole: a distinctive id, or an agentId (agentPiece) of 6 bytes or more
+// that is not all digits — letters alone too, as it is known to be an
+// agentId. An all-digit or shorter agentId is named only as a child
+// field's value and on the line of Claude Code's hint that says it is one
+// (agentIDHint): anywhere else it is more likely a number or a word.
+func inText(id string, aliases map[string]string) bool {
+	if agentPiece(id, aliases) {
+		return len(id) >= 6 && strings.Trim(id, "0123456789") != ""
 	}
-	rest := id[len(parent)+1:]
-	out := []string{rest}
-	if i := strings.LastIndexAny(rest, "-_"); i >= 0 && i+1 < len(rest) {
-		out = append(out, rest[i+1:])
-	}
-	return out
+	return distinctive(id)
 }
 
 // aliasEvents returns events with every child id of aliases replaced by
@@ -222,7 +240,7 @@ func aliasJSON(b []byte, aliases map[string]string, exact bool) ([]byte, bool) {
 			}
 			// A key that is a child's id, whole (Codex's collab statuses
 			// map, keyed by thread id), is named too; never a part of one.
-			if name, ok := aliases[key]; ok && distinctive(key) {
+			if name, ok := aliases[key]; ok && inText(key, aliases) {
 				out = append(out, b[last:start]...)
 				out = appendJSONString(out, name)
 				last = end
@@ -257,61 +275,128 @@ func aliasJSON(b []byte, aliases map[string]string, exact bool) ([]byte, bool) {
 // JSON form is itself (no byte JSON escapes) must appear in b's bytes.
 func mayName(b []byte, aliases map[string]string, exact bool) bool {
 	for id := range aliases {
-		if !exact && !distinctive(id) {
+		if plainInJSON(id) && !bytes.Contains(b, []byte(id)) {
 			continue
 		}
-		if !plainInJSON(id) || bytes.Contains(b, []byte(id)) {
+		if exact || distinctive(id) || agentPiece(id, aliases) {
 			return true
 		}
 	}
 	return false
 }
 
-// aliasString replaces in s each whole occurrence of a distinctive id of
-// aliases by its name, and (exact) s itself when it is an id.
+// aliasString replaces in s each whole occurrence of an id of aliases
+// (idHits) by its name, and (exact) s itself when it is an id.
 func aliasString(s string, aliases map[string]string, exact bool) (string, bool) {
-	if name, ok := aliases[s]; ok && (exact || distinctive(s)) {
+	if name, ok := aliases[s]; ok && (exact || inText(s, aliases)) {
 		return name, true
 	}
-	changed := false
+	hits := idHits(s, aliases)
+	if len(hits) == 0 {
+		return s, false
+	}
+	var sb strings.Builder
+	pos := 0
+	for _, h := range hits {
+		sb.WriteString(s[pos:h.start])
+		sb.WriteString(h.name)
+		pos = h.end
+	}
+	sb.WriteString(s[pos:])
+	return sb.String(), true
+}
+
+// idHit is a whole occurrence of a child's id in a text: bytes
+// [start, end), named name.
+type idHit struct {
+	start, end int
+	name       string
+}
+
+// idHits returns the whole occurrences in s of the ids of aliases that
+// are named in text (inText), and of the other agentIds on the line of
+// Claude Code's hint that names them (agentIDHint), in order and never
+// overlapping (the longer of two at one place). Whole: not inside a
+// longer run of id characters (letters, digits, '-', '_').
+func idHits(s string, aliases map[string]string) []idHit {
+	var hits []idHit
 	for id, name := range aliases {
-		if !distinctive(id) || !strings.Contains(s, id) {
+		if id == "" || !strings.Contains(s, id) {
 			continue
 		}
-		var sb strings.Builder
-		rest, from := s, 0
-		named := false
-		for {
-			i := strings.Index(rest[from:], id)
+		text := inText(id, aliases)
+		if !text && !agentPiece(id, aliases) {
+			continue
+		}
+		for from := 0; from < len(s); {
+			i := strings.Index(s[from:], id)
 			if i < 0 {
 				break
 			}
-			at := from + i
-			end := at + len(id)
-			if (at > 0 && idChar(rest[at-1])) || (end < len(rest) && idChar(rest[end])) {
-				from = at + 1
+			at, end := from+i, from+i+len(id)
+			from = at + 1
+			if !wholeAt(s, at, end) || !text && !agentIDHint(s, at, id) {
 				continue
 			}
-			sb.WriteString(rest[:at])
-			sb.WriteString(name)
-			rest, from, named = rest[end:], 0, true
-		}
-		if named {
-			sb.WriteString(rest)
-			s, changed = sb.String(), true
+			hits = append(hits, idHit{start: at, end: end, name: name})
+			from = end
 		}
 	}
-	return s, changed
+	if len(hits) < 2 {
+		return hits
+	}
+	slices.SortFunc(hits, func(a, b idHit) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		return b.end - a.end
+	})
+	out := hits[:1]
+	for _, h := range hits[1:] {
+		if h.start >= out[len(out)-1].end {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// wholeAt reports whether s[at:end] is not inside a longer run of id
+// characters.
+func wholeAt(s string, at, end int) bool {
+	return (at == 0 || !idChar(s[at-1])) && (end >= len(s) || !idChar(s[end]))
+}
+
+// agentIDHint reports whether the line of s holding s[at] is Claude Code's
+// hint that agentId id is one: it says "agentId: <id>" ("agentId: 4096000
+// (use SendMessage with to: '4096000' to continue this agent)").
+func agentIDHint(s string, at int, id string) bool {
+	from := strings.LastIndexByte(s[:at], '\n') + 1
+	to := len(s)
+	if i := strings.IndexByte(s[at:], '\n'); i >= 0 {
+		to = at + i
+	}
+	line, hint := s[from:to], "agentId: "+id
+	for k := 0; k < len(line); {
+		i := strings.Index(line[k:], hint)
+		if i < 0 {
+			return false
+		}
+		if wholeAt(line, k+i+len("agentId: "), k+i+len(hint)) {
+			return true
+		}
+		k += i + 1
+	}
+	return false
 }
 
 // distinctive reports an id that cannot be an ordinary word of a tool's
 // output or a JSON field's value (prism's, Codex's and Claude Code's ids
-// all are, and so are Claude Code's agentIds): 6 bytes or more, not
-// letters alone. An id that is a plain word ("text", "summary") is left
-// alone in text: replacing it would corrupt what the link shows, and such
-// an id tells nothing.
+// all are): 8 bytes or more, not letters alone. An id that is a plain
+// word ("text", "summary") is left alone in text: replacing it would
+// corrupt what the link shows, and such an id tells nothing. Claude
+// Code's agentIds, shorter, are named by their own rule (inText).
 func distinctive(id string) bool {
-	if len(id) < 6 {
+	if len(id) < 8 {
 		return false
 	}
 	for i := 0; i < len(id); i++ {

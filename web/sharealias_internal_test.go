@@ -193,22 +193,85 @@ func TestFamilyNames_oneOrder(t *testing.T) {
 	}
 }
 
-// TestIDPieces: only an id that extends its parent's id, past a '-' or
-// '_', has pieces.
+// TestIDPieces: only an id of Claude Code's shape <parent>-agent-<agentId>
+// has pieces — "agent-<agentId>" and the agentId, which may hold '-' —;
+// an id that merely extends its parent's has none.
 func TestIDPieces(t *testing.T) {
 	for _, c := range []struct {
 		parent, id string
 		want       []string
 	}{
 		{"s1", "s1-agent-a7f2c1d", []string{"agent-a7f2c1d", "a7f2c1d"}},
-		{"s1", "s1_x", []string{"x"}},
+		{"s1", "s1-agent-afbecda", []string{"agent-afbecda", "afbecda"}},
+		{"s1", "s1-agent-a1-b2", []string{"agent-a1-b2", "a1-b2"}},
+		{"s1", "s1_x", nil},
+		{"job-2026", "job-2026-step-000001", nil},
 		{"s1", "s1x-agent-a", nil},
 		{"s1", "0194f3a2-aaaa", nil},
 		{"", "s1-agent-a", nil},
+		{"s1", "s1-agent-", nil},
 		{"s1", "s1-", nil},
 	} {
 		if got := idPieces(c.parent, c.id); !slices.Equal(got, c.want) {
 			t.Errorf("idPieces(%q, %q) = %q, want %q", c.parent, c.id, got, c.want)
 		}
 	}
+}
+
+// oneChild is familyNames of root with one child, id.
+func oneChild(t *testing.T, root, id string) map[string]string {
+	t.Helper()
+	in, err := notes.Link("x", "c", 0, notes.LinkData{Child: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := familyNames(root, func(s string) ([]notes.Note, error) {
+		if s != root {
+			return nil, nil
+		}
+		return []notes.Note{{Kind: notes.KindLink, Data: in.Data}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestAliasText_agentIDs: a Claude Code agentId is named in text even when
+// it is letters alone; an all-digit one only as a child field's value and
+// on the line of Claude Code's hint that says it is one, never in other
+// numbers; an id that merely extends its parent's names no piece of it;
+// and an ordinary id needs 8 bytes to be named in free text.
+func TestAliasText_agentIDs(t *testing.T) {
+	const root = "7c1e5d2a-0b3f-4e6a-9d8c-1f2e3a4b5c6d"
+	check := func(a map[string]string, in, want string) {
+		t.Helper()
+		if out, _ := aliasText([]byte(in), a); string(out) != want {
+			t.Errorf("%s became %s, want %s", in, out, want)
+		}
+	}
+	letters := oneChild(t, root, root+"-agent-afbecda")
+	check(letters, `{"text":"Commit abc changed it.\nagentId: afbecda (use SendMessage with to: 'afbecda' to continue this agent)"}`,
+		`{"text":"Commit abc changed it.\nagentId: child-1 (use SendMessage with to: 'child-1' to continue this agent)"}`)
+	check(letters, `{"task_id":"afbecda"}`, `{"task_id":"child-1"}`)
+	check(letters, `{"agentId":"afbecda"}`, `{"agentId":"child-1"}`)
+	check(letters, `{"text":"afbecdaa afbecda-x"}`, `{"text":"afbecdaa afbecda-x"}`)
+
+	digits := oneChild(t, root, root+"-agent-4096000")
+	check(digits, `{"text":"wrote 4096000 bytes","n":4096000}`, `{"text":"wrote 4096000 bytes","n":4096000}`)
+	check(digits, `{"agentId":"4096000","meta":{"agent_id":"4096000"}}`, `{"agentId":"child-1","meta":{"agent_id":"child-1"}}`)
+	check(digits, `{"text":"wrote 4096000 bytes\nagentId: 4096000 (use SendMessage with to: '4096000' to continue this agent)"}`,
+		`{"text":"wrote 4096000 bytes\nagentId: child-1 (use SendMessage with to: 'child-1' to continue this agent)"}`)
+	check(digits, `{"text":"agentId: 40960001 and 4096000"}`, `{"text":"agentId: 40960001 and 4096000"}`)
+	check(digits, `{"text":"see agent-4096000"}`, `{"text":"see child-1"}`)
+
+	generic := oneChild(t, "job-2026", "job-2026-step-000001")
+	if len(generic) != 1 {
+		t.Errorf("job-2026-step-000001 is named with pieces: %v", generic)
+	}
+	check(generic, `{"text":"wrote segment 000001 to disk; step-000001 done; job-2026-step-000001 ok"}`,
+		`{"text":"wrote segment 000001 to disk; step-000001 done; child-1 ok"}`)
+
+	check(map[string]string{"ab-1234": "child-1"}, `{"text":"ran ab-1234"}`, `{"text":"ran ab-1234"}`)
+	check(map[string]string{"ab-12345": "child-1"}, `{"text":"ran ab-12345"}`, `{"text":"ran child-1"}`)
 }
