@@ -167,27 +167,188 @@ func inText(id string, aliases map[string]string) bool {
 }
 
 // aliasEvents returns events with every child id of aliases replaced by
-// its name (aliasText); an event that names none is kept as it is, and
-// events itself is never written.
+// its name (aliasText), the text streamed in each run of assistant/chunk
+// events named over the run (aliasRun); an event that names none is kept
+// as it is, and events itself is never written. A run at the end of
+// events is taken as still open.
 func aliasEvents(events []core.Event, aliases map[string]string) []core.Event {
+	var r aliasRun
+	return r.events(events, aliases)
+}
+
+// aliasRun names a log's events batch by batch (a link's live hub, a
+// nested child's growing log), keeping the streamed text of the run of
+// assistant/chunk events open at the end of the last batch: a child's id
+// split across chunks — the model repeating an id it saw — is named. Each
+// stream of a run (text or reasoning of one block index) is named as one
+// text and cut back into its chunks: a chunk gives out its text up to
+// where an id may be starting that the text so far does not finish (held
+// back: the start of a child's id at a word's start), a name where its id
+// starts; the held text goes out with the next chunk of the stream, or
+// with the run's last chunk when the run ends in the same batch (a run
+// whose message comes in a later batch keeps it: the message has the
+// text). So the chunks of a run named in one batch give the run's named
+// text, and no chunk ever shows an id or a piece of one that the text may
+// finish as one. The zero value is ready; not safe for concurrent use.
+type aliasRun struct {
+	open map[chunkKey]*chunkStream // the open run's streams
+}
+
+// chunkKey is one stream of a run of chunks: its type and block index.
+type chunkKey struct {
+	typ string
+	idx int
+}
+
+// chunkStream is one stream of an open run: its text so far, and how
+// much of it the chunks gave out.
+type chunkStream struct {
+	text string
+	done int
+}
+
+// chunkData is what aliasRun reads of an assistant/chunk.
+type chunkData struct {
+	Chunk struct {
+		Type  string  `json:"type"`
+		Index *int    `json:"index"`
+		Text  *string `json:"text"`
+	} `json:"chunk"`
+}
+
+// events returns events, which continue the batches r has named, named
+// by aliases (aliasEvents); nil aliases (a link without its children)
+// leaves them as they are.
+func (r *aliasRun) events(events []core.Event, aliases map[string]string) []core.Event {
 	if len(aliases) == 0 {
 		return events
 	}
 	var out []core.Event
-	for i := range events {
-		data, changed := aliasText(events[i].Data, aliases)
+	set := func(i int, data []byte, changed bool) {
 		if !changed {
-			continue
+			return
 		}
 		if out == nil {
 			out = append(make([]core.Event, 0, len(events)), events...)
 		}
 		out[i].Data = data
 	}
+	for i := 0; i < len(events); i++ {
+		if events[i].Type != core.EventAssistantChunk {
+			r.open = nil
+			data, changed := aliasText(events[i].Data, aliases)
+			set(i, data, changed)
+			continue
+		}
+		j := i
+		for j < len(events) && events[j].Type == core.EventAssistantChunk {
+			j++
+		}
+		// Each stream's last chunk in a run that ends in this batch gives
+		// out all its text.
+		cs := make([]chunkData, j-i)
+		streamed := make([]bool, j-i)
+		last := map[chunkKey]int{}
+		for n := range cs {
+			c := &cs[n]
+			if json.Unmarshal(events[i+n].Data, c) == nil && c.Chunk.Text != nil &&
+				(c.Chunk.Type == core.ChunkTextDelta || c.Chunk.Type == core.ChunkReasoningDelta) {
+				streamed[n] = true
+				last[c.key()] = n
+			}
+		}
+		for n := range cs {
+			var data []byte
+			changed := false
+			if streamed[n] {
+				data, changed = r.chunk(events[i+n].Data, &cs[n], aliases, j < len(events) && last[cs[n].key()] == n)
+			} else {
+				data, changed = aliasText(events[i+n].Data, aliases)
+			}
+			set(i+n, data, changed)
+		}
+		i = j - 1
+	}
 	if out == nil {
 		return events
 	}
 	return out
+}
+
+// key is the stream of the run chunk c belongs to.
+func (c *chunkData) key() chunkKey {
+	k := chunkKey{typ: c.Chunk.Type}
+	if c.Chunk.Index != nil {
+		k.idx = *c.Chunk.Index
+	}
+	return k
+}
+
+// chunk names data b of one assistant/chunk of the open run, c as read of
+// it; final: its stream's last chunk in the run, the run's end known.
+func (r *aliasRun) chunk(b []byte, c *chunkData, aliases map[string]string, final bool) ([]byte, bool) {
+	k := c.key()
+	if r.open == nil {
+		r.open = map[chunkKey]*chunkStream{}
+	}
+	st := r.open[k]
+	if st == nil {
+		st = &chunkStream{}
+		r.open[k] = st
+	}
+	st.text += *c.Chunk.Text
+	upTo := len(st.text)
+	if !final {
+		upTo = heldFrom(st.text, st.done, aliases)
+	}
+	text := namedSpan(st.text, st.done, upTo, aliases)
+	st.done = upTo
+	if text == *c.Chunk.Text {
+		return aliasText(b, aliases)
+	}
+	return aliasJSON(b, aliases, false, &text)
+}
+
+// heldFrom returns where the text s stops that a chunk may give out, from
+// done on: the first place at a word's start from which the rest of s is
+// the start of an id of aliases (or an id whole, which more text may
+// extend), else len(s).
+func heldFrom(s string, done int, aliases map[string]string) int {
+	held := len(s)
+	for id := range aliases {
+		if !inText(id, aliases) && !agentPiece(id, aliases) {
+			continue
+		}
+		for q := max(done, len(s)-len(id)); q < held; q++ {
+			if (q == 0 || !idChar(s[q-1])) && strings.HasPrefix(id, s[q:]) {
+				held = q
+				break
+			}
+		}
+	}
+	return held
+}
+
+// namedSpan returns s[from:to] with the ids of aliases that lie whole in
+// it named (idHits over s around it: a line's start, or 512 bytes before,
+// for Claude Code's hint).
+func namedSpan(s string, from, to int, aliases map[string]string) string {
+	if from >= to {
+		return ""
+	}
+	lo := max(strings.LastIndexByte(s[:from], '\n')+1, from-512)
+	var sb strings.Builder
+	pos := from
+	for _, h := range idHits(s[lo:to], aliases) {
+		if h.start += lo; h.start < from {
+			continue
+		}
+		sb.WriteString(s[pos:h.start])
+		sb.WriteString(h.name)
+		pos = h.end + lo
+	}
+	sb.WriteString(s[pos:to])
+	return sb.String()
 }
 
 // aliasText replaces in JSON document b each whole occurrence of a
@@ -203,18 +364,20 @@ func aliasEvents(events []core.Event, aliases map[string]string) []core.Event {
 // already was its name) become one key twice: still JSON, which decoders
 // read as the last of them (encoding/json, JavaScript's JSON.parse).
 func aliasText(b []byte, aliases map[string]string) (out []byte, changed bool) {
-	return aliasJSON(b, aliases, false)
+	return aliasJSON(b, aliases, false, nil)
 }
 
 // aliasNoteData is aliasText for a note's data, where a string value that
 // is exactly a child id (the link note's "child") is replaced whatever the
 // id looks like.
 func aliasNoteData(b []byte, aliases map[string]string) (out []byte, changed bool) {
-	return aliasJSON(b, aliases, true)
+	return aliasJSON(b, aliases, true, nil)
 }
 
-func aliasJSON(b []byte, aliases map[string]string, exact bool) ([]byte, bool) {
-	if len(aliases) == 0 || !mayName(b, aliases, true) { // a child's field may name any id
+// aliasJSON is aliasText (and, exact, aliasNoteData); a non-nil text is
+// the value of a "text" member instead (a chunk's named text: aliasRun).
+func aliasJSON(b []byte, aliases map[string]string, exact bool, text *string) ([]byte, bool) {
+	if len(aliases) == 0 || text == nil && !mayName(b, aliases, true) { // a child's field may name any id
 		return b, false
 	}
 	if !json.Valid(b) {
@@ -245,6 +408,12 @@ func aliasJSON(b []byte, aliases map[string]string, exact bool) ([]byte, bool) {
 				out = appendJSONString(out, name)
 				last = end
 			}
+			continue
+		}
+		if text != nil && key == "text" && valueOf(b, keyEnd, start) {
+			out = append(out, b[last:start]...)
+			out = appendJSONString(out, *text)
+			last = end
 			continue
 		}
 		// A value that names its child by a field of that name ("child":

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"prism/core"
+	"prism/core/coretest"
 	"prism/core/notes"
 )
 
@@ -274,4 +276,86 @@ func TestAliasText_agentIDs(t *testing.T) {
 
 	check(map[string]string{"ab-1234": "child-1"}, `{"text":"ran ab-1234"}`, `{"text":"ran ab-1234"}`)
 	check(map[string]string{"ab-12345": "child-1"}, `{"text":"ran ab-12345"}`, `{"text":"ran child-1"}`)
+}
+
+// chunkTexts returns the streamed text of each text-delta of events.
+func chunkTexts(t *testing.T, events []core.Event) []string {
+	t.Helper()
+	var out []string
+	for _, e := range events {
+		var c core.AssistantChunk
+		if e.Type != core.EventAssistantChunk {
+			continue
+		}
+		if err := json.Unmarshal(e.Data, &c); err != nil {
+			t.Fatalf("chunk %s: %v", e.Data, err)
+		}
+		if c.Chunk.Type == core.ChunkTextDelta && c.Chunk.Text != nil {
+			out = append(out, *c.Chunk.Text)
+		}
+	}
+	return out
+}
+
+// TestAliasEvents_chunkRuns: a child's id split across the chunks of a
+// stream, wherever it is cut, is named over the run: no chunk shows the
+// id or any piece of it, a run named in one batch gives the named text,
+// and a run named chunk by chunk (a live hub, aliasRun) gives it too,
+// holding back the start of an id until a later chunk finishes it.
+func TestAliasEvents_chunkRuns(t *testing.T) {
+	const id = "zqkid-1a2b3c4d"
+	a := map[string]string{id: "child-1"}
+	pieces := func(s string) []string { // every 4-byte piece of the id
+		var out []string
+		for i := 0; i+4 <= len(s); i++ {
+			out = append(out, s[i:i+4])
+		}
+		return out
+	}
+	// A run that ends in an id keeps it back when its message comes in a
+	// later batch: its chunks miss the name (the message has it).
+	for _, tc := range []struct{ text, want, wantLive string }{
+		{"Subagent " + id + " is counting (" + id + ").", "Subagent child-1 is counting (child-1).", "Subagent child-1 is counting (child-1)."},
+		{"Subagent " + id + " is counting; zquack zqkid-1a2b3c4e " + id, "Subagent child-1 is counting; zquack zqkid-1a2b3c4e child-1",
+			"Subagent child-1 is counting; zquack zqkid-1a2b3c4e "},
+	} {
+		text := tc.text
+		for i := 1; i < len(text); i++ {
+			for j := i + 1; j < len(text); j += 3 {
+				parts := []string{text[:i], text[i:j], text[j:]}
+				b := coretest.NewBuilder(0)
+				b.TurnStart().StepStart().Chunks(parts...).Assistant(text).StepEnd()
+				var r aliasRun
+				var live []core.Event
+				for _, e := range b.Events {
+					live = append(live, r.events([]core.Event{e}, a)...)
+				}
+				for _, c := range []struct {
+					how, want string
+					got       []core.Event
+				}{{"in one batch", tc.want, aliasEvents(b.Events, a)}, {"event by event", tc.wantLive, live}} {
+					got := chunkTexts(t, c.got)
+					if len(got) != 3 {
+						t.Fatalf("%q %s: %d chunks, want 3", parts, c.how, len(got))
+					}
+					if s := strings.Join(got, ""); s != c.want {
+						t.Errorf("%q %s: chunks %q give %q, want %q", parts, c.how, got, s, c.want)
+					}
+					for _, p := range pieces(id) {
+						for _, g := range got {
+							if strings.Contains(g, p) && !strings.Contains(strings.ReplaceAll(text, id, ""), p) {
+								t.Errorf("%q %s: chunk %q shows %q of the id", parts, c.how, g, p)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	// A run still open at the end of a batch holds the start of an id back.
+	b := coretest.NewBuilder(0)
+	b.TurnStart().StepStart().Chunks("Subagent zqkid-1a")
+	if got := chunkTexts(t, aliasEvents(b.Events, a)); len(got) != 1 || got[0] != "Subagent " {
+		t.Errorf("open run: chunks %q, want [\"Subagent \"]", got)
+	}
 }
