@@ -289,7 +289,7 @@ func (h *hub) renamed() bool {
 	log := h.log
 	h.mu.Unlock()
 	for i := range log {
-		if _, named := aliasText(log[i].Data, a); named {
+		if namesFresh(log[i].Data, a) { // an id, or a child masked for want of a name (sharealias.go)
 			return true
 		}
 	}

@@ -220,7 +220,7 @@ type chunkData struct {
 // by aliases (aliasEvents); nil aliases (a link without its children)
 // leaves them as they are.
 func (r *aliasRun) events(events []core.Event, aliases map[string]string) []core.Event {
-	if len(aliases) == 0 {
+	if aliases == nil {
 		return events
 	}
 	var out []core.Event
@@ -251,7 +251,7 @@ func (r *aliasRun) events(events []core.Event, aliases map[string]string) []core
 		last := map[chunkKey]int{}
 		for n := range cs {
 			c := &cs[n]
-			if json.Unmarshal(events[i+n].Data, c) == nil && c.Chunk.Text != nil &&
+			if len(aliases) > 0 && json.Unmarshal(events[i+n].Data, c) == nil && c.Chunk.Text != nil &&
 				(c.Chunk.Type == core.ChunkTextDelta || c.Chunk.Type == core.ChunkReasoningDelta) {
 				streamed[n] = true
 				last[c.key()] = n
@@ -377,7 +377,52 @@ func aliasNoteData(b []byte, aliases map[string]string) (out []byte, changed boo
 // aliasJSON is aliasText (and, exact, aliasNoteData); a non-nil text is
 // the value of a "text" member instead (a chunk's named text: aliasRun).
 func aliasJSON(b []byte, aliases map[string]string, exact bool, text *string) ([]byte, bool) {
-	if len(aliases) == 0 || text == nil && !mayName(b, aliases, true) { // a child's field may name any id
+	return aliasDoc(b, aliases, exact, text, 0)
+}
+
+// childMask is what a link that nests children shows for a child that has
+// no name yet (maskSpawn).
+const childMask = "child-?"
+
+// spawnKey reports a field whose string value (or, an array, its string
+// elements) names a child as it is spawned: the subagent tool's meta
+// ("child"), Claude Code's agentId, Codex's agent_id, new_thread_id and
+// receiver_thread_ids. On a link that nests children such a value that is
+// no named child is shown as childMask: its link note is not stored yet
+// (a watcher may store the spawning call's result first), and the hub
+// reloads the log with its name once it is (namesFresh).
+func spawnKey(k string) bool {
+	switch k {
+	case "child", "agentId", "agent_id", "new_thread_id", "receiver_thread_ids":
+		return true
+	}
+	return false
+}
+
+// startedSubagent is the start of the text prism's subagent tool answers
+// a background call with: "Started subagent <id> in the background."
+const startedSubagent = "Started subagent "
+
+// maySpawn reports whether b may hold a spawn field or text (spawnKey,
+// startedSubagent).
+func maySpawn(b []byte) bool {
+	for _, k := range []string{`"child"`, `"agentId"`, `"agent_id"`, `"new_thread_id"`, `"receiver_thread_ids"`, startedSubagent,
+		`\"child\"`, `\"agentId\"`, `\"agent_id\"`, `\"new_thread_id\"`, `\"receiver_thread_ids\"`} {
+		if bytes.Contains(b, []byte(k)) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxDocDepth bounds how deep aliasDoc reads JSON documents held in
+// string values (a tool's output that is JSON, as Codex's spawn_agent's).
+const maxDocDepth = 2
+
+// aliasDoc is aliasJSON for a document at depth depth: one held in a
+// string value of another is read as JSON too, for its spawn fields.
+func aliasDoc(b []byte, aliases map[string]string, exact bool, text *string, depth int) ([]byte, bool) {
+	if aliases == nil || text == nil && !mayName(b, aliases, true) && !maySpawn(b) { // a child's field may name any id
 		return b, false
 	}
 	if !json.Valid(b) {
@@ -389,8 +434,29 @@ func aliasJSON(b []byte, aliases map[string]string, exact bool, text *string) ([
 	}
 	var out []byte
 	last, key, keyEnd := 0, "", -1
+	var arrays []string // for each array or object the scan is in, an array's key ("" for an object)
 	for i := 0; i < len(b); {
-		if b[i] != '"' {
+		switch b[i] {
+		case '"':
+		case '[':
+			k := ""
+			if valueOf(b, keyEnd, i) {
+				k = key
+			}
+			arrays = append(arrays, "["+k)
+			i++
+			continue
+		case '{':
+			arrays = append(arrays, "")
+			i++
+			continue
+		case ']', '}':
+			if len(arrays) > 0 {
+				arrays = arrays[:len(arrays)-1]
+			}
+			i++
+			continue
+		default:
 			i++
 			continue
 		}
@@ -417,17 +483,40 @@ func aliasJSON(b []byte, aliases map[string]string, exact bool, text *string) ([
 			continue
 		}
 		// A value that names its child by a field of that name ("child":
-		// the subagent tool's meta) is replaced whatever the id looks like.
-		whole := exact || (valueOf(b, keyEnd, start) && childKey(key))
-		if !mayName(b[start:end], aliases, whole) {
+		// the subagent tool's meta) is replaced whatever the id looks like;
+		// a spawn field's value that names no child is masked.
+		field := ""
+		if valueOf(b, keyEnd, start) {
+			field = key
+		} else if n := len(arrays); n > 0 && strings.HasPrefix(arrays[n-1], "[") {
+			field = arrays[n-1][1:]
+		}
+		whole := exact || childKey(field)
+		spawn := spawnKey(field)
+		nested := depth < maxDocDepth && end-start > 2 && (b[start+1] == '{' || b[start+1] == '[') &&
+			(mayName(b[start:end], aliases, true) || maySpawn(b[start:end]))
+		if !spawn && !nested && !mayName(b[start:end], aliases, whole) && !bytes.Contains(b[start:end], []byte(startedSubagent)) {
 			continue
 		}
 		var v string
 		if err := json.Unmarshal(b[start:end], &v); err != nil {
 			continue
 		}
-		nv, ok := aliasString(v, aliases, whole)
-		if !ok {
+		nv, ok := v, false
+		if nested && json.Valid([]byte(v)) {
+			if d, named := aliasDoc([]byte(v), aliases, exact, nil, depth+1); named {
+				nv, ok = string(d), true
+			}
+		}
+		if s, named := aliasString(nv, aliases, whole); named {
+			nv, ok = s, true
+		}
+		if spawn && !ok && !isName(v) {
+			if _, named := aliases[v]; !named {
+				nv, ok = childMask, true
+			}
+		}
+		if !ok || nv == v {
 			continue
 		}
 		out = append(out, b[last:start]...)
@@ -438,6 +527,17 @@ func aliasJSON(b []byte, aliases map[string]string, exact bool, text *string) ([
 		return b, false
 	}
 	return append(out, b[last:]...), true
+}
+
+// namesFresh reports whether the data of an event a link showed (named by
+// earlier names) names a child by aliases, the names read again: it names
+// one of their ids, or it masked a child that had no name (childMask).
+func namesFresh(data []byte, aliases map[string]string) bool {
+	if bytes.Contains(data, []byte(childMask)) {
+		return true
+	}
+	_, named := aliasText(data, aliases)
+	return named
 }
 
 // mayName reports whether b may hold a child id of aliases: an id whose
@@ -460,7 +560,7 @@ func aliasString(s string, aliases map[string]string, exact bool) (string, bool)
 	if name, ok := aliases[s]; ok && (exact || inText(s, aliases)) {
 		return name, true
 	}
-	hits := idHits(s, aliases)
+	hits := maskStarted(s, idHits(s, aliases), aliases)
 	if len(hits) == 0 {
 		return s, false
 	}
@@ -529,6 +629,48 @@ func idHits(s string, aliases map[string]string) []idHit {
 	return out
 }
 
+// maskStarted returns hits with, on a link that nests children (aliases
+// not nil), the id in each "Started subagent <id>" of s that no hit names
+// masked (childMask, spawnKey), in order.
+func maskStarted(s string, hits []idHit, aliases map[string]string) []idHit {
+	if aliases == nil || !strings.Contains(s, startedSubagent) {
+		return hits
+	}
+	var masks []idHit
+	for from := 0; ; {
+		i := strings.Index(s[from:], startedSubagent)
+		if i < 0 {
+			break
+		}
+		at := from + i + len(startedSubagent)
+		end := at
+		for end < len(s) && idChar(s[end]) {
+			end++
+		}
+		from = at
+		if end == at || isName(s[at:min(end+1, len(s))]) || isName(s[at:end]) {
+			continue // masked or named already
+		}
+		if k, ok := slices.BinarySearchFunc(hits, at, func(h idHit, at int) int { return h.start - at }); ok && hits[k].end >= end {
+			continue // named
+		}
+		masks = append(masks, idHit{start: at, end: end, name: childMask})
+	}
+	if len(masks) == 0 {
+		return hits
+	}
+	out := append(slices.Clone(hits), masks...)
+	slices.SortFunc(out, func(a, b idHit) int { return a.start - b.start })
+	return out
+}
+
+// isName reports whether s is a name a link gives a child (child-1, …)
+// or childMask, or empty.
+func isName(s string) bool {
+	n, ok := strings.CutPrefix(s, "child-")
+	return s == "" || s == childMask || ok && n != "" && strings.Trim(n, "0123456789") == ""
+}
+
 // wholeAt reports whether s[at:end] is not inside a longer run of id
 // characters.
 func wholeAt(s string, at, end int) bool {
@@ -591,10 +733,10 @@ func plainInJSON(id string) bool {
 // exactly, is replaced even if the id is not distinctive.
 func childKey(k string) bool {
 	switch k {
-	case "child", "childSession", "sessionId", "session_id", "agentId", "agent_id":
+	case "childSession", "sessionId", "session_id":
 		return true
 	}
-	return false
+	return spawnKey(k)
 }
 
 // valueOf reports whether the string at b[start] is the value of the key

@@ -103,6 +103,8 @@ func FuzzAliasText(f *testing.F) {
 	f.Add([]byte(`{"a":"kid-12345678","kid-12345678":1}`))
 	f.Add([]byte(`["x\nkid-12345678\u003c", 5, true, null]`))
 	f.Add([]byte(`"kid-12345678"`))
+	f.Add([]byte(`{"child":"kid-9","receiver_thread_ids":["kid-12345678",1],"text":"{\"agent_id\":\"kid-12345678\"}"}`))
+	f.Add([]byte(`{"text":"Started subagent kid-12345678 and Started subagent kid-2"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		out, _ := aliasText(b, map[string]string{id: "child-1"})
 		if !json.Valid(b) {
@@ -357,5 +359,44 @@ func TestAliasEvents_chunkRuns(t *testing.T) {
 	b.TurnStart().StepStart().Chunks("Subagent zqkid-1a")
 	if got := chunkTexts(t, aliasEvents(b.Events, a)); len(got) != 1 || got[0] != "Subagent " {
 		t.Errorf("open run: chunks %q, want [\"Subagent \"]", got)
+	}
+}
+
+// TestAliasText_masksUnnamedSpawns: on a link that nests children, a
+// spawn field's value (or array element) and prism's "Started subagent
+// <id>" that name no child yet are shown as child-?, in a JSON document
+// held in a string too; a named child is named, a name is kept, masking
+// again changes nothing, and a link without children (nil names) masks
+// nothing.
+func TestAliasText_masksUnnamedSpawns(t *testing.T) {
+	const kid1, kid2 = "zqkid-1a2b3c4d", "zqkid-5e6f7a8b"
+	a := map[string]string{kid1: "child-1"}
+	for _, c := range []struct{ in, want string }{
+		{`{"meta":{"child":"` + kid2 + `","background":true}}`, `{"meta":{"child":"child-?","background":true}}`},
+		{`{"meta":{"child":"` + kid1 + `"}}`, `{"meta":{"child":"child-1"}}`},
+		{`{"agentId":"a5e6f7a","agent_id":"t","new_thread_id":"` + kid2 + `"}`, `{"agentId":"child-?","agent_id":"child-?","new_thread_id":"child-?"}`},
+		{`{"receiver_thread_ids":["` + kid1 + `", "` + kid2 + `"],"other":["` + kid2 + `"]}`, `{"receiver_thread_ids":["child-1", "child-?"],"other":["` + kid2 + `"]}`},
+		{`{"text":"Started subagent ` + kid2 + ` in the background."}`, `{"text":"Started subagent child-? in the background."}`},
+		{`{"text":"Started subagent ` + kid1 + ` in the background."}`, `{"text":"Started subagent child-1 in the background."}`},
+		{`{"text":"{\"agent_id\":\"` + kid2 + `\",\"nickname\":\"Lorentz\"}"}`, `{"text":"{\"agent_id\":\"child-?\",\"nickname\":\"Lorentz\"}"}`},
+		{`{"child":"child-3","x":"Started subagent child-2 now"}`, `{"child":"child-3","x":"Started subagent child-2 now"}`},
+		{`{"child":"","note":"` + kid2 + `"}`, `{"child":"","note":"` + kid2 + `"}`},
+	} {
+		out, _ := aliasText([]byte(c.in), a)
+		if string(out) != c.want {
+			t.Errorf("%s became %s, want %s", c.in, out, c.want)
+		}
+		if again, changed := aliasText(out, a); changed {
+			t.Errorf("%s masked again became %s", out, again)
+		}
+		if out, changed := aliasText([]byte(c.in), nil); changed {
+			t.Errorf("without children %s became %s", c.in, out)
+		}
+	}
+	if out, _ := aliasText([]byte(`{"meta":{"child":"`+kid2+`"}}`), map[string]string{}); string(out) != `{"meta":{"child":"child-?"}}` {
+		t.Errorf("no child named yet: %s", out)
+	}
+	if !namesFresh([]byte(`{"meta":{"child":"child-?"}}`), a) || namesFresh([]byte(`{"meta":{"child":"child-1"}}`), a) {
+		t.Error("namesFresh does not tell a masked child from a named one")
 	}
 }
