@@ -11,15 +11,19 @@ package web
 // names it (the subagent tool's meta and background text, a foreign
 // agent's records) — inside JSON string values, and a key only when the
 // whole key is a child's id (Codex's collab statuses map is keyed by
-// thread id), never a number or a literal (aliasText). A child whose id is its parent's id
-// and a piece of its own (Claude Code's <session>-agent-<agentId>, the
-// agentId in the parent's result and meta) has that piece named too:
+// thread id), never a number or a literal (aliasText). Text streamed in
+// assistant/chunk events is named over its run, an id split across
+// chunks too (aliasRun). A child whose id is its parent's id and a piece
+// of its own — only Claude Code's <session>-agent-<agentId> (idPieces) —
+// has the agentId named too (the parent's result and meta show it):
 // otherwise the parent's id, which the link shows, and the piece would
-// rebuild the child's id. Every path of a link — its page and reader,
-// its stream's hub, its downloads — names them by one function over the
-// stored (never redacted) link notes (Server.childAliases), and names
-// before it redacts, so a redaction rule that matches an id cannot make
-// two paths name a child differently.
+// rebuild the child's id. A spawn field or prism's "Started subagent
+// <id>" that names a child with no name yet (its link note not stored)
+// shows child-? until the note comes (spawnKey). Every path of a link —
+// its page and reader, its stream's hub, its downloads — names them by
+// one function over the stored (never redacted) link notes
+// (Server.childAliases), and names before it redacts, so a redaction rule
+// that matches an id cannot make two paths name a child differently.
 
 import (
 	"bytes"

@@ -14,9 +14,10 @@ import (
 )
 
 // TestAliasText_onlyStringValues: a child's id is replaced where a string
-// value names it — after a JSON escape too — and never in a key, a number
-// or a literal; the result stays JSON; an id that is a plain word is
-// replaced only as the value of a field that names a child.
+// value names it — after a JSON escape too — and never in a number or a
+// literal, nor in a key unless the key is a distinctive id whole
+// (TestAliasText_wholeKeys); the result stays JSON; an id that is a plain
+// word is replaced only as the value of a field that names a child.
 func TestAliasText_onlyStringValues(t *testing.T) {
 	const id = "0194f3a2-aaaa-bbbb-cccc-0123456789ab"
 	a := map[string]string{id: "child-1"}
