@@ -308,7 +308,11 @@ func (r *aliasRun) chunk(b []byte, c *chunkData, aliases map[string]string, fina
 	text := namedSpan(st.text, st.done, upTo, aliases)
 	st.done = upTo
 	if text == *c.Chunk.Text {
-		return aliasText(b, aliases)
+		// The chunk's other strings may still name a child; its text,
+		// named over the run, names none on its own.
+		if _, changed := aliasText(b, aliases); !changed {
+			return b, false
+		}
 	}
 	return aliasJSON(b, aliases, false, &text)
 }

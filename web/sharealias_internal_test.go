@@ -359,6 +359,12 @@ func TestAliasEvents_chunkRuns(t *testing.T) {
 			}
 		}
 	}
+	// An id that is whole in a chunk but not in the run's text is kept.
+	b0 := coretest.NewBuilder(0)
+	b0.TurnStart().StepStart().Chunks("x", id+" y").Assistant("x" + id + " y")
+	if got := chunkTexts(t, aliasEvents(b0.Events, a)); !slices.Equal(got, []string{"x", id + " y"}) {
+		t.Errorf("xzqkid-…: chunks %q, want the text kept", got)
+	}
 	// A run still open at the end of a batch holds the start of an id back.
 	b := coretest.NewBuilder(0)
 	b.TurnStart().StepStart().Chunks("Subagent zqkid-1a")
