@@ -154,7 +154,12 @@ func idPieces(parent, id string) []string {
 // (idPieces): "agent-<id>" is named as it is.
 func agentPiece(id string, aliases map[string]string) bool {
 	name, ok := aliases[id]
-	return ok && aliases[agentInfix[1:]+id] == name
+	if !ok {
+		return false
+	}
+	var buf [64]byte
+	k := append(append(buf[:0], agentInfix[1:]...), id...)
+	return aliases[string(k)] == name
 }
 
 // inText reports whether id of aliases is named wherever a string shows it
@@ -207,9 +212,13 @@ type chunkKey struct {
 // chunkStream is one stream of an open run: its text so far, and how
 // much of it the chunks gave out.
 type chunkStream struct {
-	text string
-	done int
+	buf  []byte // the text so far, but for what lies well before done
+	done int    // the bytes of buf given out
 }
+
+// keptBack is how much of a stream's text given out a chunkStream keeps:
+// the window namedSpan looks back on (512 bytes), and more.
+const keptBack = 1024
 
 // chunkData is what aliasRun reads of an assistant/chunk.
 type chunkData struct {
@@ -255,7 +264,8 @@ func (r *aliasRun) events(events []core.Event, aliases map[string]string) []core
 		last := map[chunkKey]int{}
 		for n := range cs {
 			c := &cs[n]
-			if len(aliases) > 0 && json.Unmarshal(events[i+n].Data, c) == nil && c.Chunk.Text != nil &&
+			if len(aliases) > 0 && containsString(events[i+n].Data, `-delta"`) && // a block's start, usage, a finish stream no text
+				json.Unmarshal(events[i+n].Data, c) == nil && c.Chunk.Text != nil &&
 				(c.Chunk.Type == core.ChunkTextDelta || c.Chunk.Type == core.ChunkReasoningDelta) {
 				streamed[n] = true
 				last[c.key()] = n
@@ -300,13 +310,19 @@ func (r *aliasRun) chunk(b []byte, c *chunkData, aliases map[string]string, fina
 		st = &chunkStream{}
 		r.open[k] = st
 	}
-	st.text += *c.Chunk.Text
-	upTo := len(st.text)
+	st.buf = append(st.buf, *c.Chunk.Text...)
+	upTo := len(st.buf)
 	if !final {
-		upTo = heldFrom(st.text, st.done, aliases)
+		upTo = heldFrom(st.buf, st.done, aliases)
 	}
-	text := namedSpan(st.text, st.done, upTo, aliases)
+	lo := max(bytes.LastIndexByte(st.buf[:st.done], '\n')+1, st.done-512)
+	text := namedSpan(string(st.buf[lo:upTo]), st.done-lo, upTo-lo, aliases)
 	st.done = upTo
+	if st.done > 4*keptBack { // a long stream keeps only the text it may still look at
+		cut := st.done - keptBack
+		st.buf = append(st.buf[:0], st.buf[cut:]...)
+		st.done -= cut
+	}
 	if text == *c.Chunk.Text {
 		// The chunk's other strings may still name a child; its text,
 		// named over the run, names none on its own.
@@ -321,14 +337,12 @@ func (r *aliasRun) chunk(b []byte, c *chunkData, aliases map[string]string, fina
 // done on: the first place at a word's start from which the rest of s is
 // the start of an id of aliases (or an id whole, which more text may
 // extend), else len(s).
-func heldFrom(s string, done int, aliases map[string]string) int {
+func heldFrom(s []byte, done int, aliases map[string]string) int {
 	held := len(s)
 	for id := range aliases {
-		if !inText(id, aliases) && !agentPiece(id, aliases) {
-			continue
-		}
 		for q := max(done, len(s)-len(id)); q < held; q++ {
-			if (q == 0 || !idChar(s[q-1])) && strings.HasPrefix(id, s[q:]) {
+			if (q == 0 || !idChar(s[q-1])) && string(s[q:]) == id[:len(s)-q] &&
+				(inText(id, aliases) || agentPiece(id, aliases)) {
 				held = q
 				break
 			}
@@ -344,7 +358,7 @@ func namedSpan(s string, from, to int, aliases map[string]string) string {
 	if from >= to {
 		return ""
 	}
-	lo := max(strings.LastIndexByte(s[:from], '\n')+1, from-512)
+	lo := max(strings.LastIndexByte(s[:from], '\n')+1, from-512, 0)
 	var sb strings.Builder
 	pos := from
 	for _, h := range idHits(s[lo:to], aliases) {
@@ -412,13 +426,26 @@ func spawnKey(k string) bool {
 const startedSubagent = "Started subagent "
 
 // maySpawn reports whether b may hold a spawn field or text (spawnKey,
-// startedSubagent).
+// startedSubagent), in a JSON document a string holds too.
 func maySpawn(b []byte) bool {
-	for _, k := range []string{`"child"`, `"agentId"`, `"agent_id"`, `"new_thread_id"`, `"receiver_thread_ids"`, startedSubagent,
-		`\"child\"`, `\"agentId\"`, `\"agent_id\"`, `\"new_thread_id\"`, `\"receiver_thread_ids\"`} {
-		if bytes.Contains(b, []byte(k)) {
+	return containsString(b, "child") || containsString(b, "thread_id") ||
+		containsString(b, "gent") && (containsString(b, "agentId") || containsString(b, "agent_id") || containsString(b, startedSubagent))
+}
+
+// containsString is bytes.Contains(b, []byte(s)) without the copy of s.
+func containsString(b []byte, s string) bool {
+	if s == "" {
+		return true
+	}
+	for len(b) >= len(s) {
+		i := bytes.IndexByte(b[:len(b)-len(s)+1], s[0])
+		if i < 0 {
+			return false
+		}
+		if string(b[i:i+len(s)]) == s {
 			return true
 		}
+		b = b[i+1:]
 	}
 	return false
 }
@@ -552,7 +579,7 @@ func namesFresh(data []byte, aliases map[string]string) bool {
 // JSON form is itself (no byte JSON escapes) must appear in b's bytes.
 func mayName(b []byte, aliases map[string]string, exact bool) bool {
 	for id := range aliases {
-		if plainInJSON(id) && !bytes.Contains(b, []byte(id)) {
+		if plainInJSON(id) && !containsString(b, id) {
 			continue
 		}
 		if exact || distinctive(id) || agentPiece(id, aliases) {

@@ -365,6 +365,23 @@ func TestAliasEvents_chunkRuns(t *testing.T) {
 	if got := chunkTexts(t, aliasEvents(b0.Events, a)); !slices.Equal(got, []string{"x", id + " y"}) {
 		t.Errorf("xzqkid-…: chunks %q, want the text kept", got)
 	}
+	// A long stream (its given-out text dropped but for its last KiB)
+	// still names an id split at its end, on a line that began long ago.
+	long := []string{"agentId: "}
+	for range 3000 {
+		long = append(long, "more words ")
+	}
+	long = append(long, "then zqkid-1a", "2b3c4d.")
+	var lr aliasRun
+	bl := coretest.NewBuilder(0)
+	bl.TurnStart().StepStart().Chunks(long...).Assistant(strings.Join(long, ""))
+	var lout []core.Event
+	for _, e := range bl.Events {
+		lout = append(lout, lr.events([]core.Event{e}, a)...)
+	}
+	if got := strings.Join(chunkTexts(t, lout), ""); got != strings.ReplaceAll(strings.Join(long, ""), id, "child-1") {
+		t.Errorf("a long stream gives %q", got[max(0, len(got)-60):])
+	}
 	// A run still open at the end of a batch holds the start of an id back.
 	b := coretest.NewBuilder(0)
 	b.TurnStart().StepStart().Chunks("Subagent zqkid-1a")
