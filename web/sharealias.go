@@ -189,7 +189,8 @@ func aliasEvents(events []core.Event, aliases map[string]string) []core.Event {
 // nested child's growing log), keeping the streamed text of the run of
 // assistant/chunk events open at the end of the last batch: a child's id
 // split across chunks — the model repeating an id it saw — is named. Each
-// stream of a run (text or reasoning of one block index) is named as one
+// stream of a run (text, reasoning or a tool call's arguments of one
+// block index) is named as one
 // text and cut back into its chunks: a chunk gives out its text up to
 // where an id may be starting that the text so far does not finish (held
 // back: the start of a child's id at a word's start), a name where its id
@@ -223,10 +224,23 @@ const keptBack = 1024
 // chunkData is what aliasRun reads of an assistant/chunk.
 type chunkData struct {
 	Chunk struct {
-		Type  string  `json:"type"`
-		Index *int    `json:"index"`
-		Text  *string `json:"text"`
+		Type           string  `json:"type"`
+		Index          *int    `json:"index"`
+		Text           *string `json:"text"`
+		ArgumentsDelta *string `json:"argumentsDelta"`
 	} `json:"chunk"`
+}
+
+// streamed returns the member of chunk c that streams text — a text or
+// reasoning delta's text, a tool call's arguments delta — and its key.
+func (c *chunkData) streamed() (text *string, key string) {
+	switch c.Chunk.Type {
+	case core.ChunkTextDelta, core.ChunkReasoningDelta:
+		return c.Chunk.Text, "text"
+	case core.ChunkToolCallDelta:
+		return c.Chunk.ArgumentsDelta, "argumentsDelta"
+	}
+	return nil, ""
 }
 
 // events returns events, which continue the batches r has named, named
@@ -265,10 +279,11 @@ func (r *aliasRun) events(events []core.Event, aliases map[string]string) []core
 		for n := range cs {
 			c := &cs[n]
 			if len(aliases) > 0 && containsString(events[i+n].Data, `-delta"`) && // a block's start, usage, a finish stream no text
-				json.Unmarshal(events[i+n].Data, c) == nil && c.Chunk.Text != nil &&
-				(c.Chunk.Type == core.ChunkTextDelta || c.Chunk.Type == core.ChunkReasoningDelta) {
-				streamed[n] = true
-				last[c.key()] = n
+				json.Unmarshal(events[i+n].Data, c) == nil {
+				if text, _ := c.streamed(); text != nil {
+					streamed[n] = true
+					last[c.key()] = n
+				}
 			}
 		}
 		for n := range cs {
@@ -310,7 +325,8 @@ func (r *aliasRun) chunk(b []byte, c *chunkData, aliases map[string]string, fina
 		st = &chunkStream{}
 		r.open[k] = st
 	}
-	st.buf = append(st.buf, *c.Chunk.Text...)
+	given, member := c.streamed()
+	st.buf = append(st.buf, *given...)
 	upTo := len(st.buf)
 	if !final {
 		upTo = heldFrom(st.buf, st.done, aliases)
@@ -323,15 +339,19 @@ func (r *aliasRun) chunk(b []byte, c *chunkData, aliases map[string]string, fina
 		st.buf = append(st.buf[:0], st.buf[cut:]...)
 		st.done -= cut
 	}
-	if text == *c.Chunk.Text {
+	if text == *given {
 		// The chunk's other strings may still name a child; its text,
 		// named over the run, names none on its own.
 		if _, changed := aliasText(b, aliases); !changed {
 			return b, false
 		}
 	}
-	return aliasJSON(b, aliases, false, &text)
+	return aliasDoc(b, aliases, false, &streamedText{key: member, text: text}, 0)
 }
+
+// streamedText is the named text a chunk streams (aliasRun), for the
+// member named key.
+type streamedText struct{ key, text string }
 
 // heldFrom returns where the text s stops that a chunk may give out, from
 // done on: the first place at a word's start from which the rest of s is
@@ -386,20 +406,19 @@ func namedSpan(s string, from, to int, aliases map[string]string) string {
 // already was its name) become one key twice: still JSON, which decoders
 // read as the last of them (encoding/json, JavaScript's JSON.parse).
 func aliasText(b []byte, aliases map[string]string) (out []byte, changed bool) {
-	return aliasJSON(b, aliases, false, nil)
+	return aliasJSON(b, aliases, false)
 }
 
 // aliasNoteData is aliasText for a note's data, where a string value that
 // is exactly a child id (the link note's "child") is replaced whatever the
 // id looks like.
 func aliasNoteData(b []byte, aliases map[string]string) (out []byte, changed bool) {
-	return aliasJSON(b, aliases, true, nil)
+	return aliasJSON(b, aliases, true)
 }
 
-// aliasJSON is aliasText (and, exact, aliasNoteData); a non-nil text is
-// the value of a "text" member instead (a chunk's named text: aliasRun).
-func aliasJSON(b []byte, aliases map[string]string, exact bool, text *string) ([]byte, bool) {
-	return aliasDoc(b, aliases, exact, text, 0)
+// aliasJSON is aliasText (and, exact, aliasNoteData).
+func aliasJSON(b []byte, aliases map[string]string, exact bool) ([]byte, bool) {
+	return aliasDoc(b, aliases, exact, nil, 0)
 }
 
 // childMask is what a link that nests children shows for a child that has
@@ -456,7 +475,9 @@ const maxDocDepth = 2
 
 // aliasDoc is aliasJSON for a document at depth depth: one held in a
 // string value of another is read as JSON too, for its spawn fields.
-func aliasDoc(b []byte, aliases map[string]string, exact bool, text *string, depth int) ([]byte, bool) {
+// A non-nil text is the value of its member instead (a chunk's named
+// text: aliasRun).
+func aliasDoc(b []byte, aliases map[string]string, exact bool, text *streamedText, depth int) ([]byte, bool) {
 	if aliases == nil || text == nil && !mayName(b, aliases, true) && !maySpawn(b) { // a child's field may name any id
 		return b, false
 	}
@@ -511,9 +532,9 @@ func aliasDoc(b []byte, aliases map[string]string, exact bool, text *string, dep
 			}
 			continue
 		}
-		if text != nil && key == "text" && valueOf(b, keyEnd, start) {
+		if text != nil && key == text.key && valueOf(b, keyEnd, start) {
 			out = append(out, b[last:start]...)
-			out = appendJSONString(out, *text)
+			out = appendJSONString(out, text.text)
 			last = end
 			continue
 		}

@@ -382,6 +382,25 @@ func TestAliasEvents_chunkRuns(t *testing.T) {
 	if got := strings.Join(chunkTexts(t, lout), ""); got != strings.ReplaceAll(strings.Join(long, ""), id, "child-1") {
 		t.Errorf("a long stream gives %q", got[max(0, len(got)-60):])
 	}
+	// A tool call's arguments streamed in deltas are named over the run.
+	ba := coretest.NewBuilder(0)
+	ba.TurnStart().StepStart()
+	one := 1
+	for _, p := range []string{`{"ids":["zqkid-1`, `a2b3c4d"]}`} {
+		ba.Add(core.EventAssistantChunk, core.AssistantChunk{Turn: 1, Step: 1,
+			Chunk: core.StreamChunk{Type: core.ChunkToolCallDelta, Index: &one, ID: "w1", ArgumentsDelta: &p}}, nil)
+	}
+	ba.Assistant("", [3]string{"w1", "wait", `{"ids":["` + id + `"]}`})
+	var args []string
+	for _, e := range aliasEvents(ba.Events, a) {
+		var c core.AssistantChunk
+		if e.Type == core.EventAssistantChunk && json.Unmarshal(e.Data, &c) == nil && c.Chunk.ArgumentsDelta != nil {
+			args = append(args, *c.Chunk.ArgumentsDelta)
+		}
+	}
+	if !slices.Equal(args, []string{`{"ids":["`, `child-1"]}`}) {
+		t.Errorf("arguments deltas %q, want the id named over them", args)
+	}
 	// A run still open at the end of a batch holds the start of an id back.
 	b := coretest.NewBuilder(0)
 	b.TurnStart().StepStart().Chunks("Subagent zqkid-1a")
