@@ -80,8 +80,10 @@ type hub struct {
 	// Owned by the run goroutine.
 	walker *redact.Walker // a redacting link's walker, nil otherwise
 	// aliases are the names a link that nests children shows for them
-	// (linkView.aliases), as last read.
+	// (linkView.aliases), as last read; names their streamed text over
+	// each run of chunks.
 	aliases map[string]string
+	names   aliasRun
 
 	tl *views.Timeline
 	// digest is readerDigest of the reader the fold was last given: what
@@ -220,7 +222,7 @@ func (h *hub) load() (core.SessionHeader, []core.Event, error) {
 		return hdr, events, err
 	}
 	hdr = shareHeader(hdr)
-	h.walker = nil
+	h.walker, h.names = nil, aliasRun{}
 	if a := h.v.link.aliases; a != nil {
 		if h.aliases, err = a(h.ctx); err != nil {
 			return hdr, nil, err
@@ -244,7 +246,7 @@ func (h *hub) redact(events []core.Event) []core.Event {
 	if len(events) == 0 {
 		return events
 	}
-	events = aliasEvents(events, h.aliases) // named before redacted (sharealias.go)
+	events = h.names.events(events, h.aliases) // named before redacted (sharealias.go)
 	if h.walker != nil {
 		h.b.stats.redacted.Add(int64(len(events)))
 		events = h.walker.Events(events)
@@ -287,7 +289,7 @@ func (h *hub) renamed() bool {
 	log := h.log
 	h.mu.Unlock()
 	for i := range log {
-		if _, named := aliasText(log[i].Data, a); named {
+		if namesFresh(log[i].Data, a) { // an id, or a child masked for want of a name (sharealias.go)
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -132,5 +133,55 @@ func TestShareChildren_codexThreadIDHidden(t *testing.T) {
 	l, _ := shareLinksOf2(t, e, parent, `{"children":true}`)
 	if _, jsonl := e.get(t, l.Events()); !strings.Contains(jsonl, `{\"agent_id\":\"child-1\"`) || !strings.Contains(jsonl, `{\"ids\":[\"child-1\"]`) {
 		t.Errorf("the JSONL does not name the thread child-1 in the spawn_agent output and the wait call: %s", jsonl)
+	}
+}
+
+// TestShareChildren_codexCollabStatusesKeyed: Codex's collab_waiting_end
+// event keys its statuses map by the child thread's id, and the record is
+// kept as it was (source/raw): a link made with its children names that
+// key child-1 in its JSONL, page and saved page, never the thread id.
+func TestShareChildren_codexCollabStatusesKeyed(t *testing.T) {
+	const parent, child = "0196a1b2-0000-7000-8000-0000000000a1", "0196a1b2-0000-7000-8000-0000000000a2"
+	src := filepath.Join("testdata", "codexchild", "2026", "05", "01")
+	dir := filepath.Join(t.TempDir(), "2026", "05", "01")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pname := "rollout-2026-05-01T10-00-00-" + parent + ".jsonl"
+	cname := "rollout-2026-05-01T10-00-08-" + child + ".jsonl"
+	pb, err := os.ReadFile(filepath.Join(src, pname))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := os.ReadFile(filepath.Join(src, cname))
+	if err != nil {
+		t.Fatal(err)
+	}
+	collab := `{"timestamp":"2026-05-01T10:00:40.100Z","type":"event_msg","payload":{"type":"collab_waiting_end","sender_thread_id":"` +
+		parent + `","call_id":"call_W","statuses":{"` + child + `":{"completed":"abc123"}}}}` + "\n"
+	lines := strings.SplitAfter(string(pb), "\n") // the last line, task_complete, ends with a newline
+	rollout := strings.Join(lines[:len(lines)-2], "") + collab + strings.Join(lines[len(lines)-2:], "")
+	if err := os.WriteFile(filepath.Join(dir, pname), []byte(rollout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, cname), cb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, children := foreignShareEnv(t, filepath.Join(dir, pname), filepath.Join(dir, cname))
+	if len(children) != 1 || children[0] != child {
+		t.Fatalf("imported children %v, want [%s]", children, child)
+	}
+	for _, body := range []string{`{"children":true}`, `{"children":true,"redact":false}`} {
+		l, _ := shareLinksOf2(t, e, parent, body)
+		_, jsonl := e.get(t, l.Events())
+		if !strings.Contains(jsonl, `"statuses":{"child-1":{"completed":"abc123"}}`) {
+			t.Errorf("%s: the JSONL does not key the statuses by child-1: %s", body, jsonl)
+		}
+		for _, p := range []string{l.Events(), l.Page(), l.ExportHTML()} {
+			if _, got := e.get(t, p); strings.Contains(got, child) {
+				i := strings.Index(got, child)
+				t.Errorf("%s: GET %s shows the thread id: %q", body, p, got[max(0, i-200):min(len(got), i+60)])
+			}
+		}
 	}
 }

@@ -252,3 +252,117 @@ func TestShareChildren_validatorFollowsChildren(t *testing.T) {
 		}
 	}
 }
+
+// TestShareChildren_chunkSplitIDNamed: the model repeating a child's id
+// in streamed text, the id split across two chunks, shows child-1 and no
+// piece of the id on the open stream — the first chunk holds the id's
+// start back until the next finishes it —, on the page, and in the
+// JSONL's chunk deltas, redacted or not.
+func TestShareChildren_chunkSplitIDNamed(t *testing.T) {
+	const kid1 = "zqkid-1a2b3c4d"
+	e, _ := shareEnv(t, withNotes)
+	pb := coretest.NewBuilder(t0)
+	pb.TurnStart().StepStart().User("delegate").
+		Call("s1", "subagent", `{"description":"count","prompt":"Count.","background":true}`).
+		Result("s1", "Started subagent "+kid1+" in the background.", false, map[string]any{"child": kid1, "background": true}, nil)
+	e.session(t, "p", pb.Events)
+	linkChildOf(t, e, "p", "s1", 4, kid1, 1, true, coretest.NewBuilder(t0+100).TurnStart().StepStart().User("Count.").Events)
+	var links []views.Links
+	var streams []*sseClient
+	for _, body := range []string{`{"children":true}`, `{"children":true,"redact":false}`} {
+		l, _ := shareLinksOf2(t, e, "p", body)
+		st := e.stream(t, l.Stream(-1))
+		st.until(t, func(ev sseEvent) bool { return strings.Contains(strings.Join(ev.Data, "\n"), `data-child="child-1"`) })
+		links, streams = append(links, l), append(streams, st)
+	}
+	n := len(pb.Events)
+	pb.StepEnd().StepStart().Chunks("Subagent zqkid-1a", "2b3c4d is counting")
+	e.append(t, "p", pb.Events[n:n+3]...) // the step's end, its start and the block's start
+	e.append(t, "p", pb.Events[n+3])      // "Subagent zqkid-1a": the stream is open
+	e.append(t, "p", pb.Events[n+4])      // "2b3c4d is counting"
+	// The link that does not redact streams the text before its message.
+	got := []string{"", ""}
+	streams[1].until(t, func(ev sseEvent) bool {
+		d := strings.Join(ev.Data, "\n")
+		got[1] += d
+		return strings.Contains(d, "is counting")
+	})
+	m := len(pb.Events)
+	pb.Assistant("Subagent " + kid1 + " is counting").StepEnd()
+	e.append(t, "p", pb.Events[m:]...)
+	for i, l := range links {
+		streams[i].until(t, func(ev sseEvent) bool {
+			d := strings.Join(ev.Data, "\n")
+			got[i] += d
+			return strings.Contains(d, "Subagent child-1 is counting")
+		})
+		_, page := e.get(t, l.Page())
+		_, jsonl := e.get(t, l.Events())
+		for what, s := range map[string]string{"the stream": got[i], "the page": page, "the JSONL": jsonl} {
+			if j := strings.Index(s, "zqkid"); j >= 0 {
+				t.Errorf("link %d: %s shows a piece of the child's id: %q", i, what, s[max(0, j-120):min(len(s), j+40)])
+			}
+		}
+		if !strings.Contains(jsonl, `"text":"Subagent "}`) || !strings.Contains(jsonl, `"text":"child-1 is counting"}`) {
+			t.Errorf("link %d: the JSONL's deltas are not cut back as they came (\"Subagent \", \"child-1 is counting\"): %s", i, jsonl)
+		}
+	}
+}
+
+// TestShareChildren_spawnBeforeLinkNoteMasked: the spawning call's result
+// stored before the child's link note (a watcher's order for a Codex
+// thread or a background Claude Code agent) streams child-? for the child,
+// never its id, on a link with its children; once the note is stored the
+// open stream names it child-2.
+func TestShareChildren_spawnBeforeLinkNoteMasked(t *testing.T) {
+	const kid1, kid2 = "zqkid-1a2b3c4d", "zqkid-5e6f7a8b"
+	e, _ := shareEnv(t, withNotes)
+	pb := coretest.NewBuilder(t0)
+	pb.TurnStart().StepStart().User("delegate").
+		Call("s1", "subagent", `{"description":"count","prompt":"Count."}`)
+	e.session(t, "p", pb.Events)
+	linkChildOf(t, e, "p", "s1", 3, kid1, 1, false, coretest.NewBuilder(t0+100).TurnStart().StepStart().User("Count.").Events)
+	bodies := []string{`{"children":true}`, `{"children":true,"redact":false}`}
+	var links []views.Links
+	var streams []*sseClient
+	for _, body := range bodies {
+		l, _ := shareLinksOf2(t, e, "p", body)
+		st := e.stream(t, l.Stream(-1))
+		st.until(t, func(ev sseEvent) bool { return strings.Contains(strings.Join(ev.Data, "\n"), `data-child="child-1"`) })
+		links, streams = append(links, l), append(streams, st)
+	}
+	n := len(pb.Events)
+	pb.Call("s2", "subagent", `{"description":"watch","prompt":"Watch.","background":true}`).
+		Result("s2", "Started subagent "+kid2+" in the background.", false, map[string]any{"child": kid2, "background": true}, nil)
+	e.append(t, "p", pb.Events[n:]...)
+	for i, l := range links {
+		got := ""
+		streams[i].until(t, func(ev sseEvent) bool {
+			d := strings.Join(ev.Data, "\n")
+			got += d
+			return strings.Contains(d, "in the background.")
+		})
+		if !strings.Contains(got, "Started subagent child-?") {
+			t.Errorf("%s: the stream does not mask the child with no name yet: %s", bodies[i], got)
+		}
+		_, page := e.get(t, l.Page())
+		_, jsonl := e.get(t, l.Events())
+		for what, s := range map[string]string{"the stream": got, "the page": page, "the JSONL": jsonl} {
+			if j := strings.Index(s, kid2); j >= 0 {
+				t.Errorf("%s: before its link note, %s shows the child's id: %q", bodies[i], what, s[max(0, j-120):min(len(s), j+40)])
+			}
+		}
+	}
+	linkChildOf(t, e, "p", "s2", pb.Events[n].Seq, kid2, 1, true, coretest.NewBuilder(t0+300).TurnStart().StepStart().User("Watch.").Events)
+	for i := range links {
+		got := ""
+		streams[i].until(t, func(ev sseEvent) bool {
+			d := strings.Join(ev.Data, "\n")
+			got += d
+			return strings.Contains(d, "Started subagent child-2")
+		})
+		if strings.Contains(got, kid2) {
+			t.Errorf("%s: after its link note, the stream shows the child's id", bodies[i])
+		}
+	}
+}

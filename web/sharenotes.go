@@ -111,9 +111,10 @@ func (s *Server) shareChildren(sh share.Share, f *linkFamily) map[string]*views.
 // only its new events are named and redacted (redact.Log), and the link's
 // copy grows in place.
 type linkChild struct {
-	log *redact.Log // nil: not redacted
-	out *views.ChildLog
-	n   int // the events of the cached log taken so far
+	log   *redact.Log // nil: not redacted
+	out   *views.ChildLog
+	n     int      // the events of the cached log taken so far
+	names aliasRun // names its streamed text across extensions
 }
 
 // linkChildKey is what a child's log as a link shows it depends on.
@@ -146,7 +147,7 @@ func (s *Server) linkChild(c *views.ChildLog, redacted bool, aliases map[string]
 	}
 	if r == nil || r.n > len(events) {
 		r = &linkChild{}
-		h, all := c.Header, aliasEvents(events, aliases)
+		h, all := c.Header, r.names.events(events, aliases)
 		if name := aliases[h.ID]; name != "" {
 			h.ID = name
 		}
@@ -157,7 +158,7 @@ func (s *Server) linkChild(c *views.ChildLog, redacted bool, aliases map[string]
 		}
 		r.out = &views.ChildLog{Header: h, Events: all}
 	} else {
-		more, rewritten := aliasEvents(events[r.n:], aliases), false
+		more, rewritten := r.names.events(events[r.n:], aliases), false
 		if redacted {
 			old := r.log.Len()
 			all, from := r.log.Extend(more)
