@@ -152,7 +152,7 @@ type Store struct {
 	deleted   map[string]bool
 	// marks are the watched sessions' summaries at their marks
 	// (AppendWatched).
-	marks watchMarks
+	marks store.WatchMarks
 }
 
 var (

@@ -5,48 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"reflect"
-	"sync"
 
 	"prism/core"
 	"prism/store"
 )
-
-// watchMarks are the summaries of watched sessions at their marks
-// (store.WatchedWrite.Mark), by session id: a rewrite of what follows a
-// mark restores the summary there instead of reading the log back.
-type watchMarks struct {
-	mu sync.Mutex
-	m  map[string]watchMark
-}
-
-// watchMark is one session's mark.
-type watchMark struct {
-	at    int          // the events the mark covers
-	sum   core.Summary // the summary after them
-	after core.Summary // the summary the last watched write left: the mark holds while the session's is still it
-}
-
-func (w *watchMarks) get(id string) (watchMark, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	mk, ok := w.m[id]
-	return mk, ok
-}
-
-func (w *watchMarks) put(id string, mk watchMark) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.m == nil {
-		w.m = map[string]watchMark{}
-	}
-	w.m[id] = mk
-}
-
-func (w *watchMarks) drop(id string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.m, id)
-}
 
 // AppendWatched writes what a watcher read on of a watched session it
 // stored before (sources/watch.Appender): the store checks the session's
@@ -85,12 +47,12 @@ func (st *Store) AppendWatched(ctx context.Context, h core.SessionHeader, w stor
 		if err != nil {
 			return err
 		}
-		mk, marked := st.marks.get(h.ID)
-		marked = marked && reflect.DeepEqual(mk.after, s.sum)
+		mk, marked := st.marks.Get(h.ID)
+		marked = marked && reflect.DeepEqual(mk.After, s.sum)
 		outcome = store.ImportExtended
 		if w.From < w.Stored {
-			sum := mk.sum
-			if !marked || mk.at != w.From {
+			sum := mk.Sum
+			if !marked || mk.At != w.From {
 				// No mark there: the summary of the events before
 				// w.From is read from the log (once; the write marks).
 				if sum, err = t.summaryBefore(h.ID, w.From); err != nil {
@@ -115,7 +77,7 @@ func (st *Store) AppendWatched(ctx context.Context, h core.SessionHeader, w stor
 			}
 		}
 		if w.Mark >= 0 {
-			mk, marked = watchMark{at: w.Mark, sum: s.sum}, true
+			mk, marked = store.WatchMark{At: w.Mark, Sum: s.sum}, true
 		}
 		if k < len(evs) {
 			if err := t.insertEvents(h.ID, s, evs[k:], nil); err != nil {
@@ -123,15 +85,15 @@ func (st *Store) AppendWatched(ctx context.Context, h core.SessionHeader, w stor
 			}
 		}
 		if marked {
-			mk.after = s.sum
-			st.marks.put(h.ID, mk)
+			mk.After = s.sum
+			st.marks.Put(h.ID, mk)
 		}
 		added = len(evs)
 		return nil
 	})
 	if err != nil {
 		if core.ErrorCode(err) != core.CodeConflict {
-			st.marks.drop(h.ID) // a failed write may have left the mark ahead of the log
+			st.marks.Drop(h.ID) // a failed write may have left the mark ahead of the log
 		}
 		return "", 0, err
 	}

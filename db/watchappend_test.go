@@ -140,7 +140,7 @@ func TestAppendWatchedRewritesTheEnd(t *testing.T) {
 	}
 	// Without a mark (a store opened since), the summary before the
 	// rewrite is read from the log: the same end again.
-	st.marks.drop(id)
+	st.marks.Drop(id)
 	if _, _, err := st.AppendWatched(ctx, h, store.WatchedWrite{Stored: len(final), From: len(base), Events: final[len(base):], Mark: len(final)}); err != nil {
 		t.Fatalf("rewrite without a mark: %v", err)
 	}

@@ -120,8 +120,9 @@ type Store struct {
 	// (a watcher skips their files meanwhile; watch.go).
 	deleted deletedSet
 	// marks are the watched sessions' summaries at their marks
-	// (AppendWatched).
-	marks watchMarks
+	// (AppendWatched): this node's, each void once another node wrote
+	// the session (its summary no longer the one this node left).
+	marks store.WatchMarks
 
 	stop context.CancelFunc // ends the background goroutines
 	bg   sync.WaitGroup
