@@ -303,11 +303,23 @@ func attemptBatch(t *wtx, now func() time.Time, files []batchFile, isolated map[
 		sub.mergeInto(b)
 		f.results, subs[i] = r, sub
 	}
+	// A session two files of the batch touched (one replaced what the
+	// other wrote, or extended it) is filed by the last of them alone:
+	// an earlier one's prepared documents may be of a log that is gone.
+	last := map[string]int{}
+	for i, sub := range subs {
+		if sub != nil {
+			for id := range sub.touched {
+				last[id] = i
+			}
+		}
+	}
 	filed := map[string]bool{}
 	for i, sub := range subs {
 		if sub == nil {
 			continue
 		}
+		sub.refiledLater = func(id string) bool { return last[id] > i }
 		if !isolated[i] {
 			err := sub.indexSessions()
 			if err == nil {
@@ -456,7 +468,7 @@ func (t *wtx) fileImported() error {
 	}
 	for _, id := range t.order {
 		s := t.touched[id]
-		if !s.exists || s.deleted || len(s.appended) == 0 {
+		if !s.exists || s.deleted || len(s.appended) == 0 || (t.refiledLater != nil && t.refiledLater(id)) {
 			continue
 		}
 		g := &lagLog{events: s.appended, facts: s.appendedFacts, docs: t.imported[id].of(s.appended)}

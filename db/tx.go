@@ -105,6 +105,9 @@ type wtx struct {
 	// own (FTS4 flushes its pending terms into a new segment at every
 	// SAVEPOINT); a failure fails the whole attempt (importBatch).
 	bulk bool
+	// refiledLater reports a session a later file of the same batch
+	// touched too, which files it (importBatch): fileImported leaves it.
+	refiledLater func(id string) bool
 	// The root's tx-bound statements, each bound on first use (most
 	// transactions append to a cached session: they need no SELECT or
 	// INSERT of a session row); children use their root's.
