@@ -204,16 +204,26 @@ const inFlightPeek = 16
 // without one (nothing would tell of a replaced log), every tail is read
 // in one query (callsInFlight). The board's stream keeps its tails in
 // memory instead (boardHub).
-func (s *Server) callInFlight(ctx context.Context, sums []SessionSummary) []inFlightCall {
+//
+// Call it before the page lists its sessions: it takes the generation of
+// what is known then (boardTails.begin), so a log replaced after the
+// listing is not kept under the old log's summary.
+func (s *Server) callInFlight() inFlightFunc {
 	if s.deps.Commits != nil {
-		return s.broker.board.known.inFlight(ctx, s.deps.Sessions, sums)
+		known := s.broker.board.known
+		gen := known.begin()
+		return func(ctx context.Context, sums []SessionSummary) []inFlightCall {
+			return known.inFlight(ctx, s.deps.Sessions, sums, gen)
+		}
 	}
-	return callsInFlight(ctx, s.deps.Sessions, sums, map[string]*callTail{})
+	return func(ctx context.Context, sums []SessionSummary) []inFlightCall {
+		return callsInFlight(ctx, s.deps.Sessions, sums, map[string]*callTail{})
+	}
 }
 
 // handleBoard handles GET /board.
 func (s *Server) handleBoard(c echo.Context) error {
-	v, err := s.boardView(c.Request().Context(), s.callInFlight)
+	v, err := s.boardView(c.Request().Context(), s.callInFlight())
 	if err != nil {
 		return err
 	}

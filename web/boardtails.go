@@ -16,8 +16,9 @@ import (
 // It trusts that the events up to a known seq do not change: a session
 // whose whole log is replaced or deleted is forgotten (forget, called
 // from the board hub's replaced, which the commit feed's OnReplace
-// reaches). A paint that ran while a log was replaced does not keep what
-// it read (gen). Cached tails are never changed in place
+// reaches). A paint during which a log was replaced — from before it
+// listed the sessions (begin) to its end — does not keep what it read
+// (gen). Cached tails are never changed in place
 // (callsInFlight copies before it applies events), so paints share them
 // without holding the lock while they read the store.
 type boardTails struct {
@@ -44,13 +45,22 @@ func (k *boardTails) snapshot() map[string]*callTail {
 	return maps.Clone(k.tail)
 }
 
+// begin is the generation a paint starts at, taken before it lists the
+// sessions: a log replaced after that (its summary listed may be the old
+// log's) makes the paint keep nothing of what it read (inFlight).
+func (k *boardTails) begin() uint64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.gen
+}
+
 // inFlight is callsInFlight over what is known: the running sessions'
 // calls in flight, reading (in one read) only the tails that lag their
 // summaries. It keeps the sessions of sums only: one that stopped
-// running is dropped at the next paint.
-func (k *boardTails) inFlight(ctx context.Context, src SessionSource, sums []SessionSummary) []inFlightCall {
+// running is dropped at the next paint; and nothing at all when a log was
+// forgotten since gen (begin, taken before sums were listed).
+func (k *boardTails) inFlight(ctx context.Context, src SessionSource, sums []SessionSummary, gen uint64) []inFlightCall {
 	k.mu.Lock()
-	gen := k.gen
 	tails := make(map[string]*callTail, len(sums))
 	for i := range sums {
 		if t := k.tail[sums[i].ID]; t != nil {

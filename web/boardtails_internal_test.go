@@ -50,20 +50,20 @@ func TestBoardTails_replacedDuringAPaintIsNotKept(t *testing.T) {
 	k := newBoardTails()
 	src := &replacingSource{log: b.Events}
 	src.during = func() { k.forget("s") }
-	if got := k.inFlight(context.Background(), src, sums); !got[0].ok || got[0].call != "read" {
+	if got := k.inFlight(context.Background(), src, sums, k.begin()); !got[0].ok || got[0].call != "read" {
 		t.Fatalf("paint during a replace shows %+v, want read in flight", got[0])
 	}
 	if len(k.tail) != 0 {
 		t.Errorf("a paint whose read ran during a replace kept %d tails, want none", len(k.tail))
 	}
-	k.inFlight(context.Background(), src, sums)
+	k.inFlight(context.Background(), src, sums, k.begin())
 	if src.reads != 2 {
 		t.Errorf("the paint after a replace made %d reads in all, want 2 (it reads again)", src.reads)
 	}
-	if got := k.inFlight(context.Background(), src, sums); !got[0].ok || got[0].call != "read" || src.reads != 2 {
+	if got := k.inFlight(context.Background(), src, sums, k.begin()); !got[0].ok || got[0].call != "read" || src.reads != 2 {
 		t.Errorf("a paint with nothing moved: %+v after %d reads, want read in flight and no new read", got[0], src.reads)
 	}
-	k.inFlight(context.Background(), src, nil)
+	k.inFlight(context.Background(), src, nil, k.begin())
 	if len(k.tail) != 0 {
 		t.Errorf("a session no longer running is still known: %d tails", len(k.tail))
 	}
@@ -209,5 +209,31 @@ func TestCallTail_decodesAsEncodingJSON(t *testing.T) {
 	}
 	if len(tl.open) != 1 || tl.open[0] != (openCall{id: "b", name: "grep", at: 101}) {
 		t.Errorf("open calls %+v, want b (grep) only", tl.open)
+	}
+}
+
+// TestBoardTails_replacedAfterTheListingIsNotKept: a GET /board whose
+// summaries were listed before a log was replaced, but whose tails are
+// read after the replace was forgotten, keeps nothing of that paint — so
+// the next paint, with the new log's summary, reads the new log and shows
+// its call in flight (found in review: the old summary's LastSeq was kept
+// as read, and the new, shorter log's call was never shown).
+func TestBoardTails_replacedAfterTheListingIsNotKept(t *testing.T) {
+	k := newBoardTails()
+	b := coretest.NewBuilder(1)
+	b.TurnStart().StepStart().User("go").Call("c1", "read", `{}`)
+	src := &replacingSource{log: b.Events}
+	newLast := b.Events[len(b.Events)-1].Seq
+	gen := k.begin() // the paint starts, then lists the old log's summary
+	stale := []SessionSummary{{ID: "s", Summary: core.Summary{Status: core.StatusRunning, LastSeq: 100, Calls: 3, Results: 3}}}
+	k.forget("s") // the replace's OnReplace lands before the tails are read
+	k.inFlight(context.Background(), src, stale, gen)
+	fresh := []SessionSummary{{ID: "s", Summary: core.Summary{Status: core.StatusRunning, LastSeq: newLast, Calls: 1}}}
+	if got := k.inFlight(context.Background(), src, fresh, k.begin()); !got[0].ok || got[0].call != "read" {
+		kept := int64(-2)
+		if tl := k.tail["s"]; tl != nil {
+			kept = tl.last
+		}
+		t.Errorf("after a paint listed before a replace, the new log's call in flight is not shown: %+v (kept tail last=%d, new LastSeq %d)", got[0], kept, newLast)
 	}
 }
