@@ -551,7 +551,7 @@ func aliasDoc(b []byte, aliases map[string]string, exact bool, text *streamedTex
 		spawn := spawnKey(field)
 		nested := depth < maxDocDepth && end-start > 2 && (b[start+1] == '{' || b[start+1] == '[') &&
 			(mayName(b[start:end], aliases, true) || maySpawn(b[start:end]))
-		if !spawn && !nested && !mayName(b[start:end], aliases, whole) && !bytes.Contains(b[start:end], []byte(startedSubagent)) {
+		if !spawn && !nested && !mayName(b[start:end], aliases, whole) && !maySpawnText(b[start:end]) {
 			continue
 		}
 		var v string
@@ -685,38 +685,79 @@ func idHits(s string, aliases map[string]string) []idHit {
 	return out
 }
 
+// agentIDText is the start of Claude Code's hint naming the agent it
+// spawned: "agentId: <id> (use SendMessage with to: '<id>' …)".
+const agentIDText = "agentId: "
+
+// maySpawnText reports whether b may hold a text that names a child as it
+// is spawned: prism's subagent tool's answer (startedSubagent) or Claude
+// Code's hint (agentIDText).
+func maySpawnText(b []byte) bool {
+	return containsString(b, startedSubagent) || containsString(b, agentIDText)
+}
+
 // maskStarted returns hits with, on a link that nests children (aliases
-// not nil), the id in each "Started subagent <id>" of s that no hit names
-// masked (childMask, spawnKey), in order.
+// not nil), the id in each spawn text of s ("Started subagent <id>",
+// "agentId: <id>" and that id again on the hint's line) that no
+// hit names masked (childMask, spawnKey), in order.
 func maskStarted(s string, hits []idHit, aliases map[string]string) []idHit {
-	if aliases == nil || !strings.Contains(s, startedSubagent) {
+	if aliases == nil || !strings.Contains(s, startedSubagent) && !strings.Contains(s, agentIDText) {
 		return hits
 	}
+	named := func(at, end int) bool {
+		k, ok := slices.BinarySearchFunc(hits, at, func(h idHit, at int) int { return h.start - at })
+		return ok && hits[k].end >= end
+	}
 	var masks []idHit
-	for from := 0; ; {
-		i := strings.Index(s[from:], startedSubagent)
-		if i < 0 {
-			break
+	for _, text := range [...]string{startedSubagent, agentIDText} {
+		for from := 0; ; {
+			i := strings.Index(s[from:], text)
+			if i < 0 {
+				break
+			}
+			at := from + i + len(text)
+			end := at
+			for end < len(s) && idChar(s[end]) {
+				end++
+			}
+			from = at
+			if end == at || isName(s[at:min(end+1, len(s))]) || isName(s[at:end]) || named(at, end) {
+				continue // masked, named already, or no id
+			}
+			masks = append(masks, idHit{start: at, end: end, name: childMask})
+			if text != agentIDText {
+				continue
+			}
+			// The hint names the id again on its line ("to: '<id>'").
+			id := s[at:end]
+			lineEnd := len(s)
+			if j := strings.IndexByte(s[end:], '\n'); j >= 0 {
+				lineEnd = end + j
+			}
+			for k := strings.LastIndexByte(s[:at], '\n') + 1; ; {
+				j := strings.Index(s[k:lineEnd], id)
+				if j < 0 {
+					break
+				}
+				st := k + j
+				k = st + len(id)
+				if st != at && wholeAt(s, st, k) && !named(st, k) {
+					masks = append(masks, idHit{start: st, end: k, name: childMask})
+				}
+			}
 		}
-		at := from + i + len(startedSubagent)
-		end := at
-		for end < len(s) && idChar(s[end]) {
-			end++
-		}
-		from = at
-		if end == at || isName(s[at:min(end+1, len(s))]) || isName(s[at:end]) {
-			continue // masked or named already
-		}
-		if k, ok := slices.BinarySearchFunc(hits, at, func(h idHit, at int) int { return h.start - at }); ok && hits[k].end >= end {
-			continue // named
-		}
-		masks = append(masks, idHit{start: at, end: end, name: childMask})
 	}
 	if len(masks) == 0 {
 		return hits
 	}
-	out := append(slices.Clone(hits), masks...)
-	slices.SortFunc(out, func(a, b idHit) int { return a.start - b.start })
+	all := append(slices.Clone(hits), masks...)
+	slices.SortFunc(all, func(a, b idHit) int { return a.start - b.start })
+	out := all[:1]
+	for _, h := range all[1:] {
+		if h.start >= out[len(out)-1].end {
+			out = append(out, h)
+		}
+	}
 	return out
 }
 

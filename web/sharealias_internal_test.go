@@ -271,7 +271,9 @@ func TestAliasText_agentIDs(t *testing.T) {
 	check(digits, `{"agentId":"4096000","meta":{"agent_id":"4096000"}}`, `{"agentId":"child-1","meta":{"agent_id":"child-1"}}`)
 	check(digits, `{"text":"wrote 4096000 bytes\nagentId: 4096000 (use SendMessage with to: '4096000' to continue this agent)"}`,
 		`{"text":"wrote 4096000 bytes\nagentId: child-1 (use SendMessage with to: 'child-1' to continue this agent)"}`)
-	check(digits, `{"text":"agentId: 40960001 and 4096000"}`, `{"text":"agentId: 40960001 and 4096000"}`)
+	// A hint naming another agent: that one, with no name on this link, is
+	// masked (TestAliasText_masksUnnamedSpawns); 4096000 is left alone.
+	check(digits, `{"text":"agentId: 40960001 and 4096000"}`, `{"text":"agentId: child-? and 4096000"}`)
 	check(digits, `{"text":"see agent-4096000"}`, `{"text":"see child-1"}`)
 
 	generic := oneChild(t, "job-2026", "job-2026-step-000001")
@@ -428,6 +430,11 @@ func TestAliasText_masksUnnamedSpawns(t *testing.T) {
 		{`{"text":"{\"agent_id\":\"` + kid2 + `\",\"nickname\":\"Lorentz\"}"}`, `{"text":"{\"agent_id\":\"child-?\",\"nickname\":\"Lorentz\"}"}`},
 		{`{"child":"child-3","x":"Started subagent child-2 now"}`, `{"child":"child-3","x":"Started subagent child-2 now"}`},
 		{`{"child":"","note":"` + kid2 + `"}`, `{"child":"","note":"` + kid2 + `"}`},
+		// Claude Code's hint for an agent not named yet, and its id again on
+		// the hint's line; not on another line.
+		{`{"text":"Done.\nagentId: a5e6f7a9 (use SendMessage with to: 'a5e6f7a9' to continue this agent)\nsee a5e6f7a9"}`,
+			`{"text":"Done.\nagentId: child-? (use SendMessage with to: 'child-?' to continue this agent)\nsee a5e6f7a9"}`},
+		{`{"text":"agentId: ` + kid1 + ` (use SendMessage with to: '` + kid1 + `')"}`, `{"text":"agentId: child-1 (use SendMessage with to: 'child-1')"}`},
 	} {
 		out, _ := aliasText([]byte(c.in), a)
 		if string(out) != c.want {
