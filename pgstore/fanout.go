@@ -380,14 +380,13 @@ func (f *fanout) catchUp(ctx context.Context, ids []string, deletedHere map[stri
 			after[i] = c.seq
 		}
 	}
-	var rows pgx.Rows
+	// The whole read is tried again, not only the query: after an outage
+	// a pooled connection that died may fail only while its rows are read
+	// ("unexpected EOF"), and a catch-up given up is never asked again.
+	var byID map[string]*caughtUp
 	var err error
 	for attempt := 0; ; attempt++ {
-		rows, err = f.st.pool.Query(ctx, `SELECT c.id, s.last_seq, s.log_gen, e.seq, e.type, e.time, e.data, e.ignorable, e.surface_op, e.source_event_seqs
-			FROM unnest($1::text[], $2::bigint[]) AS c(id, after)
-			JOIN sessions s ON s.id = c.id
-			LEFT JOIN events e ON e.session_id = c.id AND e.seq > c.after
-			ORDER BY c.id, e.seq`, ids, after)
+		byID, err = f.readAfter(ctx, ids, after)
 		if err == nil || ctx.Err() != nil || attempt == 20 {
 			break
 		}
@@ -400,50 +399,6 @@ func (f *fanout) catchUp(ctx context.Context, ids []string, deletedHere map[stri
 		if ctx.Err() == nil {
 			f.st.log.Error("fan-out: cannot read other nodes' commits", logkey.Sessions, len(ids), logkey.Err, err)
 		}
-		return
-	}
-	type got struct {
-		last   int64
-		gen    int32
-		events []core.Event
-	}
-	byID := map[string]*got{}
-	for rows.Next() {
-		var id string
-		var g got
-		var seq *int64
-		var typ, data, surface, sources *string
-		var at *int64
-		var ign *bool
-		if err := rows.Scan(&id, &g.last, &g.gen, &seq, &typ, &at, &data, &ign, &surface, &sources); err != nil {
-			rows.Close()
-			f.st.log.Error("fan-out: cannot read other nodes' commits", logkey.Err, err)
-			return
-		}
-		cur := byID[id]
-		if cur == nil {
-			cur = &got{last: g.last, gen: g.gen}
-			byID[id] = cur
-		}
-		if seq == nil {
-			continue
-		}
-		e := core.Event{Seq: *seq, Type: *typ, Time: *at, Data: []byte(*data), Ignorable: *ign}
-		if surface != nil {
-			e.SurfaceOp, err = store.DecodeSurfaceOp(*surface)
-		}
-		if err == nil && sources != nil {
-			e.SourceEventSeqs, err = store.DecodeSeqs(*sources)
-		}
-		if err != nil {
-			f.st.log.Error("fan-out: stored event unreadable", logkey.SessionID, id, logkey.Seq, e.Seq, logkey.Err, err)
-			continue
-		}
-		cur.events = append(cur.events, e)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		f.st.log.Error("fan-out: cannot read other nodes' commits", logkey.Err, err)
 		return
 	}
 	for _, id := range ids {
@@ -480,6 +435,63 @@ func (f *fanout) catchUp(ctx context.Context, ids []string, deletedHere map[stri
 		// last_seq.
 		f.seen[id] = cursor{seq: g.last, gen: g.gen}
 	}
+}
+
+// caughtUp is what catchUp read of one session: its row's last seq and
+// log generation, and its events after the cursor.
+type caughtUp struct {
+	last   int64
+	gen    int32
+	events []core.Event
+}
+
+// readAfter reads, in one statement, the sessions of ids with their events
+// after the seq of after at the same index; a session that is gone is
+// absent. A stored event it cannot decode is logged and left out.
+func (f *fanout) readAfter(ctx context.Context, ids []string, after []int64) (map[string]*caughtUp, error) {
+	rows, err := f.st.pool.Query(ctx, `SELECT c.id, s.last_seq, s.log_gen, e.seq, e.type, e.time, e.data, e.ignorable, e.surface_op, e.source_event_seqs
+		FROM unnest($1::text[], $2::bigint[]) AS c(id, after)
+		JOIN sessions s ON s.id = c.id
+		LEFT JOIN events e ON e.session_id = c.id AND e.seq > c.after
+		ORDER BY c.id, e.seq`, ids, after)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byID := map[string]*caughtUp{}
+	for rows.Next() {
+		var id string
+		var g caughtUp
+		var seq *int64
+		var typ, data, surface, sources *string
+		var at *int64
+		var ign *bool
+		if err := rows.Scan(&id, &g.last, &g.gen, &seq, &typ, &at, &data, &ign, &surface, &sources); err != nil {
+			return nil, err
+		}
+		cur := byID[id]
+		if cur == nil {
+			cur = &caughtUp{last: g.last, gen: g.gen}
+			byID[id] = cur
+		}
+		if seq == nil {
+			continue
+		}
+		e := core.Event{Seq: *seq, Type: *typ, Time: *at, Data: []byte(*data), Ignorable: *ign}
+		var derr error
+		if surface != nil {
+			e.SurfaceOp, derr = store.DecodeSurfaceOp(*surface)
+		}
+		if derr == nil && sources != nil {
+			e.SourceEventSeqs, derr = store.DecodeSeqs(*sources)
+		}
+		if derr != nil {
+			f.st.log.Error("fan-out: stored event unreadable", logkey.SessionID, id, logkey.Seq, e.Seq, logkey.Err, derr)
+			continue
+		}
+		cur.events = append(cur.events, e)
+	}
+	return byID, rows.Err()
 }
 
 // claim records the events of changes as this node's own before their

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"prism/store"
 	"prism/store/storetest"
@@ -63,3 +66,43 @@ func TestFanoutDeliversEachDeletionOnce(t *testing.T) {
 }
 
 func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+
+// TestFanoutCatchUpSurvivesADeadPooledConnection: a catch-up whose
+// pooled connection died (its backend terminated, as a database restart
+// does) is read again on a live one and delivers what it read: a
+// catch-up given up is never asked again, so the session's commits would
+// be lost to this node's pages. Here the dead connection fails at the
+// query, which the catch-up always tried again; once in CI after an
+// outage it failed only while its rows were read ("unexpected EOF"),
+// which catchUp now tries again too (readAfter) — that order this test
+// does not provoke.
+func TestFanoutCatchUpSurvivesADeadPooledConnection(t *testing.T) {
+	ctx := context.Background()
+	st, url := newTestStore(t, Options{})
+	storetest.MustImport(t, st, filepath.Join(storetest.Fixtures, "export/session-export.zip"))
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	cfg.HealthCheckPeriod = time.Hour
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	var pid uint32
+	if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.pool.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
+		t.Fatal(err)
+	}
+	var got []store.Commit
+	f := &fanout{st: &Store{opts: Options{Committed: func(c store.Commit) { got = append(got, c) }}, log: quietLogger(), pool: pool},
+		seen: map[string]cursor{}, gone: map[string]bool{}}
+	f.process(ctx, []hint{{id: storetest.ParentID, seq: 3}})
+	if len(got) == 0 || !got[0].Created || got[0].SessionID != storetest.ParentID || len(got[0].Events) == 0 {
+		t.Fatalf("after the pooled connection died, the catch-up delivered %+v; want the session created with its log", got)
+	}
+}
