@@ -135,9 +135,5 @@ func (t *wtx) summaryBefore(ctx context.Context, id string, from int) (core.Summ
 	if err != nil {
 		return core.Summary{}, translate(err, "rewrite watched session "+id)
 	}
-	sum := core.NewSummary()
-	for i := range events {
-		sum.Apply(&events[i])
-	}
-	return sum, nil
+	return core.Summarize(events), nil
 }
