@@ -303,14 +303,16 @@ func attemptBatch(t *wtx, now func() time.Time, files []batchFile, isolated map[
 		sub.mergeInto(b)
 		f.results, subs[i] = r, sub
 	}
-	// A session two files of the batch touched (one replaced what the
+	// A session two files of the batch appended to (one replaced what the
 	// other wrote, or extended it) is filed by the last of them alone:
 	// an earlier one's prepared documents may be of a log that is gone.
 	last := map[string]int{}
 	for i, sub := range subs {
 		if sub != nil {
-			for id := range sub.touched {
-				last[id] = i
+			for id, s := range sub.touched {
+				if len(s.appended) > 0 {
+					last[id] = i
+				}
 			}
 		}
 	}

@@ -106,7 +106,7 @@ type wtx struct {
 	// SAVEPOINT); a failure fails the whole attempt (importBatch).
 	bulk bool
 	// refiledLater reports a session a later file of the same batch
-	// touched too, which files it (importBatch): fileImported leaves it.
+	// appended to as well, which files it (importBatch): fileImported leaves it.
 	refiledLater func(id string) bool
 	// The root's tx-bound statements, each bound on first use (most
 	// transactions append to a cached session: they need no SELECT or
