@@ -30,7 +30,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,12 +42,12 @@ import (
 // childAliases maps the ids of the descendants that link sh nests — and
 // the pieces of those ids their parents show (idPieces) — to the names
 // the link shows instead (familyNames over the stored link notes, never
-// redacted ones); links are the session's own link notes it read (the
-// children the link nests). Both are nil for a link made without its
-// children.
-func (s *Server) childAliases(ctx context.Context, sh share.Share) (aliases map[string]string, links []notes.Note, err error) {
+// redacted ones); ids are those descendants, sorted; links are the
+// session's own link notes it read (the children the link nests). All are
+// nil for a link made without its children.
+func (s *Server) childAliases(ctx context.Context, sh share.Share) (aliases map[string]string, ids []string, links []notes.Note, err error) {
 	if !sh.Children || s.deps.Notes == nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	linksOf := func(id string) ([]notes.Note, error) {
 		ns, err := s.deps.Notes.Notes(ctx, id, notes.Query{Kind: notes.KindLink, Removed: true})
@@ -60,11 +59,11 @@ func (s *Server) childAliases(ctx context.Context, sh share.Share) (aliases map[
 		}
 		return ns, nil
 	}
-	aliases, err = familyNames(sh.SessionID, linksOf)
+	aliases, ids, err = familyNames(sh.SessionID, linksOf)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return aliases, links, nil
+	return aliases, ids, links, nil
 }
 
 // maxFamily bounds the descendants a link names (familyNames): a family
@@ -78,7 +77,8 @@ const maxFamily = 4096
 // notes — one numbering, whatever path of the link asks. Each name also
 // stands for the pieces of its id its parent's log shows (idPieces). A
 // session met again (a cycle, a child linked twice) keeps its first name.
-func familyNames(root string, linksOf func(id string) ([]notes.Note, error)) (map[string]string, error) {
+// members are the descendants' ids, sorted.
+func familyNames(root string, linksOf func(id string) ([]notes.Note, error)) (names map[string]string, members []string, err error) {
 	out := map[string]string{}
 	ids := 0
 	type member struct{ id, parent string }
@@ -90,7 +90,7 @@ func familyNames(root string, linksOf func(id string) ([]notes.Note, error)) (ma
 		queue = queue[1:]
 		ns, err := linksOf(m.id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, n := range ns {
 			if n.Kind != notes.KindLink {
@@ -101,6 +101,7 @@ func familyNames(root string, linksOf func(id string) ([]notes.Note, error)) (ma
 				continue
 			}
 			seen[d.Child] = true
+			members = append(members, d.Child)
 			ids++
 			out[d.Child] = "child-" + strconv.Itoa(ids)
 			queue = append(queue, member{id: d.Child, parent: m.id})
@@ -115,20 +116,8 @@ func familyNames(root string, linksOf func(id string) ([]notes.Note, error)) (ma
 			}
 		}
 	}
-	return out, nil
-}
-
-// familyIDs returns the session ids aliases (familyNames' result) names,
-// sorted: for each name the longest id it stands for — the other ids of a
-// name are pieces of it (idPieces), its suffixes.
-func familyIDs(aliases map[string]string) []string {
-	longest := map[string]string{}
-	for id, name := range aliases {
-		if len(id) > len(longest[name]) {
-			longest[name] = id
-		}
-	}
-	return slices.Sorted(maps.Values(longest))
+	slices.Sort(members)
+	return out, members, nil
 }
 
 // agentInfix joins a Claude Code child's id to its parent's:

@@ -177,7 +177,7 @@ func TestFamilyNames_oneOrder(t *testing.T) {
 		"gg1": nil,
 	}
 	var read []string
-	got, err := familyNames("r", func(id string) ([]notes.Note, error) {
+	got, _, err := familyNames("r", func(id string) ([]notes.Note, error) {
 		read = append(read, id)
 		return family[id], nil
 	})
@@ -197,7 +197,7 @@ func TestFamilyNames_oneOrder(t *testing.T) {
 	if strings.Join(read, " ") != "r a "+cc+" g1 g2 gg1" {
 		t.Errorf("link notes read of %v, want breadth first, each session once", read)
 	}
-	if _, err := familyNames("r", func(string) ([]notes.Note, error) { return nil, errors.New("down") }); err == nil {
+	if _, _, err := familyNames("r", func(string) ([]notes.Note, error) { return nil, errors.New("down") }); err == nil {
 		t.Error("a failed read of link notes gave names")
 	}
 }
@@ -234,7 +234,7 @@ func oneChild(t *testing.T, root, id string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := familyNames(root, func(s string) ([]notes.Note, error) {
+	a, _, err := familyNames(root, func(s string) ([]notes.Note, error) {
 		if s != root {
 			return nil, nil
 		}

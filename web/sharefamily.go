@@ -19,7 +19,7 @@ import (
 
 // linkFamily is what link names of its family: its aliases
 // (Server.childAliases), the session's own link notes, the descendants'
-// ids (familyIDs) and the aliases' canonical form (aliasKey); members are
+// ids (familyNames) and the aliases' canonical form (aliasKey); members are
 // the sessions whose notes decide it — the session and its descendants.
 type linkFamily struct {
 	aliases map[string]string
@@ -153,11 +153,10 @@ func (s *Server) linkFamily(ctx context.Context, sh share.Share) (*linkFamily, e
 		return &linkFamily{}, nil // none
 	}
 	return s.broker.families.get(familyKey(sh.ID, sh.SessionID), func() (*linkFamily, error) {
-		aliases, links, err := s.childAliases(ctx, sh)
+		aliases, ids, links, err := s.childAliases(ctx, sh)
 		if err != nil {
 			return nil, err
 		}
-		ids := familyIDs(aliases)
 		members := make(map[string]bool, len(ids)+1)
 		members[sh.SessionID] = true
 		for _, id := range ids {
