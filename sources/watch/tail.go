@@ -25,12 +25,10 @@ type Appender interface {
 // decoder's state after the last complete line read (dsh.LineTail), and
 // what was stored of each of its sessions.
 type foreignTail struct {
-	lt  dsh.LineTail
-	end int64 // the offset read up to: just past a newline
-	// sum is the running CRC-32C of the bytes [0, end) the decoder
-	// consumed: the file is read on from end only while its first end
-	// bytes still sum to it (trusted).
-	sum uint32
+	lt dsh.LineTail
+	// prefixSum is what the decoder consumed: the file is read on from
+	// its end only while its first end bytes still sum to it (trusted).
+	prefixSum
 	// sessions are what the watcher stored of each session the file
 	// holds, by id.
 	sessions map[string]*sessionTail
@@ -77,28 +75,38 @@ const sumBufBytes = 256 << 10
 // maphash's speed on large buffers); read only.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// prefixSum is the running CRC-32C of the bytes [0, end) of a file a
+// decoder consumed, in one pass from its start. It is small: a
+// fileKind keeps it when its tail's decoder state is dropped
+// (keepTails), so that a rewrite in place is still told apart from a
+// partial line added.
+type prefixSum struct {
+	end int64 // the offset read up to: just past a newline
+	sum uint32
+}
+
 // trusted reports whether the file f, whose complete lines now end at
-// end, is the one t read, grown or unchanged: not shorter, and its first
-// t.end bytes sum to what the decoder consumed of them. Every byte is
-// read and summed (through buf; CRC-32C: a change confined to 32
-// consecutive bits is always found, any other missed with a chance of
-// 2^-32), so a rewrite anywhere in what was read — a changed middle line,
-// a file truncated and written again — is told apart from growth; the
-// inode and size are checked by the caller.
-func (t *foreignTail) trusted(f io.ReaderAt, end int64, buf []byte) bool {
-	if end < t.end {
+// end, is the one p was summed of, grown or unchanged: not shorter, and
+// its first p.end bytes sum to p.sum. Every byte is read and summed
+// (through buf; CRC-32C: a change confined to 32 consecutive bits is
+// always found, any other missed with a chance of 2^-32), so a rewrite
+// anywhere in what was read — a changed middle line, a file truncated
+// and written again — is told apart from growth; the inode and size are
+// checked by the caller.
+func (p prefixSum) trusted(f io.ReaderAt, end int64, buf []byte) bool {
+	if end < p.end {
 		return false
 	}
 	var sum uint32
-	for off := int64(0); off < t.end; {
-		n := int(min(int64(len(buf)), t.end-off))
+	for off := int64(0); off < p.end; {
+		n := int(min(int64(len(buf)), p.end-off))
 		if _, err := f.ReadAt(buf[:n], off); err != nil {
 			return false
 		}
 		sum = crc32.Update(sum, castagnoli, buf[:n])
 		off += int64(n)
 	}
-	return sum == t.sum
+	return sum == p.sum
 }
 
 // sumBuffer is the Watcher's buffer of trusted, made on first use.
@@ -161,7 +169,7 @@ func (w *Watcher) readTail(path string, f io.ReaderAt, k *fileKind, end int64, l
 	w.tick++
 	t.used = w.tick
 	if whole {
-		k.tail = t
+		k.tail, k.read = t, t.prefixSum
 		w.keepTails(k, lim)
 	}
 	return t, logs, settled, nil
@@ -170,7 +178,9 @@ func (w *Watcher) readTail(path string, f io.ReaderAt, k *fileKind, end int64, l
 // keepTails drops the decoder states of the transcripts that grew least
 // recently until those kept, k's among them, hold at most one import's
 // memory budget (Limits.MaxMemoryBytes) together: a file whose state was
-// dropped is read whole when it grows again.
+// dropped is read whole when it grows again (its prefixSum, fileKind.read,
+// is kept: a rewrite in place is still told apart from a partial line
+// added).
 func (w *Watcher) keepTails(k *fileKind, lim dsh.Limits) {
 	budget := lim.OrDefault().MaxMemoryBytes
 	for {

@@ -174,6 +174,12 @@ type fileKind struct {
 	// tail is the decoder's state after end, for a plain transcript
 	// whose format reads on (dsh.Foreign.Tail); nil: read it whole.
 	tail *foreignTail
+	// read is the sum of what the last read consumed of the file, kept
+	// when tail is dropped (keepTails): its complete lines ending at end
+	// again are trusted as unchanged (a partial line added, or only its
+	// times changed) only while they still sum to it. Zero: not known
+	// (the last read was not one pass from the start), read it whole.
+	read prefixSum
 	// waits are the parent sessions a child of the file waits for
 	// (Watcher.waiting); recheck: read the file even though it did not
 	// change, its parent having been stored or grown.
@@ -675,11 +681,13 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 			return nil
 		}
 		if end == k.end && k.end > 0 && !recheck {
-			if k.tail == nil || k.tail.trusted(f, end, w.sumBuffer()) {
+			if k.read.end == end && k.read.trusted(f, end, w.sumBuffer()) {
 				k.seen = sig // only a partial line was added: read it once complete
 				return nil
 			}
-			k.tail = nil // rewritten in place without growing: read it whole
+			// Rewritten in place without growing, or not known not to
+			// be (its prefix was not summed): read it whole.
+			k.tail = nil
 		}
 		if end == 0 {
 			return nil
@@ -693,6 +701,7 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 	var logs []*dsh.Log
 	var settled []int
 	var t *foreignTail
+	k.read = prefixSum{} // known again once read in one pass (readTail)
 	if !k.compressed && k.fg.Tail != nil {
 		t, logs, settled, err = w.readTail(path, f, k, end, lim)
 	} else {
