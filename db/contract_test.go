@@ -73,6 +73,7 @@ var sqliteEngine = storetest.Engine{
 			}
 		}
 	},
+	WatchMarks: func(st storetest.Store) int { return st.(*Store).marks.Len() },
 }
 
 // TestContract runs the store contract (package storetest) on SQLite.

@@ -108,6 +108,9 @@ type wtx struct {
 	// refiledLater reports a session a later file of the same batch
 	// appended to as well, which files it (importBatch): fileImported leaves it.
 	refiledLater func(id string) bool
+	// watchMark is the watch mark an AppendWatched of the transaction
+	// sets once it commits (publish; nil: none).
+	watchMark *store.PendingMark
 	// The root's tx-bound statements, each bound on first use (most
 	// transactions append to a cached session: they need no SELECT or
 	// INSERT of a session row); children use their root's.
@@ -454,7 +457,9 @@ func (t *wtx) commits() []store.Commit {
 
 // publish moves the committed state into the writer's cache and the
 // committed events into the search index's lag, and keeps the store's
-// record of deleted sessions.
+// record of deleted sessions and its watch marks (store.WatchMarks: a
+// session deleted, created or replaced loses its mark, then the mark the
+// transaction's watched write left is set).
 func (t *wtx) publish() {
 	for _, id := range t.order {
 		s := t.touched[id]
@@ -472,6 +477,9 @@ func (t *wtx) publish() {
 		case s.created:
 			t.w.st.markDeleted(id, false)
 		}
+		if s.deleted || s.created || s.replaced {
+			t.w.st.marks.Drop(id)
+		}
 		if s.deleted {
 			delete(t.w.cache, id)
 			continue
@@ -479,6 +487,9 @@ func (t *wtx) publish() {
 		c := *s
 		c.dirty, c.created, c.replaced, c.retitled, c.notes, c.appended, c.appendedFacts = false, false, false, false, false, nil, nil
 		t.w.cache[id] = &c
+	}
+	if m := t.watchMark; m != nil {
+		t.w.st.marks.Put(m.ID, m.Mark)
 	}
 }
 

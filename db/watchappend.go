@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"reflect"
 
 	"prism/core"
 	"prism/store"
@@ -47,8 +46,7 @@ func (st *Store) AppendWatched(ctx context.Context, h core.SessionHeader, w stor
 		if err != nil {
 			return err
 		}
-		mk, marked := st.marks.Get(h.ID)
-		marked = marked && reflect.DeepEqual(mk.After, s.sum)
+		mk, marked := st.marks.Holding(h.ID, s.sum)
 		outcome = store.ImportExtended
 		if w.From < w.Stored {
 			sum := mk.Sum
@@ -84,16 +82,16 @@ func (st *Store) AppendWatched(ctx context.Context, h core.SessionHeader, w stor
 				return err
 			}
 		}
-		if marked {
+		if marked { // set once the transaction commits (publish)
 			mk.After = s.sum
-			st.marks.Put(h.ID, mk)
+			t.watchMark = &store.PendingMark{ID: h.ID, Mark: mk}
 		}
 		added = len(evs)
 		return nil
 	})
 	if err != nil {
 		if core.ErrorCode(err) != core.CodeConflict {
-			st.marks.Drop(h.ID) // a failed write may have left the mark ahead of the log
+			st.marks.Drop(h.ID) // a failed commit may still have been made: the mark may not describe the log
 		}
 		return "", 0, err
 	}

@@ -90,6 +90,7 @@ var pgEngine = storetest.Engine{
 			}
 		}
 	},
+	WatchMarks: func(st storetest.Store) int { return st.(*Store).marks.Len() },
 }
 
 // TestContract runs the store contract (package storetest) on PostgreSQL.

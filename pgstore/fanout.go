@@ -568,8 +568,11 @@ func localRuns(events []core.Event, local map[int64]bool) []eventRun {
 	return out
 }
 
-// emitDeleted delivers the deletion of session id once.
+// emitDeleted delivers the deletion of session id once. The node's watch
+// mark of it goes too (a deletion on another node; this node's own
+// dropped it at commit).
 func (f *fanout) emitDeleted(id string) {
+	f.st.marks.Drop(id)
 	delete(f.seen, id)
 	if f.gone[id] {
 		return

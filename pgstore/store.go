@@ -139,6 +139,7 @@ func (st *Store) write(ctx context.Context, fn func(*wtx) error) error {
 		st.fan.unclaim(changes)
 		return translate(err, "commit")
 	}
+	st.settleMarks(changes, t.watchMark)
 	st.fan.local(changes)
 	return nil
 }

@@ -86,6 +86,9 @@ type wtx struct {
 	// late are writes that need the flushed rows (notes of a session the
 	// transaction creates); they run after the flush, before the commit.
 	late []func(ctx context.Context) error
+	// watchMark is the watch mark an AppendWatched of the transaction
+	// sets once it commits (Store.settleMarks; nil: none).
+	watchMark *store.PendingMark
 }
 
 func newWtx(tx pgx.Tx) *wtx { return &wtx{tx: tx, touched: map[string]*sessState{}} }

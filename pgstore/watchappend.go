@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"reflect"
 
 	"github.com/jackc/pgx/v5"
 
@@ -46,8 +45,7 @@ func (st *Store) AppendWatched(ctx context.Context, h core.SessionHeader, w stor
 		if err := store.WatchedPrefix(h.ID, s.exists, s.source, s.header, hj, int(s.sum.Events), w.Stored); err != nil {
 			return err
 		}
-		mk, marked := st.marks.Get(h.ID)
-		marked = marked && reflect.DeepEqual(mk.After, s.sum)
+		mk, marked := st.marks.Holding(h.ID, s.sum)
 		outcome = store.ImportExtended
 		if w.From < w.Stored {
 			sum := mk.Sum
@@ -84,16 +82,16 @@ func (st *Store) AppendWatched(ctx context.Context, h core.SessionHeader, w stor
 				return err
 			}
 		}
-		if marked {
+		if marked { // set once the transaction commits (settleMarks)
 			mk.After = s.sum
-			st.marks.Put(h.ID, mk)
+			t.watchMark = &store.PendingMark{ID: h.ID, Mark: mk}
 		}
 		added = len(w.Events)
 		return nil
 	})
 	if err != nil {
 		if core.ErrorCode(err) != core.CodeConflict {
-			st.marks.Drop(h.ID) // a failed write may have left the mark ahead of the log
+			st.marks.Drop(h.ID) // a failed commit may still have been made: the mark may not describe the log
 		}
 		return "", 0, err
 	}
@@ -136,4 +134,18 @@ func (t *wtx) summaryBefore(ctx context.Context, id string, from int) (core.Summ
 		return core.Summary{}, translate(err, "rewrite watched session "+id)
 	}
 	return core.Summarize(events), nil
+}
+
+// settleMarks keeps the watch marks once a transaction committed changes
+// (store.WatchMarks): a session it deleted, created or replaced loses its
+// mark, then set, the mark its watched write left (nil: none), is kept.
+func (st *Store) settleMarks(changes []change, set *store.PendingMark) {
+	for _, c := range changes {
+		if c.Deleted || c.Created || c.Replaced {
+			st.marks.Drop(c.SessionID)
+		}
+	}
+	if set != nil {
+		st.marks.Put(set.ID, set.Mark)
+	}
 }

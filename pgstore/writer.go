@@ -193,6 +193,7 @@ func (w *writer) tryBatch(batch []*request) (results []error, err error) {
 		return nil, translate(err, "commit")
 	}
 	w.commits.Add(1)
+	w.st.settleMarks(changes, nil)
 	w.st.fan.local(changes)
 	return results, nil
 }

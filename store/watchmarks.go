@@ -1,6 +1,7 @@
 package store
 
 import (
+	"reflect"
 	"sync"
 
 	"prism/core"
@@ -9,10 +10,15 @@ import (
 // WatchMarks are the summaries of watched sessions at their marks
 // (WatchedWrite.Mark), by session id, kept by a store in memory: a
 // rewrite of what follows a mark restores the summary there instead of
-// reading the log back. A mark holds only while the session's stored
-// summary is still the one the store's last watched write left
-// (WatchMark.After): another writer's write voids it. Safe for
-// concurrent use; the zero value is empty.
+// reading the log back. A mark describes the log its watched write left:
+// it is set once that write's transaction commits (PendingMark), holds
+// only while the session's stored summary is still the one that write
+// left (WatchMark.After, Holding: another writer's append voids it), and
+// is dropped (Drop) when a committed transaction deletes, creates or
+// replaces the session other than by the watched write itself — a log
+// replaced, or deleted and created again, may end with the same summary
+// and still differ before the mark. Safe for concurrent use; the zero
+// value is empty.
 type WatchMarks struct {
 	mu sync.Mutex
 	m  map[string]WatchMark
@@ -23,6 +29,23 @@ type WatchMark struct {
 	At    int          // the events the mark covers
 	Sum   core.Summary // the summary after them
 	After core.Summary // the summary the last watched write left: the mark holds while the session's is still it
+}
+
+// PendingMark is the mark a watched write sets, kept by its transaction
+// until it commits (then Put).
+type PendingMark struct {
+	ID   string
+	Mark WatchMark
+}
+
+// Holding returns session id's mark if it holds: the session's stored
+// summary, sum, is still the one the mark's watched write left.
+func (w *WatchMarks) Holding(id string, sum core.Summary) (WatchMark, bool) {
+	mk, ok := w.Get(id)
+	if !ok || !reflect.DeepEqual(mk.After, sum) {
+		return WatchMark{}, false
+	}
+	return mk, true
 }
 
 // Get returns session id's mark, if it has one.
@@ -48,4 +71,11 @@ func (w *WatchMarks) Drop(id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.m, id)
+}
+
+// Len is the number of sessions with a mark.
+func (w *WatchMarks) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.m)
 }

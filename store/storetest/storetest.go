@@ -87,6 +87,9 @@ type Engine struct {
 	Count func(t testing.TB, st Store, sql string) int64
 	// Commits returns how many write transactions the store committed.
 	Commits func(st Store) int64
+	// WatchMarks returns how many watched sessions' marks the store keeps
+	// in memory (store.WatchMarks.Len).
+	WatchMarks func(st Store) int
 	// Strings runs a query whose rows are one text column each.
 	Strings func(t testing.TB, st Store, sql string) []string
 	// ImportLogs imports decoded logs as one file would be (the engine's
@@ -175,6 +178,7 @@ func Run(t *testing.T, e Engine) {
 		{"OpenNotesAcrossSessions", testOpenNotesAcrossSessions},
 		{"NotesOnce", testNotesOnce},
 		{"AppendWatchedRewritesTheEnd", testAppendWatchedRewritesTheEnd},
+		{"WatchMarksGoWithTheirLog", testWatchMarksGoWithTheirLog},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, e) })
 	}
