@@ -22,9 +22,11 @@ import (
 // inode, one line changed in its middle, the same length — with nothing
 // after its last complete line, or with a partial line after it. Its
 // complete lines end where they did, so it looks like a file that only
-// grew by a partial line; the watcher must still tell the rewrite (it
-// keeps the sum of what it read when it drops the state) and read the
-// file whole, so that the store equals a whole read, not the stale log.
+// grew by a partial line (or had its times changed); the watcher must
+// still tell the rewrite (it keeps the sum of what it read when it drops
+// the state) and read the file whole, so that the store equals a whole
+// read, not the stale log. Rewritten and grown by complete lines, it is
+// read whole as well.
 func TestWatchEvictedTailRewrittenInPlace(t *testing.T) {
 	ctx := context.Background()
 	for _, e := range []struct {
@@ -44,12 +46,17 @@ func TestWatchEvictedTailRewrittenInPlace(t *testing.T) {
 		}},
 	} {
 		for _, k := range growKinds {
-			for _, partial := range []string{"", `{"type":"user","mess`} {
-				name := e.name + "/" + k.name + "/same-size"
-				if partial != "" {
-					name = e.name + "/" + k.name + "/partial-line"
-				}
-				t.Run(name, func(t *testing.T) {
+			for _, c := range []struct {
+				name  string
+				after string // what follows the rewritten lines
+			}{
+				{"same-size", ""},
+				{"partial-line", `{"type":"user","mess`},
+				// Grown by complete lines: read whole, as a file whose
+				// state was dropped always is when it grows.
+				{"grown", generated(k.line, 130)[len(generated(k.line, 120)):]},
+			} {
+				t.Run(e.name+"/"+k.name+"/"+c.name, func(t *testing.T) {
 					text := generated(k.line, 120)
 					// What one transcript's decoder state holds: the budget
 					// has room for one.
@@ -87,7 +94,7 @@ func TestWatchEvictedTailRewrittenInPlace(t *testing.T) {
 						t.Fatal("no prompt in the middle of the transcript")
 					}
 					at := len(text)/2 + mid
-					after := text[:at] + "LOOK AT THE BUILD" + text[at+len("look at the build"):] + partial
+					after := text[:at] + "LOOK AT THE BUILD" + text[at+len("look at the build"):] + c.after
 					ino := inode(t, paths[0])
 					if err := os.WriteFile(paths[0], []byte(after), 0o644); err != nil { // truncates: the same inode
 						t.Fatal(err)

@@ -130,7 +130,7 @@ func (w *Watcher) release(path string, k *fileKind, id string) {
 	}
 	for p := range w.dups[id] {
 		if d := w.kinds[p]; d != nil {
-			d.seen, d.failed, d.end, d.tail = [3]int64{}, [3]int64{}, 0, nil
+			d.seen, d.failed, d.end, d.tail, d.read = [3]int64{}, [3]int64{}, 0, nil, prefixSum{}
 			delete(w.files, p) // a dsh log
 			w.undup(p, d, id)
 		}
