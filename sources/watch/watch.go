@@ -745,6 +745,14 @@ func (w *Watcher) syncForeign(ctx context.Context, path string, f *os.File, fi o
 		if outcome == store.ImportSkipped {
 			w.log.Info("watch: skipping a session deleted during this run; restart the watch to import it again", logkey.Path, path, logkey.SessionID, id)
 		}
+		if outcome == store.ImportCreated {
+			// Created anew (on its first read, or deleted since through
+			// another node): what was written beside it before — its
+			// source info, its link note — went with it.
+			delete(k.infos, id)
+			delete(w.linked, id)
+			delete(w.unlinked, id)
+		}
 		if l.Source != nil && outcome != store.ImportSkipped {
 			if err := w.putSource(ctx, k, id, *l.Source); err != nil {
 				w.report(Sync{Path: path, Kind: kind, SessionID: id, Outcome: "failed", Err: fmt.Errorf("%s: %w", path, err)})
