@@ -297,3 +297,43 @@ func sameEvent(a, b core.Event) bool {
 	y, err2 := b.MarshalJSON()
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
+
+// consumedSum sums (CRC-32C) the bytes of a dsh log that its Tail
+// consumes, read through it from p.end (the Tail's offset) on: what was
+// read is held until the Tail's offset passes it (one frame or line, and
+// what the Tail's reader read ahead), then summed — so the sum is of the
+// bytes decoded, whatever the file holds by the time the read is over.
+type consumedSum struct {
+	r    io.Reader
+	tail *dsh.Tail
+	p    prefixSum
+	held []byte // read from p.end on, not consumed yet
+}
+
+func (c *consumedSum) Read(b []byte) (int, error) {
+	c.fold()
+	n, err := c.r.Read(b)
+	c.held = append(c.held, b[:n]...)
+	return n, err
+}
+
+// fold sums what the Tail consumed of the bytes held.
+func (c *consumedSum) fold() {
+	k := min(c.tail.Offset()-c.p.end, int64(len(c.held)))
+	if k <= 0 {
+		return
+	}
+	c.p.sum = crc32.Update(c.p.sum, castagnoli, c.held[:k])
+	c.p.end += k
+	c.held = c.held[:copy(c.held, c.held[k:])]
+}
+
+// done returns the sum of the bytes [0, Offset()) the Tail consumed
+// (unknown, end -1, should it have consumed more than was read through c).
+func (c *consumedSum) done() prefixSum {
+	c.fold()
+	if c.p.end != c.tail.Offset() {
+		return prefixSum{end: -1}
+	}
+	return c.p
+}

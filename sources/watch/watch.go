@@ -212,6 +212,11 @@ type watchedFile struct {
 	format    dsh.Format
 	tail      *dsh.Tail
 	sessionID string
+	// sum is the CRC-32C of the bytes tail consumed (end: its Offset;
+	// -1, unknown): the file is read on from there only while its first
+	// bytes still sum to it — a file rewritten in place and grown is
+	// read whole.
+	sum prefixSum
 	// seen is the (size, mtime, ctime) the file had when last synced: an
 	// unchanged size with a new mtime or ctime means it was rewritten in
 	// place (or replaced by a file that reused the inode).
@@ -521,6 +526,9 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 		}
 		wf = nil // same size, new times: rewritten in place
 	}
+	if wf != nil && (wf.sum.end != wf.tail.Offset() || !wf.sum.trusted(f, size, w.sumBuffer())) {
+		wf = nil // grown, but what was read changed (rewritten in place) or was not summed: read it whole
+	}
 	// Decoding takes one of the store's import slots (waiting for it), so
 	// watching and uploads together stay within the import memory bound.
 	release, err := w.st.AcquireImport(ctx, true)
@@ -534,7 +542,9 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 	}
 	// Only the growth is read, streaming (it may be large: the watcher is
 	// bounded by the decoder's limits, not by the file).
-	events, ferr := wf.tail.FeedFrom(io.NewSectionReader(f, wf.tail.Offset(), size-wf.tail.Offset()))
+	cs := &consumedSum{r: io.NewSectionReader(f, wf.tail.Offset(), size-wf.tail.Offset()), tail: wf.tail, p: wf.sum}
+	events, ferr := wf.tail.FeedFrom(cs)
+	wf.sum = cs.done()
 	if len(events) > 0 {
 		if err := w.st.AppendEvents(ctx, wf.sessionID, events); err != nil {
 			if core.ErrorCode(err) == core.CodeConflict || core.ErrorCode(err) == core.CodeNotFound {
@@ -583,7 +593,8 @@ func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino 
 		format = dsh.FormatJSONL // not a dsh log: fails below as JSONL
 	}
 	tail := dsh.NewTail(format, lim)
-	events, ferr := tail.FeedFrom(io.NewSectionReader(f, 0, size))
+	cs := &consumedSum{r: io.NewSectionReader(f, 0, size), tail: tail}
+	events, ferr := tail.FeedFrom(cs)
 	h, ok := tail.Header()
 	if !ok {
 		if ferr != nil {
@@ -592,7 +603,7 @@ func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino 
 		}
 		return nil // no complete header frame yet
 	}
-	wf := &watchedFile{dev: dev, ino: ino, format: format, tail: tail, sessionID: h.ID}
+	wf := &watchedFile{dev: dev, ino: ino, format: format, tail: tail, sessionID: h.ID, sum: cs.done()}
 	if k := w.kinds[path]; k != nil {
 		for id := range k.owned {
 			if id != h.ID {
