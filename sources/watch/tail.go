@@ -76,12 +76,12 @@ const sumBufBytes = 256 << 10
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // prefixSum is the running CRC-32C of the bytes [0, end) of a file a
-// decoder consumed, in one pass from its start. It is small: a
-// fileKind keeps it when its tail's decoder state is dropped
-// (keepTails), so that a rewrite in place is still told apart from a
-// partial line added.
+// decoder consumed, in one pass from its start (a transcript's
+// foreignTail, a dsh log's watchedFile). It is small: a fileKind keeps
+// it when its tail's decoder state is dropped (keepTails), so that a
+// rewrite in place is still told apart from a partial line added.
 type prefixSum struct {
-	end int64 // the offset read up to: just past a newline
+	end int64 // the offset read up to: just past a line (or a dsh log's frame)
 	sum uint32
 }
 

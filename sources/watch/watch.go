@@ -108,10 +108,12 @@ type Sync struct {
 // store: every root/<project>/<session>/session.jsonl.zstd (or
 // session.jsonl) becomes a session with its dsh id, and frames dsh appends
 // are appended as they complete. Per file it keeps the device and inode,
-// the committed offset and the next seq; only complete frames (or lines)
-// are consumed. A file that shrinks below the committed offset or is
-// replaced (new inode) is re-read from scratch and reconciled with the
-// store: an unchanged prefix is kept and only new events are appended; a
+// the committed offset, a CRC-32C of the bytes before it and the next seq;
+// only complete frames (or lines) are consumed. A file that shrinks below
+// the committed offset, is replaced (new inode) or is rewritten in place
+// (its size unchanged with new times, or the bytes before the offset no
+// longer summing to the CRC when it grows) is re-read from scratch and
+// reconciled with the store: an unchanged prefix is kept and only new events are appended; a
 // log that diverges replaces the watched session's log. dsh's files are
 // only ever opened read-only. Watched sessions are not crash-repaired:
 // dsh repairs its own logs and the repair reaches the store as new frames.
