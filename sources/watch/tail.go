@@ -307,7 +307,9 @@ type consumedSum struct {
 	r    io.Reader
 	tail *dsh.Tail
 	p    prefixSum
-	held []byte // read from p.end on, not consumed yet
+	// held is what was read from p.end on, not consumed yet (in the
+	// Watcher's sumBuf while it fits: trusted does not run meanwhile).
+	held []byte
 }
 
 func (c *consumedSum) Read(b []byte) (int, error) {

@@ -544,7 +544,7 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 	}
 	// Only the growth is read, streaming (it may be large: the watcher is
 	// bounded by the decoder's limits, not by the file).
-	cs := &consumedSum{r: io.NewSectionReader(f, wf.tail.Offset(), size-wf.tail.Offset()), tail: wf.tail, p: wf.sum}
+	cs := &consumedSum{r: io.NewSectionReader(f, wf.tail.Offset(), size-wf.tail.Offset()), tail: wf.tail, p: wf.sum, held: w.sumBuffer()[:0]}
 	events, ferr := wf.tail.FeedFrom(cs)
 	wf.sum = cs.done()
 	if len(events) > 0 {
@@ -595,7 +595,7 @@ func (w *Watcher) resync(ctx context.Context, path string, f *os.File, dev, ino 
 		format = dsh.FormatJSONL // not a dsh log: fails below as JSONL
 	}
 	tail := dsh.NewTail(format, lim)
-	cs := &consumedSum{r: io.NewSectionReader(f, 0, size), tail: tail}
+	cs := &consumedSum{r: io.NewSectionReader(f, 0, size), tail: tail, held: w.sumBuffer()[:0]}
 	events, ferr := tail.FeedFrom(cs)
 	h, ok := tail.Header()
 	if !ok {
