@@ -18,15 +18,27 @@ const sessionCols = `id, header, COALESCE(parent_id, ''), source, created_at, up
 	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting,
 	model, model_usage`
 
+// listCols is sessionCols without the header's text (an empty string in
+// its place): a list that does not show headers neither reads nor decodes
+// them.
+var listCols = strings.Replace(sessionCols, "id, header,", "id, '',", 1)
+
 // scanSession reads a row of sessionCols, after any pre columns a query
 // selects before them.
 func scanSession(row interface{ Scan(...any) error }, pre ...any) (store.SessionInfo, error) {
-	s, _, err := scanSessionRaw(row, pre...)
+	s, _, err := scanSessionRow(row, true, pre...)
 	return s, err
 }
 
 // scanSessionRaw is scanSession that also returns the header's stored JSON.
 func scanSessionRaw(row interface{ Scan(...any) error }, pre ...any) (store.SessionInfo, string, error) {
+	return scanSessionRow(row, true, pre...)
+}
+
+// scanSessionRow reads a row of sessionCols or listCols; it decodes the
+// header into the info's Header only when withHeader is set (a row of
+// listCols has none).
+func scanSessionRow(row interface{ Scan(...any) error }, withHeader bool, pre ...any) (store.SessionInfo, string, error) {
 	var s store.SessionInfo
 	var header string
 	var titled, oneShot int
@@ -42,8 +54,10 @@ func scanSessionRaw(row interface{ Scan(...any) error }, pre ...any) (store.Sess
 		return s, "", fmt.Errorf("session %s: stored model usage: %w", s.ID, err)
 	}
 	sm.Titled, sm.OneShot, sm.Events = titled == 1, oneShot == 1, sm.LastSeq+1
-	if err := json.Unmarshal([]byte(header), &s.Header); err != nil {
-		return s, "", fmt.Errorf("session %s: stored header: %w", s.ID, err)
+	if withHeader {
+		if err := json.Unmarshal([]byte(header), &s.Header); err != nil {
+			return s, "", fmt.Errorf("session %s: stored header: %w", s.ID, err)
+		}
 	}
 	return s, header, nil
 }
@@ -79,7 +93,11 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 	if o.Cursor != "" {
 		where, args = append(where, "("+col+" < ? OR ("+col+" = ? AND id < ?))"), append(args, at.Key, at.Key, at.ID)
 	}
-	q := "SELECT " + sessionCols + " FROM sessions"
+	cols := listCols
+	if o.WithHeader {
+		cols = sessionCols
+	}
+	q := "SELECT " + cols + " FROM sessions"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -96,7 +114,7 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 	defer rows.Close()
 	var list []store.SessionInfo
 	for rows.Next() {
-		s, err := scanSession(rows)
+		s, _, err := scanSessionRow(rows, o.WithHeader)
 		if err != nil {
 			return store.SessionPage{}, translate(err, "list sessions")
 		}

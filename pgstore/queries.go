@@ -20,7 +20,20 @@ const sessionCols = `id, header, COALESCE(parent_id, ''), source, created_at, up
 	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting,
 	model, model_usage`
 
+// listCols is sessionCols without the header's text (an empty string in
+// its place): a list that does not show headers neither reads nor decodes
+// them.
+var listCols = strings.Replace(sessionCols, "id, header,", "id, '',", 1)
+
+// scanSession reads a row of sessionCols.
 func scanSession(row pgx.Row) (store.SessionInfo, error) {
+	return scanSessionRow(row, true)
+}
+
+// scanSessionRow reads a row of sessionCols or listCols; it decodes the
+// header into the info's Header only when withHeader is set (a row of
+// listCols has none).
+func scanSessionRow(row pgx.Row, withHeader bool) (store.SessionInfo, error) {
 	var s store.SessionInfo
 	var header, usage string
 	sm := &s.Summary
@@ -34,8 +47,10 @@ func scanSession(row pgx.Row) (store.SessionInfo, error) {
 		return s, fmt.Errorf("session %s: stored model usage: %w", s.ID, err)
 	}
 	sm.Events = sm.LastSeq + 1
-	if err := json.Unmarshal([]byte(header), &s.Header); err != nil {
-		return s, fmt.Errorf("session %s: stored header: %w", s.ID, err)
+	if withHeader {
+		if err := json.Unmarshal([]byte(header), &s.Header); err != nil {
+			return s, fmt.Errorf("session %s: stored header: %w", s.ID, err)
+		}
 	}
 	return s, nil
 }
@@ -75,7 +90,11 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 		col, a, id := o.SortColumn(), arg(at.Key), arg(at.ID)
 		where = append(where, "("+col+" < "+a+" OR ("+col+" = "+a+` AND id COLLATE "C" < `+id+"::text))")
 	}
-	q := "SELECT " + sessionCols + " FROM sessions"
+	cols := listCols
+	if o.WithHeader {
+		cols = sessionCols
+	}
+	q := "SELECT " + cols + " FROM sessions"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -90,7 +109,7 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 	defer rows.Close()
 	var list []store.SessionInfo
 	for rows.Next() {
-		s, err := scanSession(rows)
+		s, err := scanSessionRow(rows, o.WithHeader)
 		if err != nil {
 			return store.SessionPage{}, translate(err, "list sessions")
 		}
