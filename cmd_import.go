@@ -120,7 +120,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// stop that followed it, rather than the file's.
 	notImported := func(err error) bool {
 		var sf *store.StoreFailed
-		return errors.As(err, &sf) || ctx.Err() == nil && ictx.Err() != nil && errors.Is(err, context.Canceled)
+		return ctx.Err() == nil && (errors.As(err, &sf) || ictx.Err() != nil && errors.Is(err, context.Canceled))
 	}
 	results := make([]chan []imported, len(batches))
 	prevTurn, prevDone := make(chan struct{}), make(chan struct{})
@@ -156,7 +156,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				for k, x := range bi.ImportFilesWith(ictx, batches[i], fo) {
 					rs[k].res, rs[k].err = x.Results, x.Err
 					var sf *store.StoreFailed
-					if errors.As(x.Err, &sf) {
+					if errors.As(x.Err, &sf) && ctx.Err() == nil {
 						stop(sf)
 					}
 				}

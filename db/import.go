@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -137,7 +138,8 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 // (storeFault: the disk full, the database read-only or locked, …) or the
 // transaction's (its savepoints, its commit) ends the batch at once: the
 // transaction rolls back and every file it held gets a *store.StoreFailed
-// with that error, none blamed for it.
+// with that error, none blamed for it (ctx's own end, the caller's, is
+// returned as it is).
 func (st *Store) ImportFilesWith(ctx context.Context, paths []string, o store.ImportOptions) []store.FileImport {
 	out := make([]store.FileImport, len(paths))
 	if o.As != "" && len(paths) != 1 {
@@ -166,9 +168,12 @@ func (st *Store) ImportFilesWith(ctx context.Context, paths []string, o store.Im
 		return out
 	}
 	if err := st.importBatch(ctx, files, o); err != nil {
-		failed := &store.StoreFailed{Err: fmt.Errorf("import batch of %d files: %w", len(files), err)}
+		err = fmt.Errorf("import batch of %d files: %w", len(files), err)
+		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) { // the caller's cancel is not the store's failure
+			err = &store.StoreFailed{Err: err}
+		}
 		for _, f := range files {
-			out[f.at].Err = failed
+			out[f.at].Err = err
 		}
 		return out
 	}

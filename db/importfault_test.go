@@ -134,3 +134,26 @@ func setQueryOnly(t *testing.T, st *Store, on bool) {
 		t.Fatal(err)
 	}
 }
+
+// TestImportFilesCallersCancelIsNoStoreFailure: a batch whose caller's
+// context ends while it waits for its turn (ImportOptions.Turn) reports
+// the cancellation as it is, not as the store's failure.
+func TestImportFilesCallersCancelIsNoStoreFailure(t *testing.T) {
+	paths := batchFiles(t, t.TempDir(), 3)
+	st := newTestStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	o := store.ImportOptions{FileIndex: true, Turn: func(ctx context.Context) error {
+		cancel()
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	for i, x := range st.ImportFilesWith(ctx, paths, o) {
+		var failed *store.StoreFailed
+		if !errors.Is(x.Err, context.Canceled) || errors.As(x.Err, &failed) || x.Results != nil {
+			t.Errorf("file %d: %+v, %v; want context.Canceled, not the store's failure", i, x.Results, x.Err)
+		}
+	}
+	if n := countRows(t, st, "sessions"); n != 0 {
+		t.Errorf("%d sessions after the cancelled batch", n)
+	}
+}

@@ -205,7 +205,7 @@ type FileImport struct {
 // StoreFailed is the outcome of each file of a batch import
 // (BatchImporter) that ended because the store failed — the disk full,
 // the database read-only, locked or corrupt, the store closing, the
-// context ended, the commit refused — which is no file's fault: the batch
+// commit refused — which is no file's fault: the batch
 // stopped at once and nothing of it was kept. Err is the store's error
 // (core.ErrorCode reads through it); the file may import once the store
 // works again.
