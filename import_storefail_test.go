@@ -113,6 +113,7 @@ func TestImportStopsWhenTheStoreFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	lock.Close()
+	t.Logf("prism import's stderr:\n%s", stderr.String())
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Errorf("prism import exited with %v, want status 1\n%s", err, tail(stderr.String()))
