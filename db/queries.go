@@ -39,27 +39,49 @@ func scanSessionRaw(row interface{ Scan(...any) error }, pre ...any) (store.Sess
 // header into the info's Header only when withHeader is set (a row of
 // listCols has none).
 func scanSessionRow(row interface{ Scan(...any) error }, withHeader bool, pre ...any) (store.SessionInfo, string, error) {
-	var s store.SessionInfo
-	var header string
-	var titled, oneShot int
-	var usage string
-	sm := &s.Summary
-	err := row.Scan(append(pre, &s.ID, &header, &s.ParentID, &s.Source, &s.CreatedAt, &s.UpdatedAt,
-		&sm.Title, &titled, &sm.Status, &oneShot, &sm.LastSeq, &sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors,
-		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting, &sm.Model, &usage)...)
-	if err != nil {
-		return s, "", err
+	return newSessionScanner(pre...).scan(row, withHeader)
+}
+
+// sessionScanner reads rows of sessionCols or listCols, after any pre
+// columns, into destinations it reuses: Scan's arguments escape, so fresh
+// ones cost an allocation each per row, and a list reads many rows.
+type sessionScanner struct {
+	s               store.SessionInfo
+	header, usage   string
+	titled, oneShot int
+	dest            []any
+}
+
+// newSessionScanner returns a scanner of rows whose first columns scan
+// into pre, then a session's.
+func newSessionScanner(pre ...any) *sessionScanner {
+	sc := &sessionScanner{}
+	s, sm := &sc.s, &sc.s.Summary
+	sc.dest = append(pre, &s.ID, &sc.header, &s.ParentID, &s.Source, &s.CreatedAt, &s.UpdatedAt,
+		&sm.Title, &sc.titled, &sm.Status, &sc.oneShot, &sm.LastSeq, &sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors,
+		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting, &sm.Model, &sc.usage)
+	return sc
+}
+
+// scan reads one row: the session's info, with its Header decoded only
+// when withHeader is set, and the header's stored JSON.
+func (sc *sessionScanner) scan(row interface{ Scan(...any) error }, withHeader bool) (store.SessionInfo, string, error) {
+	sc.s = store.SessionInfo{}
+	if err := row.Scan(sc.dest...); err != nil {
+		return sc.s, "", err
 	}
-	if sm.Models, err = store.DecodeModelUsage(usage); err != nil {
-		return s, "", fmt.Errorf("session %s: stored model usage: %w", s.ID, err)
+	s, sm := &sc.s, &sc.s.Summary
+	var err error
+	if sm.Models, err = store.DecodeModelUsage(sc.usage); err != nil {
+		return *s, "", fmt.Errorf("session %s: stored model usage: %w", s.ID, err)
 	}
-	sm.Titled, sm.OneShot, sm.Events = titled == 1, oneShot == 1, sm.LastSeq+1
+	sm.Titled, sm.OneShot, sm.Events = sc.titled == 1, sc.oneShot == 1, sm.LastSeq+1
 	if withHeader {
-		if err := json.Unmarshal([]byte(header), &s.Header); err != nil {
-			return s, "", fmt.Errorf("session %s: stored header: %w", s.ID, err)
+		if err := json.Unmarshal([]byte(sc.header), &s.Header); err != nil {
+			return *s, "", fmt.Errorf("session %s: stored header: %w", s.ID, err)
 		}
 	}
-	return s, header, nil
+	return *s, sc.header, nil
 }
 
 // ListSessions returns a page of sessions, newest first.
@@ -113,8 +135,9 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 	}
 	defer rows.Close()
 	var list []store.SessionInfo
+	sc := newSessionScanner()
 	for rows.Next() {
-		s, _, err := scanSessionRow(rows, o.WithHeader)
+		s, _, err := sc.scan(rows, o.WithHeader)
 		if err != nil {
 			return store.SessionPage{}, translate(err, "list sessions")
 		}

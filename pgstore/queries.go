@@ -34,25 +34,46 @@ func scanSession(row pgx.Row) (store.SessionInfo, error) {
 // header into the info's Header only when withHeader is set (a row of
 // listCols has none).
 func scanSessionRow(row pgx.Row, withHeader bool) (store.SessionInfo, error) {
-	var s store.SessionInfo
-	var header, usage string
-	sm := &s.Summary
-	err := row.Scan(&s.ID, &header, &s.ParentID, &s.Source, &s.CreatedAt, &s.UpdatedAt,
+	return newSessionScanner().scan(row, withHeader)
+}
+
+// sessionScanner reads rows of sessionCols or listCols into destinations
+// it reuses: Scan's arguments escape, so fresh ones cost an allocation
+// each per row, and a list reads many rows.
+type sessionScanner struct {
+	s             store.SessionInfo
+	header, usage string
+	dest          []any
+}
+
+func newSessionScanner() *sessionScanner {
+	sc := &sessionScanner{}
+	s, sm := &sc.s, &sc.s.Summary
+	sc.dest = []any{&s.ID, &sc.header, &s.ParentID, &s.Source, &s.CreatedAt, &s.UpdatedAt,
 		&sm.Title, &sm.Titled, &sm.Status, &sm.OneShot, &sm.LastSeq, &sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors,
-		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting, &sm.Model, &usage)
-	if err != nil {
-		return s, err
+		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting, &sm.Model, &sc.usage}
+	return sc
+}
+
+// scan reads one row: the session's info, with its Header decoded only
+// when withHeader is set.
+func (sc *sessionScanner) scan(row pgx.Row, withHeader bool) (store.SessionInfo, error) {
+	sc.s = store.SessionInfo{}
+	s, sm := &sc.s, &sc.s.Summary
+	if err := row.Scan(sc.dest...); err != nil {
+		return *s, err
 	}
-	if sm.Models, err = store.DecodeModelUsage(usage); err != nil {
-		return s, fmt.Errorf("session %s: stored model usage: %w", s.ID, err)
+	var err error
+	if sm.Models, err = store.DecodeModelUsage(sc.usage); err != nil {
+		return *s, fmt.Errorf("session %s: stored model usage: %w", s.ID, err)
 	}
 	sm.Events = sm.LastSeq + 1
 	if withHeader {
-		if err := json.Unmarshal([]byte(header), &s.Header); err != nil {
-			return s, fmt.Errorf("session %s: stored header: %w", s.ID, err)
+		if err := json.Unmarshal([]byte(sc.header), &s.Header); err != nil {
+			return *s, fmt.Errorf("session %s: stored header: %w", s.ID, err)
 		}
 	}
-	return s, nil
+	return *s, nil
 }
 
 // ListSessions returns a page of sessions, newest first.
@@ -108,8 +129,9 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 	}
 	defer rows.Close()
 	var list []store.SessionInfo
+	sc := newSessionScanner()
 	for rows.Next() {
-		s, err := scanSessionRow(rows, o.WithHeader)
+		s, err := sc.scan(rows, o.WithHeader)
 		if err != nil {
 			return store.SessionPage{}, translate(err, "list sessions")
 		}
