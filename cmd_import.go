@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,7 +24,12 @@ import (
 // file is all imported or not at all (on SQLite several files share a
 // transaction, each in a savepoint of its own; see importBatches): a file
 // that fails changes nothing, is reported, and the others still import
-// (exit status 1 if any failed).
+// (exit status 1 if any failed). A failure that is the store's, not a
+// file's (store.StoreFailed: the disk full, the database read-only or
+// locked) stops the import: the files committed before it are reported as
+// imported, every other one as not imported, and the store's error is
+// printed once (exit status 1); the same import run again once the store
+// works imports the rest and leaves the others unchanged.
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -102,6 +108,20 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// order), so the writer finds the next transaction waiting when it
 	// commits one; or, when the batch before writes links after its
 	// transaction, or its engine does not say, once it is over.
+	//
+	// A batch that ends because the store failed (store.StoreFailed)
+	// stops the import: stop cancels ictx, which the batches in flight
+	// run under (one queued behind it is withdrawn), and no batch starts
+	// after it.
+	ictx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var stopped error // the store's failure that stopped the import
+	// notImported reports whether err is the store's failure, or the
+	// stop that followed it, rather than the file's.
+	notImported := func(err error) bool {
+		var sf *store.StoreFailed
+		return ctx.Err() == nil && (errors.As(err, &sf) || ictx.Err() != nil && errors.Is(err, context.Canceled))
+	}
 	results := make([]chan []imported, len(batches))
 	prevTurn, prevDone := make(chan struct{}), make(chan struct{})
 	close(prevTurn)
@@ -117,7 +137,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		pass := func() { once.Do(func() { close(myTurn) }) }
 		fo := o
 		fo.Relaxed = relaxed(i)
-		fo.Turn = func(ctx context.Context) error {
+		fo.Turn = func(ctx context.Context) error { // ctx is ictx
 			select {
 			case <-turn:
 				return nil
@@ -133,11 +153,15 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		go func() {
 			rs := make([]imported, len(batches[i]))
 			if bi != nil && o.As == "" {
-				for k, x := range bi.ImportFilesWith(ctx, batches[i], fo) {
+				for k, x := range bi.ImportFilesWith(ictx, batches[i], fo) {
 					rs[k].res, rs[k].err = x.Results, x.Err
+					var sf *store.StoreFailed
+					if errors.As(x.Err, &sf) && ctx.Err() == nil {
+						stop(sf)
+					}
 				}
 			} else {
-				rs[0].res, rs[0].err = st.ImportFileWith(ctx, batches[i][0], fo)
+				rs[0].res, rs[0].err = st.ImportFileWith(ictx, batches[i][0], fo)
 			}
 			<-before // a batch refused before its turn still ends in order
 			for k := range rs {
@@ -162,23 +186,41 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	failed := 0
 	var held []func() // the reports of files no durable commit follows yet
+	unsynced := 0     // the files imported among them
 	report := func() {
 		for _, p := range held {
 			p()
 		}
-		held = held[:0]
+		held, unsynced = held[:0], 0
 	}
 	for i, batch := range batches {
-		for launched < len(batches) && launched <= i+1 && ctx.Err() == nil {
+		for launched < len(batches) && launched <= i+1 && ictx.Err() == nil {
 			launch(launched)
 			launched++
 		}
 		if results[i] == nil {
-			break // interrupted: the files not started stay as they are
+			break // interrupted or stopped: the files not started stay as they are
 		}
 		rs := <-results[i]
 		wroteAny := false
 		for k, r := range rs {
+			if r.err != nil && notImported(r.err) {
+				f := batch[k]
+				if stopped == nil {
+					stopped = context.Cause(ictx) // the batch's *store.StoreFailed
+					var sf *store.StoreFailed
+					if !errors.As(stopped, &sf) {
+						errors.As(r.err, &sf)
+					}
+					if sf != nil {
+						stopped = sf.Err
+					}
+					err := stopped
+					held = append(held, func() { fmt.Fprintf(stderr, "prism import: the store failed: %v\n", err) })
+				}
+				held = append(held, func() { fmt.Fprintf(stderr, "prism import: %s: not imported\n", f) })
+				continue
+			}
 			if r.err != nil {
 				// Held too, so the reports keep the files' order.
 				failed++
@@ -186,6 +228,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				continue
 			}
 			wroteAny = wroteAny || wrote(r.res)
+			unsynced++
 			f := batch[k]
 			held = append(held, func() {
 				for _, x := range r.res {
@@ -203,17 +246,31 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			report() // its durable commit covers the batches before it
 		}
 	}
-	if len(held) > 0 && syncer != nil {
+	// notStarted reports the files of the batches a stop left out.
+	notStarted := func() {
+		if stopped == nil {
+			return
+		}
+		for _, b := range batches[launched:] {
+			for _, f := range b {
+				fmt.Fprintf(stderr, "prism import: %s: not imported\n", f)
+			}
+		}
+		fmt.Fprintf(stderr, "prism import: the import stopped as the store failed; run it again once the store works (the files it imported stay unchanged)\n")
+	}
+	if unsynced > 0 && syncer != nil {
 		// The last durable commit was not after them (a batch failed or
-		// changed nothing, or the import was interrupted).
+		// changed nothing, or the import was interrupted or stopped).
 		if err := syncer.Sync(context.WithoutCancel(ctx)); err != nil {
-			n := len(held)
+			n := unsynced
 			report() // committed, but maybe not on disk: the error says so
+			notStarted()
 			return fmt.Errorf("the last %d files imported are committed but may not be on disk: %w", n, err)
 		}
 	}
 	report()
-	if failed > 0 {
+	notStarted()
+	if failed > 0 || stopped != nil {
 		return exitError{code: 1}
 	}
 	return nil

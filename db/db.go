@@ -78,6 +78,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
@@ -153,6 +154,9 @@ type Store struct {
 	// marks are the watched sessions' summaries at their marks
 	// (AppendWatched).
 	marks store.WatchMarks
+	// batchAttempts counts the runs of an import batch's writes
+	// (attemptBatch; tests read it).
+	batchAttempts atomic.Int64
 }
 
 var (

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -32,4 +33,26 @@ func translate(err error, what string) error {
 		}
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// storeFault reports whether err is the store's failure rather than the
+// data's: the disk or the database full, an I/O error, the database
+// read-only, locked, busy, corrupt, not a database, out of memory or
+// interrupted, the store closed, the context ended. Writing other data
+// would fail the same way, so an import batch stops at once rather than
+// blame a file for it (attemptBatch).
+func storeFault(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) {
+		return true
+	}
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code {
+	case sqlite3.ErrFull, sqlite3.ErrIoErr, sqlite3.ErrReadonly, sqlite3.ErrBusy, sqlite3.ErrLocked, sqlite3.ErrCorrupt,
+		sqlite3.ErrNotADB, sqlite3.ErrNomem, sqlite3.ErrCantOpen, sqlite3.ErrPerm, sqlite3.ErrInterrupt, sqlite3.ErrProtocol:
+		return true
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -133,8 +134,12 @@ func (st *Store) importLogs(ctx context.Context, file string, logs []*dsh.Log, o
 // in turn, before the transaction; one that fails then is reported and
 // left out. In the transaction a file that fails is rolled back to its
 // savepoint — none of its sessions, events, notes or index documents are
-// kept — and the files around it go on. A failed commit fails every file
-// the batch held.
+// kept — and the files around it go on. A failure that is the store's
+// (storeFault: the disk full, the database read-only or locked, …) or the
+// transaction's (its savepoints, its commit) ends the batch at once: the
+// transaction rolls back and every file it held gets a *store.StoreFailed
+// with that error, none blamed for it (ctx's own end, the caller's, is
+// returned as it is).
 func (st *Store) ImportFilesWith(ctx context.Context, paths []string, o store.ImportOptions) []store.FileImport {
 	out := make([]store.FileImport, len(paths))
 	if o.As != "" && len(paths) != 1 {
@@ -163,6 +168,10 @@ func (st *Store) ImportFilesWith(ctx context.Context, paths []string, o store.Im
 		return out
 	}
 	if err := st.importBatch(ctx, files, o); err != nil {
+		err = fmt.Errorf("import batch of %d files: %w", len(files), err)
+		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) { // the caller's cancel is not the store's failure
+			err = &store.StoreFailed{Err: err}
+		}
 		for _, f := range files {
 			out[f.at].Err = err
 		}
@@ -194,7 +203,8 @@ type batchFile struct {
 // file's plan, its sessions' derived values and its search documents
 // (wtx.finish in a child transaction), released into the transaction
 // when all of them succeed, rolled back to the savepoint (f.err) when one
-// fails. The error is the transaction's: nothing of the batch committed.
+// fails. The error is the transaction's or the store's (storeFault):
+// nothing of the batch committed.
 func (st *Store) importBatch(ctx context.Context, files []batchFile, o store.ImportOptions) error {
 	if o.Turn != nil {
 		if err := o.Turn(ctx); err != nil {
@@ -254,11 +264,16 @@ func (st *Store) importBatch(ctx context.Context, files []batchFile, o store.Imp
 // whole, at its place in the first pass, inside a savepoint: if it fails
 // it is rolled back to it, its error kept (batchFile.err), and the others
 // go on. failed is -1 when the attempt went through; err is a failure of
-// the transaction itself. (The writer's lag.inline, a mode of one test
+// the transaction itself, or of the store (storeFault: the disk full, the
+// database read-only or locked, …), which would fail every file in turn
+// — and may have rolled the whole transaction back (SQLite does on some
+// SQLITE_FULL and I/O errors) — so it ends the batch at once, naming no
+// file. (The writer's lag.inline, a mode of one test
 // that files every transaction's appended events itself, is not for
 // batches: two files appending to one session would file the first
 // one's events twice.)
 func attemptBatch(t *wtx, now func() time.Time, files []batchFile, isolated map[int]bool) (failed int, err error) {
+	t.w.st.batchAttempts.Add(1)
 	b := t.child()
 	subs := make([]*wtx, len(files))
 	for i := range files {
@@ -275,12 +290,22 @@ func attemptBatch(t *wtx, now func() time.Time, files []batchFile, isolated map[
 		if f.docs != nil {
 			sub.imported, sub.filedNow = f.docs, map[string]bool{}
 		}
-		r, err := f.plan.Run(importTx{t: sub, now: now, facts: f.facts})
+		var fault error
+		r, err := f.plan.Run(importTx{t: sub, now: now, facts: f.facts, fault: &fault})
+		if fault != nil {
+			return 0, fault // the store's error, before Run named the file
+		}
+		if err != nil && storeFault(err) {
+			return 0, err
+		}
 		if err == nil {
 			if iso {
 				err = sub.finish()
 			} else {
 				err = sub.finishSessions(false)
+			}
+			if err != nil && storeFault(err) {
+				return 0, err
 			}
 			if err != nil {
 				err = fmt.Errorf("import %s: %w", f.path, err)
@@ -326,6 +351,9 @@ func attemptBatch(t *wtx, now func() time.Time, files []batchFile, isolated map[
 			err := sub.indexSessions()
 			if err == nil {
 				err = sub.finishIndex()
+			}
+			if err != nil && storeFault(err) {
+				return 0, err
 			}
 			if err != nil {
 				return i, nil // isolated, its error is kept
@@ -497,11 +525,23 @@ type importTx struct {
 	t     *wtx
 	now   func() time.Time
 	facts map[string][]*core.EventFacts // importFacts
+	// fault, if not nil, gets the first of its errors that is the
+	// store's (storeFault), as the store reported it: Run names the file
+	// in the error it returns, and a batch blames no file for it.
+	fault *error
+}
+
+// noted returns err, kept in i.fault first when it is the store's.
+func (i importTx) noted(err error) error {
+	if err != nil && i.fault != nil && *i.fault == nil && storeFault(err) {
+		*i.fault = err
+	}
+	return err
 }
 
 func (i importTx) Exists(id string) (bool, error) {
 	s, err := i.t.state(id)
-	return err == nil && s.exists, err
+	return err == nil && s.exists, i.noted(err)
 }
 
 func (i importTx) Before(id string) int {
@@ -516,16 +556,22 @@ func (i importTx) SyncLog(h core.SessionHeader, events []core.Event, source stri
 	if len(facts) != len(events) {
 		facts = nil
 	}
-	return i.t.syncLogFacts(h, events, facts, source, replace)
+	outcome, added, err := i.t.syncLogFacts(h, events, facts, source, replace)
+	return outcome, added, i.noted(err)
 }
 
-func (i importTx) PutSource(id string, info core.SourceInfo) error { return i.t.putSource(id, info) }
+func (i importTx) PutSource(id string, info core.SourceInfo) error {
+	return i.noted(i.t.putSource(id, info))
+}
 
 func (i importTx) RevokeShares(id string) (int, error) {
-	return i.t.revokeShares(id, i.now().UnixMilli())
+	n, err := i.t.revokeShares(id, i.now().UnixMilli())
+	return n, i.noted(err)
 }
 
-func (i importTx) PutNotes(id string, ns []store.SideNote) error { return i.t.importNotes(id, ns) }
+func (i importTx) PutNotes(id string, ns []store.SideNote) error {
+	return i.noted(i.t.importNotes(id, ns))
+}
 
 // SyncLog makes the stored session equal h plus events in a transaction of
 // its own (see syncLog): it creates it, leaves it, appends the missing

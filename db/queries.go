@@ -18,34 +18,70 @@ const sessionCols = `id, header, COALESCE(parent_id, ''), source, created_at, up
 	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting,
 	model, model_usage`
 
+// listCols is sessionCols without the header's text (an empty string in
+// its place): a list that does not show headers neither reads nor decodes
+// them.
+var listCols = strings.Replace(sessionCols, "id, header,", "id, '',", 1)
+
 // scanSession reads a row of sessionCols, after any pre columns a query
 // selects before them.
 func scanSession(row interface{ Scan(...any) error }, pre ...any) (store.SessionInfo, error) {
-	s, _, err := scanSessionRaw(row, pre...)
+	s, _, err := scanSessionRow(row, true, pre...)
 	return s, err
 }
 
 // scanSessionRaw is scanSession that also returns the header's stored JSON.
 func scanSessionRaw(row interface{ Scan(...any) error }, pre ...any) (store.SessionInfo, string, error) {
-	var s store.SessionInfo
-	var header string
-	var titled, oneShot int
-	var usage string
-	sm := &s.Summary
-	err := row.Scan(append(pre, &s.ID, &header, &s.ParentID, &s.Source, &s.CreatedAt, &s.UpdatedAt,
-		&sm.Title, &titled, &sm.Status, &oneShot, &sm.LastSeq, &sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors,
-		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting, &sm.Model, &usage)...)
-	if err != nil {
-		return s, "", err
+	return scanSessionRow(row, true, pre...)
+}
+
+// scanSessionRow reads a row of sessionCols or listCols; it decodes the
+// header into the info's Header only when withHeader is set (a row of
+// listCols has none).
+func scanSessionRow(row interface{ Scan(...any) error }, withHeader bool, pre ...any) (store.SessionInfo, string, error) {
+	return newSessionScanner(pre...).scan(row, withHeader)
+}
+
+// sessionScanner reads rows of sessionCols or listCols, after any pre
+// columns, into destinations it reuses: Scan's arguments escape, so fresh
+// ones cost an allocation each per row, and a list reads many rows.
+type sessionScanner struct {
+	s               store.SessionInfo
+	header, usage   string
+	titled, oneShot int
+	dest            []any
+}
+
+// newSessionScanner returns a scanner of rows whose first columns scan
+// into pre, then a session's.
+func newSessionScanner(pre ...any) *sessionScanner {
+	sc := &sessionScanner{}
+	s, sm := &sc.s, &sc.s.Summary
+	sc.dest = append(pre, &s.ID, &sc.header, &s.ParentID, &s.Source, &s.CreatedAt, &s.UpdatedAt,
+		&sm.Title, &sc.titled, &sm.Status, &sc.oneShot, &sm.LastSeq, &sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors,
+		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting, &sm.Model, &sc.usage)
+	return sc
+}
+
+// scan reads one row: the session's info, with its Header decoded only
+// when withHeader is set, and the header's stored JSON.
+func (sc *sessionScanner) scan(row interface{ Scan(...any) error }, withHeader bool) (store.SessionInfo, string, error) {
+	sc.s = store.SessionInfo{}
+	if err := row.Scan(sc.dest...); err != nil {
+		return sc.s, "", err
 	}
-	if sm.Models, err = store.DecodeModelUsage(usage); err != nil {
-		return s, "", fmt.Errorf("session %s: stored model usage: %w", s.ID, err)
+	s, sm := &sc.s, &sc.s.Summary
+	var err error
+	if sm.Models, err = store.DecodeModelUsage(sc.usage); err != nil {
+		return *s, "", fmt.Errorf("session %s: stored model usage: %w", s.ID, err)
 	}
-	sm.Titled, sm.OneShot, sm.Events = titled == 1, oneShot == 1, sm.LastSeq+1
-	if err := json.Unmarshal([]byte(header), &s.Header); err != nil {
-		return s, "", fmt.Errorf("session %s: stored header: %w", s.ID, err)
+	sm.Titled, sm.OneShot, sm.Events = sc.titled == 1, sc.oneShot == 1, sm.LastSeq+1
+	if withHeader {
+		if err := json.Unmarshal([]byte(sc.header), &s.Header); err != nil {
+			return *s, "", fmt.Errorf("session %s: stored header: %w", s.ID, err)
+		}
 	}
-	return s, header, nil
+	return *s, sc.header, nil
 }
 
 // ListSessions returns a page of sessions, newest first.
@@ -79,7 +115,11 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 	if o.Cursor != "" {
 		where, args = append(where, "("+col+" < ? OR ("+col+" = ? AND id < ?))"), append(args, at.Key, at.Key, at.ID)
 	}
-	q := "SELECT " + sessionCols + " FROM sessions"
+	cols := listCols
+	if o.WithHeader {
+		cols = sessionCols
+	}
+	q := "SELECT " + cols + " FROM sessions"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -95,8 +135,9 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 	}
 	defer rows.Close()
 	var list []store.SessionInfo
+	sc := newSessionScanner()
 	for rows.Next() {
-		s, err := scanSession(rows)
+		s, _, err := sc.scan(rows, o.WithHeader)
 		if err != nil {
 			return store.SessionPage{}, translate(err, "list sessions")
 		}

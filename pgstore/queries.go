@@ -20,24 +20,60 @@ const sessionCols = `id, header, COALESCE(parent_id, ''), source, created_at, up
 	title, titled, status, one_shot, last_seq, turns, steps, calls, results, errors, input_tokens, output_tokens, first_time, last_time, awaiting,
 	model, model_usage`
 
+// listCols is sessionCols without the header's text (an empty string in
+// its place): a list that does not show headers neither reads nor decodes
+// them.
+var listCols = strings.Replace(sessionCols, "id, header,", "id, '',", 1)
+
+// scanSession reads a row of sessionCols.
 func scanSession(row pgx.Row) (store.SessionInfo, error) {
-	var s store.SessionInfo
-	var header, usage string
-	sm := &s.Summary
-	err := row.Scan(&s.ID, &header, &s.ParentID, &s.Source, &s.CreatedAt, &s.UpdatedAt,
+	return scanSessionRow(row, true)
+}
+
+// scanSessionRow reads a row of sessionCols or listCols; it decodes the
+// header into the info's Header only when withHeader is set (a row of
+// listCols has none).
+func scanSessionRow(row pgx.Row, withHeader bool) (store.SessionInfo, error) {
+	return newSessionScanner().scan(row, withHeader)
+}
+
+// sessionScanner reads rows of sessionCols or listCols into destinations
+// it reuses: Scan's arguments escape, so fresh ones cost an allocation
+// each per row, and a list reads many rows.
+type sessionScanner struct {
+	s             store.SessionInfo
+	header, usage string
+	dest          []any
+}
+
+func newSessionScanner() *sessionScanner {
+	sc := &sessionScanner{}
+	s, sm := &sc.s, &sc.s.Summary
+	sc.dest = []any{&s.ID, &sc.header, &s.ParentID, &s.Source, &s.CreatedAt, &s.UpdatedAt,
 		&sm.Title, &sm.Titled, &sm.Status, &sm.OneShot, &sm.LastSeq, &sm.Turns, &sm.Steps, &sm.Calls, &sm.Results, &sm.Errors,
-		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting, &sm.Model, &usage)
-	if err != nil {
-		return s, err
+		&sm.InputTokens, &sm.OutputTokens, &sm.FirstTime, &sm.LastTime, &sm.Awaiting, &sm.Model, &sc.usage}
+	return sc
+}
+
+// scan reads one row: the session's info, with its Header decoded only
+// when withHeader is set.
+func (sc *sessionScanner) scan(row pgx.Row, withHeader bool) (store.SessionInfo, error) {
+	sc.s = store.SessionInfo{}
+	s, sm := &sc.s, &sc.s.Summary
+	if err := row.Scan(sc.dest...); err != nil {
+		return *s, err
 	}
-	if sm.Models, err = store.DecodeModelUsage(usage); err != nil {
-		return s, fmt.Errorf("session %s: stored model usage: %w", s.ID, err)
+	var err error
+	if sm.Models, err = store.DecodeModelUsage(sc.usage); err != nil {
+		return *s, fmt.Errorf("session %s: stored model usage: %w", s.ID, err)
 	}
 	sm.Events = sm.LastSeq + 1
-	if err := json.Unmarshal([]byte(header), &s.Header); err != nil {
-		return s, fmt.Errorf("session %s: stored header: %w", s.ID, err)
+	if withHeader {
+		if err := json.Unmarshal([]byte(sc.header), &s.Header); err != nil {
+			return *s, fmt.Errorf("session %s: stored header: %w", s.ID, err)
+		}
 	}
-	return s, nil
+	return *s, nil
 }
 
 // ListSessions returns a page of sessions, newest first.
@@ -75,7 +111,11 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 		col, a, id := o.SortColumn(), arg(at.Key), arg(at.ID)
 		where = append(where, "("+col+" < "+a+" OR ("+col+" = "+a+` AND id COLLATE "C" < `+id+"::text))")
 	}
-	q := "SELECT " + sessionCols + " FROM sessions"
+	cols := listCols
+	if o.WithHeader {
+		cols = sessionCols
+	}
+	q := "SELECT " + cols + " FROM sessions"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -89,8 +129,9 @@ func (st *Store) ListSessions(ctx context.Context, o store.ListOptions) (store.S
 	}
 	defer rows.Close()
 	var list []store.SessionInfo
+	sc := newSessionScanner()
 	for rows.Next() {
-		s, err := scanSession(rows)
+		s, err := sc.scan(rows, o.WithHeader)
 		if err != nil {
 			return store.SessionPage{}, translate(err, "list sessions")
 		}

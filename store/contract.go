@@ -23,7 +23,8 @@ type Store interface {
 	// commits to (both engines are core.CheckedStores too).
 	core.EventStore
 
-	// ListSessions returns a page of sessions as the list shows them.
+	// ListSessions returns a page of sessions as the list shows them
+	// (their headers only with ListOptions.WithHeader).
 	ListSessions(ctx context.Context, o ListOptions) (SessionPage, error)
 	// Session returns one session's list row (core.CodeNotFound if none).
 	Session(ctx context.Context, id string) (SessionInfo, error)

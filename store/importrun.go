@@ -202,14 +202,30 @@ type FileImport struct {
 	Err     error
 }
 
+// StoreFailed is the outcome of each file of a batch import
+// (BatchImporter) that ended because the store failed — the disk full,
+// the database read-only, locked or corrupt, the store closing, the
+// commit refused — which is no file's fault: the batch
+// stopped at once and nothing of it was kept. Err is the store's error
+// (core.ErrorCode reads through it); the file may import once the store
+// works again.
+type StoreFailed struct{ Err error }
+
+func (e *StoreFailed) Error() string { return "not imported, the store failed: " + e.Err.Error() }
+
+// Unwrap returns the store's error.
+func (e *StoreFailed) Unwrap() error { return e.Err }
+
 // BatchImporter is an engine that imports several files in one
 // transaction (prism import's bulk path): each file is decoded and
 // checked as ImportFileWith checks it, then written inside a savepoint of
 // its own, so a file that fails there is rolled back to it — nothing of
 // it is kept — while the files around it commit. Its files are in one
 // commit: once ImportFilesWith returns, every file it reports imported
-// is committed (durably unless ImportOptions.Relaxed), and a failed
-// commit fails them all. ImportOptions.Turn and Queued apply to the
+// is committed (durably unless ImportOptions.Relaxed). A failure that is
+// the store's, not a file's (a failed commit too), ends the batch at once
+// and fails every file it held with a *StoreFailed, none of them kept.
+// ImportOptions.Turn and Queued apply to the
 // batch's one transaction; As needs a batch of one file. The outcomes
 // are in paths' order.
 type BatchImporter interface {

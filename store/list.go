@@ -46,6 +46,12 @@ type ListOptions struct {
 	// rows instead (ignored when Cursor is set).
 	Cursor string
 	Offset int
+	// WithHeader fills each SessionInfo.Header from the stored header.
+	// Without it Header is left zero and the header is neither read nor
+	// decoded: no list shows it (the web list, the board and
+	// /api/sessions use the summary columns only), and its decode was
+	// most of a page's cost. Session and LoadSession always fill it.
+	WithHeader bool
 }
 
 // AnnotatedSQL is the condition, over a sessions row, of

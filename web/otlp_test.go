@@ -467,7 +467,7 @@ func TestOTLP_nestedAgentLinked(t *testing.T) {
 	tr, exp, rec := sdk(t, e)
 	ctx := context.Background()
 	parent := sendNested(t, tr)
-	list, err := e.store.ListSessions(ctx, store.ListOptions{})
+	list, err := e.store.ListSessions(ctx, store.ListOptions{WithHeader: true})
 	if err != nil {
 		t.Fatal(err)
 	}

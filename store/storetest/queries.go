@@ -369,3 +369,63 @@ func testListOrdersAndFilters(t *testing.T, e Engine) {
 		t.Errorf("the updated order's cursor on the calls order: %v", err)
 	}
 }
+
+// testListHeaders: a list decodes the sessions' headers only when asked
+// (ListOptions.WithHeader) and then gives each its whole stored header, as
+// Session and LoadSession always do; without it Header is left zero.
+func testListHeaders(t *testing.T, e Engine) {
+	ctx := context.Background()
+	st := e.open(t)
+	depth := int64(1)
+	want := map[string]core.SessionHeader{
+		"top":   {ID: "top", CreatedAt: 1764500000000, Cwd: "/home/alice/app", AgentPreset: "review"},
+		"child": {ID: "child", CreatedAt: 1764500001000, Cwd: "/home/alice/app/sub", ParentSession: "top", Origin: core.OriginSubagent, DelegationDepth: &depth},
+	}
+	for _, id := range []string{"top", "child"} {
+		if err := st.CreateSession(ctx, want[id]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, h := range want { // what the store kept of each header
+		l, err := st.LoadSession(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Info.Header.Cwd != h.Cwd || l.Info.Header.Origin != h.Origin || l.Info.Header.ParentSession != h.ParentSession {
+			t.Fatalf("LoadSession(%s).Info.Header = %+v, want %+v", id, l.Info.Header, h)
+		}
+		want[id] = l.Info.Header
+		if info, err := st.Session(ctx, id); err != nil || !reflect.DeepEqual(info.Header, l.Info.Header) {
+			t.Errorf("Session(%s).Header = %+v (%v), want %+v", id, info.Header, err, l.Info.Header)
+		}
+	}
+	for _, o := range []store.ListOptions{{WithHeader: true}, {WithHeader: true, ParentID: "top"}, {WithHeader: true, Limit: 1}} {
+		page, err := st.ListSessions(ctx, o)
+		if err != nil {
+			t.Fatalf("ListSessions(%+v): %v", o, err)
+		}
+		if len(page.Sessions) == 0 {
+			t.Fatalf("ListSessions(%+v): no session", o)
+		}
+		for _, s := range page.Sessions {
+			if !reflect.DeepEqual(s.Header, want[s.ID]) {
+				t.Errorf("ListSessions(%+v): %s's header = %+v, want %+v", o, s.ID, s.Header, want[s.ID])
+			}
+		}
+	}
+	page, err := st.ListSessions(ctx, store.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Sessions) != 2 {
+		t.Fatalf("ListSessions: %d sessions, want 2", len(page.Sessions))
+	}
+	for _, s := range page.Sessions {
+		if s.Header != (core.SessionHeader{}) {
+			t.Errorf("ListSessions without WithHeader: %s's header = %+v, want it left zero", s.ID, s.Header)
+		}
+		if s.ParentID != want[s.ID].ChildOf() || s.CreatedAt != want[s.ID].CreatedAt {
+			t.Errorf("ListSessions without WithHeader: %s has parent %q, created %d; want %q, %d", s.ID, s.ParentID, s.CreatedAt, want[s.ID].ChildOf(), want[s.ID].CreatedAt)
+		}
+	}
+}

@@ -120,6 +120,7 @@ func Run(t *testing.T, e Engine) {
 		{"ListAndEventQueries", testListAndEventQueries},
 		{"EventsAfterEach", testEventsAfterEach},
 		{"ListOrdersAndFilters", testListOrdersAndFilters},
+		{"ListHeaders", testListHeaders},
 		{"CommittedHookAfterCommit", testCommittedHookAfterCommit},
 		{"ResummarizesOlderRows", testResummarizesOlderRows},
 		{"AwaitingApprovals", testAwaitingApprovals},
