@@ -48,40 +48,41 @@ func TestSearchPageRowsBringTheirSnippetSections(t *testing.T) {
 			if got := len(q.Highlights()) > 0; got != tc.marks {
 				t.Fatalf("%q: words to mark %v, want %v", tc.q, got, tc.marks)
 			}
-			rows, plan, _, err := st.pageRows(ctx, q, store.SearchOptions{Order: tc.order, Limit: limit})
+			r, err := st.pageRows(ctx, q, store.SearchOptions{Order: tc.order, Limit: limit})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if plan.Order != tc.order {
-				t.Fatalf("%q planned in %s order, want %s", tc.q, plan.Order, tc.order)
+			if r.plan.Order != tc.order {
+				t.Fatalf("%q planned in %s order, want %s", tc.q, r.plan.Order, tc.order)
 			}
-			if len(rows) != limit+1 {
-				t.Fatalf("%q: %d rows, want the page and one more (%d)", tc.q, len(rows), limit+1)
+			if len(r.hits) != limit+1 {
+				t.Fatalf("%q: %d rows, want the page and one more (%d)", tc.q, len(r.hits), limit+1)
 			}
 			cards := 0
-			for i, r := range rows {
+			for i := range r.hits {
+				h := &r.hits[i]
 				if i == limit {
-					if r.sectioned || r.plain != nil {
-						t.Errorf("the look-ahead row (doc %d) was made into sections or its snippet decoded", r.doc)
+					if h.Snippet.Highlights != nil {
+						t.Errorf("the look-ahead row (doc %d) was given a snippet", r.docs[i])
 					}
 					continue
 				}
-				want := readAlone(ctx, t, st, &r.hit)
+				want := readAlone(ctx, t, st, h)
 				switch {
-				case tc.marks && !r.sectioned:
-					t.Fatalf("row %d (seq %d, result %d) came without its sections", i, r.hit.Seq, r.hit.ResultSeq)
+				case tc.marks && r.from[i] != fromSections:
+					t.Fatalf("row %d (seq %d, result %d) came without its sections", i, h.Seq, h.ResultSeq)
 				case tc.marks:
-					if !reflect.DeepEqual(r.secs, want) {
-						t.Errorf("row %d (seq %d): sections\n%+v\nwant\n%+v", i, r.hit.Seq, r.secs, want)
+					if !reflect.DeepEqual(r.secs[i], want) {
+						t.Errorf("row %d (seq %d): sections\n%+v\nwant\n%+v", i, h.Seq, r.secs[i], want)
 					}
-				case r.plain == nil:
-					t.Fatalf("row %d (seq %d, result %d) came without its filed snippet", i, r.hit.Seq, r.hit.ResultSeq)
+				case r.from[i] != fromPlain:
+					t.Fatalf("row %d (seq %d, result %d) came without its filed snippet", i, h.Seq, h.ResultSeq)
 				default:
-					if got, want := r.plain.Snippet(), search.MakeSnippet(want, nil); !reflect.DeepEqual(got, want) {
-						t.Errorf("row %d (seq %d): snippet\n%+v\nwant\n%+v", i, r.hit.Seq, got, want)
+					if want := search.MakeSnippet(want, nil); !reflect.DeepEqual(h.Snippet, want) {
+						t.Errorf("row %d (seq %d): snippet\n%+v\nwant\n%+v", i, h.Seq, h.Snippet, want)
 					}
 				}
-				if len(store.HitSeqs(&r.hit)) == 2 {
+				if len(store.HitSeqs(h)) == 2 {
 					cards++
 				}
 			}

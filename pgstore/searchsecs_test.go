@@ -1,8 +1,11 @@
 package pgstore
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -107,6 +110,20 @@ func TestSearchSectionsRoundTrip(t *testing.T) {
 	for _, bad := range [][]byte{b[:len(b)-1], b[:1], {byte(search.NumCols), 0, 0}, {0, 0xff}} {
 		if _, err := decodeSections(nil, bad); err == nil {
 			t.Errorf("%q decoded without an error", bad)
+		}
+	}
+}
+
+// TestUvarintIsBinaryUvarint: uvarint reads a string's bytes as
+// binary.Uvarint reads them, overflows and truncations included.
+func TestUvarintIsBinaryUvarint(t *testing.T) {
+	cases := [][]byte{{}, {0}, {1}, {0x7f}, {0x80}, {0x80, 1}, {0xff, 0xff, 3}, binary.AppendUvarint(nil, math.MaxUint64),
+		bytes.Repeat([]byte{0xff}, 9), append(bytes.Repeat([]byte{0xff}, 9), 2), append(bytes.Repeat([]byte{0xff}, 10), 1), bytes.Repeat([]byte{0x80}, 12)}
+	for _, c := range cases {
+		x, n := uvarint(string(c))
+		wx, wn := binary.Uvarint(c)
+		if x != wx || n != wn {
+			t.Errorf("uvarint(%x) = %d, %d; binary.Uvarint: %d, %d", c, x, n, wx, wn)
 		}
 	}
 }
