@@ -162,13 +162,6 @@ func compile(q *search.Query) searchSQL {
 const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''), d.card,
 	COALESCE(d.tool, ''), COALESCE(d.result_seq, -1), d.error, d.time, s.title, s.status`
 
-// hitRow is one matched document and its sort key.
-type hitRow struct {
-	hit store.SearchHit
-	doc int64
-	key float64
-}
-
 // newestFirst orders documents newest first: search_docs_time_idx walked
 // backward (or, under an equality on a tool or an error, that column's
 // index), the id breaking ties.
@@ -347,7 +340,7 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 		case fromPlain: // made as the rows were read
 		case fromSections:
 			h.Snippet = search.MakeSnippet(r.secs[i], hl)
-		default:
+		case fromLog:
 			// Filed without what its snippet is made from (by an older
 			// version, or an older node): read from the log.
 			secs, err := st.hitSections(ctx, h)
