@@ -3,6 +3,8 @@ package pgstore
 import (
 	"context"
 	"reflect"
+	"slices"
+	"sort"
 	"testing"
 	"time"
 
@@ -111,4 +113,34 @@ func readAlone(ctx context.Context, t *testing.T, st *Store, h *store.SearchHit)
 		t.Fatal(err)
 	}
 	return secs
+}
+
+// TestPageOrderSortsRowsAndTheirTexts: a page's rows, in whatever order
+// its statement returned them, are put best first (key, then document id,
+// descending), each hit with its own id, key and text.
+func TestPageOrderSortsRowsAndTheirTexts(t *testing.T) {
+	keys := []float64{5, 7, 7, 1, 9}
+	docs := []int64{50, 70, 71, 10, 90}
+	r := pageRows{keys: slices.Clone(keys), docs: slices.Clone(docs)}
+	var texts []rowSpans
+	for i := range keys {
+		r.hits = append(r.hits, store.SearchHit{Seq: docs[i]})
+		var s rowSpans
+		s[colSession] = span{off: int32(i), end: int32(i + 1)}
+		texts = append(texts, s)
+	}
+	p := pageOrder{&r, texts}
+	if sort.IsSorted(p) {
+		t.Fatal("the rows are in order already: nothing is tested")
+	}
+	sort.Sort(p)
+	if want := []int64{90, 71, 70, 50, 10}; !slices.Equal(r.docs, want) {
+		t.Fatalf("documents in the order %v, want %v", r.docs, want)
+	}
+	for i, d := range r.docs {
+		j := slices.Index(docs, d)
+		if r.keys[i] != keys[j] || r.hits[i].Seq != d || texts[i][colSession].off != int32(j) {
+			t.Errorf("row %d (document %d) came with key %v, hit %d, text at %d; want %v, %d, %d", i, d, r.keys[i], r.hits[i].Seq, texts[i][colSession].off, keys[j], d, j)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -233,7 +234,7 @@ func (s *searchSQL) newestPage(p store.SearchPlan, hidden bool, col string) stri
 	}
 	return "SELECT " + hitCols + ", d.key, 0, CASE WHEN d.seq < 0 THEN s.header END, d." + col + " FROM (" +
 		"SELECT d.id, d.session_id, d.seq, d.kind, d.call_id, d.card, d.tool, d.result_seq, d.error, d.time, d." + col + ", d.time::float8 AS key" +
-		s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + strconv.Itoa(p.Limit+1) + ") d" + pageSession + " ORDER BY d.key DESC, d.id DESC"
+		s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + strconv.Itoa(p.Limit+1) + ") d" + pageSession
 }
 
 // pageSession joins each row of a page (d) to its session (s), looked up
@@ -428,6 +429,13 @@ func (st *Store) pageRows(ctx context.Context, q *search.Query, o store.SearchOp
 	if err := rows.Err(); err != nil {
 		return pageRows{plan: plan}, translate(err, "search")
 	}
+	rows.Close()
+	// A page in time order comes in its subquery's order, which nothing
+	// promises: it is put in order here (best first, then by id), not by
+	// an ORDER BY PostgreSQL would plan and sort by.
+	if p := (pageOrder{&r, texts}); !sort.IsSorted(p) {
+		sort.Sort(p)
+	}
 	text := string(buf.b)
 	r.from = make([]snippetFrom, min(len(r.hits), plan.Limit))
 	var secs []search.Section // the sections of every hit, in turn
@@ -484,6 +492,26 @@ func (st *Store) pageRows(ctx context.Context, q *search.Query, o store.SearchOp
 		}
 	}
 	return r, nil
+}
+
+// pageOrder sorts a page's rows, best first (by key, then by document
+// id, both descending), and their texts with them.
+type pageOrder struct {
+	r     *pageRows
+	texts []rowSpans
+}
+
+func (p pageOrder) Len() int { return len(p.r.hits) }
+func (p pageOrder) Less(i, j int) bool {
+	r := p.r
+	return r.keys[i] > r.keys[j] || r.keys[i] == r.keys[j] && r.docs[i] > r.docs[j]
+}
+func (p pageOrder) Swap(i, j int) {
+	r := p.r
+	r.hits[i], r.hits[j] = r.hits[j], r.hits[i]
+	r.docs[i], r.docs[j] = r.docs[j], r.docs[i]
+	r.keys[i], r.keys[j] = r.keys[j], r.keys[i]
+	p.texts[i], p.texts[j] = p.texts[j], p.texts[i]
 }
 
 // pageText is the text of a page's rows, read into one buffer row after
