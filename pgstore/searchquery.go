@@ -205,7 +205,10 @@ func snippetCol(marks bool) string {
 // computed for the other matches — with the columns a page shows (and
 // col, snippetCol's), each session's read for the page's rows alone. The
 // cursor's time bound (d.time <= key) is an index condition. The page is
-// one more than plan.Limit; its candidates are counted as 0.
+// one more than plan.Limit; its candidates are counted as 0. Its rows come
+// in the subquery's order, which nothing promises: pageRows puts them in
+// order (pageOrder), so PostgreSQL plans and runs no Sort above the
+// session lookups.
 //
 // The limit (store.PlanSearch bounds it) is written into the statement,
 // not bound: a statement of operators alone is prepared, and with a bound
