@@ -343,7 +343,7 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOpti
 		switch r.from[i] {
 		case fromPlain: // made as the rows were read
 		case fromSections:
-			h.Snippet = search.MakeSnippet(r.secs[i], hl)
+			h.Snippet = search.MakeSnippet(r.sections(i), hl)
 		case fromLog:
 			// Filed without what its snippet is made from (by an older
 			// version, or an older node): read from the log.
@@ -384,6 +384,15 @@ type pageRows struct {
 	keys  []float64
 	from  []snippetFrom
 	secs  [][]search.Section
+}
+
+// sections returns the sections of the page's i-th hit (none when
+// no hit had any: secs is then nil).
+func (r *pageRows) sections(i int) []search.Section {
+	if r.secs == nil {
+		return nil
+	}
+	return r.secs[i]
 }
 
 // pageRows runs a search's statement and returns its rows. Their text
@@ -456,7 +465,6 @@ func (st *Store) pageRows(ctx context.Context, q *search.Query, o store.SearchOp
 		if i >= plan.Limit {
 			continue // the look-ahead row: only its cursor is used
 		}
-		start := len(secs)
 		switch {
 		case h.Seq < 0:
 			// A session's own document: its current title and cwd.
@@ -473,10 +481,8 @@ func (st *Store) pageRows(ctx context.Context, q *search.Query, o store.SearchOp
 			}
 		default:
 			// Sections that do not decode are read from the log.
-			if secs, err = appendDecodedSections(secs, t[colSnip].in(text)); err == nil {
-				r.from[i] = fromSections
-			} else {
-				secs = secs[:start]
+			if got, err := appendDecodedSections(secs, t[colSnip].in(text)); err == nil {
+				secs, r.from[i] = got, fromSections
 			}
 		}
 		ends = append(ends, len(secs))

@@ -46,8 +46,8 @@ func decodeSections(dst []search.Section, b []byte) ([]search.Section, error) {
 }
 
 // appendDecodedSections appends the sections appendSections wrote in s to
-// dst; their labels and texts are parts of s. On an error dst may have
-// grown: the caller cuts it back.
+// dst; their labels and texts are parts of s. On an error it returns nil
+// (dst's elements past its length may have been written).
 func appendDecodedSections(dst []search.Section, s string) ([]search.Section, error) {
 	for i := 0; i < len(s); {
 		col := search.Col(s[i])

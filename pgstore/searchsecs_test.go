@@ -194,6 +194,12 @@ func TestSearchSectionsMigrationRefilesDocuments(t *testing.T) {
 		t.Fatal(err)
 	}
 	samePages(t, "with documents filed without their sections", searchPages(t, st, sectionQueries), want)
+	// Sections that do not decode, between ones that do on the same page,
+	// are read from the log too.
+	if _, err := st.pool.Exec(ctx, `UPDATE search_docs SET secs = '\xff00'::bytea WHERE id % 2 = 1 AND id % 3 = 0`); err != nil {
+		t.Fatal(err)
+	}
+	samePages(t, "with sections that do not decode", searchPages(t, st, sectionQueries), want)
 	storetest.CheckSearchIndex(t, st)
 }
 
