@@ -144,3 +144,30 @@ func TestPageOrderSortsRowsAndTheirTexts(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchSessionWithoutTitleOrCwd: a page whose only hit is a session's
+// own document with neither title nor cwd (no sections at all) shows an
+// empty snippet, with words to mark or without.
+func TestSearchSessionWithoutTitleOrCwd(t *testing.T) {
+	ctx := context.Background()
+	st, _ := newTestStore(t, Options{})
+	h := storetest.Header("bare")
+	h.Cwd = ""
+	if err := st.CreateSession(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	for _, qs := range []string{"session:bare kind:session", "session:bare kind:session -nothing"} {
+		q, err := search.Parse(qs, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := st.Search(ctx, q, store.SearchOptions{Order: store.OrderTime})
+		if err != nil {
+			t.Fatalf("%q: %v", qs, err)
+		}
+		want := search.Snippet{Highlights: [][2]int{}}
+		if len(page.Hits) != 1 || page.Hits[0].Seq != -1 || !reflect.DeepEqual(page.Hits[0].Snippet, want) {
+			t.Errorf("%q: %+v, want the session's own document with an empty snippet", qs, page.Hits)
+		}
+	}
+}
