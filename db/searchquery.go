@@ -453,8 +453,9 @@ func newestTop(s searchSQL, extra []string, n int) string {
 // words at all, or only excluded ones: s.match empty, no highlights) in
 // time order, in one statement: the page's ids chosen first (newestTop),
 // then their rows with the query-free snippet each was filed with
-// (search.PlainSnippet), each scanned straight into the page's hit — no
-// row kept beside it — and put in order here. A session's own document, or
+// (search.PlainSnippet), each row one packed text (plainPacked) read
+// straight into the page's hit — no row kept beside it — and put in order
+// here. A session's own document, or
 // one filed without its snippet, makes it from its session's title and
 // cwd or its events as newestHits' rows do (Store.page).
 func newestPlainPage(ctx context.Context, q querier, s searchSQL, plan store.SearchPlan) (SearchPage, error) {
@@ -476,25 +477,23 @@ func newestPlainPage(ctx context.Context, q querier, s searchSQL, plan store.Sea
 	}
 	defer rows.Close()
 	p := plainRows{hits: make([]SearchHit, 0, n), docs: make([]int64, 0, n)}
-	var doc int64
-	var errCol, header, snip sql.NullString
-	dest := make([]any, 14)
+	var header sql.NullString
+	var packed string
 	for rows.Next() {
-		p.hits = append(p.hits, SearchHit{})
-		h := &p.hits[len(p.hits)-1]
-		for i, d := range [...]any{&doc, &h.SessionID, &h.Seq, &h.Kind, &h.CallID, &h.Card, &h.Tool, &h.ResultSeq, &errCol, &h.Time,
-			&h.SessionTitle, &h.SessionStatus, &header, &snip} {
-			dest[i] = d
-		}
-		if err := rows.Scan(dest...); err != nil {
+		if err := rows.Scan(&packed, &header); err != nil {
 			return SearchPage{}, translate(err, "search")
 		}
+		p.hits = append(p.hits, SearchHit{})
+		h := &p.hits[len(p.hits)-1]
+		doc, snip, hasSnip, err := unpackPlainRow(packed, h)
+		if err != nil {
+			return SearchPage{}, fmt.Errorf("search: %w", err)
+		}
 		p.docs = append(p.docs, doc)
-		h.Failed, h.ErrorCode = errCol.Valid, errCol.String
 		ok := false
-		if snip.Valid {
+		if hasSnip {
 			// A snippet that does not decode is made again below.
-			h.Snippet, err = search.PlainSnippet(snip.String)
+			h.Snippet, err = search.PlainSnippet(snip)
 			ok = err == nil
 		}
 		if !ok {
@@ -536,16 +535,71 @@ func newestPlainPage(ctx context.Context, q querier, s searchSQL, plan store.Sea
 }
 
 // plainPageSelect and plainPageFrom are newestPlainPage's statement around
-// its newestTop: each chosen id's row, its session's title and status,
-// the header of a session's own document, and the query-free snippet the
-// document was filed with. The rows come in no particular order:
+// its newestTop: each chosen id's row with its session's title and status
+// and the query-free snippet the document was filed with (plainPacked),
+// and the header of a session's own document. The rows come in no
+// particular order:
 // newestPlainPage puts them in order (newest first, then by document id),
 // not an ORDER BY that would copy every row, sessions joined, into a
 // sorter once more (about a fifth of the statement's time).
 const (
-	plainPageSelect = "SELECT " + hitCols + ", " + hitPlainCols + " FROM ("
+	plainPageSelect = "SELECT " + plainPacked + ", CASE WHEN d.seq < 0 THEN s.header END FROM ("
 	plainPageFrom   = ") top JOIN search_docs d ON d.id = top.id JOIN sessions s ON s.id = d.session_id"
 )
+
+// plainPacked is a hit's columns, but for the header, packed into one
+// text (unpackPlainRow reads it): its numbers and the byte lengths of its
+// texts (-1: NULL) in decimal, each followed by a comma but the last,
+// followed by a colon, then the texts one after the other. The driver
+// allocates for every text and every number above 255 of a row (a string
+// and its boxing), 17 times a row for hitCols and the snippet: in one
+// text, twice.
+const plainPacked = `concat(d.id, ',', d.seq, ',', d.card, ',', ifnull(d.result_seq, -1), ',', d.time, ',',
+	octet_length(d.session_id), ',', octet_length(d.kind), ',', octet_length(ifnull(d.call_id, '')), ',', octet_length(ifnull(d.tool, '')), ',',
+	ifnull(octet_length(d.error), -1), ',', octet_length(s.title), ',', octet_length(s.status), ',', ifnull(octet_length(d.snip), -1), ':',
+	d.session_id, d.kind, ifnull(d.call_id, ''), ifnull(d.tool, ''), ifnull(d.error, ''), s.title, s.status, ifnull(d.snip, ''))`
+
+// unpackPlainRow reads plainPacked's text into h (its texts parts of
+// packed) and returns the document's id and its filed snippet (has false
+// when NULL).
+func unpackPlainRow(packed string, h *SearchHit) (doc int64, snip string, has bool, err error) {
+	var nums [13]int64
+	rest := packed
+	for i := range nums {
+		end := ','
+		if i == len(nums)-1 {
+			end = ':'
+		}
+		j := strings.IndexByte(rest, byte(end))
+		if j < 0 {
+			return 0, "", false, fmt.Errorf("a page row's packed columns %.80q: no %q after number %d", packed, end, i+1)
+		}
+		if nums[i], err = strconv.ParseInt(rest[:j], 10, 64); err != nil {
+			return 0, "", false, fmt.Errorf("a page row's packed columns %.80q: number %d: %w", packed, i+1, err)
+		}
+		rest = rest[j+1:]
+	}
+	doc, h.Seq, h.Card, h.ResultSeq, h.Time = nums[0], nums[1], int(nums[2]), nums[3], nums[4]
+	var texts [8]string
+	var null [8]bool
+	for i, n := range nums[5:] {
+		if n < 0 {
+			null[i] = true
+			continue
+		}
+		if n > int64(len(rest)) {
+			return 0, "", false, fmt.Errorf("a page row's packed columns %.80q: text %d is %d bytes, %d are left", packed, i+1, n, len(rest))
+		}
+		texts[i], rest = rest[:n], rest[n:]
+	}
+	if rest != "" {
+		return 0, "", false, fmt.Errorf("a page row's packed columns %.80q: %d bytes after the texts", packed, len(rest))
+	}
+	h.SessionID, h.Kind, h.CallID, h.Tool = texts[0], texts[1], texts[2], texts[3]
+	h.Failed, h.ErrorCode = !null[4], texts[4]
+	h.SessionTitle, h.SessionStatus = texts[5], texts[6]
+	return doc, texts[7], !null[7], nil
+}
 
 // plainRows are newestPlainPage's hits and their documents' ids, in the
 // order of the rows until sorted (sort.Interface: newest first, then by
@@ -647,15 +701,9 @@ func newestHits(ctx context.Context, q querier, s searchSQL, after *store.Search
 	return found, nil
 }
 
-// hitPlainCols replace hitPageCols for a query without words to mark
-// (newestPlainPage): the header, and the snippet the document was filed
-// with. hitEventsJoin
-// joins a hit's event (e1) and a card's result event (e2).
-const (
-	hitPlainCols  = `CASE WHEN d.seq < 0 THEN s.header END, d.snip`
-	hitEventsJoin = " LEFT JOIN events e1 ON e1.session_id = d.session_id AND e1.seq = d.seq AND d.seq >= 0" +
-		" LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq"
-)
+// hitEventsJoin joins a hit's event (e1) and a card's result event (e2).
+const hitEventsJoin = " LEFT JOIN events e1 ON e1.session_id = d.session_id AND e1.seq = d.seq AND d.seq >= 0" +
+	" LEFT JOIN events e2 ON e2.session_id = d.session_id AND e2.seq = d.result_seq AND d.result_seq <> d.seq"
 
 // rankedHits returns up to n documents best match first (BM25, then
 // document id), after the cursor, among the most recent candidates
