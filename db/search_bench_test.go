@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -102,30 +103,53 @@ func BenchmarkSearch(b *testing.B) {
 	})
 
 	ctx := context.Background()
-	for _, tc := range []struct{ name, q, order string }{
-		{"word", "config", OrderRank},
-		{"word/time", "config", OrderTime},
-		{"rare-word", storetest.NewCorpus(1).Vocab(2000), OrderRank},
-		{"phrase", `"connection refused"`, OrderRank},
-		{"identifier", "fmt.Sprintf", OrderRank},
-		{"tool", "tool:grep", OrderRank},
-		{"error", "error:TOOL_TIMEOUT", OrderRank},
-		{"tool+word", "tool:bash refused", OrderRank},
+	for _, tc := range []struct {
+		name, q, order string
+		page2          bool // the page after the first (its cursor's)
+	}{
+		{"word", "config", OrderRank, false},
+		{"word/time", "config", OrderTime, false},
+		{"rare-word", storetest.NewCorpus(1).Vocab(2000), OrderRank, false},
+		{"phrase", `"connection refused"`, OrderRank, false},
+		{"identifier", "fmt.Sprintf", OrderRank, false},
+		{"tool", "tool:grep", OrderRank, false},
+		{"error", "error:TOOL_TIMEOUT", OrderRank, false},
+		{"tool/page2", "tool:grep", OrderRank, true},
+		{"error/page2", "error:TOOL_TIMEOUT", OrderRank, true},
+		{"tool+word", "tool:bash refused", OrderRank, false},
 	} {
 		q, err := search.Parse(tc.q, time.Now())
 		if err != nil {
 			b.Fatal(err)
 		}
+		o := SearchOptions{Order: tc.order, Limit: 20}
+		var after *store.SearchCursor
+		if tc.page2 {
+			first, err := st.Search(ctx, q, o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if first.NextCursor == "" {
+				b.Fatalf("%s: %q has one page only", tc.name, tc.q)
+			}
+			o.Cursor = first.NextCursor
+			plan, err := store.PlanSearch(o, compile(q).match != "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			after = plan.After
+		}
 		b.Run(tc.name, func(b *testing.B) {
-			floor := searchFloor(q, tc.order)
-			rowsFloor := searchRowsFloor(q)
+			floor := searchFloor(q, tc.order, after)
+			rowsFloor := searchRowsFloor(q, after)
+			search := func() (SearchPage, error) { return st.Search(ctx, q, o) }
 			var lat, bare, rowsBare []time.Duration
-			var cpu, floorCPU time.Duration
+			var cpu, floorCPU, rowsFloorCPU time.Duration
 			hits, among := 0, 0
 			handoffs := st.w.indexRequests.Load()
 			for i := 0; i < b.N; i++ {
 				c0, t0 := processCPU(b), time.Now()
-				page, err := st.Search(ctx, q, SearchOptions{Order: tc.order, Limit: 20})
+				page, err := search()
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -138,23 +162,32 @@ func BenchmarkSearch(b *testing.B) {
 					b.Fatal(err)
 				}
 				bare = append(bare, time.Since(t0))
-				floorCPU += processCPU(b) - c1
+				c2 := processCPU(b)
+				floorCPU += c2 - c1
 				if rowsFloor != nil {
 					t0 = time.Now()
 					if err := rowsFloor(ctx, st.rdb); err != nil {
 						b.Fatal(err)
 					}
 					rowsBare = append(rowsBare, time.Since(t0))
+					rowsFloorCPU += processCPU(b) - c2
 				}
 			}
+			b.StopTimer() // allocs/op: the loop's alone
 			reportVsFloor(b, lat, bare)
 			// This process's CPU (the search's work and SQLite's, less
 			// sensitive than latency to the machine's other load) per
 			// search and per floor.
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us")
 			b.ReportMetric(float64(floorCPU.Microseconds())/float64(b.N), "floor-cpu-us")
+			// The heap allocations of one search and of one floor
+			// (allocs/op is the sum of the three).
+			reportAllocs(b, "search", func() error { _, err := search(); return err })
+			reportAllocs(b, "floor", func() error { return floor(ctx, st.rdb) })
 			if rowsFloor != nil {
 				reportVsRowsFloor(b, lat, rowsBare)
+				b.ReportMetric(float64(rowsFloorCPU.Microseconds())/float64(b.N), "rows-floor-cpu-us")
+				reportAllocs(b, "rows-floor", func() error { return rowsFloor(ctx, st.rdb) })
 			}
 			// Searches that handed off to the writer (nothing lags here:
 			// none should).
@@ -172,8 +205,13 @@ func BenchmarkSearch(b *testing.B) {
 // candidates (the most recent store.RankCandidates matches), scored by
 // bm25 and the top 21 kept; for time order the matching documents newest
 // first, LIMIT 21 (the matches computed once, as the search does).
-func searchFloor(q *search.Query, order string) func(context.Context, *sql.DB) error {
+func searchFloor(q *search.Query, order string, after *store.SearchCursor) func(context.Context, *sql.DB) error {
 	s := compile(q)
+	if after != nil && s.match == "" {
+		// The bare keyset condition (d.time, d.id) < (key, doc).
+		s.where = append(s.where[:len(s.where):len(s.where)], "(d.time, d.id) < (?, ?)")
+		s.args = append(s.args[:len(s.args):len(s.args)], int64(after.Key), after.Doc)
+	}
 	drain := func(rows *sql.Rows, err error, each func(*sql.Rows) error) error {
 		if err != nil {
 			return err
@@ -234,10 +272,14 @@ func searchFloor(q *search.Query, order string) func(context.Context, *sql.DB) e
 // returns, its filed snippet and card number included, each row scanned
 // (the snippet not decoded) — the bare engine query for the same result
 // set with its rows.
-func searchRowsFloor(q *search.Query) func(context.Context, *sql.DB) error {
+func searchRowsFloor(q *search.Query, after *store.SearchCursor) func(context.Context, *sql.DB) error {
 	s := compile(q)
 	if s.match != "" {
 		return nil
+	}
+	if after != nil {
+		s.where = append(s.where, "(d.time, d.id) < (?, ?)")
+		s.args = append(s.args, int64(after.Key), after.Doc)
 	}
 	query := "SELECT d.id, d.session_id, d.seq, d.kind, d.call_id, d.card, d.tool, d.result_seq, d.error, d.time, d.snip FROM search_docs d" +
 		s.sessionsJoin() + where(s.where) + " ORDER BY d.time DESC, d.id DESC LIMIT 21"
@@ -256,6 +298,26 @@ func searchRowsFloor(q *search.Query) func(context.Context, *sql.DB) error {
 		}
 		return rows.Err()
 	}
+}
+
+// allocRuns is how many times reportAllocs runs a function.
+const allocRuns = 200
+
+// reportAllocs reports the heap allocations (objects and bytes) of one
+// run of f, averaged over allocRuns runs after the timed loop (the
+// counters read once before and once after them: reading them around
+// each timed run would stop the world there).
+func reportAllocs(b *testing.B, name string, f func() error) {
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for range allocRuns {
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/allocRuns, name+"-allocs")
+	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/allocRuns, name+"-B")
 }
 
 // processCPU returns the CPU time this process has used (user and

@@ -101,7 +101,7 @@ func TestSearchPageRowsBringTheirSnippetSections(t *testing.T) {
 		})
 	}
 	t.Run("operators", func(t *testing.T) {
-		found, err := newestHits(ctx, st.rdb, parse("tool:bash OR tool:grep"), nil, limit+1, false)
+		found, err := newestHits(ctx, st.rdb, parse("tool:bash OR tool:grep"), nil, limit+1)
 		if err != nil {
 			t.Fatal(err)
 		}

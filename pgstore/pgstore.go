@@ -129,6 +129,9 @@ type Store struct {
 
 	// queue is the writer's requests (writer.go).
 	queue *store.Queue[*request]
+	// pageTexts are buffers a search's page reads its text into
+	// (*pageText, searchquery.go).
+	pageTexts sync.Pool
 }
 
 var (

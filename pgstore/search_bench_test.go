@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -267,7 +268,7 @@ func BenchmarkSearch(b *testing.B) {
 				b.Logf("%s %q, prepared:\n%s", tc.name, tc.q, plan)
 			}
 			var lat, bare, rowsBare []time.Duration
-			var cpu, floorCPU time.Duration
+			var cpu, floorCPU, rowsFloorCPU time.Duration
 			hits, among := 0, 0
 			for i := 0; i < b.N; i++ {
 				c0, t0 := processCPU(b), time.Now()
@@ -282,19 +283,28 @@ func BenchmarkSearch(b *testing.B) {
 				// Run as Search's query is: planned for its values, or
 				// prepared once (operators alone).
 				bare = append(bare, runFloor(ctx, b, st, mode, floor, fargs))
-				floorCPU += processCPU(b) - c1
+				c2 := processCPU(b)
+				floorCPU += c2 - c1
 				if rowsFloor != "" {
 					rowsBare = append(rowsBare, runFloor(ctx, b, st, mode, rowsFloor, rargs))
+					rowsFloorCPU += processCPU(b) - c2
 				}
 			}
+			b.StopTimer() // allocs/op: the loop's alone
 			reportVsFloor(b, lat, bare)
 			// This process's CPU (the client's: decoding, snippets, its
 			// garbage collection), which the machine's load does not
 			// stretch as it does a wall-clock time.
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us")
 			b.ReportMetric(float64(floorCPU.Microseconds())/float64(b.N), "floor-cpu-us")
+			// The heap allocations of one search and of one floor
+			// (allocs/op is the sum of the three).
+			reportAllocs(b, "search", func() error { _, err := st.Search(ctx, q, o); return err })
+			reportAllocs(b, "floor", func() error { runFloor(ctx, b, st, mode, floor, fargs); return nil })
 			if rowsFloor != "" {
 				reportVsRowsFloor(b, lat, rowsBare)
+				b.ReportMetric(float64(rowsFloorCPU.Microseconds())/float64(b.N), "rows-floor-cpu-us")
+				reportAllocs(b, "rows-floor", func() error { runFloor(ctx, b, st, mode, rowsFloor, rargs); return nil })
 			}
 			b.ReportMetric(float64(hits), "hits")
 			b.ReportMetric(float64(among), "ranked-among")
@@ -358,6 +368,26 @@ func reportVsFloor(b *testing.B, lat, floor []time.Duration) {
 	b.ReportMetric(pct(lat, 50)/max(pct(floor, 50), 0.001), "x-floor-p50")
 	b.ReportMetric(pct(lat, 99)/max(pct(floor, 99), 0.001), "x-floor-p99")
 	b.ReportMetric(0, "ns/op")
+}
+
+// allocRuns is how many times reportAllocs runs a function.
+const allocRuns = 200
+
+// reportAllocs reports the heap allocations (objects and bytes) of one
+// run of f, averaged over allocRuns runs after the timed loop (the
+// counters read once before and once after them: reading them around
+// each timed run would stop the world there).
+func reportAllocs(b *testing.B, name string, f func() error) {
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for range allocRuns {
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/allocRuns, name+"-allocs")
+	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/allocRuns, name+"-B")
 }
 
 // processCPU returns the CPU time this process has used (user and

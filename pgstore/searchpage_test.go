@@ -3,6 +3,8 @@ package pgstore
 import (
 	"context"
 	"reflect"
+	"slices"
+	"sort"
 	"testing"
 	"time"
 
@@ -48,40 +50,41 @@ func TestSearchPageRowsBringTheirSnippetSections(t *testing.T) {
 			if got := len(q.Highlights()) > 0; got != tc.marks {
 				t.Fatalf("%q: words to mark %v, want %v", tc.q, got, tc.marks)
 			}
-			rows, plan, _, err := st.pageRows(ctx, q, store.SearchOptions{Order: tc.order, Limit: limit})
+			r, err := st.pageRows(ctx, q, store.SearchOptions{Order: tc.order, Limit: limit})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if plan.Order != tc.order {
-				t.Fatalf("%q planned in %s order, want %s", tc.q, plan.Order, tc.order)
+			if r.plan.Order != tc.order {
+				t.Fatalf("%q planned in %s order, want %s", tc.q, r.plan.Order, tc.order)
 			}
-			if len(rows) != limit+1 {
-				t.Fatalf("%q: %d rows, want the page and one more (%d)", tc.q, len(rows), limit+1)
+			if len(r.hits) != limit+1 {
+				t.Fatalf("%q: %d rows, want the page and one more (%d)", tc.q, len(r.hits), limit+1)
 			}
 			cards := 0
-			for i, r := range rows {
+			for i := range r.hits {
+				h := &r.hits[i]
 				if i == limit {
-					if r.sectioned || r.plain != nil {
-						t.Errorf("the look-ahead row (doc %d) was made into sections or its snippet decoded", r.doc)
+					if h.Snippet.Highlights != nil {
+						t.Errorf("the look-ahead row (doc %d) was given a snippet", r.docs[i])
 					}
 					continue
 				}
-				want := readAlone(ctx, t, st, &r.hit)
+				want := readAlone(ctx, t, st, h)
 				switch {
-				case tc.marks && !r.sectioned:
-					t.Fatalf("row %d (seq %d, result %d) came without its sections", i, r.hit.Seq, r.hit.ResultSeq)
+				case tc.marks && r.from[i] != fromSections:
+					t.Fatalf("row %d (seq %d, result %d) came without its sections", i, h.Seq, h.ResultSeq)
 				case tc.marks:
-					if !reflect.DeepEqual(r.secs, want) {
-						t.Errorf("row %d (seq %d): sections\n%+v\nwant\n%+v", i, r.hit.Seq, r.secs, want)
+					if !reflect.DeepEqual(r.secs[i], want) {
+						t.Errorf("row %d (seq %d): sections\n%+v\nwant\n%+v", i, h.Seq, r.secs[i], want)
 					}
-				case r.plain == nil:
-					t.Fatalf("row %d (seq %d, result %d) came without its filed snippet", i, r.hit.Seq, r.hit.ResultSeq)
+				case r.from[i] != fromPlain:
+					t.Fatalf("row %d (seq %d, result %d) came without its filed snippet", i, h.Seq, h.ResultSeq)
 				default:
-					if got, want := r.plain.Snippet(), search.MakeSnippet(want, nil); !reflect.DeepEqual(got, want) {
-						t.Errorf("row %d (seq %d): snippet\n%+v\nwant\n%+v", i, r.hit.Seq, got, want)
+					if want := search.MakeSnippet(want, nil); !reflect.DeepEqual(h.Snippet, want) {
+						t.Errorf("row %d (seq %d): snippet\n%+v\nwant\n%+v", i, h.Seq, h.Snippet, want)
 					}
 				}
-				if len(store.HitSeqs(&r.hit)) == 2 {
+				if len(store.HitSeqs(h)) == 2 {
 					cards++
 				}
 			}
@@ -110,4 +113,61 @@ func readAlone(ctx context.Context, t *testing.T, st *Store, h *store.SearchHit)
 		t.Fatal(err)
 	}
 	return secs
+}
+
+// TestPageOrderSortsRowsAndTheirTexts: a page's rows, in whatever order
+// its statement returned them, are put best first (key, then document id,
+// descending), each hit with its own id, key and text.
+func TestPageOrderSortsRowsAndTheirTexts(t *testing.T) {
+	keys := []float64{5, 7, 7, 1, 9}
+	docs := []int64{50, 70, 71, 10, 90}
+	r := pageRows{keys: slices.Clone(keys), docs: slices.Clone(docs)}
+	var texts []rowSpans
+	for i := range keys {
+		r.hits = append(r.hits, store.SearchHit{Seq: docs[i]})
+		var s rowSpans
+		s[colSession] = span{off: int32(i), end: int32(i + 1)}
+		texts = append(texts, s)
+	}
+	p := pageOrder{&r, texts}
+	if sort.IsSorted(p) {
+		t.Fatal("the rows are in order already: nothing is tested")
+	}
+	sort.Sort(p)
+	if want := []int64{90, 71, 70, 50, 10}; !slices.Equal(r.docs, want) {
+		t.Fatalf("documents in the order %v, want %v", r.docs, want)
+	}
+	for i, d := range r.docs {
+		j := slices.Index(docs, d)
+		if r.keys[i] != keys[j] || r.hits[i].Seq != d || texts[i][colSession].off != int32(j) {
+			t.Errorf("row %d (document %d) came with key %v, hit %d, text at %d; want %v, %d, %d", i, d, r.keys[i], r.hits[i].Seq, texts[i][colSession].off, keys[j], d, j)
+		}
+	}
+}
+
+// TestSearchSessionWithoutTitleOrCwd: a page whose only hit is a session's
+// own document with neither title nor cwd (no sections at all) shows an
+// empty snippet, with words to mark or without.
+func TestSearchSessionWithoutTitleOrCwd(t *testing.T) {
+	ctx := context.Background()
+	st, _ := newTestStore(t, Options{})
+	h := storetest.Header("bare")
+	h.Cwd = ""
+	if err := st.CreateSession(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	for _, qs := range []string{"session:bare kind:session", "session:bare kind:session -nothing"} {
+		q, err := search.Parse(qs, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := st.Search(ctx, q, store.SearchOptions{Order: store.OrderTime})
+		if err != nil {
+			t.Fatalf("%q: %v", qs, err)
+		}
+		want := search.Snippet{Highlights: [][2]int{}}
+		if len(page.Hits) != 1 || page.Hits[0].Seq != -1 || !reflect.DeepEqual(page.Hits[0].Snippet, want) {
+			t.Errorf("%q: %+v, want the session's own document with an empty snippet", qs, page.Hits)
+		}
+	}
 }

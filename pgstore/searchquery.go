@@ -3,8 +3,11 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"math"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -160,13 +163,6 @@ func compile(q *search.Query) searchSQL {
 const hitCols = `d.id, d.session_id, d.seq, d.kind, COALESCE(d.call_id, ''), d.card,
 	COALESCE(d.tool, ''), COALESCE(d.result_seq, -1), d.error, d.time, s.title, s.status`
 
-// hitRow is one matched document and its sort key.
-type hitRow struct {
-	hit store.SearchHit
-	doc int64
-	key float64
-}
-
 // newestFirst orders documents newest first: search_docs_time_idx walked
 // backward (or, under an equality on a tool or an error, that column's
 // index), the id breaking ties.
@@ -209,7 +205,10 @@ func snippetCol(marks bool) string {
 // computed for the other matches — with the columns a page shows (and
 // col, snippetCol's), each session's read for the page's rows alone. The
 // cursor's time bound (d.time <= key) is an index condition. The page is
-// one more than plan.Limit; its candidates are counted as 0.
+// one more than plan.Limit; its candidates are counted as 0. Its rows come
+// in the subquery's order, which nothing promises: pageRows puts them in
+// order (pageOrder), so PostgreSQL plans and runs no Sort above the
+// session lookups.
 //
 // The limit (store.PlanSearch bounds it) is written into the statement,
 // not bound: a statement of operators alone is prepared, and with a bound
@@ -238,7 +237,7 @@ func (s *searchSQL) newestPage(p store.SearchPlan, hidden bool, col string) stri
 	}
 	return "SELECT " + hitCols + ", d.key, 0, CASE WHEN d.seq < 0 THEN s.header END, d." + col + " FROM (" +
 		"SELECT d.id, d.session_id, d.seq, d.kind, d.call_id, d.card, d.tool, d.result_seq, d.error, d.time, d." + col + ", d.time::float8 AS key" +
-		s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + strconv.Itoa(p.Limit+1) + ") d" + pageSession + " ORDER BY d.key DESC, d.id DESC"
+		s.docsFrom() + whereSQL(conds) + newestFirst + " LIMIT " + strconv.Itoa(p.Limit+1) + ") d" + pageSession
 }
 
 // pageSession joins each row of a page (d) to its session (s), looked up
@@ -325,128 +324,302 @@ func searchMode(words bool) pgx.QueryExecMode {
 // ts_rank (the SQLite store ranks by BM25: the orders of equally good hits
 // may differ), among the most recent store.RankCandidates matches.
 func (st *Store) Search(ctx context.Context, q *search.Query, o store.SearchOptions) (store.SearchPage, error) {
-	all, plan, among, err := st.pageRows(ctx, q, o)
+	r, err := st.pageRows(ctx, q, o)
 	if err != nil {
 		return store.SearchPage{}, err
 	}
-	page := store.SearchPage{Hits: make([]store.SearchHit, 0, min(len(all), plan.Limit))}
-	if plan.Order == store.OrderRank && among >= plan.Candidates {
+	plan := r.plan
+	page := store.SearchPage{Hits: r.hits}
+	if plan.Order == store.OrderRank && r.among >= plan.Candidates {
 		page.RankedAmong = plan.Candidates
 	}
-	if len(all) > plan.Limit {
-		last := all[plan.Limit-1]
-		page.NextCursor = store.SearchCursor{Order: plan.Order, Key: last.key, Doc: last.doc}.Encode()
-		all = all[:plan.Limit]
+	if len(r.hits) > plan.Limit {
+		page.NextCursor = store.SearchCursor{Order: plan.Order, Key: r.keys[plan.Limit-1], Doc: r.docs[plan.Limit-1]}.Encode()
+		page.Hits = r.hits[:plan.Limit]
 	}
 	hl := q.Highlights()
-	for _, r := range all {
-		switch {
-		case r.plain != nil:
-			r.hit.Snippet = r.plain.Snippet()
-		case !r.sectioned:
+	for i := range page.Hits {
+		h := &page.Hits[i]
+		switch r.from[i] {
+		case fromPlain: // made as the rows were read
+		case fromSections:
+			h.Snippet = search.MakeSnippet(r.sections(i), hl)
+		case fromLog:
 			// Filed without what its snippet is made from (by an older
 			// version, or an older node): read from the log.
-			secs, err := st.hitSections(ctx, &r.hit)
+			secs, err := st.hitSections(ctx, h)
 			if err != nil {
-				return store.SearchPage{}, translate(err, "search: snippet of session "+r.hit.SessionID)
+				return store.SearchPage{}, translate(err, "search: snippet of session "+h.SessionID)
 			}
-			r.hit.Snippet = search.MakeSnippet(secs, hl)
-		default:
-			r.hit.Snippet = search.MakeSnippet(r.secs, hl)
+			h.Snippet = search.MakeSnippet(secs, hl)
 		}
-		page.Hits = append(page.Hits, r.hit)
 	}
 	return page, nil
 }
 
-// pageRow is one row of a search's page statement: a hit and what its
-// snippet is made from.
-type pageRow struct {
-	hitRow
-	// secs are the sections of a hit with words to mark (as filed, or its
-	// session's title and cwd), or of a session's own document (sectioned:
-	// they were read).
-	secs      []search.Section
-	sectioned bool
-	// plain is the query-free snippet a hit without words to mark was
-	// filed with.
-	plain *search.Plain
-	// When a row brings neither (filed without them), Search reads its
-	// events; none is made for the look-ahead row: only its cursor is
-	// used.
+// snippetFrom says what a hit's snippet is made from.
+type snippetFrom uint8
+
+const (
+	// fromLog: its events, read on their own (the row brought neither of
+	// the others, or one that does not decode).
+	fromLog snippetFrom = iota
+	// fromPlain: the query-free snippet its document was filed with (the
+	// hit's Snippet is made as the rows are read).
+	fromPlain
+	// fromSections: its sections (secs), as filed, or its session's
+	// title and cwd for a session's own document.
+	fromSections
+)
+
+// pageRows are the rows of a search's page statement: the page's hits and
+// the look-ahead one after them (plan.Limit+1 at most: only its cursor is
+// used), each with its sort key and document id, and for each hit of the
+// page what its snippet is made from (from; secs).
+type pageRows struct {
+	plan  store.SearchPlan
+	among int // how many candidates a ranked search had
+	hits  []store.SearchHit
+	docs  []int64
+	keys  []float64
+	from  []snippetFrom
+	secs  [][]search.Section
 }
 
-// pageRows runs a search's statement and returns the page's rows and the
-// look-ahead row after them (plan.Limit+1 at most), each with what its
-// snippet is made from, and how many candidates a ranked search had.
-func (st *Store) pageRows(ctx context.Context, q *search.Query, o store.SearchOptions) (all []pageRow, plan store.SearchPlan, among int, err error) {
+// sections returns the sections of the page's i-th hit (none when
+// no hit had any: secs is then nil).
+func (r *pageRows) sections(i int) []search.Section {
+	if r.secs == nil {
+		return nil
+	}
+	return r.secs[i]
+}
+
+// pageRows runs a search's statement and returns its rows. Their text
+// columns (ids, kinds, tools, titles, the filed snippets or sections) are
+// read into one buffer as they are scanned (pageText) and made into one
+// string after the last row, which every hit's strings are parts of: a
+// page of 21 rows allocates a few times, not a few times per column.
+func (st *Store) pageRows(ctx context.Context, q *search.Query, o store.SearchOptions) (pageRows, error) {
 	query, args, plan, words, err := querySQL(q, o)
 	if err != nil {
-		return nil, plan, 0, err
+		return pageRows{plan: plan}, err
 	}
 	marks := len(q.Highlights()) > 0
 	rows, err := st.pool.Query(ctx, query, append([]any{searchMode(words)}, args...)...)
 	if err != nil {
-		return nil, plan, 0, translate(err, "search")
+		return pageRows{plan: plan}, translate(err, "search")
 	}
-	// The rows are scanned into one set of targets (not a set allocated
-	// for each row), and each kept as a pageRow.
-	var sc struct {
-		hitRow
-		among        int
-		code, header *string
-		snip         *string
-		secs         nullBytes
+	defer rows.Close()
+	n := plan.Limit + 1
+	r := pageRows{plan: plan, hits: make([]store.SearchHit, 0, n), docs: make([]int64, 0, n), keys: make([]float64, 0, n)}
+	// Each row is scanned into one set of targets: its numbers into cur,
+	// its texts into t (spans of buf), then appended.
+	buf, _ := st.pageTexts.Get().(*pageText)
+	if buf == nil {
+		buf = new(pageText)
 	}
-	dest := []any{&sc.doc, &sc.hit.SessionID, &sc.hit.Seq, &sc.hit.Kind, &sc.hit.CallID, &sc.hit.Card, &sc.hit.Tool,
-		&sc.hit.ResultSeq, &sc.code, &sc.hit.Time, &sc.hit.SessionTitle, &sc.hit.SessionStatus, &sc.key, &sc.among, &sc.header}
+	defer buf.put(&st.pageTexts)
+	var cur store.SearchHit
+	var doc int64
+	var key float64
+	var t rowText
+	texts := make([]rowSpans, 0, n)
+	t.bind(buf)
+	dest := []any{&doc, &t.session, &cur.Seq, &t.kind, &t.call, &cur.Card, &t.tool,
+		&cur.ResultSeq, &t.code, &cur.Time, &t.title, &t.status, &key, &r.among, &t.header, &t.snip}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return pageRows{plan: plan}, translate(err, "search")
+		}
+		if len(r.hits) == n || len(buf.b) > math.MaxInt32 {
+			return pageRows{plan: plan}, fmt.Errorf("search: the page's statement returned more than %d rows or 2 GiB of text", n)
+		}
+		r.hits, r.docs, r.keys = append(r.hits, cur), append(r.docs, doc), append(r.keys, key)
+		texts = append(texts, t.spans())
+	}
+	if err := rows.Err(); err != nil {
+		return pageRows{plan: plan}, translate(err, "search")
+	}
+	rows.Close()
+	// A page in time order comes in its subquery's order, which nothing
+	// promises: it is put in order here (best first, then by id), not by
+	// an ORDER BY PostgreSQL would plan and sort by.
+	if p := (pageOrder{&r, texts}); !sort.IsSorted(p) {
+		sort.Sort(p)
+	}
+	text := string(buf.b)
+	r.from = make([]snippetFrom, min(len(r.hits), plan.Limit))
+	var secs []search.Section // the sections of every hit, in turn
 	if marks {
-		dest = append(dest, &sc.secs)
-	} else {
-		dest = append(dest, &sc.snip)
+		secs = make([]search.Section, 0, 4*len(r.from))
 	}
-	n := 0
-	all, err = pgx.AppendRows(make([]pageRow, 0, plan.Limit+1), rows, func(r pgx.CollectableRow) (pageRow, error) {
-		if err := r.Scan(dest...); err != nil {
-			return pageRow{}, err
+	var ends []int
+	for i := range r.hits {
+		h, t := &r.hits[i], &texts[i]
+		h.SessionID, h.Kind, h.CallID, h.Tool = t[colSession].in(text), t[colKind].in(text), t[colCall].in(text), t[colTool].in(text)
+		h.SessionTitle, h.SessionStatus = t[colTitle].in(text), t[colStatus].in(text)
+		if !t[colCode].null() {
+			h.Failed, h.ErrorCode = true, t[colCode].in(text)
 		}
-		n++
-		x := pageRow{hitRow: sc.hitRow}
-		h := &x.hit
-		if sc.code != nil {
-			h.Failed, h.ErrorCode = true, *sc.code
-		}
-		if n > plan.Limit {
-			return x, nil // the look-ahead row: only its cursor is used
+		if i >= plan.Limit {
+			continue // the look-ahead row: only its cursor is used
 		}
 		switch {
 		case h.Seq < 0:
 			// A session's own document: its current title and cwd.
-			if x.secs, err = store.HitSections(h, deref(sc.header), nil); err != nil {
-				return x, fmt.Errorf("snippet of session %s: %w", h.SessionID, err)
+			secs = append(secs, search.SessionSections(h.SessionTitle, store.HeaderCwd(t[colHeader].in(text)))...)
+			r.from[i] = fromSections
+		case t[colSnip].null():
+		case !marks:
+			// A snippet that does not decode (or JSON's null) is read
+			// from the log.
+			if snip := t[colSnip].in(text); snip != "null" {
+				if h.Snippet, err = search.PlainSnippet(snip); err == nil {
+					r.from[i] = fromPlain
+				}
 			}
-			x.sectioned = true
-		case sc.snip != nil:
-			if p, err := search.DecodePlain(*sc.snip); err == nil {
-				x.plain = &p
-			} // else read from the log by Search
-		case sc.secs.valid:
-			if secs, err := decodeSections(nil, sc.secs.b); err == nil {
-				x.secs, x.sectioned = secs, true
-			} // else read from the log by Search
+		default:
+			// Sections that do not decode are read from the log.
+			if got, err := appendDecodedSections(secs, t[colSnip].in(text)); err == nil {
+				secs, r.from[i] = got, fromSections
+			}
 		}
-		return x, nil
-	})
-	if err != nil {
-		return nil, plan, 0, translate(err, "search")
+		ends = append(ends, len(secs))
 	}
-	if len(all) > 0 {
-		// Every row carries the candidates' count (an empty page, which
-		// no cursor leads to, says none).
-		among = sc.among
+	if len(secs) > 0 {
+		// ends[i] is where the sections of the page's i-th hit end.
+		r.secs = make([][]search.Section, len(r.from))
+		for i, hi := range ends {
+			lo := 0
+			if i > 0 {
+				lo = ends[i-1]
+			}
+			if r.from[i] == fromSections {
+				r.secs[i] = secs[lo:hi:hi]
+			}
+		}
 	}
+	return r, nil
+}
 
-	return all, plan, among, nil
+// pageOrder sorts a page's rows, best first (by key, then by document
+// id, both descending), and their texts with them.
+type pageOrder struct {
+	r     *pageRows
+	texts []rowSpans
+}
+
+func (p pageOrder) Len() int { return len(p.r.hits) }
+func (p pageOrder) Less(i, j int) bool {
+	r := p.r
+	return r.keys[i] > r.keys[j] || r.keys[i] == r.keys[j] && r.docs[i] > r.docs[j]
+}
+func (p pageOrder) Swap(i, j int) {
+	r := p.r
+	r.hits[i], r.hits[j] = r.hits[j], r.hits[i]
+	r.docs[i], r.docs[j] = r.docs[j], r.docs[i]
+	r.keys[i], r.keys[j] = r.keys[j], r.keys[i]
+	p.texts[i], p.texts[j] = p.texts[j], p.texts[i]
+}
+
+// pageText is the text of a page's rows, read into one buffer row after
+// row (textSpan). A Store keeps the buffers for its next searches
+// (Store.pageTexts): a page's text is then allocated once, as the string
+// its hits' strings are parts of.
+type pageText struct{ b []byte }
+
+// maxPooledText bounds the buffers kept for the next searches.
+const maxPooledText = 256 << 10
+
+// put empties the buffer and keeps it in pool, unless it grew past
+// maxPooledText.
+func (t *pageText) put(pool *sync.Pool) {
+	if cap(t.b) <= maxPooledText {
+		t.b = t.b[:0]
+		pool.Put(t)
+	}
+}
+
+// textSpan is a text, bytea or jsonb column of a row: its bytes are
+// appended to a pageText (pgtype.BytesScanner), and their place kept.
+type textSpan struct {
+	t        *pageText
+	off, end int
+	null     bool
+}
+
+// ScanBytes implements pgtype.BytesScanner: it appends v (valid only
+// during the call) to the buffer; v nil is NULL.
+func (c *textSpan) ScanBytes(v []byte) error {
+	c.off = len(c.t.b)
+	c.t.b = append(c.t.b, v...)
+	c.end, c.null = len(c.t.b), v == nil
+	return nil
+}
+
+// rowText are a page row's text columns as they are scanned (the
+// rowCol order): hitCols', then the header of a session's own document and
+// the filed snippet or sections.
+type rowText struct {
+	session, kind, call, tool, code, title, status, header, snip textSpan
+}
+
+// rowCol names a column of rowText and rowSpans.
+type rowCol int
+
+const (
+	colSession rowCol = iota
+	colKind
+	colCall
+	colTool
+	colCode
+	colTitle
+	colStatus
+	colHeader
+	colSnip
+	numRowCols
+)
+
+// cols returns t's spans in rowCol order.
+func (t *rowText) cols() [numRowCols]*textSpan {
+	return [numRowCols]*textSpan{&t.session, &t.kind, &t.call, &t.tool, &t.code, &t.title, &t.status, &t.header, &t.snip}
+}
+
+// bind makes every span of t read into buf.
+func (t *rowText) bind(buf *pageText) {
+	for _, c := range t.cols() {
+		c.t = buf
+	}
+}
+
+// spans returns where t's columns are, kept row after row.
+func (t *rowText) spans() rowSpans {
+	var s rowSpans
+	for i, c := range t.cols() {
+		s[i] = span{off: int32(c.off), end: int32(c.end)}
+		if c.null {
+			s[i].off = -1
+		}
+	}
+	return s
+}
+
+// rowSpans are where a row's text columns are in its page's text.
+type rowSpans [numRowCols]span
+
+// span is a column's place in a page's text (off -1: NULL).
+type span struct{ off, end int32 }
+
+func (s span) null() bool { return s.off < 0 }
+
+// in returns the column's text in text, the buffer made a string ("" for
+// NULL).
+func (s span) in(text string) string {
+	if s.off < 0 {
+		return ""
+	}
+	return text[s.off:s.end]
 }
 
 // hitSections reads what a hit's document was built from, for one filed
@@ -459,25 +632,4 @@ func (st *Store) hitSections(ctx context.Context, h *store.SearchHit) ([]search.
 		return nil, err
 	}
 	return store.HitSections(h, "", events)
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-// nullBytes is a bytea column that may be NULL, read into the same buffer
-// row after row: valid until the next row is scanned.
-type nullBytes struct {
-	b     []byte
-	valid bool
-}
-
-// ScanBytes implements pgtype.BytesScanner: it keeps a copy of v (valid
-// only during the call) in its buffer; v nil is NULL.
-func (n *nullBytes) ScanBytes(v []byte) error {
-	n.b, n.valid = append(n.b[:0], v...), v != nil
-	return nil
 }

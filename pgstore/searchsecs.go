@@ -42,8 +42,13 @@ func encodeSections(secs []search.Section) []byte {
 // length is reset). The labels and texts are substrings of one string
 // copied from b, which the caller may then reuse.
 func decodeSections(dst []search.Section, b []byte) ([]search.Section, error) {
-	dst = dst[:0]
-	s := string(b)
+	return appendDecodedSections(dst[:0], string(b))
+}
+
+// appendDecodedSections appends the sections appendSections wrote in s to
+// dst; their labels and texts are parts of s. On an error it returns nil
+// (dst's elements past its length may have been written).
+func appendDecodedSections(dst []search.Section, s string) ([]search.Section, error) {
 	for i := 0; i < len(s); {
 		col := search.Col(s[i])
 		if col < 0 || col >= search.NumCols {
@@ -52,7 +57,7 @@ func decodeSections(dst []search.Section, b []byte) ([]search.Section, error) {
 		i++
 		var parts [2]string
 		for k := range parts {
-			n, w := binary.Uvarint(b[i:])
+			n, w := uvarint(s[i:])
 			if w <= 0 || n > uint64(len(s)-i-w) {
 				return nil, fmt.Errorf("stored sections: bad length at byte %d of %d", i, len(s))
 			}
@@ -63,4 +68,25 @@ func decodeSections(dst []search.Section, b []byte) ([]search.Section, error) {
 		dst = append(dst, search.Section{Col: col, Label: parts[0], Text: parts[1]})
 	}
 	return dst, nil
+}
+
+// uvarint is binary.Uvarint of a string's bytes.
+func uvarint(s string) (uint64, int) {
+	var x uint64
+	var shift uint
+	for i := 0; i < len(s); i++ {
+		if i == binary.MaxVarintLen64 {
+			return 0, -(i + 1) // overflow
+		}
+		b := s[i]
+		if b < 0x80 {
+			if i == binary.MaxVarintLen64-1 && b > 1 {
+				return 0, -(i + 1) // overflow
+			}
+			return x | uint64(b)<<shift, i + 1
+		}
+		x |= uint64(b&0x7f) << shift
+		shift += 7
+	}
+	return 0, 0
 }

@@ -1,8 +1,11 @@
 package pgstore
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -111,6 +114,20 @@ func TestSearchSectionsRoundTrip(t *testing.T) {
 	}
 }
 
+// TestUvarintIsBinaryUvarint: uvarint reads a string's bytes as
+// binary.Uvarint reads them, overflows and truncations included.
+func TestUvarintIsBinaryUvarint(t *testing.T) {
+	cases := [][]byte{{}, {0}, {1}, {0x7f}, {0x80}, {0x80, 1}, {0xff, 0xff, 3}, binary.AppendUvarint(nil, math.MaxUint64),
+		bytes.Repeat([]byte{0xff}, 9), append(bytes.Repeat([]byte{0xff}, 9), 2), append(bytes.Repeat([]byte{0xff}, 10), 1), bytes.Repeat([]byte{0x80}, 12)}
+	for _, c := range cases {
+		x, n := uvarint(string(c))
+		wx, wn := binary.Uvarint(c)
+		if x != wx || n != wn {
+			t.Errorf("uvarint(%x) = %d, %d; binary.Uvarint: %d, %d", c, x, n, wx, wn)
+		}
+	}
+}
+
 // searchPages returns the first page of each query with words, in both
 // orders (without their cursors).
 func searchPages(t *testing.T, st *Store, queries []string) []store.SearchPage {
@@ -177,6 +194,12 @@ func TestSearchSectionsMigrationRefilesDocuments(t *testing.T) {
 		t.Fatal(err)
 	}
 	samePages(t, "with documents filed without their sections", searchPages(t, st, sectionQueries), want)
+	// Sections that do not decode, between ones that do on the same page,
+	// are read from the log too.
+	if _, err := st.pool.Exec(ctx, `UPDATE search_docs SET secs = '\xff00'::bytea WHERE id % 2 = 1 AND id % 3 = 0`); err != nil {
+		t.Fatal(err)
+	}
+	samePages(t, "with sections that do not decode", searchPages(t, st, sectionQueries), want)
 	storetest.CheckSearchIndex(t, st)
 }
 

@@ -138,19 +138,22 @@ func (c SearchCursor) Encode() string {
 // DecodeSearchCursor reads a cursor Encode wrote for order (a cursor of
 // another order, or anything else, is core.CodeInvalid).
 func DecodeSearchCursor(s, order string) (SearchCursor, error) {
-	bad := core.Errorf(core.CodeInvalid, "search: malformed cursor %q (pass the nextCursor of the same query and order)", s)
+	bad := func() error {
+		return core.Errorf(core.CodeInvalid, "search: malformed cursor %q (pass the nextCursor of the same query and order)", s)
+	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return SearchCursor{}, bad
+		return SearchCursor{}, bad()
 	}
-	parts := strings.Split(string(b), ":")
-	if len(parts) != 3 || parts[0] != order {
-		return SearchCursor{}, bad
+	o, rest, ok1 := strings.Cut(string(b), ":")
+	key, id, ok2 := strings.Cut(rest, ":")
+	if !ok1 || !ok2 || o != order || strings.Contains(id, ":") {
+		return SearchCursor{}, bad()
 	}
-	bits, err1 := strconv.ParseUint(parts[1], 16, 64)
-	doc, err2 := strconv.ParseInt(parts[2], 10, 64)
+	bits, err1 := strconv.ParseUint(key, 16, 64)
+	doc, err2 := strconv.ParseInt(id, 10, 64)
 	if err1 != nil || err2 != nil {
-		return SearchCursor{}, bad
+		return SearchCursor{}, bad()
 	}
 	return SearchCursor{Order: order, Key: math.Float64frombits(bits), Doc: doc}, nil
 }

@@ -90,12 +90,22 @@ func (p Plain) Then(next Plain) Plain {
 // chosen returns the column whose part the snippet shows (ok false when
 // the document has no text), by MakeSnippet's preferences.
 func (p *Plain) chosen() (Col, bool) {
-	prefs := []Col{ColBody, ColMore, ColName, ColErr}
-	if p.Failed {
-		prefs = []Col{ColMore, ColBody, ColErr, ColName}
+	var has [NumCols]bool
+	for c := Col(0); c < NumCols; c++ {
+		has[c] = *p.col(c) != nil
+	}
+	return chosenCol(p.Failed, &has)
+}
+
+// chosenCol returns the column whose part a query-free snippet shows,
+// among the columns that have one (has), by MakeSnippet's preferences.
+func chosenCol(failed bool, has *[NumCols]bool) (Col, bool) {
+	prefs := [NumCols]Col{ColBody, ColMore, ColName, ColErr}
+	if failed {
+		prefs = [NumCols]Col{ColMore, ColBody, ColErr, ColName}
 	}
 	for _, c := range prefs {
-		if *p.col(c) != nil {
+		if has[c] {
 			return c, true
 		}
 	}
@@ -149,6 +159,35 @@ func DecodePlain(s string) (Plain, error) {
 	return p, nil
 }
 
+// PlainSnippet returns DecodePlain(s).Snippet() (or DecodePlain's error):
+// the query-free snippet of a stored Plain. A page of a search of
+// operators alone makes one per hit: for the JSON Encode writes and jsonb
+// prints it allocates nothing (the snippet's label and text are parts of
+// s, as DecodePlain's are).
+func PlainSnippet(s string) (Snippet, error) {
+	f, ok := decodePlainParts(s)
+	if !ok {
+		p, err := DecodePlain(s)
+		if err != nil {
+			return Snippet{}, err
+		}
+		return p.Snippet(), nil
+	}
+	c, ok := chosenCol(f.failed, &f.has)
+	if !ok {
+		return Snippet{Highlights: [][2]int{}}, nil
+	}
+	return Snippet{Label: f.parts[c].Label, Text: f.parts[c].Text, Highlights: [][2]int{}}, nil
+}
+
+// plainParts is a Plain as decodePlainParts reads it: its parts by
+// column, has telling which it has.
+type plainParts struct {
+	failed bool
+	has    [NumCols]bool
+	parts  [NumCols]PlainPart
+}
+
 // decodePlainFast reads the JSON of a Plain as Encode writes it or jsonb
 // prints it: an object of the keys f (a boolean) and n, b, m, e (objects of
 // the strings l and t), each at most once, white space between tokens.
@@ -156,9 +195,26 @@ func DecodePlain(s string) (Plain, error) {
 // invalid UTF-8…): DecodePlain then leaves it to the JSON package, so
 // what this accepts it reads as jsonv2.Unmarshal does.
 func decodePlainFast(s string) (p Plain, ok bool) {
+	f, ok := decodePlainParts(s)
+	if !ok {
+		return Plain{}, false
+	}
+	p.Failed = f.failed
+	for c := Col(0); c < NumCols; c++ {
+		if f.has[c] {
+			part := f.parts[c]
+			*p.col(c) = &part
+		}
+	}
+	return p, true
+}
+
+// decodePlainParts is decodePlainFast's reader: it reads the parts into a
+// plainParts, allocating nothing for a string without escapes.
+func decodePlainParts(s string) (p plainParts, ok bool) {
 	d := plainScanner{s: s}
 	if !d.byte('{') {
-		return Plain{}, false
+		return plainParts{}, false
 	}
 	if d.byte('}') {
 		return p, d.end()
@@ -167,14 +223,14 @@ func decodePlainFast(s string) (p Plain, ok bool) {
 	for {
 		key, ok := d.str()
 		if !ok || len(key) != 1 || !d.byte(':') {
-			return Plain{}, false
+			return plainParts{}, false
 		}
 		var bit int
 		switch key[0] {
 		case 'f':
 			bit = 1
-			if p.Failed, ok = d.boolean(); !ok {
-				return Plain{}, false
+			if p.failed, ok = d.boolean(); !ok {
+				return plainParts{}, false
 			}
 		case 'n', 'b', 'm', 'e':
 			c := ColName
@@ -187,16 +243,15 @@ func decodePlainFast(s string) (p Plain, ok bool) {
 				c = ColErr
 			}
 			bit = 2 << c
-			part, ok := d.part()
-			if !ok {
-				return Plain{}, false
+			if p.parts[c], ok = d.part(); !ok {
+				return plainParts{}, false
 			}
-			*p.col(c) = part
+			p.has[c] = true
 		default:
-			return Plain{}, false
+			return plainParts{}, false
 		}
 		if seen&bit != 0 {
-			return Plain{}, false
+			return plainParts{}, false
 		}
 		seen |= bit
 		switch {
@@ -204,7 +259,7 @@ func decodePlainFast(s string) (p Plain, ok bool) {
 		case d.byte('}'):
 			return p, d.end()
 		default:
-			return Plain{}, false
+			return plainParts{}, false
 		}
 	}
 }
@@ -278,11 +333,10 @@ func (d *plainScanner) boolean() (v, ok bool) {
 }
 
 // part reads a PlainPart: an object of l and t, each at most once.
-func (d *plainScanner) part() (*PlainPart, bool) {
+func (d *plainScanner) part() (part PlainPart, ok bool) {
 	if !d.byte('{') {
-		return nil, false
+		return PlainPart{}, false
 	}
-	part := &PlainPart{}
 	if d.byte('}') {
 		return part, true
 	}
@@ -290,25 +344,25 @@ func (d *plainScanner) part() (*PlainPart, bool) {
 	for {
 		key, ok := d.str()
 		if !ok || !d.byte(':') {
-			return nil, false
+			return PlainPart{}, false
 		}
 		v, ok := d.str()
 		switch {
 		case !ok:
-			return nil, false
+			return PlainPart{}, false
 		case key == "l" && !l:
 			part.Label, l = v, true
 		case key == "t" && !t:
 			part.Text, t = v, true
 		default:
-			return nil, false
+			return PlainPart{}, false
 		}
 		switch {
 		case d.byte(','):
 		case d.byte('}'):
 			return part, true
 		default:
-			return nil, false
+			return PlainPart{}, false
 		}
 	}
 }

@@ -75,7 +75,48 @@ func FuzzDecodePlainFast(f *testing.F) {
 	for _, s := range plainJSON {
 		f.Add(s)
 	}
-	f.Fuzz(checkPlainFast)
+	f.Fuzz(func(t *testing.T, s string) {
+		checkPlainFast(t, s)
+		checkPlainSnippet(t, s)
+	})
+}
+
+// checkPlainSnippet holds PlainSnippet to DecodePlain(s).Snippet().
+func checkPlainSnippet(t *testing.T, s string) {
+	t.Helper()
+	got, err := PlainSnippet(s)
+	p, werr := DecodePlain(s)
+	if (err != nil) != (werr != nil) {
+		t.Fatalf("PlainSnippet(%q): error %v, DecodePlain's %v", s, err, werr)
+	}
+	if werr == nil && !reflect.DeepEqual(got, p.Snippet()) {
+		t.Fatalf("PlainSnippet(%q) = %+v, DecodePlain(…).Snippet() = %+v", s, got, p.Snippet())
+	}
+}
+
+// TestPlainSnippet: PlainSnippet is DecodePlain's Snippet, its error
+// included, for every column chosen (failed or not), and allocates
+// nothing for what Encode writes.
+func TestPlainSnippet(t *testing.T) {
+	all := []string{
+		Plain{Name: &PlainPart{"tool", "grep"}}.Encode(),
+		Plain{Name: &PlainPart{"tool", "grep"}, Body: &PlainPart{"arguments", "a"}, More: &PlainPart{"result", "b"}, Err: &PlainPart{"error", "E"}}.Encode(),
+		Plain{Failed: true, Name: &PlainPart{"tool", "grep"}, Body: &PlainPart{"arguments", "a"}, More: &PlainPart{"result", "b"}, Err: &PlainPart{"error", "E"}}.Encode(),
+		Plain{Failed: true, Name: &PlainPart{"tool", "grep"}, Err: &PlainPart{"error", "E"}}.Encode(),
+		Plain{Err: &PlainPart{"error", "E"}}.Encode(),
+	}
+	for _, s := range append(all, plainJSON...) {
+		checkPlainSnippet(t, s)
+	}
+	want := []string{"grep", "a", "b", "E", "E"}
+	for i, s := range all {
+		if got, _ := PlainSnippet(s); got.Text != want[i] || got.Highlights == nil {
+			t.Errorf("PlainSnippet(%s) = %+v, want the text %q and empty (not nil) highlights", s, got, want[i])
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = PlainSnippet(all[2]) }); n != 0 {
+		t.Errorf("PlainSnippet of a stored snippet allocates %v times, want 0", n)
+	}
 }
 
 // BenchmarkDecodePlain decodes a card's stored snippet by DecodePlain and,
