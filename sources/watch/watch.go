@@ -522,10 +522,10 @@ func (w *Watcher) syncFile(ctx context.Context, path string) error {
 	if wf != nil && (wf.dev != dev || wf.ino != ino || size < wf.tail.Offset()) {
 		wf = nil // replaced or shrunk: re-read from scratch
 	}
+	if wf != nil && sig == wf.seen {
+		return nil // unchanged since it was read (a torn last frame waits for the rest of it)
+	}
 	if wf != nil && size == wf.tail.Offset() {
-		if sig == wf.seen {
-			return nil
-		}
 		wf = nil // same size, new times: rewritten in place
 	}
 	if wf != nil && (wf.sum.end != wf.tail.Offset() || !wf.sum.trusted(f, size, w.sumBuffer())) {
