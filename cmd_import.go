@@ -29,7 +29,11 @@ import (
 // locked) stops the import: the files committed before it are reported as
 // imported, every other one as not imported, and the store's error is
 // printed once (exit status 1); the same import run again once the store
-// works imports the rest and leaves the others unchanged.
+// works imports the rest and leaves the others unchanged. Only SQLite's
+// batches tell the store's failures apart (store.BatchImporter): on
+// PostgreSQL each file fails on its own. An interrupt (SIGINT, SIGTERM)
+// stops the import the same way: every file not committed is reported as
+// not imported (exit status 1).
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -221,6 +225,13 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				held = append(held, func() { fmt.Fprintf(stderr, "prism import: %s: not imported\n", f) })
 				continue
 			}
+			if r.err != nil && ctx.Err() != nil && errors.Is(r.err, context.Canceled) {
+				// Interrupted before its batch committed: nothing of it
+				// was written.
+				f := batch[k]
+				held = append(held, func() { fmt.Fprintf(stderr, "prism import: %s: not imported\n", f) })
+				continue
+			}
 			if r.err != nil {
 				// Held too, so the reports keep the files' order.
 				failed++
@@ -246,9 +257,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			report() // its durable commit covers the batches before it
 		}
 	}
-	// notStarted reports the files of the batches a stop left out.
+	// notStarted reports the files of the batches a stop or an interrupt
+	// left out, and why the import ended early.
 	notStarted := func() {
-		if stopped == nil {
+		if stopped == nil && ctx.Err() == nil {
 			return
 		}
 		for _, b := range batches[launched:] {
@@ -256,7 +268,11 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				fmt.Fprintf(stderr, "prism import: %s: not imported\n", f)
 			}
 		}
-		fmt.Fprintf(stderr, "prism import: the import stopped as the store failed; run it again once the store works (the files it imported stay unchanged)\n")
+		if stopped != nil {
+			fmt.Fprintf(stderr, "prism import: the import stopped as the store failed; run it again once the store works (the files it imported stay unchanged)\n")
+			return
+		}
+		fmt.Fprintf(stderr, "prism import: interrupted; run it again to import the files not imported (the files it imported stay unchanged)\n")
 	}
 	if unsynced > 0 && syncer != nil {
 		// The last durable commit was not after them (a batch failed or
@@ -270,7 +286,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	report()
 	notStarted()
-	if failed > 0 || stopped != nil {
+	if failed > 0 || stopped != nil || ctx.Err() != nil {
 		return exitError{code: 1}
 	}
 	return nil
