@@ -10,12 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"prism/db"
-	"prism/sources/dsh"
-	"prism/store/storetest"
 )
 
 // TestImportInterruptedNamesTheFilesNotImported: prism import interrupted
@@ -25,39 +22,10 @@ import (
 // was interrupted and exits with status 1; the files reported imported are
 // stored, the others are not.
 func TestImportInterruptedNamesTheFilesNotImported(t *testing.T) {
-	dir := t.TempDir()
-	c := storetest.NewCorpus(7)
-	write := func(id string, i int) string {
-		var buf bytes.Buffer
-		if err := dsh.WriteJSONL(&buf, storetest.Header(id), c.Log(12, 1764500000000+int64(i)*3_600_000)); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, id+".jsonl")
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	// More than durableEvery files, so their lines are printed (after a
-	// durable commit) before the import reaches the pipe.
-	const good = durableEvery + 2
-	var first, after []string
-	for i := range good {
-		first = append(first, write(fmt.Sprintf("g%02d", i), i))
-	}
-	for i := range 5 {
-		after = append(after, write(fmt.Sprintf("h%02d", i), good+i))
-	}
-	var piped bytes.Buffer
-	if err := dsh.WriteJSONL(&piped, storetest.Header("p00"), c.Log(12, 1764600000000)); err != nil {
-		t.Fatal(err)
-	}
-	pipe := filepath.Join(dir, "pipe.jsonl")
-	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pi := newPipedImport(t)
+	const good = pipedFirst
+	first, after, pipe, piped, files := pi.first, pi.after, pi.pipe, pi.piped, pi.files
 	dbPath := filepath.Join(t.TempDir(), "prism.db")
-	files := append(append(append([]string{}, first...), pipe), after...)
 
 	ctx, interrupt := context.WithCancel(context.Background())
 	defer interrupt()
@@ -87,7 +55,7 @@ func TestImportInterruptedNamesTheFilesNotImported(t *testing.T) {
 	}
 	// The import now waits on the pipe: interrupt it, then let the read end.
 	interrupt()
-	if err := os.WriteFile(pipe, piped.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(pipe, piped, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for l := range lines {

@@ -29,41 +29,14 @@ import (
 // once the lock is gone, the same import creates the rest and leaves the
 // others unchanged.
 func TestImportStopsWhenTheStoreFails(t *testing.T) {
-	dir := t.TempDir()
-	c := storetest.NewCorpus(7)
-	write := func(id string, i int) string {
-		var buf bytes.Buffer
-		if err := dsh.WriteJSONL(&buf, storetest.Header(id), c.Log(12, 1764500000000+int64(i)*3_600_000)); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, id+".jsonl")
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
 	// The first batch (more than durableEvery small files) commits
 	// durably and prints its lines; then the import waits on a named pipe
 	// (a batch of its own), while the test locks the database; the files
 	// after it are the next batch.
-	const good = durableEvery + 2
-	var first, after []string
-	for i := range good {
-		first = append(first, write(fmt.Sprintf("g%02d", i), i))
-	}
-	for i := range 5 {
-		after = append(after, write(fmt.Sprintf("h%02d", i), good+i))
-	}
-	var piped bytes.Buffer
-	if err := dsh.WriteJSONL(&piped, storetest.Header("p00"), c.Log(12, 1764600000000)); err != nil {
-		t.Fatal(err)
-	}
-	pipe := filepath.Join(dir, "pipe.jsonl")
-	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pi := newPipedImport(t)
+	const good = pipedFirst
+	first, after, pipe, piped, files := pi.first, pi.after, pi.pipe, pi.piped, pi.files
 	dbPath := filepath.Join(t.TempDir(), "prism.db")
-	files := append(append(append([]string{}, first...), pipe), after...)
 	cmd := prismCmd(t, 0, append([]string{"import", "--db", dbPath}, files...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -102,7 +75,7 @@ func TestImportStopsWhenTheStoreFails(t *testing.T) {
 	if _, err := lock.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(pipe, piped.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(pipe, piped, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// The pipe's batch waits its busy timeout and fails; the batch queued
@@ -172,3 +145,53 @@ func TestImportStopsWhenTheStoreFails(t *testing.T) {
 		}
 	}
 }
+
+// pipedImport is prism import's files for a test that stops it midway:
+// first, more small files than durableEvery (their batch commits durably
+// and prints its lines); pipe, a named pipe the import then waits on
+// (piped is what to write into it: session p00); after, five more files.
+type pipedImport struct {
+	first, after []string
+	pipe         string
+	piped        []byte
+	files        []string // first, pipe, after: the import's arguments
+}
+
+// newPipedImport writes a pipedImport's files into a new directory.
+func newPipedImport(t *testing.T) pipedImport {
+	t.Helper()
+	dir := t.TempDir()
+	c := storetest.NewCorpus(7)
+	write := func(id string, i int) string {
+		var buf bytes.Buffer
+		if err := dsh.WriteJSONL(&buf, storetest.Header(id), c.Log(12, 1764500000000+int64(i)*3_600_000)); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, id+".jsonl")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	var pi pipedImport
+	for i := range pipedFirst {
+		pi.first = append(pi.first, write(fmt.Sprintf("g%02d", i), i))
+	}
+	for i := range 5 {
+		pi.after = append(pi.after, write(fmt.Sprintf("h%02d", i), pipedFirst+i))
+	}
+	var piped bytes.Buffer
+	if err := dsh.WriteJSONL(&piped, storetest.Header("p00"), c.Log(12, 1764600000000)); err != nil {
+		t.Fatal(err)
+	}
+	pi.piped = piped.Bytes()
+	pi.pipe = filepath.Join(dir, "pipe.jsonl")
+	if err := syscall.Mkfifo(pi.pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pi.files = append(append(append([]string{}, pi.first...), pi.pipe), pi.after...)
+	return pi
+}
+
+// pipedFirst is how many files a pipedImport has before its pipe.
+const pipedFirst = durableEvery + 2
