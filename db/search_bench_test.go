@@ -148,7 +148,7 @@ func BenchmarkSearch(b *testing.B) {
 			var lat, bare, rowsBare []time.Duration
 			// Whether each sample overlapped a garbage collection
 			// (gcClock), the search's and the rows floor's.
-			var inGC, rowsInGC []bool
+			var inGC, rowsInGC []gcOverlap
 			var cpu, floorCPU, rowsFloorCPU time.Duration
 			hits, among := 0, 0
 			handoffs := st.w.indexRequests.Load()
@@ -354,42 +354,60 @@ func (c *gcClock) at() gcMoment {
 	return gcMoment{pauses: pauses, marking: pauses > 2*cycles}
 }
 
-// overlapped reports whether the time since m overlapped a collection:
-// a pause in it, or a mark phase running at its start or its end (the
+// gcOverlap is how a sample overlapped garbage collection: it held a
+// stop-the-world pause, or a mark phase ran at its start or its end (the
 // collector's assists, write barriers and worker then share the CPU).
-func (c *gcClock) overlapped(m gcMoment) bool {
+type gcOverlap struct{ paused, marking bool }
+
+func (o gcOverlap) any() bool { return o.paused || o.marking }
+
+// overlapped returns how the time since m overlapped a collection.
+func (c *gcClock) overlapped(m gcMoment) gcOverlap {
 	now := c.at()
-	return m.marking || now.marking || now.pauses != m.pauses
+	return gcOverlap{paused: now.pauses != m.pauses, marking: m.marking || now.marking}
 }
 
 // reportGCTail attributes the tails of a search (lat) and its rows floor
-// (floor) to garbage collection: the share of each one's slowest 1 % (at
-// least one sample) that overlapped a collection (inGC, floorInGC:
-// gcClock.overlapped), and the search / rows floor ratio at p50 and p99
-// over the samples that overlapped none — each side's own.
-func reportGCTail(b *testing.B, lat []time.Duration, inGC []bool, floor []time.Duration, floorInGC []bool) {
+// (floor) to garbage collection (inGC, floorInGC: gcClock.overlapped):
+// the share of each one's slowest 1 % (at least one sample) that
+// overlapped a collection and that held a stop-the-world pause, the share
+// of all its samples that held one, and the search / rows floor ratio at
+// p50 and p99 over the samples that overlapped none — each side's own.
+func reportGCTail(b *testing.B, lat []time.Duration, inGC []gcOverlap, floor []time.Duration, floorInGC []gcOverlap) {
 	type sample struct {
 		d  time.Duration
-		gc bool
+		gc gcOverlap
 	}
-	split := func(l []time.Duration, gc []bool) (slowestInGC float64, clear []time.Duration) {
+	type tail struct {
+		slowestInGC, slowestPaused, paused float64
+		clear                              []time.Duration
+	}
+	split := func(l []time.Duration, gc []gcOverlap) (t tail) {
 		all := make([]sample, len(l))
 		for i := range l {
 			all[i] = sample{l[i], gc[i]}
-			if !gc[i] {
-				clear = append(clear, l[i])
+			if !gc[i].any() {
+				t.clear = append(t.clear, l[i])
+			}
+			if gc[i].paused {
+				t.paused++
 			}
 		}
+		t.paused /= float64(len(all))
 		slices.SortFunc(all, func(a, b sample) int { return cmp.Compare(b.d, a.d) })
 		top := all[:max(1, len(all)/100)]
-		n := 0
 		for _, s := range top {
-			if s.gc {
-				n++
+			if s.gc.any() {
+				t.slowestInGC++
+			}
+			if s.gc.paused {
+				t.slowestPaused++
 			}
 		}
-		slices.Sort(clear)
-		return float64(n) / float64(len(top)), clear
+		t.slowestInGC /= float64(len(top))
+		t.slowestPaused /= float64(len(top))
+		slices.Sort(t.clear)
+		return t
 	}
 	pct := func(l []time.Duration, p int) float64 {
 		if len(l) == 0 {
@@ -397,12 +415,15 @@ func reportGCTail(b *testing.B, lat []time.Duration, inGC []bool, floor []time.D
 		}
 		return float64(l[min(len(l)-1, len(l)*p/100)].Microseconds()) / 1000
 	}
-	searchGC, searchClear := split(lat, inGC)
-	floorGC, floorClear := split(floor, floorInGC)
-	b.ReportMetric(searchGC, "slowest-in-gc")
-	b.ReportMetric(floorGC, "rows-floor-slowest-in-gc")
-	b.ReportMetric(pct(searchClear, 50)/max(pct(floorClear, 50), 0.001), "x-rows-floor-p50-nogc")
-	b.ReportMetric(pct(searchClear, 99)/max(pct(floorClear, 99), 0.001), "x-rows-floor-p99-nogc")
+	st, ft := split(lat, inGC), split(floor, floorInGC)
+	b.ReportMetric(st.slowestInGC, "slowest-in-gc")
+	b.ReportMetric(ft.slowestInGC, "rows-floor-slowest-in-gc")
+	b.ReportMetric(st.slowestPaused, "slowest-paused")
+	b.ReportMetric(ft.slowestPaused, "rows-floor-slowest-paused")
+	b.ReportMetric(st.paused, "paused")
+	b.ReportMetric(ft.paused, "rows-floor-paused")
+	b.ReportMetric(pct(st.clear, 50)/max(pct(ft.clear, 50), 0.001), "x-rows-floor-p50-nogc")
+	b.ReportMetric(pct(st.clear, 99)/max(pct(ft.clear, 99), 0.001), "x-rows-floor-p99-nogc")
 }
 
 // allocRuns is how many times reportAllocs runs a function.
