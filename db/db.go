@@ -154,6 +154,9 @@ type Store struct {
 	// marks are the watched sessions' summaries at their marks
 	// (AppendWatched).
 	marks store.WatchMarks
+	// plainStmts keeps the statements of operator-only searches by their
+	// shape (searchstmt.go).
+	plainStmts plainStmts
 	// batchAttempts counts the runs of an import batch's writes
 	// (attemptBatch; tests read it).
 	batchAttempts atomic.Int64

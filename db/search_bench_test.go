@@ -1,12 +1,14 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sort"
 	"sync"
@@ -144,10 +146,17 @@ func BenchmarkSearch(b *testing.B) {
 			rowsFloor := searchRowsFloor(q, after)
 			search := func() (SearchPage, error) { return st.Search(ctx, q, o) }
 			var lat, bare, rowsBare []time.Duration
+			// Whether each sample overlapped a garbage collection
+			// (gcClock), the search's and the rows floor's.
+			var inGC, rowsInGC []gcOverlap
 			var cpu, floorCPU, rowsFloorCPU time.Duration
 			hits, among := 0, 0
 			handoffs := st.w.indexRequests.Load()
+			waits := st.rdb.Stats().WaitCount + st.wdb.Stats().WaitCount
+			gc := newGCClock()
+			cycles0, _ := gc.read()
 			for i := 0; i < b.N; i++ {
+				g0 := gc.at()
 				c0, t0 := processCPU(b), time.Now()
 				page, err := search()
 				if err != nil {
@@ -155,6 +164,7 @@ func BenchmarkSearch(b *testing.B) {
 				}
 				lat = append(lat, time.Since(t0))
 				c1 := processCPU(b)
+				inGC = append(inGC, gc.overlapped(g0))
 				cpu += c1 - c0
 				hits, among = len(page.Hits), page.RankedAmong
 				t0 = time.Now()
@@ -165,15 +175,28 @@ func BenchmarkSearch(b *testing.B) {
 				c2 := processCPU(b)
 				floorCPU += c2 - c1
 				if rowsFloor != nil {
+					g0 := gc.at()
+					c2 = processCPU(b)
 					t0 = time.Now()
 					if err := rowsFloor(ctx, st.rdb); err != nil {
 						b.Fatal(err)
 					}
 					rowsBare = append(rowsBare, time.Since(t0))
 					rowsFloorCPU += processCPU(b) - c2
+					rowsInGC = append(rowsInGC, gc.overlapped(g0))
 				}
 			}
 			b.StopTimer() // allocs/op: the loop's alone
+			cycles1, _ := gc.read()
+			// Garbage collections during the loop (the search's, the
+			// floors' and the loop's own garbage), and the waits for a
+			// connection of either pool (a search or a floor that found
+			// its pool's connections busy: none should).
+			b.ReportMetric(float64(cycles1-cycles0)/float64(b.N), "gc/op")
+			b.ReportMetric(float64(st.rdb.Stats().WaitCount+st.wdb.Stats().WaitCount-waits)/float64(b.N), "conn-waits/op")
+			if rowsFloor != nil {
+				reportGCTail(b, lat, inGC, rowsBare, rowsInGC)
+			}
 			reportVsFloor(b, lat, bare)
 			// This process's CPU (the search's work and SQLite's, less
 			// sensitive than latency to the machine's other load) per
@@ -298,6 +321,109 @@ func searchRowsFloor(q *search.Query, after *store.SearchCursor) func(context.Co
 		}
 		return rows.Err()
 	}
+}
+
+// gcClock reads this process's garbage collections (runtime/metrics):
+// the cycles completed and the stop-the-world pauses they made, two a
+// cycle — one starting its mark phase, one ending it.
+type gcClock struct{ s []metrics.Sample }
+
+func newGCClock() *gcClock {
+	return &gcClock{s: []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/sched/pauses/total/gc:seconds"}}}
+}
+
+// read returns the cycles completed and the pauses made so far.
+func (c *gcClock) read() (cycles, pauses uint64) {
+	metrics.Read(c.s)
+	cycles = c.s[0].Value.Uint64()
+	for _, n := range c.s[1].Value.Float64Histogram().Counts {
+		pauses += n
+	}
+	return cycles, pauses
+}
+
+// gcMoment is a gcClock reading: the pauses so far, and whether a mark
+// phase was running (a cycle's first pause made, not its second).
+type gcMoment struct {
+	pauses  uint64
+	marking bool
+}
+
+func (c *gcClock) at() gcMoment {
+	cycles, pauses := c.read()
+	return gcMoment{pauses: pauses, marking: pauses > 2*cycles}
+}
+
+// gcOverlap is how a sample overlapped garbage collection: it held a
+// stop-the-world pause, or a mark phase ran at its start or its end (the
+// collector's assists, write barriers and worker then share the CPU).
+type gcOverlap struct{ paused, marking bool }
+
+func (o gcOverlap) any() bool { return o.paused || o.marking }
+
+// overlapped returns how the time since m overlapped a collection.
+func (c *gcClock) overlapped(m gcMoment) gcOverlap {
+	now := c.at()
+	return gcOverlap{paused: now.pauses != m.pauses, marking: m.marking || now.marking}
+}
+
+// reportGCTail attributes the tails of a search (lat) and its rows floor
+// (floor) to garbage collection (inGC, floorInGC: gcClock.overlapped):
+// the share of each one's slowest 1 % (at least one sample) that
+// overlapped a collection and that held a stop-the-world pause, the share
+// of all its samples that held one, and the search / rows floor ratio at
+// p50 and p99 over the samples that overlapped none — each side's own.
+func reportGCTail(b *testing.B, lat []time.Duration, inGC []gcOverlap, floor []time.Duration, floorInGC []gcOverlap) {
+	type sample struct {
+		d  time.Duration
+		gc gcOverlap
+	}
+	type tail struct {
+		slowestInGC, slowestPaused, paused float64
+		clear                              []time.Duration
+	}
+	split := func(l []time.Duration, gc []gcOverlap) (t tail) {
+		all := make([]sample, len(l))
+		for i := range l {
+			all[i] = sample{l[i], gc[i]}
+			if !gc[i].any() {
+				t.clear = append(t.clear, l[i])
+			}
+			if gc[i].paused {
+				t.paused++
+			}
+		}
+		t.paused /= float64(len(all))
+		slices.SortFunc(all, func(a, b sample) int { return cmp.Compare(b.d, a.d) })
+		top := all[:max(1, len(all)/100)]
+		for _, s := range top {
+			if s.gc.any() {
+				t.slowestInGC++
+			}
+			if s.gc.paused {
+				t.slowestPaused++
+			}
+		}
+		t.slowestInGC /= float64(len(top))
+		t.slowestPaused /= float64(len(top))
+		slices.Sort(t.clear)
+		return t
+	}
+	pct := func(l []time.Duration, p int) float64 {
+		if len(l) == 0 {
+			return 0
+		}
+		return float64(l[min(len(l)-1, len(l)*p/100)].Microseconds()) / 1000
+	}
+	st, ft := split(lat, inGC), split(floor, floorInGC)
+	b.ReportMetric(st.slowestInGC, "slowest-in-gc")
+	b.ReportMetric(ft.slowestInGC, "rows-floor-slowest-in-gc")
+	b.ReportMetric(st.slowestPaused, "slowest-paused")
+	b.ReportMetric(ft.slowestPaused, "rows-floor-slowest-paused")
+	b.ReportMetric(st.paused, "paused")
+	b.ReportMetric(ft.paused, "rows-floor-paused")
+	b.ReportMetric(pct(st.clear, 50)/max(pct(ft.clear, 50), 0.001), "x-rows-floor-p50-nogc")
+	b.ReportMetric(pct(st.clear, 99)/max(pct(ft.clear, 99), 0.001), "x-rows-floor-p99-nogc")
 }
 
 // allocRuns is how many times reportAllocs runs a function.

@@ -248,7 +248,7 @@ func (st *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (
 		// words to mark reads the snippets its documents were filed with,
 		// not their events.
 		if len(q.Highlights()) == 0 {
-			return newestPlainPage(ctx, st.rdb, s, plan)
+			return newestPlainPage(ctx, st.rdb, &st.plainStmts, s, plan)
 		}
 		found, err := newestHits(ctx, st.rdb, s, after, limit+1)
 		if err != nil {
@@ -451,27 +451,22 @@ func newestTop(s searchSQL, extra []string, n int) string {
 
 // newestPlainPage returns the page of a query without words to mark (no
 // words at all, or only excluded ones: s.match empty, no highlights) in
-// time order, in one statement: the page's ids chosen first (newestTop),
+// time order, in one statement (its text kept by its shape in stmts): the
+// page's ids chosen first (newestTop),
 // then their rows with the query-free snippet each was filed with
 // (search.PlainSnippet), each row one packed text (plainPacked) read
 // straight into the page's hit — no row kept beside it — and put in order
 // here. A session's own document, or
 // one filed without its snippet, makes it from its session's title and
 // cwd or its events as newestHits' rows do (Store.page).
-func newestPlainPage(ctx context.Context, q querier, s searchSQL, plan store.SearchPlan) (SearchPage, error) {
+func newestPlainPage(ctx context.Context, q querier, stmts *plainStmts, s searchSQL, plan store.SearchPlan) (SearchPage, error) {
 	n := plan.Limit + 1
 	extra, extraArgs := cursorConds(plan.After)
-	top := newestTop(s, extra, n)
-	var sb strings.Builder
-	sb.Grow(len(plainPageSelect) + len(top) + len(plainPageFrom))
-	sb.WriteString(plainPageSelect)
-	sb.WriteString(top)
-	sb.WriteString(plainPageFrom)
 	args := s.args
 	if len(extraArgs) > 0 {
 		args = append(s.args[:len(s.args):len(s.args)], extraArgs...)
 	}
-	rows, err := q.QueryContext(ctx, sb.String(), args...)
+	rows, err := q.QueryContext(ctx, stmts.text(s, extra, n), args...)
 	if err != nil {
 		return SearchPage{}, translate(err, "search")
 	}
