@@ -236,6 +236,11 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 // maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER.
 const maxSafeInteger = 1<<53 - 1
 
+// IsSafeInteger reports whether n is one of JavaScript's safe integers
+// (±(2^53−1)): the range of every number in a session log — an event's
+// seq and time (milliseconds) included — so a float64 holds it exactly.
+func IsSafeInteger(n int64) bool { return n <= maxSafeInteger && n >= -maxSafeInteger }
+
 func safeInt(n json.Number) (int64, error) {
 	i, err := strconv.ParseInt(string(n), 10, 64)
 	if err != nil {

@@ -54,6 +54,11 @@ func PrepareEvents(sessionID string, next int64, events []core.Event, checked bo
 		if e.Type == "" {
 			return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d has no type", sessionID, e.Seq)
 		}
+		if !core.IsSafeInteger(e.Time) {
+			// A log on disk cannot hold it (its JSON keeps safe integers),
+			// and search cursors carry times as float64.
+			return nil, core.Errorf(core.CodeInvalid, "append to session %s: event seq %d (%s): time %d is not a safe integer (milliseconds within ±(2^53−1))", sessionID, e.Seq, e.Type, e.Time)
+		}
 		data := e.Data
 		if !checked {
 			var err error
