@@ -157,3 +157,7 @@ func (d *writeDB) QueryRowContext(ctx context.Context, query string, args ...any
 	}
 	return d.db.QueryRowContext(ctx, query, args...)
 }
+
+// Stats is the write pool's: once the writer holds its one connection no
+// statement waits for the pool (they wait for w.mu instead, not counted).
+func (d *writeDB) Stats() sql.DBStats { return d.db.Stats() }
