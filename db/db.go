@@ -138,7 +138,7 @@ type Store struct {
 	path string
 	opts Options
 	log  *slog.Logger
-	wdb  *sql.DB // one connection, used only by whoever holds the writer (w.mu)
+	wdb  *writeDB // one connection, used only by whoever holds the writer (w.mu)
 	// imports holds one token per import decoding now (Options.MaxImports).
 	imports store.ImportSlots
 	rdb     *sql.DB // the read pool
@@ -213,7 +213,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
 	wdb.SetConnMaxIdleTime(0)
-	st := &Store{path: path, opts: opts, log: opts.Logger, wdb: wdb, imports: store.NewImportSlots(opts.MaxImports),
+	st := &Store{path: path, opts: opts, log: opts.Logger, wdb: &writeDB{db: wdb}, imports: store.NewImportSlots(opts.MaxImports),
 		queue: store.NewQueue[*request](4096)}
 	if err := st.verifyPragmas(ctx, sync); err != nil {
 		wdb.Close()
@@ -243,6 +243,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	st.w = w
+	st.wdb.w = w
 	go w.run()
 	if err := st.resummarize(ctx); err != nil {
 		st.Close()
@@ -303,7 +304,7 @@ func (st *Store) Close() error {
 	<-st.w.done
 	st.w.closeStmts()
 	rerr := st.rdb.Close()
-	if err := st.wdb.Close(); err != nil {
+	if err := st.wdb.db.Close(); err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}
 	if rerr != nil {

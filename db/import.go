@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -390,9 +389,9 @@ func (t *wtx) indexSessions() error {
 // next ones write again, with two waits for the disk each. The writer's
 // next begin puts both back (restoreSync), as after an index transaction:
 // the durable commit that follows relaxed ones checkpoints them at once.
-func (w *writer) beginRelaxed() (*sql.Tx, error) {
+func (w *writer) beginRelaxed() (*connTx, error) {
 	if !w.st.opts.SyncNormal && !w.relaxed {
-		if _, err := w.st.wdb.Exec("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0"); err != nil {
+		if _, err := w.conn.ExecContext(context.Background(), "PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0"); err != nil {
 			return nil, translate(err, "import: relax synchronous")
 		}
 		w.relaxed = true

@@ -182,10 +182,10 @@ func synchronousNow(t *testing.T, st *Store) (sync, autocheckpoint int) {
 	t.Helper()
 	st.w.mu.Lock()
 	defer st.w.mu.Unlock()
-	if err := st.wdb.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil {
+	if err := st.w.conn.QueryRowContext(context.Background(), "PRAGMA synchronous").Scan(&sync); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.wdb.QueryRow("PRAGMA wal_autocheckpoint").Scan(&autocheckpoint); err != nil {
+	if err := st.w.conn.QueryRowContext(context.Background(), "PRAGMA wal_autocheckpoint").Scan(&autocheckpoint); err != nil {
 		t.Fatal(err)
 	}
 	return sync, autocheckpoint

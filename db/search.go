@@ -75,7 +75,7 @@ func (s *indexStmts) all() []*sql.Stmt {
 }
 
 // bind returns the statements bound to tx.
-func (s *indexStmts) bind(tx *sql.Tx) *indexStmts {
+func (s *indexStmts) bind(tx *connTx) *indexStmts {
 	b := *s
 	for _, p := range []**sql.Stmt{&b.insDoc, &b.insFTS, &b.openCard, &b.updCard, &b.updResult, &b.sessionDoc, &b.updSessFTS, &b.indexed, &b.watermark, &b.setWatermark,
 		&b.insText, &b.appendText} {

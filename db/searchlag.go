@@ -301,7 +301,7 @@ func (w *writer) fileLag(yield func() bool) (filed map[string]int64, err error) 
 			return nil, nil
 		}
 		var behind string
-		switch err := w.st.wdb.QueryRow(behindSQL + " LIMIT 1").Scan(&behind); {
+		switch err := w.conn.QueryRowContext(context.Background(), behindSQL+" LIMIT 1").Scan(&behind); {
 		case errors.Is(err, sql.ErrNoRows):
 			// The file as of v is fully indexed: what begin would learn
 			// from v is learnt here (the cache is dropped if another
@@ -317,7 +317,7 @@ func (w *writer) fileLag(yield func() bool) (filed map[string]int64, err error) 
 		}
 	}
 	if !w.st.opts.SyncNormal {
-		if _, err := w.st.wdb.Exec("PRAGMA synchronous = NORMAL"); err != nil {
+		if _, err := w.conn.ExecContext(context.Background(), "PRAGMA synchronous = NORMAL"); err != nil {
 			return nil, translate(err, "search index: relax synchronous")
 		}
 		w.relaxed = true
@@ -358,7 +358,7 @@ func (w *writer) restoreSync() error {
 	}
 	// A relaxed import also put off the write-ahead log's checkpoints
 	// (beginRelaxed): they run again, at SQLite's default.
-	if _, err := w.st.wdb.Exec("PRAGMA synchronous = FULL; PRAGMA wal_autocheckpoint = 1000"); err != nil {
+	if _, err := w.conn.ExecContext(context.Background(), "PRAGMA synchronous = FULL; PRAGMA wal_autocheckpoint = 1000"); err != nil {
 		return translate(err, "restore synchronous=FULL")
 	}
 	w.relaxed = false

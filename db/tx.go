@@ -73,7 +73,7 @@ const (
 // state: changes reach the writer's cache only after commit.
 type wtx struct {
 	w       *writer
-	tx      *sql.Tx
+	tx      *connTx
 	parent  *wtx
 	touched map[string]*sessState
 	order   []string
@@ -120,7 +120,7 @@ type wtx struct {
 	insSess *sql.Stmt
 }
 
-func newWtx(w *writer, tx *sql.Tx) *wtx {
+func newWtx(w *writer, tx *connTx) *wtx {
 	return &wtx{w: w, tx: tx, touched: map[string]*sessState{}}
 }
 

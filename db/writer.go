@@ -52,7 +52,10 @@ type writer struct {
 	// lastActive is when the writer last served a request (its idle clock).
 	lastActive time.Time
 
-	st       *Store
+	st *Store
+	// conn is the write connection, the writer's for the store's life
+	// (connTx); statements through Store.wdb take w.mu to use it.
+	conn     *sql.Conn
 	reqs     <-chan *request // the Store's queue
 	done     chan struct{}
 	maxBatch int
@@ -96,17 +99,26 @@ var batchWait = 100 * time.Microsecond
 // savepoint per request.
 var errRetryIsolated = errors.New("retry the batch with one savepoint per request")
 
-func newWriter(st *Store) (*writer, error) {
+func newWriter(st *Store) (_ *writer, err error) {
 	w := &writer{st: st, reqs: st.queue.Requests(), done: make(chan struct{}), wake: make(chan struct{}, 1), maxBatch: st.opts.MaxBatchEvents, cache: map[string]*sessState{}, dataVersion: -1,
 		lag: searchLag{idle: indexLagIdle}}
+	conn, err := st.wdb.db.Conn(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("take the write connection: %w", err)
+	}
+	w.conn = conn
+	defer func() {
+		if err != nil {
+			w.closeStmts()
+		}
+	}()
 	prep := func(q string) (*sql.Stmt, error) {
-		s, err := st.wdb.Prepare(q)
+		s, err := conn.PrepareContext(context.Background(), q)
 		if err != nil {
 			return nil, fmt.Errorf("prepare %q: %w", q, err)
 		}
 		return s, nil
 	}
-	var err error
 	for n := 1; n <= insertRows; n++ {
 		if w.insEvents[n], err = prep(insertEventsSQL(n)); err != nil {
 			return nil, err
@@ -140,6 +152,9 @@ func (w *writer) closeStmts() {
 		if s != nil {
 			s.Close()
 		}
+	}
+	if w.conn != nil {
+		w.conn.Close()
 	}
 }
 
@@ -299,7 +314,7 @@ drain:
 
 // begin starts a write transaction and drops the state cache if another
 // connection (another process) committed since our last transaction.
-func (w *writer) begin() (*sql.Tx, error) {
+func (w *writer) begin() (*connTx, error) {
 	if err := w.restoreSync(); err != nil {
 		return nil, err
 	}
@@ -308,13 +323,13 @@ func (w *writer) begin() (*sql.Tx, error) {
 
 // beginAsSet is begin at the connection's synchronous setting as it is
 // (an index transaction's relaxed one).
-func (w *writer) beginAsSet() (*sql.Tx, error) {
-	tx, err := w.st.wdb.BeginTx(context.Background(), nil)
+func (w *writer) beginAsSet() (*connTx, error) {
+	tx, err := beginConnTx(w.conn)
 	if err != nil {
 		return nil, translate(err, "begin write transaction")
 	}
 	var v int64
-	if err := tx.Stmt(w.versionStmt).QueryRow().Scan(&v); err != nil {
+	if err := w.versionStmt.QueryRow().Scan(&v); err != nil {
 		tx.Rollback() //nolint:errcheck
 		return nil, translate(err, "read data_version")
 	}
