@@ -65,6 +65,10 @@ var pgEngine = storetest.Engine{
 		return n
 	},
 	Commits: func(st storetest.Store) int64 { return st.(*Store).w.commits.Load() },
+	// The fan-out keeps each session's commits in order, not the order
+	// across sessions: a run of hints delivers a later session's own
+	// creation at once and an earlier session's catch-up read after it.
+	Delivered: func(st storetest.Store) { st.(*Store).fan.flush() },
 	Strings: func(t testing.TB, st storetest.Store, q string) []string {
 		t.Helper()
 		rows, err := st.(*Store).pool.Query(context.Background(), q)

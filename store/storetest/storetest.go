@@ -98,6 +98,12 @@ type Engine struct {
 	// Unindex puts the store's database back to the schema before its
 	// search migration (its index tables and their migration row gone).
 	Unindex func(t testing.TB, st Store)
+	// Delivered, when set, waits until every commit the store made so far
+	// has reached Options.Committed. Without it the engine delivers its
+	// commits in commit order across sessions (db); PostgreSQL's fan-out
+	// keeps each session's order only, so a later session's commit is no
+	// sign that an earlier session's has been delivered.
+	Delivered func(st Store)
 }
 
 func (e Engine) open(t testing.TB) Store {
