@@ -79,13 +79,52 @@ type searchLag struct {
 // with the facts the appending session handed over (nil where none) and,
 // for an import that files its own events (fileImported), their prepared
 // documents (docs[i] is events[i]'s; nil where none: prepared as filed).
+// Batches added later wait in more, as their commits handed them over:
+// the durable step's path neither copies a batch nor grows one long
+// slice (at a few thousand lagging events, that copy and its garbage were
+// a sizeable part of an append's own work); join appends them to events
+// when the index reads the log.
 type lagLog struct {
 	events []core.Event
-	facts  []*core.EventFacts
+	facts  []*core.EventFacts // as long as events
 	docs   []*eventDoc
+	more   []lagBatch
 }
 
-// add records the events a commit appended to session id.
+// lagBatch is one commit's events of a session and their facts (nil, or
+// one per event, nil where unknown).
+type lagBatch struct {
+	events []core.Event
+	facts  []*core.EventFacts
+}
+
+// join appends the batches waiting in more to events and facts, in new
+// arrays (a batch is also the commit's record, store.Commit.Events).
+func (g *lagLog) join() {
+	if len(g.more) == 0 {
+		return
+	}
+	n := len(g.events)
+	for _, b := range g.more {
+		n += len(b.events)
+	}
+	events := append(make([]core.Event, 0, n), g.events...)
+	facts := append(make([]*core.EventFacts, 0, n), g.facts...)
+	for _, b := range g.more {
+		events = append(events, b.events...)
+		for i := range b.events {
+			var f *core.EventFacts
+			if i < len(b.facts) {
+				f = b.facts[i]
+			}
+			facts = append(facts, f)
+		}
+	}
+	g.events, g.facts, g.more = events, facts, nil
+}
+
+// add records the events a commit appended to session id; it keeps the
+// slices (the commit's own, never changed after it).
 func (l *searchLag) add(id string, events []core.Event, facts []*core.EventFacts) {
 	if len(events) == 0 {
 		return
@@ -98,13 +137,8 @@ func (l *searchLag) add(id string, events []core.Event, facts []*core.EventFacts
 		g = &lagLog{}
 		l.sessions[id] = g
 	}
-	g.events = append(g.events, events...)
+	g.more = append(g.more, lagBatch{events: events, facts: facts})
 	for i := range events {
-		var f *core.EventFacts
-		if i < len(facts) {
-			f = facts[i]
-		}
-		g.facts = append(g.facts, f)
 		l.bytes += len(events[i].Data)
 	}
 	l.events += len(events)
@@ -113,6 +147,7 @@ func (l *searchLag) add(id string, events []core.Event, facts []*core.EventFacts
 // drop forgets session id's lag: its log was replaced or deleted.
 func (l *searchLag) drop(id string) {
 	if g, ok := l.sessions[id]; ok {
+		g.join()
 		l.events -= len(g.events)
 		for i := range g.events {
 			l.bytes -= len(g.events[i].Data)
@@ -128,6 +163,7 @@ func (l *searchLag) trim(id string, through int64) {
 	if !ok {
 		return
 	}
+	g.join()
 	k := 0
 	for k < len(g.events) && g.events[k].Seq <= through {
 		l.bytes -= len(g.events[k].Data)
@@ -293,8 +329,8 @@ func (w *writer) fileLag(yield func() bool) (filed map[string]int64, err error) 
 		// (which another process may hold for long: an import) whether
 		// anything needs filing at all — only after another connection's
 		// commit, a failed index transaction or at Open.
-		var v int64
-		if err := w.versionStmt.QueryRow().Scan(&v); err != nil {
+		v, err := w.dataVersionNow()
+		if err != nil {
 			return nil, translate(err, "search index: read data_version")
 		}
 		if v == w.dataVersion && !w.lag.sweep {
@@ -502,6 +538,9 @@ func (t *wtx) catchUp(id string, g *lagLog) (int, error) {
 	var events []core.Event
 	var facts []*core.EventFacts
 	var docs []*eventDoc
+	if g != nil {
+		g.join()
+	}
 	if g != nil && len(g.events) > 0 {
 		first, n := g.events[0].Seq, int64(len(g.events))
 		if first <= through+1 && g.events[n-1].Seq == last && last-first == n-1 {
@@ -587,8 +626,8 @@ func (st *Store) indexCurrent() bool {
 	if w.noIndex || w.lag.events > 0 || w.lag.sweep || st.queue.Closed() {
 		return false
 	}
-	var v int64
-	if err := w.versionStmt.QueryRow().Scan(&v); err != nil {
+	v, err := w.dataVersionNow()
+	if err != nil {
 		return false // the writer reads it again, and reports what is wrong
 	}
 	return v == w.dataVersion
