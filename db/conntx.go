@@ -21,19 +21,22 @@ import (
 // the caller waits for its outcome).
 type connTx struct {
 	c *sql.Conn
+	// raw runs BEGIN IMMEDIATE and COMMIT (rawstmt.go).
+	raw *rawStmts
 	// prepared are the statements Prepare made, closed when the
 	// transaction ends (as a Tx closes its own).
 	prepared []*sql.Stmt
 	done     bool
 }
 
-// beginConnTx starts a write transaction on c: BEGIN IMMEDIATE, as the
-// write connection's DSN (_txlock=immediate) makes a Tx begin.
-func beginConnTx(c *sql.Conn) (*connTx, error) {
-	if _, err := c.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+// beginConnTx starts a write transaction on c, whose driver statements
+// raw are: BEGIN IMMEDIATE, as the write connection's DSN
+// (_txlock=immediate) makes a Tx begin.
+func beginConnTx(c *sql.Conn, raw *rawStmts) (*connTx, error) {
+	if err := raw.exec(raw.begin); err != nil {
 		return nil, err
 	}
-	return &connTx{c: c}, nil
+	return &connTx{c: c, raw: raw}, nil
 }
 
 // Exec runs a statement in the transaction.
@@ -90,7 +93,7 @@ func (t *connTx) Commit() error {
 		return sql.ErrTxDone
 	}
 	t.end()
-	_, err := t.c.ExecContext(context.Background(), "COMMIT")
+	err := t.raw.exec(t.raw.commit)
 	if err != nil {
 		t.c.ExecContext(context.Background(), "ROLLBACK") //nolint:errcheck // it may have ended already
 	}

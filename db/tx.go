@@ -114,8 +114,6 @@ type wtx struct {
 	// The root's tx-bound statements, each bound on first use (most
 	// transactions append to a cached session: they need no SELECT or
 	// INSERT of a session row); children use their root's.
-	ins     [insertRows + 1]*sql.Stmt // INSERTs of n events (insertRows)
-	upd     *sql.Stmt
 	sel     *sql.Stmt
 	insSess *sql.Stmt
 }
@@ -140,10 +138,6 @@ func (t *wtx) bound(slot func(*wtx) **sql.Stmt, s *sql.Stmt) *sql.Stmt {
 		*p = r.tx.Stmt(s)
 	}
 	return *p
-}
-
-func (t *wtx) updStmt() *sql.Stmt {
-	return t.bound(func(r *wtx) **sql.Stmt { return &r.upd }, t.w.updSession)
 }
 
 func (t *wtx) selStmt() *sql.Stmt {
@@ -298,7 +292,7 @@ func (t *wtx) deleteSession(id string, s *sessState) error {
 
 // insertRows is the most events one INSERT statement writes: a step's
 // events go in a few statements, not one each (each statement costs a
-// round of database/sql argument conversion and a cgo call).
+// call into SQLite and a run of its program).
 const insertRows = 32
 
 // insertEvents writes events and applies them to the session's summary;
@@ -333,7 +327,7 @@ func (t *wtx) insertEvents(id string, s *sessState, events []core.Event, facts [
 		if id := f.CallID(); id != "" {
 			callID = id
 		}
-		ign := 0
+		var ign int64
 		if e.Ignorable {
 			ign = 1
 		}
@@ -377,16 +371,7 @@ func (w *writer) typeArg(typ string) any {
 // insertRows runs the INSERT of n events whose column values args holds,
 // with the transaction's statement for n rows.
 func (t *wtx) insertRows(n int, args []any) error {
-	if t.parent != nil {
-		return t.parent.insertRows(n, args)
-	}
-	st := t.ins[n]
-	if st == nil {
-		st = t.tx.Stmt(t.w.insEvents[n])
-		t.ins[n] = st
-	}
-	_, err := st.Exec(args...)
-	return err
+	return t.w.raw.exec(t.w.raw.insEvents[n], args...)
 }
 
 // finish writes the derived values of every changed session.
@@ -419,7 +404,7 @@ func (t *wtx) finishSessions(index bool) error {
 		if err != nil {
 			return fmt.Errorf("update session %s: %w", id, err)
 		}
-		if _, err := t.updStmt().Exec(core.SummaryVersion, sm.Title, b2i(sm.Titled), sm.Status, b2i(sm.OneShot), sm.LastSeq,
+		if err := t.w.raw.exec(t.w.raw.updSession, int64(core.SummaryVersion), sm.Title, b2i(sm.Titled), sm.Status, b2i(sm.OneShot), sm.LastSeq,
 			sm.Turns, sm.Steps, sm.Calls, sm.Results, sm.Errors, sm.InputTokens, sm.OutputTokens, sm.FirstTime, sm.LastTime,
 			sm.Awaiting, sm.Model, usage, s.updatedAt(), id); err != nil {
 			return translate(err, "update session "+id)
@@ -493,7 +478,7 @@ func (t *wtx) publish() {
 	}
 }
 
-func b2i(b bool) int {
+func b2i(b bool) int64 {
 	if b {
 		return 1
 	}

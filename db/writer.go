@@ -3,7 +3,6 @@ package db
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -61,14 +60,10 @@ type writer struct {
 	done     chan struct{}
 	maxBatch int
 
-	updSession, selState, insSession *sql.Stmt
-	// versionRaw is PRAGMA data_version as the driver prepared it on
-	// conn (dataVersionNow); versionDest its row, reused.
-	versionRaw  rawQuery
-	versionDest [1]driver.Value
-	// insEvents[n] inserts n events (1 ≤ n ≤ insertRows).
-	insEvents [insertRows + 1]*sql.Stmt
-	idx       *indexStmts // the search index's (search.go)
+	selState, insSession *sql.Stmt
+	// raw are a durable step's own statements, the driver's (rawstmt.go).
+	raw *rawStmts
+	idx *indexStmts // the search index's (search.go)
 	// noIndex appends without the search index: only benchmarks set it,
 	// to measure what the index costs in the same run.
 	noIndex bool
@@ -124,18 +119,10 @@ func newWriter(st *Store) (_ *writer, err error) {
 		}
 		return s, nil
 	}
-	for n := 1; n <= insertRows; n++ {
-		if w.insEvents[n], err = prep(insertEventsSQL(n)); err != nil {
-			return nil, err
-		}
-	}
-	if w.updSession, err = prep(updSessionSQL); err != nil {
+	if w.raw, err = prepareRaw(conn); err != nil {
 		return nil, err
 	}
 	if w.selState, err = prep(selStateSQL); err != nil {
-		return nil, err
-	}
-	if w.versionRaw, err = prepRaw(conn, "PRAGMA data_version"); err != nil {
 		return nil, err
 	}
 	if w.insSession, err = prep(insSessionSQL); err != nil {
@@ -148,8 +135,7 @@ func newWriter(st *Store) (_ *writer, err error) {
 }
 
 func (w *writer) closeStmts() {
-	stmts := append([]*sql.Stmt{}, w.insEvents[:]...)
-	stmts = append(stmts, w.updSession, w.selState, w.insSession)
+	stmts := []*sql.Stmt{w.selState, w.insSession}
 	if w.idx != nil {
 		stmts = append(stmts, w.idx.all()...)
 	}
@@ -159,8 +145,8 @@ func (w *writer) closeStmts() {
 		}
 	}
 	if w.conn != nil {
-		if w.versionRaw != nil {
-			w.conn.Raw(func(any) error { return w.versionRaw.Close() }) //nolint:errcheck // closing
+		if w.raw != nil {
+			w.raw.close()
 		}
 		w.conn.Close()
 	}
@@ -332,7 +318,7 @@ func (w *writer) begin() (*connTx, error) {
 // beginAsSet is begin at the connection's synchronous setting as it is
 // (an index transaction's relaxed one).
 func (w *writer) beginAsSet() (*connTx, error) {
-	tx, err := beginConnTx(w.conn)
+	tx, err := beginConnTx(w.conn, w.raw)
 	if err != nil {
 		return nil, translate(err, "begin write transaction")
 	}
@@ -470,59 +456,9 @@ func (w *writer) notify(commits []store.Commit) {
 	}
 }
 
-// rawQuery is a statement the driver prepared on the write connection,
-// run inside (*sql.Conn).Raw.
-type rawQuery interface {
-	driver.Stmt
-	driver.StmtQueryContext
-}
-
-// prepRaw prepares query with the driver on conn's own connection.
-func prepRaw(conn *sql.Conn, query string) (rawQuery, error) {
-	var q rawQuery
-	err := conn.Raw(func(dc any) error {
-		pc, ok := dc.(driver.ConnPrepareContext)
-		if !ok {
-			return fmt.Errorf("driver connection %T cannot prepare with a context", dc)
-		}
-		s, err := pc.PrepareContext(context.Background(), query)
-		if err != nil {
-			return err
-		}
-		if q, ok = s.(rawQuery); !ok {
-			s.Close()
-			return fmt.Errorf("driver statement %T cannot query with a context", s)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("prepare %q: %w", query, err)
-	}
-	return q, nil
-}
-
 // dataVersionNow reads PRAGMA data_version on the write connection: it
-// moves when another connection (another process) commits, and every
-// write transaction's begin reads it. It runs the driver's statement
-// directly: through database/sql a QueryRow took a Rows, its lock and a
-// scan's conversion — a tenth of the store's own work on a durable step.
+// moves when another connection (another process) commits; every write
+// transaction's begin reads it.
 func (w *writer) dataVersionNow() (int64, error) {
-	var v int64
-	err := w.conn.Raw(func(any) error {
-		rows, err := w.versionRaw.QueryContext(context.Background(), nil)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		if err := rows.Next(w.versionDest[:]); err != nil {
-			return err
-		}
-		n, ok := w.versionDest[0].(int64)
-		if !ok {
-			return fmt.Errorf("data_version is a %T", w.versionDest[0])
-		}
-		v = n
-		return nil
-	})
-	return v, err
+	return w.raw.queryInt(w.raw.dataVersion)
 }
