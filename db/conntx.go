@@ -12,8 +12,9 @@ import (
 // each start and end wakes an idle thread — two goroutines and about four
 // wake-ups on every durable step's critical path. On a Conn, with
 // context.Background(), it starts none. The statements are the writer's,
-// prepared on that connection, and database/sql's argument handling is
-// unchanged.
+// prepared on that connection: BEGIN IMMEDIATE, COMMIT and a durable
+// step's own statements as the driver's (rawstmt.go), the others through
+// database/sql.
 
 // connTx is a write transaction on the writer's connection. Its methods
 // mirror the *sql.Tx ones the writer's code calls; all run with

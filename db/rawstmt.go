@@ -16,15 +16,23 @@ import (
 // well), and go-sqlite3 parsed BEGIN and COMMIT again on every Exec (a
 // statement without arguments is not prepared): about 14 µs of a 1-call
 // step, over a third of what the store adds to a bare commit of the same
-// rows (BENCHMARKS.md). The arguments are converted as database/sql
-// converts them (go-sqlite3 has no converter of its own); every other
-// statement keeps database/sql.
+// rows (BENCHMARKS.md). The arguments are counted and converted as
+// database/sql counts and converts them (go-sqlite3 has no converter of
+// its own); every other statement keeps database/sql.
 
-// rawStmt is a statement the driver prepared on the write connection.
-type rawStmt interface {
+// driverStmt is a statement as the driver prepared it.
+type driverStmt interface {
 	driver.Stmt
 	driver.StmtExecContext
 	driver.StmtQueryContext
+}
+
+// rawStmt is a statement the driver prepared on the write connection,
+// with the number of arguments it takes (database/sql checks it; so does
+// exec).
+type rawStmt struct {
+	s  driverStmt
+	in int
 }
 
 // rawStmts are the writer's driver statements, all on conn; they are
@@ -57,14 +65,14 @@ func prepareRaw(conn *sql.Conn) (_ *rawStmts, err error) {
 		prep := func(query string) (rawStmt, error) {
 			s, err := pc.PrepareContext(context.Background(), query)
 			if err != nil {
-				return nil, fmt.Errorf("prepare %q: %w", query, err)
+				return rawStmt{}, fmt.Errorf("prepare %q: %w", query, err)
 			}
-			rs, ok := s.(rawStmt)
+			ds, ok := s.(driverStmt)
 			if !ok {
 				s.Close()
-				return nil, fmt.Errorf("prepare %q: driver statement %T cannot run with a context", query, s)
+				return rawStmt{}, fmt.Errorf("prepare %q: driver statement %T cannot run with a context", query, s)
 			}
-			return rs, nil
+			return rawStmt{s: ds, in: s.NumInput()}, nil
 		}
 		var err error
 		if r.begin, err = prep("BEGIN IMMEDIATE"); err != nil {
@@ -92,25 +100,29 @@ func prepareRaw(conn *sql.Conn) (_ *rawStmts, err error) {
 	return r, nil
 }
 
-// exec runs s with args.
+// exec runs s with args, refusing a wrong number of them as database/sql
+// does (SQLite would bind NULL to the missing ones).
 func (r *rawStmts) exec(s rawStmt, args ...any) error {
+	if s.in >= 0 && len(args) != s.in {
+		return fmt.Errorf("sql: expected %d arguments, got %d", s.in, len(args))
+	}
 	nv := r.nv[:0]
+	defer func() {
+		clear(nv) // drop the references to the arguments
+		r.nv = nv[:0]
+	}()
 	for i, a := range args {
 		if !driver.IsValue(a) {
 			v, err := driver.DefaultParameterConverter.ConvertValue(a)
 			if err != nil {
-				return fmt.Errorf("argument %d: %w", i+1, err)
+				return fmt.Errorf("sql: converting argument $%d type: %w", i+1, err)
 			}
 			a = v
 		}
 		nv = append(nv, driver.NamedValue{Ordinal: i + 1, Value: a})
 	}
-	defer func() {
-		clear(nv) // drop the references to the arguments
-		r.nv = nv[:0]
-	}()
 	return r.conn.Raw(func(any) error {
-		_, err := s.ExecContext(context.Background(), nv)
+		_, err := s.s.ExecContext(context.Background(), nv)
 		return err
 	})
 }
@@ -119,7 +131,7 @@ func (r *rawStmts) exec(s rawStmt, args ...any) error {
 func (r *rawStmts) queryInt(s rawStmt) (int64, error) {
 	var v int64
 	err := r.conn.Raw(func(any) error {
-		rows, err := s.QueryContext(context.Background(), nil)
+		rows, err := s.s.QueryContext(context.Background(), nil)
 		if err != nil {
 			return err
 		}
@@ -142,8 +154,8 @@ func (r *rawStmts) close() {
 	stmts := append([]rawStmt{r.begin, r.commit, r.dataVersion, r.updSession}, r.insEvents[:]...)
 	r.conn.Raw(func(any) error { //nolint:errcheck // closing
 		for _, s := range stmts {
-			if s != nil {
-				s.Close()
+			if s.s != nil {
+				s.s.Close()
 			}
 		}
 		return nil

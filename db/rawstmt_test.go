@@ -37,11 +37,33 @@ func TestRawExecConvertsArgumentsAsDatabaseSQL(t *testing.T) {
 	w.mu.Lock()
 	err = w.raw.exec(w.raw.insEvents[1], "s", 1, core.EventTodoWrite, struct{}{}, "{}", 0, nil, nil, nil)
 	w.mu.Unlock()
-	if err == nil || !strings.Contains(err.Error(), "argument 4") {
+	if err == nil || !strings.Contains(err.Error(), "argument $4") {
 		t.Fatalf("exec with a struct argument: %v, want an error naming argument 4", err)
 	}
 	var n int
 	if err := st.rdb.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE session_id = 's'").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("events after the refused exec: %d (%v), want 1", n, err)
+	}
+}
+
+// A driver statement run with too few or too many arguments is refused,
+// as database/sql refuses it: SQLite would bind NULL to a missing one (an
+// UPDATE of the session row would then match no row and say nothing).
+func TestRawExecRefusesAWrongArgumentCount(t *testing.T) {
+	st := newTestStore(t)
+	storetest.MustCreate(t, st, "s")
+	w := st.w
+	w.mu.Lock()
+	short := w.raw.exec(w.raw.insEvents[1], "s", int64(0), "x", int64(7), "{}", int64(0), nil, nil)
+	long := w.raw.exec(w.raw.insEvents[1], "s", int64(0), "x", int64(7), "{}", int64(0), nil, nil, nil, nil)
+	w.mu.Unlock()
+	for _, err := range []error{short, long} {
+		if err == nil || !strings.Contains(err.Error(), "expected 9 arguments") {
+			t.Errorf("exec with a wrong argument count: %v, want an error saying 9 are expected", err)
+		}
+	}
+	var n int
+	if err := st.rdb.QueryRowContext(context.Background(), "SELECT count(*) FROM events").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("events after the refused execs: %d (%v), want 0", n, err)
 	}
 }

@@ -79,11 +79,12 @@ type searchLag struct {
 // with the facts the appending session handed over (nil where none) and,
 // for an import that files its own events (fileImported), their prepared
 // documents (docs[i] is events[i]'s; nil where none: prepared as filed).
-// Batches added later wait in more, as their commits handed them over:
-// the durable step's path neither copies a batch nor grows one long
-// slice (at a few thousand lagging events, that copy and its garbage were
-// a sizeable part of an append's own work); join appends them to events
-// when the index reads the log.
+// Batches added later wait in more as their commits handed them over (the
+// commit's record, store.Commit.Events, which no one changes): a durable
+// step's commit neither copies its batch nor grows a long slice — at a few
+// thousand lagging events that copy and its garbage were a sizeable part
+// of the store's own work on a step. join appends them to events when the
+// index reads the log, off the appender's path.
 type lagLog struct {
 	events []core.Event
 	facts  []*core.EventFacts // as long as events
@@ -98,33 +99,27 @@ type lagBatch struct {
 	facts  []*core.EventFacts
 }
 
-// join appends the batches waiting in more to events and facts, in new
-// arrays (a batch is also the commit's record, store.Commit.Events).
+// join appends the batches waiting in more to events and facts. Those
+// arrays are the lag's own once join has run (a lagLog made with events
+// of a commit gets no more), so appending to them is amortised, as a
+// trim's reslicing is.
 func (g *lagLog) join() {
-	if len(g.more) == 0 {
-		return
-	}
-	n := len(g.events)
 	for _, b := range g.more {
-		n += len(b.events)
-	}
-	events := append(make([]core.Event, 0, n), g.events...)
-	facts := append(make([]*core.EventFacts, 0, n), g.facts...)
-	for _, b := range g.more {
-		events = append(events, b.events...)
+		g.events = append(g.events, b.events...)
 		for i := range b.events {
 			var f *core.EventFacts
 			if i < len(b.facts) {
 				f = b.facts[i]
 			}
-			facts = append(facts, f)
+			g.facts = append(g.facts, f)
 		}
 	}
-	g.events, g.facts, g.more = events, facts, nil
+	clear(g.more)
+	g.more = g.more[:0]
 }
 
 // add records the events a commit appended to session id; it keeps the
-// slices (the commit's own, never changed after it).
+// commit's slices, which are never changed after it.
 func (l *searchLag) add(id string, events []core.Event, facts []*core.EventFacts) {
 	if len(events) == 0 {
 		return
@@ -146,14 +141,21 @@ func (l *searchLag) add(id string, events []core.Event, facts []*core.EventFacts
 
 // drop forgets session id's lag: its log was replaced or deleted.
 func (l *searchLag) drop(id string) {
-	if g, ok := l.sessions[id]; ok {
-		g.join()
-		l.events -= len(g.events)
-		for i := range g.events {
-			l.bytes -= len(g.events[i].Data)
-		}
-		delete(l.sessions, id)
+	g, ok := l.sessions[id]
+	if !ok {
+		return
 	}
+	forget := func(evs []core.Event) {
+		l.events -= len(evs)
+		for i := range evs {
+			l.bytes -= len(evs[i].Data)
+		}
+	}
+	forget(g.events)
+	for _, b := range g.more {
+		forget(b.events)
+	}
+	delete(l.sessions, id)
 }
 
 // trim forgets session id's lagging events up to seq through: an index

@@ -554,3 +554,47 @@ func TestMigration0007KeepsOrphanRows(t *testing.T) {
 		t.Fatalf("the orphan row's watermark: %d (%v), want -1", through, err)
 	}
 }
+
+// The lag keeps each commit's batch as handed over and joins them when
+// the index reads them: its counts, a trim after a yielded filing and a
+// drop must come out as if every batch had been copied in at once.
+func TestLagKeepsBatchesAndCounts(t *testing.T) {
+	var l searchLag
+	seq := int64(0)
+	batch := func(n int, withFacts bool) ([]core.Event, []*core.EventFacts) {
+		evs := make([]core.Event, n)
+		var facts []*core.EventFacts
+		for i := range evs {
+			evs[i] = core.Event{Type: core.EventTodoWrite, Seq: seq, Data: []byte(`{"todos":[]}`)}
+			seq++
+			if withFacts {
+				facts = append(facts, &core.EventFacts{})
+			}
+		}
+		return evs, facts
+	}
+	for i := range 5 {
+		evs, facts := batch(3, i%2 == 0)
+		l.add("a", evs, facts)
+	}
+	evs, _ := batch(2, false)
+	l.add("b", evs, nil)
+	per := len(`{"todos":[]}`)
+	if l.events != 17 || l.bytes != 17*per {
+		t.Fatalf("after 6 batches: %d events, %d bytes; want 17, %d", l.events, l.bytes, 17*per)
+	}
+	l.trim("a", 6) // seqs 0–6 filed
+	g := l.sessions["a"]
+	if len(g.events) != 8 || len(g.facts) != 8 || g.events[0].Seq != 7 || g.events[7].Seq != 14 {
+		t.Fatalf("after the trim: %d events, %d facts, seqs %d…%d; want 8, 8, 7…14", len(g.events), len(g.facts), g.events[0].Seq, g.events[len(g.events)-1].Seq)
+	}
+	if g.facts[1] == nil || g.facts[2] != nil { // seq 8 from a batch with facts, seq 9 from one without
+		t.Fatalf("facts after the join: seq 8 %v, seq 9 %v; want set and nil", g.facts[1], g.facts[2])
+	}
+	evs, _ = batch(4, true)
+	l.add("a", evs, nil)
+	l.drop("a")
+	if l.events != 2 || l.bytes != 2*per {
+		t.Fatalf("after dropping a: %d events, %d bytes; want b's 2, %d", l.events, l.bytes, 2*per)
+	}
+}

@@ -369,7 +369,7 @@ func (w *writer) typeArg(typ string) any {
 }
 
 // insertRows runs the INSERT of n events whose column values args holds,
-// with the transaction's statement for n rows.
+// with the writer's driver statement for n rows (rawstmt.go).
 func (t *wtx) insertRows(n int, args []any) error {
 	return t.w.raw.exec(t.w.raw.insEvents[n], args...)
 }

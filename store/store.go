@@ -64,7 +64,10 @@ type Commit struct {
 	// Notes is set when the commit wrote one of the session's notes
 	// (PutNote, RemoveNote): pages read the session's notes again.
 	Notes bool
-	// Events are the events the commit appended, in seq order.
+	// Events are the events the commit appended, in seq order. They are
+	// shared, with every observer and with the store (SQLite's search
+	// index files the same values after the commit): read them, never
+	// change them.
 	Events []core.Event
 	// Local is set when this node's own transaction made the change (on
 	// SQLite, always); a change a PostgreSQL node learned from another
