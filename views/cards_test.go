@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -154,8 +155,17 @@ func cardWorkspace(t *testing.T) string {
 	if err := os.Mkdir(filepath.Join(ws, "many"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// One modification time for every file: glob lists paths oldest
+	// first, then by path, and files written in a map's order could fall
+	// either side of a tick of the file system's clock (the golden once
+	// listed main.go before a.go).
+	mod := time.UnixMilli(t0)
 	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+		path := filepath.Join(ws, name)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mod, mod); err != nil {
 			t.Fatal(err)
 		}
 	}
